@@ -1,0 +1,50 @@
+# topolayer — the commands a developer needs. `make help` lists them.
+
+SHELL := /usr/bin/env bash
+GO ?= go
+BIN := bin/topolayer
+
+# The shared corpus of real operator outputs; tests that need it skip when it is absent.
+TOPOLAYER_CORPUS ?= $(abspath ../shared/corpus)
+export TOPOLAYER_CORPUS
+
+FUZZTIME ?= 60s
+# package:FuzzTarget pairs run by `make fuzz`.
+FUZZ_TARGETS := \
+	./mom/contract:FuzzParseMetadata \
+	./mom/contract:FuzzReadOutputDir \
+	./mom/contract:FuzzReadInputDir
+
+.PHONY: help build test demo bench fuzz lint default-discovery envtest-assets
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s $$'\t'
+
+build: ## build bin/topolayer
+	$(GO) build -o $(BIN) ./cmd/topolayer
+
+test: ## run every test (unit, corpus, e2e)
+	$(GO) test -count=1 ./...
+
+demo: build ## plan and translate the shipped example, standalone
+	@./hack/demo.sh $(BIN)
+
+bench: ## run the Go benchmarks
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+fuzz: ## run every fuzz target for FUZZTIME each (default 60s)
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; fn=$${t##*:}; \
+		echo "== $$fn ($$pkg, $(FUZZTIME))"; \
+		$(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) $$pkg; \
+	done
+
+lint: ## gofmt and go vet
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+envtest-assets: ## build kube-apiserver and etcd from the Go module proxy (cached)
+	@./hack/envtest-assets.sh
+
+default-discovery: ## regenerate mom/contract's embedded default discovery from a real kube-apiserver
+	KUBEBUILDER_ASSETS=$$(./hack/envtest-assets.sh) $(GO) run ./hack/gen-default-discovery -to mom/contract/defaultdiscovery

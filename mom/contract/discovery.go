@@ -1,0 +1,122 @@
+package contract
+
+import (
+	"embed"
+	"fmt"
+	"sync"
+
+	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+)
+
+// Discovery file names at the top of an input directory.
+const (
+	DiscoveryCoreFile   = "aggregated-discovery-api.yaml"
+	DiscoveryGroupsFile = "aggregated-discovery-apis.yaml"
+)
+
+// DiscoveredResource is what discovery says of one resource.
+type DiscoveredResource struct {
+	// Kind is the kind of the objects the resource holds.
+	Kind string
+	// Namespaced is true for namespaced resources.
+	Namespaced bool
+}
+
+// Discovery maps resources to kinds and scopes, from aggregated discovery documents
+// (apidiscovery.k8s.io/v2 APIGroupDiscoveryList). It is read-only after construction.
+type Discovery struct {
+	byGVR  map[schema.GroupVersionResource]DiscoveredResource
+	byGVK  map[schema.GroupVersionKind]string
+	groups map[schema.GroupResource]bool // namespaced, whatever the version
+}
+
+// ParseDiscovery decodes one or more APIGroupDiscoveryList documents into a Discovery. Later
+// documents add to earlier ones.
+func ParseDiscovery(docs ...[]byte) (*Discovery, error) {
+	d := &Discovery{
+		byGVR:  map[schema.GroupVersionResource]DiscoveredResource{},
+		byGVK:  map[schema.GroupVersionKind]string{},
+		groups: map[schema.GroupResource]bool{},
+	}
+	for i, doc := range docs {
+		var list apidiscoveryv2.APIGroupDiscoveryList
+		if err := yaml.Unmarshal(doc, &list); err != nil {
+			return nil, fmt.Errorf("discovery document %d: %w", i, err)
+		}
+		for _, g := range list.Items {
+			for _, v := range g.Versions {
+				for _, r := range v.Resources {
+					gvr := schema.GroupVersionResource{Group: g.Name, Version: v.Version, Resource: r.Resource}
+					kind := ""
+					if r.ResponseKind != nil {
+						kind = r.ResponseKind.Kind
+					}
+					namespaced := r.Scope == apidiscoveryv2.ScopeNamespace
+					d.byGVR[gvr] = DiscoveredResource{Kind: kind, Namespaced: namespaced}
+					if kind != "" {
+						d.byGVK[gvr.GroupVersion().WithKind(kind)] = r.Resource
+					}
+					d.groups[gvr.GroupResource()] = namespaced
+				}
+			}
+		}
+	}
+	return d, nil
+}
+
+// KindFor returns the kind held by a resource, when discovery knows it.
+func (d *Discovery) KindFor(gvr schema.GroupVersionResource) (string, bool) {
+	if d == nil {
+		return "", false
+	}
+	r, ok := d.byGVR[gvr]
+	return r.Kind, ok && r.Kind != ""
+}
+
+// ResourceFor returns the plural resource of a kind, when discovery knows it.
+func (d *Discovery) ResourceFor(gvk schema.GroupVersionKind) (string, bool) {
+	if d == nil {
+		return "", false
+	}
+	r, ok := d.byGVK[gvk]
+	return r, ok
+}
+
+// Namespaced says whether a resource is namespaced, in any version; known is false when
+// discovery has never heard of it.
+func (d *Discovery) Namespaced(gr schema.GroupResource) (namespaced, known bool) {
+	if d == nil {
+		return false, false
+	}
+	namespaced, known = d.groups[gr]
+	return namespaced, known
+}
+
+// Len returns the number of group-version-resources discovery knows.
+func (d *Discovery) Len() int {
+	if d == nil {
+		return 0
+	}
+	return len(d.byGVR)
+}
+
+//go:embed defaultdiscovery/*.yaml
+var defaultDiscoveryFS embed.FS
+
+// DefaultDiscovery returns the discovery used when an input directory carries none: the
+// Kubernetes built-in APIs and the openshift/api CRDs, as a kube-apiserver of the version in
+// go.mod serves them (regenerate with `make default-discovery`).
+var DefaultDiscovery = sync.OnceValue(func() *Discovery {
+	core, err1 := defaultDiscoveryFS.ReadFile("defaultdiscovery/" + DiscoveryCoreFile)
+	groups, err2 := defaultDiscoveryFS.ReadFile("defaultdiscovery/" + DiscoveryGroupsFile)
+	if err1 != nil || err2 != nil {
+		panic(fmt.Sprintf("topolayer bug: embedded default discovery missing: %v %v", err1, err2))
+	}
+	d, err := ParseDiscovery(core, groups)
+	if err != nil {
+		panic(fmt.Sprintf("topolayer bug: embedded default discovery does not parse: %v", err))
+	}
+	return d
+})

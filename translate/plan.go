@@ -1,0 +1,104 @@
+package translate
+
+import (
+	"github.com/topolayer/topolayer/mom/contract"
+	"github.com/topolayer/topolayer/routing"
+)
+
+// Topology names in a plan.
+const (
+	TopologyStandalone = "standalone"
+	TopologyHosted     = "hosted"
+)
+
+// Plan is an ordered list of target mutations, each with its source, the rule that placed it
+// and what happens to it. Its JSON form is stable: later tools read it.
+type Plan struct {
+	// Topology is "standalone" or "hosted".
+	Topology string `json:"topology"`
+	// Entries keep the source directory's order (class, then action and path).
+	Entries []Entry `json:"entries"`
+	// Summary counts the entries per disposition.
+	Summary Summary `json:"summary"`
+}
+
+// Target is where a mutation lands: a cluster and the identity it has there.
+type Target struct {
+	// Cluster is "cluster" (standalone), "management" or "guest" (hosted); "" when the
+	// mutation goes nowhere.
+	Cluster           string `json:"cluster"`
+	contract.Identity `json:",inline"`
+}
+
+// Entry is one mutation of the source directory and what becomes of it.
+type Entry struct {
+	// Operator is the operator that wrote the mutation.
+	Operator string `json:"operator"`
+	// Class is the class folder the mutation was in.
+	Class contract.Class `json:"class"`
+	// Action is the request kind.
+	Action contract.Action `json:"action"`
+	// Source is the standalone identity the operator wrote.
+	Source contract.Identity `json:"source"`
+	// Target is where it lands.
+	Target Target `json:"target"`
+	// Disposition is apply, absorbed, dropped or rejected.
+	Disposition routing.Disposition `json:"disposition"`
+	// Rule names the rule (or check) that decided the disposition.
+	Rule string `json:"rule"`
+	// Transforms lists the transforms applied to the body, in order.
+	Transforms []string `json:"transforms"`
+	// Reason explains a disposition other than apply.
+	Reason string `json:"reason"`
+	// Warnings are problems that do not stop the mutation (dangling references, ...).
+	Warnings []string `json:"warnings"`
+
+	// SourcePath is the body file the mutation was read from.
+	SourcePath string `json:"-"`
+	// Mutation is the mutation as it will be written to the target; nil unless the
+	// disposition is apply.
+	Mutation *contract.Mutation `json:"-"`
+}
+
+// Summary counts entries per disposition.
+type Summary struct {
+	Apply    int `json:"apply"`
+	Absorbed int `json:"absorbed"`
+	Dropped  int `json:"dropped"`
+	Rejected int `json:"rejected"`
+}
+
+func (s *Summary) add(d routing.Disposition) {
+	switch d {
+	case routing.Apply:
+		s.Apply++
+	case routing.Absorbed:
+		s.Absorbed++
+	case routing.Dropped:
+		s.Dropped++
+	case routing.Rejected:
+		s.Rejected++
+	}
+}
+
+// Rejected returns the rejected entries. A plan with any is never applied.
+func (p *Plan) Rejected() []Entry {
+	var out []Entry
+	for _, e := range p.Entries {
+		if e.Disposition == routing.Rejected {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// ByCluster returns the mutations to apply, grouped by target cluster, in plan order.
+func (p *Plan) ByCluster() map[string][]contract.Mutation {
+	out := map[string][]contract.Mutation{}
+	for _, e := range p.Entries {
+		if e.Disposition == routing.Apply && e.Mutation != nil {
+			out[e.Target.Cluster] = append(out[e.Target.Cluster], *e.Mutation)
+		}
+	}
+	return out
+}
