@@ -1,0 +1,56 @@
+package namespaces
+
+import (
+	"strings"
+
+	"github.com/topolayer/topolayer/mom/contract"
+)
+
+// Annotations and the label that every object topolayer writes on a hosted target carries.
+// The inverse mapping reads them; the name encoding is a second check, never the only source.
+const (
+	AnnotationStandaloneGroup     = "topolayer.dev/standalone-group"
+	AnnotationStandaloneResource  = "topolayer.dev/standalone-resource"
+	AnnotationStandaloneNamespace = "topolayer.dev/standalone-namespace"
+	AnnotationStandaloneName      = "topolayer.dev/standalone-name"
+	LabelOperator                 = "topolayer.dev/operator"
+)
+
+// ShadowGroupSuffix is appended to the API group of a cluster-scoped kind to name the group
+// of its namespaced shadow kind on the management cluster.
+const ShadowGroupSuffix = ".shadow.topolayer.dev"
+
+// coreShadowGroup stands for the core group, which has no name to suffix.
+const coreShadowGroup = "core"
+
+// ShadowGroup returns the group of the shadow kind of a cluster-scoped kind in group, e.g.
+// "operator.openshift.io" -> "operator.openshift.io.shadow.topolayer.dev", "" -> "core.shadow.topolayer.dev".
+func ShadowGroup(group string) string {
+	if group == "" {
+		group = coreShadowGroup
+	}
+	return group + ShadowGroupSuffix
+}
+
+// IsShadowGroup reports whether group is a shadow group, and returns the original group.
+func IsShadowGroup(group string) (original string, ok bool) {
+	original, ok = strings.CutSuffix(group, ShadowGroupSuffix)
+	if !ok || original == "" {
+		return "", false
+	}
+	if original == coreShadowGroup {
+		original = ""
+	}
+	return original, true
+}
+
+// SourceAnnotations returns the annotations that record a standalone identity on a hosted
+// object.
+func SourceAnnotations(src contract.Identity) map[string]string {
+	return map[string]string{
+		AnnotationStandaloneGroup:     src.Group,
+		AnnotationStandaloneResource:  src.Resource,
+		AnnotationStandaloneNamespace: src.Namespace,
+		AnnotationStandaloneName:      src.Name,
+	}
+}
