@@ -128,7 +128,7 @@ work_dir="$(mktemp -d "${platform_dir}/.build.XXXXXX")"
 trap 'rm -rf -- "${work_dir}"' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
-mkdir -p -- "${work_dir}/bin" "${assets_dir}"
+mkdir -p -- "${work_dir}/bin"
 
 # Go settings for the wrapper modules: resolve and record dependencies as
 # needed, ignore any go.work and VCS state of the surrounding repository, and
@@ -144,8 +144,10 @@ download_module() {
 	local out
 	if ! out="$(go mod download -json "$1")"; then
 		local err
-		err="$(sed -n 's/^[[:space:]]*"Error": "\(.*\)",\{0,1\}$/\1/p' <<<"${out}")"
-		die "cannot download $1 from the Go module proxy (GOPROXY=$(go env GOPROXY)): ${err:-see above}"
+		err="$(sed -n 's/^[[:space:]]*"Error": "\(.*\)",\{0,1\}$/\1/p' <<<"${out}" |
+			sed 's/\\n\\t/ /g; s/\\n/ /g; s/\\t/ /g; s/\\"/"/g')"
+		die "cannot download $1 from the Go module proxy (GOPROXY=$(go env GOPROXY)): ${err:-see above}" \
+			"(pick another version with TOPOLAYER_ENVTEST_K8S_VERSION / TOPOLAYER_ENVTEST_ETCD_VERSION)"
 	fi
 	printf '%s\n' "${out}"
 }
@@ -222,6 +224,7 @@ build_kube_apiserver() {
 		die "building kube-apiserver failed"
 	"${work_dir}/bin/kube-apiserver" --version >&2 ||
 		die "the freshly built kube-apiserver does not run"
+	mkdir -p -- "${assets_dir}"
 	mv -f -- "${work_dir}/bin/kube-apiserver" "${assets_dir}/kube-apiserver"
 	log "kube-apiserver built in $((SECONDS - start))s"
 }
@@ -237,21 +240,24 @@ build_etcd() {
 		die "building etcd failed"
 	"${work_dir}/bin/etcd" --version >&2 ||
 		die "the freshly built etcd does not run"
+	mkdir -p -- "${assets_dir}"
 	mv -f -- "${work_dir}/bin/etcd" "${assets_dir}/etcd"
 	log "etcd built in $((SECONDS - start))s"
 }
 
 log "building envtest assets into ${assets_dir} (takes several minutes the first time)"
 total_start=${SECONDS}
-if has_binary "${assets_dir}" etcd; then
-	log "etcd already built"
-else
-	build_etcd
-fi
+# kube-apiserver first: it is the likelier one to fail (e.g. a version the
+# proxy does not serve), so fail before spending time on etcd.
 if has_binary "${assets_dir}" kube-apiserver; then
 	log "kube-apiserver already built"
 else
 	build_kube_apiserver
+fi
+if has_binary "${assets_dir}" etcd; then
+	log "etcd already built"
+else
+	build_etcd
 fi
 has_assets "${assets_dir}" || die "binaries missing from ${assets_dir} after the build"
 log "done in $((SECONDS - total_start))s"
