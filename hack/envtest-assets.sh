@@ -154,7 +154,7 @@ download_module() {
 
 # json_field NAME < JSON: value of the first string field NAME in JSON from go.
 json_field() {
-	sed -n 's/.*"'"$1"'": *"\([^"]*\)".*/\1/p;T;q'
+	sed -n 's/.*"'"$1"'": *"\([^"]*\)".*/\1/p' | sed -n 1p
 }
 
 # new_wrapper_module NAME: creates an empty module in $work_dir/NAME and cds there.
@@ -181,8 +181,11 @@ build_kube_apiserver() {
 
 	# Every module k8s.io/kubernetes replaces with a ./staging/... directory,
 	# read from its own go.mod (both the block and the one-line replace forms).
-	local -a staging
-	mapfile -t staging < <(awk '
+	local -a staging=()
+	local mod
+	while IFS= read -r mod; do
+		staging+=("${mod}")
+	done < <(awk '
 		{ sub(/\/\/.*$/, "") }
 		$1 == "replace" { $1 = ""; $0 = $0 }
 		{
@@ -193,7 +196,6 @@ build_kube_apiserver() {
 	log "replacing ${#staging[@]} staging modules with their ${STAGING_VERSION} releases"
 
 	local -a edits=("-require=k8s.io/kubernetes@${K8S_VERSION}")
-	local mod
 	for mod in "${staging[@]}"; do
 		edits+=("-replace=${mod}=${mod}@${STAGING_VERSION}")
 	done
