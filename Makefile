@@ -13,7 +13,8 @@ FUZZTIME ?= 60s
 FUZZ_TARGETS := \
 	./mom/contract:FuzzParseMetadata \
 	./mom/contract:FuzzReadOutputDir \
-	./mom/contract:FuzzReadInputDir
+	./mom/contract:FuzzReadInputDir \
+	./namespaces:FuzzEncodeName
 
 .PHONY: help build test demo bench fuzz lint default-discovery envtest-assets
 

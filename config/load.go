@@ -3,10 +3,17 @@ package config
 import (
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
+
+	"github.com/topolayer/topolayer/mom/contract"
+	"github.com/topolayer/topolayer/routing"
+	"github.com/topolayer/topolayer/translate"
 )
 
 // maxConfigSize bounds the configuration file.
@@ -54,7 +61,24 @@ func Default(cfg TopologyConfig) TopologyConfig {
 	if cfg.Topology.Type == "" {
 		cfg.Topology.Type = Standalone
 	}
+	if cfg.Routing.ClusterRBAC == "" {
+		cfg.Routing.ClusterRBAC = routing.ConvertClusterRBAC
+	}
+	if cfg.Transforms.Profiles == nil && cfg.Topology.Type == Hosted {
+		cfg.Transforms.Profiles = []string{translate.ProfileHyperShift}
+	}
+	cfg.Routing.Rules = slices.Clone(cfg.Routing.Rules)
+	cfg.Transforms.Patches = slices.Clone(cfg.Transforms.Patches)
+	cfg.Namespaces.Aliases = slices.Clone(cfg.Namespaces.Aliases)
 	return cfg
+}
+
+// Clusters returns the target clusters of the configured topology.
+func (c *TopologyConfig) Clusters() []string {
+	if c.Topology.Type == Hosted {
+		return []string{routing.ClusterManagement, routing.ClusterGuest}
+	}
+	return []string{routing.ClusterStandalone}
 }
 
 // Validate checks a defaulted configuration and returns every problem with its field path.
@@ -66,6 +90,15 @@ func Validate(cfg *TopologyConfig) field.ErrorList {
 	if cfg.Kind != Kind {
 		errs = append(errs, field.Invalid(field.NewPath("kind"), cfg.Kind, "must be "+Kind))
 	}
+	errs = append(errs, validateTopology(cfg)...)
+	errs = append(errs, validateAliases(cfg)...)
+	errs = append(errs, validateRouting(cfg)...)
+	errs = append(errs, validateTransforms(cfg)...)
+	return errs
+}
+
+func validateTopology(cfg *TopologyConfig) field.ErrorList {
+	var errs field.ErrorList
 	topo := field.NewPath("topology")
 	switch cfg.Topology.Type {
 	case Standalone:
@@ -75,8 +108,7 @@ func Validate(cfg *TopologyConfig) field.ErrorList {
 	case Hosted:
 		h := cfg.Topology.Hosted
 		if h == nil {
-			errs = append(errs, field.Required(topo.Child("hosted"), "type Hosted needs the HCP namespace and HostedControlPlane name"))
-			break
+			return append(errs, field.Required(topo.Child("hosted"), "type Hosted needs the HCP namespace and HostedControlPlane name"))
 		}
 		errs = append(errs, dnsLabel(topo.Child("hosted", "namespace"), h.Namespace)...)
 		errs = append(errs, dnsSubdomain(topo.Child("hosted", "hostedControlPlane"), h.HostedControlPlane)...)
@@ -84,6 +116,108 @@ func Validate(cfg *TopologyConfig) field.ErrorList {
 		errs = append(errs, field.NotSupported(topo.Child("type"), cfg.Topology.Type, []TopologyType{Standalone, Hosted}))
 	}
 	return errs
+}
+
+func validateAliases(cfg *TopologyConfig) field.ErrorList {
+	var errs field.ErrorList
+	base := field.NewPath("namespaces", "aliases")
+	if len(cfg.Namespaces.Aliases) > 0 && cfg.Topology.Type != Hosted {
+		return append(errs, field.Forbidden(base, "aliases rename objects on the management cluster: only for type Hosted"))
+	}
+	sources, targets := map[string]int{}, map[string]int{}
+	for i, a := range cfg.Namespaces.Aliases {
+		p := base.Index(i)
+		errs = append(errs, validateResource(p.Child("resource"), a.Group, a.Resource)...)
+		if a.Name == "" {
+			errs = append(errs, field.Required(p.Child("name"), ""))
+		}
+		if a.HostedName == "" {
+			errs = append(errs, field.Required(p.Child("hostedName"), ""))
+		} else if strings.Contains(a.HostedName, "--") {
+			errs = append(errs, field.Invalid(p.Child("hostedName"), a.HostedName, `must not contain "--", the mark of an encoded name`))
+		}
+		src := strings.Join([]string{a.Group, a.Resource, a.Namespace, a.Name}, "/")
+		if j, dup := sources[src]; dup {
+			errs = append(errs, field.Duplicate(p, fmt.Sprintf("the same object as namespaces.aliases[%d]", j)))
+		}
+		sources[src] = i
+		tgt := strings.Join([]string{a.Group, a.Resource, a.HostedName}, "/")
+		if j, dup := targets[tgt]; dup {
+			errs = append(errs, field.Duplicate(p.Child("hostedName"), fmt.Sprintf("also the hostedName of namespaces.aliases[%d]", j)))
+		}
+		targets[tgt] = i
+	}
+	return errs
+}
+
+func validateRouting(cfg *TopologyConfig) field.ErrorList {
+	var errs field.ErrorList
+	base := field.NewPath("routing")
+	switch cfg.Routing.ClusterRBAC {
+	case routing.ConvertClusterRBAC, routing.RejectClusterRBAC:
+	default:
+		errs = append(errs, field.NotSupported(base.Child("clusterRBAC"), cfg.Routing.ClusterRBAC, []routing.ClusterRBACPolicy{routing.ConvertClusterRBAC, routing.RejectClusterRBAC}))
+	}
+	table := routing.Table{Rules: cfg.Routing.Rules}
+	for _, err := range table.Validate(cfg.Clusters()) {
+		errs = append(errs, field.Invalid(base, "", err.Error()))
+	}
+	for i, r := range cfg.Routing.Rules {
+		if r.Match.Resource != "" {
+			group := ""
+			if r.Match.Group != nil {
+				group = *r.Match.Group
+			}
+			errs = append(errs, validateResource(base.Child("rules").Index(i).Child("match", "resource"), group, r.Match.Resource)...)
+		}
+	}
+	return errs
+}
+
+func validateTransforms(cfg *TopologyConfig) field.ErrorList {
+	var errs field.ErrorList
+	base := field.NewPath("transforms")
+	for i, p := range cfg.Transforms.Profiles {
+		if _, ok := translate.Profiles[p]; !ok {
+			errs = append(errs, field.NotSupported(base.Child("profiles").Index(i), p, translate.ProfileNames()))
+		}
+	}
+	names := map[string]int{}
+	for i, p := range cfg.Transforms.Patches {
+		path := base.Child("patches").Index(i)
+		if p.Name == "" {
+			errs = append(errs, field.Required(path.Child("name"), ""))
+		} else if j, dup := names[p.Name]; dup {
+			errs = append(errs, field.Duplicate(path.Child("name"), fmt.Sprintf("also the name of transforms.patches[%d]", j)))
+		}
+		names[p.Name] = i
+		if p.Cluster != "" && !slices.Contains(cfg.Clusters(), p.Cluster) {
+			errs = append(errs, field.NotSupported(path.Child("cluster"), p.Cluster, cfg.Clusters()))
+		}
+		if _, err := p.Transform(); err != nil {
+			errs = append(errs, field.Invalid(path, p.Name, err.Error()))
+		}
+	}
+	return errs
+}
+
+// validateResource checks a plural resource against the default discovery and suggests the
+// resource when a kind was written ("Secret" -> "secrets").
+func validateResource(p *field.Path, group, resource string) field.ErrorList {
+	if resource == "" {
+		return field.ErrorList{field.Required(p, "")}
+	}
+	disc := contract.DefaultDiscovery()
+	if _, known := disc.Namespaced(schema.GroupResource{Group: group, Resource: resource}); known {
+		return nil
+	}
+	if r, ok := disc.ResourceForKind(schema.GroupKind{Group: group, Kind: resource}); ok {
+		return field.ErrorList{field.Invalid(p, resource, fmt.Sprintf("is a kind, not a resource (did you mean %q?)", r))}
+	}
+	if strings.ToLower(resource) != resource {
+		return field.ErrorList{field.Invalid(p, resource, "resources are lower-case plurals")}
+	}
+	return nil // a resource of an API the default discovery does not know: accepted
 }
 
 func dnsLabel(p *field.Path, v string) field.ErrorList {
@@ -106,4 +240,36 @@ func dnsSubdomain(p *field.Path, v string) field.ErrorList {
 		errs = append(errs, field.Invalid(p, v, msg))
 	}
 	return errs
+}
+
+// RoutingTable returns the topology's built-in rules followed by the configured ones.
+func (c *TopologyConfig) RoutingTable() *routing.Table {
+	var rules []routing.Rule
+	switch c.Topology.Type {
+	case Hosted:
+		rules = routing.HostedDefaults(c.Routing.ClusterRBAC)
+	default:
+		rules = []routing.Rule{{Name: routing.StandaloneRule, Cluster: routing.ClusterStandalone}}
+	}
+	return &routing.Table{Rules: append(rules, c.Routing.Rules...)}
+}
+
+// CompileTransforms returns the transforms of the configured profiles, then the patches.
+func (c *TopologyConfig) CompileTransforms() ([]translate.Transform, error) {
+	var out []translate.Transform
+	for _, p := range c.Transforms.Profiles {
+		profile, ok := translate.Profiles[p]
+		if !ok {
+			return nil, fmt.Errorf("transforms.profiles: unknown profile %q", p)
+		}
+		out = append(out, profile()...)
+	}
+	for i, p := range c.Transforms.Patches {
+		t, err := p.Transform()
+		if err != nil {
+			return nil, fmt.Errorf("transforms.patches[%d]: %w", i, err)
+		}
+		out = append(out, t)
+	}
+	return out, nil
 }

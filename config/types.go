@@ -1,5 +1,10 @@
 package config
 
+import (
+	"github.com/topolayer/topolayer/routing"
+	"github.com/topolayer/topolayer/translate"
+)
+
 // APIVersion and Kind identify a topolayer configuration file.
 const (
 	APIVersion = "topolayer.dev/v1alpha1"
@@ -17,11 +22,21 @@ const (
 	Hosted TopologyType = "Hosted"
 )
 
-// TopologyConfig is the one configuration file of topolayer. Its smallest form is
+// TopologyConfig is the one configuration file of topolayer. Its smallest forms are
 //
 //	apiVersion: topolayer.dev/v1alpha1
 //	kind: TopologyConfig
 //	topology: {type: Standalone}
+//
+// and
+//
+//	apiVersion: topolayer.dev/v1alpha1
+//	kind: TopologyConfig
+//	topology:
+//	  type: Hosted
+//	  hosted: {namespace: clusters-example, hostedControlPlane: example}
+//
+// Everything else has defaults.
 type TopologyConfig struct {
 	// APIVersion must be topolayer.dev/v1alpha1.
 	APIVersion string `json:"apiVersion"`
@@ -29,6 +44,12 @@ type TopologyConfig struct {
 	Kind string `json:"kind"`
 	// Topology chooses the placement.
 	Topology Topology `json:"topology"`
+	// Namespaces tunes the naming of objects on the management cluster (hosted only).
+	Namespaces Namespaces `json:"namespaces,omitzero"`
+	// Routing adds rules to the topology's built-in ones.
+	Routing Routing `json:"routing,omitzero"`
+	// Transforms chooses the built-in transform profiles and adds patches.
+	Transforms Transforms `json:"transforms,omitzero"`
 }
 
 // Topology chooses standalone passthrough or a hosted control plane.
@@ -46,4 +67,42 @@ type HostedTopology struct {
 	Namespace string `json:"namespace"`
 	// HostedControlPlane is the name of the HostedControlPlane object in Namespace.
 	HostedControlPlane string `json:"hostedControlPlane"`
+}
+
+// Namespaces tunes the simulated namespaces of the hosted topology.
+type Namespaces struct {
+	// Aliases map standalone objects onto existing objects of the HCP namespace with other
+	// names, in both directions and in references.
+	Aliases []Alias `json:"aliases,omitempty"`
+}
+
+// Alias maps one standalone object onto an existing object of the HCP namespace.
+type Alias struct {
+	// Group is the API group ("" for core).
+	Group string `json:"group"`
+	// Resource is the plural resource, e.g. secrets.
+	Resource string `json:"resource"`
+	// Namespace and Name are the standalone object's.
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+	// HostedName is the name of the existing object in the HCP namespace.
+	HostedName string `json:"hostedName"`
+}
+
+// Routing adds rules to the built-in ones.
+type Routing struct {
+	// Rules are added to the topology's built-in rules; the most specific rule wins.
+	Rules []routing.Rule `json:"rules,omitempty"`
+	// ClusterRBAC is Convert (default: to Roles and RoleBindings in the HCP namespace) or
+	// Reject, for ClusterRoles and ClusterRoleBindings of the management-side classes.
+	ClusterRBAC routing.ClusterRBACPolicy `json:"clusterRBAC,omitempty"`
+}
+
+// Transforms chooses built-in profiles and adds patches.
+type Transforms struct {
+	// Profiles are built-in transform sets; default ["hypershift"] for Hosted, none for
+	// Standalone; [] turns them off.
+	Profiles []string `json:"profiles"`
+	// Patches are strategic-merge or JSON 6902 patches for the objects they match.
+	Patches []translate.Patch `json:"patches,omitempty"`
 }

@@ -13,7 +13,10 @@ const (
 	AnnotationStandaloneResource  = "topolayer.dev/standalone-resource"
 	AnnotationStandaloneNamespace = "topolayer.dev/standalone-namespace"
 	AnnotationStandaloneName      = "topolayer.dev/standalone-name"
-	LabelOperator                 = "topolayer.dev/operator"
+	// AnnotationStandaloneGenerateName records the generateName of an object created from a
+	// generateName request (its standalone name is then ""). It is absent otherwise.
+	AnnotationStandaloneGenerateName = "topolayer.dev/standalone-generate-name"
+	LabelOperator                    = "topolayer.dev/operator"
 )
 
 // ShadowGroupSuffix is appended to the API group of a cluster-scoped kind to name the group
@@ -45,12 +48,17 @@ func IsShadowGroup(group string) (original string, ok bool) {
 }
 
 // SourceAnnotations returns the annotations that record a standalone identity on a hosted
-// object.
+// object: group, resource, namespace and name always (empty values included), and the
+// generateName when src has one.
 func SourceAnnotations(src contract.Identity) map[string]string {
-	return map[string]string{
+	a := map[string]string{
 		AnnotationStandaloneGroup:     src.Group,
 		AnnotationStandaloneResource:  src.Resource,
 		AnnotationStandaloneNamespace: src.Namespace,
 		AnnotationStandaloneName:      src.Name,
 	}
+	if src.GenerateName != "" {
+		a[AnnotationStandaloneGenerateName] = src.GenerateName
+	}
+	return a
 }

@@ -1,7 +1,5 @@
 package routing
 
-import "github.com/topolayer/topolayer/mom/contract"
-
 // Cluster names a target cluster in a plan.
 const (
 	// ClusterStandalone is the one cluster of the standalone topology.
@@ -40,16 +38,16 @@ type Decision struct {
 	Reason string
 }
 
-// Router places one mutation, given its class and its standalone identity.
+// Router places one mutation, given its class, its standalone identity and its labels.
 type Router interface {
-	Route(class contract.Class, id contract.Identity) Decision
+	Route(o Object) Decision
 }
 
 // RouterFunc lets a function be a Router.
-type RouterFunc func(class contract.Class, id contract.Identity) Decision
+type RouterFunc func(o Object) Decision
 
 // Route implements Router.
-func (f RouterFunc) Route(class contract.Class, id contract.Identity) Decision { return f(class, id) }
+func (f RouterFunc) Route(o Object) Decision { return f(o) }
 
 var _ Router = RouterFunc(nil)
 
@@ -58,7 +56,7 @@ const StandaloneRule = "standalone"
 
 // Standalone returns the identity placement: every class, every object, to the one cluster.
 func Standalone() Router {
-	return RouterFunc(func(contract.Class, contract.Identity) Decision {
+	return RouterFunc(func(Object) Decision {
 		return Decision{Cluster: ClusterStandalone, Disposition: Apply, Rule: StandaloneRule}
 	})
 }

@@ -2,20 +2,29 @@ package translate
 
 import (
 	"fmt"
+	"maps"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/topolayer/topolayer/mom/contract"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
 )
 
-// Rule names of the checks the engine makes before routing.
+// Rule names of the checks the engine makes besides routing.
 const (
 	// RuleDeclaredOutputs rejects mutations the operator did not declare for their class.
 	RuleDeclaredOutputs = "declared-outputs"
 	// RuleUnspecified rejects mutations the operator itself could not place in a class.
 	RuleUnspecified = "unspecified-class"
-	// RuleNameMapping rejects mutations whose identity cannot be mapped to the target.
+	// RuleNameMapping rejects mutations whose identity cannot be mapped to the target, or
+	// whose target another source maps to as well.
 	RuleNameMapping = "name-mapping"
+	// RuleBody rejects mutations whose body cannot be rewritten.
+	RuleBody = "body"
 )
 
 // Engine turns an operator's output directory into a plan. Its fields are its configuration;
@@ -32,10 +41,19 @@ type Engine struct {
 	// Declared is the operator's output-resources. When set, a mutation that its class's
 	// declarations do not match is rejected. When nil, the class folders are trusted.
 	Declared *contract.OutputResources
+	// Transforms change the bodies they select, in order, after renaming.
+	Transforms []Transform
+	// HCPNamespace and HostedControlPlane name the hosted control plane; empty standalone.
+	HCPNamespace, HostedControlPlane string
+	// Discovery maps kinds to resources for references; nil means contract.DefaultDiscovery().
+	Discovery *contract.Discovery
+	// Annotate records the standalone identity and the operator on every object written
+	// (the hosted topology needs it to map back; the standalone topology writes bodies as they are).
+	Annotate bool
 }
 
 // Standalone returns the engine of the standalone topology: every mutation to the one
-// cluster, identities unchanged.
+// cluster, identities and bodies unchanged.
 func Standalone(operator string, declared *contract.OutputResources) Engine {
 	return Engine{
 		Topology: TopologyStandalone,
@@ -46,55 +64,343 @@ func Standalone(operator string, declared *contract.OutputResources) Engine {
 	}
 }
 
+// work is one mutation on its way through the engine.
+type work struct {
+	m     *contract.Mutation
+	entry Entry
+	obj   *yaml.RNode // the parsed body of object-bearing actions
+}
+
 // Plan translates every mutation of out. Mutations that may not be written are rejected
 // entries, not errors; check Plan.Rejected before applying.
 func (e Engine) Plan(out *contract.OutputDir) *Plan {
-	p := &Plan{Topology: e.Topology, Entries: make([]Entry, 0, len(out.Mutations))}
+	if e.Discovery == nil {
+		e.Discovery = contract.DefaultDiscovery()
+	}
+	works := make([]*work, len(out.Mutations))
 	for i := range out.Mutations {
-		entry := e.entry(&out.Mutations[i])
-		p.Summary.add(entry.Disposition)
-		p.Entries = append(p.Entries, entry)
+		works[i] = e.place(&out.Mutations[i])
+	}
+	index := e.checkCollisions(works)
+	for _, w := range works {
+		if w.entry.Disposition == routing.Apply {
+			e.rewrite(w, index)
+		}
+	}
+	p := &Plan{Topology: e.Topology, Entries: make([]Entry, 0, len(works))}
+	for _, w := range works {
+		p.Summary.add(w.entry.Disposition)
+		p.Entries = append(p.Entries, w.entry)
 	}
 	return p
 }
 
-func (e Engine) entry(m *contract.Mutation) Entry {
+// place decides a mutation's disposition, target cluster and target identity.
+func (e Engine) place(m *contract.Mutation) *work {
 	src := m.Identity()
-	entry := Entry{
-		Operator:   e.Operator,
-		Class:      m.Class,
-		Action:     m.Metadata.Action,
-		Source:     src,
-		Transforms: []string{},
-		Warnings:   []string{},
-		SourcePath: m.Path,
-	}
-	reject := func(rule, reason string) Entry {
-		entry.Disposition, entry.Rule, entry.Reason = routing.Rejected, rule, reason
-		return entry
+	w := &work{m: m, entry: Entry{
+		Operator: e.Operator, Class: m.Class, Action: m.Metadata.Action, Source: src,
+		Transforms: []string{}, Warnings: []string{}, SourcePath: m.Path,
+	}}
+	if m.Metadata.Action.CarriesObject() {
+		obj, err := yaml.Parse(string(m.Body))
+		if err != nil {
+			return w.reject(RuleBody, fmt.Sprintf("parse body: %v", err))
+		}
+		w.obj = obj
 	}
 	if m.Class == contract.ClassUnspecified {
-		return reject(RuleUnspecified, "the operator wrote it under Unspecified: it matched no declared output resource")
+		return w.reject(RuleUnspecified, "the operator wrote it under Unspecified: it matched no declared output resource")
 	}
 	if e.Declared != nil && !e.Declared.ForClass(m.Class).Matches(src) {
-		return reject(RuleDeclaredOutputs, fmt.Sprintf("%s is not declared in the %s output-resources", src, m.Class))
+		return w.reject(RuleDeclaredOutputs, fmt.Sprintf("%s is not declared in the %s output-resources", src, m.Class))
 	}
-	d := e.Router.Route(m.Class, src)
-	entry.Disposition, entry.Rule, entry.Reason = d.Disposition, d.Rule, d.Reason
-	entry.Target.Cluster = d.Cluster
+	d := e.Router.Route(w.object())
+	w.entry.Disposition, w.entry.Rule, w.entry.Reason = d.Disposition, d.Rule, d.Reason
+	w.entry.Target.Cluster = d.Cluster
 	if d.Disposition != routing.Apply && d.Disposition != routing.Absorbed {
-		return entry
+		return w
 	}
 	target, err := e.Names.ToTarget(d.Cluster, src)
 	if err != nil {
-		return reject(RuleNameMapping, err.Error())
+		return w.reject(RuleNameMapping, err.Error())
 	}
-	entry.Target.Identity = target
-	if d.Disposition == routing.Apply {
-		tm := *m
-		tm.Metadata.SetIdentity(target)
-		tm.Path = ""
-		entry.Mutation = &tm
+	w.entry.Target.Identity = target
+	return w
+}
+
+func (w *work) reject(rule, reason string) *work {
+	w.entry.Disposition, w.entry.Rule, w.entry.Reason = routing.Rejected, rule, reason
+	w.entry.Target = Target{}
+	w.entry.Mutation = nil
+	return w
+}
+
+func (w *work) object() routing.Object {
+	o := routing.Object{Class: w.m.Class, Identity: w.entry.Source}
+	if w.obj != nil {
+		o.Labels = w.obj.GetLabels()
 	}
-	return entry
+	return o
+}
+
+// objectKey names an object regardless of version.
+type objectKey struct {
+	cluster, group, resource, namespace, name string
+}
+
+func keyOf(cluster string, id contract.Identity) objectKey {
+	return objectKey{cluster, id.Group, id.Resource, id.Namespace, id.Name}
+}
+
+// placed is where a source object lands.
+type placed struct {
+	cluster string
+	target  contract.Identity
+}
+
+// checkCollisions rejects mutations of distinct sources that land on the same target, and
+// returns the index from standalone object (cluster "") to where it lands.
+func (e Engine) checkCollisions(works []*work) map[objectKey]placed {
+	bySource := map[objectKey]placed{}
+	byTarget := map[objectKey]contract.Identity{}
+	for _, w := range works {
+		d := w.entry.Disposition
+		if (d != routing.Apply && d != routing.Absorbed) || w.entry.Source.Name == "" {
+			continue
+		}
+		if d == routing.Absorbed {
+			bySource[keyOf("", w.entry.Source)] = placed{w.entry.Target.Cluster, w.entry.Target.Identity}
+			continue
+		}
+		tk := keyOf(w.entry.Target.Cluster, w.entry.Target.Identity)
+		if other, ok := byTarget[tk]; ok && keyOf("", other) != keyOf("", w.entry.Source) {
+			w.reject(RuleNameMapping, fmt.Sprintf("%s would land on %s, where %s lands too", w.entry.Source, objectName(w.entry.Target.Identity), other))
+			continue
+		}
+		byTarget[tk] = w.entry.Source
+		bySource[keyOf("", w.entry.Source)] = placed{w.entry.Target.Cluster, w.entry.Target.Identity}
+	}
+	return bySource
+}
+
+func objectName(id contract.Identity) string {
+	gr := id.GroupResource().String()
+	if id.Namespace != "" {
+		return gr + " " + id.Namespace + "/" + id.Name
+	}
+	return gr + " " + id.Name
+}
+
+// rewrite builds the target mutation of an apply entry: identity, references, annotations and
+// transforms in the body of object-bearing actions, metadata for all.
+func (e Engine) rewrite(w *work, index map[objectKey]placed) {
+	tm := *w.m
+	tm.Metadata.SetIdentity(w.entry.Target.Identity)
+	tm.Path, tm.Prefix = "", ""
+	if w.obj == nil || (!e.changesBodies() && w.entry.Target.Identity == w.entry.Source) {
+		if tm.Metadata.Identity() == w.m.Identity() {
+			tm.Prefix = w.m.Prefix // nothing changed: keep the file name too
+		}
+		w.entry.Mutation = &tm
+		return
+	}
+	body, err := e.rewriteBody(w, index)
+	if err != nil {
+		w.reject(RuleBody, err.Error())
+		return
+	}
+	tm.Body = body
+	w.entry.Mutation = &tm
+}
+
+func (e Engine) changesBodies() bool { return e.Annotate || len(e.Transforms) > 0 }
+
+func (e Engine) rewriteBody(w *work, index map[objectKey]placed) ([]byte, error) {
+	obj := w.obj.Copy()
+	src, target, cluster := w.entry.Source, w.entry.Target.Identity, w.entry.Target.Cluster
+	status := w.m.Metadata.Action.IsStatus()
+
+	if !status {
+		r := &renamer{engine: e, index: index, from: cluster, referrer: src}
+		if err := rewriteReferences(obj, r); err != nil {
+			return nil, fmt.Errorf("rewrite references: %w", err)
+		}
+		w.entry.Warnings = append(w.entry.Warnings, r.warnings...)
+		if src.IsEvent() {
+			if err := rewriteInvolvedObject(obj, r); err != nil {
+				return nil, fmt.Errorf("rewrite involvedObject: %w", err)
+			}
+		}
+	}
+	if err := e.setIdentity(obj, src, target); err != nil {
+		return nil, err
+	}
+	if e.Annotate && !status {
+		for k, v := range namespaces.SourceAnnotations(src) {
+			if err := obj.PipeE(yaml.SetAnnotation(k, v)); err != nil {
+				return nil, err
+			}
+		}
+		if err := obj.PipeE(yaml.SetLabel(namespaces.LabelOperator, e.Operator)); err != nil {
+			return nil, err
+		}
+	}
+	if !status {
+		ctx := Context{Source: w.object(), Cluster: cluster, HCPNamespace: e.HCPNamespace, HostedControlPlane: e.HostedControlPlane}
+		for _, t := range e.Transforms {
+			if !t.selects(ctx.Source, cluster) {
+				continue
+			}
+			f, err := t.Filter(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("transform %s: %w", t.Name, err)
+			}
+			out, err := f.Filter([]*yaml.RNode{obj})
+			if err != nil {
+				return nil, fmt.Errorf("transform %s: %w", t.Name, err)
+			}
+			if len(out) != 1 {
+				return nil, fmt.Errorf("transform %s: returned %d objects, want 1", t.Name, len(out))
+			}
+			obj = out[0]
+			w.entry.Transforms = append(w.entry.Transforms, t.Name)
+		}
+	}
+	return marshalBody(obj)
+}
+
+// setIdentity writes the target identity into the body: apiVersion (a shadow group), kind (a
+// ClusterRole that became a Role), namespace and name, and the namespace of a pod template.
+func (e Engine) setIdentity(obj *yaml.RNode, src, target contract.Identity) error {
+	if target.Group != src.Group {
+		if err := obj.PipeE(yaml.SetField("apiVersion", yaml.NewStringRNode(schema.GroupVersion{Group: target.Group, Version: target.Version}.String()))); err != nil {
+			return err
+		}
+	}
+	if target.Resource != src.Resource {
+		kind, ok := e.Discovery.KindFor(target.GroupVersionResource())
+		if !ok {
+			return fmt.Errorf("no kind known for %s", target.GroupVersionResource())
+		}
+		if err := obj.PipeE(yaml.SetField("kind", yaml.NewStringRNode(kind))); err != nil {
+			return err
+		}
+	}
+	if target.Namespace != src.Namespace {
+		if err := obj.SetNamespace(target.Namespace); err != nil {
+			return err
+		}
+		if path, ok := podTemplatePaths[src.Resource]; ok {
+			meta, err := obj.Pipe(yaml.Lookup(append(slices.Clone(path), "metadata")...))
+			if err == nil && meta != nil && meta.Field("namespace") != nil {
+				if err := meta.PipeE(yaml.SetField("namespace", yaml.NewStringRNode(target.Namespace))); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if target.Name != src.Name {
+		if err := obj.SetName(target.Name); err != nil {
+			return err
+		}
+	}
+	if target.GenerateName != src.GenerateName {
+		meta, err := obj.Pipe(yaml.LookupCreate(yaml.MappingNode, "metadata"))
+		if err != nil {
+			return err
+		}
+		if err := meta.PipeE(yaml.SetField("generateName", yaml.NewStringRNode(target.GenerateName))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// marshalBody writes an object the way the contract does: through JSON into YAML, keys sorted.
+func marshalBody(obj *yaml.RNode) ([]byte, error) {
+	js, err := obj.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return sigsyaml.JSONToYAML(js)
+}
+
+// renamer answers, for a reference inside one object, where the referenced object lands.
+type renamer struct {
+	engine   Engine
+	index    map[objectKey]placed
+	from     string            // the referrer's target cluster
+	referrer contract.Identity // the referrer's standalone identity
+	warnings []string
+}
+
+// resolve returns the target identity of a referenced standalone object, renaming by the
+// topology's rules objects the plan does not contain, and warning about those.
+func (r *renamer) resolve(gk schema.GroupKind, namespace, name string) (contract.Identity, string, bool) {
+	resource, ok := r.engine.Discovery.ResourceForKind(gk)
+	if !ok {
+		return contract.Identity{}, "", false
+	}
+	src := contract.Identity{Group: gk.Group, Resource: resource, Namespace: namespace, Name: name}
+	if p, ok := r.index[keyOf("", src)]; ok {
+		if p.cluster != r.from {
+			r.warn(fmt.Sprintf("refers to %s, which lands on the %s cluster, not the %s cluster", src, p.cluster, r.from))
+			return contract.Identity{}, "", false
+		}
+		return p.target, p.cluster, true
+	}
+	if r.from != routing.ClusterManagement {
+		return contract.Identity{}, "", false // only the management side renames
+	}
+	if namespace == "" {
+		if _, known := r.engine.Discovery.Namespaced(src.GroupResource()); known {
+			return contract.Identity{}, "", false // a cluster-scoped object outside the plan keeps its name
+		}
+	}
+	target, err := r.engine.Names.ToTarget(r.from, src)
+	if err != nil {
+		r.warn(fmt.Sprintf("refers to %s, which cannot be mapped: %v", src, err))
+		return contract.Identity{}, "", false
+	}
+	r.warn(fmt.Sprintf("dangling reference: %s is not in the plan; it is expected as %s", src, objectName(target)))
+	return target, r.from, true
+}
+
+func (r *renamer) warn(msg string) {
+	if !slices.Contains(r.warnings, msg) {
+		r.warnings = append(r.warnings, msg)
+	}
+}
+
+// rewriteInvolvedObject renames an event's involvedObject (core) or regarding (events.k8s.io).
+func rewriteInvolvedObject(obj *yaml.RNode, r *renamer) error {
+	for _, field := range []string{"involvedObject", "regarding", "related"} {
+		ref := obj.Field(field)
+		if ref == nil || ref.Value == nil || ref.Value.YNode().Kind != yaml.MappingNode {
+			continue
+		}
+		kind, name := fieldString(ref.Value, "kind"), fieldString(ref.Value, "name")
+		if kind == "" || name == "" {
+			continue
+		}
+		gv, _ := schema.ParseGroupVersion(fieldString(ref.Value, "apiVersion"))
+		target, _, ok := r.resolve(schema.GroupKind{Group: gv.Group, Kind: kind}, fieldString(ref.Value, "namespace"), name)
+		if !ok {
+			continue
+		}
+		set := map[string]string{"name": target.Name}
+		if fieldString(ref.Value, "namespace") != "" || target.Namespace != "" {
+			set["namespace"] = target.Namespace
+		}
+		if target.Group != gv.Group && fieldString(ref.Value, "apiVersion") != "" {
+			set["apiVersion"] = schema.GroupVersion{Group: target.Group, Version: gv.Version}.String()
+		}
+		for _, k := range slices.Sorted(maps.Keys(set)) {
+			if err := ref.Value.PipeE(yaml.SetField(k, yaml.NewStringRNode(set[k]))); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

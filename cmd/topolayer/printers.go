@@ -21,6 +21,7 @@ var planPrinters = map[string]planPrinter{
 	"table": printPlanTable,
 	"json":  printPlanJSON,
 	"yaml":  printPlanYAML,
+	"dot":   printPlanDot,
 }
 
 func printerNames() string {

@@ -32,6 +32,7 @@ the hosted control plane's namespace on the management cluster and in the guest 
 	cmd.AddCommand(
 		NewCmdPlan(streams),
 		NewCmdTranslate(streams),
+		NewCmdValidate(streams),
 	)
 	return cmd
 }

@@ -6,7 +6,9 @@ import (
 	"os"
 
 	"github.com/topolayer/topolayer/config"
+	"github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/mom/contract"
+	"github.com/topolayer/topolayer/standalone"
 	"github.com/topolayer/topolayer/translate"
 )
 
@@ -58,12 +60,18 @@ func (o *SourceOptions) load() error {
 
 // plan translates the loaded outputs for the configured topology.
 func (o *SourceOptions) plan() (*translate.Plan, error) {
+	var engine translate.Engine
+	var err error
 	switch o.cfg.Topology.Type {
-	case config.Standalone:
-		return translate.Standalone(o.Operator, o.declared).Plan(o.out), nil
+	case config.Hosted:
+		engine, err = hosted.Engine(o.cfg, o.Operator, o.declared)
 	default:
-		return nil, fmt.Errorf("%s: topology %s is not supported yet", o.ConfigFile, o.cfg.Topology.Type)
+		engine, err = standalone.Engine(o.cfg, o.Operator, o.declared)
 	}
+	if err != nil {
+		return nil, fmt.Errorf("--config %s: %w", o.ConfigFile, err)
+	}
+	return engine.Plan(o.out), nil
 }
 
 // rejectedError lists the rejected entries of a plan.

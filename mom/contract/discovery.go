@@ -29,7 +29,9 @@ type DiscoveredResource struct {
 type Discovery struct {
 	byGVR  map[schema.GroupVersionResource]DiscoveredResource
 	byGVK  map[schema.GroupVersionKind]string
-	groups map[schema.GroupResource]bool // namespaced, whatever the version
+	groups map[schema.GroupResource]bool   // namespaced, whatever the version
+	kinds  map[schema.GroupKind]string     // resource, whatever the version
+	byGR   map[schema.GroupResource]string // kind, whatever the version
 }
 
 // ParseDiscovery decodes one or more APIGroupDiscoveryList documents into a Discovery. Later
@@ -39,6 +41,8 @@ func ParseDiscovery(docs ...[]byte) (*Discovery, error) {
 		byGVR:  map[schema.GroupVersionResource]DiscoveredResource{},
 		byGVK:  map[schema.GroupVersionKind]string{},
 		groups: map[schema.GroupResource]bool{},
+		kinds:  map[schema.GroupKind]string{},
+		byGR:   map[schema.GroupResource]string{},
 	}
 	for i, doc := range docs {
 		var list apidiscoveryv2.APIGroupDiscoveryList
@@ -57,6 +61,8 @@ func ParseDiscovery(docs ...[]byte) (*Discovery, error) {
 					d.byGVR[gvr] = DiscoveredResource{Kind: kind, Namespaced: namespaced}
 					if kind != "" {
 						d.byGVK[gvr.GroupVersion().WithKind(kind)] = r.Resource
+						d.kinds[schema.GroupKind{Group: g.Name, Kind: kind}] = r.Resource
+						d.byGR[gvr.GroupResource()] = kind
 					}
 					d.groups[gvr.GroupResource()] = namespaced
 				}
@@ -81,6 +87,24 @@ func (d *Discovery) ResourceFor(gvk schema.GroupVersionKind) (string, bool) {
 		return "", false
 	}
 	r, ok := d.byGVK[gvk]
+	return r, ok
+}
+
+// KindForResource returns the kind of a resource in any version, when discovery knows it.
+func (d *Discovery) KindForResource(gr schema.GroupResource) (string, bool) {
+	if d == nil {
+		return "", false
+	}
+	k, ok := d.byGR[gr]
+	return k, ok
+}
+
+// ResourceForKind returns the plural resource of a kind in any version, when discovery knows it.
+func (d *Discovery) ResourceForKind(gk schema.GroupKind) (string, bool) {
+	if d == nil {
+		return "", false
+	}
+	r, ok := d.kinds[gk]
 	return r, ok
 }
 

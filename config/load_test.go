@@ -1,0 +1,100 @@
+package config_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/topolayer/topolayer/config"
+	"github.com/topolayer/topolayer/routing"
+	"github.com/topolayer/topolayer/translate"
+)
+
+const header = "apiVersion: topolayer.dev/v1alpha1\nkind: TopologyConfig\n"
+const hostedTopology = "topology:\n  type: Hosted\n  hosted: {namespace: clusters-example, hostedControlPlane: example}\n"
+
+func TestDefaults(t *testing.T) {
+	for _, tc := range []struct {
+		name, in     string
+		wantType     config.TopologyType
+		wantProfiles []string
+	}{
+		{"standalone", header + "topology: {type: Standalone}\n", config.Standalone, nil},
+		{"empty topology is standalone", header + "topology: {}\n", config.Standalone, nil},
+		{"hosted gets the hypershift profile", header + hostedTopology, config.Hosted, []string{translate.ProfileHyperShift}},
+		{"profiles can be turned off", header + hostedTopology + "transforms: {profiles: []}\n", config.Hosted, []string{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := config.Parse([]byte(tc.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.Topology.Type != tc.wantType || len(cfg.Transforms.Profiles) != len(tc.wantProfiles) || cfg.Routing.ClusterRBAC != routing.ConvertClusterRBAC {
+				t.Fatalf("got %+v", cfg)
+			}
+		})
+	}
+}
+
+// TestBrokenConfigs: every broken configuration is refused with the path of its field.
+func TestBrokenConfigs(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		want     []string
+	}{
+		{"wrong apiVersion", "apiVersion: v1\nkind: TopologyConfig\ntopology: {}\n", []string{"apiVersion", "must be topolayer.dev/v1alpha1"}},
+		{"wrong kind", "apiVersion: topolayer.dev/v1alpha1\nkind: Config\ntopology: {}\n", []string{"kind", "must be TopologyConfig"}},
+		{"unknown topology type", header + "topology: {type: Federated}\n", []string{"topology.type", "Unsupported value"}},
+		{"hosted without its namespace", header + "topology: {type: Hosted}\n", []string{"topology.hosted", "Required"}},
+		{"hosted namespace not a label", header + "topology:\n  type: Hosted\n  hosted: {namespace: Clusters_Example, hostedControlPlane: example}\n", []string{"topology.hosted.namespace", "RFC 1123"}},
+		{"hosted control plane missing", header + "topology:\n  type: Hosted\n  hosted: {namespace: clusters-example}\n", []string{"topology.hosted.hostedControlPlane", "Required"}},
+		{"hosted fields on standalone", header + "topology:\n  type: Standalone\n  hosted: {namespace: x, hostedControlPlane: y}\n", []string{"topology.hosted", "Forbidden"}},
+		{"misspelled field", header + "topology: {type: Hosted, hostd: {}}\n", []string{"unknown field", "hostd"}},
+		{"a kind where a resource goes", header + hostedTopology + "routing:\n  rules:\n  - name: r\n    match: {group: \"\", resource: Secret}\n    cluster: guest\n", []string{"routing.rules[0].match.resource", `did you mean "secrets"`}},
+		{"rule without a name", header + hostedTopology + "routing:\n  rules:\n  - match: {resource: secrets}\n    cluster: guest\n", []string{"rules[0].name", "required"}},
+		{"rule to an unknown cluster", header + hostedTopology + "routing:\n  rules:\n  - name: r\n    match: {resource: secrets}\n    cluster: elsewhere\n", []string{"rules[0].cluster", `"elsewhere" is not one of [management guest]`}},
+		{"guest cluster in standalone", header + "topology: {type: Standalone}\nrouting:\n  rules:\n  - name: r\n    match: {resource: secrets}\n    cluster: guest\n", []string{"rules[0].cluster", "[cluster]"}},
+		{"unknown disposition", header + hostedTopology + "routing:\n  rules:\n  - name: r\n    match: {resource: secrets}\n    disposition: ignore\n", []string{"rules[0].disposition", `"ignore"`}},
+		{"duplicate rule names", header + hostedTopology + "routing:\n  rules:\n  - {name: r, match: {resource: secrets}, cluster: guest}\n  - {name: r, match: {resource: configmaps}, cluster: guest}\n", []string{"rules[1].name", "also the name of rules[0]"}},
+		{"wildcard in the middle", header + hostedTopology + "routing:\n  rules:\n  - {name: r, match: {namespace: \"open*shift\"}, cluster: guest}\n", []string{"rules[0].match.namespace", "only at the end"}},
+		{"unknown class", header + hostedTopology + "routing:\n  rules:\n  - {name: r, match: {class: Control}, cluster: guest}\n", []string{"rules[0].match.class", `"Control"`}},
+		{"unknown RBAC policy", header + hostedTopology + "routing: {clusterRBAC: Allow}\n", []string{"routing.clusterRBAC", "Unsupported value"}},
+		{"unknown profile", header + hostedTopology + "transforms: {profiles: [openshift]}\n", []string{"transforms.profiles[0]", "Unsupported value"}},
+		{"patch with both kinds", header + hostedTopology + "transforms:\n  patches:\n  - name: p\n    strategicMerge: 'spec: {}'\n    json6902: '[]'\n", []string{"transforms.patches[0]", "not both"}},
+		{"patch that does not parse", header + hostedTopology + "transforms:\n  patches:\n  - name: p\n    json6902: '[{\"op\": \"frobnicate\"}]'\n", []string{"transforms.patches[0]", "json6902"}},
+		{"patch without a name", header + hostedTopology + "transforms:\n  patches:\n  - strategicMerge: 'spec: {}'\n", []string{"transforms.patches[0].name", "Required"}},
+		{"alias without a hosted name", header + hostedTopology + "namespaces:\n  aliases:\n  - {group: \"\", resource: secrets, namespace: a, name: b}\n", []string{"namespaces.aliases[0].hostedName", "Required"}},
+		{"alias shaped like an encoded name", header + hostedTopology + "namespaces:\n  aliases:\n  - {group: \"\", resource: secrets, namespace: a, name: b, hostedName: a--b}\n", []string{"namespaces.aliases[0].hostedName", `"--"`}},
+		{"alias on standalone", header + "topology: {type: Standalone}\nnamespaces:\n  aliases:\n  - {group: \"\", resource: secrets, namespace: a, name: b, hostedName: c}\n", []string{"namespaces.aliases", "only for type Hosted"}},
+		{"not YAML", "topology: [", []string{"decode"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "broken.yaml")
+			if err := os.WriteFile(file, []byte(tc.in), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := config.Load(file)
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			for _, w := range append([]string{file}, tc.want...) {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error does not say %q:\n%v", w, err)
+				}
+			}
+		})
+	}
+}
+
+func TestShippedExamplesAreValid(t *testing.T) {
+	files, err := filepath.Glob("../examples/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no examples: %v", err)
+	}
+	for _, f := range files {
+		if _, err := config.Load(f); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}

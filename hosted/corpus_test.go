@@ -1,0 +1,336 @@
+package hosted_test
+
+import (
+	"encoding/json"
+	"flag"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/yaml"
+
+	"github.com/topolayer/topolayer/config"
+	"github.com/topolayer/topolayer/hosted"
+	"github.com/topolayer/topolayer/mom/contract"
+	"github.com/topolayer/topolayer/mom/contract/corpus"
+	"github.com/topolayer/topolayer/namespaces"
+	"github.com/topolayer/topolayer/routing"
+	"github.com/topolayer/topolayer/translate"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+
+const hcp = "clusters-example"
+
+func loadConfig(t *testing.T) *config.TopologyConfig {
+	t.Helper()
+	cfg, err := config.Load("../examples/hosted.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func readDeclared(t *testing.T, file string) *contract.OutputResources {
+	t.Helper()
+	if file == "" {
+		return nil
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := contract.ParseOutputResources(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// planCase translates one corpus case with the minimal hosted configuration.
+func planCase(t *testing.T, c corpus.Case) (*contract.OutputDir, *translate.Plan) {
+	t.Helper()
+	out, err := contract.ReadOutputDir(c.ExpectedOutput, contract.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	engine, err := hosted.Engine(loadConfig(t), c.Operator, readDeclared(t, c.OutputResources))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, engine.Plan(out)
+}
+
+// TestHostedCorpusPlacement checks every mutation of every corpus case against the rules of
+// the hosted topology.
+func TestHostedCorpusPlacement(t *testing.T) {
+	names := namespaces.Hosted{Namespace: hcp}
+	for _, c := range corpus.Cases(t) {
+		t.Run(c.Name, func(t *testing.T) {
+			out, plan := planCase(t, c)
+			if len(plan.Entries) != len(out.Mutations) {
+				t.Fatalf("%d entries for %d mutations", len(plan.Entries), len(out.Mutations))
+			}
+			if c.Operator == corpus.CAO && plan.Summary.Rejected != 0 {
+				t.Fatalf("rejected: %+v", plan.Rejected())
+			}
+			targets := map[string]contract.Identity{}
+			for _, e := range plan.Entries {
+				src, tgt := e.Source, e.Target.Identity
+				if e.Disposition == "" || e.Rule == "" {
+					t.Errorf("%s: no disposition or rule: %+v", src, e)
+				}
+				clusterScoped := src.Namespace == ""
+				switch {
+				case e.Disposition == routing.Rejected:
+					if c.Operator == corpus.CAO {
+						t.Errorf("%s rejected: %s", src, e.Reason)
+					}
+					continue
+				case src.IsNamespace() && e.Class != contract.ClassUserWorkload:
+					if e.Disposition != routing.Absorbed {
+						t.Errorf("%s: namespace create is %s, want absorbed", src, e.Disposition)
+					}
+					continue
+				case e.Disposition != routing.Apply:
+					t.Errorf("%s: disposition %s", src, e.Disposition)
+					continue
+				case e.Class == contract.ClassUserWorkload:
+					if e.Target.Cluster != routing.ClusterGuest || tgt != src {
+						t.Errorf("%s: UserWorkload landed on %s as %s", src, e.Target.Cluster, tgt)
+					}
+				case clusterScoped && src.Group == "rbac.authorization.k8s.io":
+					if e.Target.Cluster != routing.ClusterManagement || tgt.Namespace != hcp || !strings.HasPrefix(tgt.Resource, "role") {
+						t.Errorf("%s: cluster RBAC became %s", src, tgt)
+					}
+				case clusterScoped:
+					if e.Target.Cluster != routing.ClusterManagement || tgt.Namespace != hcp || tgt.Group != namespaces.ShadowGroup(src.Group) {
+						t.Errorf("%s: cluster-scoped object became %s, want the shadow group in %s", src, tgt, hcp)
+					}
+				default:
+					if e.Target.Cluster != routing.ClusterManagement || tgt.Namespace != hcp {
+						t.Errorf("%s: landed on %s as %s, want management/%s", src, e.Target.Cluster, tgt, hcp)
+					}
+				}
+				for _, n := range []string{tgt.Name, tgt.GenerateName} {
+					if n == "" {
+						continue
+					}
+					if n == tgt.GenerateName {
+						n += "x7k2q" // the server appends five characters
+					}
+					if msgs := namespaces.NameValidator(tgt.Group, tgt.Resource)(n); len(msgs) > 0 {
+						t.Errorf("%s: target name %q is not valid for %s: %v", src, n, tgt.GroupResource(), msgs)
+					}
+				}
+				key := e.Target.Cluster + "|" + tgt.Group + "|" + tgt.Resource + "|" + tgt.Namespace + "|" + tgt.Name + "|" + tgt.GenerateName
+				if other, ok := targets[key]; ok && (other.Group != src.Group || other.Resource != src.Resource || other.Namespace != src.Namespace || other.Name != src.Name || other.GenerateName != src.GenerateName) {
+					t.Errorf("%s and %s share the target %s", src, other, tgt)
+				}
+				targets[key] = src
+				checkInverse(t, names, e)
+			}
+		})
+	}
+}
+
+// checkInverse maps the target back with the annotations the engine wrote into the body.
+func checkInverse(t *testing.T, names namespaces.Hosted, e translate.Entry) {
+	t.Helper()
+	var annotations map[string]string
+	if e.Mutation != nil && e.Action.CarriesObject() && !e.Action.IsStatus() {
+		var obj struct {
+			Metadata struct {
+				Annotations map[string]string `json:"annotations"`
+				Labels      map[string]string `json:"labels"`
+			} `json:"metadata"`
+		}
+		if err := yaml.Unmarshal(e.Mutation.Body, &obj); err != nil {
+			t.Fatalf("%s: translated body: %v", e.Source, err)
+		}
+		annotations = obj.Metadata.Annotations
+		if annotations[namespaces.AnnotationStandaloneName] != e.Source.Name || obj.Metadata.Labels[namespaces.LabelOperator] != e.Operator {
+			t.Errorf("%s: translated body lacks its standalone identity or operator label: %v %v", e.Source, annotations, obj.Metadata.Labels)
+		}
+	}
+	back, err := names.ToSource(e.Target.Cluster, e.Target.Identity, annotations)
+	if err != nil {
+		t.Errorf("%s: inverse of %s: %v", e.Source, e.Target.Identity, err)
+		return
+	}
+	if back != e.Source {
+		t.Errorf("inverse(%s) = %s, want %s", e.Target.Identity, back, e.Source)
+	}
+}
+
+// TestOAuthServerDeployment checks the translated oauth-openshift Deployment: every
+// configMap and secret volume and the service account refer to translated names, the
+// hypershift profile's edits are there, and the mounts of removed volumes are gone.
+func TestOAuthServerDeployment(t *testing.T) {
+	var c corpus.Case
+	for _, cc := range corpus.CAOCases(t) {
+		if strings.HasSuffix(cc.Name, "/oauth-server-creation-minimal") {
+			c = cc
+		}
+	}
+	_, plan := planCase(t, c)
+	var e *translate.Entry
+	for i := range plan.Entries {
+		if plan.Entries[i].Source.Resource == "deployments" {
+			e = &plan.Entries[i]
+		}
+	}
+	if e == nil || e.Mutation == nil {
+		t.Fatal("no translated deployment")
+	}
+	var d struct {
+		Metadata struct {
+			Name, Namespace string
+			Labels          map[string]string
+			Annotations     map[string]string
+		}
+		Spec struct {
+			Template struct {
+				Metadata struct {
+					Namespace string
+					Labels    map[string]string
+				}
+				Spec struct {
+					ServiceAccountName string
+					NodeSelector       map[string]string
+					Affinity           any
+					PriorityClassName  string
+					Tolerations        []map[string]any
+					ImagePullSecrets   []map[string]string
+					Containers         []struct {
+						VolumeMounts []struct{ Name string }
+					}
+					Volumes []struct {
+						Name      string
+						ConfigMap *struct{ Name string }
+						Secret    *struct{ SecretName string }
+						HostPath  any
+					}
+				}
+			}
+		}
+	}
+	if err := yaml.Unmarshal(e.Mutation.Body, &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Metadata.Namespace != hcp || d.Metadata.Name != "openshift-authentication--oauth-openshift" {
+		t.Errorf("deployment is %s/%s", d.Metadata.Namespace, d.Metadata.Name)
+	}
+	spec := d.Spec.Template.Spec
+	renamed := func(what, name string) {
+		if !strings.HasPrefix(name, "openshift-authentication--") {
+			t.Errorf("%s %q keeps its standalone name", what, name)
+		}
+	}
+	renamed("serviceAccountName", spec.ServiceAccountName)
+	volumes := map[string]bool{}
+	for _, v := range spec.Volumes {
+		volumes[v.Name] = true
+		switch {
+		case v.ConfigMap != nil:
+			renamed("configMap volume "+v.Name, v.ConfigMap.Name)
+		case v.Secret != nil:
+			renamed("secret volume "+v.Name, v.Secret.SecretName)
+		case v.HostPath != nil:
+			t.Errorf("hostPath volume %s kept", v.Name)
+		}
+	}
+	for _, c := range spec.Containers {
+		for _, m := range c.VolumeMounts {
+			if !volumes[m.Name] {
+				t.Errorf("mount of removed volume %s kept", m.Name)
+			}
+		}
+	}
+	if spec.NodeSelector != nil || spec.Affinity != nil || spec.PriorityClassName != translate.PriorityClassControlPlane {
+		t.Errorf("standalone scheduling kept: nodeSelector %v affinity %v priorityClass %q", spec.NodeSelector, spec.Affinity, spec.PriorityClassName)
+	}
+	if d.Spec.Template.Metadata.Labels[translate.LabelHostedControlPlane] != hcp || d.Metadata.Labels[translate.LabelControlPlaneComponent] != "oauth-openshift" {
+		t.Errorf("control-plane labels missing: %v / %v", d.Metadata.Labels, d.Spec.Template.Metadata.Labels)
+	}
+	if d.Spec.Template.Metadata.Namespace != "" && d.Spec.Template.Metadata.Namespace != hcp {
+		t.Errorf("pod template namespace %q", d.Spec.Template.Metadata.Namespace)
+	}
+	if len(spec.Tolerations) != 2 || len(spec.ImagePullSecrets) != 1 || d.Metadata.Annotations[translate.AnnotationOwnerHCP] != "example" {
+		t.Errorf("control-plane tolerations %v, pull secrets %v, owner annotation %q", spec.Tolerations, spec.ImagePullSecrets, d.Metadata.Annotations[translate.AnnotationOwnerHCP])
+	}
+	for _, want := range []string{"hypershift/drop-standalone-scheduling", "hypershift/drop-host-path-volumes", "hypershift/control-plane-labels", "hypershift/control-plane-scheduling", "hypershift/owner-reference"} {
+		if !strings.Contains(strings.Join(e.Transforms, " "), want) {
+			t.Errorf("plan does not list transform %s: %v", want, e.Transforms)
+		}
+	}
+	if len(e.Warnings) == 0 {
+		t.Error("references to objects outside the plan are not reported as dangling")
+	}
+}
+
+// TestGoldenPlans compares the plan and the translated mutations of every CAO case with the
+// golden files under testdata/golden/<case>; `go test ./hosted -update` rewrites them.
+func TestGoldenPlans(t *testing.T) {
+	for _, c := range corpus.CAOCases(t) {
+		t.Run(c.Name, func(t *testing.T) {
+			_, plan := planCase(t, c)
+			dir := filepath.Join("testdata", "golden", filepath.Base(c.Dir))
+			got := map[string]string{}
+			js, err := json.MarshalIndent(plan, "", "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got["plan.json"] = string(js) + "\n"
+			tmp := filepath.Join(t.TempDir(), "translated")
+			if err := contract.WriteFolders(tmp, plan.ByCluster(), contract.WriteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			for k, v := range readTree(t, tmp) {
+				got[filepath.ToSlash(filepath.Join("translated", k))] = v
+			}
+			if *update {
+				if err := os.RemoveAll(dir); err != nil {
+					t.Fatal(err)
+				}
+				for name, content := range got {
+					p := filepath.Join(dir, name)
+					if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+				return
+			}
+			if diff := cmp.Diff(readTree(t, dir), got); diff != "" {
+				t.Errorf("golden files differ (-want +got); run go test ./hosted -update if the change is intended:\n%s", diff)
+			}
+		})
+	}
+}
+
+func readTree(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	files := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		files[filepath.ToSlash(rel)] = string(data)
+		return nil
+	})
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	return files
+}

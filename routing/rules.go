@@ -1,0 +1,242 @@
+package routing
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/topolayer/topolayer/mom/contract"
+)
+
+// Match selects mutations. Every field that is set must match; an empty Match matches
+// everything. Namespace, Name and GenerateName match exactly, or by prefix when they end in
+// '*'. Group is a pointer because "" is the core group: nil matches any group.
+type Match struct {
+	// Class is Configuration, Management or UserWorkload; empty matches every class.
+	Class contract.Class `json:"class,omitempty"`
+	// Group is the API group; "" is the core group; absent matches any group.
+	Group *string `json:"group,omitempty"`
+	// Resource is the plural resource, e.g. "configmaps".
+	Resource string `json:"resource,omitempty"`
+	// Namespace is the standalone namespace, exact or with a trailing '*'.
+	Namespace string `json:"namespace,omitempty"`
+	// Name is the standalone name, exact or with a trailing '*'.
+	Name string `json:"name,omitempty"`
+	// GenerateName is the generateName of a create without a name, exact or with a trailing '*'.
+	GenerateName string `json:"generateName,omitempty"`
+	// Labels must all be present on the object with these values.
+	Labels map[string]string `json:"labels,omitempty"`
+}
+
+// Object is what a Match looks at: the mutation's class, its standalone identity, and the
+// labels of its body (nil for bodies that are not objects, such as patches).
+type Object struct {
+	Class    contract.Class
+	Identity contract.Identity
+	Labels   map[string]string
+}
+
+// Matches reports whether the match selects o.
+func (m Match) Matches(o Object) bool {
+	id := o.Identity
+	if m.Class != "" && m.Class != o.Class {
+		return false
+	}
+	if m.Group != nil && *m.Group != id.Group {
+		return false
+	}
+	if m.Resource != "" && m.Resource != id.Resource {
+		return false
+	}
+	if !matchPattern(m.Namespace, id.Namespace) || !matchPattern(m.Name, id.Name) || !matchPattern(m.GenerateName, id.GenerateName) {
+		return false
+	}
+	for k, v := range m.Labels {
+		if got, ok := o.Labels[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
+}
+
+func matchPattern(pattern, value string) bool {
+	if pattern == "" {
+		return true
+	}
+	if prefix, ok := strings.CutSuffix(pattern, "*"); ok {
+		return strings.HasPrefix(value, prefix)
+	}
+	return pattern == value
+}
+
+// Specificity ranks matches: each exact field counts 2, each prefix pattern 1, each label 1;
+// a more specific match wins over a less specific one.
+func (m Match) Specificity() int {
+	score := 0
+	pattern := func(p string) {
+		switch {
+		case p == "":
+		case strings.HasSuffix(p, "*"):
+			score++
+		default:
+			score += 2
+		}
+	}
+	if m.Class != "" {
+		score += 2
+	}
+	if m.Group != nil {
+		score += 2
+	}
+	if m.Resource != "" {
+		score += 2
+	}
+	pattern(m.Namespace)
+	pattern(m.Name)
+	pattern(m.GenerateName)
+	return score + len(m.Labels)
+}
+
+// String prints the match for plans and messages.
+func (m Match) String() string {
+	var parts []string
+	add := func(k, v string) { parts = append(parts, k+"="+v) }
+	if m.Class != "" {
+		add("class", string(m.Class))
+	}
+	if m.Group != nil {
+		g := *m.Group
+		if g == "" {
+			g = `""`
+		}
+		add("group", g)
+	}
+	for _, kv := range [][2]string{{"resource", m.Resource}, {"namespace", m.Namespace}, {"name", m.Name}, {"generateName", m.GenerateName}} {
+		if kv[1] != "" {
+			add(kv[0], kv[1])
+		}
+	}
+	for _, k := range slices.Sorted(mapKeys(m.Labels)) {
+		add("label:"+k, m.Labels[k])
+	}
+	if len(parts) == 0 {
+		return "*"
+	}
+	return strings.Join(parts, ",")
+}
+
+func mapKeys(m map[string]string) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// Rule places the mutations it matches.
+type Rule struct {
+	// Name identifies the rule in plans; unique within a Table.
+	Name string `json:"name"`
+	// Match selects the mutations.
+	Match Match `json:"match"`
+	// Priority breaks ties between equally specific rules: higher wins.
+	Priority int `json:"priority,omitempty"`
+	// Cluster is the target cluster of an apply or absorbed disposition.
+	Cluster string `json:"cluster,omitempty"`
+	// Disposition is what happens; apply when empty.
+	Disposition Disposition `json:"disposition,omitempty"`
+	// Reason explains the disposition in plans.
+	Reason string `json:"reason,omitempty"`
+}
+
+// Table is an ordered set of rules. The rule that decides a mutation is the most specific
+// matching rule; among equally specific ones the highest priority; then the first name in
+// lexical order (the karmada convention), so the outcome never depends on rule order.
+type Table struct {
+	Rules []Rule
+}
+
+var _ Router = (*Table)(nil)
+
+// Route places one mutation. A mutation no rule matches is rejected.
+func (t *Table) Route(o Object) Decision {
+	var best *Rule
+	for i := range t.Rules {
+		r := &t.Rules[i]
+		if !r.Match.Matches(o) {
+			continue
+		}
+		if best == nil || better(r, best) {
+			best = r
+		}
+	}
+	if best == nil {
+		return Decision{Disposition: Rejected, Rule: NoRule, Reason: fmt.Sprintf("no routing rule matches %s in class %s", o.Identity, o.Class)}
+	}
+	d := Decision{Cluster: best.Cluster, Disposition: best.Disposition, Rule: best.Name, Reason: best.Reason}
+	if d.Disposition == "" {
+		d.Disposition = Apply
+	}
+	if d.Disposition != Apply && d.Disposition != Absorbed {
+		d.Cluster = ""
+	}
+	return d
+}
+
+// NoRule is the rule name of a mutation that no rule matched.
+const NoRule = "no-matching-rule"
+
+func better(a, b *Rule) bool {
+	if sa, sb := a.Match.Specificity(), b.Match.Specificity(); sa != sb {
+		return sa > sb
+	}
+	if a.Priority != b.Priority {
+		return a.Priority > b.Priority
+	}
+	return a.Name < b.Name
+}
+
+// Validate checks that rule names are unique and present, clusters are among clusters, and
+// dispositions are known. Problems are returned with the index of their rule.
+func (t *Table) Validate(clusters []string) []error {
+	var errs []error
+	seen := map[string]int{}
+	for i, r := range t.Rules {
+		at := func(field, format string, args ...any) {
+			errs = append(errs, fmt.Errorf("rules[%d].%s: %s", i, field, fmt.Sprintf(format, args...)))
+		}
+		if r.Name == "" {
+			at("name", "required")
+		} else if j, dup := seen[r.Name]; dup {
+			at("name", "%q is also the name of rules[%d]", r.Name, j)
+		} else {
+			seen[r.Name] = i
+		}
+		switch r.Disposition {
+		case "", Apply, Absorbed:
+			if !slices.Contains(clusters, r.Cluster) {
+				at("cluster", "%q is not one of %v", r.Cluster, clusters)
+			}
+		case Dropped, Rejected:
+			if r.Cluster != "" {
+				at("cluster", "a %s rule places nothing", r.Disposition)
+			}
+		default:
+			at("disposition", "%q is not one of apply, absorbed, dropped, rejected", r.Disposition)
+		}
+		if r.Match.Class != "" && (!r.Match.Class.Valid() || r.Match.Class == contract.ClassUnspecified) {
+			at("match.class", "%q is not Configuration, Management or UserWorkload", r.Match.Class)
+		}
+		if r.Match.Resource != "" && strings.ToLower(r.Match.Resource) != r.Match.Resource {
+			at("match.resource", "%q: resources are lower-case plurals", r.Match.Resource)
+		}
+		for field, p := range map[string]string{"namespace": r.Match.Namespace, "name": r.Match.Name, "generateName": r.Match.GenerateName} {
+			if strings.Contains(strings.TrimSuffix(p, "*"), "*") {
+				at("match."+field, "%q: '*' is allowed only at the end", p)
+			}
+		}
+	}
+	return errs
+}
