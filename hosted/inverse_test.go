@@ -1,0 +1,71 @@
+package hosted_test
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/topolayer/topolayer/hosted"
+	"github.com/topolayer/topolayer/mom/contract"
+	"github.com/topolayer/topolayer/mom/contract/corpus"
+	"github.com/topolayer/topolayer/namespaces"
+	"github.com/topolayer/topolayer/translate"
+)
+
+// TestInverseUndoesTranslation translates every object body of every corpus case without
+// transforms, maps each translated object back, and compares it with the operator's original:
+// identity, apiVersion, kind, references and annotations all return.
+func TestInverseUndoesTranslation(t *testing.T) {
+	cfg := loadConfig(t)
+	cfg.Transforms.Profiles = []string{}
+	inv := translate.Inverse{Names: namespaces.Hosted{Namespace: hcp}}
+	checked := 0
+	for _, c := range corpus.Cases(t) {
+		t.Run(c.Name, func(t *testing.T) {
+			out, err := contract.ReadOutputDir(c.ExpectedOutput, contract.ReadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			engine, err := hosted.Engine(cfg, c.Operator, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			plan := engine.Plan(out)
+			for i, e := range plan.Entries {
+				if e.Mutation == nil || !e.Action.CarriesObject() || e.Action.IsStatus() {
+					continue
+				}
+				obj, err := yaml.Parse(string(e.Mutation.Body))
+				if err != nil {
+					t.Fatal(err)
+				}
+				back, src, warnings, err := inv.Object(e.Target.Cluster, e.Target.Identity, obj)
+				if err != nil {
+					t.Fatalf("%s: %v", e.Source, err)
+				}
+				if len(warnings) > 0 {
+					t.Errorf("%s: %v", e.Source, warnings)
+				}
+				if src != e.Source {
+					t.Errorf("identity %s, want %s", src, e.Source)
+				}
+				if diff := cmp.Diff(asMap(t, out.Mutations[i].Body), asMap(t, []byte(back.MustString()))); diff != "" {
+					t.Errorf("%s: mapped back differs from the original (-want +got):\n%s", e.Source, diff)
+				}
+				checked++
+			}
+		})
+	}
+	t.Logf("%d objects mapped back", checked)
+}
+
+func asMap(t *testing.T, data []byte) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := sigsyaml.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
