@@ -171,4 +171,3 @@ func (inv Inverse) involvedObject(obj *yaml.RNode, r *inverseRenamer) error {
 	}
 	return nil
 }
-

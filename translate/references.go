@@ -2,6 +2,7 @@ package translate
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -91,7 +92,9 @@ var (
 // or "roleRef: ClusterRole system:x -> Role --system:x". When r has no answer the reference
 // is left as it is and listed in dangling, as
 // "spec.template.spec.serviceAccountName: ServiceAccount openshift-authentication/oauth".
-// Both lists are in document order. Fields that are absent, null or empty are skipped.
+// Both lists are in document order. Fields that are absent, null or empty are skipped. A
+// name that may be of several kinds (the resourceNames of a rule over configmaps and
+// secrets) is asked for each, in table order, until r answers.
 //
 // The fields are found with kustomize's field-spec filter. RewriteReferences changes
 // references only: it does not rename obj itself nor change its kind (convert a
@@ -106,7 +109,7 @@ func RewriteReferences(obj *yaml.RNode, r Renamer) (changed, dangling []string, 
 	for _, rf := range nameReferrers[obj.GetKind()] {
 		f := fieldspec.Filter{FieldSpec: rf.spec, SetValue: func(n *yaml.RNode) error { return c.visit(rf, n) }}
 		if _, err := f.Filter(obj); err != nil {
-			return nil, nil, fmt.Errorf("rewrite references: %w", err)
+			return nil, nil, fmt.Errorf("rewrite references: field %s: %w", rf.path, err)
 		}
 	}
 	if len(c.refs) == 0 {
@@ -142,13 +145,13 @@ func RewriteReferences(obj *yaml.RNode, r Renamer) (changed, dangling []string, 
 // mappings that hold the referring field, or, for a top-level field, to the field itself.
 type nameReferrer struct {
 	to       int             // the referenced kind, an index in referenceTable
-	spec     types.FieldSpec // the nameReferrer's kind and the path the filter follows
+	spec     types.FieldSpec // the referrer's kind and the path the filter follows
 	field    string          // the referring field's own name
 	topLevel bool            // spec.Path is the field itself: its parent is the object
 	path     string          // the table's path, dotted, to name a field found through an alias
 }
 
-// nameReferrers indexes the table by nameReferrer kind, in table order. Built once, never changed.
+// nameReferrers indexes the table by referrer kind, in table order. Built once, never changed.
 var nameReferrers = indexReferrers(referenceTable)
 
 func indexReferrers(table []NameReference) map[string][]nameReferrer {
@@ -198,7 +201,7 @@ type refCollector struct {
 	index map[*yaml.Node]*nameRef
 }
 
-// visit receives what the filter found: the field itself for a top-level nameReferrer, or the
+// visit receives what the filter found: the field itself for a top-level referrer, or the
 // mapping (or list of mappings) that holds it.
 func (c *refCollector) visit(rf nameReferrer, n *yaml.RNode) error {
 	if rf.topLevel {
@@ -216,7 +219,7 @@ func (c *refCollector) visit(rf nameReferrer, n *yaml.RNode) error {
 				continue
 			}
 			if e.Kind != yaml.MappingNode {
-				return refFieldError(rf, "expected a mapping or a list of mappings above the field")
+				return errors.New("expected a mapping or a list of mappings above the field")
 			}
 			if err := c.value(rf, e, refLookup(e, rf.field)); err != nil {
 				return err
@@ -224,7 +227,7 @@ func (c *refCollector) visit(rf nameReferrer, n *yaml.RNode) error {
 		}
 		return nil
 	default:
-		return refFieldError(rf, "expected a mapping or a list of mappings above the field")
+		return errors.New("expected a mapping or a list of mappings above the field")
 	}
 }
 
@@ -252,11 +255,11 @@ func (c *refCollector) value(rf nameReferrer, parent, v *yaml.Node) error {
 			case e.Kind == yaml.MappingNode:
 				c.object(rf, e)
 			default:
-				return refFieldError(rf, "expected a name or an object reference in the list")
+				return errors.New("expected a name or an object reference in the list")
 			}
 		}
 	default:
-		return refFieldError(rf, "expected a name, an object reference or a list of them")
+		return errors.New("expected a name, an object reference or a list of them")
 	}
 	return nil
 }
@@ -429,12 +432,11 @@ func (r *nameRef) apply(renamed Renamed) (string, bool) {
 		return oldName + " -> " + newName, true
 	}
 	show := func(kind, ns, name string) string {
+		s := refQualify(ns, name, r.ns != nil)
 		if oldKind != newKind {
-			name = kind + " " + refQualify(ns, name, r.ns != nil)
-		} else {
-			name = refQualify(ns, name, r.ns != nil)
+			s = kind + " " + s
 		}
-		return name
+		return s
 	}
 	return show(oldKind, oldNs, oldName) + " -> " + show(newKind, newNs, newName), true
 }
@@ -505,8 +507,4 @@ func refSetString(n *yaml.Node, v string) {
 		return
 	}
 	n.Value, n.Tag = v, yaml.NodeTagString
-}
-
-func refFieldError(rf nameReferrer, problem string) error {
-	return fmt.Errorf("%s %s: %s", rf.spec.Kind, rf.path, problem)
 }

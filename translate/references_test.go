@@ -1016,3 +1016,40 @@ func BenchmarkRewriteReferences(b *testing.B) {
 		}
 	})
 }
+
+// FuzzRewriteReferences checks that no object makes RewriteReferences panic, that an
+// object it rejects comes out unchanged, and that renaming every reference twice over
+// renames each once.
+func FuzzRewriteReferences(f *testing.F) {
+	f.Add(refBenchDeployment)
+	f.Add("apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata:\n  namespace: a\nroleRef:\n  kind: ClusterRole\n  name: r\nsubjects:\n- kind: ServiceAccount\n  name: s\n  namespace: b\n")
+	f.Add("apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nrules:\n- apiGroups: ['*']\n  resources: ['*']\n  resourceNames: [a, b]\n")
+	f.Add("apiVersion: v1\nkind: Pod\nspec:\n  volumes: oops\n")
+	f.Add("kind: Pod\nspec:\n  volumes:\n  - &v {configMap: {name: a}}\n  - *v\n")
+	prefix := translate.RenamerFunc(func(ref translate.Reference) (translate.Renamed, bool) {
+		return translate.Renamed{Namespace: "h", Name: "x-" + ref.Name}, true
+	})
+	f.Fuzz(func(t *testing.T, input string) {
+		obj, err := yaml.Parse(input)
+		if err != nil || obj.YNode().Kind != yaml.MappingNode {
+			return
+		}
+		before, err := obj.String()
+		if err != nil {
+			return
+		}
+		changed, _, err := translate.RewriteReferences(obj, prefix)
+		after := obj.MustString()
+		if err != nil {
+			if after != before {
+				t.Fatalf("rejected object was changed: %v\nbefore:\n%s\nafter:\n%s", err, before, after)
+			}
+			return
+		}
+		for _, c := range changed {
+			if strings.Contains(c, "x-x-") {
+				t.Fatalf("a reference was renamed twice: %s", c)
+			}
+		}
+	})
+}
