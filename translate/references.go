@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -99,14 +100,24 @@ var (
 // The fields are found with kustomize's field-spec filter. RewriteReferences changes
 // references only: it does not rename obj itself nor change its kind (convert a
 // ClusterRoleBinding whose ClusterRole became a Role separately). An error means obj is
-// malformed (a field of the table holds neither a name nor an object reference); obj is
-// then left unchanged.
+// malformed: not a mapping, a field of the table that holds neither a name nor an object
+// reference, or YAML aliases that loop or expand too far. obj is then left unchanged.
 func RewriteReferences(obj *yaml.RNode, r Renamer) (changed, dangling []string, err error) {
 	if obj.IsNil() {
 		return nil, nil, nil
 	}
+	if k := obj.YNode().Kind; k != yaml.MappingNode {
+		return nil, nil, fmt.Errorf("rewrite references: expected an object, found a YAML %s", refKindName(k))
+	}
+	rfs := nameReferrers[obj.GetKind()]
+	if len(rfs) == 0 {
+		return nil, nil, nil
+	}
+	if err := refCheckAliases(obj.YNode()); err != nil {
+		return nil, nil, fmt.Errorf("rewrite references: %w", err)
+	}
 	c := refCollector{obj: obj}
-	for _, rf := range nameReferrers[obj.GetKind()] {
+	for _, rf := range rfs {
 		f := fieldspec.Filter{FieldSpec: rf.spec, SetValue: func(n *yaml.RNode) error { return c.visit(rf, n) }}
 		if _, err := f.Filter(obj); err != nil {
 			return nil, nil, fmt.Errorf("rewrite references: field %s: %w", rf.path, err)
@@ -448,6 +459,66 @@ func refQualify(ns, name string, carriesNamespace bool) string {
 	return ns + "/" + name
 }
 
+// refMaxExpandedNodes bounds the size of an object that uses YAML aliases, counted with
+// every alias expanded: kustomize's filters follow aliases, so a few nested aliases could
+// otherwise make them visit billions of nodes.
+const refMaxExpandedNodes = 100_000
+
+// refCheckAliases rejects objects whose YAML aliases kustomize's filters would follow
+// forever (an alias inside the node it refers to) or for too long (see
+// refMaxExpandedNodes). Objects without aliases, the usual case, cost one walk.
+func refCheckAliases(root *yaml.Node) error {
+	aliases := 0
+	if err := refAliasCycles(root, nil, &aliases); err != nil || aliases == 0 {
+		return err
+	}
+	if refExpandedSize(root, map[*yaml.Node]int{}) > refMaxExpandedNodes {
+		return fmt.Errorf("YAML aliases expand the object beyond %d nodes", refMaxExpandedNodes)
+	}
+	return nil
+}
+
+// refAliasCycles counts the aliases under n and returns an error for one that refers to a
+// node that contains it. Anchors precede their aliases, so an alias to a node that is not
+// its ancestor cannot lead back to it.
+func refAliasCycles(n *yaml.Node, ancestors []*yaml.Node, aliases *int) error {
+	switch n.Kind {
+	case yaml.AliasNode:
+		*aliases++
+		if slices.Contains(ancestors, n.Alias) {
+			return fmt.Errorf("alias *%s refers to a node that contains it", n.Value)
+		}
+	case yaml.DocumentNode, yaml.MappingNode, yaml.SequenceNode:
+		ancestors = append(ancestors, n)
+		for _, e := range n.Content {
+			if err := refAliasCycles(e, ancestors, aliases); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// refExpandedSize counts the nodes under n with aliases expanded, up to just past
+// refMaxExpandedNodes. n has no alias cycle.
+func refExpandedSize(n *yaml.Node, memo map[*yaml.Node]int) int {
+	if n.Kind == yaml.AliasNode {
+		return refExpandedSize(n.Alias, memo)
+	}
+	if size, ok := memo[n]; ok {
+		return size
+	}
+	size := 1
+	for _, e := range n.Content {
+		if size += refExpandedSize(e, memo); size > refMaxExpandedNodes {
+			size = refMaxExpandedNodes + 1
+			break
+		}
+	}
+	memo[n] = size
+	return size
+}
+
 // refGrants says whether an RBAC policy rule's resourceNames name objects of row's kind.
 func refGrants(rule *yaml.Node, row *NameReference) bool {
 	return refAnyValue(refLookup(rule, "apiGroups"), func(g string) bool {
@@ -489,6 +560,21 @@ func refScalar(n *yaml.Node) *yaml.Node {
 		return nil
 	}
 	return n
+}
+
+func refKindName(k yaml.Kind) string {
+	switch k {
+	case yaml.SequenceNode:
+		return "list"
+	case yaml.ScalarNode:
+		return "scalar"
+	case yaml.AliasNode:
+		return "alias"
+	case yaml.DocumentNode:
+		return "document"
+	default:
+		return "node of kind " + strconv.Itoa(int(k))
+	}
 }
 
 func refDeref(n *yaml.Node) *yaml.Node {

@@ -47,12 +47,14 @@ type NameReference struct {
 // ReferenceTable returns the table of name references topolayer rewrites, grouped by
 // referenced kind. It covers kustomize's default nameReference configuration (v0.21.2)
 // for every kind in it, except for the entries TestReferenceTableCoversKustomize lists
-// as deliberately excluded, and adds fields kustomize does not list: init containers,
-// service accounts and priority classes of every pod-bearing kind, the deprecated
-// spec.serviceAccount, secret references of volume sources, ServiceAccount secrets,
-// PersistentVolume claimRef, CustomResourceDefinition conversion webhooks, OpenShift
-// Routes, RuntimeClass, MutatingAdmissionPolicy, and RBAC resourceNames for every
-// referenced kind.
+// as deliberately excluded, and adds what kustomize does not list: the same pod-spec
+// fields for every pod-bearing kind (kustomize misses some for ReplicationController,
+// ReplicaSet and PodTemplate), the deprecated spec.serviceAccount, the Secrets of CSI and
+// in-tree volume sources, generic ephemeral volumes' storage classes, ServiceAccount
+// secrets, PersistentVolume claimRef, CustomResourceDefinition conversion webhooks,
+// OpenShift Routes (spec.to, spec.alternateBackends, spec.tls.externalCertificate),
+// RuntimeClass, MutatingAdmissionPolicy, and RBAC resourceNames for every referenced kind
+// (kustomize has them for ConfigMap, Secret and PersistentVolume).
 //
 // The result is a fresh copy: callers may change it.
 func ReferenceTable() []NameReference {

@@ -826,6 +826,43 @@ spec:
     secret: {}
 `,
 		},
+		"alias cycle": {
+			input: `
+apiVersion: v1
+kind: Pod
+metadata:
+  name: loop
+spec:
+  volumes: &v
+  - *v
+`,
+			err: "alias *v refers to a node that contains it",
+		},
+		"alias bomb": {
+			input: `
+apiVersion: v1
+kind: Pod
+metadata:
+  name: bomb
+spec:
+  volumes: &a
+  - configMap:
+      name: audit
+  initContainers: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]
+  containers: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]
+  overhead: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]
+  tolerations: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]
+  readinessGates: [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]
+`,
+			err: "YAML aliases expand the object beyond 100000 nodes",
+		},
+		"not an object": {
+			input: `
+- a
+- b
+`,
+			err: "expected an object, found a YAML list",
+		},
 		"malformed": {
 			input: `
 apiVersion: apps/v1
@@ -1031,7 +1068,7 @@ func FuzzRewriteReferences(f *testing.F) {
 	})
 	f.Fuzz(func(t *testing.T, input string) {
 		obj, err := yaml.Parse(input)
-		if err != nil || obj.YNode().Kind != yaml.MappingNode {
+		if err != nil || obj.IsNil() {
 			return
 		}
 		before, err := obj.String()
