@@ -33,6 +33,7 @@ the hosted control plane's namespace on the management cluster and in the guest 
 		NewCmdPlan(streams),
 		NewCmdTranslate(streams),
 		NewCmdValidate(streams),
+		NewCmdShadowCRDs(streams),
 	)
 	return cmd
 }

@@ -34,6 +34,11 @@ var featureSetVariant = regexp.MustCompile(`-(CustomNoUpgrade|DevPreviewNoUpgrad
 var ModuleDir = sync.OnceValues(func() (string, error) {
 	version, err := moduleVersion()
 	if err != nil {
+		// Test binaries record no dependencies: ask the go command about the module being
+		// built, as `go test` runs inside it.
+		if dir, listErr := listModuleDir(); listErr == nil {
+			return dir, nil
+		}
 		return "", err
 	}
 	if dir := cachedDir(version); dir != "" {
@@ -52,6 +57,19 @@ var ModuleDir = sync.OnceValues(func() (string, error) {
 	}
 	return info.Dir, nil
 })
+
+// listModuleDir asks `go list` for the module's directory, from the working directory's module.
+func listModuleDir() (string, error) {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", ModulePath).Output()
+	if err != nil {
+		return "", fmt.Errorf("go list -m %s: %w", ModulePath, err)
+	}
+	dir := strings.TrimSpace(string(out))
+	if dir == "" {
+		return "", fmt.Errorf("go list -m %s: no directory (is the module downloaded?)", ModulePath)
+	}
+	return dir, nil
+}
 
 func moduleVersion() (string, error) {
 	bi, ok := debug.ReadBuildInfo()
