@@ -25,3 +25,10 @@ while IFS= read -r body; do
   n=$((n + 1))
 done < <(find "$example" -name '*-body-*' | sort)
 echo "  $n of $n bodies byte-identical"
+echo
+echo "== The same outputs in the hosted topology (examples/hosted.yaml): where each lands, and why"
+"$bin" plan --config examples/hosted.yaml --from "$example" --output-resources "$declared" --operator sample-operator
+echo
+echo "== The translated Deployment on the management cluster"
+"$bin" translate --config examples/hosted.yaml --from "$example" --output-resources "$declared" --operator sample-operator --to "$work/hosted" >/dev/null
+sed 's/^/  /' "$(find "$work/hosted/management" -path '*deployments*' -name '*-body-*')"
