@@ -334,3 +334,5 @@ func readTree(t *testing.T, dir string) map[string]string {
 	}
 	return files
 }
+
+func loadConfigB() (*config.TopologyConfig, error) { return config.Load("../examples/hosted.yaml") }
