@@ -8,6 +8,14 @@ BIN := bin/topolayer
 TOPOLAYER_CORPUS ?= $(abspath ../shared/corpus)
 export TOPOLAYER_CORPUS
 
+# kube-apiserver and etcd for the e2e tests and the dev environment: hack/envtest-assets.sh
+# builds them from the Go module proxy the first time (minutes), then prints the cached
+# directory (a KUBEBUILDER_ASSETS that holds them already is kept as is). Expanded only by
+# the targets that export it (test, demo), at most once per make run: `make help` or `make
+# lint` builds nothing.
+envtest_assets = $(eval envtest_assets := $$(shell ./hack/envtest-assets.sh))$(envtest_assets)
+test demo: export KUBEBUILDER_ASSETS = $(envtest_assets)
+
 FUZZTIME ?= 60s
 # package:FuzzTarget pairs run by `make fuzz`.
 FUZZ_TARGETS := \
@@ -25,6 +33,7 @@ build: ## build bin/topolayer
 	$(GO) build -o $(BIN) ./cmd/topolayer
 
 test: ## run every test (unit, corpus, e2e)
+	@[[ -n "$$KUBEBUILDER_ASSETS" ]] || { echo "make: hack/envtest-assets.sh found no kube-apiserver and etcd (see above)" >&2; exit 1; }
 	$(GO) test -count=1 ./...
 
 demo: build ## plan and translate the shipped example, standalone

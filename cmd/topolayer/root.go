@@ -34,6 +34,7 @@ the hosted control plane's namespace on the management cluster and in the guest 
 		NewCmdTranslate(streams),
 		NewCmdValidate(streams),
 		NewCmdShadowCRDs(streams),
+		NewCmdDevEnv(streams),
 	)
 	return cmd
 }

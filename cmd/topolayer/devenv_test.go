@@ -1,0 +1,116 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/topolayer/topolayer/config"
+)
+
+// runDevEnv executes `devenv args...` on a command tree of its own, so that it does not
+// depend on root.go registering devenv.
+func runDevEnv(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	root := NewRootCommand(IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
+	if c, _, err := root.Find([]string{"devenv"}); err != nil || c.Name() != "devenv" {
+		root.AddCommand(NewCmdDevEnv(IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}))
+	}
+	root.SetArgs(append([]string{"devenv"}, args...))
+	err := root.Execute()
+	return out.String(), errOut.String(), err
+}
+
+func TestDevEnvFlagErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"up without --dir", []string{"up"}, "--dir is required"},
+		{"up with a bad topology", []string{"up", "--dir", t.TempDir(), "--topology", "sideways"}, `--topology "sideways": must be hosted or standalone`},
+		{"up with a zero timeout", []string{"up", "--dir", t.TempDir(), "--timeout", "0s"}, "--timeout 0s: must be positive"},
+		{"up with a missing config", []string{"up", "--dir", t.TempDir(), "--config", "no-such.yaml"}, "--config"},
+		{"down without --dir", []string{"down"}, "--dir is required"},
+		{"serve with a relative dir", []string{"serve", "--dir", "rel"}, `--dir "rel": must be an absolute path`},
+		{"an argument", []string{"up", "extra"}, "unknown command"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := runDevEnv(t, tc.args...)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("devenv %v: err = %v, want one containing %q", tc.args, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestDevEnvTopology(t *testing.T) {
+	hostedCfg := &config.TopologyConfig{Topology: config.Topology{Type: config.Hosted}}
+	standaloneCfg := &config.TopologyConfig{Topology: config.Topology{Type: config.Standalone}}
+	tests := []struct {
+		flag string
+		cfg  *config.TopologyConfig
+		want config.TopologyType
+	}{
+		{"", nil, config.Hosted},
+		{"", standaloneCfg, config.Standalone},
+		{"", hostedCfg, config.Hosted},
+		{"hosted", standaloneCfg, config.Hosted},
+		{"Standalone", hostedCfg, config.Standalone},
+	}
+	for _, tc := range tests {
+		if got := devEnvTopology(tc.flag, tc.cfg); got != tc.want {
+			t.Errorf("devEnvTopology(%q, %v) = %s, want %s", tc.flag, tc.cfg, got, tc.want)
+		}
+	}
+}
+
+// up runs `<itself> devenv serve ...` in the background, whatever the root calls devenv.
+func TestDevEnvUpCompleteFindsServe(t *testing.T) {
+	root := NewRootCommand(IOStreams{})
+	if c, _, err := root.Find([]string{"devenv"}); err != nil || c.Name() != "devenv" {
+		root.AddCommand(NewCmdDevEnv(IOStreams{}))
+	}
+	up, _, err := root.Find([]string{"devenv", "up"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := &DevEnvUpOptions{Dir: "rel", ConfigFile: filepath.Join("..", "..", "examples", "hosted.yaml"), Timeout: time.Minute}
+	if err := o.Complete(up); err != nil {
+		t.Fatal(err)
+	}
+	exe, _ := os.Executable()
+	if want := []string{exe, "devenv", "serve"}; !slices.Equal(o.serve, want) {
+		t.Errorf("serve command = %v, want %v", o.serve, want)
+	}
+	if !filepath.IsAbs(o.dir) || !filepath.IsAbs(o.configFile) {
+		t.Errorf("Complete left relative paths: dir %q, config %q", o.dir, o.configFile)
+	}
+	if o.topology != config.Hosted || o.cfg.Topology.Hosted.Namespace != "clusters-example" {
+		t.Errorf("Complete: topology %s, config %+v; want Hosted from examples/hosted.yaml", o.topology, o.cfg.Topology)
+	}
+}
+
+func TestDevEnvDownWithNothingThere(t *testing.T) {
+	dir := t.TempDir()
+	keep := filepath.Join(dir, "management.kubeconfig")
+	if err := os.WriteFile(keep, []byte("not a dev environment's"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := runDevEnv(t, "down", "--dir", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "nothing to do") {
+		t.Errorf("devenv down on a plain directory printed %q, want nothing to do", out)
+	}
+	if _, err := os.Stat(keep); err != nil {
+		t.Errorf("devenv down removed a file of a directory that is no dev environment's: %v", err)
+	}
+}

@@ -1,0 +1,124 @@
+package cluster
+
+import (
+	"fmt"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/topolayer/topolayer/hosted/openshiftapi"
+	"github.com/topolayer/topolayer/hosted/shadow"
+)
+
+// HostedControlPlaneGVR and HostedControlPlaneGVK identify HyperShift's HostedControlPlane,
+// the object in the HCP namespace that stands for the hosted control plane.
+var (
+	HostedControlPlaneGVR = schema.GroupVersionResource{Group: "hypershift.openshift.io", Version: "v1beta1", Resource: "hostedcontrolplanes"}
+	HostedControlPlaneGVK = HostedControlPlaneGVR.GroupVersion().WithKind("HostedControlPlane")
+)
+
+// BuiltinShadows are the cluster-scoped built-in kinds whose objects an operator may write on
+// the management side, and which get a schemaless shadow (shadow.GenericCRD) on the
+// management server: certificates.k8s.io certificatesigningrequests.
+var BuiltinShadows = []schema.GroupVersionResource{
+	{Group: "certificates.k8s.io", Version: "v1", Resource: "certificatesigningrequests"},
+}
+
+// builtinKinds are the kinds of BuiltinShadows.
+var builtinKinds = map[schema.GroupResource]string{
+	{Group: "certificates.k8s.io", Resource: "certificatesigningrequests"}: "CertificateSigningRequest",
+}
+
+// PayloadCRDs reads the CRDs an OpenShift payload installs, from the openshift/api module
+// topolayer was built with (openshiftapi.PayloadCRDFiles): what a guest or a standalone
+// cluster serves.
+func PayloadCRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	files, err := openshiftapi.PayloadCRDFiles()
+	if err != nil {
+		return nil, fmt.Errorf("openshift/api CRDs: %w", err)
+	}
+	crds, err := shadow.ReadCRDs(files...)
+	if err != nil {
+		return nil, fmt.Errorf("openshift/api CRDs: %w", err)
+	}
+	return crds, nil
+}
+
+// ManagementCRDs returns what the management server serves besides its built-in APIs: the
+// HostedControlPlane CRD, the shadow of every cluster-scoped CRD in payload, and the shadows
+// of BuiltinShadows. payload is not modified.
+func ManagementCRDs(payload []*apiextensionsv1.CustomResourceDefinition) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	crds := []*apiextensionsv1.CustomResourceDefinition{HostedControlPlaneCRD()}
+	for _, orig := range payload {
+		if orig.Spec.Scope != apiextensionsv1.ClusterScoped {
+			continue
+		}
+		s, err := shadow.CRD(orig)
+		if err != nil {
+			return nil, err
+		}
+		crds = append(crds, s)
+	}
+	for _, gvr := range BuiltinShadows {
+		crds = append(crds, shadow.GenericCRD(gvr.GroupVersion().WithKind(builtinKinds[gvr.GroupResource()]), gvr.Resource))
+	}
+	return crds, nil
+}
+
+// HostedControlPlaneCRD returns a minimal CRD for HyperShift's HostedControlPlane
+// (hypershift.openshift.io/v1beta1, namespaced): enough for the objects topolayer reads from
+// it and the ownerReferences it sets to it, not HyperShift's full schema. Its spec has
+// configuration (the guest's config.openshift.io settings, any fields kept), pullSecret (a
+// reference to a Secret in the same namespace) and releaseImage; its status keeps any field
+// and is served through the status subresource.
+func HostedControlPlaneCRD() *apiextensionsv1.CustomResourceDefinition {
+	preserve := true
+	anything := func(description string) apiextensionsv1.JSONSchemaProps {
+		return apiextensionsv1.JSONSchemaProps{Description: description, Type: "object", XPreserveUnknownFields: &preserve}
+	}
+	gvr := HostedControlPlaneGVR
+	return &apiextensionsv1.CustomResourceDefinition{
+		TypeMeta:   metav1.TypeMeta{APIVersion: apiextensionsv1.SchemeGroupVersion.String(), Kind: "CustomResourceDefinition"},
+		ObjectMeta: metav1.ObjectMeta{Name: gvr.Resource + "." + gvr.Group},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: gvr.Group,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{
+				Kind:       HostedControlPlaneGVK.Kind,
+				ListKind:   HostedControlPlaneGVK.Kind + "List",
+				Plural:     gvr.Resource,
+				Singular:   "hostedcontrolplane",
+				ShortNames: []string{"hcp", "hcps"},
+			},
+			Scope: apiextensionsv1.NamespaceScoped,
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
+				Name:    gvr.Version,
+				Served:  true,
+				Storage: true,
+				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
+					Description: "HostedControlPlane stands for a hosted control plane in its namespace (a minimal schema for topolayer's tests and dev environment).",
+					Type:        "object",
+					Properties: map[string]apiextensionsv1.JSONSchemaProps{
+						"apiVersion": {Type: "string"},
+						"kind":       {Type: "string"},
+						"metadata":   {Type: "object"},
+						"spec": {
+							Type: "object",
+							Properties: map[string]apiextensionsv1.JSONSchemaProps{
+								"configuration": anything("configuration holds the guest cluster's config.openshift.io settings."),
+								"pullSecret": {
+									Description: "pullSecret names the Secret, in the HostedControlPlane's namespace, that holds the pull secret.",
+									Type:        "object",
+									Properties:  map[string]apiextensionsv1.JSONSchemaProps{"name": {Type: "string"}},
+								},
+								"releaseImage": {Description: "releaseImage is the OpenShift release image of the hosted cluster.", Type: "string"},
+							},
+						},
+						"status": anything("status is written by the control-plane operator."),
+					},
+				}},
+				Subresources: &apiextensionsv1.CustomResourceSubresources{Status: &apiextensionsv1.CustomResourceSubresourceStatus{}},
+			}},
+		},
+	}
+}

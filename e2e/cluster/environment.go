@@ -1,0 +1,335 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/topolayer/topolayer/config"
+	"github.com/topolayer/topolayer/translate"
+)
+
+// The names of the API servers of an Environment, as Config, Clusters and WriteKubeconfigs
+// use them.
+const (
+	// Management is the hosted topology's management cluster, which holds the HCP namespace.
+	Management = "management"
+	// Guest is the hosted topology's guest cluster.
+	Guest = "guest"
+	// Single is the standalone topology's one cluster.
+	Single = "cluster"
+)
+
+// DefaultHostedControlPlane names the hosted control plane when the configuration does not:
+// the values of examples/hosted.yaml.
+var DefaultHostedControlPlane = config.HostedTopology{Namespace: "clusters-example", HostedControlPlane: "example"}
+
+// ReleaseImage is the releaseImage of the HostedControlPlane object an Environment creates.
+// Nothing pulls it.
+const ReleaseImage = "quay.io/openshift-release-dev/ocp-release:4.20.0-multi"
+
+// LabelHCPNamespace marks the HCP namespace, with the value "true", as HyperShift does.
+const LabelHCPNamespace = "hypershift.openshift.io/hosted-control-plane"
+
+// Environment is a set of local API servers (kube-apiserver and etcd, started by
+// controller-runtime's envtest) in one topology:
+//
+//   - config.Standalone: one server, Single ("cluster"), serving the openshift/api payload CRDs;
+//   - config.Hosted: two servers, Management and Guest ("management" and "guest"). The guest
+//     serves the payload CRDs; the management server serves the HostedControlPlane CRD, the
+//     shadows of the payload's cluster-scoped CRDs and of BuiltinShadows, and holds the HCP
+//     namespace, its pull secret and the HostedControlPlane object.
+//
+// Every CRD is established before Start returns. The zero value, apart from the fields
+// below, is ready to Start; an Environment starts once.
+type Environment struct {
+	// Topology is config.Standalone or config.Hosted. Default: TopologyConfig's topology type
+	// when it is set, otherwise config.Hosted.
+	Topology config.TopologyType
+	// TopologyConfig names the hosted control plane (TopologyConfig.Topology.Hosted).
+	// Default, and when it names none: DefaultHostedControlPlane.
+	TopologyConfig *config.TopologyConfig
+	// AssetsDir holds the kube-apiserver and etcd binaries. Default: AssetsDir(ctx, Progress).
+	AssetsDir string
+	// DataDir, when set, holds each server's etcd data and certificates, in
+	// DataDir/<cluster>/{etcd,apiserver}; Stop leaves them, for the caller to remove. Default:
+	// temporary directories that Stop removes.
+	DataDir string
+	// Output receives the API servers' and etcd's own output, each line prefixed with the
+	// cluster name. Default: discarded.
+	Output io.Writer
+	// Progress receives the environment's progress: the assets build, servers started,
+	// CRDs established, with durations. Default: discarded.
+	Progress io.Writer
+	// StartTimeout bounds the start of each kube-apiserver and etcd process, and separately
+	// the wait for the CRDs to be served. Default: 2 minutes.
+	StartTimeout time.Duration
+
+	started  bool
+	servers  []*server
+	outputMu sync.Mutex
+}
+
+// server is one API server of an Environment.
+type server struct {
+	name string
+	env  *envtest.Environment
+	cfg  *rest.Config
+	out  *prefixWriter
+}
+
+// topology returns the topology to start, defaulted.
+func (e *Environment) topology() config.TopologyType {
+	switch {
+	case e.Topology != "":
+		return e.Topology
+	case e.TopologyConfig != nil && e.TopologyConfig.Topology.Type != "":
+		return e.TopologyConfig.Topology.Type
+	}
+	return config.Hosted
+}
+
+// hostedControlPlane returns the HCP namespace and name to create, defaulted.
+func (e *Environment) hostedControlPlane() config.HostedTopology {
+	if e.TopologyConfig != nil && e.TopologyConfig.Topology.Hosted != nil {
+		return *e.TopologyConfig.Topology.Hosted
+	}
+	return DefaultHostedControlPlane
+}
+
+// Clusters returns the names of the environment's API servers: Management and Guest for a
+// hosted environment, Single for a standalone one.
+func (e *Environment) Clusters() []string {
+	if e.topology() == config.Standalone {
+		return []string{Single}
+	}
+	return []string{Management, Guest}
+}
+
+// HostedControlPlane returns the HCP namespace and HostedControlPlane name of a hosted
+// environment, and the zero value for a standalone one.
+func (e *Environment) HostedControlPlane() config.HostedTopology {
+	if e.topology() != config.Hosted {
+		return config.HostedTopology{}
+	}
+	return e.hostedControlPlane()
+}
+
+// Config returns a copy of the admin (system:masters) client configuration of the named
+// cluster, or nil if the environment is not running or has no such cluster.
+func (e *Environment) Config(name string) *rest.Config {
+	for _, s := range e.servers {
+		if s.name == name && s.cfg != nil {
+			return rest.CopyConfig(s.cfg)
+		}
+	}
+	return nil
+}
+
+// Start starts the API servers, concurrently, installs their CRDs and waits until every CRD
+// is served, and, for a hosted environment, creates the HCP namespace, its pull secret and
+// the HostedControlPlane object. On error, whatever was started is stopped. ctx bounds the
+// assets build and the objects' creation; a server that is starting finishes starting (or
+// times out, see StartTimeout) before Start returns.
+func (e *Environment) Start(ctx context.Context) (err error) {
+	if e.started {
+		return errors.New("environment: already started")
+	}
+	topology := e.topology()
+	if topology != config.Standalone && topology != config.Hosted {
+		return fmt.Errorf("environment: topology %q: must be %s or %s", topology, config.Standalone, config.Hosted)
+	}
+	e.started = true
+	start := time.Now()
+
+	assets := e.AssetsDir
+	if assets == "" {
+		if assets, err = AssetsDir(ctx, e.Progress); err != nil {
+			return err
+		}
+	} else if err := checkAssets(assets); err != nil {
+		return fmt.Errorf("environment: assets %s: %w", assets, err)
+	}
+
+	payload, err := PayloadCRDs()
+	if err != nil {
+		return err
+	}
+	crds := map[string][]*apiextensionsv1.CustomResourceDefinition{Single: payload, Guest: payload}
+	if topology == config.Hosted {
+		if crds[Management], err = ManagementCRDs(payload); err != nil {
+			return err
+		}
+	}
+
+	for _, name := range e.Clusters() {
+		e.servers = append(e.servers, &server{name: name})
+	}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, e.Stop())
+		}
+	}()
+
+	errs := make([]error, len(e.servers))
+	var wg sync.WaitGroup
+	for i, s := range e.servers {
+		wg.Go(func() {
+			errs[i] = e.startServer(s, assets, crds[s.name])
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("environment: %w", err)
+	}
+
+	if topology == config.Hosted {
+		if err := createHostedControlPlane(ctx, e.Config(Management), e.hostedControlPlane()); err != nil {
+			return fmt.Errorf("%s: %w", Management, err)
+		}
+	}
+	e.progressf("%s environment ready in %s", topology, time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// startServer starts one API server and installs crds (deep copies: envtest modifies them).
+func (e *Environment) startServer(s *server, assets string, crds []*apiextensionsv1.CustomResourceDefinition) error {
+	timeout := e.StartTimeout
+	if timeout <= 0 {
+		timeout = 2 * time.Minute
+	}
+	apiServer := &envtest.APIServer{Path: filepath.Join(assets, "kube-apiserver")}
+	etcd := &envtest.Etcd{Path: filepath.Join(assets, "etcd")}
+	if e.Output != nil {
+		s.out = &prefixWriter{mu: &e.outputMu, w: e.Output, prefix: "[" + s.name + "] "}
+		apiServer.Out, apiServer.Err = s.out, s.out
+		etcd.Out, etcd.Err = s.out, s.out
+	}
+	if e.DataDir != "" {
+		apiServer.CertDir = filepath.Join(e.DataDir, s.name, "apiserver")
+		etcd.DataDir = filepath.Join(e.DataDir, s.name, "etcd")
+		for _, dir := range []string{apiServer.CertDir, etcd.DataDir} {
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				return fmt.Errorf("%s: %w", s.name, err)
+			}
+		}
+	}
+	copies := make([]*apiextensionsv1.CustomResourceDefinition, len(crds))
+	for i, crd := range crds {
+		copies[i] = crd.DeepCopy()
+	}
+	useExisting := false
+	s.env = &envtest.Environment{
+		ControlPlane:             envtest.ControlPlane{APIServer: apiServer, Etcd: etcd},
+		UseExistingCluster:       &useExisting,
+		ControlPlaneStartTimeout: timeout,
+		ControlPlaneStopTimeout:  30 * time.Second,
+	}
+	start := time.Now()
+	cfg, err := s.env.Start()
+	if err != nil {
+		return fmt.Errorf("%s: start the API server: %w", s.name, err)
+	}
+	s.cfg = cfg
+	started := time.Now()
+	e.progressf("%s: API server %s started in %s", s.name, cfg.Host, started.Sub(start).Round(time.Millisecond))
+
+	// envtest.InstallCRDs creates the CRDs and waits until discovery serves every one.
+	if _, err := envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{
+		CRDs:         copies,
+		MaxTime:      timeout,
+		PollInterval: 200 * time.Millisecond,
+	}); err != nil {
+		return fmt.Errorf("%s: install CRDs: %w", s.name, err)
+	}
+	e.progressf("%s: %d CRDs served in %s", s.name, len(crds), time.Since(started).Round(time.Millisecond))
+	return nil
+}
+
+// Stop stops every API server that was started, concurrently, and waits for their
+// processes to exit. It is safe to call more than once.
+func (e *Environment) Stop() error {
+	errs := make([]error, len(e.servers))
+	var wg sync.WaitGroup
+	for i, s := range e.servers {
+		if s.env == nil {
+			continue
+		}
+		wg.Go(func() {
+			if err := s.env.Stop(); err != nil {
+				errs[i] = fmt.Errorf("%s: stop the API server: %w", s.name, err)
+			}
+			if s.out != nil {
+				s.out.flush()
+			}
+		})
+	}
+	wg.Wait()
+	for _, s := range e.servers {
+		s.env, s.cfg = nil, nil
+	}
+	return errors.Join(errs...)
+}
+
+// createHostedControlPlane creates the HCP namespace, its pull secret and the
+// HostedControlPlane object on the management server.
+func createHostedControlPlane(ctx context.Context, cfg *rest.Config, hcp config.HostedTopology) error {
+	c, err := client.New(cfg, client.Options{})
+	if err != nil {
+		return err
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+		Name:   hcp.Namespace,
+		Labels: map[string]string{LabelHCPNamespace: "true"},
+	}}
+	pullSecret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: translate.PullSecretName, Namespace: hcp.Namespace},
+		Type:       corev1.SecretTypeDockerConfigJson,
+		Data:       map[string][]byte{corev1.DockerConfigJsonKey: []byte(`{"auths":{}}`)},
+	}
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"spec": map[string]any{
+			"releaseImage":  ReleaseImage,
+			"pullSecret":    map[string]any{"name": translate.PullSecretName},
+			"configuration": map[string]any{},
+		},
+	}}
+	obj.SetGroupVersionKind(HostedControlPlaneGVK)
+	obj.SetNamespace(hcp.Namespace)
+	obj.SetName(hcp.HostedControlPlane)
+	for _, o := range []struct {
+		resource string
+		obj      client.Object
+	}{{"namespace", ns}, {"secret", pullSecret}, {HostedControlPlaneGVR.GroupResource().String(), obj}} {
+		if err := c.Create(ctx, o.obj); err != nil {
+			return fmt.Errorf("create %s %s: %w", o.resource, client.ObjectKeyFromObject(o.obj), err)
+		}
+	}
+	return nil
+}
+
+// progressf writes one progress line, if anyone listens.
+func (e *Environment) progressf(format string, args ...any) {
+	if e.Progress == nil {
+		return
+	}
+	e.outputMu.Lock()
+	defer e.outputMu.Unlock()
+	fmt.Fprintf(e.Progress, "%s "+format+"\n", append([]any{time.Now().Format(time.TimeOnly)}, args...)...)
+}

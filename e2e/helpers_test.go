@@ -1,0 +1,58 @@
+package e2e
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// clients builds a typed and a dynamic client for cfg, failing the test on error.
+func clients(t *testing.T, cfg *rest.Config) (*kubernetes.Clientset, *dynamic.DynamicClient) {
+	t.Helper()
+	if cfg == nil {
+		t.Fatal("no client configuration: is the environment running?")
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs, dyn
+}
+
+var notLabelChars = regexp.MustCompile(`[^a-z0-9-]+`)
+
+// newNamespace creates a namespace of the test's own on the cluster of cfg, named after the
+// test, and deletes it when the test ends. (envtest runs no namespace controller, so the
+// namespace stays Terminating; its name is never reused.)
+func newNamespace(t *testing.T, cfg *rest.Config) string {
+	t.Helper()
+	cs, _ := clients(t, cfg)
+	prefix := strings.Trim(notLabelChars.ReplaceAllString(strings.ToLower(t.Name()), "-"), "-")
+	if len(prefix) > 40 {
+		prefix = strings.Trim(prefix[:40], "-")
+	}
+	ns, err := cs.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "e2e-" + prefix + "-"},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create a namespace: %v", err)
+	}
+	t.Cleanup(func() {
+		// t.Context is canceled by now.
+		if err := cs.CoreV1().Namespaces().Delete(context.Background(), ns.Name, metav1.DeleteOptions{}); err != nil {
+			t.Errorf("delete namespace %s: %v", ns.Name, err)
+		}
+	})
+	return ns.Name
+}
