@@ -3,7 +3,6 @@ package hosted_test
 import (
 	"encoding/json"
 	"flag"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/mom/contract"
+	"github.com/topolayer/topolayer/mom/contract/contracttest"
 	"github.com/topolayer/topolayer/mom/contract/corpus"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
@@ -289,7 +289,7 @@ func TestGoldenPlans(t *testing.T) {
 			if err := contract.WriteFolders(tmp, plan.ByCluster(), contract.WriteOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			for k, v := range readTree(t, tmp) {
+			for k, v := range contracttest.ReadTree(t, tmp) {
 				got[filepath.ToSlash(filepath.Join("translated", k))] = v
 			}
 			if *update {
@@ -307,32 +307,11 @@ func TestGoldenPlans(t *testing.T) {
 				}
 				return
 			}
-			if diff := cmp.Diff(readTree(t, dir), got); diff != "" {
+			if diff := cmp.Diff(contracttest.ReadTree(t, dir), got); diff != "" {
 				t.Errorf("golden files differ (-want +got); run go test ./hosted -update if the change is intended:\n%s", diff)
 			}
 		})
 	}
-}
-
-func readTree(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	files := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		files[filepath.ToSlash(rel)] = string(data)
-		return nil
-	})
-	if err != nil && !os.IsNotExist(err) {
-		t.Fatal(err)
-	}
-	return files
 }
 
 func loadConfigB() (*config.TopologyConfig, error) { return config.Load("../examples/hosted.yaml") }

@@ -238,39 +238,17 @@ func (o *ShadowCRDsOptions) selectSources(sources []shadowSource) ([]shadowSourc
 	return selected, errors.Join(errs...)
 }
 
-// writeShadowCRDs writes the shadows into a fresh directory beside to, then renames it into
-// place, so to is either the old content or the whole new one.
+// writeShadowCRDs writes the shadows into to, whole or not at all.
 func writeShadowCRDs(to string, shadows []*apiextensionsv1.CustomResourceDefinition, overwrite bool) error {
-	to = filepath.Clean(to)
-	if entries, err := os.ReadDir(to); err == nil && len(entries) > 0 && !overwrite {
-		return fmt.Errorf("--to %s: directory is not empty (use --overwrite to replace it)", to)
-	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("--to %s: %w", to, err)
-	}
-	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.MkdirTemp(filepath.Dir(to), "."+filepath.Base(to)+".tmp-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
-	staged := filepath.Join(tmp, "new")
-	if err := os.Mkdir(staged, 0o755); err != nil {
-		return err
-	}
-	for _, s := range shadows {
-		if err := shadow.WriteCRD(staged, s); err != nil {
+	return replaceDir(to, overwrite, func(staged string) error {
+		if err := os.Mkdir(staged, 0o755); err != nil {
 			return err
 		}
-	}
-	if _, err := os.Stat(to); err == nil {
-		if err := os.Rename(to, filepath.Join(tmp, "old")); err != nil {
-			return fmt.Errorf("--to %s: %w", to, err)
+		for _, s := range shadows {
+			if err := shadow.WriteCRD(staged, s); err != nil {
+				return err
+			}
 		}
-	}
-	if err := os.Rename(staged, to); err != nil {
-		return fmt.Errorf("--to %s: %w", to, err)
-	}
-	return nil
+		return nil
+	})
 }

@@ -89,38 +89,16 @@ func (o *TranslateOptions) Run(context.Context) error {
 	return nil
 }
 
-// writeTranslated writes the plan's mutations and plan.json into a fresh directory beside to,
-// then renames it into place, so to is either the old content or the whole new one.
+// writeTranslated writes the plan's mutations and plan.json into to, whole or not at all.
 func writeTranslated(to string, plan *translate.Plan, opts contract.WriteOptions, overwrite bool) error {
-	to = filepath.Clean(to)
-	if entries, err := os.ReadDir(to); err == nil && len(entries) > 0 && !overwrite {
-		return fmt.Errorf("--to %s: directory is not empty (use --overwrite to replace it)", to)
-	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("--to %s: %w", to, err)
-	}
-	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.MkdirTemp(filepath.Dir(to), "."+filepath.Base(to)+".tmp-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
-	staged := filepath.Join(tmp, "new")
-	if err := contract.WriteFolders(staged, plan.ByCluster(), opts); err != nil {
-		return err
-	}
-	js, err := json.MarshalIndent(plan, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(staged, PlanFile), append(js, '\n'), 0o644); err != nil {
-		return err
-	}
-	if _, err := os.Stat(to); err == nil {
-		if err := os.Rename(to, filepath.Join(tmp, "old")); err != nil {
-			return fmt.Errorf("--to %s: %w", to, err)
+	return replaceDir(to, overwrite, func(staged string) error {
+		if err := contract.WriteFolders(staged, plan.ByCluster(), opts); err != nil {
+			return err
 		}
-	}
-	return os.Rename(staged, to)
+		js, err := json.MarshalIndent(plan, "", "  ")
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(staged, PlanFile), append(js, '\n'), 0o644)
+	})
 }

@@ -1,7 +1,6 @@
 package contract_test
 
 import (
-	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -11,30 +10,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/topolayer/topolayer/mom/contract"
+	"github.com/topolayer/topolayer/mom/contract/contracttest"
 	"github.com/topolayer/topolayer/mom/contract/corpus"
 )
-
-// readTree returns every file below dir, by slash path, with its bytes.
-func readTree(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	files := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		files[filepath.ToSlash(rel)] = string(data)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return files
-}
 
 // TestCorpusRoundTrip reads every apply-configuration case of the corpus and writes it back:
 // the same file names and the same bytes, with metadata and controller-results written from
@@ -58,7 +36,7 @@ func TestCorpusRoundTrip(t *testing.T) {
 			if err := contract.WriteOutputDir(dir, out, contract.WriteOptions{NameKey: c.NameKey}); err != nil {
 				t.Fatalf("write: %v", err)
 			}
-			want, got := readTree(t, c.ExpectedOutput), readTree(t, dir)
+			want, got := contracttest.ReadTree(t, c.ExpectedOutput), contracttest.ReadTree(t, dir)
 			if diff := cmp.Diff(slices.Sorted(maps.Keys(want)), slices.Sorted(maps.Keys(got))); diff != "" {
 				t.Fatalf("file names differ (-want +got):\n%s", diff)
 			}
@@ -84,7 +62,7 @@ func TestCorpusOldFixtures(t *testing.T) {
 			if err := contract.WriteOutputDir(dir, out, contract.WriteOptions{NameKey: contract.NameKeyLegacy}); err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(readTree(t, src), readTree(t, dir)); diff != "" {
+			if diff := cmp.Diff(contracttest.ReadTree(t, src), contracttest.ReadTree(t, dir)); diff != "" {
 				t.Fatalf("round trip differs (-want +got):\n%s", diff)
 			}
 		})

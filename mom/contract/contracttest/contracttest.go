@@ -1,6 +1,7 @@
 package contracttest
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -259,4 +260,27 @@ func must(tb testing.TB, err error) {
 	if err != nil {
 		tb.Fatal(err)
 	}
+}
+
+// ReadTree returns every file below dir, by slash-separated relative path, with its content;
+// an absent dir reads as empty. Tests compare whole directories with it.
+func ReadTree(tb testing.TB, dir string) map[string]string {
+	tb.Helper()
+	files := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		files[filepath.ToSlash(rel)] = string(data)
+		return nil
+	})
+	if err != nil && !os.IsNotExist(err) {
+		tb.Fatal(err)
+	}
+	return files
 }
