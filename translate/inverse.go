@@ -144,6 +144,9 @@ func (inv Inverse) involvedObject(obj *yaml.RNode, r *inverseRenamer) error {
 		}
 		apiVersion := fieldString(ref.Value, "apiVersion")
 		gv, _ := schema.ParseGroupVersion(apiVersion)
+		if apiVersion == "" {
+			gv.Group, _ = inv.Discovery.GroupForKind(fieldString(ref.Value, "kind"))
+		}
 		kind, name, ns := fieldString(ref.Value, "kind"), fieldString(ref.Value, "name"), fieldString(ref.Value, "namespace")
 		if kind == "" || name == "" {
 			continue

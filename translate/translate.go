@@ -228,7 +228,7 @@ func (e Engine) rewriteBody(w *work, index map[objectKey]placed) ([]byte, error)
 		}
 		w.entry.Warnings = append(w.entry.Warnings, r.warnings...)
 		if src.IsEvent() {
-			if err := rewriteInvolvedObject(obj, r); err != nil {
+			if err := rewriteInvolvedObject(obj, r, target.Namespace); err != nil {
 				return nil, fmt.Errorf("rewrite involvedObject: %w", err)
 			}
 		}
@@ -374,27 +374,35 @@ func (r *renamer) warn(msg string) {
 }
 
 // rewriteInvolvedObject renames an event's involvedObject (core) or regarding (events.k8s.io).
-func rewriteInvolvedObject(obj *yaml.RNode, r *renamer) error {
+// A reference without apiVersion is resolved by its kind when one group has it. The API server
+// requires involvedObject.namespace to be the event's own namespace, so a namespaced reference
+// that cannot be resolved still follows the event into its target namespace.
+func rewriteInvolvedObject(obj *yaml.RNode, r *renamer, eventNamespace string) error {
 	for _, field := range []string{"involvedObject", "regarding", "related"} {
 		ref := obj.Field(field)
 		if ref == nil || ref.Value == nil || ref.Value.YNode().Kind != yaml.MappingNode {
 			continue
 		}
-		kind, name := fieldString(ref.Value, "kind"), fieldString(ref.Value, "name")
+		kind, name, ns := fieldString(ref.Value, "kind"), fieldString(ref.Value, "name"), fieldString(ref.Value, "namespace")
 		if kind == "" || name == "" {
 			continue
 		}
-		gv, _ := schema.ParseGroupVersion(fieldString(ref.Value, "apiVersion"))
-		target, _, ok := r.resolve(schema.GroupKind{Group: gv.Group, Kind: kind}, fieldString(ref.Value, "namespace"), name)
-		if !ok {
-			continue
+		apiVersion := fieldString(ref.Value, "apiVersion")
+		gv, _ := schema.ParseGroupVersion(apiVersion)
+		if apiVersion == "" {
+			gv.Group, _ = r.engine.Discovery.GroupForKind(kind)
 		}
-		set := map[string]string{"name": target.Name}
-		if fieldString(ref.Value, "namespace") != "" || target.Namespace != "" {
-			set["namespace"] = target.Namespace
-		}
-		if target.Group != gv.Group && fieldString(ref.Value, "apiVersion") != "" {
-			set["apiVersion"] = schema.GroupVersion{Group: target.Group, Version: gv.Version}.String()
+		set := map[string]string{}
+		if target, _, ok := r.resolve(schema.GroupKind{Group: gv.Group, Kind: kind}, ns, name); ok {
+			set["name"] = target.Name
+			if ns != "" || target.Namespace != "" {
+				set["namespace"] = target.Namespace
+			}
+			if target.Group != gv.Group && apiVersion != "" {
+				set["apiVersion"] = schema.GroupVersion{Group: target.Group, Version: gv.Version}.String()
+			}
+		} else if ns != "" && ns != eventNamespace {
+			set["namespace"] = eventNamespace
 		}
 		for _, k := range slices.Sorted(maps.Keys(set)) {
 			if err := ref.Value.PipeE(yaml.SetField(k, yaml.NewStringRNode(set[k]))); err != nil {

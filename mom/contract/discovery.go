@@ -99,6 +99,21 @@ func (d *Discovery) KindForResource(gr schema.GroupResource) (string, bool) {
 	return k, ok
 }
 
+// GroupForKind returns the one group that has a kind, for references that name a kind without
+// an apiVersion (an Event's involvedObject); ok is false when no group or several have it.
+func (d *Discovery) GroupForKind(kind string) (string, bool) {
+	if d == nil {
+		return "", false
+	}
+	group, n := "", 0
+	for gk := range d.kinds {
+		if gk.Kind == kind {
+			group, n = gk.Group, n+1
+		}
+	}
+	return group, n == 1
+}
+
 // ResourceForKind returns the plural resource of a kind in any version, when discovery knows it.
 func (d *Discovery) ResourceForKind(gk schema.GroupKind) (string, bool) {
 	if d == nil {
