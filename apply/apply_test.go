@@ -1,0 +1,355 @@
+package apply
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/topolayer/topolayer/mom/contract"
+	"github.com/topolayer/topolayer/routing"
+	"github.com/topolayer/topolayer/translate"
+)
+
+func obj(t *testing.T, y string) *unstructured.Unstructured {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(y), &u.Object); err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+func TestDecodeOptions(t *testing.T) {
+	for name, tc := range map[string]struct {
+		in      string
+		want    writeOptions
+		wantErr bool
+	}{
+		"none":          {},
+		"field manager": {in: "fieldManager: sample-status\n", want: writeOptions{FieldManager: "sample-status"}},
+		"force":         {in: "fieldManager: m\nforce: true\n", want: writeOptions{FieldManager: "m", Force: true}},
+		"unknown keys":  {in: "dryRun: [All]\nfieldValidation: Strict\n"},
+		"json":          {in: `{"force":true}`, want: writeOptions{Force: true}},
+		"malformed":     {in: "force: [\n", wantErr: true},
+		"wrong type":    {in: "force: maybe\n", wantErr: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got, err := decodeOptions([]byte(tc.in))
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tc.wantErr)
+			}
+			if got != tc.want {
+				t.Errorf("got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+const ours = `
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: openshift-sample--settings
+  namespace: clusters-example
+  annotations:
+    topolayer.dev/standalone-group: ""
+    topolayer.dev/standalone-resource: configmaps
+    topolayer.dev/standalone-namespace: openshift-sample
+    topolayer.dev/standalone-name: settings
+  labels:
+    topolayer.dev/operator: sample
+`
+
+func TestCheckOwnership(t *testing.T) {
+	create := contract.Mutation{Metadata: contract.Metadata{Action: contract.ActionCreate, Name: "openshift-sample--settings", Namespace: "clusters-example", ResourceType: contract.ResourceType{Version: "v1", Resource: "configmaps"}}}
+	status := create
+	status.Metadata.Action = contract.ActionApplyStatus
+	otherSource := strings.Replace(ours, "name: settings", "name: other", 1)
+	otherOperator := strings.Replace(ours, "operator: sample", "operator: someone-else", 1)
+	bare := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  namespace: clusters-example\n"
+	for name, tc := range map[string]struct {
+		m          contract.Mutation
+		desire     string // "" for no object (patch, delete)
+		live       string
+		operator   string
+		require    bool
+		wantReason string // "" means no conflict
+	}{
+		"same object":                   {m: create, desire: ours, live: ours},
+		"same object, operator option":  {m: create, desire: ours, live: ours, operator: "sample"},
+		"another source":                {m: create, desire: ours, live: otherSource, wantReason: "another source identity"},
+		"another operator":              {m: create, desire: ours, live: otherOperator, wantReason: `operator "someone-else"`},
+		"another operator, option":      {m: create, desire: bare, live: ours, operator: "other", wantReason: `operator "sample"`},
+		"unowned, standalone":           {m: create, desire: ours, live: bare},
+		"unowned, hosted":               {m: create, desire: ours, live: bare, require: true, wantReason: "not written by topolayer"},
+		"unowned, hosted, status write": {m: status, desire: bare, live: bare, require: true},
+		"patch of ours":                 {m: create, live: ours, operator: "sample", require: true},
+		"patch of another operator's":   {m: create, live: otherOperator, operator: "sample", wantReason: "someone-else"},
+		"body without annotations":      {m: create, desire: bare, live: otherSource, operator: "sample"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var desire *unstructured.Unstructured
+			if tc.desire != "" {
+				desire = obj(t, tc.desire)
+			}
+			err := checkOwnership("management", tc.m, desire, obj(t, tc.live), tc.operator, tc.require)
+			if tc.wantReason == "" {
+				if err != nil {
+					t.Fatalf("unexpected conflict: %v", err)
+				}
+				return
+			}
+			var ce *ConflictError
+			if !errors.As(err, &ce) {
+				t.Fatalf("err = %v, want a *ConflictError", err)
+			}
+			if !strings.Contains(ce.Reason, tc.wantReason) {
+				t.Errorf("reason %q does not contain %q", ce.Reason, tc.wantReason)
+			}
+			if ce.Target != "management" || ce.Identity.Name != tc.m.Metadata.Name {
+				t.Errorf("conflict names %s %s", ce.Target, ce.Identity)
+			}
+		})
+	}
+}
+
+func TestEquivalent(t *testing.T) {
+	live := obj(t, `
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: a
+  namespace: ns
+  uid: 1234
+  resourceVersion: "10"
+  generation: 1
+  creationTimestamp: "2025-01-01T00:00:00Z"
+  managedFields:
+  - manager: topolayer
+    operation: Update
+    time: "2025-01-01T00:00:00Z"
+data:
+  k: v
+`)
+	for name, tc := range map[string]struct {
+		edit func(u *unstructured.Unstructured)
+		want bool
+	}{
+		"same":              {edit: func(*unstructured.Unstructured) {}, want: true},
+		"resourceVersion":   {edit: func(u *unstructured.Unstructured) { u.SetResourceVersion("11") }, want: true},
+		"generation":        {edit: func(u *unstructured.Unstructured) { u.SetGeneration(2) }, want: true},
+		"managedFields":     {edit: func(u *unstructured.Unstructured) { u.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "x"}}) }, want: true},
+		"data":              {edit: func(u *unstructured.Unstructured) { _ = unstructured.SetNestedField(u.Object, "w", "data", "k") }},
+		"label":             {edit: func(u *unstructured.Unstructured) { u.SetLabels(map[string]string{"a": "b"}) }},
+		"ownerReferences":   {edit: func(u *unstructured.Unstructured) { u.SetOwnerReferences([]metav1.OwnerReference{{Name: "x"}}) }},
+		"creationTimestamp": {edit: func(u *unstructured.Unstructured) { u.SetCreationTimestamp(metav1.Now()) }},
+	} {
+		t.Run(name, func(t *testing.T) {
+			other := live.DeepCopy()
+			tc.edit(other)
+			if got := Equivalent(live, other); got != tc.want {
+				t.Errorf("Equivalent = %v, want %v", got, tc.want)
+			}
+			if !Equivalent(live, live.DeepCopy()) {
+				t.Error("an object is not equivalent to its copy")
+			}
+		})
+	}
+	if Equivalent(live, nil) || !Equivalent(nil, nil) {
+		t.Error("nil handling")
+	}
+}
+
+func TestSetOwner(t *testing.T) {
+	owner := &metav1.OwnerReference{APIVersion: "hypershift.openshift.io/v1beta1", Kind: "HostedControlPlane", Name: "example", UID: "u1"}
+	body := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  annotations:\n    topolayer.dev/owner-hosted-control-plane: example\n"
+
+	u := obj(t, body)
+	if err := setOwner(u, owner); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := u.GetAnnotations()[translate.AnnotationOwnerHCP]; ok {
+		t.Error("the owner annotation is left")
+	}
+	if refs := u.GetOwnerReferences(); len(refs) != 1 || refs[0] != *owner {
+		t.Errorf("ownerReferences = %+v", refs)
+	}
+	if err := setOwner(u, owner); err != nil || len(u.GetOwnerReferences()) != 1 {
+		t.Errorf("a second setOwner: err %v, refs %+v", err, u.GetOwnerReferences())
+	}
+	if err := setOwner(obj(t, body), nil); err == nil {
+		t.Error("no owner on the target: want an error")
+	}
+	other := *owner
+	other.Name = "other"
+	if err := setOwner(obj(t, body), &other); err == nil {
+		t.Error("another HostedControlPlane: want an error")
+	}
+	plain := obj(t, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n")
+	if err := setOwner(plain, owner); err != nil || len(plain.GetOwnerReferences()) != 0 {
+		t.Errorf("no annotation: err %v, refs %+v", err, plain.GetOwnerReferences())
+	}
+}
+
+func TestStripServerFields(t *testing.T) {
+	u := obj(t, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  uid: x\n  resourceVersion: '3'\n  creationTimestamp: null\n  generation: 2\n  labels: {a: b}\n")
+	stripServerFields(u)
+	if u.GetUID() != "" || u.GetResourceVersion() != "" || u.GetGeneration() != 0 || u.GetLabels()["a"] != "b" {
+		t.Errorf("after strip: %v", u.Object["metadata"])
+	}
+	if _, ok := u.Object["metadata"].(map[string]any)["creationTimestamp"]; ok {
+		t.Error("creationTimestamp is left")
+	}
+}
+
+func TestParseServiceAccount(t *testing.T) {
+	ns, name, err := ParseServiceAccount("system:serviceaccount:openshift-authentication-operator:authentication-operator")
+	if err != nil || ns != "openshift-authentication-operator" || name != "authentication-operator" {
+		t.Errorf("got %q %q %v", ns, name, err)
+	}
+	for _, bad := range []string{"", "admin", "system:serviceaccount:ns", "system:serviceaccount::n", "system:serviceaccount:a:b:c"} {
+		if _, _, err := ParseServiceAccount(bad); err == nil {
+			t.Errorf("%q: want an error", bad)
+		}
+	}
+	if _, err := NewClusterTarget("x", nil, Options{}); err == nil {
+		t.Error("nil config: want an error")
+	}
+}
+
+func TestPatchType(t *testing.T) {
+	for _, s := range []string{contract.PatchTypeJSON, contract.PatchTypeMerge, contract.PatchTypeStrategicMerge, contract.PatchTypeApply} {
+		if pt, err := patchType(s); err != nil || string(pt) != s {
+			t.Errorf("%s: %s %v", s, pt, err)
+		}
+	}
+	if _, err := patchType("text/plain"); err == nil {
+		t.Error("unknown patch type: want an error")
+	}
+}
+
+// fakeTarget records what it is asked.
+type fakeTarget struct {
+	name    string
+	applied []string
+	fail    map[string]error // by object name, on dry-run and apply
+	skip    map[string]bool
+}
+
+func (f *fakeTarget) Name() string { return f.name }
+
+func (f *fakeTarget) Apply(_ context.Context, m contract.Mutation) (Result, error) {
+	if err := f.fail[m.Metadata.Name]; err != nil {
+		return Result{}, err
+	}
+	if f.skip[m.Metadata.Name] {
+		return Result{Change: ChangeNone, Skipped: true}, nil
+	}
+	f.applied = append(f.applied, m.Metadata.Name)
+	return Result{Change: ChangeCreate}, nil
+}
+
+func (f *fakeTarget) DryRun(_ context.Context, m contract.Mutation) (Result, error) {
+	if err := f.fail[m.Metadata.Name]; err != nil {
+		return Result{}, err
+	}
+	return Result{Change: ChangeCreate}, nil
+}
+
+func planOf(entries ...translate.Entry) *translate.Plan {
+	return &translate.Plan{Topology: translate.TopologyHosted, Entries: entries}
+}
+
+func entry(cluster, ns, name string, action contract.Action) translate.Entry {
+	md := contract.Metadata{Action: action, Namespace: ns, Name: name, ResourceType: contract.ResourceType{Version: "v1", Resource: "configmaps"}}
+	return translate.Entry{Action: action, Disposition: routing.Apply, Target: translate.Target{Cluster: cluster}, Mutation: &contract.Mutation{Metadata: md}}
+}
+
+func TestApplyPlan(t *testing.T) {
+	ctx := t.Context()
+	t.Run("rejected entry", func(t *testing.T) {
+		f := &fakeTarget{name: "management"}
+		p := planOf(entry("management", "ns", "a", contract.ActionCreate), translate.Entry{Disposition: routing.Rejected, Reason: "no"})
+		if _, err := ApplyPlan(ctx, p, map[string]Target{"management": f}); err == nil || len(f.applied) != 0 {
+			t.Errorf("err %v, applied %v", err, f.applied)
+		}
+	})
+	t.Run("missing target", func(t *testing.T) {
+		f := &fakeTarget{name: "management"}
+		p := planOf(entry("management", "ns", "a", contract.ActionCreate), entry("guest", "", "b", contract.ActionCreate))
+		_, err := ApplyPlan(ctx, p, map[string]Target{"management": f})
+		if err == nil || !strings.Contains(err.Error(), `"guest"`) || len(f.applied) != 0 {
+			t.Errorf("err %v, applied %v", err, f.applied)
+		}
+	})
+	t.Run("dry-run failure writes nothing", func(t *testing.T) {
+		f := &fakeTarget{name: "management", fail: map[string]error{"c": errors.New("denied")}}
+		p := planOf(entry("management", "ns", "a", contract.ActionCreate), entry("management", "ns", "b", contract.ActionCreate), entry("management", "ns", "c", contract.ActionCreate))
+		res, err := ApplyPlan(ctx, p, map[string]Target{"management": f})
+		if err == nil || len(f.applied) != 0 {
+			t.Fatalf("err %v, applied %v", err, f.applied)
+		}
+		if res[0].Status != StatusNotRun || res[2].Status != StatusFailed {
+			t.Errorf("statuses %s %s", res[0].Status, res[2].Status)
+		}
+	})
+	t.Run("dependent entries are not dry-run", func(t *testing.T) {
+		f := &fakeTarget{name: "cluster", fail: map[string]error{}}
+		ns := entry("cluster", "", "new", contract.ActionCreate)
+		ns.Mutation.Metadata.ResourceType.Resource = "namespaces"
+		p := planOf(ns, entry("cluster", "new", "a", contract.ActionCreate), entry("cluster", "new", "a", contract.ActionUpdate))
+		res, err := DryRun(ctx, p, map[string]Target{"cluster": f})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res[0].Change != ChangeCreate || res[1].Change != "" || res[2].Change != "" || res[2].Status != StatusValid {
+			t.Errorf("results %+v", res)
+		}
+	})
+	t.Run("applies in order, stops at the first failure", func(t *testing.T) {
+		f := &fakeTarget{name: "management", skip: map[string]bool{"b": true}}
+		p := planOf(entry("management", "ns", "a", contract.ActionCreate), entry("management", "ns", "b", contract.ActionCreate), entry("management", "ns", "c", contract.ActionCreate), entry("management", "ns", "d", contract.ActionCreate))
+		// c fails only when written, after its dry-run passed.
+		ft := &failOnApply{fakeTarget: f, name: "c"}
+		res, err := ApplyPlan(ctx, p, map[string]Target{"management": ft})
+		if err == nil {
+			t.Fatal("want an error")
+		}
+		var got []Status
+		for _, r := range res {
+			got = append(got, r.Status)
+		}
+		want := []Status{StatusApplied, StatusSkipped, StatusFailed, StatusNotRun}
+		if strings.Join(statusStrings(got), ",") != strings.Join(statusStrings(want), ",") {
+			t.Errorf("statuses %v, want %v", got, want)
+		}
+		if strings.Join(f.applied, ",") != "a" {
+			t.Errorf("applied %v", f.applied)
+		}
+	})
+}
+
+type failOnApply struct {
+	*fakeTarget
+	name string
+}
+
+func (f *failOnApply) Apply(ctx context.Context, m contract.Mutation) (Result, error) {
+	if m.Metadata.Name == f.name {
+		return Result{}, errors.New("boom")
+	}
+	return f.fakeTarget.Apply(ctx, m)
+}
+
+func statusStrings(s []Status) []string {
+	out := make([]string, len(s))
+	for i, v := range s {
+		out[i] = string(v)
+	}
+	return out
+}

@@ -1,0 +1,95 @@
+package apply
+
+import (
+	"fmt"
+	"maps"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/topolayer/topolayer/mom/contract"
+	"github.com/topolayer/topolayer/namespaces"
+)
+
+// ConflictError says that an object already on a target is not the planned object's to
+// write: it records another source identity, another operator, or (on a target that requires
+// ownership) nothing of topolayer at all. Nothing was written.
+type ConflictError struct {
+	// Target is the target's name.
+	Target string
+	// Identity is the mutation's target identity.
+	Identity contract.Identity
+	// Reason says what differs.
+	Reason string
+	// LiveSource is the live object's source identity annotations; LiveOperator its operator
+	// label.
+	LiveSource   map[string]string
+	LiveOperator string
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("conflict on %s: %s already exists and %s; refusing to write it", e.Target, e.Identity, e.Reason)
+}
+
+// sourceKeys are the annotations that record a standalone identity.
+var sourceKeys = []string{
+	namespaces.AnnotationStandaloneGroup,
+	namespaces.AnnotationStandaloneResource,
+	namespaces.AnnotationStandaloneNamespace,
+	namespaces.AnnotationStandaloneName,
+	namespaces.AnnotationStandaloneGenerateName,
+}
+
+// sourceOf returns the source identity annotations of obj (nil when it has none).
+func sourceOf(obj *unstructured.Unstructured) map[string]string {
+	if obj == nil {
+		return nil
+	}
+	var out map[string]string
+	ann := obj.GetAnnotations()
+	for _, k := range sourceKeys {
+		if v, ok := ann[k]; ok {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// checkOwnership decides whether the mutation m (whose object is desire, nil for patches
+// and deletes) may write over live. operator is the writing operator ("" means the label
+// of desire); requireOwnership makes an object without any topolayer mark someone else's,
+// except for status writes.
+func checkOwnership(target string, m contract.Mutation, desire, live *unstructured.Unstructured, operator string, requireOwnership bool) error {
+	liveSrc := sourceOf(live)
+	liveOp := live.GetLabels()[namespaces.LabelOperator]
+	conflict := func(reason string) error {
+		return &ConflictError{Target: target, Identity: m.Identity(), Reason: reason, LiveSource: liveSrc, LiveOperator: liveOp}
+	}
+	if desire != nil && operator == "" {
+		operator = desire.GetLabels()[namespaces.LabelOperator]
+	}
+	if liveOp != "" && operator != "" && liveOp != operator {
+		return conflict(fmt.Sprintf("belongs to operator %q (label %s)", liveOp, namespaces.LabelOperator))
+	}
+	if want := sourceOf(desire); want != nil && liveSrc != nil && !maps.Equal(want, liveSrc) {
+		return conflict(fmt.Sprintf("records another source identity (%s)", describeSource(liveSrc)))
+	}
+	if requireOwnership && liveSrc == nil && liveOp == "" && !m.Metadata.Action.IsStatus() {
+		return conflict("was not written by topolayer (no standalone identity annotations, no operator label)")
+	}
+	return nil
+}
+
+// describeSource formats source identity annotations like an identity.
+func describeSource(a map[string]string) string {
+	id := contract.Identity{
+		Group:        a[namespaces.AnnotationStandaloneGroup],
+		Resource:     a[namespaces.AnnotationStandaloneResource],
+		Namespace:    a[namespaces.AnnotationStandaloneNamespace],
+		Name:         a[namespaces.AnnotationStandaloneName],
+		GenerateName: a[namespaces.AnnotationStandaloneGenerateName],
+	}
+	return id.String()
+}

@@ -1,0 +1,44 @@
+// Package apply writes a translated plan to live clusters.
+//
+// A Target is one place mutations land: a cluster, or one namespace of one (the hosted control
+// plane's namespace on a management cluster). ClusterTarget is the Target over a real API
+// server; it supports every action of the contract:
+//
+//   - Create is a POST. When the object already exists and is ours (the same standalone
+//     identity annotations and operator label), the body is server-side applied with the
+//     target's field manager instead, so re-creating converges. Objects that only have a
+//     generateName are always POSTed.
+//   - Update and UpdateStatus are a PUT of the object or its status subresource, with the
+//     live object's resourceVersion.
+//   - Apply and ApplyStatus are server-side apply PATCHes (application/apply-patch+yaml) with
+//     the field manager and force flag of the options file (shadow objects get their status
+//     through the status subresource this way).
+//   - Patch and PatchStatus are JSON, merge or strategic-merge PATCHes; JSON patch bodies
+//     may be YAML lists.
+//   - Delete is a DELETE; an absent object is not an error.
+//
+// An object that already exists but carries another source identity or another operator's
+// label is a conflict (*ConflictError): nothing is written. A write that would not change the
+// object (the server's dry-run of it equals the live object) is skipped, so re-applying a
+// plan sends no mutating request.
+//
+// ApplyPlan validates a whole plan (no rejected entry, a target for every cluster, a
+// server-side dry-run of every mutation) before its first write, then applies it in order and
+// stops at the first failure. DryRun reports what each entry would do and writes nothing.
+//
+// Usage, for a hosted plan:
+//
+//	owner, err := apply.ResolveHostedControlPlane(ctx, mgmtCfg, "clusters-example", "example")
+//	if err != nil { ... }
+//	mgmt, err := apply.NewClusterTarget("management", mgmtCfg, apply.Options{
+//		Namespace:          "clusters-example",
+//		Operator:           "cluster-authentication-operator",
+//		HostedControlPlane: owner,
+//		RequireOwnership:   true,
+//	})
+//	guest, err := apply.NewClusterTarget("guest", guestCfg, apply.Options{Operator: "cluster-authentication-operator"})
+//	results, err := apply.ApplyPlan(ctx, plan, map[string]apply.Target{"management": mgmt, "guest": guest})
+//
+// With Options.Impersonate naming a service account, every request of the target is made as
+// that account, so the target can write only what the account's RBAC allows.
+package apply

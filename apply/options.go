@@ -1,0 +1,29 @@
+package apply
+
+import (
+	"fmt"
+
+	"sigs.k8s.io/yaml"
+)
+
+// writeOptions is what topolayer reads of a mutation's options file (CreateOptions,
+// UpdateOptions, PatchOptions or ApplyOptions as the operator wrote them).
+type writeOptions struct {
+	// FieldManager overrides the metadata's field manager.
+	FieldManager string `json:"fieldManager"`
+	// Force makes a server-side apply take over conflicting fields.
+	Force bool `json:"force"`
+}
+
+// decodeOptions reads an options file; nil or empty bytes are the zero options. Unknown
+// keys (dryRun, fieldValidation, ...) are ignored: topolayer decides those.
+func decodeOptions(data []byte) (writeOptions, error) {
+	var o writeOptions
+	if len(data) == 0 {
+		return o, nil
+	}
+	if err := yaml.Unmarshal(data, &o); err != nil {
+		return writeOptions{}, fmt.Errorf("decode the options: %w", err)
+	}
+	return o, nil
+}

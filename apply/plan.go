@@ -1,0 +1,175 @@
+package apply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/topolayer/topolayer/mom/contract"
+	"github.com/topolayer/topolayer/routing"
+	"github.com/topolayer/topolayer/translate"
+)
+
+// Status is what became of one plan entry.
+type Status string
+
+const (
+	// StatusApplied: the mutation was written.
+	StatusApplied Status = "applied"
+	// StatusSkipped: the mutation would have changed nothing and was not sent.
+	StatusSkipped Status = "skipped"
+	// StatusFailed: the mutation failed (on validation, or when written); Err says why.
+	StatusFailed Status = "failed"
+	// StatusNotRun: the plan stopped before the entry (validation or an earlier failure).
+	StatusNotRun Status = "not-run"
+	// StatusValid: on a dry-run, the server would accept the entry but could not be asked
+	// what it would store, because an earlier entry of the plan creates what it needs.
+	StatusValid Status = "valid"
+)
+
+// EntryResult is the outcome of one apply entry of a plan.
+type EntryResult struct {
+	// Index is the entry's index in Plan.Entries.
+	Index int
+	// Cluster, Action and Identity are the entry's target cluster, action and target identity.
+	Cluster  string
+	Action   contract.Action
+	Identity contract.Identity
+	// Status is what became of it.
+	Status Status
+	// Change is what the write did, or would do (DryRun): create, change, unchanged, delete.
+	Change Change
+	// Object is the object as the server stored it, or would store it; Live the object
+	// before the write. Either may be nil.
+	Object, Live *unstructured.Unstructured
+	// Err is the failure of a failed entry.
+	Err error
+}
+
+// applyEntries returns the indexes of the plan's apply entries.
+func applyEntries(plan *translate.Plan) []int {
+	var out []int
+	for i, e := range plan.Entries {
+		if e.Disposition == routing.Apply && e.Mutation != nil {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// objectKey names an object on a cluster, for ordering dependencies within a plan.
+type objectKey struct {
+	cluster string
+	group   string
+	res     string
+	ns      string
+	name    string
+}
+
+func keyOf(cluster string, id contract.Identity) objectKey {
+	return objectKey{cluster, id.Group, id.Resource, id.Namespace, id.Name}
+}
+
+// checkPlan runs the static checks of a plan: no rejected entry, a target for every apply
+// entry's cluster.
+func checkPlan(plan *translate.Plan, targets map[string]Target) error {
+	if plan == nil {
+		return errors.New("no plan")
+	}
+	var errs []error
+	for _, e := range plan.Rejected() {
+		errs = append(errs, fmt.Errorf("entry %s %s is rejected (%s): %s", e.Action, e.Source, e.Rule, e.Reason))
+	}
+	missing := map[string]bool{}
+	for _, i := range applyEntries(plan) {
+		c := plan.Entries[i].Target.Cluster
+		if targets[c] == nil && !missing[c] {
+			missing[c] = true
+			errs = append(errs, fmt.Errorf("no target for cluster %q", c))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// DryRun asks every target what each apply entry of the plan would do, with server-side
+// dry-run: create, change (Object is what the server would store), unchanged, or fail.
+// Nothing is written. An entry whose object or namespace an earlier entry creates cannot be
+// asked before that entry is written: it is reported StatusValid without a Change. Targets
+// that are not DryRunners are not asked: their entries stay StatusNotRun. The error joins
+// the static problems of the plan and every failed entry.
+func DryRun(ctx context.Context, plan *translate.Plan, targets map[string]Target) ([]EntryResult, error) {
+	if err := checkPlan(plan, targets); err != nil {
+		return nil, err
+	}
+	created := map[objectKey]bool{}
+	var results []EntryResult
+	var errs []error
+	for _, i := range applyEntries(plan) {
+		e := plan.Entries[i]
+		m := *e.Mutation
+		r := EntryResult{Index: i, Cluster: e.Target.Cluster, Action: m.Metadata.Action, Identity: m.Identity(), Status: StatusNotRun}
+		id := m.Identity()
+		dependent := created[keyOf(r.Cluster, id)] ||
+			(id.Namespace != "" && created[keyOf(r.Cluster, contract.Identity{Version: "v1", Resource: "namespaces", Name: id.Namespace})])
+		if m.Metadata.Action == contract.ActionCreate || m.Metadata.Action == contract.ActionApply {
+			created[keyOf(r.Cluster, id)] = true
+		}
+		dr, ok := targets[r.Cluster].(DryRunner)
+		switch {
+		case !ok:
+		case dependent:
+			r.Status = StatusValid
+		default:
+			res, err := dr.DryRun(ctx, m)
+			r.Change, r.Object, r.Live = res.Change, res.Object, res.Live
+			if err != nil {
+				r.Status, r.Err = StatusFailed, err
+				errs = append(errs, fmt.Errorf("entry %d: %w", i, err))
+			} else {
+				r.Status = StatusValid
+			}
+		}
+		results = append(results, r)
+	}
+	return results, errors.Join(errs...)
+}
+
+// ApplyPlan validates the whole plan, then applies its apply entries in order on the targets
+// named by their clusters, and stops at the first failure.
+//
+// Validation is DryRun: a rejected entry, a cluster without a target, or an entry that
+// fails its server-side dry-run (admission, validation, RBAC, conflict) means nothing is
+// written; the results then carry the dry-run's findings. After validation, each entry is
+// applied (StatusApplied), or skipped when it would change nothing (StatusSkipped); the first
+// failure (StatusFailed) stops the plan, and the entries after it are StatusNotRun.
+func ApplyPlan(ctx context.Context, plan *translate.Plan, targets map[string]Target) ([]EntryResult, error) {
+	results, err := DryRun(ctx, plan, targets)
+	if err != nil {
+		for i := range results {
+			if results[i].Status != StatusFailed {
+				results[i].Status = StatusNotRun
+			}
+		}
+		return results, fmt.Errorf("the plan failed validation, nothing was written: %w", err)
+	}
+	for i := range results {
+		r := &results[i]
+		res, err := targets[r.Cluster].Apply(ctx, *plan.Entries[r.Index].Mutation)
+		r.Change, r.Object, r.Live = res.Change, res.Object, res.Live
+		switch {
+		case err != nil:
+			r.Status, r.Err = StatusFailed, err
+			for j := i + 1; j < len(results); j++ {
+				results[j].Status, results[j].Change, results[j].Object, results[j].Live = StatusNotRun, "", nil, nil
+			}
+			return results, fmt.Errorf("entry %d: %w", r.Index, err)
+		case res.Skipped:
+			r.Status = StatusSkipped
+		default:
+			r.Status = StatusApplied
+		}
+	}
+	return results, nil
+}
