@@ -12,10 +12,7 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/topolayer/topolayer/e2e/cluster"
 )
@@ -69,22 +66,7 @@ func TestDevEnv(t *testing.T) {
 	}
 
 	for file, want := range map[string]string{"management.kubeconfig": "clusters-example", "guest.kubeconfig": "default"} {
-		cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(dir, file))
-		if err != nil {
-			t.Fatalf("%s: %v", file, err)
-		}
-		cs, err := kubernetes.NewForConfig(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		list, err := cs.CoreV1().Namespaces().List(t.Context(), metav1.ListOptions{})
-		if err != nil {
-			t.Fatalf("%s: list namespaces: %v", file, err)
-		}
-		var names []string
-		for _, ns := range list.Items {
-			names = append(names, ns.Name)
-		}
+		names := namespacesVia(t, filepath.Join(dir, file))
 		if !slices.Contains(names, want) {
 			t.Errorf("%s: namespaces %v lack %s", file, names, want)
 		}

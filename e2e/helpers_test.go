@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 )
 
 // clients builds a typed and a dynamic client for cfg, failing the test on error.
@@ -55,4 +56,27 @@ func newNamespace(t *testing.T, cfg *rest.Config) string {
 		}
 	})
 	return ns.Name
+}
+
+// namespacesVia lists the namespaces of a server through a kubeconfig file, as a user of
+// the written kubeconfigs (kubectl) would.
+func namespacesVia(t *testing.T, kubeconfig string) []string {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatalf("%s: %v", kubeconfig, err)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := cs.CoreV1().Namespaces().List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatalf("%s: list namespaces: %v", kubeconfig, err)
+	}
+	var names []string
+	for _, ns := range list.Items {
+		names = append(names, ns.Name)
+	}
+	return names
 }

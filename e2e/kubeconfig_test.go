@@ -6,10 +6,6 @@ import (
 	"slices"
 	"testing"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
-
 	"github.com/topolayer/topolayer/e2e/cluster"
 )
 
@@ -53,22 +49,7 @@ func TestWriteKubeconfigs(t *testing.T) {
 				if fi, err := os.Stat(path); err == nil && fi.Mode().Perm()&0o077 != 0 {
 					t.Errorf("%s: mode %v, want readable by the owner only (it holds a client key)", file, fi.Mode().Perm())
 				}
-				cfg, err := clientcmd.BuildConfigFromFlags("", path)
-				if err != nil {
-					t.Fatalf("%s: %v", file, err)
-				}
-				cs, err := kubernetes.NewForConfig(cfg)
-				if err != nil {
-					t.Fatal(err)
-				}
-				list, err := cs.CoreV1().Namespaces().List(t.Context(), metav1.ListOptions{})
-				if err != nil {
-					t.Fatalf("%s: list namespaces: %v", file, err)
-				}
-				var got []string
-				for _, ns := range list.Items {
-					got = append(got, ns.Name)
-				}
+				got := namespacesVia(t, path)
 				for _, ns := range want {
 					if !slices.Contains(got, ns) {
 						t.Errorf("%s: namespaces %v lack %s", file, got, ns)
