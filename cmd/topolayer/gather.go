@@ -1,0 +1,172 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/topolayer/topolayer/config"
+	"github.com/topolayer/topolayer/gather"
+	"github.com/topolayer/topolayer/mom/contract"
+	"github.com/topolayer/topolayer/routing"
+)
+
+// GatherOptions are the options of `topolayer gather`.
+type GatherOptions struct {
+	ConfigFile           string // --config
+	InputResourcesFile   string // --input-resources
+	OutputResourcesFile  string // --output-resources
+	Operator             string // --operator
+	To                   string // --to
+	Overwrite            bool   // --overwrite
+	Kubeconfig           string // --kubeconfig (standalone)
+	ManagementKubeconfig string // --management-kubeconfig (hosted)
+	GuestKubeconfig      string // --guest-kubeconfig (hosted)
+
+	IOStreams
+}
+
+// NewCmdGather builds `topolayer gather`.
+func NewCmdGather(streams IOStreams) *cobra.Command {
+	o := &GatherOptions{IOStreams: streams}
+	cmd := &cobra.Command{
+		Use:   "gather --config FILE --input-resources FILE --to DIR --operator NAME (--kubeconfig FILE | --management-kubeconfig FILE --guest-kubeconfig FILE)",
+		Short: "Read an operator's inputs from the live clusters into a standalone input directory",
+		Long: `Gather reads what an operator declares it reads (the applyConfigurationResources of its
+input-resources: exact, label-selected and implicit-namespaced references) from where the
+topology keeps it, and writes them as a standalone input directory (list form).
+
+Hosted: an input is read from the guest cluster under its own identity, unless the operator
+writes it itself (--output-resources declares it as a Management or Configuration output) and
+the routing rules place it on the management cluster: then it is read in the hosted control
+plane's namespace and mapped back to its standalone form. Objects that do not exist are
+skipped. The directory appears whole or not at all.`,
+		Example: `  topolayer gather --config examples/hosted.yaml --operator cluster-authentication-operator \
+    --input-resources input-resources.yaml --output-resources output-resources.yaml \
+    --management-kubeconfig dev/management.kubeconfig --guest-kubeconfig dev/guest.kubeconfig --to /tmp/input`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.ConfigFile, "config", o.ConfigFile, "topology configuration file")
+	f.StringVar(&o.InputResourcesFile, "input-resources", o.InputResourcesFile, "the operator's input-resources document")
+	f.StringVar(&o.OutputResourcesFile, "output-resources", o.OutputResourcesFile, "the operator's output-resources document (hosted: where its own outputs live)")
+	f.StringVar(&o.Operator, "operator", o.Operator, "the operator's name")
+	f.StringVar(&o.To, "to", o.To, "input directory to write; must be absent or empty unless --overwrite")
+	f.BoolVar(&o.Overwrite, "overwrite", o.Overwrite, "replace --to if it already has content")
+	f.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "kubeconfig file of the cluster (standalone topology)")
+	f.StringVar(&o.ManagementKubeconfig, "management-kubeconfig", o.ManagementKubeconfig, "kubeconfig file of the management cluster (hosted topology)")
+	f.StringVar(&o.GuestKubeconfig, "guest-kubeconfig", o.GuestKubeconfig, "kubeconfig file of the guest cluster (hosted topology)")
+	return cmd
+}
+
+// Validate checks the flags without side effects.
+func (o *GatherOptions) Validate() error {
+	var errs []error
+	for _, f := range []struct{ name, v string }{{"--config", o.ConfigFile}, {"--input-resources", o.InputResourcesFile}, {"--to", o.To}, {"--operator", o.Operator}} {
+		if f.v == "" {
+			errs = append(errs, errors.New(f.name+" is required"))
+		}
+	}
+	hosted := o.ManagementKubeconfig != "" || o.GuestKubeconfig != ""
+	switch {
+	case o.Kubeconfig != "" && hosted:
+		errs = append(errs, errors.New("--kubeconfig (standalone) and --management-kubeconfig/--guest-kubeconfig (hosted) are exclusive"))
+	case hosted && (o.ManagementKubeconfig == "" || o.GuestKubeconfig == ""):
+		errs = append(errs, errors.New("--management-kubeconfig and --guest-kubeconfig go together"))
+	case !hosted && o.Kubeconfig == "":
+		errs = append(errs, errors.New("--kubeconfig (standalone) or --management-kubeconfig and --guest-kubeconfig (hosted) are required"))
+	}
+	return errors.Join(errs...)
+}
+
+// Run gathers and writes the directory.
+func (o *GatherOptions) Run(ctx context.Context) error {
+	cfg, err := config.Load(o.ConfigFile)
+	if err != nil {
+		return fmt.Errorf("--config: %w", err)
+	}
+	data, err := os.ReadFile(o.InputResourcesFile)
+	if err != nil {
+		return fmt.Errorf("--input-resources: %w", err)
+	}
+	inputs, err := contract.ParseInputResources(data)
+	if err != nil {
+		return fmt.Errorf("--input-resources: %s: %w", o.InputResourcesFile, err)
+	}
+	var outputs *contract.OutputResources
+	if o.OutputResourcesFile != "" {
+		data, err := os.ReadFile(o.OutputResourcesFile)
+		if err != nil {
+			return fmt.Errorf("--output-resources: %w", err)
+		}
+		if outputs, err = contract.ParseOutputResources(data); err != nil {
+			return fmt.Errorf("--output-resources: %s: %w", o.OutputResourcesFile, err)
+		}
+	}
+	clusters, err := o.clusters(cfg)
+	if err != nil {
+		return err
+	}
+	res, err := gather.Gather(ctx, gather.Options{Config: cfg, Inputs: inputs, Outputs: outputs, Clusters: clusters})
+	if err != nil {
+		return err
+	}
+	if err := replaceDir(o.To, o.Overwrite, func(staged string) error {
+		return contract.WriteInputDir(staged, res.Objects)
+	}); err != nil {
+		return err
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(o.ErrOut, "warning: %s\n", w)
+	}
+	fmt.Fprintf(o.Out, "gathered %d objects (%d projected, %d not found) into %s\n", len(res.Objects), len(res.Projected), len(res.Skipped), o.To)
+	return nil
+}
+
+// clusters loads the kubeconfigs the topology needs.
+func (o *GatherOptions) clusters(cfg *config.TopologyConfig) (map[string]*rest.Config, error) {
+	load := func(flag, path string) (*rest.Config, error) {
+		kc, err := clientcmd.LoadFromFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("--%s: %w", flag, err)
+		}
+		rc, err := clientcmd.NewDefaultClientConfig(*kc, &clientcmd.ConfigOverrides{}).ClientConfig()
+		if err != nil {
+			return nil, fmt.Errorf("--%s %s: %w", flag, path, err)
+		}
+		return rc, nil
+	}
+	if cfg.Topology.Type != config.Hosted {
+		if o.Kubeconfig == "" {
+			return nil, errors.New("the standalone topology needs --kubeconfig")
+		}
+		rc, err := load("kubeconfig", o.Kubeconfig)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]*rest.Config{routing.ClusterStandalone: rc}, nil
+	}
+	if o.ManagementKubeconfig == "" || o.GuestKubeconfig == "" {
+		return nil, errors.New("the hosted topology needs --management-kubeconfig and --guest-kubeconfig")
+	}
+	mgmt, err := load("management-kubeconfig", o.ManagementKubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	guest, err := load("guest-kubeconfig", o.GuestKubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]*rest.Config{routing.ClusterManagement: mgmt, routing.ClusterGuest: guest}, nil
+}

@@ -1,0 +1,224 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/yaml"
+
+	"github.com/topolayer/topolayer/apply"
+	"github.com/topolayer/topolayer/config"
+	"github.com/topolayer/topolayer/e2e/cluster"
+	"github.com/topolayer/topolayer/gather"
+	hostedpkg "github.com/topolayer/topolayer/hosted"
+	"github.com/topolayer/topolayer/mom/contract"
+	"github.com/topolayer/topolayer/mom/contract/corpus"
+	"github.com/topolayer/topolayer/routing"
+)
+
+// serverSet are the metadata fields the servers set, stripped before comparing.
+var serverSet = []string{"uid", "resourceVersion", "managedFields", "creationTimestamp", "generation", "selfLink"}
+
+func stripped(obj map[string]any) map[string]any {
+	out := runtimeDeepCopy(obj)
+	for _, f := range serverSet {
+		unstructured.RemoveNestedField(out, "metadata", f)
+	}
+	return out
+}
+
+func runtimeDeepCopy(m map[string]any) map[string]any {
+	return (&unstructured.Unstructured{Object: m}).DeepCopy().Object
+}
+
+// TestGatherAfterApply places the inputs of the CAO case oauth-server-creation-minimal where
+// the hosted topology keeps them (the operator's own Management/Configuration outputs through
+// the hosted translation and apply into an HCP namespace of the test's own; the others
+// directly on the guest), gathers them back and compares them with the input dir.
+func TestGatherAfterApply(t *testing.T) {
+	var c corpus.Case
+	for _, x := range corpus.CAOCases(t) {
+		if strings.HasSuffix(x.Name, "/oauth-server-creation-minimal") {
+			c = x
+		}
+	}
+	if c.Name == "" {
+		t.Fatal("corpus case oauth-server-creation-minimal not found")
+	}
+	const operator = corpus.CAO
+	ctx := t.Context()
+	inputs, err := contract.ParseInputResources(mustRead(t, c.InputResources))
+	if err != nil {
+		t.Fatal(err)
+	}
+	outputs, err := contract.ParseOutputResources(mustRead(t, c.OutputResources))
+	if err != nil {
+		t.Fatal(err)
+	}
+	original, err := contract.ReadInputDir(c.InputDir, contract.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// A hosted control plane of the test's own, so that fixed names never meet other tests'.
+	mgmtCfg, guestCfg := hosted.Config(cluster.Management), hosted.Config(cluster.Guest)
+	hcpNS := newNamespace(t, mgmtCfg)
+	_, mdyn := clients(t, mgmtCfg)
+	hcp := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{
+		"releaseImage": cluster.ReleaseImage, "pullSecret": map[string]any{"name": "pull-secret"}, "configuration": map[string]any{},
+	}}}
+	hcp.SetGroupVersionKind(cluster.HostedControlPlaneGVK)
+	hcp.SetNamespace(hcpNS)
+	hcp.SetName("gather")
+	if _, err := mdyn.Resource(cluster.HostedControlPlaneGVR).Namespace(hcpNS).Create(ctx, hcp, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse([]byte("apiVersion: topolayer.dev/v1alpha1\nkind: TopologyConfig\ntopology:\n  type: Hosted\n  hosted: {namespace: " + hcpNS + ", hostedControlPlane: gather}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, err := gather.HostedNames(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	declared := map[string]bool{}
+	for _, e := range inputs.ApplyConfigurationResources.ExactResources {
+		declared[e.Group+"/"+e.Resource+"/"+e.Namespace+"/"+e.Name] = true
+	}
+	keyOf := func(id contract.Identity) string {
+		return id.Group + "/" + id.Resource + "/" + id.Namespace + "/" + id.Name
+	}
+
+	guest, gdyn := clients(t, guestCfg)
+	var management []contract.Mutation
+	var expected []*contract.InputObject
+	for _, o := range original.Objects() {
+		id := o.Identity()
+		if !declared[keyOf(id)] {
+			t.Logf("%s: in the input dir but not in input-resources: not gathered", id)
+			continue
+		}
+		loc, err := gather.Place(cfg, names, outputs, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := stripped(o.Object.Object)
+		if loc.Cluster == routing.ClusterManagement {
+			data, err := yaml.Marshal(body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			management = append(management, mutation(contract.ClassManagement, contract.ActionCreate,
+				id.Group+"/"+id.Version+"/"+id.Resource, id.Namespace, id.Name, string(data)))
+			expected = append(expected, o)
+			continue
+		}
+		if id.Namespace != "" {
+			_, err := guest.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: id.Namespace}}, metav1.CreateOptions{})
+			if err != nil && !apierrors.IsAlreadyExists(err) {
+				t.Fatal(err)
+			}
+		}
+		ri := gdyn.Resource(id.GroupVersionResource())
+		var rc interface {
+			Create(context.Context, *unstructured.Unstructured, metav1.CreateOptions, ...string) (*unstructured.Unstructured, error)
+			Delete(context.Context, string, metav1.DeleteOptions, ...string) error
+		} = ri
+		if id.Namespace != "" {
+			rc = ri.Namespace(id.Namespace)
+		}
+		obj := &unstructured.Unstructured{Object: body}
+		_ = rc.Delete(ctx, id.Name, metav1.DeleteOptions{}) // a leftover of an earlier run
+		if _, err := rc.Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+			if apierrors.IsNotFound(err) {
+				t.Logf("%s: the guest does not serve %s: not placed, not compared", id, id.GroupResource())
+				continue
+			}
+			t.Fatalf("create %s on the guest: %v", id, err)
+		}
+		t.Cleanup(func() { _ = rc.Delete(context.Background(), id.Name, metav1.DeleteOptions{}) })
+		expected = append(expected, o)
+	}
+
+	engine, err := hostedpkg.Engine(cfg, operator, outputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := engine.Plan(&contract.OutputDir{Mutations: management})
+	if rejected := plan.Rejected(); len(rejected) > 0 {
+		t.Fatalf("rejected: %+v", rejected)
+	}
+	owner, err := apply.ResolveHostedControlPlane(ctx, mgmtCfg, hcpNS, "gather")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mt, err := apply.NewClusterTarget(cluster.Management, mgmtCfg, apply.Options{Namespace: hcpNS, Operator: operator, HostedControlPlane: owner, RequireOwnership: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gt, err := apply.NewClusterTarget(cluster.Guest, guestCfg, apply.Options{Operator: operator, RequireOwnership: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustApply(t, plan, map[string]apply.Target{cluster.Management: mt, cluster.Guest: gt})
+	t.Logf("placed %d objects on the management cluster (through the translation), %d on the guest", len(management), len(expected)-len(management))
+
+	res, err := gather.Gather(ctx, gather.Options{Config: cfg, Inputs: inputs, Outputs: outputs,
+		Clusters: map[string]*rest.Config{routing.ClusterManagement: mgmtCfg, routing.ClusterGuest: guestCfg}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range res.Warnings {
+		t.Logf("warning: %s", w)
+	}
+	dir := filepath.Join(t.TempDir(), "gathered")
+	if err := contract.WriteInputDir(dir, res.Objects); err != nil {
+		t.Fatal(err)
+	}
+	back, err := contract.ReadInputDir(dir, contract.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]*contract.InputObject{}
+	for _, o := range back.Objects() {
+		got[keyOf(o.Identity())] = o
+	}
+	statusDropped := 0
+	for _, o := range expected {
+		id := o.Identity()
+		g, ok := got[keyOf(id)]
+		if !ok {
+			t.Errorf("%s: not gathered", id)
+			continue
+		}
+		want := stripped(o.Object.Object)
+		have := stripped(g.Object.Object)
+		if _, ok := have["status"]; !ok {
+			if _, had := want["status"]; had {
+				statusDropped++
+				delete(want, "status") // the status subresource drops it on create
+			}
+		}
+		if diff := cmp.Diff(want, have); diff != "" {
+			t.Errorf("%s: gathered differs from the input dir (-want +got):\n%s", id, diff)
+		}
+	}
+	t.Logf("compared %d objects; %d lost their status on create (status subresource); gathered %d objects, %d not found", len(expected), statusDropped, len(res.Objects), len(res.Skipped))
+	if !slices.ContainsFunc(back.Objects(), func(o *contract.InputObject) bool {
+		return o.Identity().IsNamespace() && o.Object.GetName() == "openshift-authentication"
+	}) {
+		t.Errorf("the absorbed namespace openshift-authentication was not synthesized")
+	}
+	_ = os.RemoveAll(dir)
+}

@@ -1,0 +1,465 @@
+package gather
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/topolayer/topolayer/config"
+	"github.com/topolayer/topolayer/mom/contract"
+	"github.com/topolayer/topolayer/namespaces"
+	"github.com/topolayer/topolayer/routing"
+	"github.com/topolayer/topolayer/translate"
+)
+
+// Options configures Gather.
+type Options struct {
+	// Config is the topology configuration (defaulted, as config.Load returns it).
+	Config *config.TopologyConfig
+	// Inputs is the operator's input-resources; its applyConfigurationResources are read.
+	Inputs *contract.InputResources
+	// Outputs is the operator's output-resources; nil means it writes nothing, so every
+	// input of a hosted topology is read from the guest (see Place).
+	Outputs *contract.OutputResources
+	// Clusters are the client configurations by cluster name: routing.ClusterStandalone, or
+	// routing.ClusterManagement and routing.ClusterGuest.
+	Clusters map[string]*rest.Config
+	// Discovery maps kinds and resources offline; nil means contract.DefaultDiscovery().
+	Discovery *contract.Discovery
+}
+
+// Result is what Gather read.
+type Result struct {
+	// Objects are the gathered objects in standalone form, ready for contract.WriteInputDir.
+	Objects []*contract.InputObject
+	// Skipped are the standalone identities that were not found (404, or a resource the
+	// cluster does not serve).
+	Skipped []contract.Identity
+	// Projected are the identities filled from the HostedControlPlane (see Projections).
+	Projected []contract.Identity
+	// Warnings are problems that did not stop the gathering.
+	Warnings []string
+}
+
+// Gather reads every applyConfigurationResources input (exact, label-selected, and
+// ImplicitNamespacedReference references; generated-name entries are skipped) from where the
+// topology keeps it (Place) and returns it in standalone form: read from the management
+// cluster, an object is mapped back with translate.Inverse; every object loses its
+// server-set metadata (uid, resourceVersion, managedFields, creationTimestamp, generation,
+// selfLink), the HostedControlPlane ownerReference and topolayer's annotations and label;
+// status is kept. For every namespaced object read from the management cluster whose
+// Namespace was not gathered, a Namespace object is synthesized (the hosted control plane's
+// namespace absorbs it). Then the Projections fill declared config singletons that the guest
+// lacks from the HostedControlPlane.
+func Gather(ctx context.Context, opts Options) (*Result, error) {
+	g, err := newGatherer(opts)
+	if err != nil {
+		return nil, err
+	}
+	l := opts.Inputs.ApplyConfigurationResources
+	var errs []error
+	for _, e := range l.ExactResources {
+		errs = append(errs, g.exact(ctx, exactID(e)))
+	}
+	for _, s := range l.LabelSelectedResources {
+		errs = append(errs, g.labelSelected(ctx, s))
+	}
+	for _, r := range l.ResourceReferences {
+		errs = append(errs, g.reference(ctx, r))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	g.synthesizeNamespaces()
+	if err := g.project(ctx); err != nil {
+		return nil, err
+	}
+	return &g.res, nil
+}
+
+func exactID(e contract.ExactResourceID) contract.Identity {
+	return contract.Identity{Group: e.Group, Version: e.Version, Resource: e.Resource, Namespace: e.Namespace, Name: e.Name}
+}
+
+// key names a standalone object regardless of version.
+type key struct{ group, resource, namespace, name string }
+
+func keyOf(id contract.Identity) key { return key{id.Group, id.Resource, id.Namespace, id.Name} }
+
+type gatherer struct {
+	opts    Options
+	names   namespaces.Mapper
+	inverse translate.Inverse
+	readers map[string]*reader
+	seen    map[key]*contract.InputObject
+	// fromManagement are the namespaces of objects read from the management cluster.
+	fromManagement map[string]bool
+	// absorbed are declared Namespace inputs placed on the management cluster.
+	absorbed map[string]bool
+	res      Result
+}
+
+func newGatherer(opts Options) (*gatherer, error) {
+	if opts.Config == nil || opts.Inputs == nil {
+		return nil, errors.New("gather: a configuration and input-resources are required")
+	}
+	if opts.Discovery == nil {
+		opts.Discovery = contract.DefaultDiscovery()
+	}
+	g := &gatherer{opts: opts, readers: map[string]*reader{}, seen: map[key]*contract.InputObject{}, fromManagement: map[string]bool{}, absorbed: map[string]bool{}}
+	clusters := []string{routing.ClusterStandalone}
+	g.names = namespaces.Identity{}
+	if opts.Config.Topology.Type == config.Hosted {
+		h, err := HostedNames(opts.Config)
+		if err != nil {
+			return nil, err
+		}
+		g.names = h
+		clusters = []string{routing.ClusterManagement, routing.ClusterGuest}
+	}
+	g.inverse = translate.Inverse{Names: g.names, Discovery: opts.Discovery}
+	for _, c := range clusters {
+		rc := opts.Clusters[c]
+		if rc == nil {
+			return nil, fmt.Errorf("gather: no client configuration for cluster %s", c)
+		}
+		r, err := newReader(c, rc)
+		if err != nil {
+			return nil, err
+		}
+		g.readers[c] = r
+	}
+	return g, nil
+}
+
+// HostedNames returns the name mapping of a hosted configuration, as hosted.Engine builds it.
+func HostedNames(cfg *config.TopologyConfig) (namespaces.Hosted, error) {
+	if cfg.Topology.Type != config.Hosted || cfg.Topology.Hosted == nil {
+		return namespaces.Hosted{}, fmt.Errorf("topology %s is not %s", cfg.Topology.Type, config.Hosted)
+	}
+	h := namespaces.Hosted{Namespace: cfg.Topology.Hosted.Namespace}
+	for _, a := range cfg.Namespaces.Aliases {
+		h.Aliases = append(h.Aliases, namespaces.Alias{
+			Source: contract.Identity{Group: a.Group, Resource: a.Resource, Namespace: a.Namespace, Name: a.Name},
+			Name:   a.HostedName,
+		})
+	}
+	if err := h.Validate(); err != nil {
+		return namespaces.Hosted{}, fmt.Errorf("namespaces: %w", err)
+	}
+	return h, nil
+}
+
+// exact gathers one object by its standalone identity and returns it (nil when skipped).
+func (g *gatherer) exact(ctx context.Context, id contract.Identity) error {
+	_, err := g.get(ctx, id)
+	return err
+}
+
+// get gathers one object and returns its standalone form, or nil when it was not found.
+func (g *gatherer) get(ctx context.Context, id contract.Identity) (*contract.InputObject, error) {
+	if o, ok := g.seen[keyOf(id)]; ok {
+		return o, nil
+	}
+	loc, err := Place(g.opts.Config, g.names, g.opts.Outputs, id)
+	if err != nil {
+		return nil, err
+	}
+	if loc.Absorbed {
+		g.absorbed[id.Name] = true
+		return nil, nil
+	}
+	obj, err := g.readers[loc.Cluster].get(ctx, loc.Identity)
+	if err != nil {
+		return nil, err
+	}
+	if obj == nil {
+		g.res.Skipped = append(g.res.Skipped, id)
+		return nil, nil
+	}
+	o, src, err := g.standalone(loc.Cluster, loc.Identity, obj)
+	if err != nil {
+		return nil, err
+	}
+	if keyOf(src) != keyOf(id) {
+		g.res.Warnings = append(g.res.Warnings, fmt.Sprintf("%s on %s maps back to %s, not %s: skipped", loc.Identity, loc.Cluster, src, id))
+		g.res.Skipped = append(g.res.Skipped, id)
+		return nil, nil
+	}
+	g.add(loc.Cluster, o)
+	return o, nil
+}
+
+// add records a gathered object, once per standalone identity.
+func (g *gatherer) add(cluster string, o *contract.InputObject) {
+	k := keyOf(o.Identity())
+	if _, ok := g.seen[k]; ok {
+		return
+	}
+	g.seen[k] = o
+	g.res.Objects = append(g.res.Objects, o)
+	if cluster == routing.ClusterManagement && o.Namespace != "" {
+		g.fromManagement[o.Namespace] = true
+	}
+}
+
+// standalone maps an object read on cluster (target identity t) back to standalone form.
+func (g *gatherer) standalone(cluster string, t contract.Identity, obj *unstructured.Unstructured) (*contract.InputObject, contract.Identity, error) {
+	stripServerFields(obj, cluster == routing.ClusterManagement)
+	rn, err := kyaml.FromMap(obj.Object)
+	if err != nil {
+		return nil, contract.Identity{}, fmt.Errorf("%s on %s: %w", t, cluster, err)
+	}
+	mapper := cluster
+	if cluster == routing.ClusterStandalone {
+		mapper = routing.ClusterGuest // namespaces.Identity ignores the cluster
+	}
+	out, src, warnings, err := g.inverse.Object(mapper, t, rn)
+	if err != nil {
+		return nil, contract.Identity{}, fmt.Errorf("on %s: %w", cluster, err)
+	}
+	g.res.Warnings = append(g.res.Warnings, warnings...)
+	m, err := out.Map()
+	if err != nil {
+		return nil, contract.Identity{}, fmt.Errorf("%s on %s: %w", t, cluster, err)
+	}
+	u := &unstructured.Unstructured{Object: m}
+	return &contract.InputObject{Group: src.Group, Resource: src.Resource, Namespace: src.Namespace, Object: u}, src, nil
+}
+
+// stripServerFields removes what the server sets, and on the management cluster the
+// HostedControlPlane ownerReference that apply adds.
+func stripServerFields(obj *unstructured.Unstructured, management bool) {
+	for _, f := range []string{"uid", "resourceVersion", "managedFields", "creationTimestamp", "generation", "selfLink"} {
+		unstructured.RemoveNestedField(obj.Object, "metadata", f)
+	}
+	if !management {
+		return
+	}
+	refs := obj.GetOwnerReferences()
+	kept := slices.DeleteFunc(slices.Clone(refs), func(r metav1.OwnerReference) bool {
+		return r.Kind == "HostedControlPlane" && strings.HasPrefix(r.APIVersion, "hypershift.openshift.io/")
+	})
+	if len(kept) != len(refs) {
+		if len(kept) == 0 {
+			unstructured.RemoveNestedField(obj.Object, "metadata", "ownerReferences")
+		} else {
+			obj.SetOwnerReferences(kept)
+		}
+	}
+}
+
+// labelSelected lists a label-selected input: on the guest (or the one cluster) in its
+// namespace or everywhere; on the management cluster only in the hosted control plane's
+// namespace, keeping the objects that map back into the selection and are placed there.
+func (g *gatherer) labelSelected(ctx context.Context, s contract.LabelSelectedResource) error {
+	sel, err := metav1.LabelSelectorAsSelector(&s.LabelSelector)
+	if err != nil {
+		return fmt.Errorf("labelSelectedResources %s: %w", s.GroupVersionResource(), err)
+	}
+	probe := contract.Identity{Group: s.Group, Version: s.Version, Resource: s.Resource, Namespace: s.Namespace, Name: "probe"}
+	matches := func(src contract.Identity, cluster string) bool {
+		if src.Group != s.Group || src.Resource != s.Resource || (s.Namespace != "" && src.Namespace != s.Namespace) {
+			return false
+		}
+		loc, err := Place(g.opts.Config, g.names, g.opts.Outputs, src)
+		return err == nil && loc.Cluster == cluster && !loc.Absorbed
+	}
+	if g.opts.Config.Topology.Type != config.Hosted {
+		return g.list(ctx, routing.ClusterStandalone, probe, s.Namespace, sel.String(), matches)
+	}
+	if err := g.list(ctx, routing.ClusterGuest, probe, s.Namespace, sel.String(), matches); err != nil {
+		return err
+	}
+	if s.Namespace == "" {
+		if namespaced, known := g.opts.Discovery.Namespaced(probe.GroupResource()); known && namespaced {
+			probe.Namespace = "probe"
+		} else if !known {
+			if namespaced, err := g.readers[routing.ClusterGuest].namespaced(probe.GroupVersionResource()); err == nil && namespaced {
+				probe.Namespace = "probe"
+			}
+		}
+	}
+	if probe.IsNamespace() {
+		return nil // absorbed on the management side: never listed there
+	}
+	t, err := g.names.ToTarget(routing.ClusterManagement, probe)
+	if err != nil {
+		return err
+	}
+	return g.list(ctx, routing.ClusterManagement, t, t.Namespace, sel.String(), matches)
+}
+
+// list lists resource t (its group, version and resource) on cluster in namespace ns.
+func (g *gatherer) list(ctx context.Context, cluster string, t contract.Identity, ns, selector string, keep func(contract.Identity, string) bool) error {
+	items, err := g.readers[cluster].list(ctx, t.GroupVersionResource(), ns, selector)
+	if err != nil {
+		return err
+	}
+	for _, obj := range items {
+		id := t
+		id.Namespace, id.Name = obj.GetNamespace(), obj.GetName()
+		o, src, err := g.standalone(cluster, id, obj)
+		if err != nil {
+			g.res.Warnings = append(g.res.Warnings, fmt.Sprintf("%v: skipped", err))
+			continue
+		}
+		if keep(src, cluster) {
+			g.add(cluster, o)
+		}
+	}
+	return nil
+}
+
+// reference gathers the referring object and every object its JSONPath names.
+func (g *gatherer) reference(ctx context.Context, r contract.ResourceReference) error {
+	if r.Type != contract.ImplicitNamespacedReference || r.ImplicitNamespacedReference == nil {
+		g.res.Warnings = append(g.res.Warnings, fmt.Sprintf("resource reference of type %s from %s: not supported, skipped", r.Type, exactID(r.ReferringResource)))
+		return nil
+	}
+	referring, err := g.get(ctx, exactID(r.ReferringResource))
+	if err != nil || referring == nil {
+		return err
+	}
+	ref := r.ImplicitNamespacedReference
+	names, err := contract.EvaluateNames(ref.NameJSONPath, referring.Object.Object)
+	if err != nil {
+		return fmt.Errorf("resource reference from %s: %w", exactID(r.ReferringResource), err)
+	}
+	var errs []error
+	for _, n := range names {
+		_, err := g.get(ctx, contract.Identity{Group: ref.Group, Version: ref.Version, Resource: ref.Resource, Namespace: ref.Namespace, Name: n})
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// synthesizeNamespaces adds the Namespace objects that the management side absorbs: those of
+// namespaced objects read there, and declared Namespace inputs placed there.
+func (g *gatherer) synthesizeNamespaces() {
+	all := maps.Clone(g.absorbed)
+	maps.Copy(all, g.fromManagement)
+	for _, ns := range slices.Sorted(maps.Keys(all)) {
+		if _, ok := g.seen[key{"", "namespaces", "", ns}]; ok {
+			continue
+		}
+		u := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns},
+		}}
+		g.add("", &contract.InputObject{Resource: "namespaces", Object: u})
+	}
+}
+
+// reader reads one cluster through a dynamic client and a RESTMapper from discovery.
+type reader struct {
+	name   string
+	client dynamic.Interface
+	mapper meta.ResettableRESTMapper
+}
+
+func newReader(name string, cfg *rest.Config) (*reader, error) {
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: %w", name, err)
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: %w", name, err)
+	}
+	return &reader{name: name, client: dyn, mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))}, nil
+}
+
+// mapping returns the REST mapping of gvr, refreshing discovery once; nil when the cluster
+// does not serve the resource.
+func (r *reader) mapping(gvr schema.GroupVersionResource) (*meta.RESTMapping, error) {
+	find := func() (*meta.RESTMapping, error) {
+		gvk, err := r.mapper.KindFor(gvr)
+		if err != nil {
+			return nil, err
+		}
+		return r.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	}
+	m, err := find()
+	if meta.IsNoMatchError(err) {
+		r.mapper.Reset()
+		m, err = find()
+	}
+	if meta.IsNoMatchError(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: resource %s: %w", r.name, gvr, err)
+	}
+	return m, nil
+}
+
+func (r *reader) namespaced(gvr schema.GroupVersionResource) (bool, error) {
+	m, err := r.mapping(gvr)
+	if err != nil || m == nil {
+		return false, err
+	}
+	return m.Scope.Name() == meta.RESTScopeNameNamespace, nil
+}
+
+func (r *reader) resource(gvr schema.GroupVersionResource, ns string) (dynamic.ResourceInterface, bool, error) {
+	m, err := r.mapping(gvr)
+	if err != nil || m == nil {
+		return nil, false, err
+	}
+	if m.Scope.Name() == meta.RESTScopeNameNamespace && ns != "" {
+		return r.client.Resource(gvr).Namespace(ns), true, nil
+	}
+	return r.client.Resource(gvr), true, nil
+}
+
+// get reads one object; nil when it does not exist or the resource is not served.
+func (r *reader) get(ctx context.Context, id contract.Identity) (*unstructured.Unstructured, error) {
+	ri, ok, err := r.resource(id.GroupVersionResource(), id.Namespace)
+	if err != nil || !ok {
+		return nil, err
+	}
+	obj, err := ri.Get(ctx, id.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: get %s: %w", r.name, id, err)
+	}
+	return obj, nil
+}
+
+// list lists a resource in ns ("" for all namespaces); nothing when it is not served.
+func (r *reader) list(ctx context.Context, gvr schema.GroupVersionResource, ns, selector string) ([]*unstructured.Unstructured, error) {
+	ri, ok, err := r.resource(gvr, ns)
+	if err != nil || !ok {
+		return nil, err
+	}
+	l, err := ri.List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: list %s in %q: %w", r.name, gvr, ns, err)
+	}
+	out := make([]*unstructured.Unstructured, len(l.Items))
+	for i := range l.Items {
+		out[i] = &l.Items[i]
+		if out[i].GetAPIVersion() == "" {
+			out[i].SetAPIVersion(l.GetAPIVersion())
+			out[i].SetKind(strings.TrimSuffix(l.GetKind(), "List"))
+		}
+	}
+	return out, nil
+}
