@@ -2,15 +2,20 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/topolayer/topolayer/apply"
 )
 
 // PlanOptions are the options of `topolayer plan`.
 type PlanOptions struct {
 	SourceOptions
+	ClusterOptions
 	Output string // -o
+	Diff   bool   // --diff
 
 	printer planPrinter
 	IOStreams
@@ -27,12 +32,23 @@ mutation, the target cluster and identity it would have, the rule that placed it
 disposition: apply, absorbed, dropped or rejected. Nothing is written anywhere.
 
 With --output-resources, a mutation that the operator did not declare for its class is
-rejected. Plan exits non-zero when any mutation is rejected.`,
+rejected. Plan exits non-zero when any mutation is rejected.
+
+Given the live clusters (--kubeconfig, or --management-kubeconfig and --guest-kubeconfig, the
+flags of apply), plan also asks their API servers, with a server-side dry-run, what each entry
+would do: create, change, unchanged, or fail (admission, validation, RBAC, an object owned by
+another source or operator). With --diff, each entry that would create or change an object
+shows a unified diff of the live object and the object the server would store. Nothing is
+written; plan then also exits non-zero when any entry would fail.`,
 		Example: `  # The standalone plan of an operator's outputs, as a table
   topolayer plan --config examples/standalone.yaml --from examples/outputs/sample
 
   # The same, checked against the operator's declarations, as JSON
-  topolayer plan --config examples/standalone.yaml --from out --output-resources output-resources.yaml -o json`,
+  topolayer plan --config examples/standalone.yaml --from out --output-resources output-resources.yaml -o json
+
+  # What the live hosted clusters would do with each entry, with diffs
+  topolayer plan --config examples/hosted.yaml --from out --operator sample-operator \
+    --management-kubeconfig dev/management.kubeconfig --guest-kubeconfig dev/guest.kubeconfig --diff`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.Complete(); err != nil {
@@ -45,7 +61,9 @@ rejected. Plan exits non-zero when any mutation is rejected.`,
 		},
 	}
 	addSourceFlags(cmd, &o.SourceOptions)
+	addClusterFlags(cmd, &o.ClusterOptions)
 	cmd.Flags().StringVarP(&o.Output, "output", "o", o.Output, "output format: "+printerNames())
+	cmd.Flags().BoolVar(&o.Diff, "diff", o.Diff, "with kubeconfig flags: show a diff of each object the live dry-run would create or change")
 	return cmd
 }
 
@@ -67,10 +85,25 @@ func (o *PlanOptions) Complete() error {
 }
 
 // Validate checks the flags without side effects.
-func (o *PlanOptions) Validate() error { return o.validate() }
+func (o *PlanOptions) Validate() error {
+	errs := []error{o.SourceOptions.validate()}
+	switch {
+	case o.ClusterOptions.live():
+		errs = append(errs, o.ClusterOptions.validate())
+		if o.Output == "dot" {
+			errs = append(errs, errors.New("--output dot has no live results: use table, json or yaml with kubeconfig flags"))
+		}
+	case o.Diff:
+		errs = append(errs, errors.New("--diff needs the live clusters: --kubeconfig, or --management-kubeconfig and --guest-kubeconfig"))
+	case o.AsServiceAccount != "":
+		errs = append(errs, errors.New("--as-service-account needs the live clusters: --kubeconfig, or --management-kubeconfig and --guest-kubeconfig"))
+	}
+	return errors.Join(errs...)
+}
 
-// Run prints the plan, and fails when any mutation is rejected.
-func (o *PlanOptions) Run(context.Context) error {
+// Run prints the plan, and fails when any mutation is rejected. With the live clusters, it
+// dry-runs the plan on them and prints what each entry would do.
+func (o *PlanOptions) Run(ctx context.Context) error {
 	if o.printer == nil {
 		return fmt.Errorf("--output %q was not completed", o.Output)
 	}
@@ -81,8 +114,36 @@ func (o *PlanOptions) Run(context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := o.printer(o.Out, plan); err != nil {
+	if !o.ClusterOptions.live() {
+		if err := o.printer(o.Out, plan); err != nil {
+			return err
+		}
+		return rejectedError(plan)
+	}
+	if err := rejectedError(plan); err != nil {
+		// A rejected plan is not asked of the servers: print it and say why.
+		return errors.Join(o.printer(o.Out, plan), err)
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	targets, err := o.targets(ctx, o.cfg, o.Operator)
+	if err != nil {
 		return err
 	}
-	return rejectedError(plan)
+	results, dryErr := apply.DryRun(ctx, plan, targets)
+	if results == nil && dryErr != nil {
+		return dryErr
+	}
+	live, err := liveEntries(plan, results, o.Diff)
+	if err != nil {
+		return err
+	}
+	if err := printLive(o.Out, o.Output, o.printer, plan, live); err != nil {
+		return err
+	}
+	if dryErr != nil {
+		return fmt.Errorf("the live dry-run failed: %w", dryErr)
+	}
+	return nil
 }

@@ -35,6 +35,8 @@ the hosted control plane's namespace on the management cluster and in the guest 
 		NewCmdValidate(streams),
 		NewCmdShadowCRDs(streams),
 		NewCmdDevEnv(streams),
+		NewCmdApply(streams),
+		NewCmdGather(streams),
 	)
 	return cmd
 }

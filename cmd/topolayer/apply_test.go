@@ -1,0 +1,193 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/topolayer/topolayer/apply"
+	"github.com/topolayer/topolayer/mom/contract"
+	"github.com/topolayer/topolayer/translate"
+)
+
+func TestApplyValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		o    ApplyOptions
+		want []string // substrings of the error; none means valid
+	}{
+		{"no flags", ApplyOptions{}, []string{"--config is required", "--from is required", "--operator is required", "--kubeconfig (standalone) or"}},
+		{"standalone", ApplyOptions{SourceOptions: SourceOptions{ConfigFile: "c", From: "f", Operator: "op"}, ClusterOptions: ClusterOptions{Kubeconfig: "k"}}, nil},
+		{"hosted", ApplyOptions{SourceOptions: SourceOptions{ConfigFile: "c", From: "f", Operator: "op"}, ClusterOptions: ClusterOptions{ManagementKubeconfig: "m", GuestKubeconfig: "g", AsServiceAccount: "ns/sa"}}, nil},
+		{"half hosted", ApplyOptions{SourceOptions: SourceOptions{ConfigFile: "c", From: "f", Operator: "op"}, ClusterOptions: ClusterOptions{ManagementKubeconfig: "m"}}, []string{"go together"}},
+		{"both", ApplyOptions{SourceOptions: SourceOptions{ConfigFile: "c", From: "f", Operator: "op"}, ClusterOptions: ClusterOptions{Kubeconfig: "k", GuestKubeconfig: "g"}}, []string{"exclusive"}},
+		{"bad account", ApplyOptions{SourceOptions: SourceOptions{ConfigFile: "c", From: "f", Operator: "op"}, ClusterOptions: ClusterOptions{Kubeconfig: "k", AsServiceAccount: "sa"}}, []string{"--as-service-account \"sa\""}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.o.Validate()
+			if len(tc.want) == 0 {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("valid")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestApplyCompleteRefusesAnUnknownOutput(t *testing.T) {
+	o := &ApplyOptions{Output: "yaml"}
+	if err := o.Complete(); err == nil || !strings.Contains(err.Error(), "--output") {
+		t.Fatalf("Complete = %v", err)
+	}
+	if err := o.Run(t.Context()); err == nil {
+		t.Fatal("Run without Complete succeeded")
+	}
+}
+
+func TestImpersonate(t *testing.T) {
+	o := ClusterOptions{AsServiceAccount: "clusters-example/sample-operator"}
+	user, err := o.impersonate()
+	if err != nil || user != "system:serviceaccount:clusters-example:sample-operator" {
+		t.Fatalf("impersonate = %q, %v", user, err)
+	}
+	if ns, name, err := apply.ParseServiceAccount(user); err != nil || ns != "clusters-example" || name != "sample-operator" {
+		t.Errorf("ParseServiceAccount(%q) = %q %q %v", user, ns, name, err)
+	}
+	for _, bad := range []string{"a", "/b", "a/", "a/b/c", "a:b/c"} {
+		if _, err := (&ClusterOptions{AsServiceAccount: bad}).impersonate(); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+// TestLoadKubeconfigReadsOnlyTheFlag: $KUBECONFIG is not merged in.
+func TestLoadKubeconfigReadsOnlyTheFlag(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, server string) string {
+		p := filepath.Join(dir, name)
+		kc := `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "` + server + `"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+`
+		if err := os.WriteFile(p, []byte(kc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	env := write("env", "https://env.invalid:6443")
+	flag := write("flag", "https://flag.invalid:6443")
+	t.Setenv("KUBECONFIG", env)
+	cfg, err := loadKubeconfig("kubeconfig", flag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Host != "https://flag.invalid:6443" {
+		t.Errorf("host = %s", cfg.Host)
+	}
+	if _, err := loadKubeconfig("guest-kubeconfig", filepath.Join(dir, "missing")); err == nil || !strings.Contains(err.Error(), "--guest-kubeconfig") {
+		t.Errorf("missing file: %v", err)
+	}
+}
+
+func TestPlanLiveFlagsValidate(t *testing.T) {
+	src := SourceOptions{ConfigFile: "c", From: "f"}
+	for _, o := range []PlanOptions{
+		{SourceOptions: src, Diff: true, Output: "table"},
+		{SourceOptions: src, ClusterOptions: ClusterOptions{AsServiceAccount: "a/b"}, Output: "table"},
+		{SourceOptions: src, ClusterOptions: ClusterOptions{Kubeconfig: "k"}, Output: "dot"},
+	} {
+		if err := o.Validate(); err == nil {
+			t.Errorf("%+v: valid", o)
+		}
+	}
+	ok := PlanOptions{SourceOptions: src, ClusterOptions: ClusterOptions{Kubeconfig: "k"}, Diff: true, Output: "json"}
+	if err := ok.Validate(); err != nil {
+		t.Error(err)
+	}
+}
+
+func cm(data map[string]any, rv string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "x", "namespace": "ns", "resourceVersion": rv, "uid": "u-" + rv, "managedFields": []any{map[string]any{"manager": "m"}}},
+		"data":     data,
+	}}
+}
+
+func TestObjectDiffStripsServerNoise(t *testing.T) {
+	d, err := objectDiff("management:configmaps/ns/x", cm(map[string]any{"a": "1"}, "1"), cm(map[string]any{"a": "2"}, "2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"--- live/management:configmaps/ns/x", "+++ planned/management:configmaps/ns/x", "-  a: \"1\"", "+  a: \"2\""} {
+		if !strings.Contains(d, want) {
+			t.Errorf("diff lacks %q:\n%s", want, d)
+		}
+	}
+	for _, noise := range []string{"resourceVersion", "uid", "managedFields"} {
+		if strings.Contains(d, noise) {
+			t.Errorf("diff shows %s:\n%s", noise, d)
+		}
+	}
+	if d, _ := objectDiff("x", cm(map[string]any{"a": "1"}, "1"), cm(map[string]any{"a": "1"}, "2")); d != "" {
+		t.Errorf("equal objects differ:\n%s", d)
+	}
+}
+
+func TestLiveEntriesAndTable(t *testing.T) {
+	id := contract.Identity{Version: "v1", Resource: "configmaps", Namespace: "ns", Name: "x"}
+	plan := &translate.Plan{Topology: "standalone", Entries: []translate.Entry{{Action: contract.ActionCreate, Source: id}, {Action: contract.ActionCreate, Source: id}, {Action: contract.ActionCreate, Source: id}, {Action: contract.ActionCreate, Source: id}}}
+	results := []apply.EntryResult{
+		{Index: 0, Cluster: "cluster", Action: contract.ActionCreate, Identity: id, Status: apply.StatusValid, Change: apply.ChangeCreate, Object: cm(map[string]any{"a": "1"}, "")},
+		{Index: 1, Cluster: "cluster", Action: contract.ActionCreate, Identity: id, Status: apply.StatusValid, Change: apply.ChangeNone},
+		{Index: 2, Cluster: "cluster", Action: contract.ActionCreate, Identity: id, Status: apply.StatusFailed, Err: errors.New("forbidden:\nno")},
+		{Index: 3, Cluster: "cluster", Action: contract.ActionCreate, Identity: id, Status: apply.StatusValid},
+	}
+	live, err := liveEntries(plan, results, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []string{}
+	for _, l := range live {
+		got = append(got, l.Result)
+	}
+	if strings.Join(got, ",") != "create,unchanged,fail,valid" {
+		t.Errorf("results = %v", got)
+	}
+	if live[0].Diff == "" || live[1].Diff != "" {
+		t.Errorf("diffs: %q, %q", live[0].Diff, live[1].Diff)
+	}
+	var out bytes.Buffer
+	if err := printLive(&out, "table", printPlanTable, plan, live); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"ENTRY", "LIVE", "forbidden: no", "1 create, 0 change, 1 unchanged, 0 delete, 1 fail", "+++ planned/cluster:configmaps/ns/x"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, out.String())
+		}
+	}
+	out.Reset()
+	if err := printApplyTable(&out, plan, []apply.EntryResult{results[2]}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "STATUS  CHANGE  ERROR") || !strings.Contains(out.String(), "0 applied, 0 skipped, 1 failed") {
+		t.Errorf("apply table:\n%s", out.String())
+	}
+}

@@ -1,0 +1,340 @@
+package e2e
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/topolayer/topolayer/e2e/cluster"
+	"github.com/topolayer/topolayer/mom/contract"
+	"github.com/topolayer/topolayer/translate"
+)
+
+const cliOperator = "sample-operator"
+
+// cliBinary builds topolayer and checks that it has the apply command.
+func cliBinary(t *testing.T) string {
+	t.Helper()
+	bin := buildTopolayer(t)
+	if out, err := exec.Command(bin, "apply", "--help").CombinedOutput(); err != nil || !strings.Contains(string(out), "--management-kubeconfig") {
+		t.Fatalf("topolayer apply --help: %v\n%s\n(is NewCmdApply registered in cmd/topolayer/root.go?)", err, out)
+	}
+	return bin
+}
+
+// cliRun runs the topolayer binary and returns its stdout, stderr and error.
+func cliRun(t *testing.T, bin string, args ...string) (string, string, error) {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), bin, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	return stdout.String(), stderr.String(), err
+}
+
+// uniqueSuffix returns a random lower-case hex string, for object names of this test only.
+func uniqueSuffix(t *testing.T) string {
+	t.Helper()
+	b := make([]byte, 4)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(b)
+}
+
+// cliFixture is a small output directory of valid objects, with names of its own, and the
+// kubeconfigs of the hosted environment.
+type cliFixture struct {
+	from      string // the output dir
+	kubeDir   string // management.kubeconfig and guest.kubeconfig
+	mutations []contract.Mutation
+	plan      *translate.Plan // its hosted plan, for the target identities
+}
+
+// newCLIFixture writes an output dir of a ConfigMap and a Secret (Management, in a
+// namespace of the test's own) and, unless managementOnly, a ClusterRole (UserWorkload).
+func newCLIFixture(t *testing.T, managementOnly bool) *cliFixture {
+	t.Helper()
+	sfx := uniqueSuffix(t)
+	ns := "openshift-e2e-cli-" + sfx
+	ms := []contract.Mutation{
+		mutation(contract.ClassManagement, contract.ActionCreate, "/v1/configmaps", ns, "settings",
+			"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: "+ns+"}\ndata: {replicas: \"2\"}\n"),
+		mutation(contract.ClassManagement, contract.ActionCreate, "/v1/secrets", ns, "token",
+			"apiVersion: v1\nkind: Secret\nmetadata: {name: token, namespace: "+ns+"}\ntype: Opaque\ndata: {token: c2VjcmV0}\n"),
+	}
+	if !managementOnly {
+		ms = append(ms, mutation(contract.ClassUserWorkload, contract.ActionCreate, "rbac.authorization.k8s.io/v1/clusterroles", "", "e2e-cli-"+sfx,
+			"apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: e2e-cli-"+sfx+"}\nrules:\n- apiGroups: [\"\"]\n  resources: [configmaps]\n  verbs: [get]\n"))
+	}
+	from := filepath.Join(t.TempDir(), "out")
+	if err := contract.WriteOutputDir(from, &contract.OutputDir{Mutations: ms}, contract.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	kubeDir := t.TempDir()
+	if err := hosted.WriteKubeconfigs(kubeDir); err != nil {
+		t.Fatal(err)
+	}
+	return &cliFixture{from: from, kubeDir: kubeDir, mutations: ms, plan: hostedPlan(t, cliOperator, nil, ms...)}
+}
+
+// args returns the flags naming the fixture's outputs and the hosted clusters.
+func (f *cliFixture) args(cmd string, extra ...string) []string {
+	return append([]string{cmd,
+		"--config", filepath.Join("..", "examples", "hosted.yaml"),
+		"--from", f.from, "--operator", cliOperator,
+		"--management-kubeconfig", cluster.KubeconfigFile(f.kubeDir, cluster.Management),
+		"--guest-kubeconfig", cluster.KubeconfigFile(f.kubeDir, cluster.Guest),
+	}, extra...)
+}
+
+// objects reads the live object of every apply entry of the plan, keyed by cluster and
+// target identity, failing the test when one is missing.
+func (f *cliFixture) objects(t *testing.T) map[string]*unstructured.Unstructured {
+	t.Helper()
+	_, mgmt := clients(t, hosted.Config(cluster.Management))
+	_, guest := clients(t, hosted.Config(cluster.Guest))
+	out := map[string]*unstructured.Unstructured{}
+	for _, e := range f.plan.Entries {
+		if e.Mutation == nil {
+			continue
+		}
+		dyn := mgmt
+		if e.Target.Cluster == cluster.Guest {
+			dyn = guest
+		}
+		obj, err := resourceOf(dyn, e.Target.Identity).Get(t.Context(), e.Target.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("%s %s: %v", e.Target.Cluster, e.Target.Identity, err)
+		}
+		out[e.Target.Cluster+":"+e.Target.Identity.String()] = obj
+	}
+	return out
+}
+
+func resourceOf(dyn *dynamic.DynamicClient, id contract.Identity) dynamic.ResourceInterface {
+	if id.Namespace != "" {
+		return dyn.Resource(id.GroupVersionResource()).Namespace(id.Namespace)
+	}
+	return dyn.Resource(id.GroupVersionResource())
+}
+
+// cliApplyResult is one entry of `topolayer apply -o json`.
+type cliApplyResult struct {
+	Source, Action, Cluster, Target, Status, Change, Error string
+}
+
+func parseApply(t *testing.T, stdout string) []cliApplyResult {
+	t.Helper()
+	var res []cliApplyResult
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatalf("apply -o json: %v\n%s", err, stdout)
+	}
+	return res
+}
+
+// TestCLIApplyHosted runs `topolayer apply` on the hosted environment: the objects land at
+// their planned locations, and a second apply skips every entry.
+func TestCLIApplyHosted(t *testing.T) {
+	bin := cliBinary(t)
+	f := newCLIFixture(t, false)
+
+	stdout, stderr, err := cliRun(t, bin, f.args("apply", "-o", "json")...)
+	if err != nil {
+		t.Fatalf("apply: %v\n%s%s", err, stdout, stderr)
+	}
+	res := parseApply(t, stdout)
+	if len(res) != len(f.mutations) {
+		t.Fatalf("%d results for %d mutations:\n%s", len(res), len(f.mutations), stdout)
+	}
+	for _, r := range res {
+		if r.Status != "applied" || r.Change != "create" {
+			t.Errorf("%s %s: %s %s %s", r.Cluster, r.Target, r.Status, r.Change, r.Error)
+		}
+	}
+	objs := f.objects(t)
+	for _, e := range f.plan.Entries {
+		obj := objs[e.Target.Cluster+":"+e.Target.Identity.String()]
+		checkOwned(t, obj, e.Source, cliOperator, e.Target.Cluster == cluster.Management)
+	}
+
+	stdout, stderr, err = cliRun(t, bin, f.args("apply")...)
+	if err != nil {
+		t.Fatalf("apply again: %v\n%s%s", err, stdout, stderr)
+	}
+	t.Logf("second apply:\n%s", stdout)
+	if !strings.Contains(stdout, "0 applied, 3 skipped, 0 failed, 0 not run") {
+		t.Errorf("the second apply did not skip every entry:\n%s", stdout)
+	}
+	for key, obj := range f.objects(t) {
+		if obj.GetResourceVersion() != objs[key].GetResourceVersion() {
+			t.Errorf("%s: resourceVersion %s -> %s after a no-op apply", key, objs[key].GetResourceVersion(), obj.GetResourceVersion())
+		}
+	}
+}
+
+// cliLive is one entry of the live results of `topolayer plan -o json`.
+type cliLive struct {
+	Cluster, Target, Result, Reason, Diff string
+}
+
+func livePlan(t *testing.T, bin string, f *cliFixture) map[string]cliLive {
+	t.Helper()
+	stdout, stderr, err := cliRun(t, bin, f.args("plan", "--diff", "-o", "json")...)
+	if err != nil {
+		t.Fatalf("plan --diff: %v\n%s%s", err, stdout, stderr)
+	}
+	var doc struct{ Live []cliLive }
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatalf("plan -o json: %v\n%s", err, stdout)
+	}
+	out := map[string]cliLive{}
+	for _, l := range doc.Live {
+		out[l.Cluster+":"+l.Target] = l
+	}
+	if len(out) != len(f.mutations) {
+		t.Fatalf("%d live entries for %d mutations:\n%s", len(out), len(f.mutations), stdout)
+	}
+	return out
+}
+
+func resourceVersions(objs map[string]*unstructured.Unstructured) map[string]string {
+	out := map[string]string{}
+	for k, o := range objs {
+		out[k] = o.GetResourceVersion()
+	}
+	return out
+}
+
+// TestCLIPlanLiveDryRun: `plan --diff` on the hosted environment says create before apply,
+// unchanged after, and change (with a diff) for exactly the object edited since; the
+// dry-runs write nothing.
+func TestCLIPlanLiveDryRun(t *testing.T) {
+	bin := cliBinary(t)
+	f := newCLIFixture(t, false)
+
+	for target, l := range livePlan(t, bin, f) {
+		if l.Result != "create" || !strings.Contains(l.Diff, "+++ planned/") {
+			t.Errorf("before apply: %s: %s %s, diff:\n%s", target, l.Result, l.Reason, l.Diff)
+		}
+	}
+	if stdout, stderr, err := cliRun(t, bin, f.args("apply")...); err != nil {
+		t.Fatalf("apply: %v\n%s%s", err, stdout, stderr)
+	}
+	objs := f.objects(t)
+	for target, l := range livePlan(t, bin, f) {
+		if l.Result != "unchanged" || l.Diff != "" {
+			t.Errorf("after apply: %s: %s %s, diff:\n%s", target, l.Result, l.Reason, l.Diff)
+		}
+	}
+
+	// Edit the ConfigMap as a user would.
+	var cmKey string
+	for k, o := range objs {
+		if o.GetKind() == "ConfigMap" {
+			cmKey = k
+		}
+	}
+	cm := objs[cmKey].DeepCopy()
+	if err := unstructured.SetNestedField(cm.Object, "7", "data", "replicas"); err != nil {
+		t.Fatal(err)
+	}
+	_, mgmt := clients(t, hosted.Config(cluster.Management))
+	if _, err := mgmt.Resource(cm.GroupVersionKind().GroupVersion().WithResource("configmaps")).Namespace(cm.GetNamespace()).Update(t.Context(), cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	before := resourceVersions(f.objects(t))
+
+	for target, l := range livePlan(t, bin, f) {
+		want := "unchanged"
+		if strings.HasPrefix(target, cluster.Management+":configmaps/") { // the fixture's only ConfigMap
+			want = "change"
+		}
+		if l.Result != want {
+			t.Errorf("after the edit: %s: %s, want %s (%s)", target, l.Result, want, l.Reason)
+		}
+		if want == "change" && (!strings.Contains(l.Diff, `-  replicas: "7"`) || !strings.Contains(l.Diff, `+  replicas: "2"`)) {
+			t.Errorf("after the edit: %s: diff:\n%s", target, l.Diff)
+		}
+		if want == "unchanged" && l.Diff != "" {
+			t.Errorf("after the edit: %s unchanged with a diff:\n%s", target, l.Diff)
+		}
+	}
+	stdout, stderr, err := cliRun(t, bin, f.args("plan", "--diff")...)
+	if err != nil {
+		t.Fatalf("plan --diff: %v\n%s%s", err, stdout, stderr)
+	}
+	t.Logf("plan --diff:\n%s", stdout)
+	if !strings.Contains(stdout, "live dry-run: 0 create, 1 change, 2 unchanged, 0 delete, 0 fail") || !strings.Contains(stdout, "--- live/management:configmaps/") {
+		t.Errorf("table output:\n%s", stdout)
+	}
+	if after := resourceVersions(f.objects(t)); !equalMaps(before, after) {
+		t.Errorf("the dry-runs changed the objects: resourceVersions %v -> %v", before, after)
+	}
+}
+
+func equalMaps(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// TestCLIApplyStandalone runs `topolayer apply --kubeconfig` on the standalone environment:
+// the ConfigMap lands unchanged (same namespace and name), and the live dry-run of plan
+// then finds it unchanged.
+func TestCLIApplyStandalone(t *testing.T) {
+	bin := cliBinary(t)
+	cfg := standalone.Config(cluster.Single)
+	ns := newNamespace(t, cfg)
+	ms := []contract.Mutation{mutation(contract.ClassManagement, contract.ActionCreate, "/v1/configmaps", ns, "settings",
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: "+ns+"}\ndata: {replicas: \"2\"}\n")}
+	from := filepath.Join(t.TempDir(), "out")
+	if err := contract.WriteOutputDir(from, &contract.OutputDir{Mutations: ms}, contract.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	kubeDir := t.TempDir()
+	if err := standalone.WriteKubeconfigs(kubeDir); err != nil {
+		t.Fatal(err)
+	}
+	args := func(cmd string, extra ...string) []string {
+		return append([]string{cmd, "--config", filepath.Join("..", "examples", "standalone.yaml"), "--from", from,
+			"--operator", cliOperator, "--kubeconfig", cluster.KubeconfigFile(kubeDir, cluster.Single)}, extra...)
+	}
+	stdout, stderr, err := cliRun(t, bin, args("apply", "-o", "json")...)
+	if err != nil {
+		t.Fatalf("apply: %v\n%s%s", err, stdout, stderr)
+	}
+	if res := parseApply(t, stdout); len(res) != 1 || res[0].Status != "applied" || res[0].Target != "configmaps/"+ns+"/settings" {
+		t.Errorf("apply results:\n%s", stdout)
+	}
+	cs, _ := clients(t, cfg)
+	got, err := cs.CoreV1().ConfigMaps(ns).Get(t.Context(), "settings", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Data["replicas"] != "2" {
+		t.Errorf("data = %v", got.Data)
+	}
+	stdout, stderr, err = cliRun(t, bin, args("plan", "--diff")...)
+	if err != nil {
+		t.Fatalf("plan --diff: %v\n%s%s", err, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "live dry-run: 0 create, 0 change, 1 unchanged, 0 delete, 0 fail") {
+		t.Errorf("plan --diff after apply:\n%s", stdout)
+	}
+}
