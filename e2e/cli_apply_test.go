@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -54,8 +55,11 @@ func uniqueSuffix(t *testing.T) string {
 // cliFixture is a small output directory of valid objects, with names of its own, and the
 // kubeconfigs of the hosted environment.
 type cliFixture struct {
-	from      string // the output dir
-	kubeDir   string // management.kubeconfig and guest.kubeconfig
+	config    string   // the topology config file; default examples/hosted.yaml
+	operator  string   // default cliOperator
+	extra     []string // more flags for every command
+	from      string   // the output dir
+	kubeDir   string   // management.kubeconfig and guest.kubeconfig
 	mutations []contract.Mutation
 	plan      *translate.Plan // its hosted plan, for the target identities
 }
@@ -89,12 +93,14 @@ func newCLIFixture(t *testing.T, managementOnly bool) *cliFixture {
 
 // args returns the flags naming the fixture's outputs and the hosted clusters.
 func (f *cliFixture) args(cmd string, extra ...string) []string {
-	return append([]string{cmd,
-		"--config", filepath.Join("..", "examples", "hosted.yaml"),
-		"--from", f.from, "--operator", cliOperator,
+	config, operator := cmp.Or(f.config, filepath.Join("..", "examples", "hosted.yaml")), cmp.Or(f.operator, cliOperator)
+	args := []string{cmd,
+		"--config", config,
+		"--from", f.from, "--operator", operator,
 		"--management-kubeconfig", cluster.KubeconfigFile(f.kubeDir, cluster.Management),
 		"--guest-kubeconfig", cluster.KubeconfigFile(f.kubeDir, cluster.Guest),
-	}, extra...)
+	}
+	return append(append(args, f.extra...), extra...)
 }
 
 // objects reads the live object of every apply entry of the plan, keyed by cluster and

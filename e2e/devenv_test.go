@@ -71,6 +71,15 @@ func TestDevEnv(t *testing.T) {
 			t.Errorf("%s: namespaces %v lack %s", file, names, want)
 		}
 	}
+	// kubectl itself, where the machine has it.
+	if kubectl, err := exec.LookPath("kubectl"); err == nil {
+		out, err := exec.CommandContext(t.Context(), kubectl, "--kubeconfig", filepath.Join(dir, "management.kubeconfig"), "get", "ns").CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "clusters-example") {
+			t.Errorf("kubectl --kubeconfig management.kubeconfig get ns: %v\n%s", err, out)
+		}
+	} else {
+		t.Logf("kubectl is not on PATH: the kubeconfigs were checked with client-go only")
+	}
 	if procs := serverProcesses(t, dir); len(procs) != 4 {
 		t.Errorf("%d kube-apiserver and etcd processes use %s, want 4 (two of each):\n%s", len(procs), dir, strings.Join(procs, "\n"))
 	}

@@ -17,7 +17,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/topolayer/topolayer/apply"
-	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/e2e/cluster"
 	"github.com/topolayer/topolayer/gather"
 	hostedpkg "github.com/topolayer/topolayer/hosted"
@@ -70,23 +69,9 @@ func TestGatherAfterApply(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// A hosted control plane of the test's own, so that fixed names never meet other tests'.
 	mgmtCfg, guestCfg := hosted.Config(cluster.Management), hosted.Config(cluster.Guest)
-	hcpNS := newNamespace(t, mgmtCfg)
-	_, mdyn := clients(t, mgmtCfg)
-	hcp := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{
-		"releaseImage": cluster.ReleaseImage, "pullSecret": map[string]any{"name": "pull-secret"}, "configuration": map[string]any{},
-	}}}
-	hcp.SetGroupVersionKind(cluster.HostedControlPlaneGVK)
-	hcp.SetNamespace(hcpNS)
-	hcp.SetName("gather")
-	if _, err := mdyn.Resource(cluster.HostedControlPlaneGVR).Namespace(hcpNS).Create(ctx, hcp, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Parse([]byte("apiVersion: topolayer.dev/v1alpha1\nkind: TopologyConfig\ntopology:\n  type: Hosted\n  hosted: {namespace: " + hcpNS + ", hostedControlPlane: gather}\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, _ := ownHostedControlPlane(t, "gather")
+	hcpNS := cfg.Topology.Hosted.Namespace
 	names, err := gather.HostedNames(cfg)
 	if err != nil {
 		t.Fatal(err)

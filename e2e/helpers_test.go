@@ -2,12 +2,17 @@ package e2e
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/topolayer/topolayer/config"
+	"github.com/topolayer/topolayer/e2e/cluster"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -79,4 +84,34 @@ func namespacesVia(t *testing.T, kubeconfig string) []string {
 		names = append(names, ns.Name)
 	}
 	return names
+}
+
+// ownHostedControlPlane creates a hosted control plane of the test's own on the management
+// server (a namespace and a HostedControlPlane object named name) and writes its
+// configuration, so that fixed object names never meet other tests'. It returns the
+// configuration and the file it was written to.
+func ownHostedControlPlane(t *testing.T, name string) (*config.TopologyConfig, string) {
+	t.Helper()
+	mgmtCfg := hosted.Config(cluster.Management)
+	ns := newNamespace(t, mgmtCfg)
+	_, dyn := clients(t, mgmtCfg)
+	hcp := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{
+		"releaseImage": cluster.ReleaseImage, "pullSecret": map[string]any{"name": "pull-secret"}, "configuration": map[string]any{},
+	}}}
+	hcp.SetGroupVersionKind(cluster.HostedControlPlaneGVK)
+	hcp.SetNamespace(ns)
+	hcp.SetName(name)
+	if _, err := dyn.Resource(cluster.HostedControlPlaneGVR).Namespace(ns).Create(t.Context(), hcp, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	data := []byte("apiVersion: topolayer.dev/v1alpha1\nkind: TopologyConfig\ntopology:\n  type: Hosted\n  hosted: {namespace: " + ns + ", hostedControlPlane: " + name + "}\n")
+	cfg, err := config.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "topology.yaml")
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return cfg, file
 }

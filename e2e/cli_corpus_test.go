@@ -1,0 +1,129 @@
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/topolayer/topolayer/e2e/cluster"
+	hostedtopology "github.com/topolayer/topolayer/hosted"
+	"github.com/topolayer/topolayer/mom/contract"
+	"github.com/topolayer/topolayer/mom/contract/corpus"
+	"github.com/topolayer/topolayer/namespaces"
+)
+
+// TestCLIPlanLiveDryRunCAO runs the live dry-run of `topolayer plan --diff` for the CAO case
+// oauth-server-creation-minimal (a Deployment and an Event created, the status of the
+// operator's CR applied) on a hosted control plane of its own: before apply every created
+// object says create and the status write says change (the CR exists, without that status);
+// after apply every entry says unchanged; after a user scales the Deployment with kubectl,
+// exactly that entry says change, with a diff of replicas; no dry-run writes anything.
+func TestCLIPlanLiveDryRunCAO(t *testing.T) {
+	if os.Getenv(corpus.EnvVar) == "" {
+		t.Skipf("%s is not set", corpus.EnvVar)
+	}
+	var c corpus.Case
+	for _, cc := range corpus.CAOCases(t) {
+		if strings.HasSuffix(cc.Name, "/oauth-server-creation-minimal") {
+			c = cc
+		}
+	}
+	out, err := contract.ReadOutputDir(c.ExpectedOutput, contract.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	declared, err := contract.ParseOutputResources(mustRead(t, c.OutputResources))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := withImages(t, out.Mutations)
+	from := filepath.Join(t.TempDir(), "out")
+	if err := contract.WriteOutputDir(from, &contract.OutputDir{Mutations: ms}, contract.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, cfgFile := ownHostedControlPlane(t, "cao")
+	hcpNS := cfg.Topology.Hosted.Namespace
+	engine, err := hostedtopology.Engine(cfg, c.Operator, declared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeDir := t.TempDir()
+	if err := hosted.WriteKubeconfigs(kubeDir); err != nil {
+		t.Fatal(err)
+	}
+	f := &cliFixture{config: cfgFile, operator: c.Operator, extra: []string{"--output-resources", c.OutputResources},
+		from: from, kubeDir: kubeDir, mutations: ms, plan: engine.Plan(&contract.OutputDir{Mutations: ms})}
+
+	// The environment: the operator's CR, written once through topolayer.
+	_, mdyn := clients(t, hosted.Config(cluster.Management))
+	authID := contract.Identity{Group: "operator.openshift.io", Version: "v1", Resource: "authentications", Name: "cluster"}
+	auth := object(t, "apiVersion: operator.openshift.io.shadow.topolayer.dev/v1\nkind: Authentication\nmetadata: {name: cluster}\nspec: {managementState: Managed}\n")
+	auth.SetNamespace(hcpNS)
+	auth.SetAnnotations(namespaces.SourceAnnotations(authID))
+	auth.SetLabels(map[string]string{namespaces.LabelOperator: c.Operator})
+	if _, err := mdyn.Resource(shadowOperatorV1.WithResource("authentications")).Namespace(hcpNS).Create(t.Context(), auth, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	bin := cliBinary(t)
+	var deployment string
+	for target, l := range livePlan(t, bin, f) {
+		want := "create"
+		if strings.Contains(target, "authentications") {
+			want = "change"
+		}
+		if strings.Contains(target, "deployments") {
+			deployment = strings.TrimPrefix(target, cluster.Management+":deployments.apps/"+hcpNS+"/")
+		}
+		if l.Result != want {
+			t.Errorf("before apply: %s: %s (%s), want %s", target, l.Result, l.Reason, want)
+		}
+	}
+	if stdout, stderr, err := cliRun(t, bin, f.args("apply")...); err != nil {
+		t.Fatalf("apply: %v\n%s%s", err, stdout, stderr)
+	}
+	for target, l := range livePlan(t, bin, f) {
+		if l.Result != "unchanged" || l.Diff != "" {
+			t.Errorf("after apply: %s: %s %s, diff:\n%s", target, l.Result, l.Reason, l.Diff)
+		}
+	}
+
+	// A user scales the Deployment.
+	if deployment == "" {
+		t.Fatal("no Deployment entry in the live plan")
+	}
+	if kubectl, err := exec.LookPath("kubectl"); err == nil {
+		cmd := exec.CommandContext(t.Context(), kubectl, "--kubeconfig", cluster.KubeconfigFile(kubeDir, cluster.Management),
+			"-n", hcpNS, "scale", "deployment", deployment, "--replicas=5")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("kubectl scale: %v\n%s", err, out)
+		}
+	} else {
+		t.Logf("kubectl is not on PATH: scaling with client-go")
+		cs, _ := clients(t, hosted.Config(cluster.Management))
+		if _, err := cs.AppsV1().Deployments(hcpNS).Patch(t.Context(), deployment, types.MergePatchType, []byte(`{"spec":{"replicas":5}}`), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := resourceVersions(f.objects(t))
+	for target, l := range livePlan(t, bin, f) {
+		want := "unchanged"
+		if strings.Contains(target, "deployments") {
+			want = "change"
+			if !strings.Contains(l.Diff, "-  replicas: 5") {
+				t.Errorf("after the edit: %s: diff:\n%s", target, l.Diff)
+			}
+		}
+		if l.Result != want {
+			t.Errorf("after the edit: %s: %s (%s), want %s", target, l.Result, l.Reason, want)
+		}
+	}
+	if after := resourceVersions(f.objects(t)); !equalMaps(before, after) {
+		t.Errorf("the dry-runs changed the objects: resourceVersions %v -> %v", before, after)
+	}
+}
