@@ -2,6 +2,7 @@ package apply
 
 import (
 	"fmt"
+	"strings"
 
 	"sigs.k8s.io/yaml"
 )
@@ -26,4 +27,14 @@ func decodeOptions(data []byte) (writeOptions, error) {
 		return writeOptions{}, fmt.Errorf("decode the options: %w", err)
 	}
 	return o, nil
+}
+
+// ServiceAccountUser returns the user name of a service account given as NAMESPACE/NAME,
+// for Options.Impersonate: system:serviceaccount:NAMESPACE:NAME.
+func ServiceAccountUser(namespacedName string) (string, error) {
+	ns, name, ok := strings.Cut(namespacedName, "/")
+	if !ok || ns == "" || name == "" || strings.ContainsAny(name, "/:") || strings.Contains(ns, ":") {
+		return "", fmt.Errorf("service account %q: must be NAMESPACE/NAME", namespacedName)
+	}
+	return "system:serviceaccount:" + ns + ":" + name, nil
 }

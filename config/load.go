@@ -70,6 +70,7 @@ func Default(cfg TopologyConfig) TopologyConfig {
 	cfg.Routing.Rules = slices.Clone(cfg.Routing.Rules)
 	cfg.Transforms.Patches = slices.Clone(cfg.Transforms.Patches)
 	cfg.Namespaces.Aliases = slices.Clone(cfg.Namespaces.Aliases)
+	defaultOperators(&cfg)
 	return cfg
 }
 
@@ -94,6 +95,7 @@ func Validate(cfg *TopologyConfig) field.ErrorList {
 	errs = append(errs, validateAliases(cfg)...)
 	errs = append(errs, validateRouting(cfg)...)
 	errs = append(errs, validateTransforms(cfg)...)
+	errs = append(errs, validateOperators(cfg)...)
 	return errs
 }
 

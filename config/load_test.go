@@ -68,6 +68,22 @@ func TestBrokenConfigs(t *testing.T) {
 		{"alias shaped like an encoded name", header + hostedTopology + "namespaces:\n  aliases:\n  - {group: \"\", resource: secrets, namespace: a, name: b, hostedName: a--b}\n", []string{"namespaces.aliases[0].hostedName", `"--"`}},
 		{"alias on standalone", header + "topology: {type: Standalone}\nnamespaces:\n  aliases:\n  - {group: \"\", resource: secrets, namespace: a, name: b, hostedName: c}\n", []string{"namespaces.aliases", "only for type Hosted"}},
 		{"not YAML", "topology: [", []string{"decode"}},
+		{"operator without a command", header + "operators:\n- name: sample\n", []string{"operators[0].command", "Required"}},
+		{"operator name not a label", header + "operators:\n- {name: Sample_Op, command: [bin/sample]}\n", []string{"operators[0].name", "RFC 1123"}},
+		{"two operators with one name", header + "operators:\n- {name: a, command: [x]}\n- {name: a, command: [y]}\n", []string{"operators[1].name", "Duplicate"}},
+		{"operator given a kubeconfig", header + "operators:\n- {name: a, command: [x], env: {KUBECONFIG: /root/.kube/config}}\n", []string{"operators[0].env[KUBECONFIG]", "offline"}},
+		{"service account without a namespace", header + "operators:\n- {name: a, command: [x], serviceAccount: sample}\n", []string{"operators[0].serviceAccount", "NAMESPACE/NAME"}},
+		{"negative timeout", header + "operators:\n- {name: a, command: [x], limits: {timeout: -1s}}\n", []string{"operators[0].limits.timeout", "positive"}},
+		{"zero output size", header + "operators:\n- {name: a, command: [x], limits: {outputSize: \"0\"}}\n", []string{"operators[0].limits.outputSize", "positive"}},
+		{"memory not a quantity", header + "operators:\n- {name: a, command: [x], limits: {memory: lots}}\n", []string{"decode", "quantities must match"}},
+		{"controller list in one string", header + "operators:\n- {name: a, command: [x], controllers: [\"a,b\"]}\n", []string{"operators[0].controllers[0]", "no comma"}},
+		{"negative debounce", header + "scheduler: {debounce: -2s}\n", []string{"scheduler.debounce", "negative"}},
+		{"debounce not a duration", header + "scheduler: {debounce: soon}\n", []string{"decode", "soon"}},
+		{"budget below -1", header + "scheduler: {mutationsPerMinute: -5}\n", []string{"scheduler.mutationsPerMinute", "-1 for no budget"}},
+		{"relative work dir", header + "manager: {workDir: tmp/runs}\n", []string{"manager.workDir", "absolute"}},
+		{"projection on standalone", header + "topology: {type: Standalone}\ngather:\n  projections:\n  - {group: config.openshift.io, version: v1, resource: oauths, kind: OAuth, name: cluster, field: spec, from: spec.configuration.oauth}\n", []string{"gather.projections", "only for type Hosted"}},
+		{"projection into metadata", header + hostedTopology + "gather:\n  projections:\n  - {group: config.openshift.io, version: v1, resource: oauths, kind: OAuth, name: cluster, field: metadata.labels, from: spec.configuration.oauth}\n", []string{"gather.projections[0].field", "never metadata"}},
+		{"projection from a broken path", header + hostedTopology + "gather:\n  projections:\n  - {group: config.openshift.io, version: v1, resource: oauths, kind: OAuth, name: cluster, field: spec, from: spec..oauth}\n", []string{"gather.projections[0].from", "dotted field path"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			file := filepath.Join(t.TempDir(), "broken.yaml")

@@ -50,6 +50,14 @@ type TopologyConfig struct {
 	Routing Routing `json:"routing,omitzero"`
 	// Transforms chooses the built-in transform profiles and adds patches.
 	Transforms Transforms `json:"transforms,omitzero"`
+	// Gather configures how inputs are read back from the topology.
+	Gather Gather `json:"gather,omitzero"`
+	// Operators are the MOM contract operators that topolayer run runs.
+	Operators []Operator `json:"operators,omitempty"`
+	// Scheduler bounds when and how often the operators run.
+	Scheduler Scheduler `json:"scheduler,omitzero"`
+	// Manager configures the process of topolayer run.
+	Manager Manager `json:"manager,omitzero"`
 }
 
 // Topology chooses standalone passthrough or a hosted control plane.

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/topolayer/topolayer/apply"
+	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/e2e/cluster"
 	"github.com/topolayer/topolayer/gather"
 	hostedpkg "github.com/topolayer/topolayer/hosted"
@@ -206,4 +207,59 @@ func TestGatherAfterApply(t *testing.T) {
 		t.Errorf("the absorbed namespace openshift-authentication was not synthesized")
 	}
 	_ = os.RemoveAll(dir)
+}
+
+// TestGatherProjections: the configured projections, and only they, fill the config
+// singletons an operator reads from the HostedControlPlane, when the guest has none.
+func TestGatherProjections(t *testing.T) {
+	ctx := t.Context()
+	mgmtCfg, guestCfg := hosted.Config(cluster.Management), hosted.Config(cluster.Guest)
+	base, _ := ownHostedControlPlane(t, "projections")
+	h := base.Topology.Hosted
+	_, mdyn := clients(t, mgmtCfg)
+	hcp, err := mdyn.Resource(cluster.HostedControlPlaneGVR).Namespace(h.Namespace).Get(ctx, h.HostedControlPlane, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	configuration := map[string]any{
+		"oauth":          map[string]any{"tokenConfig": map[string]any{"accessTokenMaxAgeSeconds": int64(3600)}},
+		"authentication": map[string]any{"type": "IntegratedOAuth"},
+	}
+	if err := unstructured.SetNestedMap(hcp.Object, configuration, "spec", "configuration"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mdyn.Resource(cluster.HostedControlPlaneGVR).Namespace(h.Namespace).Update(ctx, hcp, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse([]byte("apiVersion: topolayer.dev/v1alpha1\nkind: TopologyConfig\ntopology:\n  type: Hosted\n  hosted: {namespace: " + h.Namespace + ", hostedControlPlane: " + h.HostedControlPlane + "}\n" +
+		"gather:\n  projections:\n  - {group: config.openshift.io, version: v1, resource: oauths, kind: OAuth, name: cluster, field: spec, from: spec.configuration.oauth}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inputs, err := contract.ParseInputResources([]byte("applyConfigurationResources:\n  exactResources:\n" +
+		"  - {group: config.openshift.io, version: v1, resource: oauths, name: cluster}\n" +
+		"  - {group: config.openshift.io, version: v1, resource: authentications, name: cluster}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := gather.Gather(ctx, gather.Options{Config: cfg, Inputs: inputs,
+		Clusters: map[string]*rest.Config{routing.ClusterManagement: mgmtCfg, routing.ClusterGuest: guestCfg}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Projected) != 1 || res.Projected[0].Resource != "oauths" {
+		t.Fatalf("projected %v, want only oauths/cluster (authentications is not configured)", res.Projected)
+	}
+	for _, o := range res.Objects {
+		if o.Resource == "authentications" {
+			t.Errorf("authentications/cluster gathered, but no projection names it and the guest has none")
+		}
+		if o.Resource != "oauths" {
+			continue
+		}
+		got, _, _ := unstructured.NestedInt64(o.Object.Object, "spec", "tokenConfig", "accessTokenMaxAgeSeconds")
+		if got != 3600 || o.Object.GetKind() != "OAuth" || o.Object.GetAPIVersion() != "config.openshift.io/v1" {
+			t.Errorf("projected oauths/cluster = %v", o.Object.Object)
+		}
+	}
 }

@@ -184,7 +184,7 @@ status: {kept: true}
 }
 
 func TestProjectValue(t *testing.T) {
-	obj, err := ProjectValue(Projections[0], map[string]any{"type": "OIDC"})
+	obj, err := ProjectValue(Projections(&config.TopologyConfig{Gather: config.Gather{Projections: config.DefaultProjections}})[0], map[string]any{"type": "OIDC"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,14 +29,20 @@ type Projection struct {
 	From []string
 }
 
-// Projections are the built-in projections (not configurable yet): the cluster
-// Authentication's spec from the HostedControlPlane's spec.configuration.authentication.
-var Projections = []Projection{{
-	Target: contract.Identity{Group: "config.openshift.io", Version: "v1", Resource: "authentications", Name: "cluster"},
-	Kind:   "Authentication",
-	Field:  []string{"spec"},
-	From:   []string{"spec", "configuration", "authentication"},
-}}
+// Projections returns the configured projections (config.Gather.Projections; a hosted
+// configuration that names none gets config.DefaultProjections).
+func Projections(cfg *config.TopologyConfig) []Projection {
+	out := make([]Projection, 0, len(cfg.Gather.Projections))
+	for _, p := range cfg.Gather.Projections {
+		out = append(out, Projection{
+			Target: contract.Identity{Group: p.Group, Version: p.Version, Resource: p.Resource, Name: p.Name},
+			Kind:   p.Kind,
+			Field:  config.FieldPath(p.Field),
+			From:   config.FieldPath(p.From),
+		})
+	}
+	return out
+}
 
 // project applies the Projections (hosted only).
 func (g *gatherer) project(ctx context.Context) error {
@@ -45,7 +51,7 @@ func (g *gatherer) project(ctx context.Context) error {
 	}
 	var hcp *unstructured.Unstructured
 	read := false
-	for _, p := range Projections {
+	for _, p := range Projections(g.opts.Config) {
 		if !g.declared(p.Target) {
 			continue
 		}

@@ -57,23 +57,26 @@ func (o *ClusterOptions) validate() error {
 		errs = append(errs, errors.New("--kubeconfig (standalone) or --management-kubeconfig and --guest-kubeconfig (hosted) are required"))
 	}
 	if o.AsServiceAccount != "" {
-		if _, err := o.impersonate(); err != nil {
-			errs = append(errs, err)
+		if _, err := apply.ServiceAccountUser(o.AsServiceAccount); err != nil {
+			errs = append(errs, fmt.Errorf("--as-service-account %q: must be NAMESPACE/NAME", o.AsServiceAccount))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// impersonate returns the user name of --as-service-account, "" without it.
-func (o *ClusterOptions) impersonate() (string, error) {
-	if o.AsServiceAccount == "" {
+// impersonate returns the user every write impersonates: --as-service-account, else the
+// serviceAccount the configuration gives the operator, else none ("").
+func (o *ClusterOptions) impersonate(cfg *config.TopologyConfig, operator string) (string, error) {
+	sa := o.AsServiceAccount
+	if sa == "" && cfg != nil {
+		if op, ok := cfg.Operator(operator); ok {
+			sa = op.ServiceAccount
+		}
+	}
+	if sa == "" {
 		return "", nil
 	}
-	ns, name, ok := strings.Cut(o.AsServiceAccount, "/")
-	if !ok || ns == "" || name == "" || strings.ContainsAny(name, "/:") || strings.Contains(ns, ":") {
-		return "", fmt.Errorf("--as-service-account %q: must be NAMESPACE/NAME", o.AsServiceAccount)
-	}
-	return "system:serviceaccount:" + ns + ":" + name, nil
+	return apply.ServiceAccountUser(sa)
 }
 
 // loadKubeconfig reads one kubeconfig file, and only that file: neither $KUBECONFIG nor
@@ -94,7 +97,7 @@ func loadKubeconfig(flag, path string) (*rest.Config, error) {
 // bound to the HCP namespace with the HostedControlPlane ownerReference, and the guest
 // target; for standalone, the one cluster.
 func (o *ClusterOptions) targets(ctx context.Context, cfg *config.TopologyConfig, operator string) (map[string]apply.Target, error) {
-	user, err := o.impersonate()
+	user, err := o.impersonate(cfg, operator)
 	if err != nil {
 		return nil, err
 	}

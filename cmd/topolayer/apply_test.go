@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/topolayer/topolayer/apply"
+	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/mom/contract"
 	"github.com/topolayer/topolayer/translate"
 )
@@ -58,17 +59,32 @@ func TestApplyCompleteRefusesAnUnknownOutput(t *testing.T) {
 	}
 }
 
+// TestImpersonate: --as-service-account wins over the configuration's serviceAccount of the
+// operator, which applies without the flag; other operators impersonate nobody.
 func TestImpersonate(t *testing.T) {
-	o := ClusterOptions{AsServiceAccount: "clusters-example/sample-operator"}
-	user, err := o.impersonate()
-	if err != nil || user != "system:serviceaccount:clusters-example:sample-operator" {
-		t.Fatalf("impersonate = %q, %v", user, err)
+	cfg, err := config.Parse([]byte("apiVersion: topolayer.dev/v1alpha1\nkind: TopologyConfig\n" +
+		"operators:\n- {name: sample-operator, command: [bin/sample-operator], serviceAccount: openshift-sample/sample-operator}\n"))
+	if err != nil {
+		t.Fatal(err)
 	}
+	for _, tc := range []struct {
+		flag, operator, want string
+	}{
+		{"clusters-example/sample-operator", "sample-operator", "system:serviceaccount:clusters-example:sample-operator"},
+		{"", "sample-operator", "system:serviceaccount:openshift-sample:sample-operator"},
+		{"", "another-operator", ""},
+	} {
+		user, err := (&ClusterOptions{AsServiceAccount: tc.flag}).impersonate(cfg, tc.operator)
+		if err != nil || user != tc.want {
+			t.Errorf("flag %q, operator %s: impersonate = %q, %v; want %q", tc.flag, tc.operator, user, err, tc.want)
+		}
+	}
+	user := "system:serviceaccount:clusters-example:sample-operator"
 	if ns, name, err := apply.ParseServiceAccount(user); err != nil || ns != "clusters-example" || name != "sample-operator" {
 		t.Errorf("ParseServiceAccount(%q) = %q %q %v", user, ns, name, err)
 	}
 	for _, bad := range []string{"a", "/b", "a/", "a/b/c", "a:b/c"} {
-		if _, err := (&ClusterOptions{AsServiceAccount: bad}).impersonate(); err == nil {
+		if _, err := (&ClusterOptions{AsServiceAccount: bad}).impersonate(nil, ""); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
 	}

@@ -1,0 +1,297 @@
+package config
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Operator is one MOM contract operator that topolayer runs (topolayer run) and whose
+// outputs it applies.
+type Operator struct {
+	// Name is the operator's name: the field manager of its writes, the value of the
+	// topolayer.dev/operator label, and the key of its status and metrics.
+	Name string `json:"name"`
+	// Command is the contract binary and its leading arguments; topolayer appends
+	// input-resources, output-resources or apply-configuration and their flags. A relative
+	// path is resolved against the configuration file's directory.
+	Command []string `json:"command"`
+	// Env is the whole environment of the operator's runs besides PATH and HOME: nothing of
+	// topolayer's own environment is passed on.
+	Env map[string]string `json:"env,omitempty"`
+	// Controllers, when set, is passed as --controllers: only those controllers run.
+	Controllers []string `json:"controllers,omitempty"`
+	// ServiceAccount, NAMESPACE/NAME, is impersonated by every write of the operator's plans
+	// (on the management cluster and the guest alike): the operator can never write more
+	// than that service account may. Empty: topolayer's own identity writes.
+	ServiceAccount string `json:"serviceAccount,omitempty"`
+	// Limits bound every run.
+	Limits OperatorLimits `json:"limits,omitzero"`
+}
+
+// OperatorLimits bound one run of an operator.
+type OperatorLimits struct {
+	// Timeout kills a run that takes longer. Default 2m.
+	Timeout metav1.Duration `json:"timeout,omitzero"`
+	// Memory limits the run's address space. Default 2Gi (Go binaries reserve more virtual
+	// memory than they use).
+	Memory *resource.Quantity `json:"memory,omitempty"`
+	// OutputSize rejects an output directory larger than this. Default 64Mi.
+	OutputSize *resource.Quantity `json:"outputSize,omitempty"`
+}
+
+// Scheduler bounds when and how often operators run.
+type Scheduler struct {
+	// Debounce is how long to wait after the first change of a burst before running: the
+	// changes inside it make one run. Default 2s.
+	Debounce *metav1.Duration `json:"debounce,omitempty"`
+	// Cooldown is the least time between the end of an operator's run and the start of
+	// its next. Default 5s.
+	Cooldown *metav1.Duration `json:"cooldown,omitempty"`
+	// MaxConcurrent is how many operators may run at once. Default 2.
+	MaxConcurrent int `json:"maxConcurrent,omitempty"`
+	// MutationsPerMinute is each operator's budget of applied mutations per minute; a run
+	// that spent it delays the next. Default 600; -1 turns the budget off.
+	MutationsPerMinute int `json:"mutationsPerMinute,omitempty"`
+	// HotLoopThreshold is how many runs in a row, triggered only by the operator's own
+	// writes and never converging, make a hot loop (damped and reported). Default 5.
+	HotLoopThreshold int `json:"hotLoopThreshold,omitempty"`
+}
+
+// Manager configures the process that runs the operators (topolayer run).
+type Manager struct {
+	// Namespace holds the manager's Lease, status objects and events in the standalone
+	// topology (hosted: always the HCP namespace). Default topolayer-system.
+	Namespace string `json:"namespace,omitempty"`
+	// WorkDir holds the input and output directories of the runs. Default: a new
+	// temporary directory.
+	WorkDir string `json:"workDir,omitempty"`
+	// MetricsAddress serves Prometheus metrics; "0" turns them off. Default :8080.
+	MetricsAddress string `json:"metricsAddress,omitempty"`
+	// LeaderElection makes one of several replicas run the operators. Default true.
+	LeaderElection *bool `json:"leaderElection,omitempty"`
+}
+
+// Gather configures how inputs are read back from the topology (topolayer gather and the
+// input directories of topolayer run).
+type Gather struct {
+	// Projections fill config singletons from fields of the HostedControlPlane (hosted
+	// only), when an operator reads the singleton and the guest has none. Default: the
+	// cluster Authentication's spec from spec.configuration.authentication, and the same for
+	// apiservers, oauths, proxies and images.
+	Projections []Projection `json:"projections,omitempty"`
+}
+
+// Projection fills one field of a standalone config singleton from a field of the
+// HostedControlPlane.
+type Projection struct {
+	// Group, Version, Resource and Kind name the filled object's type.
+	Group    string `json:"group"`
+	Version  string `json:"version"`
+	Resource string `json:"resource"`
+	Kind     string `json:"kind"`
+	// Name is the filled object's name (config singletons are named cluster).
+	Name string `json:"name"`
+	// Field is the dotted path filled in the object, e.g. spec.
+	Field string `json:"field"`
+	// From is the dotted path read in the HostedControlPlane, e.g.
+	// spec.configuration.authentication.
+	From string `json:"from"`
+}
+
+// DefaultProjections are the projections of a hosted configuration that names none: the
+// HostedControlPlane's spec.configuration fields that HyperShift itself projects into the
+// guest's config.openshift.io singletons.
+var DefaultProjections = []Projection{
+	configProjection("authentications", "Authentication", "authentication"),
+	configProjection("apiservers", "APIServer", "apiServer"),
+	configProjection("oauths", "OAuth", "oauth"),
+	configProjection("proxies", "Proxy", "proxy"),
+	configProjection("images", "Image", "image"),
+}
+
+func configProjection(resource, kind, field string) Projection {
+	return Projection{Group: "config.openshift.io", Version: "v1", Resource: resource, Kind: kind, Name: "cluster",
+		Field: "spec", From: "spec.configuration." + field}
+}
+
+// Default values of the scheduler, the operators' limits and the manager.
+const (
+	DefaultDebounce           = 2 * time.Second
+	DefaultCooldown           = 5 * time.Second
+	DefaultMaxConcurrent      = 2
+	DefaultMutationsPerMinute = 600
+	DefaultHotLoopThreshold   = 5
+	DefaultTimeout            = 2 * time.Minute
+	DefaultManagerNamespace   = "topolayer-system"
+	DefaultMetricsAddress     = ":8080"
+)
+
+// Default sizes of the operators' limits.
+var (
+	DefaultMemory     = resource.MustParse("2Gi")
+	DefaultOutputSize = resource.MustParse("64Mi")
+)
+
+// FieldPath splits a dotted path into its fields.
+func FieldPath(dotted string) []string { return strings.Split(dotted, ".") }
+
+func defaultOperators(cfg *TopologyConfig) {
+	ops := make([]Operator, len(cfg.Operators))
+	for i, op := range cfg.Operators {
+		if op.Limits.Timeout.Duration == 0 {
+			op.Limits.Timeout.Duration = DefaultTimeout
+		}
+		if op.Limits.Memory == nil {
+			m := DefaultMemory.DeepCopy()
+			op.Limits.Memory = &m
+		}
+		if op.Limits.OutputSize == nil {
+			s := DefaultOutputSize.DeepCopy()
+			op.Limits.OutputSize = &s
+		}
+		ops[i] = op
+	}
+	cfg.Operators = ops
+	s := &cfg.Scheduler
+	if s.Debounce == nil {
+		s.Debounce = &metav1.Duration{Duration: DefaultDebounce}
+	}
+	if s.Cooldown == nil {
+		s.Cooldown = &metav1.Duration{Duration: DefaultCooldown}
+	}
+	if s.MaxConcurrent == 0 {
+		s.MaxConcurrent = DefaultMaxConcurrent
+	}
+	if s.MutationsPerMinute == 0 {
+		s.MutationsPerMinute = DefaultMutationsPerMinute
+	}
+	if s.HotLoopThreshold == 0 {
+		s.HotLoopThreshold = DefaultHotLoopThreshold
+	}
+	m := &cfg.Manager
+	if m.Namespace == "" {
+		m.Namespace = DefaultManagerNamespace
+	}
+	if m.MetricsAddress == "" {
+		m.MetricsAddress = DefaultMetricsAddress
+	}
+	if m.LeaderElection == nil {
+		yes := true
+		m.LeaderElection = &yes
+	}
+	if cfg.Gather.Projections == nil && cfg.Topology.Type == Hosted {
+		cfg.Gather.Projections = DefaultProjections
+	}
+}
+
+// forbiddenEnv are variables an operator's environment must not set: they would give an
+// offline run a way to a cluster or through a proxy.
+var forbiddenEnv = []string{"KUBECONFIG", "KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"}
+
+func validateOperators(cfg *TopologyConfig) field.ErrorList {
+	var errs field.ErrorList
+	p := field.NewPath("operators")
+	seen := map[string]int{}
+	for i, op := range cfg.Operators {
+		pi := p.Index(i)
+		errs = append(errs, dnsLabel(pi.Child("name"), op.Name)...)
+		if j, dup := seen[op.Name]; dup && op.Name != "" {
+			errs = append(errs, field.Duplicate(pi.Child("name"), fmt.Sprintf("%s (also operators[%d])", op.Name, j)))
+		}
+		seen[op.Name] = i
+		if len(op.Command) == 0 || op.Command[0] == "" {
+			errs = append(errs, field.Required(pi.Child("command"), "the operator's contract binary"))
+		}
+		for k := range op.Env {
+			for _, f := range forbiddenEnv {
+				if strings.EqualFold(k, f) {
+					errs = append(errs, field.Forbidden(pi.Child("env").Key(k), "operators run offline: no cluster access, no proxy"))
+				}
+			}
+		}
+		for j, c := range op.Controllers {
+			if c == "" || strings.ContainsAny(c, ", ") {
+				errs = append(errs, field.Invalid(pi.Child("controllers").Index(j), c, "a controller name: not empty, no comma or space"))
+			}
+		}
+		if op.ServiceAccount != "" {
+			ns, name, ok := strings.Cut(op.ServiceAccount, "/")
+			if !ok {
+				errs = append(errs, field.Invalid(pi.Child("serviceAccount"), op.ServiceAccount, "must be NAMESPACE/NAME"))
+			} else {
+				errs = append(errs, dnsLabel(pi.Child("serviceAccount"), ns)...)
+				errs = append(errs, dnsSubdomain(pi.Child("serviceAccount"), name)...)
+			}
+		}
+		l := pi.Child("limits")
+		if op.Limits.Timeout.Duration < 0 {
+			errs = append(errs, field.Invalid(l.Child("timeout"), op.Limits.Timeout.Duration.String(), "must be positive"))
+		}
+		if op.Limits.Memory != nil && op.Limits.Memory.Sign() <= 0 {
+			errs = append(errs, field.Invalid(l.Child("memory"), op.Limits.Memory.String(), "must be positive"))
+		}
+		if op.Limits.OutputSize != nil && op.Limits.OutputSize.Sign() <= 0 {
+			errs = append(errs, field.Invalid(l.Child("outputSize"), op.Limits.OutputSize.String(), "must be positive"))
+		}
+	}
+	s, sp := cfg.Scheduler, field.NewPath("scheduler")
+	if s.Debounce != nil && s.Debounce.Duration < 0 {
+		errs = append(errs, field.Invalid(sp.Child("debounce"), s.Debounce.Duration.String(), "must not be negative"))
+	}
+	if s.Cooldown != nil && s.Cooldown.Duration < 0 {
+		errs = append(errs, field.Invalid(sp.Child("cooldown"), s.Cooldown.Duration.String(), "must not be negative"))
+	}
+	if s.MaxConcurrent < 0 {
+		errs = append(errs, field.Invalid(sp.Child("maxConcurrent"), s.MaxConcurrent, "must be at least 1"))
+	}
+	if s.MutationsPerMinute < -1 {
+		errs = append(errs, field.Invalid(sp.Child("mutationsPerMinute"), s.MutationsPerMinute, "must be positive, or -1 for no budget"))
+	}
+	if s.HotLoopThreshold < 0 {
+		errs = append(errs, field.Invalid(sp.Child("hotLoopThreshold"), s.HotLoopThreshold, "must be at least 1"))
+	}
+	if cfg.Manager.Namespace != "" {
+		errs = append(errs, dnsLabel(field.NewPath("manager", "namespace"), cfg.Manager.Namespace)...)
+	}
+	if cfg.Manager.WorkDir != "" && !filepath.IsAbs(cfg.Manager.WorkDir) {
+		errs = append(errs, field.Invalid(field.NewPath("manager", "workDir"), cfg.Manager.WorkDir, "must be an absolute path"))
+	}
+	gp := field.NewPath("gather", "projections")
+	if len(cfg.Gather.Projections) > 0 && cfg.Topology.Type != Hosted {
+		errs = append(errs, field.Forbidden(gp, "only for type Hosted"))
+	}
+	for i, pr := range cfg.Gather.Projections {
+		pi := gp.Index(i)
+		errs = append(errs, validateResource(pi, pr.Group, pr.Resource)...)
+		for _, f := range []struct{ name, v string }{{"version", pr.Version}, {"kind", pr.Kind}, {"name", pr.Name}, {"field", pr.Field}, {"from", pr.From}} {
+			if f.v == "" {
+				errs = append(errs, field.Required(pi.Child(f.name), ""))
+			}
+		}
+		for _, f := range []struct{ name, v string }{{"field", pr.Field}, {"from", pr.From}} {
+			if f.v != "" && (strings.HasPrefix(f.v, ".") || strings.HasSuffix(f.v, ".") || strings.Contains(f.v, "..")) {
+				errs = append(errs, field.Invalid(pi.Child(f.name), f.v, "a dotted field path, e.g. spec.configuration.authentication"))
+			}
+		}
+		if pr.Field == "metadata" || strings.HasPrefix(pr.Field, "metadata.") {
+			errs = append(errs, field.Forbidden(pi.Child("field"), "projections fill spec or status, never metadata"))
+		}
+	}
+	return errs
+}
+
+// Operator returns the configured operator named name.
+func (c *TopologyConfig) Operator(name string) (*Operator, bool) {
+	for i := range c.Operators {
+		if c.Operators[i].Name == name {
+			return &c.Operators[i], true
+		}
+	}
+	return nil, false
+}
