@@ -37,8 +37,12 @@ type Options struct {
 	// input of a hosted topology is read from the guest (see Place).
 	Outputs *contract.OutputResources
 	// Clusters are the client configurations by cluster name: routing.ClusterStandalone, or
-	// routing.ClusterManagement and routing.ClusterGuest.
+	// routing.ClusterManagement and routing.ClusterGuest. Each is read live (NewAPIReader)
+	// unless Readers has the cluster.
 	Clusters map[string]*rest.Config
+	// Readers read the clusters instead of live requests, by cluster name: for example the
+	// informer caches of topolayer run.
+	Readers map[string]Reader
 	// Discovery maps kinds and resources offline; nil means contract.DefaultDiscovery().
 	Discovery *contract.Discovery
 }
@@ -105,7 +109,7 @@ type gatherer struct {
 	opts    Options
 	names   namespaces.Mapper
 	inverse translate.Inverse
-	readers map[string]*reader
+	readers map[string]Reader
 	seen    map[key]*contract.InputObject
 	// fromManagement are the namespaces of objects read from the management cluster.
 	fromManagement map[string]bool
@@ -121,7 +125,7 @@ func newGatherer(opts Options) (*gatherer, error) {
 	if opts.Discovery == nil {
 		opts.Discovery = contract.DefaultDiscovery()
 	}
-	g := &gatherer{opts: opts, readers: map[string]*reader{}, seen: map[key]*contract.InputObject{}, fromManagement: map[string]bool{}, absorbed: map[string]bool{}}
+	g := &gatherer{opts: opts, readers: map[string]Reader{}, seen: map[key]*contract.InputObject{}, fromManagement: map[string]bool{}, absorbed: map[string]bool{}}
 	clusters := []string{routing.ClusterStandalone}
 	g.names = namespaces.Identity{}
 	if opts.Config.Topology.Type == config.Hosted {
@@ -134,11 +138,15 @@ func newGatherer(opts Options) (*gatherer, error) {
 	}
 	g.inverse = translate.Inverse{Names: g.names, Discovery: opts.Discovery}
 	for _, c := range clusters {
+		if r := opts.Readers[c]; r != nil {
+			g.readers[c] = r
+			continue
+		}
 		rc := opts.Clusters[c]
 		if rc == nil {
 			return nil, fmt.Errorf("gather: no client configuration for cluster %s", c)
 		}
-		r, err := newReader(c, rc)
+		r, err := NewAPIReader(c, rc)
 		if err != nil {
 			return nil, err
 		}
@@ -184,7 +192,7 @@ func (g *gatherer) get(ctx context.Context, id contract.Identity) (*contract.Inp
 		g.absorbed[id.Name] = true
 		return nil, nil
 	}
-	obj, err := g.readers[loc.Cluster].get(ctx, loc.Identity)
+	obj, err := g.readers[loc.Cluster].Get(ctx, loc.Identity)
 	if err != nil {
 		return nil, err
 	}
@@ -290,7 +298,7 @@ func (g *gatherer) labelSelected(ctx context.Context, s contract.LabelSelectedRe
 		if namespaced, known := g.opts.Discovery.Namespaced(probe.GroupResource()); known && namespaced {
 			probe.Namespace = "probe"
 		} else if !known {
-			if namespaced, err := g.readers[routing.ClusterGuest].namespaced(probe.GroupVersionResource()); err == nil && namespaced {
+			if namespaced, err := g.readers[routing.ClusterGuest].Namespaced(probe.GroupVersionResource()); err == nil && namespaced {
 				probe.Namespace = "probe"
 			}
 		}
@@ -307,7 +315,7 @@ func (g *gatherer) labelSelected(ctx context.Context, s contract.LabelSelectedRe
 
 // list lists resource t (its group, version and resource) on cluster in namespace ns.
 func (g *gatherer) list(ctx context.Context, cluster string, t contract.Identity, ns, selector string, keep func(contract.Identity, string) bool) error {
-	items, err := g.readers[cluster].list(ctx, t.GroupVersionResource(), ns, selector)
+	items, err := g.readers[cluster].List(ctx, t.GroupVersionResource(), ns, selector)
 	if err != nil {
 		return err
 	}
@@ -365,14 +373,28 @@ func (g *gatherer) synthesizeNamespaces() {
 	}
 }
 
-// reader reads one cluster through a dynamic client and a RESTMapper from discovery.
+// Reader reads one cluster.
+type Reader interface {
+	// Get reads one object (id's version); nil, nil when it does not exist or the cluster
+	// does not serve its resource.
+	Get(ctx context.Context, id contract.Identity) (*unstructured.Unstructured, error)
+	// List lists a resource in ns ("" for all namespaces) by a label selector ("" for all);
+	// nothing when the cluster does not serve it.
+	List(ctx context.Context, gvr schema.GroupVersionResource, ns, selector string) ([]*unstructured.Unstructured, error)
+	// Namespaced reports whether the cluster serves gvr as a namespaced resource.
+	Namespaced(gvr schema.GroupVersionResource) (bool, error)
+}
+
+// reader reads one cluster live, through a dynamic client and a RESTMapper from discovery.
 type reader struct {
 	name   string
 	client dynamic.Interface
 	mapper meta.ResettableRESTMapper
 }
 
-func newReader(name string, cfg *rest.Config) (*reader, error) {
+// NewAPIReader returns a Reader that sends every read to the cluster's API server; name is
+// the cluster's name, for errors.
+func NewAPIReader(name string, cfg *rest.Config) (Reader, error) {
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", name, err)
@@ -408,7 +430,8 @@ func (r *reader) mapping(gvr schema.GroupVersionResource) (*meta.RESTMapping, er
 	return m, nil
 }
 
-func (r *reader) namespaced(gvr schema.GroupVersionResource) (bool, error) {
+// Namespaced implements Reader.
+func (r *reader) Namespaced(gvr schema.GroupVersionResource) (bool, error) {
 	m, err := r.mapping(gvr)
 	if err != nil || m == nil {
 		return false, err
@@ -427,8 +450,8 @@ func (r *reader) resource(gvr schema.GroupVersionResource, ns string) (dynamic.R
 	return r.client.Resource(gvr), true, nil
 }
 
-// get reads one object; nil when it does not exist or the resource is not served.
-func (r *reader) get(ctx context.Context, id contract.Identity) (*unstructured.Unstructured, error) {
+// Get implements Reader.
+func (r *reader) Get(ctx context.Context, id contract.Identity) (*unstructured.Unstructured, error) {
 	ri, ok, err := r.resource(id.GroupVersionResource(), id.Namespace)
 	if err != nil || !ok {
 		return nil, err
@@ -443,8 +466,8 @@ func (r *reader) get(ctx context.Context, id contract.Identity) (*unstructured.U
 	return obj, nil
 }
 
-// list lists a resource in ns ("" for all namespaces); nothing when it is not served.
-func (r *reader) list(ctx context.Context, gvr schema.GroupVersionResource, ns, selector string) ([]*unstructured.Unstructured, error) {
+// List implements Reader.
+func (r *reader) List(ctx context.Context, gvr schema.GroupVersionResource, ns, selector string) ([]*unstructured.Unstructured, error) {
 	ri, ok, err := r.resource(gvr, ns)
 	if err != nil || !ok {
 		return nil, err

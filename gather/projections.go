@@ -61,7 +61,7 @@ func (g *gatherer) project(ctx context.Context) error {
 		if !read {
 			h := g.opts.Config.Topology.Hosted
 			var err error
-			hcp, err = g.readers[routing.ClusterManagement].get(ctx, contract.Identity{
+			hcp, err = g.readers[routing.ClusterManagement].Get(ctx, contract.Identity{
 				Group: HostedControlPlaneGVR.Group, Version: HostedControlPlaneGVR.Version, Resource: HostedControlPlaneGVR.Resource,
 				Namespace: h.Namespace, Name: h.HostedControlPlane,
 			})
