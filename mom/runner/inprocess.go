@@ -1,0 +1,136 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/topolayer/topolayer/mom/contract"
+)
+
+// Func is an operator's apply-configuration as a Go function: read req.InputDir, write
+// mutations to req.OutputDir (absolute paths; the directory exists and is empty). It should
+// return when ctx is done.
+type Func func(ctx context.Context, req Request) error
+
+// InProcess runs a Go function as an operator, in the runner's process and without a
+// sandbox: the function has the runner's network, environment and files.
+//
+//   - A panic is recovered into a *PanicError with the stack; other operators keep running.
+//   - Limits.Timeout is a deadline on the function's context. A function that returns at the
+//     deadline yields a *TimeoutError. A function that ignores its context is abandoned: Run
+//     returns a *TimeoutError with Abandoned set shortly after the deadline, and the
+//     goroutine leaks until the function returns by itself, possibly still writing to the
+//     output directory.
+//   - Limits.OutputSize is checked after the function returns.
+//   - Limits.Memory is ignored.
+//
+// An error the function returns is returned wrapped, naming the operator, with Result.ExitCode
+// set to 1.
+type InProcess struct {
+	// Name names the operator in results, errors and logs. Request.Operator overrides it.
+	Name string
+	// Func is the operator's apply-configuration.
+	Func Func
+	// Inputs is what Resources reports the operator reads; nil reports nothing.
+	Inputs *contract.InputResources
+	// Outputs is what Resources reports the operator may write; nil reports nothing.
+	Outputs *contract.OutputResources
+	// Limits bound each run; Memory is ignored.
+	Limits Limits
+}
+
+var _ Runner = (*InProcess)(nil)
+
+// abandonGrace is how long Run waits, after the deadline, for a function to return before it
+// abandons it.
+const abandonGrace = 100 * time.Millisecond
+
+// errTimedOut is the cause of a context that Limits.Timeout ended.
+var errTimedOut = errors.New("operator timeout")
+
+// Resources returns the declared Inputs and Outputs (empty declarations when nil). The
+// returned values are shared with the runner; do not modify them.
+func (r *InProcess) Resources(context.Context) (*contract.InputResources, *contract.OutputResources, error) {
+	in, out := r.Inputs, r.Outputs
+	if in == nil {
+		in = &contract.InputResources{}
+	}
+	if out == nil {
+		out = &contract.OutputResources{}
+	}
+	return in, out, nil
+}
+
+// Run calls Func once with the request, its directories made absolute.
+func (r *InProcess) Run(ctx context.Context, req Request) (*Result, error) {
+	op := operatorName(req, r.Name)
+	if r.Func == nil {
+		return nil, fmt.Errorf("operator %q: no function", op)
+	}
+	in, out, err := prepareDirs(op, req)
+	if err != nil {
+		return nil, err
+	}
+	req.Operator, req.InputDir, req.OutputDir = op, in, out
+
+	runCtx, cancel := ctx, context.CancelFunc(func() {})
+	if r.Limits.Timeout > 0 {
+		runCtx, cancel = context.WithTimeoutCause(ctx, r.Limits.Timeout, errTimedOut)
+	}
+	defer cancel()
+
+	log := logger(ctx, op)
+	log.V(1).Info("operator started", "command", cmdApplyConfiguration, "sandbox", "in-process")
+	start := time.Now()
+	done := make(chan error, 1) // buffered: an abandoned function must not block forever
+	go func() {
+		defer func() {
+			if v := recover(); v != nil {
+				done <- &PanicError{Operator: op, Value: v, Stack: string(debug.Stack())}
+			}
+		}()
+		done <- r.Func(runCtx, req)
+	}()
+
+	var fnErr error
+	abandoned := false
+	select {
+	case fnErr = <-done:
+	case <-runCtx.Done():
+		grace := time.NewTimer(abandonGrace)
+		select {
+		case fnErr = <-done:
+		case <-grace.C:
+			abandoned = true
+		}
+		grace.Stop()
+	}
+	res := &Result{Operator: op, Duration: time.Since(start), Sandbox: "in-process"}
+	log.V(1).Info("operator finished", "command", cmdApplyConfiguration, "duration", res.Duration, "error", fnErr)
+
+	var panicErr *PanicError
+	isPanic := errors.As(fnErr, &panicErr)
+	if fnErr != nil || abandoned {
+		res.ExitCode = 1
+	}
+	if abandoned || (fnErr != nil && !isPanic && runCtx.Err() != nil) {
+		// The function did not finish before its context ended; its output is partial and
+		// left for inspection.
+		res.OutputBytes, _ = dirSize(out)
+		if errors.Is(context.Cause(runCtx), errTimedOut) {
+			return res, &TimeoutError{Operator: op, Command: cmdApplyConfiguration, Timeout: r.Limits.Timeout, Abandoned: abandoned}
+		}
+		if abandoned {
+			return res, fmt.Errorf("operator %q: %s: abandoned: %w", op, cmdApplyConfiguration, ctx.Err())
+		}
+	}
+	if fnErr != nil && !isPanic {
+		fnErr = fmt.Errorf("operator %q: %s: %w", op, cmdApplyConfiguration, fnErr)
+	}
+	size, sizeErr := checkOutputSize(op, out, r.Limits.OutputSize)
+	res.OutputBytes = size
+	return res, errors.Join(fnErr, sizeErr)
+}
