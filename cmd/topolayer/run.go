@@ -1,0 +1,192 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+	"go.uber.org/zap/zapcore"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/topolayer/topolayer/config"
+	"github.com/topolayer/topolayer/hosted"
+	"github.com/topolayer/topolayer/mom/manager"
+	"github.com/topolayer/topolayer/routing"
+	"github.com/topolayer/topolayer/standalone"
+)
+
+// RunOptions are the options of `topolayer run`.
+type RunOptions struct {
+	ConfigFile string
+	ClusterOptions
+	MetricsAddress string
+	ProbeAddress   string
+	LeaderElect    bool
+	WorkDir        string
+	Verbosity      int
+
+	cfg *config.TopologyConfig
+	IOStreams
+}
+
+// NewCmdRun builds `topolayer run`.
+func NewCmdRun(streams IOStreams) *cobra.Command {
+	o := &RunOptions{IOStreams: streams, LeaderElect: true}
+	cmd := &cobra.Command{
+		Use:   "run --config FILE (--kubeconfig FILE | --management-kubeconfig FILE --guest-kubeconfig FILE)",
+		Short: "Run the configured operators whenever their inputs change, and apply their outputs",
+		Long: `run is the multi-operator manager: one process, one set of informers over the union of
+the configured operators' inputs. When an input changes, the operators that read it run
+offline (their apply-configuration command, in a sandbox, against an input directory
+gathered from the caches), and their outputs are translated for the topology and applied.
+Runs are debounced, limited in concurrency, cooled down, budgeted and damped when an
+operator loops (see the scheduler section of the configuration).
+
+Each operator's last run is in the ConfigMap topolayer-<operator> of the HCP namespace
+(hosted) or of manager.namespace (standalone), with events; Prometheus metrics are served
+on --metrics-bind-address. With leader election (default), one replica runs at a time; the
+Lease is in the same namespace. SIGINT or SIGTERM stops it after the runs in progress.`,
+		Example: `  # The hosted dev environment (topolayer devenv up --dir /tmp/dev):
+  topolayer run --config examples/hosted-demo.yaml \
+    --management-kubeconfig /tmp/dev/management.kubeconfig --guest-kubeconfig /tmp/dev/guest.kubeconfig
+
+  # One cluster:
+  topolayer run --config examples/standalone-demo.yaml --kubeconfig /tmp/dev/cluster.kubeconfig`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.Complete(); err != nil {
+				return err
+			}
+			return o.Run(cmd)
+		},
+	}
+	cmd.Flags().StringVar(&o.ConfigFile, "config", "", "topology configuration file (required)")
+	addClusterFlags(cmd, &o.ClusterOptions)
+	cmd.Flags().StringVar(&o.MetricsAddress, "metrics-bind-address", "", `address of the Prometheus metrics endpoint (default: manager.metricsAddress of the configuration; "0" turns it off)`)
+	cmd.Flags().StringVar(&o.ProbeAddress, "health-probe-bind-address", "0", `address of the /healthz and /readyz endpoints ("0" turns them off)`)
+	cmd.Flags().BoolVar(&o.LeaderElect, "leader-elect", true, "elect a leader with a Lease, so that one replica runs at a time (also manager.leaderElection)")
+	cmd.Flags().StringVar(&o.WorkDir, "work-dir", "", "directory of the runs' input and output directories (default: manager.workDir, else a temporary directory)")
+	cmd.Flags().IntVarP(&o.Verbosity, "v", "v", 0, "log verbosity")
+	_ = cmd.MarkFlagRequired("config")
+	return cmd
+}
+
+// Complete loads the configuration and checks the flags against its topology.
+func (o *RunOptions) Complete() error {
+	if o.AsServiceAccount != "" {
+		return errors.New("--as-service-account: run impersonates each operator's serviceAccount from the configuration instead")
+	}
+	if err := o.validate(); err != nil {
+		return err
+	}
+	cfg, err := config.Load(o.ConfigFile)
+	if err != nil {
+		return err
+	}
+	hostedTopology := cfg.Topology.Type == config.Hosted
+	if hostedTopology && o.Kubeconfig != "" || !hostedTopology && o.ManagementKubeconfig != "" {
+		return fmt.Errorf("%s: topology %s does not match the kubeconfig flags", o.ConfigFile, cfg.Topology.Type)
+	}
+	if len(cfg.Operators) == 0 {
+		return fmt.Errorf("%s: operators: no operator to run", o.ConfigFile)
+	}
+	o.cfg = cfg
+	return nil
+}
+
+// Run starts the manager and blocks until the command's context is done.
+func (o *RunOptions) Run(cmd *cobra.Command) error {
+	ctx := cmd.Context()
+	log := zap.New(zap.WriteTo(o.ErrOut), zap.Level(zapLevel(o.Verbosity)))
+	ctrl.SetLogger(log)
+	ctx = ctrl.LoggerInto(ctx, log)
+	cfg := o.cfg
+
+	ops := manager.OperatorsFromConfig(cfg, filepath.Dir(o.ConfigFile))
+	decl, err := manager.Declare(ctx, ops)
+	if err != nil {
+		return err
+	}
+	watches, err := manager.Watches(cfg, decl)
+	if err != nil {
+		return err
+	}
+	metricsAddr := o.MetricsAddress
+	if metricsAddr == "" {
+		metricsAddr = cfg.Manager.MetricsAddress
+	}
+	workDir := o.WorkDir
+	if workDir == "" {
+		workDir = cfg.Manager.WorkDir
+	}
+	leader := o.LeaderElect && *cfg.Manager.LeaderElection
+	mopts := ctrl.Options{
+		Scheme:                  manager.Scheme(),
+		Metrics:                 metricsserver.Options{BindAddress: metricsAddr},
+		HealthProbeBindAddress:  o.ProbeAddress,
+		LeaderElection:          leader,
+		LeaderElectionID:        "topolayer",
+		GracefulShutdownTimeout: ptr(2 * time.Minute),
+	}
+
+	var mgrCfg *rest.Config
+	if cfg.Topology.Type == config.Hosted {
+		h := cfg.Topology.Hosted
+		if mgrCfg, err = loadKubeconfig("management-kubeconfig", o.ManagementKubeconfig); err != nil {
+			return err
+		}
+		guestCfg, err := loadKubeconfig("guest-kubeconfig", o.GuestKubeconfig)
+		if err != nil {
+			return err
+		}
+		// On the management cluster, only the HCP namespace: never cluster-wide.
+		mopts.Cache = manager.CacheOptions(nil, routing.ClusterManagement, h.Namespace)
+		mopts.LeaderElectionNamespace = h.Namespace
+		mopts.LeaderElectionID = "topolayer-" + h.HostedControlPlane
+		mgr, err := ctrl.NewManager(mgrCfg, mopts)
+		if err != nil {
+			return err
+		}
+		if _, err := hosted.AddToManager(ctx, mgr, hosted.ManagerOptions{Config: cfg, Guest: guestCfg, Operators: ops, Declarations: decl, WorkDir: workDir}); err != nil {
+			return err
+		}
+		return o.start(ctx, mgr)
+	}
+	if mgrCfg, err = loadKubeconfig("kubeconfig", o.Kubeconfig); err != nil {
+		return err
+	}
+	mopts.Cache = manager.CacheOptions(watches, routing.ClusterStandalone, cfg.Manager.Namespace)
+	mopts.LeaderElectionNamespace = cfg.Manager.Namespace
+	mgr, err := ctrl.NewManager(mgrCfg, mopts)
+	if err != nil {
+		return err
+	}
+	if _, err := standalone.AddToManager(ctx, mgr, standalone.ManagerOptions{Config: cfg, Operators: ops, Declarations: decl, WorkDir: workDir}); err != nil {
+		return err
+	}
+	return o.start(ctx, mgr)
+}
+
+func (o *RunOptions) start(ctx context.Context, mgr ctrl.Manager) error {
+	if o.ProbeAddress != "0" {
+		if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+			return err
+		}
+		if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
+			return err
+		}
+	}
+	return mgr.Start(ctx)
+}
+
+// zapLevel maps -v to a zap level: 0 info, 1 and more debug levels.
+func zapLevel(v int) zapcore.Level { return zapcore.Level(-v) }
+
+func ptr[T any](v T) *T { return &v }

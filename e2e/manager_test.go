@@ -1,0 +1,182 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
+	ctrl "sigs.k8s.io/controller-runtime"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/topolayer/topolayer/e2e/cluster"
+	hostedtopology "github.com/topolayer/topolayer/hosted"
+	"github.com/topolayer/topolayer/mom/contract"
+	"github.com/topolayer/topolayer/mom/manager"
+	"github.com/topolayer/topolayer/mom/runner"
+	"github.com/topolayer/topolayer/routing"
+)
+
+// echoOperator is an in-process contract operator: it reads the ConfigMap
+// openshift-config/<settings> and writes its data into the ConfigMap openshift-echo/<name>
+// (Management) and a ClusterRole named name (UserWorkload). runs counts its runs.
+func echoOperator(name, settings string, runs *atomic.Int64) manager.Operator {
+	inputs := &contract.InputResources{ApplyConfigurationResources: contract.ResourceList{ExactResources: []contract.ExactResourceID{
+		{ResourceTypeIdentifier: contract.ResourceTypeIdentifier{Version: "v1", Resource: "configmaps"}, Namespace: "openshift-config", Name: settings},
+	}}}
+	outputs := &contract.OutputResources{
+		ManagementResources: contract.OutputResourceList{ExactResources: []contract.ExactResourceID{
+			{ResourceTypeIdentifier: contract.ResourceTypeIdentifier{Version: "v1", Resource: "configmaps"}, Namespace: "openshift-echo", Name: name},
+		}},
+		UserWorkloadResources: contract.OutputResourceList{ExactResources: []contract.ExactResourceID{
+			{ResourceTypeIdentifier: contract.ResourceTypeIdentifier{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"}, Name: name},
+		}},
+	}
+	fn := func(ctx context.Context, req runner.Request) error {
+		runs.Add(1)
+		in, err := contract.ReadInputDir(req.InputDir, contract.ReadOptions{})
+		if err != nil {
+			return err
+		}
+		value := "unset"
+		for _, o := range in.Objects() {
+			if o.Resource == "configmaps" && o.Object.GetName() == settings {
+				if v, ok, _ := unstructured.NestedString(o.Object.Object, "data", "value"); ok {
+					value = v
+				}
+			}
+		}
+		ms := []contract.Mutation{
+			mutation(contract.ClassManagement, contract.ActionApply, "/v1/configmaps", "openshift-echo", name,
+				"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: "+name+", namespace: openshift-echo}\ndata: {value: \""+value+"\"}\n"),
+			mutation(contract.ClassUserWorkload, contract.ActionApply, "rbac.authorization.k8s.io/v1/clusterroles", "", name,
+				"apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: "+name+"}\nrules:\n- apiGroups: [\"\"]\n  resources: [configmaps]\n  verbs: [get]\n"),
+		}
+		return contract.WriteOutputDir(req.OutputDir, &contract.OutputDir{Mutations: ms}, contract.WriteOptions{})
+	}
+	return manager.Operator{Name: name, Runner: &runner.InProcess{Name: name, Func: fn, Inputs: inputs, Outputs: outputs}}
+}
+
+// TestManagerHosted runs two in-process operators through hosted.AddToManager on a hosted
+// control plane of the test's own: their first runs place their outputs, a change of the
+// input one of them reads runs exactly that one and reaches the management cluster, and
+// the status objects say what happened.
+func TestManagerHosted(t *testing.T) {
+	cfg, _ := ownHostedControlPlane(t, "manager")
+	cfg.Scheduler.Debounce.Duration = 200 * time.Millisecond
+	cfg.Scheduler.Cooldown.Duration = 0
+	hcpNS := cfg.Topology.Hosted.Namespace
+	sfx := uniqueSuffix(t)
+	a, b := "echo-a-"+sfx, "echo-b-"+sfx
+	var runsA, runsB atomic.Int64
+	ops := []manager.Operator{echoOperator(a, "settings-a-"+sfx, &runsA), echoOperator(b, "settings-b-"+sfx, &runsB)}
+
+	guestCS, _ := clients(t, hosted.Config(cluster.Guest))
+	ctx := t.Context()
+	for _, ns := range []string{"openshift-config"} {
+		if _, err := guestCS.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+	settingsA := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings-a-" + sfx, Namespace: "openshift-config"}, Data: map[string]string{"value": "one"}}
+	if _, err := guestCS.CoreV1().ConfigMaps("openshift-config").Create(ctx, settingsA, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	mgr, err := ctrl.NewManager(hosted.Config(cluster.Management), ctrl.Options{
+		Scheme:  manager.Scheme(),
+		Metrics: metricsserver.Options{BindAddress: "0"},
+		Cache:   manager.CacheOptions(nil, routing.ClusterManagement, hcpNS),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := hostedtopology.AddToManager(ctx, mgr, hostedtopology.ManagerOptions{Config: cfg, Guest: hosted.Config(cluster.Guest), Operators: ops, WorkDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(mctx) }()
+	t.Cleanup(func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	})
+
+	mgmtCS, _ := clients(t, hosted.Config(cluster.Management))
+	echoed := func(op string) (string, error) {
+		cm, err := mgmtCS.CoreV1().ConfigMaps(hcpNS).Get(ctx, "openshift-echo--"+op, metav1.GetOptions{})
+		if err != nil {
+			return "", err
+		}
+		return cm.Data["value"], nil
+	}
+	waitFor := func(what string, cond func() (bool, error)) {
+		t.Helper()
+		if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+			ok, err := cond()
+			if apierrors.IsNotFound(err) {
+				return false, nil
+			}
+			return ok, err
+		}); err != nil {
+			t.Fatalf("%s: %v (status a: %+v, b: %+v)", what, err, m.Status(a), m.Status(b))
+		}
+	}
+	waitFor("first runs", func() (bool, error) {
+		va, err := echoed(a)
+		if err != nil {
+			return false, err
+		}
+		vb, err := echoed(b)
+		return va == "one" && vb == "unset", err
+	})
+	for _, op := range []string{a, b} {
+		if _, err := guestCS.RbacV1().ClusterRoles().Get(ctx, op, metav1.GetOptions{}); err != nil {
+			t.Errorf("ClusterRole %s on the guest: %v", op, err)
+		}
+	}
+	waitFor("status objects", func() (bool, error) {
+		for _, op := range []string{a, b} {
+			cm, err := mgmtCS.CoreV1().ConfigMaps(hcpNS).Get(ctx, manager.StatusName(op), metav1.GetOptions{})
+			if err != nil || cm.Data["result"] != manager.ResultSucceeded {
+				return false, err
+			}
+		}
+		return true, nil
+	})
+	beforeA, beforeB := runsA.Load(), runsB.Load()
+
+	// Change what a reads: only a runs, and the change lands.
+	settingsA.Data["value"] = "two"
+	if _, err := guestCS.CoreV1().ConfigMaps("openshift-config").Update(ctx, settingsA, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("the change reaches the management cluster", func() (bool, error) {
+		v, err := echoed(a)
+		return v == "two", err
+	})
+	time.Sleep(time.Second) // let any wrongly triggered run happen
+	if got := runsA.Load() - beforeA; got != 1 {
+		t.Errorf("%s ran %d times for one change, want 1", a, got)
+	}
+	if got := runsB.Load() - beforeB; got != 0 {
+		t.Errorf("%s ran %d times for a change it does not read, want 0", b, got)
+	}
+	st, err := mgmtCS.CoreV1().ConfigMaps(hcpNS).Get(ctx, manager.StatusName(a), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(st.Data["status.yaml"], "settings-a-"+sfx) {
+		t.Errorf("the status does not name the change that caused the run:\n%s", st.Data["status.yaml"])
+	}
+	t.Logf("status of %s:\n%s", a, st.Data["status.yaml"])
+}

@@ -1,0 +1,23 @@
+// Package manager is the multi-operator manager embedded in topolayer: it runs MOM contract
+// operators when their inputs change and places their outputs in the topology.
+//
+// One set of informers (the controller-runtime caches of the clusters) covers the union of
+// every operator's inputs, read where the topology keeps them (the HCP namespace of the
+// management cluster, the guest cluster; or the one cluster). A change is mapped back to its
+// standalone identity and, through mom/index, to the operators that read it; mom/scheduler
+// decides when each runs (debounce, cooldown, budget, concurrency, backoff, hot loops). A
+// run gathers the inputs from the caches into an input directory, runs the operator offline
+// (mom/runner), reads its output directory, translates it (rejecting anything undeclared:
+// then nothing is applied), applies the plan (validated whole first) and records the result:
+// a status ConfigMap per operator, Kubernetes events and Prometheus metrics.
+//
+//	m, err := manager.New(ctx, manager.Options{
+//		Config:    cfg,
+//		Operators: []manager.Operator{{Name: "sample-operator", Runner: &runner.Exec{Command: []string{"bin/sample-operator"}}}},
+//		Engine:    func(op string, out *contract.OutputResources) (translate.Engine, error) { return hosted.Engine(cfg, op, out) },
+//		Clusters:  map[string]cluster.Cluster{routing.ClusterManagement: mgr, routing.ClusterGuest: guest},
+//		StatusCluster: routing.ClusterManagement, StatusNamespace: cfg.Topology.Hosted.Namespace,
+//	})
+//	if err != nil { ... }
+//	_ = mgr.Add(m) // runs on the leader
+package manager

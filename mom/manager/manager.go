@@ -1,0 +1,261 @@
+package manager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+
+	"github.com/topolayer/topolayer/apply"
+	"github.com/topolayer/topolayer/config"
+	"github.com/topolayer/topolayer/gather"
+	"github.com/topolayer/topolayer/mom/contract"
+	"github.com/topolayer/topolayer/mom/index"
+	"github.com/topolayer/topolayer/mom/runner"
+	"github.com/topolayer/topolayer/mom/scheduler"
+	"github.com/topolayer/topolayer/namespaces"
+	"github.com/topolayer/topolayer/routing"
+	"github.com/topolayer/topolayer/translate"
+)
+
+// Operator is one operator the Manager runs.
+type Operator struct {
+	// Name names the operator: its label value, field manager, status object and metrics.
+	Name string
+	// Runner runs it: a contract binary (runner.Exec) or a Go function (runner.InProcess).
+	Runner runner.Runner
+	// ServiceAccount, NAMESPACE/NAME, is impersonated by every write of its plans; empty
+	// writes as the manager's own identity.
+	ServiceAccount string
+	// Controllers, when set, are the only controllers its runs start.
+	Controllers []string
+}
+
+// EngineFunc builds the translation engine of one operator (hosted.Engine or
+// standalone.Engine, bound to a configuration).
+type EngineFunc func(operator string, declared *contract.OutputResources) (translate.Engine, error)
+
+// Options configures a Manager.
+type Options struct {
+	// Config is the topology configuration (defaulted, as config.Load returns it).
+	Config *config.TopologyConfig
+	// Operators are the operators to run.
+	Operators []Operator
+	// Declarations are the operators' declarations, by name, as Declare returns them; New
+	// asks the operators for those missing.
+	Declarations map[string]Declarations
+	// Engine builds each operator's translation engine.
+	Engine EngineFunc
+	// Clusters are the clusters by name (routing.ClusterStandalone, or
+	// routing.ClusterManagement and routing.ClusterGuest): their caches hold the inputs,
+	// their configurations write the plans. A controller-runtime Manager is a Cluster.
+	Clusters map[string]cluster.Cluster
+	// Status is where the status objects and events go: the management cluster's HCP
+	// namespace (hosted) or Config.Manager.Namespace on the one cluster (standalone).
+	StatusCluster   string
+	StatusNamespace string
+	// HostedControlPlane is the owner of everything written in the HCP namespace (hosted).
+	HostedControlPlane *metav1.OwnerReference
+	// WorkDir holds the runs' input and output directories; each run's are removed after
+	// it, the last failed run's are kept for inspection.
+	WorkDir string
+	// Scheduler bounds the runs; its Registerer and Observer are set by the Manager.
+	Scheduler scheduler.Options
+	// Registerer receives the Manager's and the scheduler's metrics (nil: none).
+	Registerer prometheus.Registerer
+	// Recorder records Kubernetes events about runs (nil: none).
+	Recorder events.EventRecorder
+	// Now is the clock of --now and of status times; nil means time.Now.
+	Now func() time.Time
+}
+
+// Manager runs operators when their inputs change: one set of informers over the union of
+// their inputs, a scheduler, and for each run gather → run → filter → translate → apply.
+// It is a controller-runtime Runnable that needs leader election.
+type Manager struct {
+	opts      Options
+	log       logr.Logger
+	names     namespaces.Mapper
+	ops       map[string]*operatorState
+	order     []string
+	ix        *index.Index
+	scheduler *scheduler.Scheduler
+	metrics   *metrics
+	readers   map[string]gather.Reader
+
+	mu     sync.Mutex
+	writes *index.Writes
+}
+
+// operatorState is what the Manager knows of one operator.
+type operatorState struct {
+	Operator
+	inputs  *contract.InputResources
+	outputs *contract.OutputResources
+	engine  translate.Engine
+	targets map[string]apply.Target
+
+	mu      sync.Mutex
+	runs    int64
+	written map[string]string // cluster/group/resource/namespace/name → resourceVersion its last apply left
+}
+
+// New asks every operator for its declarations, builds their engines and targets, and
+// reports the objects that two operators declare they write (as errors: a conflict refuses
+// to start). It does not start anything.
+func New(ctx context.Context, opts Options) (*Manager, error) {
+	if opts.Config == nil || opts.Engine == nil {
+		return nil, errors.New("manager: a configuration and an engine are required")
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.WorkDir == "" {
+		dir, err := os.MkdirTemp("", "topolayer-runs-")
+		if err != nil {
+			return nil, err
+		}
+		opts.WorkDir = dir
+	}
+	for _, c := range opts.Config.Clusters() {
+		if opts.Clusters[c] == nil {
+			return nil, fmt.Errorf("manager: no cluster %s", c)
+		}
+	}
+	m := &Manager{opts: opts, log: logr.FromContextOrDiscard(ctx).WithName("manager"), ops: map[string]*operatorState{},
+		ix: index.New(), writes: index.NewWrites(), readers: map[string]gather.Reader{}}
+	m.names = namespaces.Identity{}
+	if opts.Config.Topology.Type == config.Hosted {
+		h, err := gather.HostedNames(opts.Config)
+		if err != nil {
+			return nil, err
+		}
+		m.names = h
+	}
+	var errs []error
+	outputs := map[string]*contract.OutputResources{}
+	for _, op := range opts.Operators {
+		if _, dup := m.ops[op.Name]; dup || op.Name == "" || op.Runner == nil {
+			errs = append(errs, fmt.Errorf("operator %q: a unique name and a runner are required", op.Name))
+			continue
+		}
+		st, err := m.prepare(ctx, op)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("operator %s: %w", op.Name, err))
+			continue
+		}
+		m.ops[op.Name] = st
+		m.order = append(m.order, op.Name)
+		outputs[op.Name] = st.outputs
+	}
+	for _, c := range index.DeclaredConflicts(outputs) {
+		errs = append(errs, fmt.Errorf("conflict: %s", c))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	for name, c := range opts.Clusters {
+		m.readers[name] = cacheReader{name: name, reader: c.GetCache(), mapper: c.GetRESTMapper()}
+	}
+	var err error
+	if m.metrics, err = newMetrics(opts.Registerer); err != nil {
+		return nil, err
+	}
+	sopts := opts.Scheduler
+	sopts.Registerer = opts.Registerer
+	sopts.Observer = m.observe
+	if m.scheduler, err = scheduler.New(sopts, m.run); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// prepare reads one operator's declarations and builds its engine and targets.
+func (m *Manager) prepare(ctx context.Context, op Operator) (*operatorState, error) {
+	d, ok := m.opts.Declarations[op.Name]
+	if !ok {
+		all, err := Declare(ctx, []Operator{op})
+		if err != nil {
+			return nil, err
+		}
+		d = all[op.Name]
+	}
+	in, out := d.Inputs, d.Outputs
+	var err error
+	if err := m.ix.Add(op.Name, in); err != nil {
+		return nil, err
+	}
+	engine, err := m.opts.Engine(op.Name, out)
+	if err != nil {
+		return nil, err
+	}
+	st := &operatorState{Operator: op, inputs: in, outputs: out, engine: engine, targets: map[string]apply.Target{}, written: map[string]string{}}
+	user := ""
+	if op.ServiceAccount != "" {
+		if user, err = apply.ServiceAccountUser(op.ServiceAccount); err != nil {
+			return nil, err
+		}
+	}
+	hosted := m.opts.Config.Topology.Type == config.Hosted
+	for _, name := range m.opts.Config.Clusters() {
+		o := apply.Options{Impersonate: user, Operator: op.Name, RequireOwnership: hosted}
+		if name == routing.ClusterManagement {
+			o.Namespace = m.opts.Config.Topology.Hosted.Namespace
+			o.HostedControlPlane = m.opts.HostedControlPlane
+		}
+		t, err := apply.NewClusterTarget(name, m.opts.Clusters[name].GetConfig(), o)
+		if err != nil {
+			return nil, err
+		}
+		st.targets[name] = t
+	}
+	return st, nil
+}
+
+// Operators returns the operators' names in configuration order.
+func (m *Manager) Operators() []string { return slices.Clone(m.order) }
+
+// Inputs returns what operator reads, as it declared it.
+func (m *Manager) Inputs(operator string) *contract.InputResources {
+	if st := m.ops[operator]; st != nil {
+		return st.inputs
+	}
+	return nil
+}
+
+// Status returns the scheduler's view of one operator.
+func (m *Manager) Status(operator string) scheduler.OperatorStatus {
+	return m.scheduler.Status(operator)
+}
+
+// NeedLeaderElection makes only the leader run operators.
+func (m *Manager) NeedLeaderElection() bool { return true }
+
+// Start watches the inputs, runs every operator once, then again whenever its inputs
+// change, until ctx is done; it waits for the runs in progress before returning.
+func (m *Manager) Start(ctx context.Context) error {
+	ctx = logr.NewContext(ctx, m.log)
+	if err := m.watch(ctx); err != nil {
+		return err
+	}
+	for _, name := range m.order {
+		m.scheduler.Add(name)
+	}
+	m.log.Info("running operators", "operators", m.order, "workDir", m.opts.WorkDir)
+	return m.scheduler.Start(ctx)
+}
+
+// statusClient is the client of the status objects.
+func (m *Manager) statusClient() client.Client {
+	return m.opts.Clusters[m.opts.StatusCluster].GetClient()
+}

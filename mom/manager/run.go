@@ -1,0 +1,262 @@
+package manager
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/go-logr/logr"
+
+	"github.com/topolayer/topolayer/apply"
+	"github.com/topolayer/topolayer/gather"
+	"github.com/topolayer/topolayer/mom/contract"
+	"github.com/topolayer/topolayer/mom/runner"
+	"github.com/topolayer/topolayer/mom/scheduler"
+	"github.com/topolayer/topolayer/routing"
+	"github.com/topolayer/topolayer/translate"
+)
+
+// Result values of a run, in status objects, events and metrics.
+const (
+	ResultSucceeded = "Succeeded" // applied (or nothing to change)
+	ResultFailed    = "Failed"    // gathering, the operator, reading its outputs, or applying failed
+	ResultRejected  = "Rejected"  // the outputs broke the declarations: nothing applied
+)
+
+// RunRecord is what one run did; the status object holds the last one.
+type RunRecord struct {
+	Operator   string   `json:"operator"`
+	Run        int64    `json:"run"`
+	Result     string   `json:"result"`
+	Message    string   `json:"message,omitempty"`
+	Started    string   `json:"started"`
+	Duration   string   `json:"duration"`
+	Causes     []string `json:"causes,omitempty"`
+	Inputs     int      `json:"inputs"`
+	Mutations  int      `json:"mutations"`
+	Applied    int      `json:"applied"`
+	Unchanged  int      `json:"unchanged"`
+	Rejected   []string `json:"rejected,omitempty"`
+	Conflicts  []string `json:"conflicts,omitempty"`
+	Sandbox    string   `json:"sandbox,omitempty"`
+	OutputSize int64    `json:"outputBytes"`
+	Digest     string   `json:"digest,omitempty"`
+}
+
+// run is the scheduler's RunFunc: gather → run → read → translate (filter) → apply → record.
+func (m *Manager) run(ctx context.Context, name string, causes []scheduler.Cause) scheduler.Outcome {
+	st := m.ops[name]
+	st.mu.Lock()
+	st.runs++
+	seq := st.runs
+	st.mu.Unlock()
+	start := m.opts.Now()
+	rec := RunRecord{Operator: name, Run: seq, Started: start.UTC().Format("2006-01-02T15:04:05Z"), Result: ResultSucceeded}
+	for _, c := range causes {
+		rec.Causes = append(rec.Causes, causeString(c))
+	}
+	log := logr.FromContextOrDiscard(ctx).WithValues("operator", name, "run", seq)
+	dir := filepath.Join(m.opts.WorkDir, name, strconv.FormatInt(seq, 10))
+
+	// A run started is finished, even on shutdown: a plan cut off while being applied would
+	// leave the clusters between two states. The operator's own timeout bounds it.
+	runCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), runTimeout)
+	defer cancel()
+	out, err := m.runOnce(logr.NewContext(runCtx, log), st, dir, &rec)
+	rec.Duration = m.opts.Now().Sub(start).Round(1e6).String()
+	switch {
+	case err == nil:
+		_ = os.RemoveAll(dir)
+	case errors.Is(err, errRejected):
+		rec.Result, rec.Message = ResultRejected, err.Error()
+	default:
+		rec.Result, rec.Message = ResultFailed, err.Error()
+	}
+	if err != nil {
+		log.Error(err, "run failed", "dir", dir)
+		m.keepLastFailed(name, dir)
+	} else {
+		log.Info("run finished", "applied", rec.Applied, "unchanged", rec.Unchanged, "duration", rec.Duration)
+	}
+	m.metrics.observeRun(rec, m.opts.Now().Sub(start))
+	m.record(ctx, st, rec)
+	return scheduler.Outcome{Mutations: rec.Applied, Digest: out, Err: err}
+}
+
+// runTimeout bounds a whole run (gather, operator, apply) past a shutdown; the operator's
+// own limits are usually much shorter.
+const runTimeout = 10 * time.Minute
+
+// errRejected marks runs whose outputs break the declarations.
+var errRejected = errors.New("outputs rejected")
+
+// runOnce does the work of one run in dir and returns the digest of the outputs.
+func (m *Manager) runOnce(ctx context.Context, st *operatorState, dir string, rec *RunRecord) (string, error) {
+	inputDir, outputDir := filepath.Join(dir, "input"), filepath.Join(dir, "output")
+	if err := os.RemoveAll(dir); err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+
+	// Gather the inputs from the caches, in standalone form.
+	g, err := gather.Gather(ctx, gather.Options{Config: m.opts.Config, Inputs: st.inputs, Outputs: st.outputs, Readers: m.readers})
+	if err != nil {
+		return "", fmt.Errorf("gather the inputs: %w", err)
+	}
+	rec.Inputs = len(g.Objects)
+	m.resolveReferences(st, g.Objects)
+	if err := contract.WriteInputDir(inputDir, g.Objects); err != nil {
+		return "", fmt.Errorf("write the input dir: %w", err)
+	}
+
+	// Run the operator offline.
+	res, err := st.Runner.Run(ctx, runner.Request{Operator: st.Name, InputDir: inputDir, OutputDir: outputDir, Now: m.opts.Now(), Controllers: st.Controllers})
+	if res != nil {
+		rec.Sandbox, rec.OutputSize = res.Sandbox, res.OutputBytes
+	}
+	if err != nil {
+		return "", fmt.Errorf("run the operator: %w", err)
+	}
+
+	// Read, filter and translate its outputs.
+	outputs, err := contract.ReadOutputDir(outputDir, contract.ReadOptions{})
+	if err != nil {
+		return "", fmt.Errorf("%w: read the output dir: %w", errRejected, err)
+	}
+	rec.Mutations = len(outputs.Mutations)
+	digest := digestOf(outputs.Mutations)
+	rec.Digest = digest[:12]
+	plan := st.engine.Plan(outputs)
+	if rejected := plan.Rejected(); len(rejected) > 0 {
+		for _, e := range rejected {
+			rec.Rejected = append(rec.Rejected, fmt.Sprintf("%s %s: %s", e.Action, e.Source, e.Reason))
+		}
+		m.metrics.rejected.WithLabelValues(st.Name).Add(float64(len(rejected)))
+		return digest, fmt.Errorf("%w: %d of %d mutations, nothing applied: %s", errRejected, len(rejected), len(plan.Entries), rec.Rejected[0])
+	}
+
+	// Conflicts with what other operators wrote.
+	var ids []contract.Identity
+	for _, e := range plan.Entries {
+		if e.Disposition == routing.Apply && e.Source.Name != "" && !isEvent(e.Source) {
+			ids = append(ids, e.Source)
+		}
+	}
+	m.mu.Lock()
+	conflicts := m.writes.Record(st.Name, ids)
+	m.mu.Unlock()
+	for _, c := range conflicts {
+		rec.Conflicts = append(rec.Conflicts, c.String())
+		m.metrics.conflicts.WithLabelValues(st.Name).Inc()
+	}
+
+	// Apply: validated whole first, so a refused entry writes nothing.
+	results, err := apply.ApplyPlan(ctx, plan, st.targets)
+	m.remember(st, plan, results)
+	for _, r := range results {
+		switch r.Status {
+		case apply.StatusApplied:
+			rec.Applied++
+		case apply.StatusSkipped:
+			rec.Unchanged++
+		}
+	}
+	if err != nil {
+		return digest, fmt.Errorf("apply: %w", err)
+	}
+	return digest, nil
+}
+
+// remember records the resourceVersion each write left, so that the change it causes is
+// known as the operator's own (a self-inflicted cause).
+func (m *Manager) remember(st *operatorState, plan *translate.Plan, results []apply.EntryResult) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for _, r := range results {
+		if r.Object == nil || (r.Status != apply.StatusApplied && r.Status != apply.StatusSkipped) {
+			continue
+		}
+		st.written[writtenKey(r.Cluster, r.Identity)] = r.Object.GetResourceVersion()
+	}
+}
+
+// resolveReferences narrows the index to the objects the operator's references name now.
+func (m *Manager) resolveReferences(st *operatorState, objs []*contract.InputObject) {
+	refs := st.inputs.ApplyConfigurationResources.ResourceReferences
+	if len(refs) == 0 {
+		return
+	}
+	types := map[[2]string]bool{}
+	for _, r := range refs {
+		for _, t := range []*contract.ResourceTypeIdentifier{typeOf(r)} {
+			if t != nil {
+				types[[2]string{t.Group, t.Resource}] = true
+			}
+		}
+	}
+	var named []contract.Identity
+	for _, o := range objs {
+		if types[[2]string{o.Group, o.Resource}] {
+			named = append(named, o.Identity())
+		}
+	}
+	m.ix.Resolve(st.Name, named)
+}
+
+func typeOf(r contract.ResourceReference) *contract.ResourceTypeIdentifier {
+	switch {
+	case r.ImplicitNamespacedReference != nil:
+		return &r.ImplicitNamespacedReference.ResourceTypeIdentifier
+	case r.ExplicitNamespacedReference != nil:
+		return &r.ExplicitNamespacedReference.ResourceTypeIdentifier
+	case r.ClusterScopedReference != nil:
+		return &r.ClusterScopedReference.ResourceTypeIdentifier
+	}
+	return nil
+}
+
+// keepLastFailed keeps the directories of an operator's last failed run as "last-failed".
+func (m *Manager) keepLastFailed(name, dir string) {
+	last := filepath.Join(m.opts.WorkDir, name, "last-failed")
+	_ = os.RemoveAll(last)
+	_ = os.Rename(dir, last)
+}
+
+// digestOf summarises outputs, events left out: they differ on every run by design.
+func digestOf(ms []contract.Mutation) string {
+	lines := make([]string, 0, len(ms))
+	for _, mu := range ms {
+		if isEvent(mu.Identity()) {
+			continue
+		}
+		sum := sha256.Sum256(mu.Body)
+		lines = append(lines, fmt.Sprintf("%s %s %s %x", mu.Class, mu.Metadata.Action, mu.Identity(), sum[:8]))
+	}
+	sort.Strings(lines)
+	h := sha256.New()
+	for _, l := range lines {
+		h.Write([]byte(l + "\n"))
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func isEvent(id contract.Identity) bool {
+	return id.Resource == "events" && (id.Group == "" || id.Group == "events.k8s.io")
+}
+
+func causeString(c scheduler.Cause) string {
+	s := c.Cluster + ":" + contract.Identity{Group: c.Group, Resource: c.Resource, Namespace: c.Namespace, Name: c.Name}.String()
+	if c.SelfInflicted {
+		s += " (own write)"
+	}
+	return s
+}

@@ -1,0 +1,85 @@
+package manager
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/topolayer/topolayer/mom/scheduler"
+	"github.com/topolayer/topolayer/namespaces"
+)
+
+// StatusFieldManager is the field manager of the status objects.
+const StatusFieldManager = "topolayer-manager"
+
+// LabelStatus marks the status objects.
+const LabelStatus = "topolayer.dev/status"
+
+// StatusName returns the name of an operator's status object: a ConfigMap in the status
+// namespace whose data holds the last run (keys result, run, lastRun, and status.yaml with
+// the whole RunRecord).
+func StatusName(operator string) string { return "topolayer-" + operator }
+
+// record writes the status object of a run and an event about it. Failures to report are
+// logged, never fatal.
+func (m *Manager) record(ctx context.Context, st *operatorState, rec RunRecord) {
+	if m.opts.StatusCluster == "" || m.opts.StatusNamespace == "" {
+		return
+	}
+	body, err := yaml.Marshal(rec)
+	if err != nil {
+		m.log.Error(err, "encode the status", "operator", st.Name)
+		return
+	}
+	cm := corev1ac.ConfigMap(StatusName(st.Name), m.opts.StatusNamespace).
+		WithLabels(map[string]string{LabelStatus: "true", namespaces.LabelOperator: st.Name}).
+		WithData(map[string]string{
+			"result":      rec.Result,
+			"run":         strconv.FormatInt(rec.Run, 10),
+			"lastRun":     rec.Started,
+			"status.yaml": string(body),
+		})
+	if o := m.opts.HostedControlPlane; o != nil {
+		cm.WithOwnerReferences(metav1ac.OwnerReference().WithAPIVersion(o.APIVersion).WithKind(o.Kind).WithName(o.Name).WithUID(o.UID))
+	}
+	if err := m.statusClient().Apply(ctx, cm, client.FieldOwner(StatusFieldManager), client.ForceOwnership); err != nil {
+		m.log.Error(err, "write the status object", "operator", st.Name)
+	}
+	switch rec.Result {
+	case ResultSucceeded:
+		m.event(st.Name, corev1.EventTypeNormal, "RunSucceeded", "run %d: %d inputs, %d mutations, %d applied, %d unchanged in %s", rec.Run, rec.Inputs, rec.Mutations, rec.Applied, rec.Unchanged, rec.Duration)
+	case ResultRejected:
+		m.event(st.Name, corev1.EventTypeWarning, "OutputsRejected", "run %d: %s", rec.Run, rec.Message)
+	default:
+		m.event(st.Name, corev1.EventTypeWarning, "RunFailed", "run %d: %s", rec.Run, rec.Message)
+	}
+	for _, c := range rec.Conflicts {
+		m.event(st.Name, corev1.EventTypeWarning, "Conflict", "%s", c)
+	}
+}
+
+// observe reports the scheduler's hot loops and backoffs as events.
+func (m *Manager) observe(e scheduler.Event) {
+	switch e.Type {
+	case scheduler.HotLoopDetected:
+		m.log.Info("hot loop: damping the operator", "operator", e.Operator, "reason", e.Reason)
+		m.event(e.Operator, corev1.EventTypeWarning, "HotLoop", "%s: the operator keeps re-triggering itself without converging; its runs are delayed", e.Reason)
+	case scheduler.BudgetExhausted:
+		m.event(e.Operator, corev1.EventTypeNormal, "BudgetExhausted", "mutation budget spent: next run not before %s", e.Until.UTC().Format("15:04:05"))
+	}
+}
+
+// event records a Kubernetes event about an operator's status object.
+func (m *Manager) event(operator, eventType, reason, format string, args ...any) {
+	if m.opts.Recorder == nil || m.opts.StatusNamespace == "" {
+		return
+	}
+	ref := &corev1.ObjectReference{APIVersion: "v1", Kind: "ConfigMap", Namespace: m.opts.StatusNamespace, Name: StatusName(operator)}
+	m.opts.Recorder.Eventf(ref, nil, eventType, reason, "Run", "%s", fmt.Sprintf(format, args...))
+}

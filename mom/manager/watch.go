@@ -1,0 +1,289 @@
+package manager
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	toolscache "k8s.io/client-go/tools/cache"
+
+	"github.com/topolayer/topolayer/config"
+	"github.com/topolayer/topolayer/gather"
+	"github.com/topolayer/topolayer/mom/contract"
+	"github.com/topolayer/topolayer/mom/scheduler"
+	"github.com/topolayer/topolayer/namespaces"
+	"github.com/topolayer/topolayer/routing"
+)
+
+// Declarations are what one operator reads and may write.
+type Declarations struct {
+	Inputs  *contract.InputResources
+	Outputs *contract.OutputResources
+}
+
+// Declare asks every operator for its declarations (its input-resources and
+// output-resources commands, offline).
+func Declare(ctx context.Context, ops []Operator) (map[string]Declarations, error) {
+	out := map[string]Declarations{}
+	for _, op := range ops {
+		in, o, err := op.Runner.Resources(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("operator %s: read its declarations: %w", op.Name, err)
+		}
+		out[op.Name] = Declarations{Inputs: in, Outputs: o}
+	}
+	return out, nil
+}
+
+// Watch is one informer: a resource on one cluster, in some namespaces.
+type Watch struct {
+	// Cluster is where the resource is read.
+	Cluster string
+	// Resource is the resource as that cluster serves it (a shadow resource on the
+	// management cluster for a cluster-scoped standalone input).
+	Resource schema.GroupVersionResource
+	// Namespaces are the namespaces read, sorted; nil means all (and cluster-scoped
+	// resources, which have no namespace, are read whole).
+	Namespaces []string
+}
+
+// Watches places every declared input where the topology keeps it (gather.Place) and
+// returns the informers that cover them all: one per cluster and resource.
+func Watches(cfg *config.TopologyConfig, decl map[string]Declarations) ([]Watch, error) {
+	var names namespaces.Mapper = namespaces.Identity{}
+	if cfg.Topology.Type == config.Hosted {
+		h, err := gather.HostedNames(cfg)
+		if err != nil {
+			return nil, err
+		}
+		names = h
+	}
+	type wkey struct {
+		cluster string
+		gvr     schema.GroupVersionResource
+	}
+	nss := map[wkey]map[string]bool{}
+	add := func(op string, outputs *contract.OutputResources, t contract.ResourceTypeIdentifier, ns, name string, anyNamespace bool) error {
+		id := contract.Identity{Group: t.Group, Version: t.Version, Resource: t.Resource, Namespace: ns, Name: name}
+		loc, err := gather.Place(cfg, names, outputs, id)
+		if err != nil {
+			return fmt.Errorf("operator %s: input %s: %w", op, id, err)
+		}
+		if loc.Absorbed {
+			return nil
+		}
+		k := wkey{loc.Cluster, loc.Identity.GroupVersionResource()}
+		if nss[k] == nil {
+			nss[k] = map[string]bool{}
+		}
+		if anyNamespace {
+			nss[k]["*"] = true
+		} else {
+			nss[k][loc.Identity.Namespace] = true
+		}
+		return nil
+	}
+	for _, op := range sortedKeys(decl) {
+		d := decl[op]
+		if d.Inputs == nil {
+			continue
+		}
+		l := d.Inputs.ApplyConfigurationResources
+		for _, e := range l.ExactResources {
+			if err := add(op, d.Outputs, e.ResourceTypeIdentifier, e.Namespace, e.Name, false); err != nil {
+				return nil, err
+			}
+		}
+		for _, s := range l.LabelSelectedResources {
+			// Placement is per object; a selection is placed as a whole by a name of its own.
+			if err := add(op, d.Outputs, s.ResourceTypeIdentifier, s.Namespace, "selected", s.Namespace == ""); err != nil {
+				return nil, err
+			}
+		}
+		for _, r := range l.ResourceReferences {
+			if err := add(op, d.Outputs, r.ReferringResource.ResourceTypeIdentifier, r.ReferringResource.Namespace, r.ReferringResource.Name, false); err != nil {
+				return nil, err
+			}
+			var err error
+			switch {
+			case r.ImplicitNamespacedReference != nil:
+				t := r.ImplicitNamespacedReference
+				err = add(op, d.Outputs, t.ResourceTypeIdentifier, t.Namespace, "referenced", false)
+			case r.ExplicitNamespacedReference != nil:
+				err = add(op, d.Outputs, r.ExplicitNamespacedReference.ResourceTypeIdentifier, "", "referenced", true)
+			case r.ClusterScopedReference != nil:
+				err = add(op, d.Outputs, r.ClusterScopedReference.ResourceTypeIdentifier, "", "referenced", false)
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	if cfg.Topology.Type == config.Hosted && len(cfg.Gather.Projections) > 0 {
+		// The projections read the HostedControlPlane.
+		k := wkey{routing.ClusterManagement, gather.HostedControlPlaneGVR}
+		nss[k] = map[string]bool{cfg.Topology.Hosted.Namespace: true}
+	}
+	out := make([]Watch, 0, len(nss))
+	for k, set := range nss {
+		w := Watch{Cluster: k.cluster, Resource: k.gvr}
+		if !set["*"] {
+			for ns := range set {
+				w.Namespaces = append(w.Namespaces, ns)
+			}
+			sort.Strings(w.Namespaces)
+		}
+		out = append(out, w)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Cluster != out[j].Cluster {
+			return out[i].Cluster < out[j].Cluster
+		}
+		return out[i].Resource.String() < out[j].Resource.String()
+	})
+	return out, nil
+}
+
+// CacheNamespaces returns the namespaces a cache of cluster must hold for watches: nil
+// when some watch reads every namespace. Cluster-scoped resources are read whatever the
+// namespaces (controller-runtime's cache ignores them for cluster-scoped kinds).
+func CacheNamespaces(watches []Watch, cluster string) []string {
+	set := map[string]bool{}
+	for _, w := range watches {
+		if w.Cluster != cluster {
+			continue
+		}
+		if w.Namespaces == nil {
+			return nil
+		}
+		for _, ns := range w.Namespaces {
+			if ns != "" {
+				set[ns] = true
+			}
+		}
+	}
+	out := make([]string, 0, len(set))
+	for ns := range set {
+		out = append(out, ns)
+	}
+	sort.Strings(out)
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// watch registers an event handler on the informer of every watched resource.
+func (m *Manager) watch(ctx context.Context) error {
+	decl := map[string]Declarations{}
+	for name, st := range m.ops {
+		decl[name] = Declarations{Inputs: st.inputs, Outputs: st.outputs}
+	}
+	watches, err := Watches(m.opts.Config, decl)
+	if err != nil {
+		return err
+	}
+	for _, w := range watches {
+		c := m.opts.Clusters[w.Cluster]
+		gvk, err := c.GetRESTMapper().KindFor(w.Resource)
+		if err != nil {
+			m.log.Info("not watched: the cluster does not serve the resource", "cluster", w.Cluster, "resource", w.Resource.String(), "error", err.Error())
+			continue
+		}
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(gvk)
+		inf, err := c.GetCache().GetInformer(ctx, u)
+		if err != nil {
+			return fmt.Errorf("cluster %s: informer for %s: %w", w.Cluster, w.Resource, err)
+		}
+		if _, err := inf.AddEventHandler(m.handler(w)); err != nil {
+			return fmt.Errorf("cluster %s: handler for %s: %w", w.Cluster, w.Resource, err)
+		}
+		m.log.V(1).Info("watching", "cluster", w.Cluster, "resource", w.Resource.String(), "namespaces", w.Namespaces)
+	}
+	return nil
+}
+
+// handler turns the changes of one watched resource into notifications of the operators
+// that read the changed object.
+func (m *Manager) handler(w Watch) toolscache.ResourceEventHandler {
+	notify := func(obj any) {
+		u, ok := obj.(*unstructured.Unstructured)
+		if !ok {
+			if d, isTomb := obj.(toolscache.DeletedFinalStateUnknown); isTomb {
+				u, ok = d.Obj.(*unstructured.Unstructured)
+			}
+			if !ok {
+				return
+			}
+		}
+		if w.Namespaces != nil && u.GetNamespace() != "" && !slices.Contains(w.Namespaces, u.GetNamespace()) {
+			return
+		}
+		m.changed(w, u)
+	}
+	return toolscache.ResourceEventHandlerFuncs{
+		AddFunc: notify,
+		UpdateFunc: func(oldObj, newObj any) {
+			o, ok1 := oldObj.(*unstructured.Unstructured)
+			n, ok2 := newObj.(*unstructured.Unstructured)
+			if ok1 && ok2 && o.GetResourceVersion() == n.GetResourceVersion() {
+				return // a resync
+			}
+			notify(newObj)
+		},
+		DeleteFunc: notify,
+	}
+}
+
+// changed notifies the operators that read u, a changed object of watch w.
+func (m *Manager) changed(w Watch, u *unstructured.Unstructured) {
+	hostedID := contract.Identity{Group: w.Resource.Group, Version: w.Resource.Version, Resource: w.Resource.Resource, Namespace: u.GetNamespace(), Name: u.GetName()}
+	id, err := m.names.ToSource(w.Cluster, hostedID, u.GetAnnotations())
+	if err != nil {
+		m.log.V(2).Info("ignored: no standalone identity", "cluster", w.Cluster, "object", hostedID.String(), "reason", err.Error())
+		return
+	}
+	ops := m.ix.Interested(id, u.GetLabels())
+	if w.Resource == gather.HostedControlPlaneGVR {
+		ops = m.projectionReaders()
+	}
+	for _, op := range ops {
+		st := m.ops[op]
+		st.mu.Lock()
+		self := st.written[writtenKey(w.Cluster, hostedID)] == u.GetResourceVersion()
+		st.mu.Unlock()
+		m.scheduler.Notify(op, scheduler.Cause{Cluster: w.Cluster, Group: id.Group, Resource: id.Resource, Namespace: id.Namespace, Name: id.Name, SelfInflicted: self})
+	}
+}
+
+// projectionReaders are the operators that read a config singleton a projection fills.
+func (m *Manager) projectionReaders() []string {
+	var out []string
+	for _, name := range m.order {
+		for _, p := range gather.Projections(m.opts.Config) {
+			if len(m.ix.Interested(p.Target, nil)) > 0 && slices.Contains(m.ix.Interested(p.Target, nil), name) {
+				out = append(out, name)
+				break
+			}
+		}
+	}
+	return out
+}
+
+func writtenKey(cluster string, id contract.Identity) string {
+	return strings.Join([]string{cluster, id.Group, id.Resource, id.Namespace, id.Name}, "/")
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
