@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/topolayer/topolayer/config"
+	samplecrds "github.com/topolayer/topolayer/examples/sample-operators/crds"
 	"github.com/topolayer/topolayer/translate"
 )
 
@@ -47,10 +48,11 @@ const LabelHCPNamespace = "hypershift.openshift.io/hosted-control-plane"
 // Environment is a set of local API servers (kube-apiserver and etcd, started by
 // controller-runtime's envtest) in one topology:
 //
-//   - config.Standalone: one server, Single ("cluster"), serving the openshift/api payload CRDs;
+//   - config.Standalone: one server, Single ("cluster"), serving the openshift/api payload CRDs
+//     and the sample operators' CRDs (examples/sample-operators/crds);
 //   - config.Hosted: two servers, Management and Guest ("management" and "guest"). The guest
-//     serves the payload CRDs; the management server serves the HostedControlPlane CRD, the
-//     shadows of the payload's cluster-scoped CRDs and of BuiltinShadows, and holds the HCP
+//     serves the payload and sample CRDs; the management server serves the HostedControlPlane CRD, the
+//     shadows of their cluster-scoped CRDs and of BuiltinShadows, and holds the HCP
 //     namespace, its pull secret and the HostedControlPlane object.
 //
 // Every CRD is established before Start returns. The zero value, apart from the fields
@@ -168,6 +170,11 @@ func (e *Environment) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	samples, err := samplecrds.CRDs()
+	if err != nil {
+		return fmt.Errorf("environment: the sample operators' CRDs: %w", err)
+	}
+	payload = append(payload, samples...)
 	crds := map[string][]*apiextensionsv1.CustomResourceDefinition{Single: payload, Guest: payload}
 	if topology == config.Hosted {
 		if crds[Management], err = ManagementCRDs(payload); err != nil {
@@ -332,4 +339,30 @@ func (e *Environment) progressf(format string, args ...any) {
 	e.outputMu.Lock()
 	defer e.outputMu.Unlock()
 	fmt.Fprintf(e.Progress, "%s "+format+"\n", append([]any{time.Now().Format(time.TimeOnly)}, args...)...)
+}
+
+// RestartAPIServer stops the API server of the cluster name (its etcd keeps running),
+// waits for down, and starts it again on the same address with the same certificates, so
+// that existing clients reconnect. It needs a DataDir, where the certificates survive.
+func (e *Environment) RestartAPIServer(name string, down time.Duration) error {
+	if e.DataDir == "" {
+		return errors.New("restart an API server: the environment needs a DataDir to keep its certificates")
+	}
+	for _, s := range e.servers {
+		if s.name != name || s.env == nil {
+			continue
+		}
+		apiServer := s.env.ControlPlane.APIServer
+		if err := apiServer.Stop(); err != nil {
+			return fmt.Errorf("%s: stop the API server: %w", name, err)
+		}
+		e.progressf("%s: API server stopped for %s", name, down)
+		time.Sleep(down)
+		if err := apiServer.Start(); err != nil {
+			return fmt.Errorf("%s: start the API server again: %w", name, err)
+		}
+		e.progressf("%s: API server started again", name)
+		return nil
+	}
+	return fmt.Errorf("restart an API server: no running cluster %q", name)
 }

@@ -1,0 +1,40 @@
+// Package crds holds the CustomResourceDefinitions of the sample operators, embedded, so
+// that the dev environment and the end-to-end tests install them wherever they run:
+//
+//	crds, err := crds.CRDs()
+//	// install them on the guest (hosted) or on the one cluster (standalone); their shadows
+//	// on the management cluster.
+package crds
+
+import (
+	"embed"
+	"fmt"
+	"io/fs"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"sigs.k8s.io/yaml"
+)
+
+//go:embed *.yaml
+var files embed.FS
+
+// CRDs decodes the embedded CRDs, in file name order.
+func CRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	names, err := fs.Glob(files, "*.yaml")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*apiextensionsv1.CustomResourceDefinition, 0, len(names))
+	for _, name := range names {
+		data, err := files.ReadFile(name)
+		if err != nil {
+			return nil, err
+		}
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := yaml.UnmarshalStrict(data, crd); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		out = append(out, crd)
+	}
+	return out, nil
+}
