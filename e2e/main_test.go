@@ -68,6 +68,7 @@ func runMain(m *testing.M) int {
 	}()
 
 	code := m.Run()
+	removeBinaries()
 	if err := stop(); err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: stop the environments: %v\n", err)
 		if code == 0 {
