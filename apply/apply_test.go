@@ -311,6 +311,34 @@ func TestApplyPlan(t *testing.T) {
 			t.Errorf("results %+v", res)
 		}
 	})
+	t.Run("writes objects before their status, namespaces first, deletions last", func(t *testing.T) {
+		f := &fakeTarget{name: "cluster", fail: map[string]error{}}
+		ns := entry("cluster", "", "new", contract.ActionCreate)
+		ns.Mutation.Metadata.ResourceType.Resource = "namespaces"
+		// The order of an output directory: actions sorted by folder name.
+		p := planOf(
+			entry("cluster", "new", "a", contract.ActionApplyStatus),
+			entry("cluster", "new", "old", contract.ActionDelete),
+			entry("cluster", "new", "a", contract.ActionCreate),
+			ns,
+		)
+		res, err := ApplyPlan(ctx, p, map[string]Target{"cluster": f})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var order []string
+		for _, r := range res {
+			order = append(order, string(r.Action)+" "+r.Identity.Name)
+		}
+		if got, want := strings.Join(order, ", "), "Create new, Create a, ApplyStatus a, Delete old"; got != want {
+			t.Errorf("write order %s, want %s", got, want)
+		}
+		// Only the Namespace is independent of an earlier entry: the status write needs
+		// the object the Create makes, and is validated without a server-side dry-run.
+		if res[2].Status != StatusApplied || len(f.applied) != 4 {
+			t.Errorf("results %+v, applied %v", res, f.applied)
+		}
+	})
 	t.Run("applies in order, stops at the first failure", func(t *testing.T) {
 		f := &fakeTarget{name: "management", skip: map[string]bool{"b": true}}
 		p := planOf(entry("management", "ns", "a", contract.ActionCreate), entry("management", "ns", "b", contract.ActionCreate), entry("management", "ns", "c", contract.ActionCreate), entry("management", "ns", "d", contract.ActionCreate))

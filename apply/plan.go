@@ -1,9 +1,11 @@
 package apply
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -48,7 +50,12 @@ type EntryResult struct {
 	Err error
 }
 
-// applyEntries returns the indexes of the plan's apply entries.
+// applyEntries returns the indexes of the plan's apply entries in the order they are
+// written. An output directory does not record the order of its operator's requests (the
+// format keeps a set per action), so the order is rebuilt from what each write needs:
+// Namespaces first, then the other writes of whole objects, then status writes (an object's
+// status is written after the object is created), then deletions. Within each phase the
+// plan's order is kept.
 func applyEntries(plan *translate.Plan) []int {
 	var out []int
 	for i, e := range plan.Entries {
@@ -56,7 +63,25 @@ func applyEntries(plan *translate.Plan) []int {
 			out = append(out, i)
 		}
 	}
+	slices.SortStableFunc(out, func(a, b int) int {
+		return cmp.Compare(writePhase(plan.Entries[a].Mutation), writePhase(plan.Entries[b].Mutation))
+	})
 	return out
+}
+
+// writePhase is the rank of a mutation in the write order of applyEntries.
+func writePhase(m *contract.Mutation) int {
+	action := m.Metadata.Action
+	switch {
+	case action == contract.ActionDelete:
+		return 3
+	case action.IsStatus():
+		return 2
+	case m.Metadata.ResourceType.Group == "" && m.Metadata.ResourceType.Resource == "namespaces":
+		return 0
+	default:
+		return 1
+	}
 }
 
 // objectKey names an object on a cluster, for ordering dependencies within a plan.

@@ -132,13 +132,26 @@ type ClusterTarget struct {
 
 var _ DryRunner = (*ClusterTarget)(nil)
 
+// DefaultQPS and DefaultBurst are the client-side rate limits of a target whose
+// configuration sets none.
+const (
+	DefaultQPS   = 50
+	DefaultBurst = 100
+)
+
 // NewClusterTarget builds the target named name (the plan's cluster name) over cfg. cfg is
-// copied; with Options.Impersonate, the copy impersonates the service account.
+// copied; with Options.Impersonate, the copy impersonates the service account. A cfg without
+// rate limits gets DefaultQPS and DefaultBurst.
 func NewClusterTarget(name string, cfg *rest.Config, opts Options) (*ClusterTarget, error) {
 	if cfg == nil {
 		return nil, fmt.Errorf("target %s: no client configuration", name)
 	}
 	cfg = rest.CopyConfig(cfg)
+	if cfg.QPS == 0 && cfg.Burst == 0 && cfg.RateLimiter == nil {
+		// client-go's default (5 requests per second) makes a plan of a dozen entries, up to
+		// four requests each (read, dry-run, write), take seconds.
+		cfg.QPS, cfg.Burst = DefaultQPS, DefaultBurst
+	}
 	if opts.Impersonate != "" {
 		if _, _, err := ParseServiceAccount(opts.Impersonate); err != nil {
 			return nil, fmt.Errorf("target %s: impersonate: %w", name, err)

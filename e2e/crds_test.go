@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/discovery"
 
 	"github.com/topolayer/topolayer/e2e/cluster"
+	samplecrds "github.com/topolayer/topolayer/examples/sample-operators/crds"
 	"github.com/topolayer/topolayer/namespaces"
 )
 
@@ -87,6 +88,12 @@ func TestEveryCRDEstablished(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	samples, err := samplecrds.CRDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The harness serves the sample operators' CRDs next to the payload's.
+	payload = append(payload, samples...)
 	management, err := cluster.ManagementCRDs(payload)
 	if err != nil {
 		t.Fatal(err)

@@ -77,7 +77,9 @@ func TestTranslatedOAuthDeploymentAccepted(t *testing.T) {
 	}
 	_, dyn := clients(t, hosted.Config(cluster.Management))
 	gvr := schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
-	created, err := dyn.Resource(gvr).Namespace(u.GetNamespace()).Create(t.Context(), u, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	// Server-side apply with dry-run: the server validates the object whether or not another
+	// test of this package has already written it, and stores nothing.
+	created, err := dyn.Resource(gvr).Namespace(u.GetNamespace()).Apply(t.Context(), u.GetName(), u, metav1.ApplyOptions{FieldManager: "topolayer-e2e", Force: true, DryRun: []string{metav1.DryRunAll}})
 	if err != nil {
 		t.Fatalf("the management API server refuses the translated Deployment: %v", err)
 	}

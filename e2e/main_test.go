@@ -12,6 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap/zapcore"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/e2e/cluster"
 )
@@ -21,8 +25,9 @@ var (
 	hosted     *cluster.Environment // management and guest, named by examples/hosted.yaml
 	standalone *cluster.Environment // one cluster
 
-	assetsDir string                   // the kube-apiserver and etcd binaries
-	startup   map[string]time.Duration // how long each environment took to start
+	assetsDir     string                   // the kube-apiserver and etcd binaries
+	hostedDataDir string                   // the hosted environment's etcd data and certificates
+	startup       map[string]time.Duration // how long each environment took to start
 )
 
 // startTimeout bounds TestMain's setup, including a first build of the API server binaries.
@@ -33,6 +38,9 @@ func TestMain(m *testing.M) {
 }
 
 func runMain(m *testing.M) int {
+	// Managers started by the tests log through controller-runtime; errors are worth seeing
+	// in a failed run, the rest is noise.
+	ctrllog.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
 	// An interrupted or terminated test binary stops its API servers before it exits: they
 	// run in process groups of their own, so the signal does not reach them.
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -46,7 +54,12 @@ func runMain(m *testing.M) int {
 	var once sync.Once
 	var stopErr error
 	stop := func() error {
-		once.Do(func() { stopErr = errors.Join(hosted.Stop(), standalone.Stop()) })
+		once.Do(func() {
+			stopErr = errors.Join(hosted.Stop(), standalone.Stop())
+			if hostedDataDir != "" {
+				stopErr = errors.Join(stopErr, os.RemoveAll(hostedDataDir))
+			}
+		})
 		return stopErr
 	}
 	done := make(chan struct{})
@@ -90,7 +103,12 @@ func setUp(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	hosted = &cluster.Environment{Topology: config.Hosted, TopologyConfig: cfg, AssetsDir: assetsDir, Progress: os.Stderr}
+	// The hosted environment keeps its data in a directory of its own, so that a test can
+	// restart its API servers (RestartAPIServer needs the certificates to survive).
+	if hostedDataDir, err = os.MkdirTemp("", "topolayer-e2e-hosted-"); err != nil {
+		return err
+	}
+	hosted = &cluster.Environment{Topology: config.Hosted, TopologyConfig: cfg, AssetsDir: assetsDir, Progress: os.Stderr, DataDir: hostedDataDir}
 	standalone = &cluster.Environment{Topology: config.Standalone, AssetsDir: assetsDir, Progress: os.Stderr}
 
 	envs := map[string]*cluster.Environment{"hosted": hosted, "standalone": standalone}
@@ -112,7 +130,7 @@ func setUp(ctx context.Context) error {
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		return errors.Join(err, hosted.Stop(), standalone.Stop())
+		return errors.Join(err, hosted.Stop(), standalone.Stop(), os.RemoveAll(hostedDataDir))
 	}
 	return nil
 }

@@ -139,11 +139,16 @@ func TestManagerHosted(t *testing.T) {
 		vb, err := echoed(b)
 		return va == "one" && vb == "unset", err
 	})
-	for _, op := range []string{a, b} {
-		if _, err := guestCS.RbacV1().ClusterRoles().Get(ctx, op, metav1.GetOptions{}); err != nil {
-			t.Errorf("ClusterRole %s on the guest: %v", op, err)
+	// A plan's entries are written one after the other: the management ConfigMaps can be
+	// there before the guest's ClusterRoles.
+	waitFor("the ClusterRoles on the guest", func() (bool, error) {
+		for _, op := range []string{a, b} {
+			if _, err := guestCS.RbacV1().ClusterRoles().Get(ctx, op, metav1.GetOptions{}); err != nil {
+				return false, err
+			}
 		}
-	}
+		return true, nil
+	})
 	waitFor("status objects", func() (bool, error) {
 		for _, op := range []string{a, b} {
 			cm, err := mgmtCS.CoreV1().ConfigMaps(hcpNS).Get(ctx, manager.StatusName(op), metav1.GetOptions{})

@@ -38,6 +38,7 @@ the hosted control plane's namespace on the management cluster and in the guest 
 		NewCmdApply(streams),
 		NewCmdGather(streams),
 		NewCmdRun(streams),
+		NewCmdTest(streams),
 	)
 	return cmd
 }

@@ -134,6 +134,14 @@ func (o *RunOptions) Run(cmd *cobra.Command) error {
 		LeaderElection:          leader,
 		LeaderElectionID:        "topolayer",
 		GracefulShutdownTimeout: ptr(2 * time.Minute),
+		// OpenShift's leader-election timings (library-go's defaults): a leader keeps its
+		// lease through a kube-apiserver restart or rollout instead of exiting after 10s
+		// without it. The lease is released on a clean shutdown, so that a successor does
+		// not wait for it to expire.
+		LeaseDuration:                 ptr(137 * time.Second),
+		RenewDeadline:                 ptr(107 * time.Second),
+		RetryPeriod:                   ptr(26 * time.Second),
+		LeaderElectionReleaseOnCancel: leader,
 	}
 
 	var mgrCfg *rest.Config

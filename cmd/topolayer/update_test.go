@@ -3,5 +3,6 @@ package main
 import "flag"
 
 // The -update flag is accepted by every test package, so that "go test ./... -update"
-// refreshes the golden files of the packages that have them; this one has none.
-var _ = flag.Bool("update", false, "rewrite golden files (none in this package)")
+// refreshes the golden files of the packages that have them; here it makes TestSampleOperatorTests
+// run "topolayer test --update", which rewrites the sample operators' expected outputs.
+var _ = flag.Bool("update", false, "rewrite golden files (the sample operators' expected outputs)")

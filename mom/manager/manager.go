@@ -105,10 +105,29 @@ type operatorState struct {
 	engine  translate.Engine
 	targets map[string]apply.Target
 
-	mu      sync.Mutex
-	runs    int64
-	written map[string]string // cluster/group/resource/namespace/name → resourceVersion its last apply left
+	mu   sync.Mutex
+	runs int64
+	// written holds, per object (cluster/group/resource/namespace/name), the resourceVersions
+	// the operator's recent writes left, newest last: a change that carries one of them is
+	// the operator's own.
+	written map[string][]string
+	// applying is set while a plan of the operator is being written. Changes of the objects
+	// it reads that arrive meanwhile are held until the writes are known: a watch event can
+	// arrive before the write that caused it has returned.
+	applying bool
+	held     []heldChange
 }
+
+// heldChange is a change that arrived while its operator was applying a plan.
+type heldChange struct {
+	key, resourceVersion string
+	cause                scheduler.Cause
+}
+
+// keepWritten is how many resourceVersions written keeps per object: a run can write an
+// object more than once (a Create and then its status), and events of one run can arrive
+// after the next has started.
+const keepWritten = 8
 
 // New asks every operator for its declarations, builds their engines and targets, and
 // reports the objects that two operators declare they write (as errors: a conflict refuses
@@ -199,7 +218,7 @@ func (m *Manager) prepare(ctx context.Context, op Operator) (*operatorState, err
 	if err != nil {
 		return nil, err
 	}
-	st := &operatorState{Operator: op, inputs: in, outputs: out, engine: engine, targets: map[string]apply.Target{}, written: map[string]string{}}
+	st := &operatorState{Operator: op, inputs: in, outputs: out, engine: engine, targets: map[string]apply.Target{}, written: map[string][]string{}}
 	user := ""
 	if op.ServiceAccount != "" {
 		if user, err = apply.ServiceAccountUser(op.ServiceAccount); err != nil {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -20,7 +21,6 @@ import (
 	"github.com/topolayer/topolayer/mom/runner"
 	"github.com/topolayer/topolayer/mom/scheduler"
 	"github.com/topolayer/topolayer/routing"
-	"github.com/topolayer/topolayer/translate"
 )
 
 // Result values of a run, in status objects, events and metrics.
@@ -38,6 +38,7 @@ type RunRecord struct {
 	Message    string   `json:"message,omitempty"`
 	Started    string   `json:"started"`
 	Duration   string   `json:"duration"`
+	Trigger    string   `json:"trigger"`
 	Causes     []string `json:"causes,omitempty"`
 	Inputs     int      `json:"inputs"`
 	Mutations  int      `json:"mutations"`
@@ -48,6 +49,16 @@ type RunRecord struct {
 	Sandbox    string   `json:"sandbox,omitempty"`
 	OutputSize int64    `json:"outputBytes"`
 	Digest     string   `json:"digest,omitempty"`
+	// Phases is how long each phase took: gather, operator, apply.
+	Phases map[string]string `json:"phases,omitempty"`
+}
+
+// phase records in rec how long the phase that started at start took.
+func (m *Manager) phase(rec *RunRecord, name string, start time.Time) {
+	if rec.Phases == nil {
+		rec.Phases = map[string]string{}
+	}
+	rec.Phases[name] = m.opts.Now().Sub(start).Round(time.Millisecond).String()
 }
 
 // run is the scheduler's RunFunc: gather → run → read → translate (filter) → apply → record.
@@ -59,6 +70,7 @@ func (m *Manager) run(ctx context.Context, name string, causes []scheduler.Cause
 	st.mu.Unlock()
 	start := m.opts.Now()
 	rec := RunRecord{Operator: name, Run: seq, Started: start.UTC().Format("2006-01-02T15:04:05Z"), Result: ResultSucceeded}
+	rec.Trigger = triggerOf(causes)
 	for _, c := range causes {
 		rec.Causes = append(rec.Causes, causeString(c))
 	}
@@ -80,14 +92,38 @@ func (m *Manager) run(ctx context.Context, name string, causes []scheduler.Cause
 		rec.Result, rec.Message = ResultFailed, err.Error()
 	}
 	if err != nil {
-		log.Error(err, "run failed", "dir", dir)
+		log.Error(err, "run failed", "trigger", rec.Trigger, "causes", rec.Causes, "dir", dir)
 		m.keepLastFailed(name, dir)
 	} else {
-		log.Info("run finished", "applied", rec.Applied, "unchanged", rec.Unchanged, "duration", rec.Duration)
+		log.Info("run finished", "trigger", rec.Trigger, "causes", rec.Causes, "applied", rec.Applied, "unchanged", rec.Unchanged, "duration", rec.Duration, "phases", rec.Phases)
 	}
 	m.metrics.observeRun(rec, m.opts.Now().Sub(start))
 	m.record(ctx, st, rec)
 	return scheduler.Outcome{Mutations: rec.Applied, Digest: out, Err: err}
+}
+
+// Triggers of a run, in status objects and the runs_total metric.
+const (
+	// TriggerStart: the run every operator gets when the manager starts.
+	TriggerStart = "start"
+	// TriggerChange: an object the operator reads was changed by someone else.
+	TriggerChange = "change"
+	// TriggerOwnWrites: only the operator's own writes changed what it reads; the run checks
+	// that it has converged (the scheduler damps operators that never do).
+	TriggerOwnWrites = "own-writes"
+)
+
+// triggerOf names what caused a run with causes.
+func triggerOf(causes []scheduler.Cause) string {
+	if len(causes) == 0 {
+		return TriggerStart
+	}
+	for _, c := range causes {
+		if !c.SelfInflicted {
+			return TriggerChange
+		}
+	}
+	return TriggerOwnWrites
 }
 
 // runTimeout bounds a whole run (gather, operator, apply) past a shutdown; the operator's
@@ -108,6 +144,7 @@ func (m *Manager) runOnce(ctx context.Context, st *operatorState, dir string, re
 	}
 
 	// Gather the inputs from the caches, in standalone form.
+	t0 := m.opts.Now()
 	g, err := gather.Gather(ctx, gather.Options{Config: m.opts.Config, Inputs: st.inputs, Outputs: st.outputs, Readers: m.readers})
 	if err != nil {
 		return "", fmt.Errorf("gather the inputs: %w", err)
@@ -118,11 +155,15 @@ func (m *Manager) runOnce(ctx context.Context, st *operatorState, dir string, re
 		return "", fmt.Errorf("write the input dir: %w", err)
 	}
 
+	m.phase(rec, "gather", t0)
+
 	// Run the operator offline.
+	t0 = m.opts.Now()
 	res, err := st.Runner.Run(ctx, runner.Request{Operator: st.Name, InputDir: inputDir, OutputDir: outputDir, Now: m.opts.Now(), Controllers: st.Controllers})
 	if res != nil {
 		rec.Sandbox, rec.OutputSize = res.Sandbox, res.OutputBytes
 	}
+	m.phase(rec, "operator", t0)
 	if err != nil {
 		return "", fmt.Errorf("run the operator: %w", err)
 	}
@@ -160,8 +201,11 @@ func (m *Manager) runOnce(ctx context.Context, st *operatorState, dir string, re
 	}
 
 	// Apply: validated whole first, so a refused entry writes nothing.
+	t0 = m.opts.Now()
+	m.beginApply(st)
 	results, err := apply.ApplyPlan(ctx, plan, st.targets)
-	m.remember(st, plan, results)
+	m.remember(st, results)
+	m.phase(rec, "apply", t0)
 	for _, r := range results {
 		switch r.Status {
 		case apply.StatusApplied:
@@ -176,16 +220,35 @@ func (m *Manager) runOnce(ctx context.Context, st *operatorState, dir string, re
 	return digest, nil
 }
 
-// remember records the resourceVersion each write left, so that the change it causes is
-// known as the operator's own (a self-inflicted cause).
-func (m *Manager) remember(st *operatorState, plan *translate.Plan, results []apply.EntryResult) {
+// beginApply marks the operator as applying: changes of what it reads are held until
+// remember knows which of them its writes caused.
+func (m *Manager) beginApply(st *operatorState) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	st.applying = true
+}
+
+// remember records the resourceVersion each write left, so that the change it causes is
+// known as the operator's own (a self-inflicted cause), ends the applying state, and
+// notifies the scheduler of the changes held meanwhile.
+func (m *Manager) remember(st *operatorState, results []apply.EntryResult) {
+	st.mu.Lock()
 	for _, r := range results {
 		if r.Object == nil || (r.Status != apply.StatusApplied && r.Status != apply.StatusSkipped) {
 			continue
 		}
-		st.written[writtenKey(r.Cluster, r.Identity)] = r.Object.GetResourceVersion()
+		key := writtenKey(r.Cluster, r.Identity)
+		rvs := append(st.written[key], r.Object.GetResourceVersion())
+		st.written[key] = rvs[max(0, len(rvs)-keepWritten):]
+	}
+	held := st.held
+	st.held, st.applying = nil, false
+	for i := range held {
+		held[i].cause.SelfInflicted = slices.Contains(st.written[held[i].key], held[i].resourceVersion)
+	}
+	st.mu.Unlock()
+	for _, h := range held {
+		m.scheduler.Notify(st.Name, h.cause)
 	}
 }
 

@@ -226,8 +226,13 @@ func (m *Manager) handler(w Watch) toolscache.ResourceEventHandler {
 		}
 		m.changed(w, u)
 	}
-	return toolscache.ResourceEventHandlerFuncs{
-		AddFunc: notify,
+	return toolscache.ResourceEventHandlerDetailedFuncs{
+		AddFunc: func(obj any, isInInitialList bool) {
+			if isInInitialList {
+				return // what was there when the manager started: every operator's first run reads it
+			}
+			notify(obj)
+		},
 		UpdateFunc: func(oldObj, newObj any) {
 			o, ok1 := oldObj.(*unstructured.Unstructured)
 			n, ok2 := newObj.(*unstructured.Unstructured)
@@ -252,12 +257,19 @@ func (m *Manager) changed(w Watch, u *unstructured.Unstructured) {
 	if w.Resource == gather.HostedControlPlaneGVR {
 		ops = m.projectionReaders()
 	}
+	key, rv := writtenKey(w.Cluster, hostedID), u.GetResourceVersion()
 	for _, op := range ops {
+		cause := scheduler.Cause{Cluster: w.Cluster, Group: id.Group, Resource: id.Resource, Namespace: id.Namespace, Name: id.Name}
 		st := m.ops[op]
 		st.mu.Lock()
-		self := st.written[writtenKey(w.Cluster, hostedID)] == u.GetResourceVersion()
+		if st.applying {
+			st.held = append(st.held, heldChange{key: key, resourceVersion: rv, cause: cause})
+			st.mu.Unlock()
+			continue
+		}
+		cause.SelfInflicted = slices.Contains(st.written[key], rv)
 		st.mu.Unlock()
-		m.scheduler.Notify(op, scheduler.Cause{Cluster: w.Cluster, Group: id.Group, Resource: id.Resource, Namespace: id.Namespace, Name: id.Name, SelfInflicted: self})
+		m.scheduler.Notify(op, cause)
 	}
 }
 

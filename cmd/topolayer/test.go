@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/topolayer/topolayer/mom/harness"
+)
+
+// TestCmdOptions are the options of `topolayer test`.
+type TestCmdOptions struct {
+	TestDir         string        // --test-dir
+	OperatorCommand string        // --operator-command
+	OutputDir       string        // --output-dir
+	Timeout         time.Duration // --timeout
+	Update          bool          // --update
+	KeepOutputs     bool          // --keep-outputs
+
+	IOStreams
+}
+
+// NewCmdTest builds `topolayer test`.
+func NewCmdTest(streams IOStreams) *cobra.Command {
+	o := &TestCmdOptions{Timeout: harness.DefaultTimeout, IOStreams: streams}
+	cmd := &cobra.Command{
+		Use:   "test --test-dir DIR [--operator-command CMD]",
+		Short: "Run an operator's declarative apply-configuration tests (test.yaml, input-dir, expected-output)",
+		Long: `Test runs the tests of the multi-operator-manager contract's harness: every directory under
+--test-dir that holds a test.yaml is a test, with an input-dir and an expected-output. For each,
+the operator's apply-configuration runs over input-dir into a fresh directory (with --now and
+--controllers from test.yaml, under a timeout), and its output is compared with
+expected-output as the upstream harness does: controller-results.yaml must be equal, and per
+class the recorded requests must be the same set, byte for byte in their bodies and options,
+ignoring events, file names and order. An undeclared write (Unspecified) always fails.
+
+The operator is test.yaml's binaryName (a bare name is looked up in PATH), or
+--operator-command for every test. It runs with PATH as its only environment variable.
+
+Each failure is explained with a unified diff; failing outputs are kept and their place
+printed. Test exits non-zero when any test fails. With --update, expected-output is rewritten
+from what the operator writes instead.`,
+		Example: `  # Run the sample operator's tests against a freshly built binary
+  go build -o bin/sample-operator ./cmd/sample-operator
+  topolayer test --test-dir examples/sample-operators/tests/sample-operator --operator-command bin/sample-operator
+
+  # Regenerate their expected outputs after a deliberate change, then review the diff
+  topolayer test --test-dir examples/sample-operators/tests/sample-operator --operator-command bin/sample-operator --update`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	cmd.Flags().StringVar(&o.TestDir, "test-dir", o.TestDir, "directory searched, at any depth, for tests (directories with a test.yaml)")
+	cmd.Flags().StringVar(&o.OperatorCommand, "operator-command", o.OperatorCommand, "the operator's command line, split on spaces, used instead of every test's binaryName")
+	cmd.Flags().StringVar(&o.OutputDir, "output-dir", o.OutputDir, "where the actual outputs go, one directory per test; default a temporary directory")
+	cmd.Flags().DurationVar(&o.Timeout, "timeout", o.Timeout, "bound on each operator run")
+	cmd.Flags().BoolVar(&o.Update, "update", o.Update, "rewrite each test's expected-output instead of comparing")
+	cmd.Flags().BoolVar(&o.KeepOutputs, "keep-outputs", o.KeepOutputs, "keep the actual outputs of passing tests too")
+	return cmd
+}
+
+// Validate checks the flags without side effects.
+func (o *TestCmdOptions) Validate() error {
+	var errs []error
+	if o.TestDir == "" {
+		errs = append(errs, errors.New("--test-dir is required"))
+	}
+	if o.Timeout <= 0 {
+		errs = append(errs, fmt.Errorf("--timeout %s: must be positive", o.Timeout))
+	}
+	return errors.Join(errs...)
+}
+
+// Run runs the tests, prints the report on Out, and fails when a test failed.
+func (o *TestCmdOptions) Run(ctx context.Context) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	report, err := harness.Run(ctx, harness.Options{
+		TestDir:     o.TestDir,
+		OutputDir:   o.OutputDir,
+		Command:     strings.Fields(o.OperatorCommand),
+		Timeout:     o.Timeout,
+		Update:      o.Update,
+		KeepOutputs: o.KeepOutputs,
+	})
+	if report != nil {
+		report.Print(o.Out)
+	}
+	if err != nil {
+		return err
+	}
+	return report.Err()
+}

@@ -1,0 +1,114 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/topolayer/topolayer/config"
+	"github.com/topolayer/topolayer/e2e/cluster"
+	"github.com/topolayer/topolayer/mom/manager"
+	"github.com/topolayer/topolayer/namespaces"
+)
+
+// slowOperator wraps the operator's command so that each run takes at least delay: long
+// enough for a test to restart an API server while the run is in progress.
+func slowOperator(delay time.Duration) func(*config.TopologyConfig) {
+	return func(cfg *config.TopologyConfig) {
+		for i := range cfg.Operators {
+			op := &cfg.Operators[i]
+			if op.Name != sampleOp {
+				continue
+			}
+			op.Command = append([]string{"sh", "-c", "sleep " + strings.TrimSuffix(delay.String(), "s") + `; exec "$0" "$@"`}, op.Command...)
+		}
+	}
+}
+
+// TestRunSurvivesManagementRestart restarts the management API server while the sample
+// operator runs: the run fails to apply, is retried, and the state converges, with each
+// object written once.
+func TestRunSurvivesManagementRestart(t *testing.T) {
+	ctx := t.Context()
+	hcpNS := hosted.HostedControlPlane().Namespace
+	kubeDir := t.TempDir()
+	if err := hosted.WriteKubeconfigs(kubeDir); err != nil {
+		t.Fatal(err)
+	}
+	guestCS, _ := clients(t, hosted.Config(cluster.Guest))
+	mgmtCS, mgmtDyn := clients(t, hosted.Config(cluster.Management))
+	resetSampleInputs(t, guestCS)
+	// What TestRunHosted may have left: this test wants the sample operator's first write.
+	_ = mgmtCS.AppsV1().Deployments(hcpNS).Delete(ctx, "openshift-sample--sample", metav1.DeleteOptions{})
+	shadowSample := schema.GroupVersionResource{Group: namespaces.ShadowGroup(sampleGVR.Group), Version: sampleGVR.Version, Resource: sampleGVR.Resource}
+	cr := object(t, "apiVersion: "+shadowSample.GroupVersion().String()+"\nkind: Sample\nmetadata: {name: cluster}\nspec: {managementState: Managed}\n")
+	if _, err := mgmtDyn.Resource(shadowSample).Namespace(hcpNS).Create(ctx, cr, metav1.CreateOptions{}); err != nil && !strings.Contains(err.Error(), "already exists") {
+		t.Fatal(err)
+	}
+
+	p := startRun(t, "--config", demoConfig(t, "hosted-demo.yaml", slowOperator(4*time.Second)),
+		"--management-kubeconfig", cluster.KubeconfigFile(kubeDir, cluster.Management),
+		"--guest-kubeconfig", cluster.KubeconfigFile(kubeDir, cluster.Guest))
+	eventually(t, "the first runs", func(context.Context) (bool, error) {
+		return p.runs(t, sampleOp)[manager.TriggerStart] >= 1, nil
+	})
+	settle(t, p, sampleOp, auditOp)
+	failedBefore := sum(p.metrics(t), "topolayer_operator_runs_total", map[string]string{"operator": sampleOp, "result": manager.ResultFailed})
+
+	// The change starts a run after the debounce; the operator then sleeps 4s, during which
+	// the management API server goes away for 3s: the run gathers, then cannot apply.
+	kubectl(t, cluster.KubeconfigFile(kubeDir, cluster.Guest), "create", "configmap", "sample-settings", "-n", "openshift-config", "--from-literal=replicas=2")
+	time.Sleep(time.Second)
+	if err := hosted.RestartAPIServer(cluster.Management, 3*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the sample Deployment with 2 replicas after the restart", func(ctx context.Context) (bool, error) {
+		d, err := mgmtCS.AppsV1().Deployments(hcpNS).Get(ctx, "openshift-sample--sample", metav1.GetOptions{})
+		return err == nil && *d.Spec.Replicas == 2, err
+	})
+	settle(t, p, sampleOp, auditOp)
+	f := p.metrics(t)
+	if failed := sum(f, "topolayer_operator_runs_total", map[string]string{"operator": sampleOp, "result": manager.ResultFailed}) - failedBefore; failed < 1 {
+		t.Errorf("no run of %s failed while the management API server was down: the restart missed the run", sampleOp)
+	}
+	st, err := mgmtCS.CoreV1().ConfigMaps(hcpNS).Get(ctx, manager.StatusName(sampleOp), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Data["result"] != manager.ResultSucceeded {
+		t.Errorf("the last run did not succeed:\n%s", st.Data["status.yaml"])
+	}
+
+	// Each standalone object the operator wrote exists once in the HCP namespace.
+	seen := map[string]string{}
+	for _, gvr := range []schema.GroupVersionResource{
+		{Group: "apps", Version: "v1", Resource: "deployments"},
+		{Version: "v1", Resource: "configmaps"},
+		{Version: "v1", Resource: "secrets"},
+		{Version: "v1", Resource: "serviceaccounts"},
+		{Version: "v1", Resource: "services"},
+		{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"},
+		{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"},
+		{Group: namespaces.ShadowGroup("config.openshift.io"), Version: "v1", Resource: "clusteroperators"},
+	} {
+		list, err := mgmtDyn.Resource(gvr).Namespace(hcpNS).List(ctx, metav1.ListOptions{LabelSelector: namespaces.LabelOperator + "=" + sampleOp})
+		if err != nil {
+			t.Fatalf("list %s: %v", gvr.Resource, err)
+		}
+		for _, o := range list.Items {
+			a := o.GetAnnotations()
+			source := gvr.Resource + " " + a[namespaces.AnnotationStandaloneNamespace] + "/" + a[namespaces.AnnotationStandaloneName]
+			if other, dup := seen[source]; dup {
+				t.Errorf("%s written twice: %s and %s", source, other, o.GetName())
+			}
+			seen[source] = o.GetName()
+		}
+	}
+	if len(seen) < 8 {
+		t.Errorf("found %d objects of %s in %s, want at least 8: %v", len(seen), sampleOp, hcpNS, seen)
+	}
+}

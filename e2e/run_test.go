@@ -1,0 +1,432 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/yaml"
+
+	"github.com/topolayer/topolayer/config"
+	"github.com/topolayer/topolayer/e2e/cluster"
+	"github.com/topolayer/topolayer/mom/manager"
+	"github.com/topolayer/topolayer/namespaces"
+)
+
+// sampleGVR is the sample operator's CR.
+var sampleGVR = schema.GroupVersionResource{Group: "operator.topolayer.dev", Version: "v1alpha1", Resource: "samples"}
+
+// demoConfig writes a copy of an examples/ demo configuration whose operator commands are
+// the binaries built for the tests, with a short debounce, and returns its path.
+func demoConfig(t *testing.T, example string, edit func(*config.TopologyConfig)) string {
+	t.Helper()
+	cfg, err := config.Load(filepath.Join("..", "examples", example))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range cfg.Operators {
+		cfg.Operators[i].Command = []string{binary(t, cfg.Operators[i].Name)}
+	}
+	cfg.Scheduler.Debounce.Duration = 300 * time.Millisecond
+	cfg.Scheduler.Cooldown.Duration = 0
+	if edit != nil {
+		edit(cfg)
+	}
+	data, err := yaml.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), example)
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+// runProcess is a `topolayer run` started by a test.
+type runProcess struct {
+	cmd        *exec.Cmd
+	metricsURL string // the metrics endpoint's URL
+	mu         sync.Mutex
+	log        bytes.Buffer
+	done       chan error
+}
+
+func (p *runProcess) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.log.Write(b)
+}
+
+// Log returns what the process logged so far.
+func (p *runProcess) Log() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.log.String()
+}
+
+// startRun starts `topolayer run` with args and a metrics endpoint on a free loopback port;
+// it is stopped with SIGTERM at the end of the test, and must then exit 0.
+func startRun(t *testing.T, args ...string) *runProcess {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	_ = l.Close()
+	p := &runProcess{metricsURL: "http://" + addr + "/metrics", done: make(chan error, 1)}
+	p.cmd = exec.Command(binary(t, "topolayer"), append([]string{"run", "--metrics-bind-address", addr, "--work-dir", t.TempDir()}, args...)...)
+	p.cmd.Stdout, p.cmd.Stderr = p, p
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.done <- p.cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case err := <-p.done:
+			if err != nil {
+				t.Errorf("topolayer run exited with %v after SIGTERM", err)
+			}
+		case <-time.After(60 * time.Second):
+			_ = p.cmd.Process.Kill()
+			t.Errorf("topolayer run did not stop within 60s of SIGTERM")
+		}
+		if t.Failed() || testing.Verbose() {
+			t.Logf("topolayer run log:\n%s", p.Log())
+		}
+	})
+	onInterrupt(t, func() { _ = p.cmd.Process.Kill() })
+	return p
+}
+
+// metrics reads the process's metrics endpoint; nil while it is not up yet.
+func (p *runProcess) metrics(t *testing.T) map[string]*dto.MetricFamily {
+	t.Helper()
+	resp, err := http.Get(p.metricsURL)
+	if err != nil {
+		select {
+		case err := <-p.done:
+			p.done <- err
+			t.Fatalf("topolayer run exited (%v):\n%s", err, p.Log())
+		default:
+		}
+		return nil
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("metrics: %v", err)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(body))
+	if err != nil {
+		t.Fatalf("metrics: %v", err)
+	}
+	return families
+}
+
+// sum adds up the values of the samples of a counter or gauge whose labels include labels.
+func sum(families map[string]*dto.MetricFamily, name string, labels map[string]string) float64 {
+	var n float64
+	for _, m := range families[name].GetMetric() {
+		matched := 0
+		for _, l := range m.GetLabel() {
+			if v, ok := labels[l.GetName()]; ok && v == l.GetValue() {
+				matched++
+			}
+		}
+		if matched == len(labels) {
+			n += m.GetCounter().GetValue() + m.GetGauge().GetValue()
+		}
+	}
+	return n
+}
+
+// runCounts are an operator's finished runs by trigger (start, change, own-writes).
+type runCounts map[string]float64
+
+// runs returns the finished runs of operator by trigger, from topolayer_operator_runs_total.
+func (p *runProcess) runs(t *testing.T, operator string) runCounts {
+	t.Helper()
+	families := p.metrics(t)
+	out := runCounts{}
+	for _, trigger := range []string{manager.TriggerStart, manager.TriggerChange, manager.TriggerOwnWrites} {
+		out[trigger] = sum(families, "topolayer_operator_runs_total", map[string]string{"operator": operator, "trigger": trigger})
+	}
+	return out
+}
+
+// eventually polls cond every 200ms for up to 30s.
+func eventually(t *testing.T, what string, cond func(context.Context) (bool, error)) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		ok, err := cond(ctx)
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return ok, err
+	})
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// settle waits until the scheduler has been idle (nothing running, nothing waiting) for
+// 2s, longer than the test configuration's debounce, and returns the operators' run counts.
+func settle(t *testing.T, p *runProcess, operators ...string) map[string]runCounts {
+	t.Helper()
+	var idleSince time.Time
+	eventually(t, "the scheduler idle", func(context.Context) (bool, error) {
+		f := p.metrics(t)
+		busy := f == nil || sum(f, "topolayer_scheduler_running", nil)+sum(f, "topolayer_scheduler_queue_depth", nil) > 0
+		switch {
+		case busy:
+			idleSince = time.Time{}
+		case idleSince.IsZero():
+			idleSince = time.Now()
+		}
+		return !idleSince.IsZero() && time.Since(idleSince) >= 2*time.Second, nil
+	})
+	out := map[string]runCounts{}
+	for _, op := range operators {
+		out[op] = p.runs(t, op)
+	}
+	return out
+}
+
+// checkRuns checks that, between two settled points, each operator ran want times because
+// of a change of its inputs, and that its own writes re-triggered it at most twice (it
+// converged).
+func checkRuns(t *testing.T, what string, before, after map[string]runCounts, want map[string]float64) {
+	t.Helper()
+	for op, n := range want {
+		if d := after[op][manager.TriggerChange] - before[op][manager.TriggerChange]; d != n {
+			t.Errorf("%s: %s ran %v times for the change, want %v", what, op, d, n)
+		}
+		if d := after[op][manager.TriggerOwnWrites] - before[op][manager.TriggerOwnWrites]; d > 2 {
+			t.Errorf("%s: %s ran %v times for its own writes, want at most 2 (it does not converge)", what, op, d)
+		}
+	}
+}
+
+// kubectl runs the machine's kubectl (skipping the test when there is none).
+func kubectl(t *testing.T, kubeconfig string, args ...string) {
+	t.Helper()
+	path, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Skip("kubectl is not on PATH")
+	}
+	out, err := exec.CommandContext(t.Context(), path, append([]string{"--kubeconfig", kubeconfig}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+func ensureNamespace(t *testing.T, cs kubernetes.Interface, name string) {
+	t.Helper()
+	_, err := cs.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+}
+
+// sampleScenario says where the sample operators' inputs and outputs are in one topology.
+type sampleScenario struct {
+	// kubeconfig is where the user edits openshift-config (the guest, or the one cluster).
+	kubeconfig string
+	// user holds openshift-config and the ClusterRole (the guest, or the one cluster).
+	user kubernetes.Interface
+	// operand and operandNS hold the sample Deployment, named deployment.
+	operand    kubernetes.Interface
+	operandNS  string
+	deployment string
+	// sample reads the operator's CR (its shadow in the HCP namespace when hosted).
+	sample dynamic.ResourceInterface
+	// status holds the operators' status ConfigMaps.
+	status   kubernetes.Interface
+	statusNS string
+}
+
+const sampleOp, auditOp = "sample-operator", "sample-audit-operator"
+
+// run drives the acceptance scenario of topolayer run against p: a user creates
+// openshift-config/sample-settings with kubectl; the sample Deployment appears with its
+// replicas, the ClusterRole where user workloads live, the status on the Sample CR; the
+// Deployment's pods becoming available are reported; a change of replicas follows; each
+// operator runs once per change of what it reads, and only the operators that read it.
+func (sc sampleScenario) run(t *testing.T, p *runProcess) {
+	ctx := t.Context()
+	eventually(t, "the first runs of both operators", func(context.Context) (bool, error) {
+		return p.runs(t, sampleOp)[manager.TriggerStart] >= 1 && p.runs(t, auditOp)[manager.TriggerStart] >= 1, nil
+	})
+	before := settle(t, p, sampleOp, auditOp)
+
+	kubectl(t, sc.kubeconfig, "create", "configmap", "sample-settings", "-n", "openshift-config", "--from-literal=replicas=2")
+	start := time.Now()
+	replicas := func(want int32) func(context.Context) (bool, error) {
+		return func(ctx context.Context) (bool, error) {
+			d, err := sc.operand.AppsV1().Deployments(sc.operandNS).Get(ctx, sc.deployment, metav1.GetOptions{})
+			return err == nil && d.Spec.Replicas != nil && *d.Spec.Replicas == want, err
+		}
+	}
+	eventually(t, "the sample Deployment with 2 replicas", replicas(2))
+	t.Logf("sample-settings created → %s/%s with 2 replicas in %s", sc.operandNS, sc.deployment, time.Since(start).Round(time.Millisecond))
+	if _, err := sc.user.RbacV1().ClusterRoles().Get(ctx, "system:openshift:sample", metav1.GetOptions{}); err != nil {
+		t.Errorf("the ClusterRole: %v", err)
+	}
+	observed := func(want int64) func(context.Context) (bool, error) {
+		return func(ctx context.Context) (bool, error) {
+			got, err := sc.sample.Get(ctx, "cluster", metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			n, found, _ := unstructured.NestedInt64(got.Object, "status", "observedReplicas")
+			conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
+			return found && n == want && len(conds) > 0, nil
+		}
+	}
+	eventually(t, "the status of the Sample CR", observed(0))
+	afterCreate := settle(t, p, sampleOp, auditOp)
+	checkRuns(t, "sample-settings created", before, afterCreate, map[string]float64{sampleOp: 1, auditOp: 1})
+
+	// The environment has no kube-controller-manager: the test plays its part and reports
+	// the Deployment's pods available. The sample operator reads its Deployment, so it runs
+	// and reports the replicas on its CR; the audit operator does not read it.
+	d, err := sc.operand.AppsV1().Deployments(sc.operandNS).Get(ctx, sc.deployment, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: 2, UpdatedReplicas: 2, ReadyReplicas: 2, AvailableReplicas: 2}
+	if _, err := sc.operand.AppsV1().Deployments(sc.operandNS).UpdateStatus(ctx, d, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the Sample CR reporting 2 replicas", observed(2))
+	afterPods := settle(t, p, sampleOp, auditOp)
+	checkRuns(t, "pods available", afterCreate, afterPods, map[string]float64{sampleOp: 1, auditOp: 0})
+
+	kubectl(t, sc.kubeconfig, "patch", "configmap", "sample-settings", "-n", "openshift-config", "--type=merge", "-p", `{"data":{"replicas":"3"}}`)
+	eventually(t, "the sample Deployment with 3 replicas", replicas(3))
+	afterChange := settle(t, p, sampleOp, auditOp)
+	checkRuns(t, "replicas changed", afterPods, afterChange, map[string]float64{sampleOp: 1, auditOp: 1})
+
+	kubectl(t, sc.kubeconfig, "create", "configmap", "audit-policy", "-n", "openshift-config", "--from-literal=policy=WriteRequestBodies")
+	afterAudit := settle(t, p, sampleOp, auditOp)
+	checkRuns(t, "audit-policy created", afterChange, afterAudit, map[string]float64{sampleOp: 0, auditOp: 1})
+	if d := afterAudit[sampleOp][manager.TriggerOwnWrites] - afterChange[sampleOp][manager.TriggerOwnWrites]; d != 0 {
+		t.Errorf("sample-operator ran %v times after audit-policy was created, want 0", d)
+	}
+
+	for _, op := range []string{sampleOp, auditOp} {
+		st, err := sc.status.CoreV1().ConfigMaps(sc.statusNS).Get(ctx, manager.StatusName(op), metav1.GetOptions{})
+		if err != nil {
+			t.Errorf("the status object of %s: %v", op, err)
+			continue
+		}
+		if st.Data["result"] != manager.ResultSucceeded {
+			t.Errorf("the status object of %s:\n%s", op, st.Data["status.yaml"])
+		}
+	}
+}
+
+// resetSampleInputs deletes what an earlier test may have left of the scenario's inputs.
+func resetSampleInputs(t *testing.T, cs kubernetes.Interface) {
+	t.Helper()
+	ensureNamespace(t, cs, "openshift-config")
+	for _, name := range []string{"sample-settings", "audit-policy"} {
+		err := cs.CoreV1().ConfigMaps("openshift-config").Delete(t.Context(), name, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestRunHosted is the acceptance of topolayer run in the hosted topology with both sample
+// operators of examples/hosted-demo.yaml: inputs under openshift-config on the guest, the
+// operand in the HCP namespace, the ClusterRole on the guest, the status on the shadow of
+// the Sample CR.
+func TestRunHosted(t *testing.T) {
+	ctx := t.Context()
+	hcpNS := hosted.HostedControlPlane().Namespace
+	kubeDir := t.TempDir()
+	if err := hosted.WriteKubeconfigs(kubeDir); err != nil {
+		t.Fatal(err)
+	}
+	guestCS, _ := clients(t, hosted.Config(cluster.Guest))
+	mgmtCS, mgmtDyn := clients(t, hosted.Config(cluster.Management))
+	resetSampleInputs(t, guestCS)
+
+	// The environment holds the operator's CR as HyperShift would create it: its shadow.
+	shadowSample := schema.GroupVersionResource{Group: namespaces.ShadowGroup(sampleGVR.Group), Version: sampleGVR.Version, Resource: sampleGVR.Resource}
+	cr := object(t, "apiVersion: "+shadowSample.GroupVersion().String()+"\nkind: Sample\nmetadata: {name: cluster}\nspec: {managementState: Managed}\n")
+	if _, err := mgmtDyn.Resource(shadowSample).Namespace(hcpNS).Create(ctx, cr, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+
+	p := startRun(t, "--config", demoConfig(t, "hosted-demo.yaml", nil),
+		"--management-kubeconfig", cluster.KubeconfigFile(kubeDir, cluster.Management),
+		"--guest-kubeconfig", cluster.KubeconfigFile(kubeDir, cluster.Guest))
+	sampleScenario{
+		kubeconfig: cluster.KubeconfigFile(kubeDir, cluster.Guest),
+		user:       guestCS,
+		operand:    mgmtCS, operandNS: hcpNS, deployment: "openshift-sample--sample",
+		sample: mgmtDyn.Resource(shadowSample).Namespace(hcpNS),
+		status: mgmtCS, statusNS: hcpNS,
+	}.run(t, p)
+}
+
+// TestRunStandalone is the same acceptance on one cluster with
+// examples/standalone-demo.yaml: every name unchanged, status objects in topolayer-system.
+func TestRunStandalone(t *testing.T) {
+	ctx := t.Context()
+	kubeDir := t.TempDir()
+	if err := standalone.WriteKubeconfigs(kubeDir); err != nil {
+		t.Fatal(err)
+	}
+	cs, dyn := clients(t, standalone.Config(cluster.Single))
+	resetSampleInputs(t, cs)
+	// The operator's own namespace, where it records events, comes with its installation
+	// on a standalone cluster, not from its outputs.
+	ensureNamespace(t, cs, "openshift-sample-operator")
+	cr := object(t, "apiVersion: "+sampleGVR.GroupVersion().String()+"\nkind: Sample\nmetadata: {name: cluster}\nspec: {managementState: Managed}\n")
+	if _, err := dyn.Resource(sampleGVR).Create(ctx, cr, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+
+	cfgFile := demoConfig(t, "standalone-demo.yaml", nil)
+	cfg, err := config.Load(cfgFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := startRun(t, "--config", cfgFile, "--kubeconfig", cluster.KubeconfigFile(kubeDir, cluster.Single))
+	sampleScenario{
+		kubeconfig: cluster.KubeconfigFile(kubeDir, cluster.Single),
+		user:       cs,
+		operand:    cs, operandNS: "openshift-sample", deployment: "sample",
+		sample: dyn.Resource(sampleGVR),
+		status: cs, statusNS: cfg.Manager.Namespace,
+	}.run(t, p)
+}
