@@ -20,10 +20,10 @@ var binaries struct {
 }
 
 // commands are the binaries built, by name, from these packages.
-var commands = []string{"./cmd/topolayer", "./cmd/sample-operator", "./cmd/sample-audit-operator"}
+var commands = []string{"./cmd/topolayer", "./cmd/sample-operator", "./cmd/sample-audit-operator", "./examples/hosted-embedding"}
 
 // binary returns the path of a binary of this module (topolayer, sample-operator,
-// sample-audit-operator), building all of them on the first call.
+// sample-audit-operator, hosted-embedding), building all of them on the first call.
 func binary(t *testing.T, name string) string {
 	t.Helper()
 	binaries.once.Do(func() {

@@ -69,6 +69,7 @@ func demoConfig(t *testing.T, example string, edit func(*config.TopologyConfig))
 type runProcess struct {
 	cmd        *exec.Cmd
 	metricsURL string // the metrics endpoint's URL
+	stopped    bool
 	mu         sync.Mutex
 	log        bytes.Buffer
 	done       chan error
@@ -87,9 +88,17 @@ func (p *runProcess) Log() string {
 	return p.log.String()
 }
 
-// startRun starts `topolayer run` with args and a metrics endpoint on a free loopback port;
-// it is stopped with SIGTERM at the end of the test, and must then exit 0.
+// startRun starts `topolayer run` with args; see startProcess.
 func startRun(t *testing.T, args ...string) *runProcess {
+	t.Helper()
+	return startProcess(t, binary(t, "topolayer"), append([]string{"run"}, args...)...)
+}
+
+// startProcess starts a program that runs topolayer's manager (topolayer run, or a program
+// that embeds it) with args, a metrics endpoint on a free loopback port
+// (--metrics-bind-address) and a work directory of the test's (--work-dir). It is stopped
+// with SIGTERM at the end of the test, and must then exit 0.
+func startProcess(t *testing.T, bin string, args ...string) *runProcess {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -98,29 +107,37 @@ func startRun(t *testing.T, args ...string) *runProcess {
 	addr := l.Addr().String()
 	_ = l.Close()
 	p := &runProcess{metricsURL: "http://" + addr + "/metrics", done: make(chan error, 1)}
-	p.cmd = exec.Command(binary(t, "topolayer"), append([]string{"run", "--metrics-bind-address", addr, "--work-dir", t.TempDir()}, args...)...)
+	p.cmd = exec.Command(bin, append(args, "--metrics-bind-address", addr, "--work-dir", t.TempDir())...)
 	p.cmd.Stdout, p.cmd.Stderr = p, p
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	go func() { p.done <- p.cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = p.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case err := <-p.done:
-			if err != nil {
-				t.Errorf("topolayer run exited with %v after SIGTERM", err)
-			}
-		case <-time.After(60 * time.Second):
-			_ = p.cmd.Process.Kill()
-			t.Errorf("topolayer run did not stop within 60s of SIGTERM")
-		}
-		if t.Failed() || testing.Verbose() {
-			t.Logf("topolayer run log:\n%s", p.Log())
-		}
-	})
+	t.Cleanup(func() { p.stop(t) })
 	onInterrupt(t, func() { _ = p.cmd.Process.Kill() })
 	return p
+}
+
+// stop ends the process with SIGTERM (once) and checks that it exits 0 within 60s.
+func (p *runProcess) stop(t *testing.T) {
+	t.Helper()
+	if p.stopped {
+		return
+	}
+	p.stopped = true
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-p.done:
+		if err != nil {
+			t.Errorf("%s exited with %v after SIGTERM", filepath.Base(p.cmd.Path), err)
+		}
+	case <-time.After(60 * time.Second):
+		_ = p.cmd.Process.Kill()
+		t.Errorf("%s did not stop within 60s of SIGTERM", filepath.Base(p.cmd.Path))
+	}
+	if t.Failed() || testing.Verbose() {
+		t.Logf("%s log:\n%s", filepath.Base(p.cmd.Path), p.Log())
+	}
 }
 
 // metrics reads the process's metrics endpoint; nil while it is not up yet.

@@ -56,6 +56,8 @@ const LabelHCPNamespace = "hypershift.openshift.io/hosted-control-plane"
 //     shadows of their cluster-scoped CRDs and of BuiltinShadows, and holds the HCP
 //     namespace, its pull secret and the HostedControlPlane object.
 //
+// Both hold what Installed names, as an OpenShift installation would.
+//
 // Every CRD is established before Start returns. The zero value, apart from the fields
 // below, is ready to Start; an Environment starts once.
 type Environment struct {
@@ -211,6 +213,9 @@ func (e *Environment) Start(ctx context.Context) (err error) {
 		if err := createHostedControlPlane(ctx, e.Config(Management), e.hostedControlPlane()); err != nil {
 			return fmt.Errorf("%s: %w", Management, err)
 		}
+	}
+	if err := e.install(ctx, topology); err != nil {
+		return fmt.Errorf("environment: %w", err)
 	}
 	e.progressf("%s environment ready in %s", topology, time.Since(start).Round(time.Millisecond))
 	return nil

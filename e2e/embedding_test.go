@@ -1,0 +1,180 @@
+package e2e
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/yaml"
+
+	"github.com/topolayer/topolayer/e2e/cluster"
+	"github.com/topolayer/topolayer/mom/manager"
+	"github.com/topolayer/topolayer/namespaces"
+)
+
+// placedResources are the resources the sample operators' outputs land in, hosted: in the
+// HCP namespace of the management cluster, and cluster-scoped on the guest.
+var placedResources = map[string][]schema.GroupVersionResource{
+	cluster.Management: {
+		{Group: "apps", Version: "v1", Resource: "deployments"},
+		{Version: "v1", Resource: "configmaps"},
+		{Version: "v1", Resource: "secrets"},
+		{Version: "v1", Resource: "serviceaccounts"},
+		{Version: "v1", Resource: "services"},
+		{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"},
+		{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"},
+		{Group: namespaces.ShadowGroup("config.openshift.io"), Version: "v1", Resource: "clusteroperators"},
+	},
+	cluster.Guest: {
+		{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"},
+		{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"},
+	},
+}
+
+// placed lists what the sample operators wrote (objects labelled with their names) on the
+// hosted environment, keyed cluster/resource/namespace/name. Each object is normalized to
+// what both runs must agree on: without the fields the server sets and without timestamps.
+func placed(t *testing.T, hcpNS string) map[string]map[string]any {
+	t.Helper()
+	out := map[string]map[string]any{}
+	for clusterName, gvrs := range placedResources {
+		_, dyn := clients(t, hosted.Config(clusterName))
+		for _, gvr := range gvrs {
+			var ri dynamic.ResourceInterface = dyn.Resource(gvr)
+			if clusterName == cluster.Management {
+				ri = dyn.Resource(gvr).Namespace(hcpNS)
+			}
+			list, err := ri.List(t.Context(), metav1.ListOptions{LabelSelector: namespaces.LabelOperator + " in (" + sampleOp + "," + auditOp + ")"})
+			if err != nil {
+				t.Fatalf("%s: list %s: %v", clusterName, gvr.Resource, err)
+			}
+			for _, o := range list.Items {
+				if gvr.Resource == "configmaps" && (o.GetName() == manager.StatusName(sampleOp) || o.GetName() == manager.StatusName(auditOp)) {
+					continue // topolayer's record of its runs, not an output
+				}
+				obj := o.DeepCopy().Object
+				if gvr.Resource == "services" {
+					// Allocated by the server on creation.
+					unstructured.RemoveNestedField(obj, "spec", "clusterIP")
+					unstructured.RemoveNestedField(obj, "spec", "clusterIPs")
+				}
+				md := obj["metadata"].(map[string]any)
+				for _, k := range []string{"uid", "resourceVersion", "creationTimestamp", "generation", "managedFields"} {
+					delete(md, k)
+				}
+				dropTimestamps(obj)
+				out[strings.Join([]string{clusterName, gvr.Resource, o.GetNamespace(), o.GetName()}, "/")] = obj
+			}
+		}
+	}
+	return out
+}
+
+// dropTimestamps removes the condition timestamps that every run sets from its own clock.
+func dropTimestamps(v any) {
+	switch v := v.(type) {
+	case map[string]any:
+		for _, k := range []string{"lastTransitionTime", "lastUpdateTime", "lastHeartbeatTime"} {
+			delete(v, k)
+		}
+		for _, e := range v {
+			dropTimestamps(e)
+		}
+	case []any:
+		for _, e := range v {
+			dropTimestamps(e)
+		}
+	}
+}
+
+// removePlaced deletes what placed lists, and waits until it is gone.
+func removePlaced(t *testing.T, hcpNS string) {
+	t.Helper()
+	for clusterName, gvrs := range placedResources {
+		_, dyn := clients(t, hosted.Config(clusterName))
+		for _, gvr := range gvrs {
+			var ri dynamic.ResourceInterface = dyn.Resource(gvr)
+			if clusterName == cluster.Management {
+				ri = dyn.Resource(gvr).Namespace(hcpNS)
+			}
+			err := ri.DeleteCollection(t.Context(), metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: namespaces.LabelOperator + " in (" + sampleOp + "," + auditOp + ")"})
+			if err != nil && !apierrors.IsNotFound(err) {
+				t.Fatalf("%s: delete %s: %v", clusterName, gvr.Resource, err)
+			}
+		}
+	}
+	eventually(t, "the sample operators' objects gone", func(context.Context) (bool, error) {
+		return len(placed(t, hcpNS)) == 0, nil
+	})
+}
+
+// TestHostedEmbedding runs examples/hosted-embedding, a control-plane-operator in miniature
+// that embeds topolayer with hosted.AddToManager, against the hosted environment, and then
+// topolayer run with the same configuration on the same inputs: both place the same objects.
+func TestHostedEmbedding(t *testing.T) {
+	ctx := t.Context()
+	hcpNS := hosted.HostedControlPlane().Namespace
+	kubeDir := t.TempDir()
+	if err := hosted.WriteKubeconfigs(kubeDir); err != nil {
+		t.Fatal(err)
+	}
+	guestCS, _ := clients(t, hosted.Config(cluster.Guest))
+	_, mgmtDyn := clients(t, hosted.Config(cluster.Management))
+	resetSampleInputs(t, guestCS)
+	shadowSample := schema.GroupVersionResource{Group: namespaces.ShadowGroup(sampleGVR.Group), Version: sampleGVR.Version, Resource: sampleGVR.Resource}
+	cr := object(t, "apiVersion: "+shadowSample.GroupVersion().String()+"\nkind: Sample\nmetadata: {name: cluster}\nspec: {managementState: Managed}\n")
+	if _, err := mgmtDyn.Resource(shadowSample).Namespace(hcpNS).Create(ctx, cr, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	kubectl(t, cluster.KubeconfigFile(kubeDir, cluster.Guest), "create", "configmap", "sample-settings", "-n", "openshift-config", "--from-literal=replicas=2", "--from-literal=message=embedded")
+	cfgFile := demoConfig(t, "hosted-demo.yaml", nil)
+	kubeconfigs := []string{
+		"--management-kubeconfig", cluster.KubeconfigFile(kubeDir, cluster.Management),
+		"--guest-kubeconfig", cluster.KubeconfigFile(kubeDir, cluster.Guest),
+	}
+
+	// converge starts a program, waits until both operators have run and nothing is left to
+	// do, and returns what is placed.
+	converge := func(name string, p *runProcess) map[string]map[string]any {
+		t.Helper()
+		eventually(t, name+": the first runs", func(context.Context) (bool, error) {
+			return p.runs(t, sampleOp)[manager.TriggerStart] >= 1 && p.runs(t, auditOp)[manager.TriggerStart] >= 1, nil
+		})
+		settle(t, p, sampleOp, auditOp)
+		p.stop(t)
+		got := placed(t, hcpNS)
+		if len(got) == 0 {
+			t.Fatalf("%s placed nothing", name)
+		}
+		return got
+	}
+
+	removePlaced(t, hcpNS)
+	embedded := converge("hosted-embedding", startProcess(t, binary(t, "hosted-embedding"), append([]string{"--config", cfgFile}, kubeconfigs...)...))
+	removePlaced(t, hcpNS)
+	run := converge("topolayer run", startRun(t, append([]string{"--config", cfgFile}, kubeconfigs...)...))
+
+	t.Logf("hosted-embedding and topolayer run each placed %d objects", len(embedded))
+	for key, want := range run {
+		got, ok := embedded[key]
+		switch {
+		case !ok:
+			t.Errorf("%s: placed by topolayer run, not by the embedding", key)
+		case !reflect.DeepEqual(got, want):
+			g, _ := yaml.Marshal(got)
+			w, _ := yaml.Marshal(want)
+			t.Errorf("%s differs:\nembedding:\n%s\ntopolayer run:\n%s", key, g, w)
+		}
+	}
+	for key := range embedded {
+		if _, ok := run[key]; !ok {
+			t.Errorf("%s: placed by the embedding, not by topolayer run", key)
+		}
+	}
+}

@@ -1,0 +1,17 @@
+// Command hosted-embedding is a control-plane-operator in miniature: the way HyperShift's
+// control-plane-operator embeds topolayer in the manager it already runs for one hosted
+// control plane.
+//
+// Like the control-plane-operator, it builds one controller-runtime manager on the
+// management cluster, with its cache, leader election and events confined to the hosted
+// control plane's namespace, and registers its own controllers (here a single one that
+// watches the HostedControlPlane). Embedding topolayer is then one call,
+// hosted.AddToManager, before mgr.Start: topolayer uses that manager's cache, client,
+// leader election, event recorder and metrics, and starts no second manager. The guest
+// cluster is reached through its kubeconfig, as the control-plane-operator reaches it.
+//
+// Usage:
+//
+//	hosted-embedding --config examples/hosted-demo.yaml \
+//	  --management-kubeconfig D/management.kubeconfig --guest-kubeconfig D/guest.kubeconfig
+package main
