@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	ctrlmanager "sigs.k8s.io/controller-runtime/pkg/manager"
@@ -35,6 +36,9 @@ type ManagerOptions struct {
 	// WorkDir holds the runs' directories; "" means Config.Manager.WorkDir, else a new
 	// temporary directory.
 	WorkDir string
+	// Registerer receives topolayer's metrics; nil means controller-runtime's registry,
+	// which the manager's metrics endpoint serves.
+	Registerer prometheus.Registerer
 }
 
 // AddToManager adds topolayer to a controller-runtime manager that runs on the management
@@ -85,6 +89,10 @@ func AddToManager(ctx context.Context, mgr ctrlmanager.Manager, opts ManagerOpti
 	if workDir == "" {
 		workDir = cfg.Manager.WorkDir
 	}
+	var registerer prometheus.Registerer = metrics.Registry
+	if opts.Registerer != nil {
+		registerer = opts.Registerer
+	}
 	m, err := manager.New(ctx, manager.Options{
 		Config:       cfg,
 		Operators:    ops,
@@ -98,7 +106,7 @@ func AddToManager(ctx context.Context, mgr ctrlmanager.Manager, opts ManagerOpti
 		HostedControlPlane: owner,
 		WorkDir:            workDir,
 		Scheduler:          manager.SchedulerOptions(cfg),
-		Registerer:         metrics.Registry,
+		Registerer:         registerer,
 		Recorder:           mgr.GetEventRecorder("topolayer"),
 	})
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -33,6 +34,9 @@ type ManagerOptions struct {
 	// WorkDir holds the runs' directories; "" means Config.Manager.WorkDir or a new
 	// temporary directory.
 	WorkDir string
+	// Registerer receives topolayer's metrics; nil means controller-runtime's registry,
+	// which the manager's metrics endpoint serves.
+	Registerer prometheus.Registerer
 }
 
 // AddToManager adds the multi-operator manager to a controller-runtime manager of the one
@@ -54,6 +58,10 @@ func AddToManager(ctx context.Context, mgr ctrlmanager.Manager, opts ManagerOpti
 	if workDir == "" {
 		workDir = cfg.Manager.WorkDir
 	}
+	var registerer prometheus.Registerer = metrics.Registry
+	if opts.Registerer != nil {
+		registerer = opts.Registerer
+	}
 	m, err := manager.New(ctx, manager.Options{
 		Config:       cfg,
 		Operators:    ops,
@@ -66,7 +74,7 @@ func AddToManager(ctx context.Context, mgr ctrlmanager.Manager, opts ManagerOpti
 		StatusNamespace: cfg.Manager.Namespace,
 		WorkDir:         workDir,
 		Scheduler:       manager.SchedulerOptions(cfg),
-		Registerer:      metrics.Registry,
+		Registerer:      registerer,
 		Recorder:        mgr.GetEventRecorder("topolayer"),
 	})
 	if err != nil {

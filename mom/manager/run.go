@@ -213,6 +213,12 @@ func (m *Manager) runOnce(ctx context.Context, st *operatorState, dir string, re
 		case apply.StatusSkipped:
 			rec.Unchanged++
 		}
+		// An object on a cluster that another operator (or another source) wrote: the plan
+		// was refused whole; the conflict is reported like one between two operators.
+		if conflict := (*apply.ConflictError)(nil); errors.As(r.Err, &conflict) {
+			rec.Conflicts = append(rec.Conflicts, conflict.Error())
+			m.metrics.conflicts.WithLabelValues(st.Name).Inc()
+		}
 	}
 	if err != nil {
 		return digest, fmt.Errorf("apply: %w", err)
