@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/topolayer/topolayer/config"
+	"github.com/topolayer/topolayer/hosted"
+	"github.com/topolayer/topolayer/standalone"
+	"github.com/topolayer/topolayer/translate/parity"
+)
+
+// ParityOptions are the options of `topolayer parity`.
+type ParityOptions struct {
+	StandaloneConfig    string // --config-standalone
+	HostedConfig        string // --config-hosted
+	From                string // --from
+	OutputResourcesFile string // --output-resources
+	Operator            string // --operator
+	Output              string // -o
+
+	print func(io.Writer, *parity.Report) error
+
+	IOStreams
+}
+
+// parityPrinters are the formats of -o.
+var parityPrinters = map[string]func(io.Writer, *parity.Report) error{
+	"table":    func(w io.Writer, r *parity.Report) error { return r.WriteTable(w) },
+	"markdown": func(w io.Writer, r *parity.Report) error { return r.WriteMarkdown(w) },
+	"json": func(w io.Writer, r *parity.Report) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	},
+}
+
+func parityPrinterNames() string {
+	names := make([]string, 0, len(parityPrinters))
+	for n := range parityPrinters {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return strings.Join(names, "|")
+}
+
+// NewCmdParity builds `topolayer parity`.
+func NewCmdParity(streams IOStreams) *cobra.Command {
+	o := &ParityOptions{Output: "table", IOStreams: streams}
+	cmd := &cobra.Command{
+		Use:   "parity --config-standalone FILE --config-hosted FILE --from DIR --operator NAME",
+		Short: "Compare the standalone and the hosted placement of an operator's outputs, object by object",
+		Long: `Parity translates one operator output directory twice, with a standalone and with a hosted
+configuration, folds each plan into the final state of every object it writes, and compares
+the two object by object, matched by standalone identity. Every difference is attributed to
+the rule that made it: placed on another cluster, renamed into a simulated namespace,
+shadowed kind, absorbed, reference rewritten, transformed (naming the transform), identity
+recorded, owner added. A count of objects identical, renamed only, transformed and absorbed
+ends the report.
+
+No difference may be unexplained: one that no rule accounts for is reported as
+"unexplained" and parity exits non-zero. Nothing is read from or written to any cluster.
+
+The final state of an object is what its mutations establish starting from nothing, folded
+in lifecycle order (create, update, apply, patch, status, delete); apply merges without a
+schema, so both sides are folded the same way and only the placement differs.`,
+		Example: `  # The parity of the sample operator's outputs, as a table
+  topolayer parity --config-standalone examples/standalone.yaml --config-hosted examples/hosted.yaml \
+    --from examples/outputs/sample-operator \
+    --output-resources examples/outputs/sample-operator-output-resources.yaml --operator sample-operator
+
+  # The same, as Markdown for a pull request or as JSON for a script
+  topolayer parity --config-standalone examples/standalone.yaml --config-hosted examples/hosted.yaml \
+    --from examples/outputs/sample-operator --operator sample-operator -o markdown`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.Complete(); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	cmd.Flags().StringVar(&o.StandaloneConfig, "config-standalone", o.StandaloneConfig, "the standalone topology configuration (TopologyConfig)")
+	cmd.Flags().StringVar(&o.HostedConfig, "config-hosted", o.HostedConfig, "the hosted topology configuration (TopologyConfig)")
+	cmd.Flags().StringVar(&o.From, "from", o.From, "the operator's apply-configuration output directory")
+	cmd.Flags().StringVar(&o.OutputResourcesFile, "output-resources", o.OutputResourcesFile, "the operator's output-resources document; undeclared mutations are rejected")
+	cmd.Flags().StringVar(&o.Operator, "operator", o.Operator, "the operator's name (the hosted topology labels every object with it)")
+	cmd.Flags().StringVarP(&o.Output, "output", "o", o.Output, "output format: "+parityPrinterNames())
+	return cmd
+}
+
+// Complete chooses the printer.
+func (o *ParityOptions) Complete() error {
+	p, ok := parityPrinters[o.Output]
+	if !ok {
+		return fmt.Errorf("--output %q: must be one of %s", o.Output, parityPrinterNames())
+	}
+	o.print = p
+	return nil
+}
+
+// Validate checks the flags without side effects.
+func (o *ParityOptions) Validate() error {
+	var errs []error
+	for _, f := range []struct{ flag, value string }{
+		{"--config-standalone", o.StandaloneConfig},
+		{"--config-hosted", o.HostedConfig},
+		{"--from", o.From},
+		{"--operator", o.Operator},
+	} {
+		if f.value == "" {
+			errs = append(errs, fmt.Errorf("%s is required", f.flag))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Run translates the outputs with both configurations, prints the report, and fails when a
+// difference is unexplained.
+func (o *ParityOptions) Run(context.Context) error {
+	if o.print == nil {
+		return fmt.Errorf("--output %q was not completed", o.Output)
+	}
+	src := SourceOptions{From: o.From, OutputResourcesFile: o.OutputResourcesFile, Operator: o.Operator}
+
+	src.ConfigFile = o.StandaloneConfig
+	if err := src.load(); err != nil {
+		return fmt.Errorf("--config-standalone: %w", err)
+	}
+	if src.cfg.Topology.Type != config.Standalone {
+		return fmt.Errorf("--config-standalone %s: topology %s is not %s", o.StandaloneConfig, src.cfg.Topology.Type, config.Standalone)
+	}
+	se, err := standalone.Engine(src.cfg, o.Operator, src.declared)
+	if err != nil {
+		return fmt.Errorf("--config-standalone %s: %w", o.StandaloneConfig, err)
+	}
+	hcfg, err := config.Load(o.HostedConfig)
+	if err != nil {
+		return fmt.Errorf("--config-hosted: %w", err)
+	}
+	he, err := hosted.Engine(hcfg, o.Operator, src.declared)
+	if err != nil {
+		return fmt.Errorf("--config-hosted %s: %w", o.HostedConfig, err)
+	}
+	report, err := parity.Compare(se.Plan(src.out), he.Plan(src.out), parity.OptionsFor(he))
+	if err != nil {
+		return fmt.Errorf("--from %s: %w", o.From, err)
+	}
+	if err := o.print(o.Out, report); err != nil {
+		return err
+	}
+	return report.Err()
+}

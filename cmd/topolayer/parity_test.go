@@ -1,0 +1,120 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/topolayer/topolayer/mom/contract/corpus"
+	"github.com/topolayer/topolayer/translate/parity"
+)
+
+// runParity runs `topolayer parity` on its own command (it is registered in root.go) and
+// returns stdout and the error.
+func runParity(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	root := &cobra.Command{Use: "topolayer", SilenceUsage: true, SilenceErrors: true}
+	root.AddCommand(NewCmdParity(IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}))
+	root.SetArgs(append([]string{"parity"}, args...))
+	err := root.Execute()
+	return out.String(), err
+}
+
+func TestParityFlags(t *testing.T) {
+	tests := map[string]struct {
+		args    []string
+		wantErr string
+	}{
+		"every required flag": {args: nil, wantErr: "--config-standalone is required\n--config-hosted is required\n--from is required\n--operator is required"},
+		"an unknown format":   {args: []string{"-o", "yaml"}, wantErr: `--output "yaml": must be one of json|markdown|table`},
+		"the configs swapped": {
+			args:    []string{"--config-standalone", hostedConfig, "--config-hosted", standaloneConfig, "--from", "../../examples/outputs/sample-operator", "--operator", "sample-operator"},
+			wantErr: "--config-standalone ../../examples/hosted.yaml: topology Hosted is not Standalone",
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			_, err := runParity(t, tc.args...)
+			if err == nil || err.Error() != tc.wantErr {
+				t.Errorf("got error %v, want %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+// TestParitySample: the sample operator's outputs, in each format.
+func TestParitySample(t *testing.T) {
+	base := []string{
+		"--config-standalone", standaloneConfig, "--config-hosted", hostedConfig,
+		"--from", "../../examples/outputs/sample-operator",
+		"--output-resources", "../../examples/outputs/sample-operator-output-resources.yaml",
+		"--operator", "sample-operator",
+	}
+	const summary = "13 objects: 2 identical, 7 renamed only, 3 transformed, 1 absorbed, 0 unexplained"
+	tests := map[string]func(t *testing.T, out string){
+		"table": func(t *testing.T, out string) {
+			if !strings.HasSuffix(out, "\nparity: "+summary+"\n") {
+				t.Errorf("the table does not end with the count %q:\n%s", summary, out)
+			}
+		},
+		"markdown": func(t *testing.T, out string) {
+			if !strings.HasPrefix(out, "# Parity report: sample-operator\n\n**"+summary+"**\n") {
+				t.Errorf("the document does not open with the count:\n%s", out)
+			}
+		},
+		"json": func(t *testing.T, out string) {
+			var r parity.Report
+			if err := json.Unmarshal([]byte(out), &r); err != nil {
+				t.Fatal(err)
+			}
+			if r.Summary.String() != summary {
+				t.Errorf("summary %q, want %q", r.Summary, summary)
+			}
+		},
+	}
+	for format, check := range tests {
+		t.Run(format, func(t *testing.T) {
+			out, err := runParity(t, append(base, "-o", format)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			check(t, out)
+		})
+	}
+}
+
+// TestParityCorpus: the two CAO cases with expected outputs and declarations, every
+// difference attributed.
+func TestParityCorpus(t *testing.T) {
+	want := map[string]bool{"oauth-server-creation-minimal": true, "minimal-cluster": true}
+	for _, c := range corpus.Cases(t) {
+		if c.Operator != corpus.CAO || !want[filepath.Base(c.Dir)] {
+			continue
+		}
+		delete(want, filepath.Base(c.Dir))
+		t.Run(c.Name, func(t *testing.T) {
+			out, err := runParity(t, "--config-standalone", standaloneConfig, "--config-hosted", hostedConfig,
+				"--from", c.ExpectedOutput, "--output-resources", c.OutputResources, "--operator", "cluster-authentication-operator")
+			if errors.Is(err, parity.ErrUnexplained) {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(strings.TrimSpace(out), "\n")
+			t.Log(lines[len(lines)-1])
+			if !strings.HasSuffix(lines[len(lines)-1], " 0 unexplained") {
+				t.Errorf("last line %q: want 0 unexplained", lines[len(lines)-1])
+			}
+		})
+	}
+	if len(want) > 0 {
+		t.Errorf("corpus cases not found: %v", want)
+	}
+}

@@ -1,0 +1,87 @@
+package parity_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/topolayer/topolayer/config"
+	"github.com/topolayer/topolayer/hosted"
+	"github.com/topolayer/topolayer/mom/contract"
+	"github.com/topolayer/topolayer/mom/contract/corpus"
+	"github.com/topolayer/topolayer/standalone"
+	"github.com/topolayer/topolayer/translate/parity"
+)
+
+// TestCorpusParity compares the standalone and the hosted placement of the CAO corpus cases
+// that have declared outputs, with the example configurations: every difference must be
+// attributed. The reports are golden files under testdata/corpus/.
+func TestCorpusParity(t *testing.T) {
+	cases := map[string]bool{
+		corpus.CAO + "/oauth-server-creation-minimal": true,
+		corpus.CAO + "/minimal-cluster":               true,
+	}
+	found := 0
+	for _, c := range corpus.Cases(t) {
+		if !cases[c.Name] {
+			continue
+		}
+		found++
+		t.Run(filepath.Base(c.Name), func(t *testing.T) {
+			report := compareDir(t, c.ExpectedOutput, c.OutputResources, "cluster-authentication-operator")
+			if err := report.Err(); err != nil {
+				t.Errorf("%v", err)
+			}
+			var md bytes.Buffer
+			if err := report.WriteMarkdown(&md); err != nil {
+				t.Fatal(err)
+			}
+			checkGolden(t, filepath.Join("testdata", "corpus", filepath.Base(c.Name)+".md"), md.Bytes())
+			t.Logf("parity: %s", report.Summary)
+		})
+	}
+	if found != len(cases) {
+		t.Fatalf("found %d of the %d corpus cases %v", found, len(cases), cases)
+	}
+}
+
+// compareDir builds the parity report of an output directory with the example configurations.
+func compareDir(t *testing.T, dir, outputResources, operator string) *parity.Report {
+	t.Helper()
+	out, err := contract.ReadOutputDir(dir, contract.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var declared *contract.OutputResources
+	if outputResources != "" {
+		data, err := os.ReadFile(outputResources)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if declared, err = contract.ParseOutputResources(data); err != nil {
+			t.Fatalf("%s: %v", outputResources, err)
+		}
+	}
+	scfg, err := config.Load(filepath.Join("..", "..", "examples", "standalone.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hcfg, err := config.Load(filepath.Join("..", "..", "examples", "hosted.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	se, err := standalone.Engine(scfg, operator, declared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	he, err := hosted.Engine(hcfg, operator, declared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	report, err := parity.Compare(se.Plan(out), he.Plan(out), parity.OptionsFor(he))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return report
+}

@@ -1,0 +1,256 @@
+package parity_test
+
+import (
+	"bytes"
+	"errors"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/topolayer/topolayer/config"
+	"github.com/topolayer/topolayer/hosted"
+	"github.com/topolayer/topolayer/mom/contract"
+	"github.com/topolayer/topolayer/routing"
+	"github.com/topolayer/topolayer/standalone"
+	"github.com/topolayer/topolayer/translate"
+	"github.com/topolayer/topolayer/translate/parity"
+)
+
+const hostedConfig = `
+apiVersion: topolayer.dev/v1alpha1
+kind: TopologyConfig
+topology:
+  type: Hosted
+  hosted: {namespace: clusters-example, hostedControlPlane: example}
+`
+
+const standaloneConfig = `
+apiVersion: topolayer.dev/v1alpha1
+kind: TopologyConfig
+topology: {type: Standalone}
+`
+
+// mutation builds one recorded request; gvr is "group/version/resource" ("" group for core).
+func mutation(class contract.Class, action contract.Action, gvr, namespace, name, body string) contract.Mutation {
+	parts := strings.Split(gvr, "/")
+	return contract.Mutation{
+		Class: class,
+		Metadata: contract.Metadata{
+			Action: action, Namespace: namespace, Name: name,
+			ResourceType: contract.ResourceType{Group: parts[0], Version: parts[1], Resource: parts[2]},
+		},
+		Body: []byte(strings.TrimSpace(body) + "\n"),
+		Path: string(class) + "/" + string(action) + "/" + name,
+	}
+}
+
+const deployment = `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: demo}
+spec:
+  template:
+    spec:
+      nodeSelector: {node-role.kubernetes.io/master: ""}
+      serviceAccountName: web
+      containers: [{name: web, image: web}]
+`
+
+// plans translates out with the standalone and the hosted configurations.
+func plans(t *testing.T, out *contract.OutputDir) (s, h *translate.Plan, he translate.Engine) {
+	t.Helper()
+	scfg, err := config.Parse([]byte(standaloneConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hcfg, err := config.Parse([]byte(hostedConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	se, err := standalone.Engine(scfg, "demo-operator", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if he, err = hosted.Engine(hcfg, "demo-operator", nil); err != nil {
+		t.Fatal(err)
+	}
+	return se.Plan(out), he.Plan(out), he
+}
+
+func TestCompare(t *testing.T) {
+	type want struct {
+		outcome parity.Outcome
+		causes  []parity.CauseKind // every cause kind of the object's differences, sorted
+	}
+	tests := map[string]struct {
+		mutations []contract.Mutation
+		// tamper changes the hosted plan before the comparison.
+		tamper func(*translate.Plan)
+		// noReplay compares without the hosted engine's transforms and name mapping.
+		noReplay bool
+		want     map[string]want // by source object, as Identity.String prints it
+	}{
+		"a namespaced object is renamed into the HCP namespace": {
+			mutations: []contract.Mutation{mutation(contract.ClassManagement, contract.ActionCreate, "/v1/configmaps", "demo", "settings",
+				`{apiVersion: v1, kind: ConfigMap, metadata: {name: settings, namespace: demo}, data: {k: v}}`)},
+			want: map[string]want{"configmaps demo/settings": {parity.RenamedOnly,
+				[]parity.CauseKind{parity.CauseOwner, parity.CausePlaced, parity.CauseRecorded, parity.CauseRenamed}}},
+		},
+		"a workload is transformed and its references follow": {
+			mutations: []contract.Mutation{
+				mutation(contract.ClassManagement, contract.ActionCreate, "apps/v1/deployments", "demo", "web", deployment),
+				mutation(contract.ClassManagement, contract.ActionCreate, "/v1/serviceaccounts", "demo", "web",
+					`{apiVersion: v1, kind: ServiceAccount, metadata: {name: web, namespace: demo}}`),
+			},
+			want: map[string]want{
+				"deployments.apps demo/web": {parity.Transformed, []parity.CauseKind{parity.CauseOwner, parity.CausePlaced,
+					parity.CauseRecorded, parity.CauseReference, parity.CauseRenamed, parity.CauseTransform}},
+				"serviceaccounts demo/web": {parity.RenamedOnly,
+					[]parity.CauseKind{parity.CauseOwner, parity.CausePlaced, parity.CauseRecorded, parity.CauseRenamed}},
+			},
+		},
+		"a Namespace is absorbed": {
+			mutations: []contract.Mutation{mutation(contract.ClassManagement, contract.ActionCreate, "/v1/namespaces", "", "demo",
+				`{apiVersion: v1, kind: Namespace, metadata: {name: demo}}`)},
+			want: map[string]want{"namespaces demo": {parity.Absorbed, []parity.CauseKind{parity.CauseAbsorbed}}},
+		},
+		"a cluster-scoped operator CR becomes its shadow; status only": {
+			mutations: []contract.Mutation{mutation(contract.ClassManagement, contract.ActionApplyStatus, "config.openshift.io/v1/clusteroperators", "", "demo",
+				`{apiVersion: config.openshift.io/v1, kind: ClusterOperator, metadata: {name: demo}, status: {versions: [{name: operator, version: "1"}]}}`)},
+			want: map[string]want{"clusteroperators.config.openshift.io demo": {parity.RenamedOnly,
+				[]parity.CauseKind{parity.CausePlaced, parity.CauseRenamed, parity.CauseShadowed}}},
+		},
+		"a UserWorkload object is placed on the guest, unchanged": {
+			mutations: []contract.Mutation{mutation(contract.ClassUserWorkload, contract.ActionCreate, "rbac.authorization.k8s.io/v1/clusterroles", "", "reader",
+				`{apiVersion: rbac.authorization.k8s.io/v1, kind: ClusterRole, metadata: {name: reader}, rules: []}`)},
+			want: map[string]want{"clusterroles.rbac.authorization.k8s.io reader": {parity.Identical,
+				[]parity.CauseKind{parity.CausePlaced, parity.CauseRecorded}}},
+		},
+		"a delete on the guest is identical": {
+			mutations: []contract.Mutation{mutation(contract.ClassUserWorkload, contract.ActionDelete, "rbac.authorization.k8s.io/v1/clusterroles", "", "old",
+				`{apiVersion: rbac.authorization.k8s.io/v1, kind: DeleteOptions}`)},
+			want: map[string]want{"clusterroles.rbac.authorization.k8s.io old": {parity.Identical, []parity.CauseKind{parity.CausePlaced}}},
+		},
+		"a hosted body that no rule explains": {
+			mutations: []contract.Mutation{mutation(contract.ClassManagement, contract.ActionCreate, "/v1/configmaps", "demo", "settings",
+				`{apiVersion: v1, kind: ConfigMap, metadata: {name: settings, namespace: demo}, data: {k: v}}`)},
+			tamper: func(p *translate.Plan) {
+				m := p.Entries[0].Mutation
+				m.Body = bytes.Replace(m.Body, []byte("k: v"), []byte("k: changed"), 1)
+			},
+			want: map[string]want{"configmaps demo/settings": {parity.Unexplained,
+				[]parity.CauseKind{parity.CauseOwner, parity.CausePlaced, parity.CauseRecorded, parity.CauseRenamed, parity.CauseUnexplained}}},
+		},
+		"transforms that are not given cannot explain": {
+			mutations: []contract.Mutation{mutation(contract.ClassManagement, contract.ActionCreate, "apps/v1/deployments", "demo", "web", deployment)},
+			noReplay:  true,
+			want: map[string]want{"deployments.apps demo/web": {parity.Unexplained, []parity.CauseKind{parity.CausePlaced,
+				parity.CauseRecorded, parity.CauseRenamed, parity.CauseUnexplained}}},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			s, h, he := plans(t, &contract.OutputDir{Mutations: tc.mutations})
+			if tc.tamper != nil {
+				tc.tamper(h)
+			}
+			opts := parity.OptionsFor(he)
+			if tc.noReplay {
+				opts = parity.Options{}
+			}
+			r, err := parity.Compare(s, h, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]want{}
+			for _, o := range r.Objects {
+				var kinds []parity.CauseKind
+				for _, d := range o.Differences {
+					for _, c := range d.Causes {
+						if !slices.Contains(kinds, c.Kind) {
+							kinds = append(kinds, c.Kind)
+						}
+					}
+				}
+				slices.Sort(kinds)
+				got[o.Source.String()] = want{o.Outcome, kinds}
+			}
+			for k, w := range tc.want {
+				w.causes = slices.Sorted(slices.Values(w.causes))
+				if g, ok := got[k]; !ok {
+					t.Errorf("%s: not in the report; it has %v", k, got)
+				} else if g.outcome != w.outcome || !slices.Equal(g.causes, w.causes) {
+					t.Errorf("%s: got %s %v, want %s %v", k, g.outcome, g.causes, w.outcome, w.causes)
+				}
+			}
+			if len(got) != len(tc.want) {
+				t.Errorf("got %d objects %v, want %d", len(got), got, len(tc.want))
+			}
+			unexplained := r.Summary.Unexplained > 0
+			if err := r.Err(); errors.Is(err, parity.ErrUnexplained) != unexplained {
+				t.Errorf("Err() = %v, with %d unexplained objects", err, r.Summary.Unexplained)
+			}
+			if t.Failed() {
+				var buf bytes.Buffer
+				_ = r.WriteTable(&buf)
+				t.Log("\n" + buf.String())
+			}
+		})
+	}
+}
+
+// TestCompareObjectsLive compares a hosted object as the live management cluster holds it:
+// the applier has turned the owner annotation into an ownerReference.
+func TestCompareObjectsLive(t *testing.T) {
+	src := contract.Identity{Version: "v1", Resource: "configmaps", Namespace: "demo", Name: "settings"}
+	target := contract.Identity{Version: "v1", Resource: "configmaps", Namespace: "clusters-example", Name: "demo--settings"}
+	s := []parity.Object{{Source: src, Cluster: routing.ClusterStandalone, Identity: src, Body: map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "settings", "namespace": "demo"},
+	}}}
+	h := []parity.Object{{Source: src, Cluster: routing.ClusterManagement, Identity: target, Body: map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "demo--settings", "namespace": "clusters-example", "ownerReferences": []any{
+			map[string]any{"apiVersion": "hypershift.openshift.io/v1beta1", "kind": "HostedControlPlane", "name": "example", "uid": "1234"},
+		}},
+	}}}
+	entries := []translate.Entry{{
+		Operator: "demo-operator", Class: contract.ClassManagement, Action: contract.ActionCreate, Source: src,
+		Target: translate.Target{Cluster: routing.ClusterManagement, Identity: target}, Disposition: routing.Apply,
+		Rule: "hosted/management", Transforms: []string{translate.ProfileHyperShift + "/owner-reference"},
+	}}
+	r, err := parity.CompareObjects(s, h, entries, parity.Options{Transforms: translate.HyperShiftProfile(), HostedControlPlane: "example"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	o := r.Objects[0]
+	i := slices.IndexFunc(o.Differences, func(d parity.Difference) bool { return d.Path == "metadata.ownerReferences" })
+	if i < 0 || o.Differences[i].Causes[0].Kind != parity.CauseOwner {
+		t.Errorf("ownerReferences: want a difference caused by %s, got %+v", parity.CauseOwner, o.Differences)
+	}
+	if o.Outcome != parity.RenamedOnly {
+		t.Errorf("outcome %s, want %s", o.Outcome, parity.RenamedOnly)
+	}
+}
+
+// TestSampleOperator keeps the reports of the sample operator's example outputs as golden files.
+func TestSampleOperator(t *testing.T) {
+	dir := filepath.Join("..", "..", "examples", "outputs")
+	r := compareDir(t, filepath.Join(dir, "sample-operator"), filepath.Join(dir, "sample-operator-output-resources.yaml"), "sample-operator")
+	if err := r.Err(); err != nil {
+		t.Error(err)
+	}
+	var table, md bytes.Buffer
+	if err := r.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, filepath.Join("testdata", "sample-operator", "report.txt"), table.Bytes())
+	checkGolden(t, filepath.Join("testdata", "sample-operator", "report.md"), md.Bytes())
+}
