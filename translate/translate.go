@@ -50,6 +50,10 @@ type Engine struct {
 	// Annotate records the standalone identity and the operator on every object written
 	// (the hosted topology needs it to map back; the standalone topology writes bodies as they are).
 	Annotate bool
+	// Policy bounds what the operator's outputs may grant or install (privileged objects,
+	// RBAC); nil checks nothing. Its rejections name the rules RulePrivilegedObject and
+	// RuleRBACEscalation.
+	Policy *Policy
 }
 
 // Standalone returns the engine of the standalone topology: every mutation to the one
@@ -81,6 +85,7 @@ func (e Engine) Plan(out *contract.OutputDir) *Plan {
 	for i := range out.Mutations {
 		works[i] = e.place(&out.Mutations[i])
 	}
+	e.checkRBAC(works)
 	index := e.checkCollisions(works)
 	for _, w := range works {
 		if w.entry.Disposition == routing.Apply {
@@ -111,6 +116,9 @@ func (e Engine) place(m *contract.Mutation) *work {
 	}
 	if m.Class == contract.ClassUnspecified {
 		return w.reject(RuleUnspecified, "the operator wrote it under Unspecified: it matched no declared output resource")
+	}
+	if !e.checkPrivileged(w) {
+		return w
 	}
 	if e.Declared != nil && !e.Declared.ForClass(m.Class).Matches(src) {
 		return w.reject(RuleDeclaredOutputs, fmt.Sprintf("%s is not declared in the %s output-resources", src, m.Class))

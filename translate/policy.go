@@ -1,0 +1,346 @@
+package translate
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/topolayer/topolayer/mom/contract"
+	"github.com/topolayer/topolayer/routing"
+)
+
+// Rule names of the escalation policy's checks.
+const (
+	// RulePrivilegedObject rejects writes to privileged objects (see IsPrivileged) that the
+	// policy does not allow the operator.
+	RulePrivilegedObject = "policy/privileged-object"
+	// RuleRBACEscalation rejects Roles and ClusterRoles that grant beyond the operator's RBAC
+	// ceiling, and bindings to roles that the ceiling cannot vouch for.
+	RuleRBACEscalation = "policy/rbac-escalation"
+)
+
+// Policy bounds what one operator's outputs may grant or install. The engine rejects every
+// mutation beyond it, and with it the whole plan. A nil *Policy checks nothing.
+type Policy struct {
+	// Privileged selects the privileged objects the operator may create, change or delete,
+	// whatever it declared.
+	Privileged []routing.Match `json:"privileged,omitempty"`
+	// TrustDeclarations also allows the privileged objects that the operator's
+	// output-resources (Engine.Declared) name exactly; when the engine has no declarations,
+	// the class folders stand for them, as everywhere else in the engine. Objects created
+	// from a generateName are never declared by name.
+	TrustDeclarations bool `json:"trustDeclarations,omitempty"`
+	// RBAC, when set, is the operator's RBAC ceiling. Unset: RBAC outputs are not checked.
+	RBAC *RBACCeiling `json:"rbac,omitempty"`
+}
+
+// RBACCeiling is what an operator may grant through its RBAC outputs: at most what it holds
+// itself. Every rule of every Role and ClusterRole it writes must be covered by Rules (the
+// coverage of Kubernetes' own escalation check: verbs, API groups, resources with their
+// subresources, resource names and non-resource URLs); every RoleBinding and
+// ClusterRoleBinding it writes must refer to a role written in the same plan, whose rules are
+// checked, or to one of BindableRoles.
+type RBACCeiling struct {
+	// Rules are the operator's own rules, typically those of its service account. The ceiling
+	// applies whatever the namespace of the Role it is compared with.
+	Rules []rbacv1.PolicyRule `json:"rules"`
+	// AllowWildcards lets granted rules hold '*' (in verbs, apiGroups, resources or
+	// nonResourceURLs); they must still be covered by Rules. Default false: a wildcard grant
+	// is rejected.
+	AllowWildcards bool `json:"allowWildcards,omitempty"`
+	// BindableRoles are existing roles, not written by the operator, that its bindings may
+	// refer to. cluster-admin is bindable only when listed here.
+	BindableRoles []RoleRef `json:"bindableRoles,omitempty"`
+}
+
+// RoleRef names a Role (in a namespace) or a ClusterRole.
+type RoleRef struct {
+	// Kind is Role or ClusterRole.
+	Kind string `json:"kind"`
+	// Namespace is the Role's namespace; empty for a ClusterRole.
+	Namespace string `json:"namespace,omitempty"`
+	// Name is the role's name.
+	Name string `json:"name"`
+}
+
+// String prints the reference as Kind namespace/name or Kind name.
+func (r RoleRef) String() string {
+	if r.Namespace != "" {
+		return r.Kind + " " + r.Namespace + "/" + r.Name
+	}
+	return r.Kind + " " + r.Name
+}
+
+// Kinds of a binding's roleRef.
+const (
+	KindRole        = "Role"
+	KindClusterRole = "ClusterRole"
+)
+
+// ClusterAdmin is the ClusterRole that grants everything.
+const ClusterAdmin = "cluster-admin"
+
+const (
+	groupRBAC                   = "rbac.authorization.k8s.io"
+	resourceRoles               = "roles"
+	resourceClusterRoles        = "clusterroles"
+	resourceRoleBindings        = "rolebindings"
+	resourceClusterRoleBindings = "clusterrolebindings"
+)
+
+// IsPrivileged reports whether writing an object of the resource changes what the API
+// server serves or admits: CustomResourceDefinitions, admission webhook configurations,
+// admission policies and their bindings, and APIServices (aggregated APIs).
+func IsPrivileged(gr schema.GroupResource) bool {
+	switch gr.Group {
+	case "apiextensions.k8s.io":
+		return gr.Resource == "customresourcedefinitions"
+	case "admissionregistration.k8s.io":
+		switch gr.Resource {
+		case "validatingwebhookconfigurations", "mutatingwebhookconfigurations",
+			"validatingadmissionpolicies", "validatingadmissionpolicybindings",
+			"mutatingadmissionpolicies", "mutatingadmissionpolicybindings":
+			return true
+		}
+	case "apiregistration.k8s.io":
+		return gr.Resource == "apiservices"
+	}
+	return false
+}
+
+// allowsPrivileged reports whether the policy lets the operator write the privileged object o,
+// given its declarations (nil: the class folders stand for them).
+func (p *Policy) allowsPrivileged(o routing.Object, declared *contract.OutputResources) bool {
+	for _, m := range p.Privileged {
+		if m.Matches(o) {
+			return true
+		}
+	}
+	if !p.TrustDeclarations || o.Identity.Name == "" {
+		return false
+	}
+	return declared == nil || declared.ForClass(o.Class).Matches(o.Identity)
+}
+
+// checkPrivileged rejects a write to a privileged object the policy does not allow.
+func (e Engine) checkPrivileged(w *work) bool {
+	src := w.entry.Source
+	if e.Policy == nil || !IsPrivileged(src.GroupResource()) || e.Policy.allowsPrivileged(w.object(), e.Declared) {
+		return true
+	}
+	why := "the operator did not declare it by name"
+	if !e.Policy.TrustDeclarations {
+		why = "the policy lists the privileged objects of each operator"
+	}
+	w.reject(RulePrivilegedObject, fmt.Sprintf("%s: %s is privileged (it changes what the API server serves or admits) and the policy does not allow it to operator %q: %s",
+		src, src.GroupResource(), e.Operator, why))
+	return false
+}
+
+// checkRBAC rejects the RBAC mutations of the plan that grant beyond the policy's ceiling.
+// Deletes and status writes never grant; patches cannot be checked and are rejected.
+func (e Engine) checkRBAC(works []*work) {
+	if e.Policy == nil || e.Policy.RBAC == nil {
+		return
+	}
+	ceiling := e.Policy.RBAC
+	written := map[RoleRef]bool{} // roles written whole by this plan
+	for _, w := range works {
+		if ref, ok := writtenRole(w); ok {
+			written[ref] = true
+		}
+	}
+	for _, w := range works {
+		src := w.entry.Source
+		if w.entry.Disposition != routing.Apply || src.Group != groupRBAC {
+			continue
+		}
+		action := w.m.Metadata.Action
+		if action == contract.ActionDelete || action.IsStatus() {
+			continue
+		}
+		var reason string
+		switch {
+		case !slices.Contains([]string{resourceRoles, resourceClusterRoles, resourceRoleBindings, resourceClusterRoleBindings}, src.Resource):
+			continue
+		case !action.CarriesObject():
+			reason = fmt.Sprintf("%s: a %s of RBAC cannot be checked against the RBAC ceiling; write the whole object (Apply)", src, action)
+		case src.Resource == resourceRoles || src.Resource == resourceClusterRoles:
+			reason = ceiling.checkRole(w)
+		default:
+			reason = ceiling.checkBinding(w, written)
+		}
+		if reason != "" {
+			w.reject(RuleRBACEscalation, reason)
+		}
+	}
+}
+
+// writtenRole returns the role a mutation writes whole, if it does.
+func writtenRole(w *work) (RoleRef, bool) {
+	src, action := w.entry.Source, w.m.Metadata.Action
+	if w.entry.Disposition != routing.Apply || src.Group != groupRBAC || src.Name == "" ||
+		!action.CarriesObject() || action.IsStatus() || action == contract.ActionDelete {
+		return RoleRef{}, false
+	}
+	switch src.Resource {
+	case resourceRoles:
+		return RoleRef{Kind: KindRole, Namespace: src.Namespace, Name: src.Name}, true
+	case resourceClusterRoles:
+		return RoleRef{Kind: KindClusterRole, Name: src.Name}, true
+	}
+	return RoleRef{}, false
+}
+
+// decodeBody decodes the body of an object-bearing mutation into v.
+func decodeBody(w *work, v any) error {
+	js, err := w.obj.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(js, v)
+}
+
+// checkRole returns why a Role or ClusterRole grants beyond the ceiling, or "".
+func (c *RBACCeiling) checkRole(w *work) string {
+	src := w.entry.Source
+	var role rbacv1.ClusterRole // a Role is a ClusterRole without aggregationRule
+	if err := decodeBody(w, &role); err != nil {
+		return fmt.Sprintf("%s: decode: %v", src, err)
+	}
+	if role.AggregationRule != nil && len(role.AggregationRule.ClusterRoleSelectors) > 0 {
+		return fmt.Sprintf("%s: aggregationRule: an aggregated ClusterRole takes the rules of other ClusterRoles, which cannot be checked against the RBAC ceiling", src)
+	}
+	var problems []string
+	for i, r := range role.Rules {
+		if !c.AllowWildcards {
+			if fields := wildcardFields(r); len(fields) > 0 {
+				problems = append(problems, fmt.Sprintf("rules[%d]: grants '*' in %s, and the RBAC ceiling allows no wildcard", i, strings.Join(fields, ", ")))
+				continue
+			}
+		}
+		if missing := uncovered(c.Rules, r); len(missing) > 0 {
+			problems = append(problems, fmt.Sprintf("rules[%d]: grants %s, beyond the operator's RBAC ceiling", i, strings.Join(missing, ", ")))
+		}
+	}
+	if len(problems) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s: %s", src, strings.Join(problems, "; "))
+}
+
+// checkBinding returns why a RoleBinding or ClusterRoleBinding grants beyond the ceiling, or "".
+func (c *RBACCeiling) checkBinding(w *work, written map[RoleRef]bool) string {
+	src := w.entry.Source
+	var b rbacv1.RoleBinding // a ClusterRoleBinding has the same fields
+	if err := decodeBody(w, &b); err != nil {
+		return fmt.Sprintf("%s: decode: %v", src, err)
+	}
+	ref := RoleRef{Kind: b.RoleRef.Kind, Name: b.RoleRef.Name}
+	switch ref.Kind {
+	case KindRole:
+		if src.Resource == resourceClusterRoleBindings {
+			return fmt.Sprintf("%s: roleRef.kind: a ClusterRoleBinding refers to a ClusterRole, not a Role", src)
+		}
+		ref.Namespace = src.Namespace
+	case KindClusterRole:
+	default:
+		return fmt.Sprintf("%s: roleRef.kind: %q is not Role or ClusterRole", src, ref.Kind)
+	}
+	if b.RoleRef.APIGroup != "" && b.RoleRef.APIGroup != groupRBAC {
+		return fmt.Sprintf("%s: roleRef.apiGroup: %q is not %s", src, b.RoleRef.APIGroup, groupRBAC)
+	}
+	if slices.Contains(c.BindableRoles, ref) {
+		return ""
+	}
+	if ref.Kind == KindClusterRole && ref.Name == ClusterAdmin {
+		return fmt.Sprintf("%s: roleRef: binds %s, which grants everything, and the RBAC ceiling does not list it as bindable", src, ref)
+	}
+	if written[ref] {
+		return "" // the role is in the plan, and its rules are checked there
+	}
+	return fmt.Sprintf("%s: roleRef: binds %s, which is neither written by this plan nor bindable: its rules cannot be checked against the RBAC ceiling", src, ref)
+}
+
+// wildcardFields returns the fields of r that hold a wildcard.
+func wildcardFields(r rbacv1.PolicyRule) []string {
+	var out []string
+	for _, f := range []struct {
+		name   string
+		values []string
+	}{{"verbs", r.Verbs}, {"apiGroups", r.APIGroups}, {"resources", r.Resources}, {"nonResourceURLs", r.NonResourceURLs}} {
+		if slices.ContainsFunc(f.values, func(v string) bool { return strings.Contains(v, "*") }) {
+			out = append(out, f.name)
+		}
+	}
+	return out
+}
+
+// uncovered returns what the granted rule grants that no rule of owner covers, one
+// "verb group/resource[/name]" or "verb URL" per atom, in the rule's order.
+func uncovered(owner []rbacv1.PolicyRule, granted rbacv1.PolicyRule) []string {
+	var out []string
+	for _, verb := range granted.Verbs {
+		for _, url := range granted.NonResourceURLs {
+			if !slices.ContainsFunc(owner, func(o rbacv1.PolicyRule) bool { return hasOrAll(o.Verbs, verb) && urlCovered(o.NonResourceURLs, url) }) {
+				out = append(out, verb+" "+url)
+			}
+		}
+		for _, group := range granted.APIGroups {
+			for _, resource := range granted.Resources {
+				names := granted.ResourceNames
+				if len(names) == 0 {
+					names = []string{""}
+				}
+				for _, name := range names {
+					covered := slices.ContainsFunc(owner, func(o rbacv1.PolicyRule) bool {
+						return hasOrAll(o.Verbs, verb) && hasOrAll(o.APIGroups, group) && resourceCovered(o.Resources, resource) &&
+							(len(o.ResourceNames) == 0 || name != "" && slices.Contains(o.ResourceNames, name))
+					})
+					if !covered {
+						atom := verb + " " + schema.GroupResource{Group: group, Resource: resource}.String()
+						if name != "" {
+							atom += "/" + name
+						}
+						out = append(out, atom)
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// hasOrAll reports whether values holds v or '*'.
+func hasOrAll(values []string, v string) bool {
+	return slices.Contains(values, rbacv1.VerbAll) || slices.Contains(values, v)
+}
+
+// resourceCovered reports whether owner resources cover resource, subresources included:
+// "*" covers everything, "pods/*" every subresource of pods, "*/scale" the scale subresource
+// of everything.
+func resourceCovered(owner []string, resource string) bool {
+	if hasOrAll(owner, resource) {
+		return true
+	}
+	main, sub, ok := strings.Cut(resource, "/")
+	return ok && (slices.Contains(owner, main+"/*") || slices.Contains(owner, "*/"+sub))
+}
+
+// urlCovered reports whether owner non-resource URLs cover url: exactly, or by a prefix that
+// ends in '*'.
+func urlCovered(owner []string, url string) bool {
+	for _, o := range owner {
+		if o == url || o == "*" {
+			return true
+		}
+		if prefix, ok := strings.CutSuffix(o, "*"); ok && strings.HasPrefix(url, prefix) {
+			return true
+		}
+	}
+	return false
+}
