@@ -47,6 +47,9 @@ func Load(path string) (*TopologyConfig, error) {
 func Parse(data []byte) (*TopologyConfig, error) {
 	var cfg TopologyConfig
 	if err := yaml.UnmarshalStrict(data, &cfg); err != nil {
+		if fe := locateDecodeError(data); fe != nil {
+			return nil, fmt.Errorf("decode: %w", fe)
+		}
 		return nil, fmt.Errorf("decode: %w", err)
 	}
 	cfg = Default(cfg)
@@ -71,6 +74,7 @@ func Default(cfg TopologyConfig) TopologyConfig {
 	cfg.Transforms.Patches = slices.Clone(cfg.Transforms.Patches)
 	cfg.Namespaces.Aliases = slices.Clone(cfg.Namespaces.Aliases)
 	defaultOperators(&cfg)
+	cfg.Policy = defaultPolicy(cfg.Policy)
 	return cfg
 }
 
@@ -96,6 +100,7 @@ func Validate(cfg *TopologyConfig) field.ErrorList {
 	errs = append(errs, validateRouting(cfg)...)
 	errs = append(errs, validateTransforms(cfg)...)
 	errs = append(errs, validateOperators(cfg)...)
+	errs = append(errs, validatePolicy(cfg)...)
 	return errs
 }
 
@@ -161,9 +166,7 @@ func validateRouting(cfg *TopologyConfig) field.ErrorList {
 		errs = append(errs, field.NotSupported(base.Child("clusterRBAC"), cfg.Routing.ClusterRBAC, []routing.ClusterRBACPolicy{routing.ConvertClusterRBAC, routing.RejectClusterRBAC}))
 	}
 	table := routing.Table{Rules: cfg.Routing.Rules}
-	for _, err := range table.Validate(cfg.Clusters()) {
-		errs = append(errs, field.Invalid(base, "", err.Error()))
-	}
+	errs = append(errs, table.FieldErrors(base.Child("rules"), cfg.Clusters())...)
 	for i, r := range cfg.Routing.Rules {
 		if r.Match.Resource != "" {
 			group := ""

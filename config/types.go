@@ -58,6 +58,9 @@ type TopologyConfig struct {
 	Scheduler Scheduler `json:"scheduler,omitzero"`
 	// Manager configures the process of topolayer run.
 	Manager Manager `json:"manager,omitzero"`
+	// Policy bounds what the operators' outputs may grant or install: privileged objects
+	// (CRDs, admission webhooks and policies, APIServices) and RBAC.
+	Policy Policy `json:"policy,omitzero"`
 }
 
 // Topology chooses standalone passthrough or a hosted control plane.

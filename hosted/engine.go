@@ -46,5 +46,6 @@ func Engine(cfg *config.TopologyConfig, operator string, declared *contract.Outp
 		HCPNamespace:       h.Namespace,
 		HostedControlPlane: h.HostedControlPlane,
 		Annotate:           true,
+		Policy:             cfg.PolicyFor(operator),
 	}, nil
 }

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
 	"github.com/topolayer/topolayer/mom/contract"
 )
 
@@ -202,39 +204,47 @@ func better(a, b *Rule) bool {
 // dispositions are known. Problems are returned with the index of their rule.
 func (t *Table) Validate(clusters []string) []error {
 	var errs []error
+	for _, e := range t.FieldErrors(field.NewPath("rules"), clusters) {
+		errs = append(errs, e)
+	}
+	return errs
+}
+
+// FieldErrors checks the table as Validate does and returns each problem with its field path
+// below rules, the path of the rule list in the file it was read from.
+func (t *Table) FieldErrors(rules *field.Path, clusters []string) field.ErrorList {
+	var errs field.ErrorList
 	seen := map[string]int{}
 	for i, r := range t.Rules {
-		at := func(field, format string, args ...any) {
-			errs = append(errs, fmt.Errorf("rules[%d].%s: %s", i, field, fmt.Sprintf(format, args...)))
-		}
+		p := rules.Index(i)
 		if r.Name == "" {
-			at("name", "required")
+			errs = append(errs, field.Required(p.Child("name"), "every rule has a name: plans show it"))
 		} else if j, dup := seen[r.Name]; dup {
-			at("name", "%q is also the name of rules[%d]", r.Name, j)
+			errs = append(errs, field.Duplicate(p.Child("name"), fmt.Sprintf("%s (also the name of rules[%d])", r.Name, j)))
 		} else {
 			seen[r.Name] = i
 		}
 		switch r.Disposition {
 		case "", Apply, Absorbed:
 			if !slices.Contains(clusters, r.Cluster) {
-				at("cluster", "%q is not one of %v", r.Cluster, clusters)
+				errs = append(errs, field.NotSupported(p.Child("cluster"), r.Cluster, clusters))
 			}
 		case Dropped, Rejected:
 			if r.Cluster != "" {
-				at("cluster", "a %s rule places nothing", r.Disposition)
+				errs = append(errs, field.Forbidden(p.Child("cluster"), fmt.Sprintf("a %s rule places nothing", r.Disposition)))
 			}
 		default:
-			at("disposition", "%q is not one of apply, absorbed, dropped, rejected", r.Disposition)
+			errs = append(errs, field.NotSupported(p.Child("disposition"), r.Disposition, []Disposition{Apply, Absorbed, Dropped, Rejected}))
 		}
 		if r.Match.Class != "" && (!r.Match.Class.Valid() || r.Match.Class == contract.ClassUnspecified) {
-			at("match.class", "%q is not Configuration, Management or UserWorkload", r.Match.Class)
+			errs = append(errs, field.NotSupported(p.Child("match", "class"), r.Match.Class, contract.Classes[:3]))
 		}
 		if r.Match.Resource != "" && strings.ToLower(r.Match.Resource) != r.Match.Resource {
-			at("match.resource", "%q: resources are lower-case plurals", r.Match.Resource)
+			errs = append(errs, field.Invalid(p.Child("match", "resource"), r.Match.Resource, "resources are lower-case plurals"))
 		}
-		for field, p := range map[string]string{"namespace": r.Match.Namespace, "name": r.Match.Name, "generateName": r.Match.GenerateName} {
-			if strings.Contains(strings.TrimSuffix(p, "*"), "*") {
-				at("match."+field, "%q: '*' is allowed only at the end", p)
+		for _, f := range []struct{ name, pattern string }{{"namespace", r.Match.Namespace}, {"name", r.Match.Name}, {"generateName", r.Match.GenerateName}} {
+			if strings.Contains(strings.TrimSuffix(f.pattern, "*"), "*") {
+				errs = append(errs, field.Invalid(p.Child("match", f.name), f.pattern, "'*' is allowed only at the end"))
 			}
 		}
 	}

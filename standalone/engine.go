@@ -27,5 +27,6 @@ func Engine(cfg *config.TopologyConfig, operator string, declared *contract.Outp
 		Names:      namespaces.Identity{},
 		Declared:   declared,
 		Transforms: transforms,
+		Policy:     cfg.PolicyFor(operator),
 	}, nil
 }

@@ -1,0 +1,181 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/yaml"
+)
+
+// locateDecodeError finds the field of a configuration that a strict decode refused: an
+// unknown field, or a value of the wrong type or form. It returns nil when the document is
+// not YAML at all (the decoder's own error, with its line, says more) or when it finds
+// nothing.
+func locateDecodeError(data []byte) *field.Error {
+	js, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.UseNumber()
+	var raw any
+	if err := dec.Decode(&raw); err != nil {
+		return nil
+	}
+	return locate(reflect.TypeFor[TopologyConfig](), raw, nil)
+}
+
+var jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
+
+// locate returns the first field below p whose value v does not decode into type t.
+func locate(t reflect.Type, v any, p *field.Path) *field.Error {
+	if v == nil {
+		return nil
+	}
+	if t.Implements(jsonUnmarshaler) || reflect.PointerTo(t).Implements(jsonUnmarshaler) {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil
+		}
+		if err := json.Unmarshal(b, reflect.New(t).Interface()); err != nil {
+			return field.Invalid(p, shortValue(v), err.Error())
+		}
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		return locate(t.Elem(), v, p)
+	case reflect.Struct:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return field.Invalid(p, shortValue(v), "must be a mapping")
+		}
+		fields := jsonFields(t)
+		for _, k := range sortedKeys(m) {
+			ft, ok := fields[k]
+			if !ok { // encoding/json matches names case-insensitively
+				for name, t := range fields {
+					if strings.EqualFold(name, k) {
+						ft, ok = t, true
+						break
+					}
+				}
+			}
+			if !ok {
+				names := make([]string, 0, len(fields))
+				for name := range fields {
+					names = append(names, name)
+				}
+				slices.Sort(names)
+				return &field.Error{Type: field.ErrorTypeForbidden, Field: p.Child(k).String(), BadValue: k,
+					Detail: "unknown field (known here: " + strings.Join(names, ", ") + ")"}
+			}
+			if err := locate(ft, m[k], p.Child(k)); err != nil {
+				return err
+			}
+		}
+	case reflect.Slice:
+		a, ok := v.([]any)
+		if !ok {
+			return field.Invalid(p, shortValue(v), "must be a list")
+		}
+		for i, e := range a {
+			if err := locate(t.Elem(), e, p.Index(i)); err != nil {
+				return err
+			}
+		}
+	case reflect.Map:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return field.Invalid(p, shortValue(v), "must be a mapping")
+		}
+		for _, k := range sortedKeys(m) {
+			if err := locate(t.Elem(), m[k], p.Key(k)); err != nil {
+				return err
+			}
+		}
+	case reflect.String:
+		if _, ok := v.(string); !ok {
+			return field.Invalid(p, shortValue(v), "must be a string")
+		}
+	case reflect.Bool:
+		if _, ok := v.(bool); !ok {
+			return field.Invalid(p, shortValue(v), "must be true or false")
+		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		n, ok := v.(json.Number)
+		if !ok {
+			return field.Invalid(p, shortValue(v), "must be an integer")
+		}
+		if err := json.Unmarshal([]byte(n), reflect.New(t).Interface()); err != nil {
+			return field.Invalid(p, n.String(), fmt.Sprintf("must be an integer that fits in %s", t.Kind()))
+		}
+	case reflect.Float32, reflect.Float64:
+		if _, ok := v.(json.Number); !ok {
+			return field.Invalid(p, shortValue(v), "must be a number")
+		}
+	}
+	return nil
+}
+
+// jsonFields returns the JSON names of a struct's fields and their types, embedded and
+// inline structs flattened.
+func jsonFields(t reflect.Type) map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		name, opts, _ := strings.Cut(tag, ",")
+		if name == "-" && opts == "" {
+			continue
+		}
+		ft := f.Type
+		if ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		if name == "" && ft.Kind() == reflect.Struct && (f.Anonymous || strings.Contains(opts, "inline")) {
+			for k, v := range jsonFields(ft) {
+				if _, shadowed := out[k]; !shadowed {
+					out[k] = v
+				}
+			}
+			continue
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		out[name] = f.Type
+	}
+	return out
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// shortValue keeps mappings and lists out of messages.
+func shortValue(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		return "<mapping>"
+	case []any:
+		return "<list>"
+	case json.Number:
+		return t.String()
+	}
+	return v
+}

@@ -1,0 +1,187 @@
+package config
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/topolayer/topolayer/mom/contract"
+	"github.com/topolayer/topolayer/routing"
+	"github.com/topolayer/topolayer/translate"
+)
+
+// PrivilegedObjectsPolicy says where the privileged objects an operator may write are named.
+type PrivilegedObjectsPolicy string
+
+const (
+	// PrivilegedDeclared allows the privileged objects the operator's output-resources name
+	// exactly, and those its policy.operators[].privileged selects.
+	PrivilegedDeclared PrivilegedObjectsPolicy = "Declared"
+	// PrivilegedListed allows only the privileged objects its policy.operators[].privileged
+	// selects: the configuration, not the operator, decides.
+	PrivilegedListed PrivilegedObjectsPolicy = "Listed"
+)
+
+// Policy bounds what the operators' outputs may grant or install. A plan with a mutation
+// beyond it is rejected whole (rules policy/privileged-object and policy/rbac-escalation).
+// The defaults check only what the operator declared: privileged objects must be declared
+// by name, and RBAC is checked for the operators that have an rbacCeiling.
+type Policy struct {
+	// PrivilegedObjects is Declared (default) or Listed. Privileged objects are
+	// CustomResourceDefinitions, admission webhook configurations, admission policies and
+	// their bindings, and APIServices: writing one (create, change or delete) changes what
+	// the API server serves or admits. Declared allows those the operator's
+	// output-resources name exactly and those policy.operators[].privileged selects; Listed
+	// only the latter.
+	PrivilegedObjects PrivilegedObjectsPolicy `json:"privilegedObjects,omitempty"`
+	// Operators bound each operator's outputs, by operator name. An operator without an
+	// entry gets the defaults: no listed privileged objects and no RBAC ceiling.
+	Operators []OperatorPolicy `json:"operators,omitempty"`
+}
+
+// OperatorPolicy bounds the outputs of one operator.
+type OperatorPolicy struct {
+	// Name is the operator's name (operators[].name, or the --operator of plan and apply).
+	Name string `json:"name"`
+	// Privileged selects the privileged objects the operator may write whatever it declared,
+	// by group, resource and name (exact, or a prefix ending in '*'), as routing rules match.
+	// Default: none.
+	Privileged []routing.Match `json:"privileged,omitempty"`
+	// RBACCeiling, when set, is at most what the operator's Roles and ClusterRoles may grant,
+	// and what its bindings may refer to: rules (required, the operator's own rules),
+	// allowWildcards (default false: any '*' in a granted rule is rejected) and bindableRoles
+	// (existing roles it may bind; cluster-admin only when listed). Default: unset, RBAC
+	// outputs are not checked.
+	RBACCeiling *translate.RBACCeiling `json:"rbacCeiling,omitempty"`
+}
+
+// defaultPolicy fills the policy's defaults and clones what it shares with the input.
+func defaultPolicy(p Policy) Policy {
+	if p.PrivilegedObjects == "" {
+		p.PrivilegedObjects = PrivilegedDeclared
+	}
+	p.Operators = slices.Clone(p.Operators)
+	return p
+}
+
+// PolicyFor returns the translation policy of one operator: the configured bounds, or the
+// defaults when the policy names no such operator.
+func (c *TopologyConfig) PolicyFor(operator string) *translate.Policy {
+	p := &translate.Policy{TrustDeclarations: c.Policy.PrivilegedObjects != PrivilegedListed}
+	for _, op := range c.Policy.Operators {
+		if op.Name == operator {
+			p.Privileged = slices.Clone(op.Privileged)
+			p.RBAC = op.RBACCeiling
+			break
+		}
+	}
+	return p
+}
+
+func validatePolicy(cfg *TopologyConfig) field.ErrorList {
+	var errs field.ErrorList
+	base := field.NewPath("policy")
+	switch cfg.Policy.PrivilegedObjects {
+	case PrivilegedDeclared, PrivilegedListed:
+	default:
+		errs = append(errs, field.NotSupported(base.Child("privilegedObjects"), cfg.Policy.PrivilegedObjects, []PrivilegedObjectsPolicy{PrivilegedDeclared, PrivilegedListed}))
+	}
+	names := map[string]int{}
+	for i, op := range cfg.Policy.Operators {
+		p := base.Child("operators").Index(i)
+		errs = append(errs, dnsLabel(p.Child("name"), op.Name)...)
+		if j, dup := names[op.Name]; dup && op.Name != "" {
+			errs = append(errs, field.Duplicate(p.Child("name"), fmt.Sprintf("%s (also policy.operators[%d])", op.Name, j)))
+		}
+		names[op.Name] = i
+		for j, m := range op.Privileged {
+			errs = append(errs, validatePrivilegedMatch(p.Child("privileged").Index(j), m)...)
+		}
+		if c := op.RBACCeiling; c != nil {
+			errs = append(errs, validateCeiling(p.Child("rbacCeiling"), c)...)
+		}
+	}
+	return errs
+}
+
+// validatePrivilegedMatch checks that a match selects privileged objects only.
+func validatePrivilegedMatch(p *field.Path, m routing.Match) field.ErrorList {
+	var errs field.ErrorList
+	if m.Group == nil {
+		errs = append(errs, field.Required(p.Child("group"), "the API group of a privileged kind, e.g. apiextensions.k8s.io"))
+	}
+	if m.Resource == "" {
+		errs = append(errs, field.Required(p.Child("resource"), "a privileged resource, e.g. customresourcedefinitions"))
+	}
+	if m.Group != nil && m.Resource != "" && !translate.IsPrivileged(schema.GroupResource{Group: *m.Group, Resource: m.Resource}) {
+		errs = append(errs, field.Invalid(p.Child("resource"), m.Resource, fmt.Sprintf("%s is not privileged: only CustomResourceDefinitions, admission webhook configurations and policies, and APIServices need listing",
+			schema.GroupResource{Group: *m.Group, Resource: m.Resource})))
+	}
+	if m.Class != "" && (!m.Class.Valid() || m.Class == contract.ClassUnspecified) {
+		errs = append(errs, field.NotSupported(p.Child("class"), m.Class, contract.Classes[:3]))
+	}
+	for _, f := range []struct{ name, v string }{{"namespace", m.Namespace}, {"name", m.Name}, {"generateName", m.GenerateName}} {
+		if strings.Contains(strings.TrimSuffix(f.v, "*"), "*") {
+			errs = append(errs, field.Invalid(p.Child(f.name), f.v, "'*' is allowed only at the end"))
+		}
+	}
+	return errs
+}
+
+// validateCeiling checks an RBAC ceiling's rules and bindable roles.
+func validateCeiling(p *field.Path, c *translate.RBACCeiling) field.ErrorList {
+	var errs field.ErrorList
+	if len(c.Rules) == 0 {
+		errs = append(errs, field.Required(p.Child("rules"), "the operator's own rules; a ceiling without rules allows no grant"))
+	}
+	for i, r := range c.Rules {
+		errs = append(errs, validatePolicyRule(p.Child("rules").Index(i), r)...)
+	}
+	seen := map[translate.RoleRef]int{}
+	for i, ref := range c.BindableRoles {
+		rp := p.Child("bindableRoles").Index(i)
+		switch ref.Kind {
+		case translate.KindClusterRole:
+			if ref.Namespace != "" {
+				errs = append(errs, field.Forbidden(rp.Child("namespace"), "a ClusterRole has no namespace"))
+			}
+		case translate.KindRole:
+			errs = append(errs, dnsLabel(rp.Child("namespace"), ref.Namespace)...)
+		default:
+			errs = append(errs, field.NotSupported(rp.Child("kind"), ref.Kind, []string{translate.KindRole, translate.KindClusterRole}))
+		}
+		if ref.Name == "" {
+			errs = append(errs, field.Required(rp.Child("name"), ""))
+		}
+		if j, dup := seen[ref]; dup {
+			errs = append(errs, field.Duplicate(rp, fmt.Sprintf("%s (also bindableRoles[%d])", ref, j)))
+		}
+		seen[ref] = i
+	}
+	return errs
+}
+
+// validatePolicyRule checks a rule the way the API server checks the rules of a ClusterRole.
+func validatePolicyRule(p *field.Path, r rbacv1.PolicyRule) field.ErrorList {
+	var errs field.ErrorList
+	if len(r.Verbs) == 0 {
+		errs = append(errs, field.Required(p.Child("verbs"), "verbs must contain at least one value"))
+	}
+	if len(r.NonResourceURLs) > 0 {
+		if len(r.APIGroups) > 0 || len(r.Resources) > 0 || len(r.ResourceNames) > 0 {
+			errs = append(errs, field.Invalid(p.Child("nonResourceURLs"), r.NonResourceURLs, "rules cannot apply to both regular resources and non-resource URLs"))
+		}
+		return errs
+	}
+	if len(r.APIGroups) == 0 {
+		errs = append(errs, field.Required(p.Child("apiGroups"), `resource rules must supply at least one api group ("" is the core group)`))
+	}
+	if len(r.Resources) == 0 {
+		errs = append(errs, field.Required(p.Child("resources"), "resource rules must supply at least one resource"))
+	}
+	return errs
+}

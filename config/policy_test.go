@@ -1,0 +1,107 @@
+package config_test
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/topolayer/topolayer/config"
+	"github.com/topolayer/topolayer/mom/contract"
+	"github.com/topolayer/topolayer/routing"
+	"github.com/topolayer/topolayer/translate"
+)
+
+// samplePolicy bounds the sample operator: its RBAC ceiling is what its service account holds.
+const samplePolicy = `policy:
+  operators:
+  - name: sample-operator
+    privileged:
+    - {group: apiextensions.k8s.io, resource: customresourcedefinitions, name: "samples.*"}
+    rbacCeiling:
+      rules:
+      - {apiGroups: [""], resources: [configmaps, secrets, services, serviceaccounts], verbs: [get, list, watch, create, update]}
+      - {apiGroups: [operator.topolayer.dev], resources: [samples, samples/status], verbs: [get, list, watch, update]}
+      bindableRoles:
+      - {kind: ClusterRole, name: view}
+`
+
+func TestPolicyFor(t *testing.T) {
+	for _, tc := range []struct {
+		name, in, operator string
+		wantTrust          bool
+		wantPrivileged     int
+		wantCeiling        bool
+	}{
+		{"defaults", header + "topology: {type: Standalone}\n", "sample-operator", true, 0, false},
+		{"listed only", header + "policy: {privilegedObjects: Listed}\n", "sample-operator", false, 0, false},
+		{"the operator's bounds", header + samplePolicy, "sample-operator", true, 1, true},
+		{"another operator gets the defaults", header + samplePolicy, "sample-audit-operator", true, 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := config.Parse([]byte(tc.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := cfg.PolicyFor(tc.operator)
+			if p.TrustDeclarations != tc.wantTrust || len(p.Privileged) != tc.wantPrivileged || (p.RBAC != nil) != tc.wantCeiling {
+				t.Fatalf("PolicyFor(%q) = %+v", tc.operator, p)
+			}
+		})
+	}
+}
+
+// TestPolicyOnTheSampleOutputs plans the shipped sample output directory with the policies of
+// a configuration: its Role, ClusterRole and their bindings are within a ceiling that holds
+// what they grant, and rejected by one that does not.
+func TestPolicyOnTheSampleOutputs(t *testing.T) {
+	out, err := contract.ReadOutputDir("../examples/outputs/sample-operator", contract.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile("../examples/outputs/sample-operator-output-resources.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	declared, err := contract.ParseOutputResources(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	narrow := strings.Replace(samplePolicy, "resources: [samples, samples/status], verbs: [get, list, watch, update]", "resources: [samples/status], verbs: [update]", 1)
+	for _, tc := range []struct {
+		name, policy string
+		wantRejected []string // source names, rule policy/rbac-escalation
+	}{
+		{"no policy", "", nil},
+		{"within the ceiling", samplePolicy, nil},
+		{"beyond the ceiling", narrow, []string{"system:openshift:sample"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := config.Parse([]byte(header + "topology: {type: Standalone}\n" + tc.policy))
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := translate.Standalone("sample-operator", declared)
+			e.Policy = cfg.PolicyFor("sample-operator")
+			plan := e.Plan(out)
+			var got []string
+			for _, entry := range plan.Rejected() {
+				if entry.Rule != translate.RuleRBACEscalation || entry.Source.Resource != "clusterroles" {
+					t.Errorf("%s: rejected by %s: %s", entry.Source, entry.Rule, entry.Reason)
+				}
+				got = append(got, entry.Source.Name)
+			}
+			if strings.Join(got, ",") != strings.Join(tc.wantRejected, ",") {
+				t.Fatalf("rejected %v, want %v", got, tc.wantRejected)
+			}
+			if len(tc.wantRejected) == 0 && plan.Summary.Apply != len(plan.Entries) {
+				t.Fatalf("summary %+v", plan.Summary)
+			}
+			for _, entry := range plan.Entries {
+				if entry.Disposition == routing.Rejected && !strings.Contains(entry.Reason, "grants get samples.operator.topolayer.dev") {
+					// the reason names the grant beyond the ceiling
+					t.Errorf("reason: %s", entry.Reason)
+				}
+			}
+		})
+	}
+}
