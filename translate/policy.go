@@ -27,7 +27,8 @@ const (
 // mutation beyond it, and with it the whole plan. A nil *Policy checks nothing.
 type Policy struct {
 	// Privileged selects the privileged objects the operator may create, change or delete,
-	// whatever it declared.
+	// by name or not. Like every output, they must also be declared when the engine has
+	// declarations.
 	Privileged []routing.Match `json:"privileged,omitempty"`
 	// TrustDeclarations also allows the privileged objects that the operator's
 	// output-resources (Engine.Declared) name exactly; when the engine has no declarations,
@@ -126,15 +127,19 @@ func (p *Policy) allowsPrivileged(o routing.Object, declared *contract.OutputRes
 	return declared == nil || declared.ForClass(o.Class).Matches(o.Identity)
 }
 
-// checkPrivileged rejects a write to a privileged object the policy does not allow.
+// checkPrivileged rejects a write to a privileged object the policy does not allow. It runs
+// once routing has placed the mutation: an object that a rule drops is never written.
 func (e Engine) checkPrivileged(w *work) bool {
 	src := w.entry.Source
 	if e.Policy == nil || !IsPrivileged(src.GroupResource()) || e.Policy.allowsPrivileged(w.object(), e.Declared) {
 		return true
 	}
 	why := "the operator did not declare it by name"
-	if !e.Policy.TrustDeclarations {
+	switch {
+	case !e.Policy.TrustDeclarations:
 		why = "the policy lists the privileged objects of each operator"
+	case e.Declared != nil && src.Name == "":
+		why = "it is declared as a generated name, and privileged objects are declared by name"
 	}
 	w.reject(RulePrivilegedObject, fmt.Sprintf("%s: %s is privileged (it changes what the API server serves or admits) and the policy does not allow it to operator %q: %s",
 		src, src.GroupResource(), e.Operator, why))

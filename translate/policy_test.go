@@ -78,6 +78,7 @@ func TestPolicy(t *testing.T) {
 	cases := map[string]struct {
 		policy    *translate.Policy
 		declared  *contract.OutputResources
+		router    routing.Router // nil: the standalone placement
 		mutations []contract.Mutation
 		// rejected maps the source name of each rejected entry to a part of its reason; every
 		// other entry must be applied.
@@ -220,7 +221,7 @@ func TestPolicy(t *testing.T) {
 			policy:    &translate.Policy{TrustDeclarations: true},
 			declared:  declared,
 			mutations: []contract.Mutation{crd("widgets.operator.topolayer.dev")},
-			rejected:  map[string]string{"widgets.operator.topolayer.dev": "the policy does not allow it to operator \"sample-operator\": the operator did not declare it by name"},
+			rejected:  map[string]string{"widgets.operator.topolayer.dev": "is privileged (it changes what the API server serves or admits) and not declared in the UserWorkload output-resources"},
 			rule:      translate.RulePrivilegedObject,
 		},
 		"CRD from a generateName": {
@@ -228,6 +229,24 @@ func TestPolicy(t *testing.T) {
 			mutations: []contract.Mutation{generated},
 			rejected:  map[string]string{"": "did not declare it by name"},
 			rule:      translate.RulePrivilegedObject,
+		},
+		"CRD declared as a generated name": {
+			policy: &translate.Policy{TrustDeclarations: true},
+			declared: &contract.OutputResources{UserWorkloadResources: contract.OutputResourceList{
+				GeneratedNameResources: []contract.ExactResourceID{{ResourceTypeIdentifier: contract.ResourceTypeIdentifier{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}, Name: "sample-"}},
+			}},
+			mutations: []contract.Mutation{generated},
+			rejected:  map[string]string{"": "declared as a generated name, and privileged objects are declared by name"},
+			rule:      translate.RulePrivilegedObject,
+		},
+		"a CRD that routing drops is never written": {
+			policy: &translate.Policy{},
+			router: &routing.Table{Rules: []routing.Rule{
+				{Name: "all", Cluster: routing.ClusterStandalone},
+				{Name: "no-crds", Match: routing.Match{Resource: "customresourcedefinitions"}, Disposition: routing.Dropped},
+			}},
+			mutations: []contract.Mutation{crd("widgets.operator.topolayer.dev")},
+			rejected:  map[string]string{},
 		},
 		"class folders stand for missing declarations": {
 			policy:    &translate.Policy{TrustDeclarations: true},
@@ -261,6 +280,9 @@ func TestPolicy(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			e := translate.Standalone("sample-operator", tc.declared)
 			e.Policy = tc.policy
+			if tc.router != nil {
+				e.Router = tc.router
+			}
 			plan := e.Plan(&contract.OutputDir{Mutations: tc.mutations})
 			if len(plan.Entries) != len(tc.mutations) {
 				t.Fatalf("%d entries for %d mutations", len(plan.Entries), len(tc.mutations))
@@ -272,7 +294,9 @@ func TestPolicy(t *testing.T) {
 					t.Errorf("%s: %s, want rejected (%s)", entry.Source, entry.Disposition, want)
 				case reject && (entry.Rule != tc.rule || !strings.Contains(entry.Reason, want)):
 					t.Errorf("%s: rule %q, reason %q; want rule %q and a reason with %q", entry.Source, entry.Rule, entry.Reason, tc.rule, want)
-				case !reject && entry.Disposition != routing.Apply:
+				case !reject && tc.router != nil && entry.Disposition == routing.Rejected:
+					t.Errorf("%s: rejected by %s: %s", entry.Source, entry.Rule, entry.Reason)
+				case !reject && tc.router == nil && entry.Disposition != routing.Apply:
 					t.Errorf("%s: %s by %s: %s; want apply", entry.Source, entry.Disposition, entry.Rule, entry.Reason)
 				}
 			}

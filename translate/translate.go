@@ -117,16 +117,19 @@ func (e Engine) place(m *contract.Mutation) *work {
 	if m.Class == contract.ClassUnspecified {
 		return w.reject(RuleUnspecified, "the operator wrote it under Unspecified: it matched no declared output resource")
 	}
-	if !e.checkPrivileged(w) {
-		return w
-	}
 	if e.Declared != nil && !e.Declared.ForClass(m.Class).Matches(src) {
+		if e.Policy != nil && IsPrivileged(src.GroupResource()) {
+			return w.reject(RulePrivilegedObject, fmt.Sprintf("%s is privileged (it changes what the API server serves or admits) and not declared in the %s output-resources", src, m.Class))
+		}
 		return w.reject(RuleDeclaredOutputs, fmt.Sprintf("%s is not declared in the %s output-resources", src, m.Class))
 	}
 	d := e.Router.Route(w.object())
 	w.entry.Disposition, w.entry.Rule, w.entry.Reason = d.Disposition, d.Rule, d.Reason
 	w.entry.Target.Cluster = d.Cluster
 	if d.Disposition != routing.Apply && d.Disposition != routing.Absorbed {
+		return w
+	}
+	if !e.checkPrivileged(w) {
 		return w
 	}
 	target, err := e.Names.ToTarget(d.Cluster, src)
