@@ -1,0 +1,89 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/topolayer/topolayer/mom/contract/corpus"
+)
+
+// TestCLIDocs checks that docs/cli.md is the reference of the current command tree; with
+// -update (go generate ./cmd/topolayer) it rewrites it.
+func TestCLIDocs(t *testing.T) {
+	var got bytes.Buffer
+	root := NewRootCommand(IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}})
+	if err := writeCLIDocs(&got, root); err != nil {
+		t.Fatal(err)
+	}
+	if f := flag.Lookup("update"); f != nil && f.Value.String() == "true" {
+		if err := os.MkdirAll(filepath.Dir(cliDocsPath), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(cliDocsPath, got.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(cliDocsPath)
+	if err != nil {
+		t.Fatalf("%v: regenerate it with: go generate ./cmd/topolayer", err)
+	}
+	if diff := cmp.Diff(string(want), got.String()); diff != "" {
+		t.Errorf("docs/cli.md is out of date with the commands; regenerate it with: go generate ./cmd/topolayer\n(-committed +generated):\n%s", diff)
+	}
+}
+
+// TestDocsPlanPictures checks the DOT sources of the plan pictures in docs/images against
+// `topolayer plan -o dot`; with -update (go generate ./cmd/topolayer) it rewrites them.
+func TestDocsPlanPictures(t *testing.T) {
+	tests := map[string]struct {
+		// args returns the plan's flags; it may skip the test (the corpus is not in the repo).
+		args func(t *testing.T) []string
+	}{
+		"plan-sample-operator-hosted.dot": {args: func(*testing.T) []string {
+			return []string{"--config", hostedConfig, "--from", "../../examples/outputs/sample-operator",
+				"--output-resources", "../../examples/outputs/sample-operator-output-resources.yaml", "--operator", "sample-operator"}
+		}},
+		"plan-cao-minimal-cluster-hosted.dot": {args: func(t *testing.T) []string {
+			for _, c := range corpus.Cases(t) {
+				if c.Name == corpus.CAO+"/minimal-cluster" {
+					return []string{"--config", hostedConfig, "--from", c.ExpectedOutput,
+						"--output-resources", c.OutputResources, "--operator", "cluster-authentication-operator"}
+				}
+			}
+			t.Fatal("the corpus has no case minimal-cluster")
+			return nil
+		}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			stdout, _, err := run(t, append([]string{"plan", "-o", "dot"}, tc.args(t)...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join("..", "..", "docs", "images", name)
+			if f := flag.Lookup("update"); f != nil && f.Value.String() == "true" {
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, []byte(stdout), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v: regenerate it with: go generate ./cmd/topolayer", err)
+			}
+			if diff := cmp.Diff(string(want), stdout); diff != "" {
+				t.Errorf("%s is out of date; regenerate it with: go generate ./cmd/topolayer\n(-committed +generated):\n%s", path, diff)
+			}
+		})
+	}
+}
