@@ -47,9 +47,10 @@ type Policy struct {
 type OperatorPolicy struct {
 	// Name is the operator's name (operators[].name, or the --operator of plan and apply).
 	Name string `json:"name"`
-	// Privileged selects the privileged objects the operator may write whatever it declared,
-	// by group, resource and name (exact, or a prefix ending in '*'), as routing rules match.
-	// Default: none.
+	// Privileged selects the privileged objects the operator may write, by group, resource
+	// and name (exact, or a prefix ending in '*'), as routing rules match; generated names
+	// included. Like every output, they must also be in the operator's output-resources when
+	// those are known. Default: none.
 	Privileged []routing.Match `json:"privileged,omitempty"`
 	// RBACCeiling, when set, is at most what the operator's Roles and ClusterRoles may grant,
 	// and what its bindings may refer to: rules (required, the operator's own rules),
