@@ -1,0 +1,553 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/topolayer/topolayer/hack/bench/fleet"
+)
+
+// sideResult is what one side of the cache comparison measured.
+type sideResult struct {
+	name              string
+	processes         int
+	workload          auditCounts // from the start of the side to the end of the drain
+	idle              auditCounts // the idle minute
+	pollerIdle        auditCounts // the poller's requests in the same idle minute
+	idleWindow        time.Duration
+	metricRequests    float64 // apiserver_request_total delta, all clients
+	metricLists       float64
+	metricWatchesOpen float64 // apiserver_longrunning_requests{verb=WATCH} at the end of the workload, minus before
+	mem               memStats
+	ready             time.Duration
+	latencies         []time.Duration // per change: until every operator that reads it applied it
+	missing           int
+	changes           int
+	runWindow         time.Duration
+	hwmSumBytes       int64
+}
+
+// change is one change of the workload.
+type change struct {
+	seq  int64
+	kind int
+	at   time.Time
+}
+
+// observation is one output seen by the harness.
+type observation struct {
+	at  time.Time
+	seq int64
+}
+
+// outputWatcher records when each operator's output shows each sequence number.
+type outputWatcher struct {
+	mu  sync.Mutex
+	obs map[string][]observation
+}
+
+func (w *outputWatcher) record(obj any) {
+	cm, ok := obj.(*corev1.ConfigMap)
+	if !ok {
+		return
+	}
+	op, ok := strings.CutPrefix(cm.Name, "out-")
+	if !ok {
+		return
+	}
+	seq, err := strconv.ParseInt(cm.Data[fleet.SeqKey], 10, 64)
+	if err != nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.obs[op] = append(w.obs[op], observation{at: time.Now(), seq: seq})
+}
+
+// reached returns when op's output first showed seq or more.
+func (w *outputWatcher) reached(op string, seq int64) (time.Time, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, o := range w.obs[op] {
+		if o.seq >= seq {
+			return o.at, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// watchOutputs starts an informer on the output namespace until ctx is done.
+func watchOutputs(ctx context.Context, cs kubernetes.Interface) *outputWatcher {
+	w := &outputWatcher{obs: map[string][]observation{}}
+	f := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(fleet.OutputNamespace))
+	inf := f.Core().V1().ConfigMaps().Informer()
+	_, _ = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    w.record,
+		UpdateFunc: func(_, n any) { w.record(n) },
+	})
+	f.Start(ctx.Done())
+	return w
+}
+
+// cachesSetup is the API server and the objects of sections 2-4.
+type cachesSetup struct {
+	srv *apiServer
+	c   client.Client
+	cs  kubernetes.Interface
+	dyn dynamic.Interface
+	seq int64
+}
+
+// setupCaches starts the API server of sections 2-4 and creates the inputs.
+func (h *harness) setupCaches(ctx context.Context) (*cachesSetup, error) {
+	start := time.Now()
+	srv, err := startAPIServer(h.assets, filepath.Join(h.scratch, "apiserver-caches"))
+	if err != nil {
+		return nil, err
+	}
+	cfg := harnessConfig(srv.cfg)
+	s := &cachesSetup{srv: srv}
+	if s.c, err = client.New(cfg, client.Options{}); err != nil {
+		return nil, fmt.Errorf("client: %w", err)
+	}
+	if s.cs, err = kubernetes.NewForConfig(cfg); err != nil {
+		return nil, fmt.Errorf("client: %w", err)
+	}
+	if s.dyn, err = dynamic.NewForConfig(cfg); err != nil {
+		return nil, fmt.Errorf("client: %w", err)
+	}
+	for _, ns := range []string{fleet.Namespace, fleet.OutputNamespace, "bench-le", "topolayer-system"} {
+		if err := s.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+			return nil, fmt.Errorf("namespace %s: %w", ns, err)
+		}
+	}
+	for _, k := range fleet.Kinds {
+		for j := range fleet.ObjectsPerKind {
+			if err := s.c.Create(ctx, k.New(fleet.ObjectName(j))); err != nil {
+				return nil, fmt.Errorf("input %s %s: %w", k.GVR.Resource, fleet.ObjectName(j), err)
+			}
+		}
+	}
+	h.logf("API server %s with %d inputs ready in %s", srv.cfg.Host, len(fleet.Kinds)*fleet.ObjectsPerKind, time.Since(start).Round(time.Millisecond))
+	return s, nil
+}
+
+// change sets the next sequence number on object j of kind k.
+func (s *cachesSetup) change(ctx context.Context, k, j int) (change, error) {
+	s.seq++
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, fleet.SeqAnnotation, strconv.FormatInt(s.seq, 10))
+	ch := change{seq: s.seq, kind: k, at: time.Now()}
+	_, err := s.dyn.Resource(fleet.Kinds[k].GVR).Namespace(fleet.Namespace).Patch(ctx, fleet.ObjectName(j), types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	if err != nil {
+		return ch, fmt.Errorf("change %d: %w", s.seq, err)
+	}
+	return ch, nil
+}
+
+// sideOptions say how to run one side.
+type sideOptions struct {
+	name     string
+	uaPrefix string
+	start    func(logDir string) ([]*exec.Cmd, error)
+	idle     time.Duration // 0: no idle window
+	poller   bool          // run the poller during the idle window
+}
+
+// workload is the scripted workload: changes changes, one every interval, cycling through
+// the kinds and their objects.
+const (
+	workloadChanges  = 200
+	workloadInterval = 600 * time.Millisecond
+	operators        = 10
+)
+
+// runSide runs one side: its processes, the workload, the drain, an idle window.
+func (h *harness) runSide(ctx context.Context, s *cachesSetup, o sideOptions) (*sideResult, error) {
+	h.logf("-- side %s", o.name)
+	res := &sideResult{name: o.name}
+	if err := s.c.DeleteAllOf(ctx, &corev1.ConfigMap{}, client.InNamespace(fleet.OutputNamespace)); err != nil {
+		return nil, fmt.Errorf("clear the outputs: %w", err)
+	}
+	time.Sleep(2 * time.Second) // the audit log's batch
+	off0 := s.srv.auditOffset()
+	m0, err := readServerCounts(ctx, s.srv.cfg)
+	if err != nil {
+		return nil, err
+	}
+	wctx, cancelWatch := context.WithCancel(ctx)
+	defer cancelWatch()
+	w := watchOutputs(wctx, s.cs)
+
+	logDir := filepath.Join(h.scratch, "logs", o.name)
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return nil, fmt.Errorf("logs: %w", err)
+	}
+	start := time.Now()
+	cmds, err := o.start(logDir)
+	sampler := newMemSampler(250 * time.Millisecond)
+	for _, c := range cmds {
+		sampler.add(c.Process.Pid)
+	}
+	defer stopAll(cmds)
+	if err != nil {
+		return nil, err
+	}
+	res.processes = len(cmds)
+
+	// Ready: every operator applied its first output.
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		n := 0
+		for i := range operators {
+			if _, ok := w.reached(fleet.OperatorName(i), 0); ok {
+				n++
+			}
+		}
+		if n == operators {
+			break
+		}
+		gone := 0
+		for _, c := range cmds {
+			if exited(c.Process.Pid) {
+				gone++
+			}
+		}
+		if gone > 0 || time.Now().After(deadline) {
+			return nil, fmt.Errorf("side %s: %d processes exited, %d of %d operators wrote their first output (logs in %s)", o.name, gone, n, operators, logDir)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	res.ready = time.Since(start)
+	h.logf("%s: %d processes, every output written %s after start", o.name, len(cmds), res.ready.Round(time.Millisecond))
+
+	var changes []change
+	tick := time.NewTicker(workloadInterval)
+	for i := range workloadChanges {
+		ch, err := s.change(ctx, i%len(fleet.Kinds), (i/len(fleet.Kinds))%fleet.ObjectsPerKind)
+		if err != nil {
+			tick.Stop()
+			return nil, err
+		}
+		changes = append(changes, ch)
+		<-tick.C
+	}
+	tick.Stop()
+	mw, err := readServerCounts(ctx, s.srv.cfg)
+	if err != nil {
+		return nil, err
+	}
+	// Drain: wait until every operator shows the last change it reads (at most 30s).
+	last := map[int]int64{}
+	for _, ch := range changes {
+		for _, r := range fleet.Readers(operators, ch.kind) {
+			last[r] = max(last[r], ch.seq)
+		}
+	}
+	drainEnd := time.Now().Add(30 * time.Second)
+	for time.Now().Before(drainEnd) {
+		done := true
+		for r, seq := range last {
+			if _, ok := w.reached(fleet.OperatorName(r), seq); !ok {
+				done = false
+			}
+		}
+		if done {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	res.runWindow = time.Since(start)
+	res.mem = sampler.snapshot()
+	for _, c := range cmds {
+		res.hwmSumBytes += procStatusBytes(c.Process.Pid, "VmHWM")
+	}
+	m1, err := readServerCounts(ctx, s.srv.cfg)
+	if err != nil {
+		return nil, err
+	}
+	res.metricRequests = m1.requests - m0.requests
+	res.metricLists = m1.lists - m0.lists
+	res.metricWatchesOpen = mw.watchesOpen - m0.watchesOpen
+
+	for _, ch := range changes {
+		var worst time.Duration
+		ok := true
+		for _, r := range fleet.Readers(operators, ch.kind) {
+			at, reached := w.reached(fleet.OperatorName(r), ch.seq)
+			if !reached {
+				ok = false
+				break
+			}
+			worst = max(worst, at.Sub(ch.at))
+		}
+		if !ok {
+			res.missing++
+			continue
+		}
+		res.latencies = append(res.latencies, worst)
+	}
+	res.changes = len(changes)
+	slices.Sort(res.latencies)
+
+	time.Sleep(2 * time.Second) // the audit log's batch
+	offIdle := s.srv.auditOffset()
+	if o.idle > 0 {
+		var poller *exec.Cmd
+		if o.poller {
+			args := []string{h.benchBin("poller"), "--kubeconfig", s.srv.kubeconfig, "--operators", strconv.Itoa(operators)}
+			h.rep.command(args...)
+			if poller, err = startLogged(args, filepath.Join(logDir, "poller.log"), nil); err != nil {
+				return nil, err
+			}
+		}
+		time.Sleep(o.idle)
+		if poller != nil {
+			stopAll([]*exec.Cmd{poller})
+		}
+		time.Sleep(2 * time.Second)
+		offEnd := s.srv.auditOffset()
+		if res.idle, err = s.srv.countAudit(offIdle, offEnd, o.uaPrefix); err != nil {
+			return nil, err
+		}
+		if o.poller {
+			if res.pollerIdle, err = s.srv.countAudit(offIdle, offEnd, "poller/"); err != nil {
+				return nil, err
+			}
+		}
+		res.idleWindow = o.idle
+	}
+	if res.workload, err = s.srv.countAudit(off0, offIdle, o.uaPrefix); err != nil {
+		return nil, err
+	}
+	sampler.finish()
+	h.logf("%s: %+v; metrics: %.0f requests, %.0f LISTs, %.0f watches open; peak RSS %.0f MiB, %.2f GB·s; latency p50 %s p99 %s (%d missing)",
+		o.name, res.workload, res.metricRequests, res.metricLists, res.metricWatchesOpen, mib(res.mem.PeakBytes), res.mem.GBSeconds,
+		pct(res.latencies, 50), pct(res.latencies, 99), res.missing)
+	return res, nil
+}
+
+// pct returns the p-th percentile of sorted durations (nearest rank).
+func pct(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(float64(len(sorted))*p/100+0.999999) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+// startLogged starts a process with its output in logFile.
+func startLogged(args []string, logFile string, env []string) (*exec.Cmd, error) {
+	f, err := os.Create(logFile)
+	if err != nil {
+		return nil, fmt.Errorf("log: %w", err)
+	}
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.Env = append(os.Environ(), env...)
+	if err := cmd.Start(); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("start %s: %w", strings.Join(args, " "), err)
+	}
+	go func() {
+		_ = cmd.Wait()
+		f.Close()
+	}()
+	return cmd, nil
+}
+
+// stopAll sends SIGTERM to every process, waits up to 15s for them to exit, then kills
+// those left.
+func stopAll(cmds []*exec.Cmd) {
+	for _, c := range cmds {
+		if c.Process != nil {
+			_ = c.Process.Signal(syscall.SIGTERM)
+		}
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for _, c := range cmds {
+		for c.Process != nil && time.Now().Before(deadline) && c.Process.Signal(syscall.Signal(0)) == nil && !exited(c.Process.Pid) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if c.Process != nil && !exited(c.Process.Pid) {
+			_ = c.Process.Kill()
+		}
+	}
+}
+
+// exited reports whether pid is gone or a zombie.
+func exited(pid int) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	i := strings.LastIndexByte(string(data), ')')
+	return i < 0 || i+2 >= len(data) || data[i+2] == 'Z'
+}
+
+// topolayerConfig writes a standalone topolayer run configuration for the fleet.
+func (h *harness) topolayerConfig(debounce time.Duration) (string, error) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "apiVersion: topolayer.dev/v1alpha1\nkind: TopologyConfig\ntopology: {type: Standalone}\n")
+	fmt.Fprintf(&b, "scheduler: {debounce: %s, cooldown: 0s}\nmanager: {namespace: topolayer-system}\noperators:\n", debounce)
+	for i := range operators {
+		op := fleet.OperatorName(i)
+		fmt.Fprintf(&b, "- name: %s\n  command: [%s]\n  env: {BENCH_OPERATOR: %s}\n  limits: {timeout: 1m}\n", op, h.benchBin("benchop"), op)
+	}
+	path := filepath.Join(h.scratch, fmt.Sprintf("fleet-debounce-%s.yaml", debounce))
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		return "", fmt.Errorf("configuration: %w", err)
+	}
+	return path, nil
+}
+
+// runCaches runs sections 2, 3 and 4.
+func (h *harness) runCaches(ctx context.Context) error {
+	h.logf("== 2-4. shared caches, polling, latency")
+	s, err := h.setupCaches(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := s.srv.stop(); err != nil {
+			h.logf("%v", err)
+		}
+	}()
+	resident := sideOptions{name: "a-resident", uaPrefix: "resident/", idle: time.Minute, start: func(logDir string) ([]*exec.Cmd, error) {
+		var cmds []*exec.Cmd
+		for i := range operators {
+			args := []string{h.benchBin("resident"), "--kubeconfig", s.srv.kubeconfig, "--operator", fleet.OperatorName(i)}
+			if i == 0 {
+				h.rep.command(append(args[:len(args):len(args)], "# and op01 ... op09")...)
+			}
+			c, err := startLogged(args, filepath.Join(logDir, fleet.OperatorName(i)+".log"), nil)
+			if err != nil {
+				return cmds, err
+			}
+			cmds = append(cmds, c)
+		}
+		return cmds, nil
+	}}
+	topolayer := func(debounce time.Duration, idle time.Duration) sideOptions {
+		return sideOptions{name: fmt.Sprintf("b-topolayer-debounce-%s", debounce), uaPrefix: "topolayer/", idle: idle, poller: idle > 0,
+			start: func(logDir string) ([]*exec.Cmd, error) {
+				cfg, err := h.topolayerConfig(debounce)
+				if err != nil {
+					return nil, err
+				}
+				args := []string{h.bin("topolayer"), "run", "--config", cfg, "--kubeconfig", s.srv.kubeconfig, "--metrics-bind-address", "0", "--work-dir", filepath.Join(h.scratch, "work-"+debounce.String())}
+				if err := os.MkdirAll(args[len(args)-1], 0o755); err != nil {
+					return nil, fmt.Errorf("work dir: %w", err)
+				}
+				h.rep.command(args...)
+				c, err := startLogged(args, filepath.Join(logDir, "topolayer.log"), nil)
+				if err != nil {
+					return nil, err
+				}
+				return []*exec.Cmd{c}, nil
+			}}
+	}
+	a, err := h.runSide(ctx, s, resident)
+	if err != nil {
+		return err
+	}
+	b, err := h.runSide(ctx, s, topolayer(0, time.Minute))
+	if err != nil {
+		return err
+	}
+	d2, err := h.runSide(ctx, s, topolayer(2*time.Second, 0))
+	if err != nil {
+		return err
+	}
+	h.reportCaches(a, b, d2)
+	return nil
+}
+
+// reportCaches writes the figures of sections 2-4.
+func (h *harness) reportCaches(a, b, d2 *sideResult) {
+	const s2, s3, s4 = "2 shared caches", "3 polling", "4 latency"
+	ratio := func(x, y int) string {
+		if y == 0 {
+			return "n/a"
+		}
+		return fmt.Sprintf("%.3f", float64(x)/float64(y))
+	}
+	h.rep.target(s2, "watches opened, (b) / (a)", fmt.Sprintf("%s (%d / %d)", ratio(b.workload.watches, a.workload.watches), b.workload.watches, a.workload.watches),
+		"≤ 1/10 = 0.100", b.workload.watches*operators <= a.workload.watches,
+		fmt.Sprintf("audit log, by user agent; one watch per distinct kind would be %d/%d = %.2f", len(fleet.Kinds), operators*fleet.KindsPerOperator, float64(len(fleet.Kinds))/float64(operators*fleet.KindsPerOperator)))
+	h.rep.target(s2, "LIST requests, (b) / (a)", fmt.Sprintf("%s (%d / %d)", ratio(b.workload.lists, a.workload.lists), b.workload.lists, a.workload.lists),
+		"≤ 1/10 = 0.100", b.workload.lists*operators <= a.workload.lists,
+		"audit log; client-go 0.37 informers list through the watch (WatchList, sendInitialEvents), so neither side sends a LIST: the watches carry the lists")
+	h.rep.add(s2, "all requests, (b) / (a)", fmt.Sprintf("%s (%d / %d)", ratio(b.workload.total, a.workload.total), b.workload.total, a.workload.total), "audit log; includes the outputs applied and status/events topolayer writes")
+	h.rep.add(s2, "API server /metrics: LIST, watches open, all requests — (a) vs (b)",
+		fmt.Sprintf("%.0f / %.0f / %.0f vs %.0f / %.0f / %.0f", a.metricLists, a.metricWatchesOpen, a.metricRequests, b.metricLists, b.metricWatchesOpen, b.metricRequests),
+		"deltas of apiserver_request_total and apiserver_longrunning_requests{verb=WATCH}; all clients, the harness's own workload included")
+	rss := float64(b.mem.PeakBytes) / float64(a.mem.PeakBytes)
+	h.rep.target(s2, "peak total RSS, (b) / (a)", fmt.Sprintf("%.2f (%.0f MiB / %.0f MiB)", rss, mib(b.mem.PeakBytes), mib(a.mem.PeakBytes)), "≤ 0.5", rss <= 0.5,
+		"sampled sum of VmRSS over every process of the side, operator runs included")
+	h.rep.add(s2, "memory GB·s, (b) / (a)", fmt.Sprintf("%.2f (%.2f / %.2f GB·s over %s / %s)", b.mem.GBSeconds/a.mem.GBSeconds, b.mem.GBSeconds, a.mem.GBSeconds, b.runWindow.Round(time.Second), a.runWindow.Round(time.Second)), "start to end of drain")
+	h.rep.add(s2, "sum of VmHWM of the long-lived processes, (a) vs (b)", fmt.Sprintf("%.0f MiB vs %.0f MiB", mib(a.hwmSumBytes), mib(b.hwmSumBytes)), "")
+
+	perMin := func(c auditCounts, w time.Duration) float64 { return float64(c.total) / w.Minutes() }
+	idleB, idleP := perMin(b.idle, b.idleWindow), perMin(b.pollerIdle, b.idleWindow)
+	h.rep.target(s3, "idle requests per minute, topolayer (b)", fmt.Sprintf("%.1f (%d leases)", idleB, b.idle.leases), "none", b.idle.total == 0,
+		fmt.Sprintf("audit log, %s idle", b.idleWindow))
+	h.rep.add(s3, "idle requests per minute, topolayer without leader-election renewals", fmt.Sprintf("%.1f", float64(b.idle.total-b.idle.leases)/b.idleWindow.Minutes()), "")
+	h.rep.add(s3, "idle requests per minute, polling every 5 s (HyperShift prototype)", fmt.Sprintf("%.0f", idleP), fmt.Sprintf("%d GETs", b.pollerIdle.gets))
+	h.rep.add(s3, "idle requests per minute, resident operators (a)", fmt.Sprintf("%.1f (%d leases)", perMin(a.idle, a.idleWindow), a.idle.leases), "")
+
+	for _, r := range []*sideResult{b, d2} {
+		deb := 0 * time.Second
+		if r == d2 {
+			deb = 2 * time.Second
+		}
+		p99 := pct(r.latencies, 99)
+		h.rep.target(s4, fmt.Sprintf("latency p50 / p99, debounce %s", deb), fmt.Sprintf("%s / %s", pct(r.latencies, 50).Round(time.Millisecond), p99.Round(time.Millisecond)),
+			fmt.Sprintf("p99 ≤ %s", deb+500*time.Millisecond), p99 <= deb+500*time.Millisecond && r.missing == 0 && len(r.latencies) > 0,
+			fmt.Sprintf("%d changes, %d never applied", r.changes, r.missing))
+	}
+	h.rep.add(s4, "latency p50 / p99, resident operators (a), for reference", fmt.Sprintf("%s / %s", pct(a.latencies, 50).Round(time.Millisecond), pct(a.latencies, 99).Round(time.Millisecond)), "")
+
+	h.rep.section("2-4. Shared caches, polling, latency", fmt.Sprintf(`
+One envtest kube-apiserver (audit log on, one line per request) serves all three runs, one after the other. The inputs are %d objects: %d of each of 8 kinds (configmaps, secrets, serviceaccounts, services, deployments, roles, rolebindings, poddisruptionbudgets) in namespace %s. Operator i (op00 ... op09) reads the %d objects of 5 kinds drawn from the 8 (package hack/bench/fleet), and applies one ConfigMap in %s holding the highest change number among its inputs.
+
+- (a) ten `+"`resident`"+` processes: one controller-runtime manager each, own cache of its 5 kinds in %s, leader election with OpenShift's timings, reconciling from its cache on every change.
+- (b) one `+"`topolayer run`"+` (standalone, leader election on, maxConcurrent 2, cooldown 0) with the same ten operators as MOM contract binaries (`+"`benchop`"+`), run when their inputs change.
+
+Workload, the same for each run: %d changes, one every %s (%s), each a merge patch of one input's annotation, cycling through kinds and objects. Counts cover the side from its start (so the initial LIST+WATCH of every informer is included) to the end of the drain; they are attributed by user agent in the audit log. Memory is the sum of VmRSS of the side's processes and all their children (operator runs), sampled every 250 ms.
+
+Latency of a change: from just before the harness sends it to the moment the harness's own informer sees the output of every operator that reads it (5 or 7 of the 10) show it; so it includes the watch delivery to the harness. Per-run order of events: (a), then (b) with debounce 0 followed by one idle minute in which the poller also runs, then (b) with debounce 2 s.
+
+| run | ready after | requests | watches | LISTs | GETs | peak RSS | GB·s | p50 | p99 |
+|---|---|---|---|---|---|---|---|---|---|
+%s`, len(fleet.Kinds)*fleet.ObjectsPerKind, fleet.ObjectsPerKind, fleet.Namespace, fleet.KindsPerOperator*fleet.ObjectsPerKind, fleet.OutputNamespace, fleet.Namespace,
+		workloadChanges, workloadInterval, time.Duration(workloadChanges)*workloadInterval, sideRows(a, b, d2)))
+	h.plotCaches(a, b)
+	h.plotLatency(map[string][]time.Duration{"topolayer, debounce 0": b.latencies, "topolayer, debounce 2s": d2.latencies, "resident operators": a.latencies})
+}
+
+func sideRows(rs ...*sideResult) string {
+	var b strings.Builder
+	for _, r := range rs {
+		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d | %.0f MiB | %.2f | %s | %s |\n", r.name, r.ready.Round(time.Millisecond), r.workload.total, r.workload.watches, r.workload.lists, r.workload.gets,
+			mib(r.mem.PeakBytes), r.mem.GBSeconds, pct(r.latencies, 50).Round(time.Millisecond), pct(r.latencies, 99).Round(time.Millisecond))
+	}
+	return b.String()
+}

@@ -1,0 +1,247 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/topolayer/topolayer/config"
+	"github.com/topolayer/topolayer/hack/bench/synth"
+	"github.com/topolayer/topolayer/hosted"
+	"github.com/topolayer/topolayer/mom/contract"
+	"github.com/topolayer/topolayer/translate"
+)
+
+// translationResult holds section 1's measurements.
+type translationResult struct {
+	sizes []sizeResult
+}
+
+// sizeResult is the parse floor and the full translation of one synthetic directory.
+type sizeResult struct {
+	n                 int
+	floor, translated time.Duration // medians
+	reps              int
+}
+
+// parseFloor reads every file of an output directory and decodes every body (with the YAML
+// parser the engine uses) and every metadata file: what any translator must do at least.
+func parseFloor(dir string) (int, error) {
+	n := 0
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		base := d.Name()
+		isBody, isMeta := strings.Contains(base, "-body-"), strings.Contains(base, "-metadata-")
+		if !isBody && !isMeta {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("parse floor: %w", err)
+		}
+		if isMeta {
+			if _, err := contract.ParseMetadata(data); err != nil {
+				return fmt.Errorf("parse floor: %s: %w", path, err)
+			}
+			n++
+			return nil
+		}
+		if _, err := yaml.Parse(string(data)); err != nil {
+			return fmt.Errorf("parse floor: %s: %w", path, err)
+		}
+		return nil
+	})
+	return n, err
+}
+
+// translateToDisk does what `topolayer translate` does, in this process: read and check the
+// output directory, plan it for the standalone topology, refuse rejected mutations, and
+// write the target folders and plan.json.
+func translateToDisk(from, to string) error {
+	out, err := contract.ReadOutputDir(from, contract.ReadOptions{})
+	if err != nil {
+		return fmt.Errorf("translate: %w", err)
+	}
+	plan := translate.Standalone("synthetic", nil).Plan(out)
+	if r := plan.Rejected(); len(r) > 0 {
+		return fmt.Errorf("translate: %d mutations rejected, first %s: %s", len(r), r[0].SourcePath, r[0].Reason)
+	}
+	if err := contract.WriteFolders(to, plan.ByCluster(), contract.WriteOptions{}); err != nil {
+		return fmt.Errorf("translate: %w", err)
+	}
+	js, err := json.MarshalIndent(plan, "", "  ")
+	if err != nil {
+		return fmt.Errorf("translate: plan.json: %w", err)
+	}
+	return os.WriteFile(filepath.Join(to, "plan.json"), append(js, '\n'), 0o644)
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// runTranslation runs section 1.
+func (h *harness) runTranslation() error {
+	const sec = "1 translation"
+	h.logf("== 1. translation (scratch %s)", h.scratch)
+	res := translationResult{}
+	reps := map[int]int{1000: 5, 10000: 3, 100000: 1}
+	sizes := []int{1000, 10000, 100000}
+	if h.quick {
+		sizes, reps = []int{1000, 10000}, map[int]int{1000: 3, 10000: 1}
+	}
+	dirs := map[int]string{}
+	for _, n := range sizes {
+		dir := filepath.Join(h.scratch, fmt.Sprintf("synthetic-%d", n))
+		start := time.Now()
+		if err := synth.Write(dir, n); err != nil {
+			return err
+		}
+		h.logf("generated %d mutations in %s", n, time.Since(start).Round(time.Millisecond))
+		dirs[n] = dir
+		sr := sizeResult{n: n, reps: reps[n]}
+		var floors, translations []time.Duration
+		for i := range reps[n] {
+			// Interleaved, so that the machine's load (it is shared) weighs on both alike.
+			start := time.Now()
+			files, err := parseFloor(dir)
+			if err != nil {
+				return err
+			}
+			floors = append(floors, time.Since(start))
+			if files != n {
+				return fmt.Errorf("parse floor: %d metadata files, want %d", files, n)
+			}
+			to := filepath.Join(h.scratch, fmt.Sprintf("translated-%d-%d", n, i))
+			start = time.Now()
+			if err := translateToDisk(dir, to); err != nil {
+				return err
+			}
+			translations = append(translations, time.Since(start))
+			if err := os.RemoveAll(to); err != nil {
+				return fmt.Errorf("remove %s: %w", to, err)
+			}
+		}
+		sr.floor, sr.translated = median(floors), median(translations)
+		h.logf("%d mutations: parse floor %s, translate %s (medians of %d)", n, sr.floor.Round(time.Millisecond), sr.translated.Round(time.Millisecond), reps[n])
+		res.sizes = append(res.sizes, sr)
+	}
+
+	var ten sizeResult
+	for _, s := range res.sizes {
+		if s.n == 10000 {
+			ten = s
+		}
+	}
+	ratio := ten.translated.Seconds() / ten.floor.Seconds()
+	h.rep.target(sec, "translate/parse ratio, 10,000 mutations", fmt.Sprintf("%.2f", ratio), "≤ 1.5", ratio <= 1.5,
+		fmt.Sprintf("floor %s, translate %s", ten.floor.Round(time.Millisecond), ten.translated.Round(time.Millisecond)))
+
+	// The in-memory engine, as a Go benchmark (the same code as translate's
+	// BenchmarkPlanStandalone and BenchmarkPlanHosted).
+	out := synth.Output(10000)
+	standalone := translate.Standalone("synthetic", nil)
+	br := testing.Benchmark(func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			standalone.Plan(out)
+		}
+	})
+	mps := 10000 * float64(br.N) / br.T.Seconds()
+	h.rep.target(sec, "in-memory engine, standalone, mutations/s", fmt.Sprintf("%.0f", mps), "≥ 100,000/s", mps >= 100000,
+		fmt.Sprintf("testing.Benchmark, %d × 10,000 mutations", br.N))
+	h.rep.add(sec, "in-memory engine, standalone, allocations per mutation", fmt.Sprintf("%.0f (%.1f KiB)", float64(br.AllocsPerOp())/10000, float64(br.AllocedBytesPerOp())/10000/1024), "")
+	h.logf("engine standalone: %.0f mutations/s, %d allocs/op", mps, br.AllocsPerOp())
+	hostedCfg, err := config.Parse([]byte("apiVersion: topolayer.dev/v1alpha1\nkind: TopologyConfig\ntopology:\n  type: Hosted\n  hosted: {namespace: clusters-example, hostedControlPlane: example}\n"))
+	if err != nil {
+		return fmt.Errorf("hosted configuration: %w", err)
+	}
+	hostedEngine, err := hosted.Engine(hostedCfg, "synthetic", nil)
+	if err != nil {
+		return fmt.Errorf("hosted engine: %w", err)
+	}
+	hostedRate := map[int]float64{}
+	for _, n := range []int{1000, 10000} {
+		o := synth.Output(n)
+		start := time.Now()
+		hostedEngine.Plan(o)
+		hostedRate[n] = float64(n) / time.Since(start).Seconds()
+	}
+	h.rep.add(sec, "in-memory engine, hosted, mutations/s at 1,000 / 10,000", fmt.Sprintf("%.0f / %.0f", hostedRate[1000], hostedRate[10000]), "one plan each; for context")
+
+	// Peak RSS of the command line, on 10,000 mutations.
+	cfgFile := filepath.Join(h.scratch, "standalone.yaml")
+	if err := os.WriteFile(cfgFile, []byte("apiVersion: topolayer.dev/v1alpha1\nkind: TopologyConfig\ntopology:\n  type: Standalone\n"), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", cfgFile, err)
+	}
+	to := filepath.Join(h.scratch, "translated-cli")
+	args := []string{h.bin("topolayer"), "translate", "--config", cfgFile, "--from", dirs[10000], "--to", to}
+	h.rep.command(args...)
+	cmd := exec.Command(args[0], args[1:]...)
+	start := time.Now()
+	if outb, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%s: %w\n%s", strings.Join(args, " "), err, outb)
+	}
+	wall := time.Since(start)
+	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return errors.New("topolayer translate: no rusage")
+	}
+	peak := ru.Maxrss * 1024
+	h.rep.target(sec, "peak RSS of `topolayer translate`, 10,000 mutations", fmt.Sprintf("%.0f MiB", mib(peak)), "≤ 150 MiB", mib(peak) <= 150,
+		fmt.Sprintf("getrusage maxrss; wall %s", wall.Round(time.Millisecond)))
+	_ = os.RemoveAll(to)
+
+	// Growth: time per mutation at each size.
+	var growth []string
+	per := map[int]float64{}
+	for _, s := range res.sizes {
+		per[s.n] = float64(s.translated.Microseconds()) / float64(s.n)
+		growth = append(growth, fmt.Sprintf("%dk: %.0f µs", s.n/1000, per[s.n]))
+	}
+	last := res.sizes[len(res.sizes)-1]
+	growthRatio := per[last.n] / per[1000]
+	h.rep.target(sec, fmt.Sprintf("growth: translate time per mutation, %dk vs 1k", last.n/1000), fmt.Sprintf("%.2f× (%s)", growthRatio, strings.Join(growth, ", ")), "linear (≤ 1.5×)", growthRatio <= 1.5, "")
+	var floorGrowth []string
+	for _, s := range res.sizes {
+		floorGrowth = append(floorGrowth, fmt.Sprintf("%dk: %.0f µs", s.n/1000, float64(s.floor.Microseconds())/float64(s.n)))
+	}
+	h.rep.add(sec, "growth: parse floor per mutation", strings.Join(floorGrowth, ", "), "")
+
+	var tbl strings.Builder
+	tbl.WriteString("| mutations | parse floor | translate to disk | ratio | repetitions (median) |\n|---|---|---|---|---|\n")
+	for _, s := range res.sizes {
+		fmt.Fprintf(&tbl, "| %d | %s | %s | %.2f | %d |\n", s.n, s.floor.Round(time.Millisecond), s.translated.Round(time.Millisecond), s.translated.Seconds()/s.floor.Seconds(), s.reps)
+	}
+	var mix strings.Builder
+	for _, s := range synth.Mix {
+		fmt.Fprintf(&mix, "%d %s; ", s.PerHundred, s.Name)
+	}
+	h.rep.section("1. Translation", fmt.Sprintf(`
+The synthetic directories come from package hack/bench/synth; per 100 mutations: %s
+Both measurements run in this process on the same directory, interleaved (the machine is shared), on %s.
+The parse floor reads every body and metadata file and decodes each (bodies with kyaml's parser, which the engine uses; metadata with contract.ParseMetadata).
+"Translate to disk" is what `+"`topolayer translate`"+` does: contract.ReadOutputDir (which checks every body against its metadata), the standalone engine's Plan, contract.WriteFolders and plan.json.
+
+%s`, mix.String(), h.scratch, tbl.String()))
+	h.plotTranslation(res)
+	for _, d := range dirs {
+		_ = os.RemoveAll(d)
+	}
+	return nil
+}
