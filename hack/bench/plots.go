@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"image/color"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -17,6 +18,10 @@ import (
 // savePlot writes p as a PNG into the report's directory and lists it in the report.
 func (h *harness) savePlot(p *plot.Plot, name string) {
 	path := filepath.Join(h.out, name)
+	if err := os.MkdirAll(h.out, 0o755); err != nil {
+		h.logf("plot %s: %v", name, err)
+		return
+	}
 	if err := p.Save(8*vg.Inch, 5*vg.Inch, path); err != nil {
 		h.logf("plot %s: %v", name, err)
 		return
