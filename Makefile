@@ -22,9 +22,14 @@ FUZZ_TARGETS := \
 	./mom/contract:FuzzParseMetadata \
 	./mom/contract:FuzzReadOutputDir \
 	./mom/contract:FuzzReadInputDir \
-	./namespaces:FuzzEncodeName
+	./mom/contract:FuzzParseOutputResources \
+	./mom/contract:FuzzParseInputResources \
+	./mom/contract:FuzzParseTestDescription \
+	./namespaces:FuzzEncodeName \
+	./namespaces:FuzzEncodeNameInjective \
+	./config:FuzzParse
 
-.PHONY: help build test demo bench fuzz lint default-discovery envtest-assets
+.PHONY: help build test demo bench fuzz lint docs default-discovery envtest-assets
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s $$'\t'
@@ -36,8 +41,8 @@ test: ## run every test (unit, corpus, e2e)
 	@[[ -n "$$KUBEBUILDER_ASSETS" ]] || { echo "make: hack/envtest-assets.sh found no kube-apiserver and etcd (see above)" >&2; exit 1; }
 	$(GO) test -count=1 ./...
 
-demo: build ## plan and translate the shipped example, standalone
-	@./hack/demo.sh $(BIN)
+demo: build ## run both sample operators through topolayer, hosted then standalone, on local API servers
+	@$(GO) run ./hack/demo -bin bin -examples examples
 
 bench: ## run the Go benchmarks
 	$(GO) test -run '^$$' -bench . -benchmem ./...
@@ -58,6 +63,9 @@ fuzz: ## run every fuzz target for FUZZTIME each (default 60s)
 lint: ## gofmt and go vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+
+docs: ## regenerate docs/cli.md and the docs' pictures (needs graphviz: apt-get install graphviz)
+	$(GO) generate ./cmd/topolayer
 
 envtest-assets: ## build kube-apiserver and etcd from the Go module proxy (cached)
 	@./hack/envtest-assets.sh

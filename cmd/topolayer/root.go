@@ -39,6 +39,7 @@ the hosted control plane's namespace on the management cluster and in the guest 
 		NewCmdGather(streams),
 		NewCmdRun(streams),
 		NewCmdTest(streams),
+		NewCmdParity(streams),
 	)
 	return cmd
 }

@@ -85,7 +85,7 @@ func (m *Manager) run(ctx context.Context, name string, causes []scheduler.Cause
 	rec.Duration = m.opts.Now().Sub(start).Round(1e6).String()
 	switch {
 	case err == nil:
-		_ = os.RemoveAll(dir)
+		m.keepLast(name, dir, LastSucceeded)
 	case errors.Is(err, errRejected):
 		rec.Result, rec.Message = ResultRejected, err.Error()
 	default:
@@ -93,7 +93,7 @@ func (m *Manager) run(ctx context.Context, name string, causes []scheduler.Cause
 	}
 	if err != nil {
 		log.Error(err, "run failed", "trigger", rec.Trigger, "causes", rec.Causes, "dir", dir)
-		m.keepLastFailed(name, dir)
+		m.keepLast(name, dir, LastFailed)
 	} else {
 		log.Info("run finished", "trigger", rec.Trigger, "causes", rec.Causes, "applied", rec.Applied, "unchanged", rec.Unchanged, "duration", rec.Duration, "phases", rec.Phases)
 	}
@@ -293,11 +293,21 @@ func typeOf(r contract.ResourceReference) *contract.ResourceTypeIdentifier {
 	return nil
 }
 
-// keepLastFailed keeps the directories of an operator's last failed run as "last-failed".
-func (m *Manager) keepLastFailed(name, dir string) {
-	last := filepath.Join(m.opts.WorkDir, name, "last-failed")
+// The directories, under WorkDir/<operator>/, where the manager keeps the input and output
+// directories (input/, output/) of an operator's last successful and last failed runs: to
+// see what the operator read and wrote (topolayer plan --from .../output), and why it failed.
+const (
+	LastSucceeded = "last"
+	LastFailed    = "last-failed"
+)
+
+// keepLast keeps the directory of a run as WorkDir/<name>/<as>, replacing the one kept before.
+func (m *Manager) keepLast(name, dir, as string) {
+	last := filepath.Join(m.opts.WorkDir, name, as)
 	_ = os.RemoveAll(last)
-	_ = os.Rename(dir, last)
+	if err := os.Rename(dir, last); err != nil {
+		_ = os.RemoveAll(dir)
+	}
 }
 
 // digestOf summarises outputs, events left out: they differ on every run by design.
