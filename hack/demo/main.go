@@ -78,7 +78,7 @@ type topologyRun struct {
 	cfg     *config.TopologyConfig
 	cfgFile string
 	env     *cluster.Environment
-	work    string            // topolayer run's --work-dir
+	work    string // topolayer run's --work-dir
 	plans   map[string]*translate.Plan
 	engines map[string]translate.Engine
 }
