@@ -9,4 +9,6 @@
 //
 // Each test creates what it needs in a namespace of its own; the HCP namespace
 // (clusters-example) and its HostedControlPlane are shared and only read here.
+//
+//	KUBEBUILDER_ASSETS=$(hack/envtest-assets.sh) go test ./e2e/ -run TestRunHosted -v
 package e2e

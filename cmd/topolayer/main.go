@@ -1,5 +1,3 @@
-// Command topolayer places the outputs of multi-operator-manager contract operators where
-// they belong in a standalone or hosted (HyperShift) topology. Run `topolayer --help`.
 package main
 
 import (

@@ -1,6 +1,3 @@
-// Package clusteroperator reports an operator's status on its config.openshift.io/v1
-// ClusterOperator, the way the sample operators do it: create the object when it is missing
-// (as library-go's status controller does), then server-side apply its status.
 package clusteroperator
 
 import (
