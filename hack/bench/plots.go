@@ -114,7 +114,6 @@ func (h *harness) plotLatency(runs map[string][]time.Duration) {
 		return
 	}
 	p.Y.Min, p.Y.Max = 0, 1
-	p.Legend.Top, p.Legend.Left = false, false
-	p.Legend.YOffs = vg.Points(-120)
+	p.Legend.Top, p.Legend.Left = false, false // bottom right, inside the axes
 	h.savePlot(p, "latency-cdf.png")
 }
