@@ -44,8 +44,12 @@ test: ## run every test (unit, corpus, e2e)
 demo: build ## run both sample operators through topolayer, hosted then standalone, on local API servers
 	@$(GO) run ./hack/demo -bin bin -examples examples
 
-bench: ## run the Go benchmarks
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+bench: export KUBEBUILDER_ASSETS = $(envtest_assets)
+bench: build ## Go benchmarks, then hack/bench: bench/REPORT.md and its plots (~20 min)
+	@[[ -n "$$KUBEBUILDER_ASSETS" ]] || { echo "make: hack/envtest-assets.sh found no kube-apiserver and etcd (see above)" >&2; exit 1; }
+	@mkdir -p bench
+	$(GO) test -run '^$$' -bench . -benchmem ./translate ./namespaces ./mom/contract | tee bench/gobench.txt
+	$(GO) run ./hack/bench -out bench -bin bin -assets "$$KUBEBUILDER_ASSETS"
 
 # The directory fuzzers write a tree per input: on tmpfs they run several times faster.
 # Minimizing a new input may take FUZZMINIMIZETIME, during which no exec is counted.
