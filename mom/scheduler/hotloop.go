@@ -30,7 +30,9 @@ func (h *hotLoop) observe(selfOnly bool, digest string, maxSelf, oscillations in
 		} else {
 			h.selfStreak = 0
 		}
-		if n > 1 && slices.Contains(h.digests[:n-1], digest) {
+		// Only the operator's own writes make an oscillation: a user switching a setting back
+		// and forth brings the outputs back to an earlier digest too, and is not a loop.
+		if selfOnly && n > 1 && slices.Contains(h.digests[:n-1], digest) {
 			h.revisits++
 		} else {
 			h.revisits = 0
@@ -43,10 +45,10 @@ func (h *hotLoop) observe(selfOnly bool, digest string, maxSelf, oscillations in
 
 	was := h.active
 	switch {
+	case oscillations > 0 && h.revisits >= oscillations: // the more specific reason first
+		h.active, h.reason = true, ReasonOscillating
 	case maxSelf >= 0 && h.selfStreak > maxSelf:
 		h.active, h.reason = true, ReasonSelfTriggered
-	case oscillations > 0 && h.revisits >= oscillations:
-		h.active, h.reason = true, ReasonOscillating
 	default:
 		h.active, h.reason = false, ""
 	}

@@ -502,14 +502,17 @@ func TestHotLoopDetection(t *testing.T) {
 			},
 		},
 		"oscillating A,B,A,B": {
-			script:     script(externalTrigger, "A", "B", "A", "B", "A", "B"),
+			script:     script(selfTrigger, "A", "B", "A", "B", "A", "B"),
 			detectedAt: 4,
 			reason:     scheduler.ReasonOscillating,
 		},
 		"oscillating with period 3": {
-			script:     script(externalTrigger, "A", "B", "C", "A", "B", "C"),
+			script:     script(selfTrigger, "A", "B", "C", "A", "B", "C"),
 			detectedAt: 5,
 			reason:     scheduler.ReasonOscillating,
+		},
+		"a user switching a setting back and forth": {
+			script: script(externalTrigger, "A", "B", "A", "B", "A", "B"),
 		},
 	}
 	for name, tc := range cases {

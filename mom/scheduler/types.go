@@ -69,8 +69,10 @@ type Backoff struct {
 // HotLoopOptions configures hot-loop detection. An operator is in a hot loop when either
 //   - it is re-triggered only by its own outputs (every cause SelfInflicted) more than
 //     MaxSelfTriggers times in a row, each run producing a new output digest, or
-//   - its output digests oscillate: a run returns to a digest seen in the recent runs (but not
-//     the previous one, A,B,A) Oscillations times in a row (A,B,A,B for the default 2).
+//   - its output digests oscillate under its own writes: a self-triggered run returns to a
+//     digest seen in the recent runs (but not the previous one, A,B,A) Oscillations times in
+//     a row (A,B,A,B for the default 2). A run that someone else's change caused does not
+//     count: a user switching a setting back and forth is not a loop.
 //
 // A run whose digest equals the previous run's, or that is neither self-triggered nor
 // oscillating, has converged and ends the hot loop. Failed runs do not count.
