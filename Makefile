@@ -29,7 +29,7 @@ FUZZ_TARGETS := \
 	./namespaces:FuzzEncodeNameInjective \
 	./config:FuzzParse
 
-.PHONY: help build test demo bench fuzz lint docs default-discovery envtest-assets
+.PHONY: help build test demo bench fuzz soak lint docs default-discovery envtest-assets
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s $$'\t'
@@ -63,6 +63,9 @@ fuzz: ## run every fuzz target for FUZZTIME each (default 60s)
 		echo "== $$fn ($$pkg, $(FUZZTIME))"; \
 		TMPDIR=$$tmp $(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) $$pkg 2>&1 | grep -E 'execs:|PASS|FAIL|ok|---' | tail -3; \
 	done
+
+soak: ## run topolayer for SOAK (default 10m) under random input churn: goroutines and heap within 10%, final state = a fresh run's
+	TOPOLAYER_SOAK=$(or $(SOAK),10m) KUBEBUILDER_ASSETS=$$(./hack/envtest-assets.sh) $(GO) test ./e2e/ -run '^TestSoak$$' -count=1 -v -timeout 40m
 
 lint: ## gofmt and go vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
