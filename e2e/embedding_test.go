@@ -118,20 +118,13 @@ func removePlaced(t *testing.T, hcpNS string) {
 // that embeds topolayer with hosted.AddToManager, against the hosted environment, and then
 // topolayer run with the same configuration on the same inputs: both place the same objects.
 func TestHostedEmbedding(t *testing.T) {
-	ctx := t.Context()
 	hcpNS := hosted.HostedControlPlane().Namespace
 	kubeDir := t.TempDir()
 	if err := hosted.WriteKubeconfigs(kubeDir); err != nil {
 		t.Fatal(err)
 	}
 	guestCS, _ := clients(t, hosted.Config(cluster.Guest))
-	_, mgmtDyn := clients(t, hosted.Config(cluster.Management))
 	resetSampleInputs(t, guestCS)
-	shadowSample := schema.GroupVersionResource{Group: namespaces.ShadowGroup(sampleGVR.Group), Version: sampleGVR.Version, Resource: sampleGVR.Resource}
-	cr := object(t, "apiVersion: "+shadowSample.GroupVersion().String()+"\nkind: Sample\nmetadata: {name: cluster}\nspec: {managementState: Managed}\n")
-	if _, err := mgmtDyn.Resource(shadowSample).Namespace(hcpNS).Create(ctx, cr, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
 	kubectl(t, cluster.KubeconfigFile(kubeDir, cluster.Guest), "create", "configmap", "sample-settings", "-n", "openshift-config", "--from-literal=replicas=2", "--from-literal=message=embedded")
 	cfgFile := demoConfig(t, "hosted-demo.yaml", nil)
 	kubeconfigs := []string{

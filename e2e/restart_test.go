@@ -44,11 +44,6 @@ func TestRunSurvivesManagementRestart(t *testing.T) {
 	resetSampleInputs(t, guestCS)
 	// What TestRunHosted may have left: this test wants the sample operator's first write.
 	_ = mgmtCS.AppsV1().Deployments(hcpNS).Delete(ctx, "openshift-sample--sample", metav1.DeleteOptions{})
-	shadowSample := schema.GroupVersionResource{Group: namespaces.ShadowGroup(sampleGVR.Group), Version: sampleGVR.Version, Resource: sampleGVR.Resource}
-	cr := object(t, "apiVersion: "+shadowSample.GroupVersion().String()+"\nkind: Sample\nmetadata: {name: cluster}\nspec: {managementState: Managed}\n")
-	if _, err := mgmtDyn.Resource(shadowSample).Namespace(hcpNS).Create(ctx, cr, metav1.CreateOptions{}); err != nil && !strings.Contains(err.Error(), "already exists") {
-		t.Fatal(err)
-	}
 
 	p := startRun(t, "--config", demoConfig(t, "hosted-demo.yaml", slowOperator(4*time.Second)),
 		"--management-kubeconfig", cluster.KubeconfigFile(kubeDir, cluster.Management),

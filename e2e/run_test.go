@@ -35,8 +35,12 @@ import (
 	"github.com/topolayer/topolayer/namespaces"
 )
 
-// sampleGVR is the sample operator's CR.
-var sampleGVR = schema.GroupVersionResource{Group: "operator.topolayer.dev", Version: "v1alpha1", Resource: "samples"}
+// sampleGVR is the sample operator's CR, and shadowSampleGVR its shadow in an HCP namespace.
+// The environments hold the CR `cluster` (cluster.Installed), as an installation would.
+var (
+	sampleGVR       = schema.GroupVersionResource{Group: "operator.topolayer.dev", Version: "v1alpha1", Resource: "samples"}
+	shadowSampleGVR = schema.GroupVersionResource{Group: namespaces.ShadowGroup(sampleGVR.Group), Version: sampleGVR.Version, Resource: sampleGVR.Resource}
+)
 
 // demoConfig writes a copy of an examples/ demo configuration whose operator commands are
 // the binaries built for the tests, with a short debounce, and returns its path.
@@ -386,7 +390,6 @@ func resetSampleInputs(t *testing.T, cs kubernetes.Interface) {
 // operand in the HCP namespace, the ClusterRole on the guest, the status on the shadow of
 // the Sample CR.
 func TestRunHosted(t *testing.T) {
-	ctx := t.Context()
 	hcpNS := hosted.HostedControlPlane().Namespace
 	kubeDir := t.TempDir()
 	if err := hosted.WriteKubeconfigs(kubeDir); err != nil {
@@ -396,13 +399,8 @@ func TestRunHosted(t *testing.T) {
 	mgmtCS, mgmtDyn := clients(t, hosted.Config(cluster.Management))
 	resetSampleInputs(t, guestCS)
 
-	// The environment holds the operator's CR as HyperShift would create it: its shadow.
-	shadowSample := schema.GroupVersionResource{Group: namespaces.ShadowGroup(sampleGVR.Group), Version: sampleGVR.Version, Resource: sampleGVR.Resource}
-	cr := object(t, "apiVersion: "+shadowSample.GroupVersion().String()+"\nkind: Sample\nmetadata: {name: cluster}\nspec: {managementState: Managed}\n")
-	if _, err := mgmtDyn.Resource(shadowSample).Namespace(hcpNS).Create(ctx, cr, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-
+	// The environment holds the operator's CR as HyperShift would create it: its shadow
+	// (cluster.Installed).
 	p := startRun(t, "--config", demoConfig(t, "hosted-demo.yaml", nil),
 		"--management-kubeconfig", cluster.KubeconfigFile(kubeDir, cluster.Management),
 		"--guest-kubeconfig", cluster.KubeconfigFile(kubeDir, cluster.Guest))
@@ -410,7 +408,7 @@ func TestRunHosted(t *testing.T) {
 		kubeconfig: cluster.KubeconfigFile(kubeDir, cluster.Guest),
 		user:       guestCS,
 		operand:    mgmtCS, operandNS: hcpNS, deployment: "openshift-sample--sample",
-		sample: mgmtDyn.Resource(shadowSample).Namespace(hcpNS),
+		sample: mgmtDyn.Resource(shadowSampleGVR).Namespace(hcpNS),
 		status: mgmtCS, statusNS: hcpNS,
 	}.run(t, p)
 }
@@ -418,20 +416,14 @@ func TestRunHosted(t *testing.T) {
 // TestRunStandalone is the same acceptance on one cluster with
 // examples/standalone-demo.yaml: every name unchanged, status objects in topolayer-system.
 func TestRunStandalone(t *testing.T) {
-	ctx := t.Context()
 	kubeDir := t.TempDir()
 	if err := standalone.WriteKubeconfigs(kubeDir); err != nil {
 		t.Fatal(err)
 	}
 	cs, dyn := clients(t, standalone.Config(cluster.Single))
 	resetSampleInputs(t, cs)
-	// The operator's own namespace, where it records events, comes with its installation
-	// on a standalone cluster, not from its outputs.
-	ensureNamespace(t, cs, "openshift-sample-operator")
-	cr := object(t, "apiVersion: "+sampleGVR.GroupVersion().String()+"\nkind: Sample\nmetadata: {name: cluster}\nspec: {managementState: Managed}\n")
-	if _, err := dyn.Resource(sampleGVR).Create(ctx, cr, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
+	// The operator's own namespace, where it records events, and its CR come with its
+	// installation on a standalone cluster (cluster.Installed), not from its outputs.
 
 	cfgFile := demoConfig(t, "standalone-demo.yaml", nil)
 	cfg, err := config.Load(cfgFile)

@@ -103,11 +103,6 @@ func TestSoak(t *testing.T) {
 	guestCS, _ := clients(t, hosted.Config(cluster.Guest))
 	_, mgmtDyn := clients(t, hosted.Config(cluster.Management))
 	resetSampleInputs(t, guestCS)
-	shadowSample := schema.GroupVersionResource{Group: namespaces.ShadowGroup(sampleGVR.Group), Version: sampleGVR.Version, Resource: sampleGVR.Resource}
-	cr := object(t, "apiVersion: "+shadowSample.GroupVersion().String()+"\nkind: Sample\nmetadata: {name: cluster}\nspec: {managementState: Managed}\n")
-	if _, err := mgmtDyn.Resource(shadowSample).Namespace(hcpNS).Create(ctx, cr, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
 	args := []string{"--config", demoConfig(t, "hosted-demo.yaml", nil),
 		"--management-kubeconfig", cluster.KubeconfigFile(kubeDir, cluster.Management),
 		"--guest-kubeconfig", cluster.KubeconfigFile(kubeDir, cluster.Guest)}
