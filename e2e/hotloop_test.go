@@ -47,6 +47,8 @@ func configMapOperator(op, namespace, name string, reads bool, data func(read st
 		}
 		body := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + ", namespace: " + namespace + "}\ndata: {value: \"" + data(read) + "\"}\n"
 		ms := []contract.Mutation{mutation(contract.ClassManagement, contract.ActionApply, "/v1/configmaps", namespace, name, body)}
+		// Forced, as operators apply: the object is taken back from whoever edited it.
+		ms[0].Options = []byte("force: true\n")
 		return contract.WriteOutputDir(req.OutputDir, &contract.OutputDir{Mutations: ms}, contract.WriteOptions{})
 	}
 	return manager.Operator{Name: op, Runner: &runner.InProcess{Name: op, Func: fn, Inputs: inputs, Outputs: outputs}}
