@@ -384,11 +384,21 @@ func (r *renamer) warn(msg string) {
 	}
 }
 
-// rewriteInvolvedObject renames an event's involvedObject (core) or regarding (events.k8s.io).
-// A reference without apiVersion is resolved by its kind when one group has it. The API server
-// requires involvedObject.namespace to be the event's own namespace, so a namespaced reference
-// that cannot be resolved still follows the event into its target namespace.
+// rewriteInvolvedObject renames an event's references with the engine's renamer.
 func rewriteInvolvedObject(obj *yaml.RNode, r *renamer, eventNamespace string) error {
+	return RewriteEventReferences(obj, r.engine.Discovery, func(gk schema.GroupKind, namespace, name string) (contract.Identity, bool) {
+		target, _, ok := r.resolve(gk, namespace, name)
+		return target, ok
+	}, eventNamespace)
+}
+
+// RewriteEventReferences renames an event's involvedObject (core) or regarding and related
+// (events.k8s.io) with resolve, which returns the target identity of the object a reference
+// names (false when it knows none). A reference without apiVersion is resolved by its kind
+// when one group of discovery has it. The API server requires involvedObject.namespace to be
+// the event's own namespace, so a namespaced reference that cannot be resolved still follows
+// the event into eventNamespace. The parity report replays it with its own resolver.
+func RewriteEventReferences(obj *yaml.RNode, discovery *contract.Discovery, resolve func(gk schema.GroupKind, namespace, name string) (contract.Identity, bool), eventNamespace string) error {
 	for _, field := range []string{"involvedObject", "regarding", "related"} {
 		ref := obj.Field(field)
 		if ref == nil || ref.Value == nil || ref.Value.YNode().Kind != yaml.MappingNode {
@@ -401,10 +411,10 @@ func rewriteInvolvedObject(obj *yaml.RNode, r *renamer, eventNamespace string) e
 		apiVersion := fieldString(ref.Value, "apiVersion")
 		gv, _ := schema.ParseGroupVersion(apiVersion)
 		if apiVersion == "" {
-			gv.Group, _ = r.engine.Discovery.GroupForKind(kind)
+			gv.Group, _ = discovery.GroupForKind(kind)
 		}
 		set := map[string]string{}
-		if target, _, ok := r.resolve(schema.GroupKind{Group: gv.Group, Kind: kind}, ns, name); ok {
+		if target, ok := resolve(schema.GroupKind{Group: gv.Group, Kind: kind}, ns, name); ok {
 			set["name"] = target.Name
 			if ns != "" || target.Namespace != "" {
 				set["namespace"] = target.Namespace

@@ -59,7 +59,7 @@ func (r *replay) run(s, h *Object, entries []translate.Entry) (map[string]any, e
 		return nil, err
 	}
 	if s.Source.IsEvent() {
-		if err := rewriteInvolvedObject(r.node, ren, h.Identity.Namespace); err != nil {
+		if err := translate.RewriteEventReferences(r.node, r.opts.discovery(), ren.resolve, h.Identity.Namespace); err != nil {
 			return nil, err
 		}
 		if err := r.record(Cause{Kind: CauseReference, By: "event-involved-object"}); err != nil {
@@ -315,52 +315,6 @@ func (r *renamer) resolve(gk schema.GroupKind, namespace, name string) (contract
 	}
 	target, err := r.opts.Names.ToTarget(r.from, src)
 	return target, err == nil
-}
-
-// rewriteInvolvedObject follows an event's involvedObject (or regarding, related) to where
-// the hosted plan puts it, as the engine does.
-func rewriteInvolvedObject(obj *yaml.RNode, r *renamer, eventNamespace string) error {
-	for _, field := range []string{"involvedObject", "regarding", "related"} {
-		ref := obj.Field(field)
-		if ref == nil || ref.Value == nil || ref.Value.YNode().Kind != yaml.MappingNode {
-			continue
-		}
-		kind, name, ns := fieldString(ref.Value, "kind"), fieldString(ref.Value, "name"), fieldString(ref.Value, "namespace")
-		if kind == "" || name == "" {
-			continue
-		}
-		apiVersion := fieldString(ref.Value, "apiVersion")
-		gv, _ := schema.ParseGroupVersion(apiVersion)
-		if apiVersion == "" {
-			gv.Group, _ = r.opts.discovery().GroupForKind(kind)
-		}
-		set := map[string]string{}
-		if target, ok := r.resolve(schema.GroupKind{Group: gv.Group, Kind: kind}, ns, name); ok {
-			set["name"] = target.Name
-			if ns != "" || target.Namespace != "" {
-				set["namespace"] = target.Namespace
-			}
-			if target.Group != gv.Group && apiVersion != "" {
-				set["apiVersion"] = schema.GroupVersion{Group: target.Group, Version: gv.Version}.String()
-			}
-		} else if ns != "" && ns != eventNamespace {
-			set["namespace"] = eventNamespace
-		}
-		for _, k := range slices.Sorted(maps.Keys(set)) {
-			if err := ref.Value.PipeE(yaml.SetField(k, yaml.NewStringRNode(set[k]))); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-func fieldString(n *yaml.RNode, field string) string {
-	f := n.Field(field)
-	if f == nil || f.Value == nil {
-		return ""
-	}
-	return yaml.GetValue(f.Value)
 }
 
 // toNode converts JSON values to a kyaml node.
