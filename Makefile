@@ -19,12 +19,12 @@ test demo: export KUBEBUILDER_ASSETS = $(envtest_assets)
 FUZZTIME ?= 60s
 # package:FuzzTarget pairs run by `make fuzz`.
 FUZZ_TARGETS := \
-	./mom/contract:FuzzParseMetadata \
-	./mom/contract:FuzzReadOutputDir \
-	./mom/contract:FuzzReadInputDir \
-	./mom/contract:FuzzParseOutputResources \
-	./mom/contract:FuzzParseInputResources \
-	./mom/contract:FuzzParseTestDescription \
+	./contract:FuzzParseMetadata \
+	./contract:FuzzReadOutputDir \
+	./contract:FuzzReadInputDir \
+	./contract:FuzzParseOutputResources \
+	./contract:FuzzParseInputResources \
+	./contract:FuzzParseTestDescription \
 	./namespaces:FuzzEncodeName \
 	./namespaces:FuzzEncodeNameInjective \
 	./config:FuzzParse
@@ -48,7 +48,7 @@ bench: export KUBEBUILDER_ASSETS = $(envtest_assets)
 bench: build ## Go benchmarks, then hack/bench: bench/REPORT.md and its plots (~20 min)
 	@[[ -n "$$KUBEBUILDER_ASSETS" ]] || { echo "make: hack/envtest-assets.sh found no kube-apiserver and etcd (see above)" >&2; exit 1; }
 	@mkdir -p bench
-	$(GO) test -run '^$$' -bench . -benchmem ./translate ./namespaces ./mom/contract | tee bench/gobench.txt
+	$(GO) test -run '^$$' -bench . -benchmem ./translate ./namespaces ./contract | tee bench/gobench.txt
 	$(GO) run ./hack/bench -out bench -bin bin -assets "$$KUBEBUILDER_ASSETS"
 
 # The directory fuzzers write a tree per input: on tmpfs they run several times faster.
@@ -77,5 +77,5 @@ docs: ## regenerate docs/cli.md and the docs' pictures (needs graphviz: apt-get 
 envtest-assets: ## build kube-apiserver and etcd from the Go module proxy (cached)
 	@./hack/envtest-assets.sh
 
-default-discovery: ## regenerate mom/contract's embedded default discovery from a real kube-apiserver
-	KUBEBUILDER_ASSETS=$$(./hack/envtest-assets.sh) $(GO) run ./hack/gen-default-discovery -to mom/contract/defaultdiscovery
+default-discovery: ## regenerate contract's embedded default discovery from a real kube-apiserver
+	KUBEBUILDER_ASSETS=$$(./hack/envtest-assets.sh) $(GO) run ./hack/gen-default-discovery -to contract/defaultdiscovery

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/topolayer/topolayer/config"
-	"github.com/topolayer/topolayer/mom/contract"
+	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/translate"
 )

@@ -11,8 +11,8 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/topolayer/topolayer/apply"
+	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/e2e/cluster"
-	"github.com/topolayer/topolayer/mom/contract"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/translate"
 )

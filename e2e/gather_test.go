@@ -18,11 +18,11 @@ import (
 
 	"github.com/topolayer/topolayer/apply"
 	"github.com/topolayer/topolayer/config"
+	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/contract/corpus"
 	"github.com/topolayer/topolayer/e2e/cluster"
 	"github.com/topolayer/topolayer/gather"
 	hostedpkg "github.com/topolayer/topolayer/hosted"
-	"github.com/topolayer/topolayer/mom/contract"
-	"github.com/topolayer/topolayer/mom/contract/corpus"
 	"github.com/topolayer/topolayer/routing"
 )
 

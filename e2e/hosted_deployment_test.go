@@ -11,10 +11,10 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/topolayer/topolayer/config"
+	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/contract/corpus"
 	"github.com/topolayer/topolayer/e2e/cluster"
 	hostedtopology "github.com/topolayer/topolayer/hosted"
-	"github.com/topolayer/topolayer/mom/contract"
-	"github.com/topolayer/topolayer/mom/contract/corpus"
 )
 
 // TestTranslatedOAuthDeploymentAccepted: the oauth-openshift Deployment of the CAO corpus,

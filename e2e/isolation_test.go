@@ -19,8 +19,8 @@ import (
 	"k8s.io/client-go/transport"
 
 	"github.com/topolayer/topolayer/apply"
+	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/e2e/cluster"
-	"github.com/topolayer/topolayer/mom/contract"
 	"github.com/topolayer/topolayer/mom/manager"
 	"github.com/topolayer/topolayer/mom/runner"
 	"github.com/topolayer/topolayer/namespaces"

@@ -4,8 +4,8 @@ import (
 	"fmt"
 
 	"github.com/topolayer/topolayer/config"
+	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/gather"
-	"github.com/topolayer/topolayer/mom/contract"
 )
 
 // Place reads an input on the management cluster only when the operator writes it there.

@@ -3,9 +3,9 @@ package hosted_test
 import (
 	"testing"
 
+	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/contract/corpus"
 	"github.com/topolayer/topolayer/hosted"
-	"github.com/topolayer/topolayer/mom/contract"
-	"github.com/topolayer/topolayer/mom/contract/corpus"
 )
 
 // BenchmarkHostedPlan translates the largest corpus case in memory (routing, names,

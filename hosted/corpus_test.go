@@ -12,10 +12,10 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/topolayer/topolayer/config"
+	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/contract/contracttest"
+	"github.com/topolayer/topolayer/contract/corpus"
 	"github.com/topolayer/topolayer/hosted"
-	"github.com/topolayer/topolayer/mom/contract"
-	"github.com/topolayer/topolayer/mom/contract/contracttest"
-	"github.com/topolayer/topolayer/mom/contract/corpus"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/translate"

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/topolayer/topolayer/config"
-	"github.com/topolayer/topolayer/mom/contract"
+	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/translate"
 )

@@ -7,9 +7,9 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/contract/corpus"
 	"github.com/topolayer/topolayer/hosted"
-	"github.com/topolayer/topolayer/mom/contract"
-	"github.com/topolayer/topolayer/mom/contract/corpus"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/translate"
 )

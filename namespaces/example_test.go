@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/topolayer/topolayer/mom/contract"
+	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/namespaces"
 )
 

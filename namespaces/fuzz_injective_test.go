@@ -6,7 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/topolayer/topolayer/mom/contract"
+	"github.com/topolayer/topolayer/contract"
 )
 
 // FuzzEncodeNameInjective maps two standalone objects to the management cluster and checks

@@ -3,7 +3,7 @@ package namespaces
 import (
 	"strings"
 
-	"github.com/topolayer/topolayer/mom/contract"
+	"github.com/topolayer/topolayer/contract"
 )
 
 // Annotations and the label that every object topolayer writes on a hosted target carries.

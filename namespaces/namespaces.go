@@ -1,6 +1,6 @@
 package namespaces
 
-import "github.com/topolayer/topolayer/mom/contract"
+import "github.com/topolayer/topolayer/contract"
 
 // Mapper maps standalone identities to the identities they have on a target cluster, and back.
 // For every identity ToTarget accepts, ToSource inverts it when given the target object's

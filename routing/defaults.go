@@ -1,6 +1,6 @@
 package routing
 
-import "github.com/topolayer/topolayer/mom/contract"
+import "github.com/topolayer/topolayer/contract"
 
 // Names of the built-in rules.
 const (

@@ -7,7 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/topolayer/topolayer/mom/contract"
+	"github.com/topolayer/topolayer/contract"
 )
 
 // Match selects mutations. Every field that is set must match; an empty Match matches

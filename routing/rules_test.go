@@ -3,7 +3,7 @@ package routing_test
 import (
 	"testing"
 
-	"github.com/topolayer/topolayer/mom/contract"
+	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/routing"
 )
 

@@ -1,7 +1,7 @@
 package translate
 
 import (
-	"github.com/topolayer/topolayer/mom/contract"
+	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/routing"
 )
 

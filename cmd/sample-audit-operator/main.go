@@ -7,7 +7,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/topolayer/topolayer/mom/operator/samples/sampleaudit"
+	"github.com/topolayer/topolayer/sdk/samples/sampleaudit"
 )
 
 func main() {

@@ -1,5 +1,5 @@
 // Command sample-operator is a small operator written with controller-runtime that runs
-// under the multi-operator-manager contract through topolayer's mom/operator library:
+// under the multi-operator-manager contract through topolayer's sdk library:
 //
 //	sample-operator input-resources
 //	sample-operator output-resources
@@ -7,5 +7,5 @@
 //
 // It reads openshift-config/sample-settings (replicas, message) and its Sample
 // samples.operator.topolayer.dev/cluster, and runs the sample operand in openshift-sample.
-// SAMPLE_IMAGE sets the operand image. Its logic lives in mom/operator/samples/sample.
+// SAMPLE_IMAGE sets the operand image. Its logic lives in sdk/samples/sample.
 package main

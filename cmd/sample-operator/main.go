@@ -7,7 +7,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/topolayer/topolayer/mom/operator/samples/sample"
+	"github.com/topolayer/topolayer/sdk/samples/sample"
 )
 
 func main() {

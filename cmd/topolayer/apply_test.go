@@ -12,7 +12,7 @@ import (
 
 	"github.com/topolayer/topolayer/apply"
 	"github.com/topolayer/topolayer/config"
-	"github.com/topolayer/topolayer/mom/contract"
+	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/translate"
 )
 

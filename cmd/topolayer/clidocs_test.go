@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/topolayer/topolayer/mom/contract/corpus"
+	"github.com/topolayer/topolayer/contract/corpus"
 )
 
 // TestCLIDocs checks that docs/cli.md is the reference of the current command tree; with

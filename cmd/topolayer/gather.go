@@ -11,8 +11,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/topolayer/topolayer/config"
+	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/gather"
-	"github.com/topolayer/topolayer/mom/contract"
 	"github.com/topolayer/topolayer/routing"
 )
 

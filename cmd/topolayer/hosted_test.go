@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/topolayer/topolayer/mom/contract"
-	"github.com/topolayer/topolayer/mom/contract/contracttest"
-	"github.com/topolayer/topolayer/mom/contract/corpus"
+	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/contract/contracttest"
+	"github.com/topolayer/topolayer/contract/corpus"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/translate"
 )

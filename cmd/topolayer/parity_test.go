@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/topolayer/topolayer/mom/contract/corpus"
+	"github.com/topolayer/topolayer/contract/corpus"
 	"github.com/topolayer/topolayer/translate/parity"
 )
 

@@ -17,9 +17,9 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/topolayer/topolayer/config"
+	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/hack/bench/synth"
 	"github.com/topolayer/topolayer/hosted"
-	"github.com/topolayer/topolayer/mom/contract"
 	"github.com/topolayer/topolayer/translate"
 )
 

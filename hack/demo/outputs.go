@@ -5,7 +5,7 @@ import (
 	"regexp"
 	"sort"
 
-	"github.com/topolayer/topolayer/mom/contract"
+	"github.com/topolayer/topolayer/contract"
 )
 
 // conditionTime matches the timestamps an operator takes from its run's clock.

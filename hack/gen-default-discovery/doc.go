@@ -1,7 +1,7 @@
-// Command gen-default-discovery writes the default discovery documents that mom/contract
+// Command gen-default-discovery writes the default discovery documents that contract
 // embeds: it starts a kube-apiserver (envtest, the version in go.mod), installs the CRDs an
 // OpenShift payload ships (from the openshift/api module), and saves what the server answers
 // to aggregated discovery requests for /api and /apis, as YAML.
 //
-//	KUBEBUILDER_ASSETS=$(hack/envtest-assets.sh) go run ./hack/gen-default-discovery -to mom/contract/defaultdiscovery
+//	KUBEBUILDER_ASSETS=$(hack/envtest-assets.sh) go run ./hack/gen-default-discovery -to contract/defaultdiscovery
 package main

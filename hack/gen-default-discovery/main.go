@@ -21,7 +21,7 @@ import (
 const aggregatedAccept = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 
 func main() {
-	to := flag.String("to", "mom/contract/defaultdiscovery", "folder to write the two discovery files to")
+	to := flag.String("to", "contract/defaultdiscovery", "folder to write the two discovery files to")
 	flag.Parse()
 	if err := run(*to); err != nil {
 		fmt.Fprintln(os.Stderr, "gen-default-discovery:", err)

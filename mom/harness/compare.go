@@ -9,7 +9,7 @@ import (
 
 	"github.com/pmezard/go-difflib/difflib"
 
-	"github.com/topolayer/topolayer/mom/contract"
+	"github.com/topolayer/topolayer/contract"
 )
 
 // Compare compares an expected and an actual output directory the way the upstream harness

@@ -8,7 +8,7 @@
 //	<binaryName or Options.Command> apply-configuration --input-dir <test>/input-dir --output-dir <actual> [--now ...] [--controllers ...]
 //
 // through a Runner (Exec by default: a child process with PATH only, under a 5 s timeout;
-// CommandRunner runs an operator built with mom/operator in process; a sandboxed runner can
+// CommandRunner runs an operator built with sdk in process; a sandboxed runner can
 // take their place). Its stdout and stderr are kept next to the actual output as stdout.log
 // and stderr.log. The exit status must match test.yaml's desiredError; a mismatch fails the
 // test but the outputs are still compared, and an operator that could not run fails it

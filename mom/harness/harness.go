@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/topolayer/topolayer/mom/contract"
+	"github.com/topolayer/topolayer/contract"
 )
 
 // DefaultTimeout bounds one operator run, as in the upstream harness.

@@ -14,11 +14,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/topolayer/topolayer/mom/contract"
-	"github.com/topolayer/topolayer/mom/contract/contracttest"
+	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/contract/contracttest"
 	"github.com/topolayer/topolayer/mom/harness"
-	"github.com/topolayer/topolayer/mom/operator/samples/sample"
-	"github.com/topolayer/topolayer/mom/operator/samples/sampleaudit"
+	"github.com/topolayer/topolayer/sdk/samples/sample"
+	"github.com/topolayer/topolayer/sdk/samples/sampleaudit"
 )
 
 // examples holds the sample operators' tests.

@@ -63,7 +63,7 @@ func (e *ExitError) Unwrap() error { return e.Err }
 func (e *ExitError) ExitCode() int { return e.Code }
 
 // CommandRunner runs an operator's command line in process, for operators built with
-// mom/operator (pass op.Command): argv[0] is ignored, argv[1:] are the command's arguments,
+// sdk (pass op.Command): argv[0] is ignored, argv[1:] are the command's arguments,
 // and an error of the command counts as exit status 1.
 func CommandRunner(newCommand func() *cobra.Command) Runner {
 	return func(ctx context.Context, argv []string, stdout, stderr io.Writer) error {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/topolayer/topolayer/mom/contract"
+	"github.com/topolayer/topolayer/contract"
 )
 
 // Conflict is one object that more than one operator declares it writes (start-up) or

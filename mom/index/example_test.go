@@ -3,7 +3,7 @@ package index_test
 import (
 	"fmt"
 
-	"github.com/topolayer/topolayer/mom/contract"
+	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/mom/index"
 )
 

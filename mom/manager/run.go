@@ -16,8 +16,8 @@ import (
 	"github.com/go-logr/logr"
 
 	"github.com/topolayer/topolayer/apply"
+	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/gather"
-	"github.com/topolayer/topolayer/mom/contract"
 	"github.com/topolayer/topolayer/mom/runner"
 	"github.com/topolayer/topolayer/mom/scheduler"
 	"github.com/topolayer/topolayer/routing"

@@ -3,7 +3,7 @@ package manager
 import (
 	"testing"
 
-	"github.com/topolayer/topolayer/mom/contract"
+	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/mom/scheduler"
 )
 

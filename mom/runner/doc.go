@@ -19,7 +19,7 @@
 // *OutputTooLargeError, each naming the operator; match them with errors.As.
 //
 // What the package does not do: it does not read or filter the output directory (that is
-// mom/contract's and the scheduler's job), it does not isolate the filesystem (the operator
+// contract's and the scheduler's job), it does not isolate the filesystem (the operator
 // runs with the runner's user and can read what the runner can read), and it does not
 // schedule: one call, one run.
 package runner

@@ -17,7 +17,7 @@ import (
 
 	"github.com/go-logr/logr"
 
-	"github.com/topolayer/topolayer/mom/contract"
+	"github.com/topolayer/topolayer/contract"
 )
 
 // Exec runs a MOM contract binary in a sandbox:

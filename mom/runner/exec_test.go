@@ -23,8 +23,8 @@ import (
 	"github.com/go-logr/logr/funcr"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/topolayer/topolayer/mom/contract"
-	"github.com/topolayer/topolayer/mom/contract/contracttest"
+	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/contract/contracttest"
 )
 
 // sandboxMode is one way of isolating the network: the namespace, or the proxy variables

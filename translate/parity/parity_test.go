@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/topolayer/topolayer/config"
+	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/hosted"
-	"github.com/topolayer/topolayer/mom/contract"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/standalone"
 	"github.com/topolayer/topolayer/translate"

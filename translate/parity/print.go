@@ -6,7 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/topolayer/topolayer/mom/contract"
+	"github.com/topolayer/topolayer/contract"
 )
 
 // WriteTable writes the report as text: one line per object (outcome, standalone object ->

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/topolayer/topolayer/mom/contract"
+	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/translate"

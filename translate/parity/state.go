@@ -10,7 +10,7 @@ import (
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	sigsyaml "sigs.k8s.io/yaml"
 
-	"github.com/topolayer/topolayer/mom/contract"
+	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/translate"
 )

@@ -7,8 +7,8 @@ import (
 	"os"
 	"strconv"
 
+	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/hack/bench/fleet"
-	"github.com/topolayer/topolayer/mom/contract"
 )
 
 func main() {

@@ -3,7 +3,7 @@ package synth
 import (
 	"fmt"
 
-	"github.com/topolayer/topolayer/mom/contract"
+	"github.com/topolayer/topolayer/contract"
 )
 
 // Shape is one kind of mutation of the mix, with its share of every 100 mutations.

@@ -9,8 +9,8 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/topolayer/topolayer/mom/contract"
-	"github.com/topolayer/topolayer/mom/contract/contracttest"
+	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/contract/contracttest"
 )
 
 const inputResources = `applyConfigurationResources:
