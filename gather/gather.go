@@ -20,25 +20,22 @@ import (
 	"k8s.io/client-go/restmapper"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/namespaces"
-	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/translate"
 )
 
 // Options configures Gather.
 type Options struct {
-	// Config is the topology configuration (defaulted, as config.Load returns it).
-	Config *config.TopologyConfig
+	// Placement is the topology (topology.New): the clusters, names and where inputs live.
+	Placement Placement
 	// Inputs is the operator's input-resources; its applyConfigurationResources are read.
 	Inputs *contract.InputResources
 	// Outputs is the operator's output-resources; nil means it writes nothing, so every
-	// input of a hosted topology is read from the guest (see Place).
+	// input of a hosted topology is read from the guest (see Placement.Locate).
 	Outputs *contract.OutputResources
-	// Clusters are the client configurations by cluster name: routing.ClusterStandalone, or
-	// routing.ClusterManagement and routing.ClusterGuest. Each is read live (NewAPIReader)
-	// unless Readers has the cluster.
+	// Clusters are the client configurations by cluster name (Placement.Clusters). Each is
+	// read live (NewAPIReader) unless Readers has the cluster.
 	Clusters map[string]*rest.Config
 	// Readers read the clusters instead of live requests, by cluster name: for example the
 	// informer caches of topolayer run.
@@ -62,7 +59,7 @@ type Result struct {
 
 // Gather reads every applyConfigurationResources input (exact, label-selected, and
 // ImplicitNamespacedReference references; generated-name entries are skipped) from where the
-// topology keeps it (Place) and returns it in standalone form: read from the management
+// topology keeps it (Placement.Locate) and returns it in standalone form: read from the management
 // cluster, an object is mapped back with translate.Inverse; every object loses its
 // server-set metadata (uid, resourceVersion, managedFields, creationTimestamp, generation,
 // selfLink), the HostedControlPlane ownerReference and topolayer's annotations and label;
@@ -119,23 +116,15 @@ type gatherer struct {
 }
 
 func newGatherer(opts Options) (*gatherer, error) {
-	if opts.Config == nil || opts.Inputs == nil {
-		return nil, errors.New("gather: a configuration and input-resources are required")
+	if opts.Placement == nil || opts.Inputs == nil {
+		return nil, errors.New("gather: a placement and input-resources are required")
 	}
 	if opts.Discovery == nil {
 		opts.Discovery = contract.DefaultDiscovery()
 	}
 	g := &gatherer{opts: opts, readers: map[string]Reader{}, seen: map[key]*contract.InputObject{}, fromManagement: map[string]bool{}, absorbed: map[string]bool{}}
-	clusters := []string{routing.ClusterStandalone}
-	g.names = namespaces.Identity{}
-	if opts.Config.Topology.Type == config.Hosted {
-		h, err := HostedNames(opts.Config)
-		if err != nil {
-			return nil, err
-		}
-		g.names = h
-		clusters = []string{routing.ClusterManagement, routing.ClusterGuest}
-	}
+	clusters := opts.Placement.Clusters()
+	g.names = opts.Placement.Names()
 	g.inverse = translate.Inverse{Names: g.names, Discovery: opts.Discovery}
 	for _, c := range clusters {
 		if r := opts.Readers[c]; r != nil {
@@ -155,24 +144,6 @@ func newGatherer(opts Options) (*gatherer, error) {
 	return g, nil
 }
 
-// HostedNames returns the name mapping of a hosted configuration, as hosted.Engine builds it.
-func HostedNames(cfg *config.TopologyConfig) (namespaces.Hosted, error) {
-	if cfg.Topology.Type != config.Hosted || cfg.Topology.Hosted == nil {
-		return namespaces.Hosted{}, fmt.Errorf("topology %s is not %s", cfg.Topology.Type, config.Hosted)
-	}
-	h := namespaces.Hosted{Namespace: cfg.Topology.Hosted.Namespace}
-	for _, a := range cfg.Namespaces.Aliases {
-		h.Aliases = append(h.Aliases, namespaces.Alias{
-			Source: contract.Identity{Group: a.Group, Resource: a.Resource, Namespace: a.Namespace, Name: a.Name},
-			Name:   a.HostedName,
-		})
-	}
-	if err := h.Validate(); err != nil {
-		return namespaces.Hosted{}, fmt.Errorf("namespaces: %w", err)
-	}
-	return h, nil
-}
-
 // exact gathers one object by its standalone identity and returns it (nil when skipped).
 func (g *gatherer) exact(ctx context.Context, id contract.Identity) error {
 	_, err := g.get(ctx, id)
@@ -184,7 +155,7 @@ func (g *gatherer) get(ctx context.Context, id contract.Identity) (*contract.Inp
 	if o, ok := g.seen[keyOf(id)]; ok {
 		return o, nil
 	}
-	loc, err := Place(g.opts.Config, g.names, g.opts.Outputs, id)
+	loc, err := g.opts.Placement.Locate(g.opts.Outputs, id)
 	if err != nil {
 		return nil, err
 	}
@@ -221,23 +192,19 @@ func (g *gatherer) add(cluster string, o *contract.InputObject) {
 	}
 	g.seen[k] = o
 	g.res.Objects = append(g.res.Objects, o)
-	if cluster == routing.ClusterManagement && o.Namespace != "" {
+	if g.opts.Placement.Bound(cluster) != "" && o.Namespace != "" {
 		g.fromManagement[o.Namespace] = true
 	}
 }
 
 // standalone maps an object read on cluster (target identity t) back to standalone form.
 func (g *gatherer) standalone(cluster string, t contract.Identity, obj *unstructured.Unstructured) (*contract.InputObject, contract.Identity, error) {
-	stripServerFields(obj, cluster == routing.ClusterManagement)
+	stripServerFields(obj, g.opts.Placement.Bound(cluster) != "")
 	rn, err := kyaml.FromMap(obj.Object)
 	if err != nil {
 		return nil, contract.Identity{}, fmt.Errorf("%s on %s: %w", t, cluster, err)
 	}
-	mapper := cluster
-	if cluster == routing.ClusterStandalone {
-		mapper = routing.ClusterGuest // namespaces.Identity ignores the cluster
-	}
-	out, src, warnings, err := g.inverse.Object(mapper, t, rn)
+	out, src, warnings, err := g.inverse.Object(cluster, t, rn)
 	if err != nil {
 		return nil, contract.Identity{}, fmt.Errorf("on %s: %w", cluster, err)
 	}
@@ -285,32 +252,53 @@ func (g *gatherer) labelSelected(ctx context.Context, s contract.LabelSelectedRe
 		if src.Group != s.Group || src.Resource != s.Resource || (s.Namespace != "" && src.Namespace != s.Namespace) {
 			return false
 		}
-		loc, err := Place(g.opts.Config, g.names, g.opts.Outputs, src)
+		loc, err := g.opts.Placement.Locate(g.opts.Outputs, src)
 		return err == nil && loc.Cluster == cluster && !loc.Absorbed
 	}
-	if g.opts.Config.Topology.Type != config.Hosted {
-		return g.list(ctx, routing.ClusterStandalone, probe, s.Namespace, sel.String(), matches)
+	var errs []error
+	for _, cluster := range g.opts.Placement.Clusters() {
+		errs = append(errs, g.listSelected(ctx, cluster, probe, s.Namespace, sel.String(), matches))
 	}
-	if err := g.list(ctx, routing.ClusterGuest, probe, s.Namespace, sel.String(), matches); err != nil {
-		return err
+	return errors.Join(errs...)
+}
+
+// listSelected lists a selection on one cluster: where it is (its namespace or everywhere)
+// on a cluster that is not confined; on a confined cluster, in its namespace, at the
+// selection's resource there (a shadow resource for a cluster-scoped one). Namespaces are
+// absorbed on a confined cluster: never listed there.
+func (g *gatherer) listSelected(ctx context.Context, cluster string, probe contract.Identity, ns, selector string, keep func(contract.Identity, string) bool) error {
+	if g.opts.Placement.Bound(cluster) == "" {
+		return g.list(ctx, cluster, probe, ns, selector, keep)
 	}
-	if s.Namespace == "" {
+	if probe.Namespace == "" {
 		if namespaced, known := g.opts.Discovery.Namespaced(probe.GroupResource()); known && namespaced {
 			probe.Namespace = "probe"
-		} else if !known {
-			if namespaced, err := g.readers[routing.ClusterGuest].Namespaced(probe.GroupVersionResource()); err == nil && namespaced {
-				probe.Namespace = "probe"
-			}
+		} else if !known && g.servedNamespaced(probe) {
+			probe.Namespace = "probe"
 		}
 	}
 	if probe.IsNamespace() {
-		return nil // absorbed on the management side: never listed there
+		return nil
 	}
-	t, err := g.names.ToTarget(routing.ClusterManagement, probe)
+	t, err := g.names.ToTarget(cluster, probe)
 	if err != nil {
 		return err
 	}
-	return g.list(ctx, routing.ClusterManagement, t, t.Namespace, sel.String(), matches)
+	return g.list(ctx, cluster, t, t.Namespace, selector, keep)
+}
+
+// servedNamespaced asks the clusters that are not confined whether they serve probe's
+// resource as a namespaced one.
+func (g *gatherer) servedNamespaced(probe contract.Identity) bool {
+	for _, c := range g.opts.Placement.Clusters() {
+		if g.opts.Placement.Bound(c) != "" {
+			continue
+		}
+		if namespaced, err := g.readers[c].Namespaced(probe.GroupVersionResource()); err == nil && namespaced {
+			return true
+		}
+	}
+	return false
 }
 
 // list lists resource t (its group, version and resource) on cluster in namespace ns.

@@ -145,7 +145,7 @@ func (m *Manager) runOnce(ctx context.Context, st *operatorState, dir string, re
 
 	// Gather the inputs from the caches, in standalone form.
 	t0 := m.opts.Now()
-	g, err := gather.Gather(ctx, gather.Options{Config: m.opts.Config, Inputs: st.inputs, Outputs: st.outputs, Readers: m.readers})
+	g, err := gather.Gather(ctx, gather.Options{Placement: m.topo, Inputs: st.inputs, Outputs: st.outputs, Readers: m.readers})
 	if err != nil {
 		return "", fmt.Errorf("gather the inputs: %w", err)
 	}

@@ -21,7 +21,7 @@
 // come from the clusters):
 //
 //	s := translate.Standalone("my-operator", declared).Plan(out)
-//	he, _ := hosted.Engine(cfg, "my-operator", declared)
+//	he, _ := topology.Engine(cfg, "my-operator", declared)
 //	report, _ := parity.Compare(s, he.Plan(out), parity.OptionsFor(he))
 //	report.WriteTable(os.Stdout) // ends with "parity: 12 objects: 2 identical, ..."
 //	if err := report.Err(); err != nil { /* some difference is unexplained */ }

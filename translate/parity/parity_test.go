@@ -10,9 +10,8 @@ import (
 
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/routing"
-	"github.com/topolayer/topolayer/standalone"
+	"github.com/topolayer/topolayer/topology"
 	"github.com/topolayer/topolayer/translate"
 	"github.com/topolayer/topolayer/translate/parity"
 )
@@ -68,11 +67,11 @@ func plans(t *testing.T, out *contract.OutputDir) (s, h *translate.Plan, he tran
 	if err != nil {
 		t.Fatal(err)
 	}
-	se, err := standalone.Engine(scfg, "demo-operator", nil)
+	se, err := topology.Engine(scfg, "demo-operator", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if he, err = hosted.Engine(hcfg, "demo-operator", nil); err != nil {
+	if he, err = topology.Engine(hcfg, "demo-operator", nil); err != nil {
 		t.Fatal(err)
 	}
 	return se.Plan(out), he.Plan(out), he
