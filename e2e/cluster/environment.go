@@ -20,20 +20,21 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/topolayer/topolayer/config"
+	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/topology"
 	samplecrds "github.com/topolayer/topolayer/examples/sample-operators/crds"
 	"github.com/topolayer/topolayer/translate"
 )
 
 // The names of the API servers of an Environment, as Config, Clusters and WriteKubeconfigs
-// use them.
+// use them: the clusters' names in plans and routing rules (package routing names them).
 const (
 	// Management is the hosted topology's management cluster, which holds the HCP namespace.
-	Management = "management"
+	Management = routing.ClusterManagement
 	// Guest is the hosted topology's guest cluster.
-	Guest = "guest"
+	Guest = routing.ClusterGuest
 	// Single is the standalone topology's one cluster.
-	Single = "cluster"
+	Single = routing.ClusterStandalone
 )
 
 // DefaultHostedControlPlane names the hosted control plane when the configuration does not:
