@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/namespaces"
+	"github.com/topolayer/topolayer/routing"
 )
 
 func ExampleHosted() {

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/namespaces"
+	"github.com/topolayer/topolayer/routing"
 )
 
 // benchIdentities are standalone identities of the shapes the hosted mapping handles:

@@ -20,9 +20,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/topolayer/topolayer/config"
+	samplecrds "github.com/topolayer/topolayer/examples/sample-operators/crds"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/topology"
-	samplecrds "github.com/topolayer/topolayer/examples/sample-operators/crds"
 	"github.com/topolayer/topolayer/translate"
 )
 

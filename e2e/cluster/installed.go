@@ -11,8 +11,8 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/topolayer/topolayer/topology"
 	"github.com/topolayer/topolayer/namespaces"
+	"github.com/topolayer/topolayer/topology"
 )
 
 // Installed names what an Environment creates that an OpenShift installation would have
