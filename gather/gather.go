@@ -12,12 +12,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/discovery/cached/memory"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/restmapper"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/topolayer/topolayer/contract"
@@ -373,104 +372,107 @@ type Reader interface {
 	Namespaced(gvr schema.GroupVersionResource) (bool, error)
 }
 
-// reader reads one cluster live, through a dynamic client and a RESTMapper from discovery.
-type reader struct {
-	name   string
-	client dynamic.Interface
-	mapper meta.ResettableRESTMapper
-}
-
-// NewAPIReader returns a Reader that sends every read to the cluster's API server; name is
-// the cluster's name, for errors.
+// NewAPIReader returns a Reader that sends every read to the cluster's API server, through
+// controller-runtime's client and a dynamic RESTMapper (discovery, refreshed when a resource
+// is not found); name is the cluster's name, for errors.
 func NewAPIReader(name string, cfg *rest.Config) (Reader, error) {
-	dyn, err := dynamic.NewForConfig(cfg)
+	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", name, err)
 	}
-	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	mapper, err := apiutil.NewDynamicRESTMapper(cfg, hc)
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", name, err)
 	}
-	return &reader{name: name, client: dyn, mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))}, nil
+	c, err := client.New(cfg, client.Options{HTTPClient: hc, Mapper: mapper})
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: %w", name, err)
+	}
+	return ClientReader{Name: name, Reader: c, Mapper: mapper}, nil
 }
 
-// mapping returns the REST mapping of gvr, refreshing discovery once; nil when the cluster
-// does not serve the resource.
-func (r *reader) mapping(gvr schema.GroupVersionResource) (*meta.RESTMapping, error) {
-	find := func() (*meta.RESTMapping, error) {
-		gvk, err := r.mapper.KindFor(gvr)
-		if err != nil {
-			return nil, err
-		}
-		return r.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	}
-	m, err := find()
+// ClientReader is a Reader over a controller-runtime client.Reader: a live client
+// (NewAPIReader) or a cache (the shared informers of topolayer run).
+type ClientReader struct {
+	// Name is the cluster's name, for errors.
+	Name string
+	// Reader reads the objects.
+	Reader client.Reader
+	// Mapper maps resources to kinds and scopes.
+	Mapper meta.RESTMapper
+}
+
+var _ Reader = ClientReader{}
+
+// kind returns the kind of gvr; ok is false when the cluster does not serve it.
+func (r ClientReader) kind(gvr schema.GroupVersionResource) (schema.GroupVersionKind, bool, error) {
+	gvk, err := r.Mapper.KindFor(gvr)
 	if meta.IsNoMatchError(err) {
-		r.mapper.Reset()
-		m, err = find()
-	}
-	if meta.IsNoMatchError(err) {
-		return nil, nil
+		return schema.GroupVersionKind{}, false, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("cluster %s: resource %s: %w", r.name, gvr, err)
+		return schema.GroupVersionKind{}, false, fmt.Errorf("cluster %s: resource %s: %w", r.Name, gvr, err)
 	}
-	return m, nil
-}
-
-// Namespaced implements Reader.
-func (r *reader) Namespaced(gvr schema.GroupVersionResource) (bool, error) {
-	m, err := r.mapping(gvr)
-	if err != nil || m == nil {
-		return false, err
-	}
-	return m.Scope.Name() == meta.RESTScopeNameNamespace, nil
-}
-
-func (r *reader) resource(gvr schema.GroupVersionResource, ns string) (dynamic.ResourceInterface, bool, error) {
-	m, err := r.mapping(gvr)
-	if err != nil || m == nil {
-		return nil, false, err
-	}
-	if m.Scope.Name() == meta.RESTScopeNameNamespace && ns != "" {
-		return r.client.Resource(gvr).Namespace(ns), true, nil
-	}
-	return r.client.Resource(gvr), true, nil
+	return gvk, true, nil
 }
 
 // Get implements Reader.
-func (r *reader) Get(ctx context.Context, id contract.Identity) (*unstructured.Unstructured, error) {
-	ri, ok, err := r.resource(id.GroupVersionResource(), id.Namespace)
+func (r ClientReader) Get(ctx context.Context, id contract.Identity) (*unstructured.Unstructured, error) {
+	gvk, ok, err := r.kind(id.GroupVersionResource())
 	if err != nil || !ok {
 		return nil, err
 	}
-	obj, err := ri.Get(ctx, id.Name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	err = r.Reader.Get(ctx, client.ObjectKey{Namespace: id.Namespace, Name: id.Name}, u)
+	if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("cluster %s: get %s: %w", r.name, id, err)
+		return nil, fmt.Errorf("cluster %s: get %s: %w", r.Name, id, err)
 	}
-	return obj, nil
+	return u, nil
 }
 
 // List implements Reader.
-func (r *reader) List(ctx context.Context, gvr schema.GroupVersionResource, ns, selector string) ([]*unstructured.Unstructured, error) {
-	ri, ok, err := r.resource(gvr, ns)
+func (r ClientReader) List(ctx context.Context, gvr schema.GroupVersionResource, ns, selector string) ([]*unstructured.Unstructured, error) {
+	gvk, ok, err := r.kind(gvr)
 	if err != nil || !ok {
 		return nil, err
 	}
-	l, err := ri.List(ctx, metav1.ListOptions{LabelSelector: selector})
+	sel, err := labels.Parse(selector)
 	if err != nil {
-		return nil, fmt.Errorf("cluster %s: list %s in %q: %w", r.name, gvr, ns, err)
+		return nil, fmt.Errorf("cluster %s: list %s: selector %q: %w", r.Name, gvr, selector, err)
+	}
+	l := &unstructured.UnstructuredList{}
+	l.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	opts := []client.ListOption{client.MatchingLabelsSelector{Selector: sel}}
+	if ns != "" {
+		opts = append(opts, client.InNamespace(ns))
+	}
+	if err := r.Reader.List(ctx, l, opts...); err != nil {
+		if meta.IsNoMatchError(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("cluster %s: list %s in %q: %w", r.Name, gvr, ns, err)
 	}
 	out := make([]*unstructured.Unstructured, len(l.Items))
 	for i := range l.Items {
 		out[i] = &l.Items[i]
-		if out[i].GetAPIVersion() == "" {
-			out[i].SetAPIVersion(l.GetAPIVersion())
-			out[i].SetKind(strings.TrimSuffix(l.GetKind(), "List"))
-		}
+		out[i].SetGroupVersionKind(gvk)
 	}
 	return out, nil
+}
+
+// Namespaced implements Reader.
+func (r ClientReader) Namespaced(gvr schema.GroupVersionResource) (bool, error) {
+	gvk, ok, err := r.kind(gvr)
+	if err != nil || !ok {
+		return false, err
+	}
+	m, err := r.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return false, fmt.Errorf("cluster %s: resource %s: %w", r.Name, gvr, err)
+	}
+	return m.Scope.Name() == meta.RESTScopeNameNamespace, nil
 }

@@ -174,7 +174,7 @@ func New(ctx context.Context, opts Options) (*Manager, error) {
 		return nil, err
 	}
 	for name, c := range opts.Clusters {
-		m.readers[name] = cacheReader{name: name, reader: c.GetCache(), mapper: c.GetRESTMapper()}
+		m.readers[name] = gather.ClientReader{Name: name, Reader: c.GetCache(), Mapper: c.GetRESTMapper()}
 	}
 	if m.metrics, err = newMetrics(opts.Registerer); err != nil {
 		return nil, err
