@@ -28,8 +28,10 @@ func OperatorsFromConfig(cfg *config.TopologyConfig, baseDir string) []Operator 
 		out = append(out, Operator{
 			Name:           op.Name,
 			Runner:         &runner.Exec{Name: op.Name, Command: cmd, Env: op.Env, Limits: limits},
-			ServiceAccount: op.ServiceAccount,
-			Controllers:    op.Controllers,
+			ServiceAccount:      op.ServiceAccount,
+			Controllers:         op.Controllers,
+			Supplements:         op.Supplements,
+			OnControllerFailure: op.OnControllerFailure,
 		})
 	}
 	return out

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	"github.com/topolayer/topolayer/apply"
+	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/gather"
 	"github.com/topolayer/topolayer/mom/index"
@@ -38,6 +39,11 @@ type Operator struct {
 	ServiceAccount string
 	// Controllers, when set, are the only controllers its runs start.
 	Controllers []string
+	// Supplements add to the declarations the operator prints (Declare merges them).
+	Supplements config.Supplements
+	// OnControllerFailure is what a run that exited non-zero with readable outputs and
+	// controller results applies; "" means config.ApplyOnControllerFailure.
+	OnControllerFailure config.ControllerFailurePolicy
 }
 
 // Options configures a Manager.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
@@ -54,6 +55,8 @@ func (m *Manager) record(ctx context.Context, st *operatorState, rec RunRecord) 
 	switch rec.Result {
 	case ResultSucceeded:
 		m.event(st.Name, corev1.EventTypeNormal, "RunSucceeded", "run %d: %d inputs, %d mutations, %d applied, %d unchanged in %s", rec.Run, rec.Inputs, rec.Mutations, rec.Applied, rec.Unchanged, rec.Duration)
+	case ResultDegraded:
+		m.event(st.Name, corev1.EventTypeWarning, "RunDegraded", "run %d: %d applied, %d unchanged; failed controllers: %s", rec.Run, rec.Applied, rec.Unchanged, strings.Join(rec.FailedControllers, "; "))
 	case ResultRejected:
 		m.event(st.Name, corev1.EventTypeWarning, "OutputsRejected", "run %d: %s", rec.Run, rec.Message)
 	default:

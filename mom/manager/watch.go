@@ -23,7 +23,7 @@ type Declarations struct {
 }
 
 // Declare asks every operator for its declarations (its input-resources and
-// output-resources commands, offline).
+// output-resources commands, offline) and adds its configured supplements.
 func Declare(ctx context.Context, ops []Operator) (map[string]Declarations, error) {
 	out := map[string]Declarations{}
 	for _, op := range ops {
@@ -31,7 +31,10 @@ func Declare(ctx context.Context, ops []Operator) (map[string]Declarations, erro
 		if err != nil {
 			return nil, fmt.Errorf("operator %s: read its declarations: %w", op.Name, err)
 		}
-		out[op.Name] = Declarations{Inputs: in, Outputs: o}
+		out[op.Name] = Declarations{
+			Inputs:  contract.MergeInputResources(in, op.Supplements.Inputs),
+			Outputs: contract.MergeOutputResources(o, op.Supplements.Outputs),
+		}
 	}
 	return out, nil
 }
