@@ -36,25 +36,25 @@ const (
 
 // RunRecord is what one run did; the status object holds the last one.
 type RunRecord struct {
-	Operator   string   `json:"operator"`
-	Run        int64    `json:"run"`
-	Result     string   `json:"result"`
-	Message    string   `json:"message,omitempty"`
-	Started    string   `json:"started"`
-	Duration   string   `json:"duration"`
-	Trigger    string   `json:"trigger"`
-	Causes     []string `json:"causes,omitempty"`
-	Inputs     int      `json:"inputs"`
-	Mutations  int      `json:"mutations"`
-	Applied    int      `json:"applied"`
-	Unchanged  int      `json:"unchanged"`
-	Rejected   []string `json:"rejected,omitempty"`
+	Operator  string   `json:"operator"`
+	Run       int64    `json:"run"`
+	Result    string   `json:"result"`
+	Message   string   `json:"message,omitempty"`
+	Started   string   `json:"started"`
+	Duration  string   `json:"duration"`
+	Trigger   string   `json:"trigger"`
+	Causes    []string `json:"causes,omitempty"`
+	Inputs    int      `json:"inputs"`
+	Mutations int      `json:"mutations"`
+	Applied   int      `json:"applied"`
+	Unchanged int      `json:"unchanged"`
+	Rejected  []string `json:"rejected,omitempty"`
 	// FailedControllers name the controllers that failed or panicked, with their errors.
 	FailedControllers []string `json:"failedControllers,omitempty"`
-	Conflicts  []string `json:"conflicts,omitempty"`
-	Sandbox    string   `json:"sandbox,omitempty"`
-	OutputSize int64    `json:"outputBytes"`
-	Digest     string   `json:"digest,omitempty"`
+	Conflicts         []string `json:"conflicts,omitempty"`
+	Sandbox           string   `json:"sandbox,omitempty"`
+	OutputSize        int64    `json:"outputBytes"`
+	Digest            string   `json:"digest,omitempty"`
 	// Phases is how long each phase took: gather, operator, apply.
 	Phases map[string]string `json:"phases,omitempty"`
 }
