@@ -166,6 +166,11 @@ func (g *gatherer) get(ctx context.Context, id contract.Identity) (*contract.Inp
 	if err != nil {
 		return nil, err
 	}
+	if loc.Status != nil {
+		if loc, obj, err = g.withStatus(ctx, loc, obj); err != nil {
+			return nil, err
+		}
+	}
 	if obj == nil {
 		g.res.Skipped = append(g.res.Skipped, id)
 		return nil, nil
@@ -181,6 +186,28 @@ func (g *gatherer) get(ctx context.Context, id contract.Identity) (*contract.Inp
 	}
 	g.add(loc.Cluster, o)
 	return o, nil
+}
+
+// withStatus completes obj, read at loc, with the status read at loc.Status: the user's
+// object with the status the operator wrote. Where loc has no object, the object at
+// loc.Status is returned whole, with that location; where loc.Status has none or no status,
+// obj keeps its own.
+func (g *gatherer) withStatus(ctx context.Context, loc Location, obj *unstructured.Unstructured) (Location, *unstructured.Unstructured, error) {
+	at := *loc.Status
+	written, err := g.readers[at.Cluster].Get(ctx, at.Identity)
+	if err != nil {
+		return loc, nil, err
+	}
+	switch {
+	case obj == nil:
+		return at, written, nil
+	case written == nil:
+		return loc, obj, nil
+	}
+	if status, ok := written.Object["status"]; ok {
+		obj.Object["status"] = status
+	}
+	return loc, obj, nil
 }
 
 // add records a gathered object, once per standalone identity.

@@ -1,10 +1,12 @@
 package gather
 
 import (
+	"context"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
 	"github.com/topolayer/topolayer/contract"
@@ -140,5 +142,79 @@ func TestGatherNeedsClusters(t *testing.T) {
 	_, err := Gather(t.Context(), Options{Placement: hostedPlacement{hostedNames(t)}, Inputs: &contract.InputResources{}})
 	if err == nil {
 		t.Fatal("no error without client configurations")
+	}
+}
+
+// mapReader is a Reader over objects in memory, by identity (version ignored).
+type mapReader map[key]*unstructured.Unstructured
+
+func (r mapReader) Get(_ context.Context, id contract.Identity) (*unstructured.Unstructured, error) {
+	if o, ok := r[keyOf(id)]; ok {
+		return o.DeepCopy(), nil
+	}
+	return nil, nil
+}
+
+func (mapReader) List(context.Context, schema.GroupVersionResource, string, string) ([]*unstructured.Unstructured, error) {
+	return nil, nil
+}
+
+func (mapReader) Namespaced(schema.GroupVersionResource) (bool, error) { return false, nil }
+
+// splitPlacement reads every input from the guest, its status from the management shadow.
+type splitPlacement struct{ hostedPlacement }
+
+func (p splitPlacement) Locate(_ *contract.OutputResources, id contract.Identity) (Location, error) {
+	shadow, err := p.names.ToTarget(routing.ClusterManagement, id)
+	return Location{Cluster: routing.ClusterGuest, Identity: id, Status: &Location{Cluster: routing.ClusterManagement, Identity: shadow}}, err
+}
+
+func TestGatherSpecFromUsersStatusFromOperator(t *testing.T) {
+	names := hostedNames(t)
+	ingress := contract.Identity{Group: "config.openshift.io", Version: "v1", Resource: "ingresses", Name: "cluster"}
+	shadow, err := names.ToTarget(routing.ClusterManagement, ingress)
+	if err != nil {
+		t.Fatal(err)
+	}
+	userSpec := object(t, "apiVersion: config.openshift.io/v1\nkind: Ingress\nmetadata: {name: cluster}\nspec: {domain: apps.user.example}\n")
+	written := object(t, "apiVersion: config.openshift.io.shadow.topolayer.dev/v1\nkind: Ingress\nmetadata: {name: cluster, namespace: hcp}\n"+
+		"spec: {domain: apps.stale.example}\nstatus: {componentRoutes: [{name: oauth-openshift, namespace: openshift-authentication}]}\n")
+	written.SetAnnotations(namespaces.SourceAnnotations(ingress))
+	inputs := &contract.InputResources{ApplyConfigurationResources: contract.ResourceList{ExactResources: []contract.ExactResourceID{
+		{ResourceTypeIdentifier: contract.ResourceTypeIdentifier{Group: ingress.Group, Version: "v1", Resource: ingress.Resource}, Name: ingress.Name},
+	}}}
+	tests := []struct {
+		name       string
+		guest, mgm mapReader
+		wantDomain string
+		wantStatus bool
+	}{
+		{"both: the user's spec, the operator's status", mapReader{keyOf(ingress): userSpec}, mapReader{keyOf(shadow): written}, "apps.user.example", true},
+		{"no status written yet: the user's object", mapReader{keyOf(ingress): userSpec}, mapReader{}, "apps.user.example", false},
+		{"not on the guest: the written object whole", mapReader{}, mapReader{keyOf(shadow): written}, "apps.stale.example", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := Gather(t.Context(), Options{
+				Placement: splitPlacement{hostedPlacement{names}}, Inputs: inputs,
+				Readers: map[string]Reader{routing.ClusterGuest: tc.guest, routing.ClusterManagement: tc.mgm},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Objects) != 1 {
+				t.Fatalf("gathered %d objects, want 1 (skipped %v, warnings %v)", len(res.Objects), res.Skipped, res.Warnings)
+			}
+			o := res.Objects[0].Object
+			if got, _, _ := unstructured.NestedString(o.Object, "spec", "domain"); got != tc.wantDomain {
+				t.Errorf("spec.domain = %q, want %q", got, tc.wantDomain)
+			}
+			if _, has := o.Object["status"]; has != tc.wantStatus {
+				t.Errorf("status present = %v, want %v", has, tc.wantStatus)
+			}
+			if o.GetAPIVersion() != "config.openshift.io/v1" || o.GetNamespace() != "" {
+				t.Errorf("not in standalone form: %s %s/%s", o.GetAPIVersion(), o.GetNamespace(), o.GetName())
+			}
+		})
 	}
 }

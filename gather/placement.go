@@ -14,6 +14,11 @@ type Location struct {
 	// Absorbed is true for a Namespace that the management side absorbs into the hosted
 	// control plane's namespace: it is not read but synthesized.
 	Absorbed bool
+	// Status, when set, is where the object's status is read: the operator writes the
+	// status of an object whose spec its users edit at Cluster (a config.openshift.io
+	// singleton of a hosted cluster). Where Cluster has no such object, the object is read
+	// whole at Status.
+	Status *Location
 }
 
 // Placement is what gather needs of a topology (topology.Topology implements it): the

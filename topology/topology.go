@@ -190,8 +190,10 @@ var _ gather.Placement = (*Topology)(nil)
 // its name there, when both (1) the routing table places id, as class Management, on the
 // home cluster, and (2) the operator itself writes id there (outputs declares it as a
 // Management or Configuration output); else on the guest, unchanged. A Namespace placed on
-// the home cluster is absorbed (Location.Absorbed). outputs may be nil: then every input is
-// read from the guest.
+// the home cluster is absorbed (Location.Absorbed). A cluster configuration object
+// (config.openshift.io) the operator writes is read where its users edit it, on the guest,
+// with the status the operator wrote on the home cluster (Location.Status). outputs may be
+// nil: then every input is read from the guest.
 func (t *Topology) Locate(outputs *contract.OutputResources, id contract.Identity) (gather.Location, error) {
 	if len(t.clusters) == 1 {
 		return gather.Location{Cluster: t.home, Identity: id}, nil
@@ -211,7 +213,19 @@ func (t *Topology) Locate(outputs *contract.OutputResources, id contract.Identit
 	if err != nil {
 		return gather.Location{}, err
 	}
-	return gather.Location{Cluster: t.home, Identity: target, Absorbed: d.Disposition == routing.Absorbed}, nil
+	written := gather.Location{Cluster: t.home, Identity: target, Absorbed: d.Disposition == routing.Absorbed}
+	if userEdited(id) {
+		// Its users edit its spec on the guest; the operator writes its status here.
+		guest.Status = &written
+		return guest, nil
+	}
+	return written, nil
+}
+
+// userEdited reports whether id is a cluster configuration object whose spec the guest's
+// users edit (config.openshift.io, but not the ClusterOperators operators write whole).
+func userEdited(id contract.Identity) bool {
+	return id.Group == "config.openshift.io" && id.Resource != "clusteroperators"
 }
 
 // Projections are the configured projections of the HostedControlPlane into config

@@ -164,8 +164,9 @@ func TestLocate(t *testing.T) {
 		{"not written: guest", hosted, outputs, id("config.openshift.io", "infrastructures", "", "cluster"), gather.Location{Cluster: routing.ClusterGuest, Identity: id("config.openshift.io", "infrastructures", "", "cluster")}},
 		{"management output: shadow", hosted, outputs, id("operator.openshift.io", "authentications", "", "cluster"),
 			gather.Location{Cluster: routing.ClusterManagement, Identity: id("operator.openshift.io.shadow.topolayer.dev", "authentications", "hcp", "cluster")}},
-		{"configuration output: management", hosted, outputs, id("config.openshift.io", "ingresses", "", "cluster"),
-			gather.Location{Cluster: routing.ClusterManagement, Identity: id("config.openshift.io.shadow.topolayer.dev", "ingresses", "hcp", "cluster")}},
+		{"configuration output: spec where users edit it, status where the operator writes it", hosted, outputs, id("config.openshift.io", "ingresses", "", "cluster"),
+			gather.Location{Cluster: routing.ClusterGuest, Identity: id("config.openshift.io", "ingresses", "", "cluster"), Status: &gather.Location{
+				Cluster: routing.ClusterManagement, Identity: id("config.openshift.io.shadow.topolayer.dev", "ingresses", "hcp", "cluster")}}},
 		{"namespaced output: encoded", hosted, outputs, audit, gather.Location{Cluster: routing.ClusterManagement, Identity: auditTarget}},
 		{"aliased output", hosted, outputs, id("", "secrets", "openshift-authentication", "serving"),
 			gather.Location{Cluster: routing.ClusterManagement, Identity: id("", "secrets", "hcp", "oauth-server-crt")}},

@@ -65,17 +65,19 @@ func Watches(topo *topology.Topology, decl map[string]Declarations) ([]Watch, er
 		if err != nil {
 			return fmt.Errorf("operator %s: input %s: %w", op, id, err)
 		}
-		if loc.Absorbed {
-			return nil
-		}
-		k := wkey{loc.Cluster, loc.Identity.GroupVersionResource()}
-		if nss[k] == nil {
-			nss[k] = map[string]bool{}
-		}
-		if anyNamespace {
-			nss[k]["*"] = true
-		} else {
-			nss[k][loc.Identity.Namespace] = true
+		for l := &loc; l != nil; l = l.Status {
+			if l.Absorbed {
+				continue
+			}
+			k := wkey{l.Cluster, l.Identity.GroupVersionResource()}
+			if nss[k] == nil {
+				nss[k] = map[string]bool{}
+			}
+			if anyNamespace && l.Cluster == loc.Cluster {
+				nss[k]["*"] = true
+			} else {
+				nss[k][l.Identity.Namespace] = true
+			}
 		}
 		return nil
 	}
