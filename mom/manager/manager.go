@@ -103,10 +103,9 @@ type operatorState struct {
 
 	mu   sync.Mutex
 	runs int64
-	// written holds, per object (cluster/group/resource/namespace/name), the resourceVersions
-	// the operator's recent writes left, newest last: a change that carries one of them is
-	// the operator's own.
-	written map[string][]string
+	// written holds the resourceVersions the operator's recent writes left: a change that
+	// carries one of them is the operator's own.
+	written *ownWrites
 	// applying is set while a plan of the operator is being written. Changes of the objects
 	// it reads that arrive meanwhile are held until the writes are known: a watch event can
 	// arrive before the write that caused it has returned.
@@ -119,11 +118,6 @@ type heldChange struct {
 	key, resourceVersion string
 	cause                scheduler.Cause
 }
-
-// keepWritten is how many resourceVersions written keeps per object: a run can write an
-// object more than once (a Create and then its status), and events of one run can arrive
-// after the next has started.
-const keepWritten = 8
 
 // New asks every operator for its declarations, builds their engines and targets, and
 // reports the objects that two operators declare they write (as errors: a conflict refuses
@@ -227,7 +221,7 @@ func (m *Manager) prepare(ctx context.Context, op Operator) (*operatorState, err
 	if err != nil {
 		return nil, err
 	}
-	return &operatorState{Operator: op, inputs: in, outputs: out, engine: engine, targets: targets, written: map[string][]string{}}, nil
+	return &operatorState{Operator: op, inputs: in, outputs: out, engine: engine, targets: targets, written: newOwnWrites()}, nil
 }
 
 // Operators returns the operators' names in configuration order.

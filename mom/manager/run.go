@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -217,7 +216,7 @@ func (m *Manager) runOnce(ctx context.Context, st *operatorState, dir string, re
 	t0 = m.opts.Now()
 	m.beginApply(st)
 	results, err := apply.ApplyPlan(ctx, plan, st.targets)
-	m.remember(st, results)
+	m.remember(st, rec.Run, results)
 	m.phase(rec, "apply", t0)
 	for _, r := range results {
 		switch r.Status {
@@ -310,20 +309,18 @@ func (m *Manager) beginApply(st *operatorState) {
 // remember records the resourceVersion each write left, so that the change it causes is
 // known as the operator's own (a self-inflicted cause), ends the applying state, and
 // notifies the scheduler of the changes held meanwhile.
-func (m *Manager) remember(st *operatorState, results []apply.EntryResult) {
+func (m *Manager) remember(st *operatorState, run int64, results []apply.EntryResult) {
 	st.mu.Lock()
 	for _, r := range results {
 		if r.Object == nil || (r.Status != apply.StatusApplied && r.Status != apply.StatusSkipped) {
 			continue
 		}
-		key := writtenKey(r.Cluster, r.Identity)
-		rvs := append(st.written[key], r.Object.GetResourceVersion())
-		st.written[key] = rvs[max(0, len(rvs)-keepWritten):]
+		st.written.add(run, writtenKey(r.Cluster, r.Identity), r.Object.GetResourceVersion())
 	}
 	held := st.held
 	st.held, st.applying = nil, false
 	for i := range held {
-		held[i].cause.SelfInflicted = slices.Contains(st.written[held[i].key], held[i].resourceVersion)
+		held[i].cause.SelfInflicted = st.written.has(held[i].key, held[i].resourceVersion)
 	}
 	st.mu.Unlock()
 	for _, h := range held {

@@ -261,7 +261,7 @@ func (m *Manager) changed(w Watch, u *unstructured.Unstructured) {
 			st.mu.Unlock()
 			continue
 		}
-		cause.SelfInflicted = slices.Contains(st.written[key], rv)
+		cause.SelfInflicted = st.written.has(key, rv)
 		st.mu.Unlock()
 		m.scheduler.Notify(op, cause)
 	}
