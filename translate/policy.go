@@ -8,6 +8,7 @@ import (
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/component-helpers/auth/rbac/validation"
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/routing"
@@ -285,67 +286,31 @@ func wildcardFields(r rbacv1.PolicyRule) []string {
 	return out
 }
 
-// uncovered returns what the granted rule grants that no rule of owner covers, one
-// "verb group/resource[/name]" or "verb URL" per atom, in the rule's order.
+// uncovered returns what the granted rule grants that the owner rules do not cover, one
+// "verb group/resource[/name]" or "verb URL" per atom, verb by verb in the rule's order.
+// Coverage is Kubernetes' own escalation check (validation.Covers): '*' covers everything,
+// "*/sub" the subresource sub of every resource, a URL prefix ending in '*' the URLs under it.
 func uncovered(owner []rbacv1.PolicyRule, granted rbacv1.PolicyRule) []string {
-	var out []string
-	for _, verb := range granted.Verbs {
-		for _, url := range granted.NonResourceURLs {
-			if !slices.ContainsFunc(owner, func(o rbacv1.PolicyRule) bool { return hasOrAll(o.Verbs, verb) && urlCovered(o.NonResourceURLs, url) }) {
-				out = append(out, verb+" "+url)
-			}
+	ok, missing := validation.Covers(owner, []rbacv1.PolicyRule{granted})
+	if ok {
+		return nil
+	}
+	// BreakdownRule lists the atoms group by group; report them verb by verb, as written.
+	slices.SortStableFunc(missing, func(a, b rbacv1.PolicyRule) int {
+		return slices.Index(granted.Verbs, a.Verbs[0]) - slices.Index(granted.Verbs, b.Verbs[0])
+	})
+	out := make([]string, 0, len(missing))
+	for _, m := range missing {
+		verb := m.Verbs[0]
+		if len(m.NonResourceURLs) > 0 {
+			out = append(out, verb+" "+m.NonResourceURLs[0])
+			continue
 		}
-		for _, group := range granted.APIGroups {
-			for _, resource := range granted.Resources {
-				names := granted.ResourceNames
-				if len(names) == 0 {
-					names = []string{""}
-				}
-				for _, name := range names {
-					covered := slices.ContainsFunc(owner, func(o rbacv1.PolicyRule) bool {
-						return hasOrAll(o.Verbs, verb) && hasOrAll(o.APIGroups, group) && resourceCovered(o.Resources, resource) &&
-							(len(o.ResourceNames) == 0 || name != "" && slices.Contains(o.ResourceNames, name))
-					})
-					if !covered {
-						atom := verb + " " + schema.GroupResource{Group: group, Resource: resource}.String()
-						if name != "" {
-							atom += "/" + name
-						}
-						out = append(out, atom)
-					}
-				}
-			}
+		atom := verb + " " + schema.GroupResource{Group: m.APIGroups[0], Resource: m.Resources[0]}.String()
+		if len(m.ResourceNames) > 0 {
+			atom += "/" + m.ResourceNames[0]
 		}
+		out = append(out, atom)
 	}
 	return out
-}
-
-// hasOrAll reports whether values holds v or '*'.
-func hasOrAll(values []string, v string) bool {
-	return slices.Contains(values, rbacv1.VerbAll) || slices.Contains(values, v)
-}
-
-// resourceCovered reports whether owner resources cover resource, subresources included:
-// "*" covers everything, "pods/*" every subresource of pods, "*/scale" the scale subresource
-// of everything.
-func resourceCovered(owner []string, resource string) bool {
-	if hasOrAll(owner, resource) {
-		return true
-	}
-	main, sub, ok := strings.Cut(resource, "/")
-	return ok && (slices.Contains(owner, main+"/*") || slices.Contains(owner, "*/"+sub))
-}
-
-// urlCovered reports whether owner non-resource URLs cover url: exactly, or by a prefix that
-// ends in '*'.
-func urlCovered(owner []string, url string) bool {
-	for _, o := range owner {
-		if o == url || o == "*" {
-			return true
-		}
-		if prefix, ok := strings.CutSuffix(o, "*"); ok && strings.HasPrefix(url, prefix) {
-			return true
-		}
-	}
-	return false
 }
