@@ -482,19 +482,19 @@ func (r *renamer) warn(msg string) {
 
 // rewriteInvolvedObject renames an event's references with the engine's renamer.
 func rewriteInvolvedObject(obj *yaml.RNode, r *renamer, eventNamespace string) error {
-	return RewriteEventReferences(obj, r.engine.Discovery, func(gk schema.GroupKind, namespace, name string) (contract.Identity, bool) {
+	return rewriteEventReferences(obj, r.engine.Discovery, func(gk schema.GroupKind, namespace, name string) (contract.Identity, bool) {
 		target, _, ok := r.resolve(gk, namespace, name)
 		return target, ok
 	}, eventNamespace)
 }
 
-// RewriteEventReferences renames an event's involvedObject (core) or regarding and related
+// rewriteEventReferences renames an event's involvedObject (core) or regarding and related
 // (events.k8s.io) with resolve, which returns the target identity of the object a reference
 // names (false when it knows none). A reference without apiVersion is resolved by its kind
 // when one group of discovery has it. The API server requires involvedObject.namespace to be
 // the event's own namespace, so a namespaced reference that cannot be resolved still follows
-// the event into eventNamespace. The parity report replays it with its own resolver.
-func RewriteEventReferences(obj *yaml.RNode, discovery *contract.Discovery, resolve func(gk schema.GroupKind, namespace, name string) (contract.Identity, bool), eventNamespace string) error {
+// the event into eventNamespace.
+func rewriteEventReferences(obj *yaml.RNode, discovery *contract.Discovery, resolve func(gk schema.GroupKind, namespace, name string) (contract.Identity, bool), eventNamespace string) error {
 	for _, field := range []string{"involvedObject", "regarding", "related"} {
 		ref := obj.Field(field)
 		if ref == nil || ref.Value == nil || ref.Value.YNode().Kind != yaml.MappingNode {
