@@ -62,7 +62,10 @@ const (
 
 // pointerEscape escapes one JSON pointer segment (RFC 6901): '~' as "~0", '/' as "~1".
 func pointerEscape(segment string) string {
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(segment)
+	if !strings.ContainsAny(segment, "~/") {
+		return segment
+	}
+	return strings.ReplaceAll(strings.ReplaceAll(segment, "~", "~0"), "/", "~1")
 }
 
 // PointerSegments splits a JSON pointer into its unescaped segments; "" is the whole document.
@@ -72,7 +75,9 @@ func PointerSegments(pointer string) []string {
 	}
 	parts := strings.Split(strings.TrimPrefix(pointer, "/"), "/")
 	for i, p := range parts {
-		parts[i] = strings.NewReplacer("~1", "/", "~0", "~").Replace(p)
+		if strings.Contains(p, "~") {
+			parts[i] = strings.ReplaceAll(strings.ReplaceAll(p, "~1", "/"), "~0", "~")
+		}
 	}
 	return parts
 }
