@@ -1,6 +1,8 @@
 package translate
 
 import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/routing"
 )
@@ -52,12 +54,20 @@ type Entry struct {
 	Reason string `json:"reason"`
 	// Warnings are problems that do not stop the mutation (dangling references, ...).
 	Warnings []string `json:"warnings"`
+	// Changes are the changes the engine made to the body, in the order it made them:
+	// references, identity, recorded identity, then each transform's. Empty when the body
+	// is written as the operator wrote it.
+	Changes []Change `json:"changes,omitempty"`
 
 	// SourcePath is the body file the mutation was read from.
 	SourcePath string `json:"-"`
 	// Mutation is the mutation as it will be written to the target; nil unless the
 	// disposition is apply.
 	Mutation *contract.Mutation `json:"-"`
+	// Object is the final object, as Mutation.Body holds it, parsed: what policy checks and
+	// what an applier writes without parsing the body again. nil unless the disposition is
+	// apply and the action carries an object.
+	Object *unstructured.Unstructured `json:"-"`
 }
 
 // Summary counts entries per disposition.
