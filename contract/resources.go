@@ -161,8 +161,11 @@ func (l *OutputResourceList) Matches(id Identity) bool {
 }
 
 // ClassesOf returns every class whose declarations match id, in class order. A mutation is
-// written under each of them; none means Unspecified.
+// written under each of them; none means Unspecified. A nil document declares nothing.
 func (o *OutputResources) ClassesOf(id Identity) []Class {
+	if o == nil {
+		return nil
+	}
 	var out []Class
 	for _, c := range Classes[:3] {
 		if o.ForClass(c).Matches(id) {

@@ -157,8 +157,9 @@ func (t *Topology) LeaderElection() (namespace, name string) {
 
 // Engine returns the translation engine of one operator: the configured routing table
 // (with the topology's built-in rules), the topology's names, the configured transform
-// profiles and patches, and the operator's policy. declared is the operator's
-// output-resources; nil trusts the class folders.
+// profiles and patches, the operator's policy and the supplement the configuration adds to
+// its output-resources. declared is the operator's output-resources; nil trusts the class
+// folders.
 func (t *Topology) Engine(operator string, declared *contract.OutputResources) (translate.Engine, error) {
 	if t.annotate && operator == "" {
 		return translate.Engine{}, errors.New("a hosted plan needs the operator's name: it labels every object written")
@@ -179,6 +180,9 @@ func (t *Topology) Engine(operator string, declared *contract.OutputResources) (
 	}
 	if t.hcp != nil {
 		e.HCPNamespace, e.HostedControlPlane = t.hcp.Namespace, t.hcp.Name
+	}
+	if op, ok := t.cfg.Operator(operator); ok {
+		e.Supplement = op.Supplements.Outputs
 	}
 	return e, nil
 }

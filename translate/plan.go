@@ -52,6 +52,10 @@ type Entry struct {
 	Transforms []string `json:"transforms"`
 	// Reason explains a disposition other than apply.
 	Reason string `json:"reason"`
+	// DeclaredBy is DeclaredBySupplement when the configuration's supplement, not the
+	// operator's own output-resources, declares the mutation (and, for one it wrote under
+	// Unspecified, gave it its Class); empty otherwise.
+	DeclaredBy string `json:"declaredBy,omitempty"`
 	// Warnings are problems that do not stop the mutation (dangling references, ...).
 	Warnings []string `json:"warnings"`
 	// Changes are the changes the engine made to the body, in the order it made them:
@@ -69,6 +73,10 @@ type Entry struct {
 	// apply and the action carries an object.
 	Object *unstructured.Unstructured `json:"-"`
 }
+
+// DeclaredBySupplement is Entry.DeclaredBy for a mutation declared by the configuration's
+// supplement to the operator's output-resources.
+const DeclaredBySupplement = "supplement"
 
 // Summary counts entries per disposition.
 type Summary struct {

@@ -41,6 +41,11 @@ type Engine struct {
 	// Declared is the operator's output-resources. When set, a mutation that its class's
 	// declarations do not match is rejected. When nil, the class folders are trusted.
 	Declared *contract.OutputResources
+	// Supplement is what the configuration declares for the operator besides Declared
+	// (config operators[].supplements.outputs): a mutation it matches is declared, and one
+	// the operator wrote under Unspecified is placed in the first class it declares it in.
+	// Entries it declares say so (Entry.DeclaredBy).
+	Supplement *contract.OutputResources
 	// Transforms change the bodies they select, in order, after renaming.
 	Transforms []Transform
 	// HCPNamespace and HostedControlPlane name the hosted control plane; empty standalone.
@@ -126,13 +131,21 @@ func (e Engine) place(m *contract.Mutation) *work {
 		w.obj = obj
 	}
 	if m.Class == contract.ClassUnspecified {
-		return w.reject(RuleUnspecified, "the operator wrote it under Unspecified: it matched no declared output resource")
-	}
-	if e.Declared != nil && !e.Declared.ForClass(m.Class).Matches(src) {
-		if e.Policy != nil && IsPrivileged(src.GroupResource()) {
-			return w.reject(RulePrivilegedObject, fmt.Sprintf("%s is privileged (it changes what the API server serves or admits) and not declared in the %s output-resources", src, m.Class))
+		classes := e.Supplement.ClassesOf(src)
+		if len(classes) == 0 {
+			return w.reject(RuleUnspecified, "the operator wrote it under Unspecified: it matched no declared output resource (operators[].supplements.outputs can declare it)")
 		}
-		return w.reject(RuleDeclaredOutputs, fmt.Sprintf("%s is not declared in the %s output-resources", src, m.Class))
+		w.entry.Class, w.entry.DeclaredBy = classes[0], DeclaredBySupplement
+	}
+	switch class := w.entry.Class; {
+	case w.entry.DeclaredBy != "":
+	case e.Declared == nil || e.Declared.ForClass(class).Matches(src):
+	case e.Supplement != nil && e.Supplement.ForClass(class).Matches(src):
+		w.entry.DeclaredBy = DeclaredBySupplement
+	case e.Policy != nil && IsPrivileged(src.GroupResource()):
+		return w.reject(RulePrivilegedObject, fmt.Sprintf("%s is privileged (it changes what the API server serves or admits) and not declared in the %s output-resources", src, class))
+	default:
+		return w.reject(RuleDeclaredOutputs, fmt.Sprintf("%s is not declared in the %s output-resources", src, class))
 	}
 	d := e.Router.Route(w.object())
 	w.entry.Disposition, w.entry.Rule, w.entry.Reason = d.Disposition, d.Rule, d.Reason
@@ -159,7 +172,7 @@ func (w *work) reject(rule, reason string) *work {
 }
 
 func (w *work) object() routing.Object {
-	o := routing.Object{Class: w.m.Class, Identity: w.entry.Source}
+	o := routing.Object{Class: w.entry.Class, Identity: w.entry.Source}
 	if w.obj != nil {
 		o.Labels = w.obj.GetLabels()
 	}
@@ -219,6 +232,7 @@ func objectName(id contract.Identity) string {
 // object and every change made to it in the entry.
 func (e Engine) rewrite(w *work, index map[objectKey]placed) {
 	tm := *w.m
+	tm.Class = w.entry.Class // a mutation written under Unspecified, placed by the supplement
 	tm.Metadata.SetIdentity(w.entry.Target.Identity)
 	tm.Path, tm.Prefix = "", ""
 	if w.obj == nil || (!e.changesBodies() && w.entry.Target.Identity == w.entry.Source) {
