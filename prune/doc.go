@@ -35,6 +35,8 @@
 // Known differences from upstream, all outside what its tests exercise: a nameJSONPath that
 // reaches a missing field names nothing (upstream fails the whole run), non-string values it
 // yields are ignored (upstream formats them with %v), and a list file item's kind is its own
-// (upstream answers a GET with the list's kind less "List"). The must-gather is read whole
+// (upstream answers a GET with the list's kind less "List"), a label selector on namespaces is
+// applied (upstream's fake server ignores it there), and integers beyond 2^53 lose precision
+// (the objects are decoded as JSON numbers, float64). The must-gather is read whole
 // with contract.ReadInputDir, whose rules are strict: a file out of place is an error.
 package prune
