@@ -71,8 +71,14 @@ func TestHostedCorpusPlacement(t *testing.T) {
 	for _, c := range corpus.Cases(t) {
 		t.Run(c.Name, func(t *testing.T) {
 			out, plan := planCase(t, c)
-			if len(plan.Entries) != len(out.Mutations) {
-				t.Fatalf("%d entries for %d mutations", len(plan.Entries), len(out.Mutations))
+			added := 0 // the guest namespaces of guest objects whose namespace is absorbed
+			for _, e := range plan.Entries {
+				if e.Rule == translate.RuleGuestNamespace {
+					added++
+				}
+			}
+			if len(plan.Entries)-added != len(out.Mutations) {
+				t.Fatalf("%d entries (%d added) for %d mutations", len(plan.Entries), added, len(out.Mutations))
 			}
 			if c.Operator == corpus.CAO && plan.Summary.Rejected != 0 {
 				t.Fatalf("rejected: %+v", plan.Rejected())

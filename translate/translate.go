@@ -25,6 +25,9 @@ const (
 	RuleNameMapping = "name-mapping"
 	// RuleBody rejects mutations whose body cannot be rewritten.
 	RuleBody = "body"
+	// RuleGuestNamespace names the entries that create on the guest a namespace the
+	// management side absorbed while the operator's guest objects live in it.
+	RuleGuestNamespace = "hosted/guest-namespace"
 )
 
 // Engine turns an operator's output directory into a plan. Its fields are its configuration;
@@ -91,6 +94,7 @@ func (e Engine) Plan(out *contract.OutputDir) *Plan {
 	for i := range out.Mutations {
 		works[i] = e.place(&out.Mutations[i])
 	}
+	works = append(works, e.guestNamespaces(works)...)
 	index := e.checkCollisions(works)
 	for _, w := range works {
 		if w.entry.Disposition == routing.Apply {
@@ -114,6 +118,50 @@ func (e Engine) Plan(out *contract.OutputDir) *Plan {
 		p.Entries = append(p.Entries, w.entry)
 	}
 	return p
+}
+
+// guestNamespaces returns the entries that create on the guest the namespaces that the
+// operator's guest objects live in but that the management side absorbed (its Namespace
+// object was placed there): in standalone the operator's one Namespace served both. Each
+// is the operator's own Namespace object, applied on the guest (RuleGuestNamespace).
+func (e Engine) guestNamespaces(works []*work) []*work {
+	absorbed := map[string]*work{}
+	onGuest := map[string]bool{}
+	for _, w := range works {
+		id := w.entry.Source
+		if !id.IsNamespace() {
+			continue
+		}
+		switch {
+		case w.entry.Disposition == routing.Absorbed && w.obj != nil:
+			absorbed[id.Name] = w
+		case w.entry.Disposition == routing.Apply && w.entry.Target.Cluster == routing.ClusterGuest:
+			onGuest[id.Name] = true
+		}
+	}
+	var out []*work
+	for _, w := range works {
+		ns := w.entry.Source.Namespace
+		from := absorbed[ns]
+		if w.entry.Disposition != routing.Apply || w.entry.Target.Cluster != routing.ClusterGuest || from == nil || onGuest[ns] {
+			continue
+		}
+		onGuest[ns] = true
+		m := *from.m
+		m.Class = contract.ClassUserWorkload
+		m.Metadata.Action = contract.ActionApply
+		if m.Metadata.FieldManager == "" {
+			m.Metadata.FieldManager = e.Operator
+		}
+		out = append(out, &work{m: &m, obj: from.obj, entry: Entry{
+			Operator: e.Operator, Class: m.Class, Action: m.Metadata.Action, Source: from.entry.Source,
+			Target:      Target{Cluster: routing.ClusterGuest, Identity: from.entry.Source},
+			Disposition: routing.Apply, Rule: RuleGuestNamespace,
+			Reason:     fmt.Sprintf("%s is absorbed on the management cluster, but %s lives in it on the guest", ns, objectName(w.entry.Source)),
+			Transforms: []string{}, Warnings: []string{}, SourcePath: from.m.Path,
+		}})
+	}
+	return out
 }
 
 // place decides a mutation's disposition, target cluster and target identity.

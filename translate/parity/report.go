@@ -348,6 +348,18 @@ func (c *comparer) object(s, h *Object, entries []translate.Entry) (*ObjectRepor
 			Aspect: AspectDisposition, Standalone: "written", Hosted: string(d),
 			Causes: []Cause{{Kind: CauseKind(d), By: e.Rule, Detail: detail}},
 		})
+		written := slices.DeleteFunc(slices.Clone(entries), func(e translate.Entry) bool { return e.Disposition != routing.Apply })
+		if d == routing.Absorbed && h != nil && len(written) > 0 {
+			// Absorbed on one cluster and written on another (a namespace the guest needs
+			// too): the written object is compared like any other.
+			diffs, err := c.compare(s, h, written)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", o.Source, err)
+			}
+			o.Differences = append(o.Differences, diffs...)
+			o.Outcome = outcome(o.Differences, Outcome(d))
+			return o, nil
+		}
 		if d != routing.Rejected && h != nil {
 			o.Differences = append(o.Differences, unexplained(AspectDisposition, "", string(d), "written", "the hosted plan does not write it, yet the hosted side has it"))
 		}

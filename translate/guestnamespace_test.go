@@ -1,0 +1,69 @@
+package translate_test
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/namespaces"
+	"github.com/topolayer/topolayer/routing"
+	"github.com/topolayer/topolayer/translate"
+)
+
+// TestGuestNamespaces: a namespace the management side absorbs is created on the guest when
+// the operator's guest objects live in it, once, by a named rule; not otherwise.
+func TestGuestNamespaces(t *testing.T) {
+	hosted := translate.Engine{
+		Topology: translate.TopologyHosted, Operator: "op",
+		Router: &routing.Table{Rules: routing.HostedDefaults(routing.ConvertClusterRBAC)},
+		Names:  namespaces.Hosted{Namespace: "clusters-example"}, Annotate: true,
+	}
+	ns := func(class contract.Class, name string) contract.Mutation {
+		m := policyMutation(contract.ActionCreate, "", "namespaces", "", name,
+			"apiVersion: v1\nkind: Namespace\nmetadata: {name: "+name+", labels: {openshift.io/cluster-monitoring: \"true\"}}\n")
+		m.Class = class
+		return m
+	}
+	guestObject := func(ns, name string) contract.Mutation {
+		m := policyMutation(contract.ActionApply, "", "configmaps", ns, name,
+			"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: "+name+", namespace: "+ns+"}\n")
+		m.Class = contract.ClassUserWorkload
+		return m
+	}
+	mgmt, guest := contract.ClassManagement, contract.ClassUserWorkload
+	tests := []struct {
+		name      string
+		mutations []contract.Mutation
+		want      []string // namespaces created on the guest by the rule
+	}{
+		{"absorbed, two guest objects in it: one namespace", []contract.Mutation{ns(mgmt, "openshift-oauth-apiserver"), guestObject("openshift-oauth-apiserver", "a"), guestObject("openshift-oauth-apiserver", "b")}, []string{"openshift-oauth-apiserver"}},
+		{"absorbed, no guest object in it", []contract.Mutation{ns(mgmt, "openshift-authentication"), guestObject("elsewhere", "a")}, nil},
+		{"not absorbed: the operator does not write it", []contract.Mutation{guestObject("openshift-config-managed", "a")}, nil},
+		{"the operator writes it on the guest itself", []contract.Mutation{ns(mgmt, "shared"), ns(guest, "shared"), guestObject("shared", "a")}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := hosted.Plan(&contract.OutputDir{Mutations: tc.mutations})
+			if p.Summary.Rejected > 0 {
+				t.Fatalf("rejected: %+v", p.Rejected())
+			}
+			var got []string
+			for _, e := range p.Entries {
+				if e.Rule != translate.RuleGuestNamespace {
+					continue
+				}
+				got = append(got, e.Target.Name)
+				if e.Target.Cluster != routing.ClusterGuest || e.Action != contract.ActionApply || e.Class != guest || e.Mutation == nil || e.Object == nil {
+					t.Errorf("entry %+v: want an Apply of class UserWorkload on the guest, with its object", e)
+				}
+				if e.Object.GetLabels()["openshift.io/cluster-monitoring"] != "true" {
+					t.Errorf("the operator's labels are lost: %v", e.Object.GetLabels())
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("guest namespaces (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
