@@ -1,0 +1,56 @@
+package translate_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/topolayer/topolayer/config"
+	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/hosted"
+	"github.com/topolayer/topolayer/routing"
+)
+
+// wideConfigMap is an output dir of one ConfigMap whose data holds keys entries: the shape
+// of a body that is wide rather than deep.
+func wideConfigMap(keys int) *contract.OutputDir {
+	var b strings.Builder
+	b.WriteString("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: wide\n  namespace: openshift-sample\ndata:\n")
+	for i := range keys {
+		fmt.Fprintf(&b, "  k%07d: v%d\n", i, i)
+	}
+	md := contract.Metadata{
+		Action: contract.ActionCreate, Name: "wide", Namespace: "openshift-sample",
+		ResourceType: contract.ResourceType{Resource: "configmaps", Version: "v1"},
+	}
+	return &contract.OutputDir{Mutations: []contract.Mutation{{Class: contract.ClassManagement, Metadata: md, Body: []byte(b.String())}}}
+}
+
+// BenchmarkPlanWideBody plans one ConfigMap of 250,000 and of 1,000,000 keys through the
+// hosted engine (the body is renamed and annotated, so it is parsed and written again): the
+// time per key must not grow with the number of keys.
+func BenchmarkPlanWideBody(b *testing.B) {
+	cfg, err := config.Parse([]byte("apiVersion: topolayer.dev/v1alpha1\nkind: TopologyConfig\ntopology:\n  type: Hosted\n  hosted: {namespace: clusters-example, hostedControlPlane: example}\n"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	engine, err := hosted.Engine(cfg, "synthetic", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, keys := range []int{250000, 1000000} {
+		b.Run(fmt.Sprintf("keys=%d", keys), func(b *testing.B) {
+			out := wideConfigMap(keys)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				p := engine.Plan(out)
+				if e := p.Entries[0]; e.Disposition != routing.Apply || e.Mutation == nil {
+					b.Fatalf("disposition %s (%s): %s", e.Disposition, e.Rule, e.Reason)
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(keys), "ns/key")
+		})
+	}
+}
