@@ -9,6 +9,24 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
+// objectJSON writes an object as JSON with the meaning kyaml's RNode.MarshalJSON gives it, in
+// time linear in the object's size. Like MarshalJSON it encodes the object to YAML first and
+// parses that again, so the tree bodyJSON reads has the tags and styles the encoder gave it.
+func objectJSON(obj *yaml.RNode) ([]byte, error) {
+	if obj.YNode() == nil {
+		return []byte("null"), nil
+	}
+	s, err := obj.String()
+	if err != nil {
+		return nil, err
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(s), &doc); err != nil {
+		return nil, err
+	}
+	return bodyJSON(&doc)
+}
+
 // bodyJSON writes a parsed object as JSON with the meaning kyaml's RNode.MarshalJSON gives it
 // (an encode to YAML and a yaml.v3 decode into map[string]any), in time linear in the size of
 // the tree: yaml.v3's decoder compares every key of a mapping with every other, so a body of a

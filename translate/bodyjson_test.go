@@ -41,7 +41,7 @@ func TestBodyJSON(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, gotErr := bodyJSON(obj.YNode())
+			got, gotErr := objectJSON(obj)
 			want, wantErr := obj.MarshalJSON()
 			if tc.wantErr != "" {
 				if gotErr == nil || !strings.Contains(gotErr.Error(), tc.wantErr) {
@@ -79,7 +79,7 @@ func FuzzBodyJSON(f *testing.F) {
 		if err != nil || obj.YNode() == nil {
 			return
 		}
-		got, gotErr := bodyJSON(obj.YNode())
+		got, gotErr := objectJSON(obj)
 		want, wantErr := obj.MarshalJSON()
 		if gotErr == nil && wantErr == nil && string(got) != string(want) {
 			t.Fatalf("input %q: kyaml %s, bodyJSON %s", in, want, got)

@@ -329,10 +329,10 @@ func (e Engine) setIdentity(obj *yaml.RNode, src, target contract.Identity) erro
 }
 
 // marshalBody writes an object the way the contract does: through JSON into YAML, keys sorted.
-// bodyJSON, not kyaml's MarshalJSON, writes the JSON: the latter is quadratic in the number
+// objectJSON, not kyaml's MarshalJSON, writes the JSON: the latter is quadratic in the number
 // of keys of a mapping.
 func marshalBody(obj *yaml.RNode) ([]byte, error) {
-	js, err := bodyJSON(obj.YNode())
+	js, err := objectJSON(obj)
 	if err != nil {
 		return nil, err
 	}
