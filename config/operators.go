@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/topolayer/topolayer/contract"
 )
 
 // Operator is one MOM contract operator that topolayer runs (topolayer run) and whose
@@ -135,7 +137,7 @@ const (
 // Default sizes of the operators' limits.
 var (
 	DefaultMemory     = resource.MustParse("2Gi")
-	DefaultOutputSize = resource.MustParse("64Mi")
+	DefaultOutputSize = *resource.NewQuantity(contract.DefaultMaxOutputSize, resource.BinarySI) // 64Mi, as the command line reads
 )
 
 // FieldPath splits a dotted path into its fields.

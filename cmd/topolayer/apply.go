@@ -242,7 +242,7 @@ func (o *ApplyOptions) Run(ctx context.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if err := o.load(); err != nil {
+	if err := o.load(ctx); err != nil {
 		return err
 	}
 	plan, err := o.plan()
