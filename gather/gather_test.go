@@ -120,7 +120,7 @@ func object(t *testing.T, doc string) *unstructured.Unstructured {
 func TestStandaloneFromManagement(t *testing.T) {
 	cfg := mustConfig(t, hostedYAML)
 	names, _ := HostedNames(cfg)
-	g := &gatherer{opts: Options{Config: cfg}, names: names, inverse: translate.Inverse{Names: names}, seen: map[key]*contract.InputObject{}, fromManagement: map[string]bool{}, absorbed: map[string]bool{}}
+	g := &gatherer{opts: Options{Config: cfg}, names: names, inverse: translate.Inverse{Names: names}, seen: map[contract.Key]*contract.InputObject{}, fromManagement: map[string]bool{}, absorbed: map[string]bool{}}
 	src := contract.Identity{Version: "v1", Resource: "configmaps", Namespace: "openshift-authentication", Name: "audit"}
 	target, err := names.ToTarget(routing.ClusterManagement, src)
 	if err != nil {
@@ -148,7 +148,7 @@ status: {kept: true}
 	if err != nil {
 		t.Fatal(err)
 	}
-	if keyOf(got) != keyOf(src) {
+	if got.Key() != src.Key() {
 		t.Fatalf("identity %s, want %s", got, src)
 	}
 	g.add(routing.ClusterManagement, o)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/topolayer/topolayer/apply"
 	"github.com/topolayer/topolayer/config"
+	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/translate"
 )
@@ -435,18 +436,14 @@ func printLive(w io.Writer, format string, printPlan planPrinter, plan *translat
 	return nil
 }
 
-// diffNoise are the metadata fields the server sets on every write, left out of diffs.
-var diffNoise = []string{"managedFields", "resourceVersion", "generation", "uid", "creationTimestamp"}
-
-// objectYAML renders obj for a diff without the server-set noise; nil is empty.
+// objectYAML renders obj for a diff without the fields the server sets on every write
+// (contract.ServerSetFields); nil is empty.
 func objectYAML(obj *unstructured.Unstructured) (string, error) {
 	if obj == nil {
 		return "", nil
 	}
 	c := obj.DeepCopy()
-	for _, f := range diffNoise {
-		unstructured.RemoveNestedField(c.Object, "metadata", f)
-	}
+	contract.StripServerFields(c.Object)
 	out, err := yaml.Marshal(c.Object)
 	if err != nil {
 		return "", err
