@@ -27,7 +27,8 @@ FUZZ_TARGETS := \
 	./contract:FuzzParseTestDescription \
 	./namespaces:FuzzEncodeName \
 	./namespaces:FuzzEncodeNameInjective \
-	./config:FuzzParse
+	./config:FuzzParse \
+	./prune:FuzzPrune
 
 .PHONY: help build test demo bench fuzz soak lint docs default-discovery envtest-assets
 

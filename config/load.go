@@ -82,6 +82,24 @@ func (c *TopologyConfig) Clusters() []string {
 	return []string{routing.ClusterStandalone}
 }
 
+// ResolveTopologyType reads a topology named on a command line (case-insensitive "hosted"
+// or "standalone"); "" means cfg's topology, or def when cfg is nil or names none. Another
+// name is returned as is, for Validate to refuse.
+func ResolveTopologyType(name string, cfg *TopologyConfig, def TopologyType) TopologyType {
+	switch strings.ToLower(name) {
+	case "hosted":
+		return Hosted
+	case "standalone":
+		return Standalone
+	case "":
+		if cfg != nil && cfg.Topology.Type != "" {
+			return cfg.Topology.Type
+		}
+		return def
+	}
+	return TopologyType(name)
+}
+
 // Validate checks a defaulted configuration and returns every problem with its field path.
 func Validate(cfg *TopologyConfig) field.ErrorList {
 	var errs field.ErrorList

@@ -34,6 +34,35 @@ type Operator struct {
 	ServiceAccount string `json:"serviceAccount,omitempty"`
 	// Limits bound every run.
 	Limits OperatorLimits `json:"limits,omitzero"`
+	// OnControllerFailure is what a run does when the operator exits non-zero but wrote a
+	// readable output directory and controller-results.yaml (the contract writes outputs
+	// even when controllers fail): Apply (the default) applies what was written and reports
+	// the run Degraded, naming each failed controller; Refuse applies nothing.
+	OnControllerFailure ControllerFailurePolicy `json:"onControllerFailure,omitempty"`
+	// Supplements add to the operator's own declarations what it reads or writes without
+	// declaring it, in the same format as its input-resources and output-resources. A
+	// mutation the operator wrote under Unspecified is placed in the class a supplement
+	// declares it in; plans name the supplement.
+	Supplements Supplements `json:"supplements,omitzero"`
+}
+
+// ControllerFailurePolicy says what a run whose controllers partly failed applies.
+type ControllerFailurePolicy string
+
+const (
+	// ApplyOnControllerFailure applies the outputs of a run that exited non-zero with
+	// readable outputs and controller results; the run is Degraded.
+	ApplyOnControllerFailure ControllerFailurePolicy = "Apply"
+	// RefuseOnControllerFailure applies nothing of such a run; it is Failed.
+	RefuseOnControllerFailure ControllerFailurePolicy = "Refuse"
+)
+
+// Supplements are declarations the configuration adds to an operator's own.
+type Supplements struct {
+	// Inputs are more applyConfigurationResources the operator reads.
+	Inputs *contract.InputResources `json:"inputs,omitempty"`
+	// Outputs are more resources the operator writes, by class.
+	Outputs *contract.OutputResources `json:"outputs,omitempty"`
 }
 
 // OperatorLimits bound one run of an operator.
@@ -157,6 +186,9 @@ func defaultOperators(cfg *TopologyConfig) {
 			s := DefaultOutputSize.DeepCopy()
 			op.Limits.OutputSize = &s
 		}
+		if op.OnControllerFailure == "" {
+			op.OnControllerFailure = ApplyOnControllerFailure
+		}
 		ops[i] = op
 	}
 	cfg.Operators = ops
@@ -231,6 +263,12 @@ func validateOperators(cfg *TopologyConfig) field.ErrorList {
 				errs = append(errs, dnsSubdomain(pi.Child("serviceAccount"), name)...)
 			}
 		}
+		switch op.OnControllerFailure {
+		case ApplyOnControllerFailure, RefuseOnControllerFailure:
+		default:
+			errs = append(errs, field.NotSupported(pi.Child("onControllerFailure"), op.OnControllerFailure, []ControllerFailurePolicy{ApplyOnControllerFailure, RefuseOnControllerFailure}))
+		}
+		errs = append(errs, op.Supplements.validate(pi.Child("supplements"))...)
 		l := pi.Child("limits")
 		if op.Limits.Timeout.Duration < 0 {
 			errs = append(errs, field.Invalid(l.Child("timeout"), op.Limits.Timeout.Duration.String(), "must be positive"))
@@ -296,4 +334,26 @@ func (c *TopologyConfig) Operator(name string) (*Operator, bool) {
 		}
 	}
 	return nil, false
+}
+
+// validate checks that the supplements are well-formed declarations.
+func (s Supplements) validate(p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if s.Inputs != nil {
+		if err := s.Inputs.Validate(); err != nil {
+			errs = append(errs, field.Invalid(p.Child("inputs"), "", err.Error()))
+		}
+	}
+	if s.Outputs != nil {
+		if err := s.Outputs.Validate(); err != nil {
+			errs = append(errs, field.Invalid(p.Child("outputs"), "", err.Error()))
+		}
+	}
+	return errs
+}
+
+// Supplement returns the operator's declarations with its configured supplements added:
+// new values, in and out are not changed. in or out may be nil.
+func (op *Operator) Supplement(in *contract.InputResources, out *contract.OutputResources) (*contract.InputResources, *contract.OutputResources) {
+	return contract.MergeInputResources(in, op.Supplements.Inputs), contract.MergeOutputResources(out, op.Supplements.Outputs)
 }

@@ -161,8 +161,11 @@ func (l *OutputResourceList) Matches(id Identity) bool {
 }
 
 // ClassesOf returns every class whose declarations match id, in class order. A mutation is
-// written under each of them; none means Unspecified.
+// written under each of them; none means Unspecified. A nil document declares nothing.
 func (o *OutputResources) ClassesOf(id Identity) []Class {
+	if o == nil {
+		return nil
+	}
 	var out []Class
 	for _, c := range Classes[:3] {
 		if o.ForClass(c).Matches(id) {
@@ -178,6 +181,15 @@ func ParseOutputResources(data []byte) (*OutputResources, error) {
 	if err := yaml.UnmarshalStrict(data, &o); err != nil {
 		return nil, fmt.Errorf("decode output-resources: %w", err)
 	}
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	return &o, nil
+}
+
+// Validate checks an output-resources document: identifiers with a version and a resource,
+// names where they are needed, no empty eventing namespace. Errors name the field.
+func (o *OutputResources) Validate() error {
 	var errs []error
 	for _, c := range Classes[:3] {
 		l := o.ForClass(c)
@@ -190,10 +202,7 @@ func ParseOutputResources(data []byte) (*OutputResources, error) {
 			}
 		}
 	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	return &o, nil
+	return errors.Join(errs...)
 }
 
 // classKey is the document key of a class's list.
@@ -217,6 +226,15 @@ func ParseInputResources(data []byte) (*InputResources, error) {
 	if err := yaml.UnmarshalStrict(data, &in); err != nil {
 		return nil, fmt.Errorf("decode input-resources: %w", err)
 	}
+	if err := in.Validate(); err != nil {
+		return nil, err
+	}
+	return &in, nil
+}
+
+// Validate checks an input-resources document with the rules ParseInputResources states.
+// Errors name the field.
+func (in *InputResources) Validate() error {
 	var errs []error
 	validateList := func(base string, l ResourceList) {
 		errs = append(errs, validateExact(base+".exactResources", l.ExactResources)...)
@@ -239,10 +257,7 @@ func ParseInputResources(data []byte) (*InputResources, error) {
 	validateList("operandResources.configurationResources", in.OperandResources.ConfigurationResources)
 	validateList("operandResources.managementResources", in.OperandResources.ManagementResources)
 	validateList("operandResources.userWorkloadResources", in.OperandResources.UserWorkloadResources)
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	return &in, nil
+	return errors.Join(errs...)
 }
 
 func validateType(field string, t ResourceTypeIdentifier) []error {

@@ -25,7 +25,7 @@ import (
 	"github.com/topolayer/topolayer/e2e/cluster"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
-	standalonetopology "github.com/topolayer/topolayer/standalone"
+	"github.com/topolayer/topolayer/topology"
 	"github.com/topolayer/topolayer/translate"
 )
 
@@ -345,7 +345,7 @@ func TestApplyCAOCorpusStandalone(t *testing.T) {
 		}
 	}
 
-	topology, err := config.Load(filepath.Join("..", "examples", "standalone.yaml"))
+	standaloneCfg, err := config.Load(filepath.Join("..", "examples", "standalone.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -365,7 +365,7 @@ func TestApplyCAOCorpusStandalone(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			engine, err := standalonetopology.Engine(topology, operator, declared)
+			engine, err := topology.Engine(standaloneCfg, operator, declared)
 			if err != nil {
 				t.Fatal(err)
 			}

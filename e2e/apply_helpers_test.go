@@ -15,8 +15,8 @@ import (
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/e2e/cluster"
-	hostedpkg "github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/namespaces"
+	"github.com/topolayer/topolayer/topology"
 	"github.com/topolayer/topolayer/translate"
 )
 
@@ -74,7 +74,7 @@ func hostedPlan(t *testing.T, operator string, declared *contract.OutputResource
 	if err != nil {
 		t.Fatal(err)
 	}
-	engine, err := hostedpkg.Engine(cfg, operator, declared)
+	engine, err := topology.Engine(cfg, operator, declared)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,8 +13,8 @@ import (
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/contract/corpus"
 	"github.com/topolayer/topolayer/e2e/cluster"
-	hostedtopology "github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/namespaces"
+	"github.com/topolayer/topolayer/topology"
 )
 
 // TestCLIPlanLiveDryRunCAO runs the live dry-run of `topolayer plan --diff` for the CAO case
@@ -48,7 +48,7 @@ func TestCLIPlanLiveDryRunCAO(t *testing.T) {
 	}
 	cfg, cfgFile := ownHostedControlPlane(t, "cao")
 	hcpNS := cfg.Topology.Hosted.Namespace
-	engine, err := hostedtopology.Engine(cfg, c.Operator, declared)
+	engine, err := topology.Engine(cfg, c.Operator, declared)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -115,7 +115,7 @@ func removePlaced(t *testing.T, hcpNS string) {
 }
 
 // TestHostedEmbedding runs examples/hosted-embedding, a control-plane-operator in miniature
-// that embeds topolayer with hosted.AddToManager, against the hosted environment, and then
+// that embeds topolayer with manager.AddToManager, against the hosted environment, and then
 // topolayer run with the same configuration on the same inputs: both place the same objects.
 func TestHostedEmbedding(t *testing.T) {
 	hcpNS := hosted.HostedControlPlane().Namespace

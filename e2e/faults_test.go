@@ -27,7 +27,6 @@ import (
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/e2e/cluster"
-	hostedtopology "github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/mom/manager"
 	"github.com/topolayer/topolayer/mom/runner"
 	"github.com/topolayer/topolayer/routing"
@@ -67,7 +66,7 @@ func startFaultManager(t *testing.T, cfg *config.TopologyConfig, ops []manager.O
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := hostedtopology.AddToManager(t.Context(), mgr, hostedtopology.ManagerOptions{Config: cfg, Guest: o.guest, Operators: ops, WorkDir: o.workDir, Registerer: reg})
+	m, err := manager.AddToManager(t.Context(), mgr, manager.EmbedOptions{Topology: mustTopology(t, cfg), Clusters: map[string]*rest.Config{cluster.Guest: o.guest}, Operators: ops, WorkDir: o.workDir, Registerer: reg})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,8 +22,8 @@ import (
 	"github.com/topolayer/topolayer/contract/corpus"
 	"github.com/topolayer/topolayer/e2e/cluster"
 	"github.com/topolayer/topolayer/gather"
-	hostedpkg "github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/routing"
+	"github.com/topolayer/topolayer/topology"
 )
 
 // serverSet are the metadata fields the servers set, stripped before comparing.
@@ -73,10 +73,7 @@ func TestGatherAfterApply(t *testing.T) {
 	mgmtCfg, guestCfg := hosted.Config(cluster.Management), hosted.Config(cluster.Guest)
 	cfg, _ := ownHostedControlPlane(t, "gather")
 	hcpNS := cfg.Topology.Hosted.Namespace
-	names, err := gather.HostedNames(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	topo := mustTopology(t, cfg)
 
 	declared := map[string]bool{}
 	for _, e := range inputs.ApplyConfigurationResources.ExactResources {
@@ -95,7 +92,7 @@ func TestGatherAfterApply(t *testing.T) {
 			t.Logf("%s: in the input dir but not in input-resources: not gathered", id)
 			continue
 		}
-		loc, err := gather.Place(cfg, names, outputs, id)
+		loc, err := topo.Locate(outputs, id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -137,7 +134,7 @@ func TestGatherAfterApply(t *testing.T) {
 		expected = append(expected, o)
 	}
 
-	engine, err := hostedpkg.Engine(cfg, operator, outputs)
+	engine, err := topology.Engine(cfg, operator, outputs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +157,7 @@ func TestGatherAfterApply(t *testing.T) {
 	mustApply(t, plan, map[string]apply.Target{cluster.Management: mt, cluster.Guest: gt})
 	t.Logf("placed %d objects on the management cluster (through the translation), %d on the guest", len(management), len(expected)-len(management))
 
-	res, err := gather.Gather(ctx, gather.Options{Config: cfg, Inputs: inputs, Outputs: outputs,
+	res, err := gather.Gather(ctx, gather.Options{Placement: mustTopology(t, cfg), Inputs: inputs, Outputs: outputs,
 		Clusters: map[string]*rest.Config{routing.ClusterManagement: mgmtCfg, routing.ClusterGuest: guestCfg}})
 	if err != nil {
 		t.Fatal(err)
@@ -242,7 +239,7 @@ func TestGatherProjections(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := gather.Gather(ctx, gather.Options{Config: cfg, Inputs: inputs,
+	res, err := gather.Gather(ctx, gather.Options{Placement: mustTopology(t, cfg), Inputs: inputs,
 		Clusters: map[string]*rest.Config{routing.ClusterManagement: mgmtCfg, routing.ClusterGuest: guestCfg}})
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/e2e/cluster"
+	"github.com/topolayer/topolayer/topology"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -34,6 +35,16 @@ func clients(t *testing.T, cfg *rest.Config) (*kubernetes.Clientset, *dynamic.Dy
 		t.Fatal(err)
 	}
 	return cs, dyn
+}
+
+// mustTopology builds the topology of cfg, failing the test on error.
+func mustTopology(t *testing.T, cfg *config.TopologyConfig) *topology.Topology {
+	t.Helper()
+	topo, err := topology.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return topo
 }
 
 var notLabelChars = regexp.MustCompile(`[^a-z0-9-]+`)

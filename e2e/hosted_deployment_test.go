@@ -14,7 +14,7 @@ import (
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/contract/corpus"
 	"github.com/topolayer/topolayer/e2e/cluster"
-	hostedtopology "github.com/topolayer/topolayer/hosted"
+	"github.com/topolayer/topolayer/topology"
 )
 
 // TestTranslatedOAuthDeploymentAccepted: the oauth-openshift Deployment of the CAO corpus,
@@ -47,7 +47,7 @@ func TestTranslatedOAuthDeploymentAccepted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	engine, err := hostedtopology.Engine(cfg, c.Operator, declared)
+	engine, err := topology.Engine(cfg, c.Operator, declared)
 	if err != nil {
 		t.Fatal(err)
 	}

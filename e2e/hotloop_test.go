@@ -11,13 +11,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/e2e/cluster"
-	hostedtopology "github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/mom/manager"
 	"github.com/topolayer/topolayer/mom/runner"
 	"github.com/topolayer/topolayer/namespaces"
@@ -54,7 +54,7 @@ func configMapOperator(op, namespace, name string, reads bool, data func(read st
 	return manager.Operator{Name: op, Runner: &runner.InProcess{Name: op, Func: fn, Inputs: inputs, Outputs: outputs}}
 }
 
-// startManager runs ops through hosted.AddToManager for the hosted control plane of cfg,
+// startManager runs ops through manager.AddToManager for the hosted control plane of cfg,
 // with metrics in a registry of the test's, until the test ends.
 func startManager(t *testing.T, cfg *config.TopologyConfig, ops []manager.Operator) (*manager.Manager, *prometheus.Registry, error) {
 	t.Helper()
@@ -67,7 +67,7 @@ func startManager(t *testing.T, cfg *config.TopologyConfig, ops []manager.Operat
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := hostedtopology.AddToManager(t.Context(), mgr, hostedtopology.ManagerOptions{Config: cfg, Guest: hosted.Config(cluster.Guest), Operators: ops, WorkDir: t.TempDir(), Registerer: reg})
+	m, err := manager.AddToManager(t.Context(), mgr, manager.EmbedOptions{Topology: mustTopology(t, cfg), Clusters: map[string]*rest.Config{cluster.Guest: hosted.Config(cluster.Guest)}, Operators: ops, WorkDir: t.TempDir(), Registerer: reg})
 	if err != nil {
 		return nil, nil, err
 	}

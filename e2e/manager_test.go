@@ -12,12 +12,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/e2e/cluster"
-	hostedtopology "github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/mom/manager"
 	"github.com/topolayer/topolayer/mom/runner"
 	"github.com/topolayer/topolayer/routing"
@@ -63,7 +63,7 @@ func echoOperator(name, settings string, runs *atomic.Int64) manager.Operator {
 	return manager.Operator{Name: name, Runner: &runner.InProcess{Name: name, Func: fn, Inputs: inputs, Outputs: outputs}}
 }
 
-// TestManagerHosted runs two in-process operators through hosted.AddToManager on a hosted
+// TestManagerHosted runs two in-process operators through manager.AddToManager on a hosted
 // control plane of the test's own: their first runs place their outputs, a change of the
 // input one of them reads runs exactly that one and reaches the management cluster, and
 // the status objects say what happened.
@@ -97,7 +97,7 @@ func TestManagerHosted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := hostedtopology.AddToManager(ctx, mgr, hostedtopology.ManagerOptions{Config: cfg, Guest: hosted.Config(cluster.Guest), Operators: ops, WorkDir: t.TempDir()})
+	m, err := manager.AddToManager(ctx, mgr, manager.EmbedOptions{Topology: mustTopology(t, cfg), Clusters: map[string]*rest.Config{cluster.Guest: hosted.Config(cluster.Guest)}, Operators: ops, WorkDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

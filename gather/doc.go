@@ -3,10 +3,11 @@
 // generated-name entries are skipped) from where the topology keeps it, and returns it in the
 // standalone form of a MOM input directory (write it with contract.WriteInputDir).
 //
-// Where an input lives (Place): standalone, on the one cluster. Hosted, on the guest under its
-// own identity, unless the operator itself writes it as a Management or Configuration output
-// and the routing table places it, as class Management, on the management cluster: then at
-// namespaces.Hosted.ToTarget(management, id) in the hosted control plane's namespace.
+// Where an input lives is the topology's decision (Options.Placement, a topology.Topology):
+// standalone, on the one cluster. Hosted, on the guest under its own identity, unless the
+// operator itself writes it as a Management or Configuration output and the routing table
+// places it, as class Management, on the management cluster: then at its name in the hosted
+// control plane's namespace.
 //
 // Objects read from the management cluster are mapped back with translate.Inverse (names,
 // namespaces, aliases, shadow kinds, references). Every object loses the server-set metadata
@@ -16,7 +17,7 @@
 // singletons the guest lacks from the HostedControlPlane.
 //
 //	res, err := gather.Gather(ctx, gather.Options{
-//		Config: cfg, Inputs: inputs, Outputs: outputs,
+//		Placement: topo, Inputs: inputs, Outputs: outputs, // topo, _ := topology.New(cfg)
 //		Clusters: map[string]*rest.Config{"management": mgmt, "guest": guest},
 //	})
 //	if err != nil { ... }

@@ -12,33 +12,29 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/discovery/cached/memory"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/restmapper"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/namespaces"
-	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/translate"
 )
 
 // Options configures Gather.
 type Options struct {
-	// Config is the topology configuration (defaulted, as config.Load returns it).
-	Config *config.TopologyConfig
+	// Placement is the topology (topology.New): the clusters, names and where inputs live.
+	Placement Placement
 	// Inputs is the operator's input-resources; its applyConfigurationResources are read.
 	Inputs *contract.InputResources
 	// Outputs is the operator's output-resources; nil means it writes nothing, so every
-	// input of a hosted topology is read from the guest (see Place).
+	// input of a hosted topology is read from the guest (see Placement.Locate).
 	Outputs *contract.OutputResources
-	// Clusters are the client configurations by cluster name: routing.ClusterStandalone, or
-	// routing.ClusterManagement and routing.ClusterGuest. Each is read live (NewAPIReader)
-	// unless Readers has the cluster.
+	// Clusters are the client configurations by cluster name (Placement.Clusters). Each is
+	// read live (NewAPIReader) unless Readers has the cluster.
 	Clusters map[string]*rest.Config
 	// Readers read the clusters instead of live requests, by cluster name: for example the
 	// informer caches of topolayer run.
@@ -62,7 +58,7 @@ type Result struct {
 
 // Gather reads every applyConfigurationResources input (exact, label-selected, and
 // ImplicitNamespacedReference references; generated-name entries are skipped) from where the
-// topology keeps it (Place) and returns it in standalone form: read from the management
+// topology keeps it (Placement.Locate) and returns it in standalone form: read from the management
 // cluster, an object is mapped back with translate.Inverse; every object loses its
 // server-set metadata (uid, resourceVersion, managedFields, creationTimestamp, generation,
 // selfLink), the HostedControlPlane ownerReference and topolayer's annotations and label;
@@ -114,23 +110,15 @@ type gatherer struct {
 }
 
 func newGatherer(opts Options) (*gatherer, error) {
-	if opts.Config == nil || opts.Inputs == nil {
-		return nil, errors.New("gather: a configuration and input-resources are required")
+	if opts.Placement == nil || opts.Inputs == nil {
+		return nil, errors.New("gather: a placement and input-resources are required")
 	}
 	if opts.Discovery == nil {
 		opts.Discovery = contract.DefaultDiscovery()
 	}
 	g := &gatherer{opts: opts, readers: map[string]Reader{}, seen: map[contract.Key]*contract.InputObject{}, fromManagement: map[string]bool{}, absorbed: map[string]bool{}}
-	clusters := []string{routing.ClusterStandalone}
-	g.names = namespaces.Identity{}
-	if opts.Config.Topology.Type == config.Hosted {
-		h, err := HostedNames(opts.Config)
-		if err != nil {
-			return nil, err
-		}
-		g.names = h
-		clusters = []string{routing.ClusterManagement, routing.ClusterGuest}
-	}
+	clusters := opts.Placement.Clusters()
+	g.names = opts.Placement.Names()
 	g.inverse = translate.Inverse{Names: g.names, Discovery: opts.Discovery}
 	for _, c := range clusters {
 		if r := opts.Readers[c]; r != nil {
@@ -150,24 +138,6 @@ func newGatherer(opts Options) (*gatherer, error) {
 	return g, nil
 }
 
-// HostedNames returns the name mapping of a hosted configuration, as hosted.Engine builds it.
-func HostedNames(cfg *config.TopologyConfig) (namespaces.Hosted, error) {
-	if cfg.Topology.Type != config.Hosted || cfg.Topology.Hosted == nil {
-		return namespaces.Hosted{}, fmt.Errorf("topology %s is not %s", cfg.Topology.Type, config.Hosted)
-	}
-	h := namespaces.Hosted{Namespace: cfg.Topology.Hosted.Namespace}
-	for _, a := range cfg.Namespaces.Aliases {
-		h.Aliases = append(h.Aliases, namespaces.Alias{
-			Source: contract.Identity{Group: a.Group, Resource: a.Resource, Namespace: a.Namespace, Name: a.Name},
-			Name:   a.HostedName,
-		})
-	}
-	if err := h.Validate(); err != nil {
-		return namespaces.Hosted{}, fmt.Errorf("namespaces: %w", err)
-	}
-	return h, nil
-}
-
 // exact gathers one object by its standalone identity and returns it (nil when skipped).
 func (g *gatherer) exact(ctx context.Context, id contract.Identity) error {
 	_, err := g.get(ctx, id)
@@ -179,7 +149,7 @@ func (g *gatherer) get(ctx context.Context, id contract.Identity) (*contract.Inp
 	if o, ok := g.seen[id.Key()]; ok {
 		return o, nil
 	}
-	loc, err := Place(g.opts.Config, g.names, g.opts.Outputs, id)
+	loc, err := g.opts.Placement.Locate(g.opts.Outputs, id)
 	if err != nil {
 		return nil, err
 	}
@@ -190,6 +160,11 @@ func (g *gatherer) get(ctx context.Context, id contract.Identity) (*contract.Inp
 	obj, err := g.readers[loc.Cluster].Get(ctx, loc.Identity)
 	if err != nil {
 		return nil, err
+	}
+	if loc.Status != nil {
+		if loc, obj, err = g.withStatus(ctx, loc, obj); err != nil {
+			return nil, err
+		}
 	}
 	if obj == nil {
 		g.res.Skipped = append(g.res.Skipped, id)
@@ -208,6 +183,28 @@ func (g *gatherer) get(ctx context.Context, id contract.Identity) (*contract.Inp
 	return o, nil
 }
 
+// withStatus completes obj, read at loc, with the status read at loc.Status: the user's
+// object with the status the operator wrote. Where loc has no object, the object at
+// loc.Status is returned whole, with that location; where loc.Status has none or no status,
+// obj keeps its own.
+func (g *gatherer) withStatus(ctx context.Context, loc Location, obj *unstructured.Unstructured) (Location, *unstructured.Unstructured, error) {
+	at := *loc.Status
+	written, err := g.readers[at.Cluster].Get(ctx, at.Identity)
+	if err != nil {
+		return loc, nil, err
+	}
+	switch {
+	case obj == nil:
+		return at, written, nil
+	case written == nil:
+		return loc, obj, nil
+	}
+	if status, ok := written.Object["status"]; ok {
+		obj.Object["status"] = status
+	}
+	return loc, obj, nil
+}
+
 // add records a gathered object, once per standalone identity.
 func (g *gatherer) add(cluster string, o *contract.InputObject) {
 	k := o.Identity().Key()
@@ -216,23 +213,19 @@ func (g *gatherer) add(cluster string, o *contract.InputObject) {
 	}
 	g.seen[k] = o
 	g.res.Objects = append(g.res.Objects, o)
-	if cluster == routing.ClusterManagement && o.Namespace != "" {
+	if g.opts.Placement.Bound(cluster) != "" && o.Namespace != "" {
 		g.fromManagement[o.Namespace] = true
 	}
 }
 
 // standalone maps an object read on cluster (target identity t) back to standalone form.
 func (g *gatherer) standalone(cluster string, t contract.Identity, obj *unstructured.Unstructured) (*contract.InputObject, contract.Identity, error) {
-	stripServerFields(obj, cluster == routing.ClusterManagement)
+	stripServerFields(obj, g.opts.Placement.Bound(cluster) != "")
 	rn, err := kyaml.FromMap(obj.Object)
 	if err != nil {
 		return nil, contract.Identity{}, fmt.Errorf("%s on %s: %w", t, cluster, err)
 	}
-	mapper := cluster
-	if cluster == routing.ClusterStandalone {
-		mapper = routing.ClusterGuest // namespaces.Identity ignores the cluster
-	}
-	out, src, warnings, err := g.inverse.Object(mapper, t, rn)
+	out, src, warnings, err := g.inverse.Object(cluster, t, rn)
 	if err != nil {
 		return nil, contract.Identity{}, fmt.Errorf("on %s: %w", cluster, err)
 	}
@@ -278,32 +271,53 @@ func (g *gatherer) labelSelected(ctx context.Context, s contract.LabelSelectedRe
 		if src.Group != s.Group || src.Resource != s.Resource || (s.Namespace != "" && src.Namespace != s.Namespace) {
 			return false
 		}
-		loc, err := Place(g.opts.Config, g.names, g.opts.Outputs, src)
+		loc, err := g.opts.Placement.Locate(g.opts.Outputs, src)
 		return err == nil && loc.Cluster == cluster && !loc.Absorbed
 	}
-	if g.opts.Config.Topology.Type != config.Hosted {
-		return g.list(ctx, routing.ClusterStandalone, probe, s.Namespace, sel.String(), matches)
+	var errs []error
+	for _, cluster := range g.opts.Placement.Clusters() {
+		errs = append(errs, g.listSelected(ctx, cluster, probe, s.Namespace, sel.String(), matches))
 	}
-	if err := g.list(ctx, routing.ClusterGuest, probe, s.Namespace, sel.String(), matches); err != nil {
-		return err
+	return errors.Join(errs...)
+}
+
+// listSelected lists a selection on one cluster: where it is (its namespace or everywhere)
+// on a cluster that is not confined; on a confined cluster, in its namespace, at the
+// selection's resource there (a shadow resource for a cluster-scoped one). Namespaces are
+// absorbed on a confined cluster: never listed there.
+func (g *gatherer) listSelected(ctx context.Context, cluster string, probe contract.Identity, ns, selector string, keep func(contract.Identity, string) bool) error {
+	if g.opts.Placement.Bound(cluster) == "" {
+		return g.list(ctx, cluster, probe, ns, selector, keep)
 	}
-	if s.Namespace == "" {
+	if probe.Namespace == "" {
 		if namespaced, known := g.opts.Discovery.Namespaced(probe.GroupResource()); known && namespaced {
 			probe.Namespace = "probe"
-		} else if !known {
-			if namespaced, err := g.readers[routing.ClusterGuest].Namespaced(probe.GroupVersionResource()); err == nil && namespaced {
-				probe.Namespace = "probe"
-			}
+		} else if !known && g.servedNamespaced(probe) {
+			probe.Namespace = "probe"
 		}
 	}
 	if probe.IsNamespace() {
-		return nil // absorbed on the management side: never listed there
+		return nil
 	}
-	t, err := g.names.ToTarget(routing.ClusterManagement, probe)
+	t, err := g.names.ToTarget(cluster, probe)
 	if err != nil {
 		return err
 	}
-	return g.list(ctx, routing.ClusterManagement, t, t.Namespace, sel.String(), matches)
+	return g.list(ctx, cluster, t, t.Namespace, selector, keep)
+}
+
+// servedNamespaced asks the clusters that are not confined whether they serve probe's
+// resource as a namespaced one.
+func (g *gatherer) servedNamespaced(probe contract.Identity) bool {
+	for _, c := range g.opts.Placement.Clusters() {
+		if g.opts.Placement.Bound(c) != "" {
+			continue
+		}
+		if namespaced, err := g.readers[c].Namespaced(probe.GroupVersionResource()); err == nil && namespaced {
+			return true
+		}
+	}
+	return false
 }
 
 // list lists resource t (its group, version and resource) on cluster in namespace ns.
@@ -378,104 +392,107 @@ type Reader interface {
 	Namespaced(gvr schema.GroupVersionResource) (bool, error)
 }
 
-// reader reads one cluster live, through a dynamic client and a RESTMapper from discovery.
-type reader struct {
-	name   string
-	client dynamic.Interface
-	mapper meta.ResettableRESTMapper
-}
-
-// NewAPIReader returns a Reader that sends every read to the cluster's API server; name is
-// the cluster's name, for errors.
+// NewAPIReader returns a Reader that sends every read to the cluster's API server, through
+// controller-runtime's client and a dynamic RESTMapper (discovery, refreshed when a resource
+// is not found); name is the cluster's name, for errors.
 func NewAPIReader(name string, cfg *rest.Config) (Reader, error) {
-	dyn, err := dynamic.NewForConfig(cfg)
+	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", name, err)
 	}
-	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	mapper, err := apiutil.NewDynamicRESTMapper(cfg, hc)
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", name, err)
 	}
-	return &reader{name: name, client: dyn, mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))}, nil
+	c, err := client.New(cfg, client.Options{HTTPClient: hc, Mapper: mapper})
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: %w", name, err)
+	}
+	return ClientReader{Name: name, Reader: c, Mapper: mapper}, nil
 }
 
-// mapping returns the REST mapping of gvr, refreshing discovery once; nil when the cluster
-// does not serve the resource.
-func (r *reader) mapping(gvr schema.GroupVersionResource) (*meta.RESTMapping, error) {
-	find := func() (*meta.RESTMapping, error) {
-		gvk, err := r.mapper.KindFor(gvr)
-		if err != nil {
-			return nil, err
-		}
-		return r.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	}
-	m, err := find()
+// ClientReader is a Reader over a controller-runtime client.Reader: a live client
+// (NewAPIReader) or a cache (the shared informers of topolayer run).
+type ClientReader struct {
+	// Name is the cluster's name, for errors.
+	Name string
+	// Reader reads the objects.
+	Reader client.Reader
+	// Mapper maps resources to kinds and scopes.
+	Mapper meta.RESTMapper
+}
+
+var _ Reader = ClientReader{}
+
+// kind returns the kind of gvr; ok is false when the cluster does not serve it.
+func (r ClientReader) kind(gvr schema.GroupVersionResource) (schema.GroupVersionKind, bool, error) {
+	gvk, err := r.Mapper.KindFor(gvr)
 	if meta.IsNoMatchError(err) {
-		r.mapper.Reset()
-		m, err = find()
-	}
-	if meta.IsNoMatchError(err) {
-		return nil, nil
+		return schema.GroupVersionKind{}, false, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("cluster %s: resource %s: %w", r.name, gvr, err)
+		return schema.GroupVersionKind{}, false, fmt.Errorf("cluster %s: resource %s: %w", r.Name, gvr, err)
 	}
-	return m, nil
-}
-
-// Namespaced implements Reader.
-func (r *reader) Namespaced(gvr schema.GroupVersionResource) (bool, error) {
-	m, err := r.mapping(gvr)
-	if err != nil || m == nil {
-		return false, err
-	}
-	return m.Scope.Name() == meta.RESTScopeNameNamespace, nil
-}
-
-func (r *reader) resource(gvr schema.GroupVersionResource, ns string) (dynamic.ResourceInterface, bool, error) {
-	m, err := r.mapping(gvr)
-	if err != nil || m == nil {
-		return nil, false, err
-	}
-	if m.Scope.Name() == meta.RESTScopeNameNamespace && ns != "" {
-		return r.client.Resource(gvr).Namespace(ns), true, nil
-	}
-	return r.client.Resource(gvr), true, nil
+	return gvk, true, nil
 }
 
 // Get implements Reader.
-func (r *reader) Get(ctx context.Context, id contract.Identity) (*unstructured.Unstructured, error) {
-	ri, ok, err := r.resource(id.GroupVersionResource(), id.Namespace)
+func (r ClientReader) Get(ctx context.Context, id contract.Identity) (*unstructured.Unstructured, error) {
+	gvk, ok, err := r.kind(id.GroupVersionResource())
 	if err != nil || !ok {
 		return nil, err
 	}
-	obj, err := ri.Get(ctx, id.Name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	err = r.Reader.Get(ctx, client.ObjectKey{Namespace: id.Namespace, Name: id.Name}, u)
+	if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("cluster %s: get %s: %w", r.name, id, err)
+		return nil, fmt.Errorf("cluster %s: get %s: %w", r.Name, id, err)
 	}
-	return obj, nil
+	return u, nil
 }
 
 // List implements Reader.
-func (r *reader) List(ctx context.Context, gvr schema.GroupVersionResource, ns, selector string) ([]*unstructured.Unstructured, error) {
-	ri, ok, err := r.resource(gvr, ns)
+func (r ClientReader) List(ctx context.Context, gvr schema.GroupVersionResource, ns, selector string) ([]*unstructured.Unstructured, error) {
+	gvk, ok, err := r.kind(gvr)
 	if err != nil || !ok {
 		return nil, err
 	}
-	l, err := ri.List(ctx, metav1.ListOptions{LabelSelector: selector})
+	sel, err := labels.Parse(selector)
 	if err != nil {
-		return nil, fmt.Errorf("cluster %s: list %s in %q: %w", r.name, gvr, ns, err)
+		return nil, fmt.Errorf("cluster %s: list %s: selector %q: %w", r.Name, gvr, selector, err)
+	}
+	l := &unstructured.UnstructuredList{}
+	l.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	opts := []client.ListOption{client.MatchingLabelsSelector{Selector: sel}}
+	if ns != "" {
+		opts = append(opts, client.InNamespace(ns))
+	}
+	if err := r.Reader.List(ctx, l, opts...); err != nil {
+		if meta.IsNoMatchError(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("cluster %s: list %s in %q: %w", r.Name, gvr, ns, err)
 	}
 	out := make([]*unstructured.Unstructured, len(l.Items))
 	for i := range l.Items {
 		out[i] = &l.Items[i]
-		if out[i].GetAPIVersion() == "" {
-			out[i].SetAPIVersion(l.GetAPIVersion())
-			out[i].SetKind(strings.TrimSuffix(l.GetKind(), "List"))
-		}
+		out[i].SetGroupVersionKind(gvk)
 	}
 	return out, nil
+}
+
+// Namespaced implements Reader.
+func (r ClientReader) Namespaced(gvr schema.GroupVersionResource) (bool, error) {
+	gvk, ok, err := r.kind(gvr)
+	if err != nil || !ok {
+		return false, err
+	}
+	m, err := r.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return false, fmt.Errorf("cluster %s: resource %s: %w", r.Name, gvr, err)
+	}
+	return m.Scope.Name() == meta.RESTScopeNameNamespace, nil
 }

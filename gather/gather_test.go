@@ -1,110 +1,54 @@
 package gather
 
 import (
+	"context"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
-	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/translate"
 )
 
-const hostedYAML = `apiVersion: topolayer.dev/v1alpha1
-kind: TopologyConfig
-topology:
-  type: Hosted
-  hosted: {namespace: hcp, hostedControlPlane: example}
-namespaces:
-  aliases:
-  - {group: "", resource: secrets, namespace: openshift-authentication, name: serving, hostedName: oauth-server-crt}
-`
-
-func mustConfig(t *testing.T, doc string) *config.TopologyConfig {
+// hostedNames are the names of hostedYAML.
+func hostedNames(t *testing.T) namespaces.Hosted {
 	t.Helper()
-	cfg, err := config.Parse([]byte(doc))
-	if err != nil {
+	h := namespaces.Hosted{Namespace: "hcp", Aliases: []namespaces.Alias{{
+		Source: contract.Identity{Resource: "secrets", Namespace: "openshift-authentication", Name: "serving"}, Name: "oauth-server-crt",
+	}}}
+	if err := h.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	return cfg
+	return h
 }
 
-func exact(group, resource, ns, name string) contract.ExactResourceID {
-	return contract.ExactResourceID{ResourceTypeIdentifier: contract.ResourceTypeIdentifier{Group: group, Version: "v1", Resource: resource}, Namespace: ns, Name: name}
-}
+// hostedPlacement is a hosted Placement whose inputs all live on the guest (topology.Topology
+// is the real one; it imports this package).
+type hostedPlacement struct{ names namespaces.Hosted }
 
-func TestPlace(t *testing.T) {
-	hosted := mustConfig(t, hostedYAML)
-	dropped := mustConfig(t, hostedYAML+`routing:
-  rules:
-  - name: keep-cms-on-guest
-    match: {class: Management, group: "", resource: configmaps}
-    disposition: dropped
-`)
-	standalone := mustConfig(t, "apiVersion: topolayer.dev/v1alpha1\nkind: TopologyConfig\ntopology: {type: Standalone}\n")
-	names, err := HostedNames(hosted)
-	if err != nil {
-		t.Fatal(err)
-	}
-	outputs := &contract.OutputResources{
-		ConfigurationResources: contract.OutputResourceList{ExactResources: []contract.ExactResourceID{exact("config.openshift.io", "ingresses", "", "cluster")}},
-		ManagementResources: contract.OutputResourceList{ExactResources: []contract.ExactResourceID{
-			exact("operator.openshift.io", "authentications", "", "cluster"),
-			exact("", "configmaps", "openshift-authentication", "audit"),
-			exact("", "secrets", "openshift-authentication", "serving"),
-			exact("", "namespaces", "", "openshift-authentication"),
-		}},
-		UserWorkloadResources: contract.OutputResourceList{ExactResources: []contract.ExactResourceID{exact("rbac.authorization.k8s.io", "clusterroles", "", "reader")}},
-	}
-	id := func(group, resource, ns, name string) contract.Identity {
-		return contract.Identity{Group: group, Version: "v1", Resource: resource, Namespace: ns, Name: name}
-	}
-	audit := id("", "configmaps", "openshift-authentication", "audit")
-	auditTarget, _ := names.ToTarget(routing.ClusterManagement, audit)
-	tests := []struct {
-		name    string
-		cfg     *config.TopologyConfig
-		outputs *contract.OutputResources
-		id      contract.Identity
-		want    Location
-	}{
-		{"standalone keeps everything", standalone, outputs, audit, Location{Cluster: routing.ClusterStandalone, Identity: audit}},
-		{"not written: guest", hosted, outputs, id("config.openshift.io", "infrastructures", "", "cluster"), Location{Cluster: routing.ClusterGuest, Identity: id("config.openshift.io", "infrastructures", "", "cluster")}},
-		{"management output: shadow", hosted, outputs, id("operator.openshift.io", "authentications", "", "cluster"),
-			Location{Cluster: routing.ClusterManagement, Identity: id("operator.openshift.io.shadow.topolayer.dev", "authentications", "hcp", "cluster")}},
-		{"configuration output: management", hosted, outputs, id("config.openshift.io", "ingresses", "", "cluster"),
-			Location{Cluster: routing.ClusterManagement, Identity: id("config.openshift.io.shadow.topolayer.dev", "ingresses", "hcp", "cluster")}},
-		{"namespaced output: encoded", hosted, outputs, audit, Location{Cluster: routing.ClusterManagement, Identity: auditTarget}},
-		{"aliased output", hosted, outputs, id("", "secrets", "openshift-authentication", "serving"),
-			Location{Cluster: routing.ClusterManagement, Identity: id("", "secrets", "hcp", "oauth-server-crt")}},
-		{"namespace output: absorbed", hosted, outputs, id("", "namespaces", "", "openshift-authentication"),
-			Location{Cluster: routing.ClusterManagement, Identity: id("", "namespaces", "", "hcp"), Absorbed: true}},
-		{"user-workload output: guest", hosted, outputs, id("rbac.authorization.k8s.io", "clusterroles", "", "reader"),
-			Location{Cluster: routing.ClusterGuest, Identity: id("rbac.authorization.k8s.io", "clusterroles", "", "reader")}},
-		{"same name, other namespace: guest", hosted, outputs, id("", "configmaps", "other", "audit"), Location{Cluster: routing.ClusterGuest, Identity: id("", "configmaps", "other", "audit")}},
-		{"no outputs: guest", hosted, nil, audit, Location{Cluster: routing.ClusterGuest, Identity: audit}},
-		{"rule drops the class: guest", dropped, outputs, audit, Location{Cluster: routing.ClusterGuest, Identity: audit}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var m namespaces.Mapper = names
-			if tt.cfg.Topology.Type != config.Hosted {
-				m = namespaces.Identity{}
-			}
-			got, err := Place(tt.cfg, m, tt.outputs, tt.id)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("Place(%s) (-want +got):\n%s", tt.id, diff)
-			}
-		})
-	}
+func (hostedPlacement) Clusters() []string {
+	return []string{routing.ClusterManagement, routing.ClusterGuest}
 }
+func (hostedPlacement) Home() string { return routing.ClusterManagement }
+func (p hostedPlacement) Bound(cluster string) string {
+	if cluster == routing.ClusterManagement {
+		return p.names.Namespace
+	}
+	return ""
+}
+func (p hostedPlacement) Names() namespaces.Mapper { return p.names }
+func (hostedPlacement) Locate(_ *contract.OutputResources, id contract.Identity) (Location, error) {
+	return Location{Cluster: routing.ClusterGuest, Identity: id}, nil
+}
+func (hostedPlacement) HostedControlPlane() (contract.Identity, bool) {
+	return contract.Identity{}, false
+}
+func (hostedPlacement) Projections() []Projection { return nil }
 
 func object(t *testing.T, doc string) *unstructured.Unstructured {
 	t.Helper()
@@ -118,9 +62,8 @@ func object(t *testing.T, doc string) *unstructured.Unstructured {
 // TestStandaloneFromManagement maps an object as apply leaves it on the management cluster
 // back to its standalone form.
 func TestStandaloneFromManagement(t *testing.T) {
-	cfg := mustConfig(t, hostedYAML)
-	names, _ := HostedNames(cfg)
-	g := &gatherer{opts: Options{Config: cfg}, names: names, inverse: translate.Inverse{Names: names}, seen: map[contract.Key]*contract.InputObject{}, fromManagement: map[string]bool{}, absorbed: map[string]bool{}}
+	names := hostedNames(t)
+	g := &gatherer{opts: Options{Placement: hostedPlacement{names}}, names: names, inverse: translate.Inverse{Names: names}, seen: map[contract.Key]*contract.InputObject{}, fromManagement: map[string]bool{}, absorbed: map[string]bool{}}
 	src := contract.Identity{Version: "v1", Resource: "configmaps", Namespace: "openshift-authentication", Name: "audit"}
 	target, err := names.ToTarget(routing.ClusterManagement, src)
 	if err != nil {
@@ -184,7 +127,8 @@ status: {kept: true}
 }
 
 func TestProjectValue(t *testing.T) {
-	obj, err := ProjectValue(Projections(&config.TopologyConfig{Gather: config.Gather{Projections: config.DefaultProjections}})[0], map[string]any{"type": "OIDC"})
+	p := Projection{Target: contract.Identity{Group: "config.openshift.io", Version: "v1", Resource: "authentications", Name: "cluster"}, Kind: "Authentication", Field: []string{"spec"}, From: []string{"spec", "configuration", "authentication"}}
+	obj, err := ProjectValue(p, map[string]any{"type": "OIDC"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,8 +139,82 @@ func TestProjectValue(t *testing.T) {
 }
 
 func TestGatherNeedsClusters(t *testing.T) {
-	_, err := Gather(t.Context(), Options{Config: mustConfig(t, hostedYAML), Inputs: &contract.InputResources{}})
+	_, err := Gather(t.Context(), Options{Placement: hostedPlacement{hostedNames(t)}, Inputs: &contract.InputResources{}})
 	if err == nil {
 		t.Fatal("no error without client configurations")
+	}
+}
+
+// mapReader is a Reader over objects in memory, by identity (version ignored).
+type mapReader map[contract.Key]*unstructured.Unstructured
+
+func (r mapReader) Get(_ context.Context, id contract.Identity) (*unstructured.Unstructured, error) {
+	if o, ok := r[id.Key()]; ok {
+		return o.DeepCopy(), nil
+	}
+	return nil, nil
+}
+
+func (mapReader) List(context.Context, schema.GroupVersionResource, string, string) ([]*unstructured.Unstructured, error) {
+	return nil, nil
+}
+
+func (mapReader) Namespaced(schema.GroupVersionResource) (bool, error) { return false, nil }
+
+// splitPlacement reads every input from the guest, its status from the management shadow.
+type splitPlacement struct{ hostedPlacement }
+
+func (p splitPlacement) Locate(_ *contract.OutputResources, id contract.Identity) (Location, error) {
+	shadow, err := p.names.ToTarget(routing.ClusterManagement, id)
+	return Location{Cluster: routing.ClusterGuest, Identity: id, Status: &Location{Cluster: routing.ClusterManagement, Identity: shadow}}, err
+}
+
+func TestGatherSpecFromUsersStatusFromOperator(t *testing.T) {
+	names := hostedNames(t)
+	ingress := contract.Identity{Group: "config.openshift.io", Version: "v1", Resource: "ingresses", Name: "cluster"}
+	shadow, err := names.ToTarget(routing.ClusterManagement, ingress)
+	if err != nil {
+		t.Fatal(err)
+	}
+	userSpec := object(t, "apiVersion: config.openshift.io/v1\nkind: Ingress\nmetadata: {name: cluster}\nspec: {domain: apps.user.example}\n")
+	written := object(t, "apiVersion: config.openshift.io.shadow.topolayer.dev/v1\nkind: Ingress\nmetadata: {name: cluster, namespace: hcp}\n"+
+		"spec: {domain: apps.stale.example}\nstatus: {componentRoutes: [{name: oauth-openshift, namespace: openshift-authentication}]}\n")
+	written.SetAnnotations(namespaces.SourceAnnotations(ingress))
+	inputs := &contract.InputResources{ApplyConfigurationResources: contract.ResourceList{ExactResources: []contract.ExactResourceID{
+		{ResourceTypeIdentifier: contract.ResourceTypeIdentifier{Group: ingress.Group, Version: "v1", Resource: ingress.Resource}, Name: ingress.Name},
+	}}}
+	tests := []struct {
+		name       string
+		guest, mgm mapReader
+		wantDomain string
+		wantStatus bool
+	}{
+		{"both: the user's spec, the operator's status", mapReader{ingress.Key(): userSpec}, mapReader{shadow.Key(): written}, "apps.user.example", true},
+		{"no status written yet: the user's object", mapReader{ingress.Key(): userSpec}, mapReader{}, "apps.user.example", false},
+		{"not on the guest: the written object whole", mapReader{}, mapReader{shadow.Key(): written}, "apps.stale.example", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := Gather(t.Context(), Options{
+				Placement: splitPlacement{hostedPlacement{names}}, Inputs: inputs,
+				Readers: map[string]Reader{routing.ClusterGuest: tc.guest, routing.ClusterManagement: tc.mgm},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Objects) != 1 {
+				t.Fatalf("gathered %d objects, want 1 (skipped %v, warnings %v)", len(res.Objects), res.Skipped, res.Warnings)
+			}
+			o := res.Objects[0].Object
+			if got, _, _ := unstructured.NestedString(o.Object, "spec", "domain"); got != tc.wantDomain {
+				t.Errorf("spec.domain = %q, want %q", got, tc.wantDomain)
+			}
+			if _, has := o.Object["status"]; has != tc.wantStatus {
+				t.Errorf("status present = %v, want %v", has, tc.wantStatus)
+			}
+			if o.GetAPIVersion() != "config.openshift.io/v1" || o.GetNamespace() != "" {
+				t.Errorf("not in standalone form: %s %s/%s", o.GetAPIVersion(), o.GetNamespace(), o.GetName())
+			}
+		})
 	}
 }

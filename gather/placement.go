@@ -1,55 +1,43 @@
 package gather
 
 import (
-	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/namespaces"
-	"github.com/topolayer/topolayer/routing"
 )
 
 // Location is where gather looks for one input object.
 type Location struct {
-	// Cluster is routing.ClusterStandalone, routing.ClusterManagement or routing.ClusterGuest.
+	// Cluster is the name of the cluster that holds it.
 	Cluster string
 	// Identity is the object's identity on Cluster.
 	Identity contract.Identity
 	// Absorbed is true for a Namespace that the management side absorbs into the hosted
 	// control plane's namespace: it is not read but synthesized.
 	Absorbed bool
+	// Status, when set, is where the object's status is read: the operator writes the
+	// status of an object whose spec its users edit at Cluster (a config.openshift.io
+	// singleton of a hosted cluster). Where Cluster has no such object, the object is read
+	// whole at Status.
+	Status *Location
 }
 
-// Place decides where an input with standalone identity id lives. Inputs have no class, so
-// the rule is:
-//
-//   - standalone: the one cluster, unchanged;
-//   - hosted: the management cluster, at names.ToTarget(management, id), when both
-//     (1) the routing table places id, as class Management, on the management cluster
-//     (cfg.RoutingTable().Route(routing.Object{Class: Management, Identity: id})), and
-//     (2) the operator itself writes id there: outputs declares it as a Management or
-//     Configuration output;
-//   - otherwise the guest cluster, unchanged.
-//
-// A Namespace placed on the management cluster is absorbed (Location.Absorbed). outputs may
-// be nil: then every input of a hosted topology is read from the guest.
-func Place(cfg *config.TopologyConfig, names namespaces.Mapper, outputs *contract.OutputResources, id contract.Identity) (Location, error) {
-	if cfg.Topology.Type != config.Hosted {
-		return Location{Cluster: routing.ClusterStandalone, Identity: id}, nil
-	}
-	guest := Location{Cluster: routing.ClusterGuest, Identity: id}
-	if outputs == nil {
-		return guest, nil
-	}
-	written := outputs.ManagementResources.Matches(id) || outputs.ConfigurationResources.Matches(id)
-	if !written {
-		return guest, nil
-	}
-	d := cfg.RoutingTable().Route(routing.Object{Class: contract.ClassManagement, Identity: id})
-	if d.Cluster != routing.ClusterManagement { // Route clears the cluster of dropped and rejected
-		return guest, nil
-	}
-	t, err := names.ToTarget(routing.ClusterManagement, id)
-	if err != nil {
-		return Location{}, err
-	}
-	return Location{Cluster: routing.ClusterManagement, Identity: t, Absorbed: d.Disposition == routing.Absorbed}, nil
+// Placement is what gather needs of a topology (topology.Topology implements it): the
+// clusters it reads, how names map, where each input lives, and the HostedControlPlane
+// projections.
+type Placement interface {
+	// Clusters are the clusters to read, by name.
+	Clusters() []string
+	// Home is the cluster that holds the HostedControlPlane.
+	Home() string
+	// Bound is the namespace a cluster's objects are confined to, "" when it is not.
+	Bound(cluster string) string
+	// Names maps standalone identities onto the clusters and back.
+	Names() namespaces.Mapper
+	// Locate says where the input with standalone identity id lives, given the operator's
+	// output-resources (nil when it writes nothing).
+	Locate(outputs *contract.OutputResources, id contract.Identity) (Location, error)
+	// HostedControlPlane is the object the projections read, when the topology has one.
+	HostedControlPlane() (contract.Identity, bool)
+	// Projections fill declared config singletons from the HostedControlPlane.
+	Projections() []Projection
 }

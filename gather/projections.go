@@ -8,13 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/routing"
 )
-
-// HostedControlPlaneGVR is HyperShift's HostedControlPlane, read by the projections.
-var HostedControlPlaneGVR = schema.GroupVersionResource{Group: "hypershift.openshift.io", Version: "v1beta1", Resource: "hostedcontrolplanes"}
 
 // Projection fills one field of a config singleton from a field of the HostedControlPlane,
 // when the operator declares the singleton as an exact input and the guest has none.
@@ -29,29 +24,16 @@ type Projection struct {
 	From []string
 }
 
-// Projections returns the configured projections (config.Gather.Projections; a hosted
-// configuration that names none gets config.DefaultProjections).
-func Projections(cfg *config.TopologyConfig) []Projection {
-	out := make([]Projection, 0, len(cfg.Gather.Projections))
-	for _, p := range cfg.Gather.Projections {
-		out = append(out, Projection{
-			Target: contract.Identity{Group: p.Group, Version: p.Version, Resource: p.Resource, Name: p.Name},
-			Kind:   p.Kind,
-			Field:  config.FieldPath(p.Field),
-			From:   config.FieldPath(p.From),
-		})
-	}
-	return out
-}
-
 // project applies the Projections (hosted only).
 func (g *gatherer) project(ctx context.Context) error {
-	if g.opts.Config.Topology.Type != config.Hosted {
+	projections := g.opts.Placement.Projections()
+	hcpID, ok := g.opts.Placement.HostedControlPlane()
+	if len(projections) == 0 || !ok {
 		return nil
 	}
 	var hcp *unstructured.Unstructured
 	read := false
-	for _, p := range Projections(g.opts.Config) {
+	for _, p := range projections {
 		if !g.declared(p.Target) {
 			continue
 		}
@@ -59,18 +41,13 @@ func (g *gatherer) project(ctx context.Context) error {
 			continue
 		}
 		if !read {
-			h := g.opts.Config.Topology.Hosted
 			var err error
-			hcp, err = g.readers[routing.ClusterManagement].Get(ctx, contract.Identity{
-				Group: HostedControlPlaneGVR.Group, Version: HostedControlPlaneGVR.Version, Resource: HostedControlPlaneGVR.Resource,
-				Namespace: h.Namespace, Name: h.HostedControlPlane,
-			})
-			if err != nil {
+			if hcp, err = g.readers[g.opts.Placement.Home()].Get(ctx, hcpID); err != nil {
 				return err
 			}
 			read = true
 			if hcp == nil {
-				g.res.Warnings = append(g.res.Warnings, fmt.Sprintf("HostedControlPlane %s/%s not found: no projection", h.Namespace, h.HostedControlPlane))
+				g.res.Warnings = append(g.res.Warnings, fmt.Sprintf("HostedControlPlane %s/%s not found: no projection", hcpID.Namespace, hcpID.Name))
 			}
 		}
 		if hcp == nil {

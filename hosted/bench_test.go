@@ -5,7 +5,7 @@ import (
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/contract/corpus"
-	"github.com/topolayer/topolayer/hosted"
+	"github.com/topolayer/topolayer/topology"
 )
 
 // BenchmarkHostedPlan translates the largest corpus case in memory (routing, names,
@@ -19,7 +19,7 @@ func BenchmarkHostedPlan(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	engine, err := hosted.Engine(cfg, "cluster-authentication-operator", nil)
+	engine, err := topology.Engine(cfg, "cluster-authentication-operator", nil)
 	if err != nil {
 		b.Fatal(err)
 	}

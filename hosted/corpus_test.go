@@ -15,9 +15,9 @@ import (
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/contract/contracttest"
 	"github.com/topolayer/topolayer/contract/corpus"
-	"github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
+	"github.com/topolayer/topolayer/topology"
 	"github.com/topolayer/topolayer/translate"
 )
 
@@ -57,7 +57,7 @@ func planCase(t *testing.T, c corpus.Case) (*contract.OutputDir, *translate.Plan
 	if err != nil {
 		t.Fatal(err)
 	}
-	engine, err := hosted.Engine(loadConfig(t), c.Operator, readDeclared(t, c.OutputResources))
+	engine, err := topology.Engine(loadConfig(t), c.Operator, readDeclared(t, c.OutputResources))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,10 +1,11 @@
-// Package hosted is the HyperShift topology: Configuration and Management outputs land in the
-// hosted control plane's (HCP) namespace on the management cluster, renamed into simulated
-// namespaces, with cluster-scoped kinds turned into namespaced shadow kinds; UserWorkload
-// outputs land in the guest cluster unchanged. Engine builds the translation engine of a
-// hosted configuration.
+// Package hosted holds what is HyperShift's own in the hosted topology: the shadow CRDs of
+// cluster-scoped Configuration and Management kinds (hosted/shadow) and the openshift/api
+// manifests they are made from (hosted/openshiftapi). The placement itself (the management
+// cluster confined to the hosted control plane's namespace, simulated namespaces, the guest)
+// is a topology.Topology; this package's tests plan the real operator outputs of the corpus
+// in it.
 //
 //	cfg, _ := config.Load("examples/hosted.yaml")
-//	engine, _ := hosted.Engine(cfg, "cluster-authentication-operator", declared)
+//	engine, _ := topology.Engine(cfg, "cluster-authentication-operator", declared)
 //	plan := engine.Plan(outputDir)
 package hosted

@@ -9,8 +9,8 @@ import (
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/contract/corpus"
-	"github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/namespaces"
+	"github.com/topolayer/topolayer/topology"
 	"github.com/topolayer/topolayer/translate"
 )
 
@@ -28,7 +28,7 @@ func TestInverseUndoesTranslation(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			engine, err := hosted.Engine(cfg, c.Operator, nil)
+			engine, err := topology.Engine(cfg, c.Operator, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

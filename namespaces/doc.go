@@ -45,8 +45,8 @@
 // inside objects (package translate does, through a Mapper).
 //
 //	h := namespaces.Hosted{Namespace: "clusters-example"}
-//	t, _ := h.ToTarget(namespaces.ClusterManagement, contract.Identity{
+//	t, _ := h.ToTarget(routing.ClusterManagement, contract.Identity{
 //		Version: "v1", Resource: "configmaps", Namespace: "openshift-authentication", Name: "audit"})
 //	// t is configmaps clusters-example/openshift-authentication--audit
-//	src, _ := h.ToSource(namespaces.ClusterManagement, t, nil) // the configmap again
+//	src, _ := h.ToSource(routing.ClusterManagement, t, nil) // the configmap again
 package namespaces

@@ -6,6 +6,7 @@ import (
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/namespaces"
+	"github.com/topolayer/topolayer/routing"
 )
 
 func ExampleHosted() {
@@ -27,17 +28,17 @@ func ExampleHosted() {
 		{Version: "v1", Resource: "secrets", Namespace: "openshift-authentication", Name: "v4-0-config-system-serving-cert"},
 		{Version: "v1", Resource: "configmaps", Namespace: "team--a", Name: "cfg"},
 	} {
-		target, err := h.ToTarget(namespaces.ClusterManagement, src)
+		target, err := h.ToTarget(routing.ClusterManagement, src)
 		if err != nil {
 			fmt.Println(err)
 			return
 		}
 		fmt.Printf("%s\n  -> %s\n", src, target)
 
-		back, err := h.ToSource(namespaces.ClusterManagement, target, nil)
+		back, err := h.ToSource(routing.ClusterManagement, target, nil)
 		if errors.Is(err, namespaces.ErrNeedsAnnotations) {
 			// A hashed name: the object's annotations say what it is.
-			back, err = h.ToSource(namespaces.ClusterManagement, target, namespaces.SourceAnnotations(src))
+			back, err = h.ToSource(routing.ClusterManagement, target, namespaces.SourceAnnotations(src))
 			fmt.Print("  (from annotations)")
 		}
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/routing"
 )
 
 // FuzzEncodeNameInjective maps two standalone objects to the management cluster and checks
@@ -75,12 +76,12 @@ func fuzzIdentity(k testKind, ns, name string) (contract.Identity, bool) {
 // src with its annotations, and returns it.
 func mustTarget(t *testing.T, h Hosted, src contract.Identity) contract.Identity {
 	t.Helper()
-	tgt, err := h.ToTarget(ClusterManagement, src)
+	tgt, err := h.ToTarget(routing.ClusterManagement, src)
 	if err != nil {
 		t.Fatalf("ToTarget(%#v): %v", src, err)
 	}
 	checkTargetValid(t, tgt)
-	if back, err := h.ToSource(ClusterManagement, tgt, SourceAnnotations(src)); err != nil || back != src {
+	if back, err := h.ToSource(routing.ClusterManagement, tgt, SourceAnnotations(src)); err != nil || back != src {
 		t.Fatalf("ToSource(%#v, annotations) = %#v, %v; want %#v", tgt, back, err, src)
 	}
 	return tgt

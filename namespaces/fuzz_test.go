@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/routing"
 )
 
 // FuzzEncodeName maps a standalone object (ns, name) of kind testKinds[kindIndex&0x7f %
@@ -47,7 +48,7 @@ func FuzzEncodeName(f *testing.F) {
 			src.Name = name
 		}
 
-		tgt, err := h.ToTarget(ClusterManagement, src)
+		tgt, err := h.ToTarget(routing.ClusterManagement, src)
 		if err != nil {
 			t.Fatalf("ToTarget(%#v): %v", src, err)
 		}
@@ -60,11 +61,11 @@ func FuzzEncodeName(f *testing.F) {
 			t.Fatalf("ToTarget(%#v) = %#v: neither readable nor hashed", src, tgt)
 		}
 
-		back, err := h.ToSource(ClusterManagement, tgt, SourceAnnotations(src))
+		back, err := h.ToSource(routing.ClusterManagement, tgt, SourceAnnotations(src))
 		if err != nil || back != src {
 			t.Fatalf("ToSource(%#v, annotations) = %#v, %v; want %#v", tgt, back, err, src)
 		}
-		back, err = h.ToSource(ClusterManagement, tgt, nil)
+		back, err = h.ToSource(routing.ClusterManagement, tgt, nil)
 		if hashed {
 			if !errors.Is(err, ErrNeedsAnnotations) {
 				t.Fatalf("ToSource(%#v, nil) = %#v, %v; want ErrNeedsAnnotations", tgt, back, err)
@@ -83,7 +84,7 @@ func FuzzEncodeName(f *testing.F) {
 		obj.Name, obj.GenerateName = tgt.GenerateName+suffix, ""
 		want := src
 		want.Name, want.GenerateName = src.GenerateName+suffix, ""
-		back, err = h.ToSource(ClusterManagement, obj, SourceAnnotations(src))
+		back, err = h.ToSource(routing.ClusterManagement, obj, SourceAnnotations(src))
 		switch {
 		case hashed && err == nil:
 			t.Fatalf("ToSource(%#v, annotations) = %#v; want an error for a hashed generateName", obj, back)

@@ -9,16 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/topolayer/topolayer/contract"
-)
-
-// The clusters of the hosted topology, spelled as package routing spells them (namespaces does
-// not import routing).
-const (
-	// ClusterManagement is the management cluster, where the hosted control plane's namespace
-	// is. Configuration and Management objects are renamed into that namespace.
-	ClusterManagement = "management"
-	// ClusterGuest is the guest cluster. UserWorkload objects keep their identity there.
-	ClusterGuest = "guest"
+	"github.com/topolayer/topolayer/routing"
 )
 
 // ErrIdentityMismatch is returned (wrapped) by Hosted.ToSource when a target object's
@@ -162,20 +153,20 @@ func isClusterRBAC(group, resource string) bool {
 	return group == groupRBAC && (resource == resourceClusterRoles || resource == resourceClusterRoleBindings)
 }
 
-// ToTarget maps a standalone identity to its identity on cluster: ClusterGuest keeps it,
-// ClusterManagement applies the rules of Hosted. The version is never changed.
+// ToTarget maps a standalone identity to its identity on cluster: routing.ClusterGuest keeps it,
+// routing.ClusterManagement applies the rules of Hosted. The version is never changed.
 func (h Hosted) ToTarget(cluster string, id contract.Identity) (contract.Identity, error) {
 	switch cluster {
-	case ClusterGuest:
+	case routing.ClusterGuest:
 		return id, nil
-	case ClusterManagement:
+	case routing.ClusterManagement:
 		t, err := h.toManagement(id)
 		if err != nil {
 			return contract.Identity{}, fmt.Errorf("%s: %w", id, err)
 		}
 		return t, nil
 	}
-	return contract.Identity{}, fmt.Errorf("%s: unknown cluster %q (want %q or %q)", id, cluster, ClusterManagement, ClusterGuest)
+	return contract.Identity{}, fmt.Errorf("%s: unknown cluster %q (want %q or %q)", id, cluster, routing.ClusterManagement, routing.ClusterGuest)
 }
 
 // toManagement applies the management-side rules. Its errors do not name id.
@@ -279,9 +270,9 @@ func (h Hosted) aliasTo(t contract.Identity) (Alias, bool) {
 }
 
 // ToSource maps an identity found on cluster back to its standalone identity; annotations are
-// the target object's (nil for none). ClusterGuest keeps the identity.
+// the target object's (nil for none). routing.ClusterGuest keeps the identity.
 //
-// On ClusterManagement, when annotations carry the standalone identity (see SourceAnnotations)
+// On routing.ClusterManagement, when annotations carry the standalone identity (see SourceAnnotations)
 // they are the source of truth, and ToTarget of the result must give id back, or the error
 // wraps ErrIdentityMismatch. For an object the server named from a generateName (the
 // annotations record a generateName and no name), the standalone name is the standalone
@@ -290,16 +281,16 @@ func (h Hosted) aliasTo(t contract.Identity) (Alias, bool) {
 // Namespace wraps ErrNeedsAnnotations. The result's version is id's.
 func (h Hosted) ToSource(cluster string, id contract.Identity, annotations map[string]string) (contract.Identity, error) {
 	switch cluster {
-	case ClusterGuest:
+	case routing.ClusterGuest:
 		return id, nil
-	case ClusterManagement:
+	case routing.ClusterManagement:
 		src, err := h.fromManagement(id, annotations)
 		if err != nil {
 			return contract.Identity{}, fmt.Errorf("%s: %w", id, err)
 		}
 		return src, nil
 	}
-	return contract.Identity{}, fmt.Errorf("%s: unknown cluster %q (want %q or %q)", id, cluster, ClusterManagement, ClusterGuest)
+	return contract.Identity{}, fmt.Errorf("%s: unknown cluster %q (want %q or %q)", id, cluster, routing.ClusterManagement, routing.ClusterGuest)
 }
 
 // fromManagement inverts toManagement. Its errors do not name t.

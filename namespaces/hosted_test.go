@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/routing"
 )
 
 const hcp = "clusters-example"
@@ -39,108 +40,108 @@ func TestHostedToTarget(t *testing.T) {
 		hashed bool
 	}{
 		"configmap, readable": {
-			cluster: ClusterManagement,
+			cluster: routing.ClusterManagement,
 			src:     id("", "configmaps", "openshift-authentication", "audit"),
 			want:    id("", "configmaps", hcp, "openshift-authentication--audit"),
 		},
 		"name containing --, readable": {
-			cluster: ClusterManagement,
+			cluster: routing.ClusterManagement,
 			src:     id("", "configmaps", "openshift-authentication", "a--b"),
 			want:    id("", "configmaps", hcp, "openshift-authentication--a--b"),
 		},
 		"namespaced role with colons, readable": {
-			cluster: ClusterManagement,
+			cluster: routing.ClusterManagement,
 			src:     id(groupRBAC, "roles", "openshift-config", "system:openshift:foo"),
 			want:    id(groupRBAC, "roles", hcp, "openshift-config--system:openshift:foo"),
 		},
 		"clusterrole becomes a role": {
-			cluster: ClusterManagement,
+			cluster: routing.ClusterManagement,
 			src:     id(groupRBAC, "clusterroles", "", "system:openshift:foo"),
 			want:    id(groupRBAC, "roles", hcp, "--system:openshift:foo"),
 		},
 		"clusterrolebinding becomes a rolebinding": {
-			cluster: ClusterManagement,
+			cluster: routing.ClusterManagement,
 			src:     id(groupRBAC, "clusterrolebindings", "", "system:openshift:oauth-servercert-trust"),
 			want:    id(groupRBAC, "rolebindings", hcp, "--system:openshift:oauth-servercert-trust"),
 		},
 		"cluster-scoped operator CR becomes a shadow": {
-			cluster: ClusterManagement,
+			cluster: routing.ClusterManagement,
 			src:     id("operator.openshift.io", "authentications", "", "cluster"),
 			want:    id("operator.openshift.io.shadow.topolayer.dev", "authentications", hcp, "cluster"),
 		},
 		"cluster-scoped core kind becomes a core shadow": {
-			cluster: ClusterManagement,
+			cluster: routing.ClusterManagement,
 			src:     id("", "persistentvolumes", "", "pv-1"),
 			want:    id("core.shadow.topolayer.dev", "persistentvolumes", hcp, "pv-1"),
 		},
 		"namespace is absorbed": {
-			cluster: ClusterManagement,
+			cluster: routing.ClusterManagement,
 			src:     id("", "namespaces", "", "openshift-authentication"),
 			want:    id("", "namespaces", "", hcp),
 			hashed:  true,
 		},
 		"namespace with --, hashed": {
-			cluster: ClusterManagement,
+			cluster: routing.ClusterManagement,
 			src:     id("", "configmaps", "team--a", "cfg"),
 			want:    id("", "configmaps", hcp, "team-a-cfg-a791ecf49bf1bca2"),
 			hashed:  true,
 		},
 		"253-character configmap name, hashed": {
-			cluster: ClusterManagement,
+			cluster: routing.ClusterManagement,
 			src:     id("", "configmaps", "openshift-authentication", long),
 			want:    id("", "configmaps", hcp, "openshift-authentication-"+strings.Repeat("a", 211)+"-f08941d4f79b986f"),
 			hashed:  true,
 		},
 		"60-character service name in a 20-character namespace, hashed label": {
-			cluster: ClusterManagement,
+			cluster: routing.ClusterManagement,
 			src:     id("", "services", "openshift-monitoring", svc60),
 			want:    id("", "services", hcp, "openshift-monitoring-webwebwebwebwebwebwebwebw-5d4845aceae5f8d4"),
 			hashed:  true,
 		},
 		"generateName, readable": {
-			cluster: ClusterManagement,
+			cluster: routing.ClusterManagement,
 			src:     genID("", "configmaps", "openshift-kube-apiserver", "revision-"),
 			want:    genID("", "configmaps", hcp, "openshift-kube-apiserver--revision-"),
 		},
 		"generateName longer than 58 once encoded, hashed": {
-			cluster: ClusterManagement,
+			cluster: routing.ClusterManagement,
 			src:     genID("", "configmaps", "openshift-kube-apiserver-operator", "kube-apiserver-operator-"),
 			want:    genID("", "configmaps", hcp, "openshift-kube-apiserver-operator-kube-ap-1e572b113a1bf1d3"),
 			hashed:  true,
 		},
 		"generateName in a namespace with --, hashed": {
-			cluster: ClusterManagement,
+			cluster: routing.ClusterManagement,
 			src:     genID("", "configmaps", "team--a", "revision-"),
 			want:    genID("", "configmaps", hcp, "team-a-revision-324aede34c07c937"),
 			hashed:  true,
 		},
 		"generateName of a clusterrole": {
-			cluster: ClusterManagement,
+			cluster: routing.ClusterManagement,
 			src:     genID(groupRBAC, "clusterroles", "", "system:gen-"),
 			want:    genID(groupRBAC, "roles", hcp, "--system:gen-"),
 		},
 		"generateName of a shadow": {
-			cluster: ClusterManagement,
+			cluster: routing.ClusterManagement,
 			src:     genID("config.openshift.io", "clusteroperators", "", "op-"),
 			want:    genID("config.openshift.io.shadow.topolayer.dev", "clusteroperators", hcp, "op-"),
 		},
 		"alias": {
-			cluster: ClusterManagement,
+			cluster: routing.ClusterManagement,
 			src:     id("", "secrets", "openshift-authentication", "v4-0-config-system-serving-cert"),
 			want:    id("", "secrets", hcp, "oauth-server-crt"),
 		},
 		"same name as an alias, another kind": {
-			cluster: ClusterManagement,
+			cluster: routing.ClusterManagement,
 			src:     id("", "configmaps", "openshift-authentication", "v4-0-config-system-serving-cert"),
 			want:    id("", "configmaps", hcp, "openshift-authentication--v4-0-config-system-serving-cert"),
 		},
 		"guest keeps the identity": {
-			cluster: ClusterGuest,
+			cluster: routing.ClusterGuest,
 			src:     id("", "configmaps", "openshift-authentication", "audit"),
 			want:    id("", "configmaps", "openshift-authentication", "audit"),
 		},
 		"guest keeps a cluster-scoped identity": {
-			cluster: ClusterGuest,
+			cluster: routing.ClusterGuest,
 			src:     id(groupRBAC, "clusterroles", "", "system:openshift:foo"),
 			want:    id(groupRBAC, "clusterroles", "", "system:openshift:foo"),
 		},
@@ -215,37 +216,37 @@ func TestHostedToTargetErrors(t *testing.T) {
 		},
 		"no namespace configured": {
 			noNamespace: true,
-			cluster:     ClusterManagement,
+			cluster:     routing.ClusterManagement,
 			src:         id("", "configmaps", "a", "b"),
 			want:        "configmaps a/b: the hosted control plane namespace is not set",
 		},
 		"no name": {
-			cluster: ClusterManagement,
+			cluster: routing.ClusterManagement,
 			src:     id("", "configmaps", "a", ""),
 			want:    "configmaps a/*: name or generateName is required",
 		},
 		"namespace not a label": {
-			cluster: ClusterManagement,
+			cluster: routing.ClusterManagement,
 			src:     id("", "configmaps", "Not_A_Label", "b"),
 			want:    `configmaps Not_A_Label/b: namespace "Not_A_Label": a lowercase RFC 1123 label must consist of`,
 		},
 		"cluster-scoped name not valid for a namespaced shadow": {
-			cluster: ClusterManagement,
+			cluster: routing.ClusterManagement,
 			src:     id("user.openshift.io", "users", "", "kube:admin"),
 			want:    `users.user.openshift.io kube:admin: name "kube:admin" is not valid for the namespaced shadow kind: a lowercase RFC 1123 subdomain`,
 		},
 		"core spelled core": {
-			cluster: ClusterManagement,
+			cluster: routing.ClusterManagement,
 			src:     id("core", "persistentvolumes", "", "pv"),
 			want:    `persistentvolumes.core pv: group "core": the core group is spelled ""`,
 		},
 		"shadow group as a source": {
-			cluster: ClusterManagement,
+			cluster: routing.ClusterManagement,
 			src:     id("operator.openshift.io.shadow.topolayer.dev", "authentications", "", "cluster"),
 			want:    `authentications.operator.openshift.io.shadow.topolayer.dev cluster: group "operator.openshift.io.shadow.topolayer.dev": a shadow group is not a standalone group`,
 		},
 		"clusterrole with a namespace": {
-			cluster: ClusterManagement,
+			cluster: routing.ClusterManagement,
 			src:     id(groupRBAC, "clusterroles", "ns", "r"),
 			want:    `clusterroles.rbac.authorization.k8s.io ns/r: clusterroles is cluster-scoped but has namespace "ns"`,
 		},
@@ -286,48 +287,48 @@ func TestHostedToSource(t *testing.T) {
 		wantMsg     string // error prefix when set
 	}{
 		"readable name": {
-			cluster: ClusterManagement,
+			cluster: routing.ClusterManagement,
 			target:  id("", "configmaps", hcp, "openshift-authentication--audit"),
 			want:    cm,
 		},
 		"version comes from the target": {
-			cluster: ClusterManagement,
+			cluster: routing.ClusterManagement,
 			target:  contract.Identity{Group: "apps", Version: "v1beta2", Resource: "deployments", Namespace: hcp, Name: "ns--d"},
 			want:    contract.Identity{Group: "apps", Version: "v1beta2", Resource: "deployments", Namespace: "ns", Name: "d"},
 		},
 		"role with an empty namespace part is a clusterrole": {
-			cluster: ClusterManagement,
+			cluster: routing.ClusterManagement,
 			target:  id(groupRBAC, "roles", hcp, "--system:openshift:foo"),
 			want:    id(groupRBAC, "clusterroles", "", "system:openshift:foo"),
 		},
 		"rolebinding with an empty namespace part is a clusterrolebinding": {
-			cluster: ClusterManagement,
+			cluster: routing.ClusterManagement,
 			target:  id(groupRBAC, "rolebindings", hcp, "--b"),
 			want:    id(groupRBAC, "clusterrolebindings", "", "b"),
 		},
 		"shadow": {
-			cluster: ClusterManagement,
+			cluster: routing.ClusterManagement,
 			target:  id("config.openshift.io.shadow.topolayer.dev", "clusteroperators", hcp, "authentication"),
 			want:    id("config.openshift.io", "clusteroperators", "", "authentication"),
 		},
 		"alias": {
-			cluster: ClusterManagement,
+			cluster: routing.ClusterManagement,
 			target:  id("", "secrets", hcp, "oauth-server-crt"),
 			want:    id("", "secrets", "openshift-authentication", "v4-0-config-system-serving-cert"),
 		},
 		"object named from a readable generateName": {
-			cluster: ClusterManagement,
+			cluster: routing.ClusterManagement,
 			target:  id("", "configmaps", hcp, "openshift-kube-apiserver--revision-x7k2p"),
 			want:    id("", "configmaps", "openshift-kube-apiserver", "revision-x7k2p"),
 		},
 		"object named from a readable generateName, with annotations": {
-			cluster:     ClusterManagement,
+			cluster:     routing.ClusterManagement,
 			target:      id("", "configmaps", hcp, "openshift-kube-apiserver--revision-x7k2p"),
 			annotations: genAnn,
 			want:        id("", "configmaps", "openshift-kube-apiserver", "revision-x7k2p"),
 		},
 		"object named from a readable generateName, with its generateName": {
-			cluster: ClusterManagement,
+			cluster: routing.ClusterManagement,
 			target: contract.Identity{Version: "v1", Resource: "configmaps", Namespace: hcp,
 				Name: "openshift-kube-apiserver--revision-x7k2p", GenerateName: "openshift-kube-apiserver--revision-"},
 			annotations: genAnn,
@@ -335,82 +336,82 @@ func TestHostedToSource(t *testing.T) {
 				Name: "revision-x7k2p", GenerateName: "revision-"},
 		},
 		"absorbed namespace with annotations": {
-			cluster:     ClusterManagement,
+			cluster:     routing.ClusterManagement,
 			target:      id("", "namespaces", "", hcp),
 			annotations: nsAnn,
 			want:        id("", "namespaces", "", "openshift-authentication"),
 		},
 		"guest ignores annotations": {
-			cluster:     ClusterGuest,
+			cluster:     routing.ClusterGuest,
 			target:      cm,
 			annotations: tampered,
 			want:        cm,
 		},
 
 		"hashed name without annotations": {
-			cluster: ClusterManagement,
+			cluster: routing.ClusterManagement,
 			target:  id("", "configmaps", hcp, "team-a-cfg-a791ecf49bf1bca2"),
 			wantErr: ErrNeedsAnnotations,
 			wantMsg: `configmaps clusters-example/team-a-cfg-a791ecf49bf1bca2: name "team-a-cfg-a791ecf49bf1bca2" is in the hashed form: cannot be inverted`,
 		},
 		"absorbed namespace without annotations": {
-			cluster: ClusterManagement,
+			cluster: routing.ClusterManagement,
 			target:  id("", "namespaces", "", hcp),
 			wantErr: ErrNeedsAnnotations,
 			wantMsg: "namespaces clusters-example: the hosted control plane namespace absorbs every standalone namespace",
 		},
 		"annotations that do not map to the object": {
-			cluster:     ClusterManagement,
+			cluster:     routing.ClusterManagement,
 			target:      id("", "configmaps", hcp, "openshift-authentication--audit"),
 			annotations: tampered,
 			wantErr:     ErrIdentityMismatch,
 			wantMsg:     "configmaps clusters-example/openshift-authentication--audit: annotations name configmaps openshift-authentication/other, which maps to configmaps clusters-example/openshift-authentication--other",
 		},
 		"annotations of an aliased object on the encoded name": {
-			cluster:     ClusterManagement,
+			cluster:     routing.ClusterManagement,
 			target:      id("", "secrets", hcp, "openshift-authentication--v4-0-config-system-serving-cert"),
 			annotations: SourceAnnotations(testAlias.Source),
 			wantErr:     ErrIdentityMismatch,
 		},
 		"incomplete annotations": {
-			cluster:     ClusterManagement,
+			cluster:     routing.ClusterManagement,
 			target:      id("", "configmaps", hcp, "openshift-authentication--audit"),
 			annotations: partial,
 			wantMsg:     "configmaps clusters-example/openshift-authentication--audit: standalone identity annotations are incomplete: topolayer.dev/standalone-namespace missing",
 		},
 		"looks readable but is not an encoding": {
-			cluster: ClusterManagement,
+			cluster: routing.ClusterManagement,
 			target:  id("", "configmaps", hcp, "Foo--bar"),
 			wantMsg: `configmaps clusters-example/Foo--bar: name "Foo--bar": not a name topolayer encodes`,
 		},
 		"readable form with an invalid namespace part": {
-			cluster: ClusterManagement,
+			cluster: routing.ClusterManagement,
 			target:  id(groupRBAC, "roles", hcp, "Foo--bar"),
 			wantMsg: "roles.rbac.authorization.k8s.io clusters-example/Foo--bar: decodes to roles.rbac.authorization.k8s.io Foo/bar, which does not map back to it",
 		},
 		"empty namespace part on a kind that is not RBAC": {
-			cluster: ClusterManagement,
+			cluster: routing.ClusterManagement,
 			target:  id("", "configmaps", hcp, "--foo"),
 			wantMsg: `configmaps clusters-example/--foo: name "--foo": not a name topolayer encodes`,
 		},
 		"not in the hosted control plane namespace": {
-			cluster: ClusterManagement,
+			cluster: routing.ClusterManagement,
 			target:  id("", "configmaps", "default", "a--b"),
 			wantMsg: `configmaps default/a--b: not in the hosted control plane namespace "clusters-example"`,
 		},
 		"another namespace object": {
-			cluster: ClusterManagement,
+			cluster: routing.ClusterManagement,
 			target:  id("", "namespaces", "", "default"),
 			wantMsg: `namespaces default: not the hosted control plane namespace "clusters-example"`,
 		},
 		"object named from a hashed generateName": {
-			cluster:     ClusterManagement,
+			cluster:     routing.ClusterManagement,
 			target:      id("", "configmaps", hcp, "team-a-revision-324aede34c07c937x7k2p"),
 			annotations: hashedGenAnn,
 			wantMsg:     `configmaps clusters-example/team-a-revision-324aede34c07c937x7k2p: name "team-a-revision-324aede34c07c937x7k2p" was generated from the hashed generateName "team-a-revision-324aede34c07c937"`,
 		},
 		"object not named from the recorded generateName": {
-			cluster:     ClusterManagement,
+			cluster:     routing.ClusterManagement,
 			target:      id("", "configmaps", hcp, "openshift-kube-apiserver--other-x7k2p"),
 			annotations: genAnn,
 			wantErr:     ErrIdentityMismatch,
@@ -511,7 +512,7 @@ func TestHostedValidate(t *testing.T) {
 
 func TestIdentityMapper(t *testing.T) {
 	src := id("", "configmaps", "a", "b")
-	for _, cluster := range []string{ClusterManagement, ClusterGuest, "anything"} {
+	for _, cluster := range []string{routing.ClusterManagement, routing.ClusterGuest, "anything"} {
 		t.Run(cluster, func(t *testing.T) {
 			got, err := Identity{}.ToTarget(cluster, src)
 			if err != nil || got != src {
@@ -537,7 +538,7 @@ func BenchmarkToTarget(b *testing.B) {
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
-		if _, err := h.ToTarget(ClusterManagement, ids[i%len(ids)]); err != nil {
+		if _, err := h.ToTarget(routing.ClusterManagement, ids[i%len(ids)]); err != nil {
 			b.Fatal(err)
 		}
 		i++

@@ -6,6 +6,7 @@ import (
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/namespaces"
+	"github.com/topolayer/topolayer/routing"
 )
 
 // benchIdentities are standalone identities of the shapes the hosted mapping handles:
@@ -31,7 +32,7 @@ func BenchmarkHostedToTarget(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		for _, id := range ids {
-			if _, err := h.ToTarget(namespaces.ClusterManagement, id); err != nil {
+			if _, err := h.ToTarget(routing.ClusterManagement, id); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -52,7 +53,7 @@ func BenchmarkHostedToSource(b *testing.B) {
 		if id.Resource == "namespaces" {
 			continue // absorbed: only annotations invert it
 		}
-		t, err := h.ToTarget(namespaces.ClusterManagement, id)
+		t, err := h.ToTarget(routing.ClusterManagement, id)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -61,7 +62,7 @@ func BenchmarkHostedToSource(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		for _, p := range pairs {
-			if _, err := h.ToSource(namespaces.ClusterManagement, p.target, p.ann); err != nil {
+			if _, err := h.ToSource(routing.ClusterManagement, p.target, p.ann); err != nil {
 				b.Fatal(err)
 			}
 		}

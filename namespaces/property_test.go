@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/routing"
 )
 
 // testKind is one kind the property test and the fuzz target map.
@@ -209,7 +210,7 @@ func TestHostedProperties(t *testing.T) {
 				t.Fatalf("generator produced an invalid name %#v: %v", src, msgs)
 			}
 		}
-		tgt, err := h.ToTarget(ClusterManagement, src)
+		tgt, err := h.ToTarget(routing.ClusterManagement, src)
 		if err != nil {
 			t.Fatalf("ToTarget(%#v): %v", src, err)
 		}
@@ -222,7 +223,7 @@ func TestHostedProperties(t *testing.T) {
 		}
 		seen[tgt] = src
 
-		back, err := h.ToSource(ClusterManagement, tgt, SourceAnnotations(src))
+		back, err := h.ToSource(routing.ClusterManagement, tgt, SourceAnnotations(src))
 		if err != nil || back != src {
 			t.Fatalf("ToSource(%#v, annotations) = %#v, %v; want %#v", tgt, back, err, src)
 		}
@@ -240,7 +241,7 @@ func TestHostedProperties(t *testing.T) {
 			form = "readable"
 		}
 		counts[form]++
-		back, err = h.ToSource(ClusterManagement, tgt, nil)
+		back, err = h.ToSource(routing.ClusterManagement, tgt, nil)
 		if form == "hashed" {
 			if !errors.Is(err, ErrNeedsAnnotations) {
 				t.Fatalf("ToSource(%#v, nil) = %#v, %v; want ErrNeedsAnnotations", tgt, back, err)

@@ -5,7 +5,7 @@ import (
 
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/hack/bench/synth"
-	"github.com/topolayer/topolayer/hosted"
+	"github.com/topolayer/topolayer/topology"
 	"github.com/topolayer/topolayer/translate"
 )
 
@@ -38,7 +38,7 @@ func BenchmarkPlanHosted(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	engine, err := hosted.Engine(cfg, "synthetic", nil)
+	engine, err := topology.Engine(cfg, "synthetic", nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -52,7 +52,7 @@ func (inv Inverse) Object(cluster string, id contract.Identity, obj *yaml.RNode)
 		}
 	}
 	e := Engine{Discovery: inv.Discovery}
-	if err := e.setIdentity(out, id, src); err != nil {
+	if _, err := e.setIdentity(out, id, src, ""); err != nil {
 		return nil, contract.Identity{}, nil, fmt.Errorf("%s: %w", id, err)
 	}
 	if src.Namespace == "" {

@@ -1,6 +1,8 @@
 package translate
 
 import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/routing"
 )
@@ -50,15 +52,31 @@ type Entry struct {
 	Transforms []string `json:"transforms"`
 	// Reason explains a disposition other than apply.
 	Reason string `json:"reason"`
+	// DeclaredBy is DeclaredBySupplement when the configuration's supplement, not the
+	// operator's own output-resources, declares the mutation (and, for one it wrote under
+	// Unspecified, gave it its Class); empty otherwise.
+	DeclaredBy string `json:"declaredBy,omitempty"`
 	// Warnings are problems that do not stop the mutation (dangling references, ...).
 	Warnings []string `json:"warnings"`
+	// Changes are the changes the engine made to the body, in the order it made them:
+	// references, identity, recorded identity, then each transform's. Empty when the body
+	// is written as the operator wrote it.
+	Changes []Change `json:"changes,omitempty"`
 
 	// SourcePath is the body file the mutation was read from.
 	SourcePath string `json:"-"`
 	// Mutation is the mutation as it will be written to the target; nil unless the
 	// disposition is apply.
 	Mutation *contract.Mutation `json:"-"`
+	// Object is the final object, as Mutation.Body holds it, parsed: what policy checks and
+	// what an applier writes without parsing the body again. nil unless the disposition is
+	// apply and the action carries an object.
+	Object *unstructured.Unstructured `json:"-"`
 }
+
+// DeclaredBySupplement is Entry.DeclaredBy for a mutation declared by the configuration's
+// supplement to the operator's output-resources.
+const DeclaredBySupplement = "supplement"
 
 // Summary counts entries per disposition.
 type Summary struct {

@@ -1,13 +1,14 @@
 package translate
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/component-helpers/auth/rbac/validation"
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/routing"
@@ -128,11 +129,29 @@ func (p *Policy) allowsPrivileged(o routing.Object, declared *contract.OutputRes
 }
 
 // checkPrivileged rejects a write to a privileged object the policy does not allow. It runs
-// once routing has placed the mutation: an object that a rule drops is never written.
-func (e Engine) checkPrivileged(w *work) bool {
+// last, on the placed and rewritten entry: an object that a rule drops is never written, and
+// an object is privileged by its standalone identity, its target identity or the kind of its
+// final body.
+func (e Engine) checkPrivileged(w *work) {
+	d := w.entry.Disposition
+	if e.Policy == nil || (d != routing.Apply && d != routing.Absorbed) {
+		return
+	}
 	src := w.entry.Source
-	if e.Policy == nil || !IsPrivileged(src.GroupResource()) || e.Policy.allowsPrivileged(w.object(), e.Declared) {
-		return true
+	gr, privileged := src.GroupResource(), IsPrivileged(src.GroupResource())
+	if !privileged && d == routing.Apply {
+		if t := w.entry.Target.Identity.GroupResource(); IsPrivileged(t) {
+			gr, privileged = t, true
+		} else if o := w.entry.Object; o != nil {
+			if resource, ok := e.Discovery.ResourceForKind(o.GroupVersionKind().GroupKind()); ok {
+				if f := (schema.GroupResource{Group: o.GroupVersionKind().Group, Resource: resource}); IsPrivileged(f) {
+					gr, privileged = f, true
+				}
+			}
+		}
+	}
+	if !privileged || e.Policy.allowsPrivileged(w.object(), e.Declared) {
+		return
 	}
 	why := "the operator did not declare it by name"
 	switch {
@@ -142,26 +161,30 @@ func (e Engine) checkPrivileged(w *work) bool {
 		why = "it is declared as a generated name, and privileged objects are declared by name"
 	}
 	w.reject(RulePrivilegedObject, fmt.Sprintf("%s: %s is privileged (it changes what the API server serves or admits) and the policy does not allow it to operator %q: %s",
-		src, src.GroupResource(), e.Operator, why))
-	return false
+		src, gr, e.Operator, why))
 }
 
-// checkRBAC rejects the RBAC mutations of the plan that grant beyond the policy's ceiling.
-// Deletes and status writes never grant; patches cannot be checked and are rejected.
+// checkRBAC rejects the RBAC mutations of the plan that grant beyond the policy's ceiling. It
+// runs last, on the final objects: the rules of the Roles and ClusterRoles and the roleRef of
+// the bindings as they will be written, after renaming and every transform. Deletes and
+// status writes never grant; patches cannot be checked and are rejected.
 func (e Engine) checkRBAC(works []*work) {
 	if e.Policy == nil || e.Policy.RBAC == nil {
 		return
 	}
 	ceiling := e.Policy.RBAC
-	written := map[RoleRef]bool{} // roles written whole by this plan
+	written := map[RoleRef]bool{} // roles written whole by this plan, by target identity
 	for _, w := range works {
 		if ref, ok := writtenRole(w); ok {
 			written[ref] = true
 		}
 	}
 	for _, w := range works {
-		src := w.entry.Source
-		if w.entry.Disposition != routing.Apply || src.Group != groupRBAC {
+		if w.entry.Disposition != routing.Apply {
+			continue
+		}
+		resource, ok := rbacResource(w)
+		if !ok {
 			continue
 		}
 		action := w.m.Metadata.Action
@@ -170,14 +193,12 @@ func (e Engine) checkRBAC(works []*work) {
 		}
 		var reason string
 		switch {
-		case !slices.Contains([]string{resourceRoles, resourceClusterRoles, resourceRoleBindings, resourceClusterRoleBindings}, src.Resource):
-			continue
-		case !action.CarriesObject():
-			reason = fmt.Sprintf("%s: a %s of RBAC cannot be checked against the RBAC ceiling; write the whole object (Apply)", src, action)
-		case src.Resource == resourceRoles || src.Resource == resourceClusterRoles:
+		case !action.CarriesObject() || w.entry.Object == nil:
+			reason = fmt.Sprintf("%s: a %s of RBAC cannot be checked against the RBAC ceiling; write the whole object (Apply)", w.entry.Source, action)
+		case resource == resourceRoles || resource == resourceClusterRoles:
 			reason = ceiling.checkRole(w)
 		default:
-			reason = ceiling.checkBinding(w, written)
+			reason = ceiling.checkBinding(w, resource, written)
 		}
 		if reason != "" {
 			w.reject(RuleRBACEscalation, reason)
@@ -185,36 +206,56 @@ func (e Engine) checkRBAC(works []*work) {
 	}
 }
 
-// writtenRole returns the role a mutation writes whole, if it does.
+// rbacResource returns the RBAC resource an apply entry writes: by the kind of its final
+// object when it has one (a transform may change it), else by its target identity.
+func rbacResource(w *work) (string, bool) {
+	if o := w.entry.Object; o != nil {
+		if gvk := o.GroupVersionKind(); gvk.Group == groupRBAC {
+			switch gvk.Kind {
+			case KindRole:
+				return resourceRoles, true
+			case KindClusterRole:
+				return resourceClusterRoles, true
+			case "RoleBinding":
+				return resourceRoleBindings, true
+			case "ClusterRoleBinding":
+				return resourceClusterRoleBindings, true
+			}
+		}
+	}
+	t := w.entry.Target.Identity
+	if t.Group != groupRBAC || !slices.Contains([]string{resourceRoles, resourceClusterRoles, resourceRoleBindings, resourceClusterRoleBindings}, t.Resource) {
+		return "", false
+	}
+	return t.Resource, true
+}
+
+// writtenRole returns the role a mutation writes whole, as it lands on its target, if it does.
 func writtenRole(w *work) (RoleRef, bool) {
-	src, action := w.entry.Source, w.m.Metadata.Action
-	if w.entry.Disposition != routing.Apply || src.Group != groupRBAC || src.Name == "" ||
+	t, action := w.entry.Target.Identity, w.m.Metadata.Action
+	if w.entry.Disposition != routing.Apply || w.entry.Object == nil || t.Name == "" ||
 		!action.CarriesObject() || action.IsStatus() || action == contract.ActionDelete {
 		return RoleRef{}, false
 	}
-	switch src.Resource {
+	switch resource, _ := rbacResource(w); resource {
 	case resourceRoles:
-		return RoleRef{Kind: KindRole, Namespace: src.Namespace, Name: src.Name}, true
+		return RoleRef{Kind: KindRole, Namespace: t.Namespace, Name: t.Name}, true
 	case resourceClusterRoles:
-		return RoleRef{Kind: KindClusterRole, Name: src.Name}, true
+		return RoleRef{Kind: KindClusterRole, Name: t.Name}, true
 	}
 	return RoleRef{}, false
 }
 
-// decodeBody decodes the body of an object-bearing mutation into v.
-func decodeBody(w *work, v any) error {
-	js, err := w.obj.MarshalJSON()
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(js, v)
+// decodeObject decodes the final object of an entry into v.
+func decodeObject(w *work, v any) error {
+	return runtime.DefaultUnstructuredConverter.FromUnstructured(w.entry.Object.Object, v)
 }
 
 // checkRole returns why a Role or ClusterRole grants beyond the ceiling, or "".
 func (c *RBACCeiling) checkRole(w *work) string {
 	src := w.entry.Source
 	var role rbacv1.ClusterRole // a Role is a ClusterRole without aggregationRule
-	if err := decodeBody(w, &role); err != nil {
+	if err := decodeObject(w, &role); err != nil {
 		return fmt.Sprintf("%s: decode: %v", src, err)
 	}
 	if role.AggregationRule != nil && len(role.AggregationRule.ClusterRoleSelectors) > 0 {
@@ -238,26 +279,19 @@ func (c *RBACCeiling) checkRole(w *work) string {
 	return fmt.Sprintf("%s: %s", src, strings.Join(problems, "; "))
 }
 
-// checkBinding returns why a RoleBinding or ClusterRoleBinding grants beyond the ceiling, or "".
-func (c *RBACCeiling) checkBinding(w *work, written map[RoleRef]bool) string {
+// checkBinding returns why a RoleBinding or ClusterRoleBinding (resource) grants beyond the
+// ceiling, or "". The final roleRef is checked: it must name a role the plan writes (as it
+// lands), or a bindable role. A bindable role is named as the operator wrote it: a roleRef
+// that only the engine's renaming changed is checked in its standalone form.
+func (c *RBACCeiling) checkBinding(w *work, resource string, written map[RoleRef]bool) string {
 	src := w.entry.Source
 	var b rbacv1.RoleBinding // a ClusterRoleBinding has the same fields
-	if err := decodeBody(w, &b); err != nil {
+	if err := decodeObject(w, &b); err != nil {
 		return fmt.Sprintf("%s: decode: %v", src, err)
 	}
-	ref := RoleRef{Kind: b.RoleRef.Kind, Name: b.RoleRef.Name}
-	switch ref.Kind {
-	case KindRole:
-		if src.Resource == resourceClusterRoleBindings {
-			return fmt.Sprintf("%s: roleRef.kind: a ClusterRoleBinding refers to a ClusterRole, not a Role", src)
-		}
-		ref.Namespace = src.Namespace
-	case KindClusterRole:
-	default:
-		return fmt.Sprintf("%s: roleRef.kind: %q is not Role or ClusterRole", src, ref.Kind)
-	}
-	if b.RoleRef.APIGroup != "" && b.RoleRef.APIGroup != groupRBAC {
-		return fmt.Sprintf("%s: roleRef.apiGroup: %q is not %s", src, b.RoleRef.APIGroup, groupRBAC)
+	ref, reason := c.roleRef(src, resource, b.RoleRef, w.entry.Target.Identity.Namespace)
+	if reason != "" {
+		return reason
 	}
 	if slices.Contains(c.BindableRoles, ref) {
 		return ""
@@ -268,7 +302,54 @@ func (c *RBACCeiling) checkBinding(w *work, written map[RoleRef]bool) string {
 	if written[ref] {
 		return "" // the role is in the plan, and its rules are checked there
 	}
+	if standalone, ok := standaloneRoleRef(w); ok && !transformed(w.entry.Changes, "/roleRef") {
+		if sref, reason := c.roleRef(src, resource, standalone, src.Namespace); reason == "" && slices.Contains(c.BindableRoles, sref) {
+			return ""
+		}
+	}
 	return fmt.Sprintf("%s: roleRef: binds %s, which is neither written by this plan nor bindable: its rules cannot be checked against the RBAC ceiling", src, ref)
+}
+
+// roleRef validates a binding's roleRef and returns the role it names; namespace is the
+// binding's.
+func (c *RBACCeiling) roleRef(src contract.Identity, resource string, r rbacv1.RoleRef, namespace string) (RoleRef, string) {
+	ref := RoleRef{Kind: r.Kind, Name: r.Name}
+	switch ref.Kind {
+	case KindRole:
+		if resource == resourceClusterRoleBindings {
+			return ref, fmt.Sprintf("%s: roleRef.kind: a ClusterRoleBinding refers to a ClusterRole, not a Role", src)
+		}
+		ref.Namespace = namespace
+	case KindClusterRole:
+	default:
+		return ref, fmt.Sprintf("%s: roleRef.kind: %q is not Role or ClusterRole", src, ref.Kind)
+	}
+	if r.APIGroup != "" && r.APIGroup != groupRBAC {
+		return ref, fmt.Sprintf("%s: roleRef.apiGroup: %q is not %s", src, r.APIGroup, groupRBAC)
+	}
+	return ref, ""
+}
+
+// standaloneRoleRef returns the roleRef of a binding as the operator wrote it.
+func standaloneRoleRef(w *work) (rbacv1.RoleRef, bool) {
+	if w.obj == nil {
+		return rbacv1.RoleRef{}, false
+	}
+	m, ok := nodeValue(w.obj.YNode()).(map[string]any)
+	var b rbacv1.RoleBinding
+	if !ok || runtime.DefaultUnstructuredConverter.FromUnstructured(m, &b) != nil {
+		return rbacv1.RoleRef{}, false
+	}
+	return b.RoleRef, true
+}
+
+// transformed reports whether a transform changed the field at prefix (a JSON pointer), or a
+// field in or above it.
+func transformed(changes []Change, prefix string) bool {
+	return slices.ContainsFunc(changes, func(c Change) bool {
+		return c.Kind == ChangeTransformed &&
+			(c.Path == prefix || strings.HasPrefix(c.Path, prefix+"/") || strings.HasPrefix(prefix, c.Path+"/") || c.Path == "")
+	})
 }
 
 // wildcardFields returns the fields of r that hold a wildcard.
@@ -285,67 +366,31 @@ func wildcardFields(r rbacv1.PolicyRule) []string {
 	return out
 }
 
-// uncovered returns what the granted rule grants that no rule of owner covers, one
-// "verb group/resource[/name]" or "verb URL" per atom, in the rule's order.
+// uncovered returns what the granted rule grants that the owner rules do not cover, one
+// "verb group/resource[/name]" or "verb URL" per atom, verb by verb in the rule's order.
+// Coverage is Kubernetes' own escalation check (validation.Covers): '*' covers everything,
+// "*/sub" the subresource sub of every resource, a URL prefix ending in '*' the URLs under it.
 func uncovered(owner []rbacv1.PolicyRule, granted rbacv1.PolicyRule) []string {
-	var out []string
-	for _, verb := range granted.Verbs {
-		for _, url := range granted.NonResourceURLs {
-			if !slices.ContainsFunc(owner, func(o rbacv1.PolicyRule) bool { return hasOrAll(o.Verbs, verb) && urlCovered(o.NonResourceURLs, url) }) {
-				out = append(out, verb+" "+url)
-			}
+	ok, missing := validation.Covers(owner, []rbacv1.PolicyRule{granted})
+	if ok {
+		return nil
+	}
+	// BreakdownRule lists the atoms group by group; report them verb by verb, as written.
+	slices.SortStableFunc(missing, func(a, b rbacv1.PolicyRule) int {
+		return slices.Index(granted.Verbs, a.Verbs[0]) - slices.Index(granted.Verbs, b.Verbs[0])
+	})
+	out := make([]string, 0, len(missing))
+	for _, m := range missing {
+		verb := m.Verbs[0]
+		if len(m.NonResourceURLs) > 0 {
+			out = append(out, verb+" "+m.NonResourceURLs[0])
+			continue
 		}
-		for _, group := range granted.APIGroups {
-			for _, resource := range granted.Resources {
-				names := granted.ResourceNames
-				if len(names) == 0 {
-					names = []string{""}
-				}
-				for _, name := range names {
-					covered := slices.ContainsFunc(owner, func(o rbacv1.PolicyRule) bool {
-						return hasOrAll(o.Verbs, verb) && hasOrAll(o.APIGroups, group) && resourceCovered(o.Resources, resource) &&
-							(len(o.ResourceNames) == 0 || name != "" && slices.Contains(o.ResourceNames, name))
-					})
-					if !covered {
-						atom := verb + " " + schema.GroupResource{Group: group, Resource: resource}.String()
-						if name != "" {
-							atom += "/" + name
-						}
-						out = append(out, atom)
-					}
-				}
-			}
+		atom := verb + " " + schema.GroupResource{Group: m.APIGroups[0], Resource: m.Resources[0]}.String()
+		if len(m.ResourceNames) > 0 {
+			atom += "/" + m.ResourceNames[0]
 		}
+		out = append(out, atom)
 	}
 	return out
-}
-
-// hasOrAll reports whether values holds v or '*'.
-func hasOrAll(values []string, v string) bool {
-	return slices.Contains(values, rbacv1.VerbAll) || slices.Contains(values, v)
-}
-
-// resourceCovered reports whether owner resources cover resource, subresources included:
-// "*" covers everything, "pods/*" every subresource of pods, "*/scale" the scale subresource
-// of everything.
-func resourceCovered(owner []string, resource string) bool {
-	if hasOrAll(owner, resource) {
-		return true
-	}
-	main, sub, ok := strings.Cut(resource, "/")
-	return ok && (slices.Contains(owner, main+"/*") || slices.Contains(owner, "*/"+sub))
-}
-
-// urlCovered reports whether owner non-resource URLs cover url: exactly, or by a prefix that
-// ends in '*'.
-func urlCovered(owner []string, url string) bool {
-	for _, o := range owner {
-		if o == url || o == "*" {
-			return true
-		}
-		if prefix, ok := strings.CutSuffix(o, "*"); ok && strings.HasPrefix(url, prefix) {
-			return true
-		}
-	}
-	return false
 }

@@ -54,7 +54,7 @@ func crd(name string) contract.Mutation {
 var operatorCeiling = &translate.RBACCeiling{Rules: []rbacv1.PolicyRule{
 	{Verbs: []string{"get", "list", "watch", "create", "update"}, APIGroups: []string{""}, Resources: []string{"configmaps", "secrets"}},
 	{Verbs: []string{"get", "list", "watch"}, APIGroups: []string{"operator.topolayer.dev"}, Resources: []string{"*"}},
-	{Verbs: []string{"update"}, APIGroups: []string{"operator.topolayer.dev"}, Resources: []string{"samples/*"}},
+	{Verbs: []string{"update"}, APIGroups: []string{"operator.topolayer.dev"}, Resources: []string{"*/status"}},
 	{Verbs: []string{"get"}, APIGroups: []string{""}, Resources: []string{"services"}, ResourceNames: []string{"sample"}},
 	{Verbs: []string{"get"}, NonResourceURLs: []string{"/metrics", "/debug/*"}},
 }}

@@ -41,6 +41,11 @@ type Engine struct {
 	// Declared is the operator's output-resources. When set, a mutation that its class's
 	// declarations do not match is rejected. When nil, the class folders are trusted.
 	Declared *contract.OutputResources
+	// Supplement is what the configuration declares for the operator besides Declared
+	// (config operators[].supplements.outputs): a mutation it matches is declared, and one
+	// the operator wrote under Unspecified is placed in the first class it declares it in.
+	// Entries it declares say so (Entry.DeclaredBy).
+	Supplement *contract.OutputResources
 	// Transforms change the bodies they select, in order, after renaming.
 	Transforms []Transform
 	// HCPNamespace and HostedControlPlane name the hosted control plane; empty standalone.
@@ -73,6 +78,7 @@ type work struct {
 	m     *contract.Mutation
 	entry Entry
 	obj   *yaml.RNode // the parsed body of object-bearing actions
+	final *yaml.RNode // the target object of an apply entry, once rewritten
 }
 
 // Plan translates every mutation of out. Mutations that may not be written are rejected
@@ -85,13 +91,23 @@ func (e Engine) Plan(out *contract.OutputDir) *Plan {
 	for i := range out.Mutations {
 		works[i] = e.place(&out.Mutations[i])
 	}
-	e.checkRBAC(works)
 	index := e.checkCollisions(works)
 	for _, w := range works {
 		if w.entry.Disposition == routing.Apply {
 			e.rewrite(w, index)
 		}
 	}
+	for _, w := range works {
+		if w.final != nil && w.entry.Disposition == routing.Apply {
+			w.entry.Object = unstructuredOf(w.final)
+		}
+	}
+	// Policy is the last stage: it checks the objects as they will be written, after every
+	// transform.
+	for _, w := range works {
+		e.checkPrivileged(w)
+	}
+	e.checkRBAC(works)
 	p := &Plan{Topology: e.Topology, Entries: make([]Entry, 0, len(works))}
 	for _, w := range works {
 		p.Summary.add(w.entry.Disposition)
@@ -115,21 +131,26 @@ func (e Engine) place(m *contract.Mutation) *work {
 		w.obj = obj
 	}
 	if m.Class == contract.ClassUnspecified {
-		return w.reject(RuleUnspecified, "the operator wrote it under Unspecified: it matched no declared output resource")
-	}
-	if e.Declared != nil && !e.Declared.ForClass(m.Class).Matches(src) {
-		if e.Policy != nil && IsPrivileged(src.GroupResource()) {
-			return w.reject(RulePrivilegedObject, fmt.Sprintf("%s is privileged (it changes what the API server serves or admits) and not declared in the %s output-resources", src, m.Class))
+		classes := e.Supplement.ClassesOf(src)
+		if len(classes) == 0 {
+			return w.reject(RuleUnspecified, "the operator wrote it under Unspecified: it matched no declared output resource (operators[].supplements.outputs can declare it)")
 		}
-		return w.reject(RuleDeclaredOutputs, fmt.Sprintf("%s is not declared in the %s output-resources", src, m.Class))
+		w.entry.Class, w.entry.DeclaredBy = classes[0], DeclaredBySupplement
+	}
+	switch class := w.entry.Class; {
+	case w.entry.DeclaredBy != "":
+	case e.Declared == nil || e.Declared.ForClass(class).Matches(src):
+	case e.Supplement != nil && e.Supplement.ForClass(class).Matches(src):
+		w.entry.DeclaredBy = DeclaredBySupplement
+	case e.Policy != nil && IsPrivileged(src.GroupResource()):
+		return w.reject(RulePrivilegedObject, fmt.Sprintf("%s is privileged (it changes what the API server serves or admits) and not declared in the %s output-resources", src, class))
+	default:
+		return w.reject(RuleDeclaredOutputs, fmt.Sprintf("%s is not declared in the %s output-resources", src, class))
 	}
 	d := e.Router.Route(w.object())
 	w.entry.Disposition, w.entry.Rule, w.entry.Reason = d.Disposition, d.Rule, d.Reason
 	w.entry.Target.Cluster = d.Cluster
 	if d.Disposition != routing.Apply && d.Disposition != routing.Absorbed {
-		return w
-	}
-	if !e.checkPrivileged(w) {
 		return w
 	}
 	target, err := e.Names.ToTarget(d.Cluster, src)
@@ -144,11 +165,14 @@ func (w *work) reject(rule, reason string) *work {
 	w.entry.Disposition, w.entry.Rule, w.entry.Reason = routing.Rejected, rule, reason
 	w.entry.Target = Target{}
 	w.entry.Mutation = nil
+	w.entry.Object = nil
+	w.entry.Changes = nil
+	w.final = nil
 	return w
 }
 
 func (w *work) object() routing.Object {
-	o := routing.Object{Class: w.m.Class, Identity: w.entry.Source}
+	o := routing.Object{Class: w.entry.Class, Identity: w.entry.Source}
 	if w.obj != nil {
 		o.Labels = w.obj.GetLabels()
 	}
@@ -196,9 +220,11 @@ func (e Engine) checkCollisions(works []*work) map[objectKey]placed {
 }
 
 // rewrite builds the target mutation of an apply entry: identity, references, annotations and
-// transforms in the body of object-bearing actions, metadata for all.
+// transforms in the body of object-bearing actions, metadata for all. It records the final
+// object and every change made to it in the entry.
 func (e Engine) rewrite(w *work, index map[objectKey]placed) {
 	tm := *w.m
+	tm.Class = w.entry.Class // a mutation written under Unspecified, placed by the supplement
 	tm.Metadata.SetIdentity(w.entry.Target.Identity)
 	tm.Path, tm.Prefix = "", ""
 	if w.obj == nil || (!e.changesBodies() && w.entry.Target.Identity == w.entry.Source) {
@@ -206,46 +232,85 @@ func (e Engine) rewrite(w *work, index map[objectKey]placed) {
 			tm.Prefix = w.m.Prefix // nothing changed: keep the file name too
 		}
 		w.entry.Mutation = &tm
+		if w.obj != nil {
+			w.final = w.obj
+		}
 		return
 	}
-	body, err := e.rewriteBody(w, index)
+	obj, err := e.rewriteBody(w, index)
+	if err != nil {
+		w.reject(RuleBody, err.Error())
+		return
+	}
+	body, err := marshalBody(obj)
 	if err != nil {
 		w.reject(RuleBody, err.Error())
 		return
 	}
 	tm.Body = body
 	w.entry.Mutation = &tm
+	w.final = obj
 }
 
 func (e Engine) changesBodies() bool { return e.Annotate || len(e.Transforms) > 0 }
 
-func (e Engine) rewriteBody(w *work, index map[objectKey]placed) ([]byte, error) {
+// rewriteBody returns the target object of an entry, and records in the entry each change
+// made on the way.
+func (e Engine) rewriteBody(w *work, index map[objectKey]placed) (*yaml.RNode, error) {
 	obj := w.obj.Copy()
 	src, target, cluster := w.entry.Source, w.entry.Target.Identity, w.entry.Target.Cluster
 	status := w.m.Metadata.Action.IsStatus()
+	record := func(cs []Change) { w.entry.Changes = append(w.entry.Changes, cs...) }
 
 	if !status {
 		r := &renamer{engine: e, index: index, from: cluster, referrer: src}
-		if err := rewriteReferences(obj, r); err != nil {
+		var before *yaml.RNode
+		if len(nameReferrers[obj.GetKind()]) > 0 {
+			before = obj.Copy()
+		}
+		changed, _, err := RewriteReferences(obj, r)
+		if err != nil {
 			return nil, fmt.Errorf("rewrite references: %w", err)
+		}
+		if len(changed) > 0 && before != nil {
+			record(diffNodes(before.YNode(), obj.YNode(), ByReferenceTable, ChangeReference))
 		}
 		w.entry.Warnings = append(w.entry.Warnings, r.warnings...)
 		if src.IsEvent() {
+			before := obj.Copy()
 			if err := rewriteInvolvedObject(obj, r, target.Namespace); err != nil {
 				return nil, fmt.Errorf("rewrite involvedObject: %w", err)
 			}
+			record(diffNodes(before.YNode(), obj.YNode(), ByEventInvolvedObject, ChangeReference))
 		}
 	}
-	if err := e.setIdentity(obj, src, target); err != nil {
+	changes, err := e.setIdentity(obj, src, target, w.entry.Rule)
+	if err != nil {
 		return nil, err
 	}
+	record(changes)
 	if e.Annotate && !status {
-		for k, v := range namespaces.SourceAnnotations(src) {
-			if err := obj.PipeE(yaml.SetAnnotation(k, v)); err != nil {
+		set := func(field, k, v string, f yaml.Filter) error {
+			var from any
+			if old, ok := fieldOf(obj, "metadata", field, k); ok {
+				if old == v {
+					return nil
+				}
+				from = old
+			}
+			if err := obj.PipeE(f); err != nil {
+				return err
+			}
+			record([]Change{{Path: pointer([]string{"metadata", field, k}), From: from, To: v, By: ByAnnotate, Kind: ChangeRecorded, Detail: detailRecorded}})
+			return nil
+		}
+		annotations := namespaces.SourceAnnotations(src)
+		for _, k := range slices.Sorted(maps.Keys(annotations)) {
+			if err := set("annotations", k, annotations[k], yaml.SetAnnotation(k, annotations[k])); err != nil {
 				return nil, err
 			}
 		}
-		if err := obj.PipeE(yaml.SetLabel(namespaces.LabelOperator, e.Operator)); err != nil {
+		if err := set("labels", namespaces.LabelOperator, e.Operator, yaml.SetLabel(namespaces.LabelOperator, e.Operator)); err != nil {
 			return nil, err
 		}
 	}
@@ -259,6 +324,7 @@ func (e Engine) rewriteBody(w *work, index map[objectKey]placed) ([]byte, error)
 			if err != nil {
 				return nil, fmt.Errorf("transform %s: %w", t.Name, err)
 			}
+			before := obj.Copy()
 			out, err := f.Filter([]*yaml.RNode{obj})
 			if err != nil {
 				return nil, fmt.Errorf("transform %s: %w", t.Name, err)
@@ -268,56 +334,100 @@ func (e Engine) rewriteBody(w *work, index map[objectKey]placed) ([]byte, error)
 			}
 			obj = out[0]
 			w.entry.Transforms = append(w.entry.Transforms, t.Name)
+			record(diffNodes(before.YNode(), obj.YNode(), t.Name, ChangeTransformed))
 		}
 	}
-	return marshalBody(obj)
+	return obj, nil
+}
+
+// fieldOf returns the string at path in obj, if there is one.
+func fieldOf(obj *yaml.RNode, path ...string) (string, bool) {
+	n, err := obj.Pipe(yaml.Lookup(path...))
+	if err != nil || n == nil || n.YNode().Kind != yaml.ScalarNode || n.IsNil() {
+		return "", false
+	}
+	return n.YNode().Value, true
 }
 
 // setIdentity writes the target identity into the body: apiVersion (a shadow group), kind (a
 // ClusterRole that became a Role), namespace and name, and the namespace of a pod template.
-func (e Engine) setIdentity(obj *yaml.RNode, src, target contract.Identity) error {
-	if target.Group != src.Group {
-		if err := obj.PipeE(yaml.SetField("apiVersion", yaml.NewStringRNode(schema.GroupVersion{Group: target.Group, Version: target.Version}.String()))); err != nil {
+// It returns the changes it made; rule is the routing rule that placed the object.
+func (e Engine) setIdentity(obj *yaml.RNode, src, target contract.Identity, rule string) ([]Change, error) {
+	var changes []Change
+	set := func(path []string, to string, kind, by, detail string, write func() error) error {
+		var from any
+		if old, ok := fieldOf(obj, path...); ok {
+			if old == to {
+				return nil
+			}
+			from = old
+		}
+		if err := write(); err != nil {
 			return err
+		}
+		changes = append(changes, Change{Path: pointer(path), From: from, To: to, By: by, Kind: kind, Detail: detail})
+		return nil
+	}
+	if target.Group != src.Group {
+		gv := schema.GroupVersion{Group: target.Group, Version: target.Version}.String()
+		kind := ChangeConverted
+		if orig, ok := namespaces.IsShadowGroup(target.Group); ok && orig == src.Group {
+			kind = ChangeShadowed
+		}
+		if err := set([]string{"apiVersion"}, gv, kind, ByNamespaces, src.Group+" -> "+target.Group, func() error {
+			return obj.PipeE(yaml.SetField("apiVersion", yaml.NewStringRNode(gv)))
+		}); err != nil {
+			return nil, err
 		}
 	}
 	if target.Resource != src.Resource {
 		kind, ok := e.Discovery.KindFor(target.GroupVersionResource())
 		if !ok {
-			return fmt.Errorf("no kind known for %s", target.GroupVersionResource())
+			return nil, fmt.Errorf("no kind known for %s", target.GroupVersionResource())
 		}
-		if err := obj.PipeE(yaml.SetField("kind", yaml.NewStringRNode(kind))); err != nil {
-			return err
+		if err := set([]string{"kind"}, kind, ChangeConverted, rule, src.Resource+" -> "+target.Resource, func() error {
+			return obj.PipeE(yaml.SetField("kind", yaml.NewStringRNode(kind)))
+		}); err != nil {
+			return nil, err
 		}
 	}
 	if target.Namespace != src.Namespace {
-		if err := obj.SetNamespace(target.Namespace); err != nil {
-			return err
+		if err := set([]string{"metadata", "namespace"}, target.Namespace, ChangeRenamed, ByNamespaces, detailRenamed, func() error {
+			return obj.SetNamespace(target.Namespace)
+		}); err != nil {
+			return nil, err
 		}
 		if path, ok := podTemplatePaths[src.Resource]; ok {
-			meta, err := obj.Pipe(yaml.Lookup(append(slices.Clone(path), "metadata")...))
+			metaPath := append(slices.Clone(path), "metadata")
+			meta, err := obj.Pipe(yaml.Lookup(metaPath...))
 			if err == nil && meta != nil && meta.Field("namespace") != nil {
-				if err := meta.PipeE(yaml.SetField("namespace", yaml.NewStringRNode(target.Namespace))); err != nil {
-					return err
+				if err := set(append(metaPath, "namespace"), target.Namespace, ChangeRenamed, ByNamespaces, detailRenamed, func() error {
+					return meta.PipeE(yaml.SetField("namespace", yaml.NewStringRNode(target.Namespace)))
+				}); err != nil {
+					return nil, err
 				}
 			}
 		}
 	}
 	if target.Name != src.Name {
-		if err := obj.SetName(target.Name); err != nil {
-			return err
+		if err := set([]string{"metadata", "name"}, target.Name, ChangeRenamed, ByNamespaces, detailRenamed, func() error {
+			return obj.SetName(target.Name)
+		}); err != nil {
+			return nil, err
 		}
 	}
 	if target.GenerateName != src.GenerateName {
-		meta, err := obj.Pipe(yaml.LookupCreate(yaml.MappingNode, "metadata"))
-		if err != nil {
-			return err
-		}
-		if err := meta.PipeE(yaml.SetField("generateName", yaml.NewStringRNode(target.GenerateName))); err != nil {
-			return err
+		if err := set([]string{"metadata", "generateName"}, target.GenerateName, ChangeRenamed, ByNamespaces, detailRenamed, func() error {
+			meta, err := obj.Pipe(yaml.LookupCreate(yaml.MappingNode, "metadata"))
+			if err != nil {
+				return err
+			}
+			return meta.PipeE(yaml.SetField("generateName", yaml.NewStringRNode(target.GenerateName)))
+		}); err != nil {
+			return nil, err
 		}
 	}
-	return nil
+	return changes, nil
 }
 
 // marshalBody writes an object the way the contract does: through JSON into YAML, keys sorted.
@@ -380,19 +490,19 @@ func (r *renamer) warn(msg string) {
 
 // rewriteInvolvedObject renames an event's references with the engine's renamer.
 func rewriteInvolvedObject(obj *yaml.RNode, r *renamer, eventNamespace string) error {
-	return RewriteEventReferences(obj, r.engine.Discovery, func(gk schema.GroupKind, namespace, name string) (contract.Identity, bool) {
+	return rewriteEventReferences(obj, r.engine.Discovery, func(gk schema.GroupKind, namespace, name string) (contract.Identity, bool) {
 		target, _, ok := r.resolve(gk, namespace, name)
 		return target, ok
 	}, eventNamespace)
 }
 
-// RewriteEventReferences renames an event's involvedObject (core) or regarding and related
+// rewriteEventReferences renames an event's involvedObject (core) or regarding and related
 // (events.k8s.io) with resolve, which returns the target identity of the object a reference
 // names (false when it knows none). A reference without apiVersion is resolved by its kind
 // when one group of discovery has it. The API server requires involvedObject.namespace to be
 // the event's own namespace, so a namespaced reference that cannot be resolved still follows
-// the event into eventNamespace. The parity report replays it with its own resolver.
-func RewriteEventReferences(obj *yaml.RNode, discovery *contract.Discovery, resolve func(gk schema.GroupKind, namespace, name string) (contract.Identity, bool), eventNamespace string) error {
+// the event into eventNamespace.
+func rewriteEventReferences(obj *yaml.RNode, discovery *contract.Discovery, resolve func(gk schema.GroupKind, namespace, name string) (contract.Identity, bool), eventNamespace string) error {
 	for _, field := range []string{"involvedObject", "regarding", "related"} {
 		ref := obj.Field(field)
 		if ref == nil || ref.Value == nil || ref.Value.YNode().Kind != yaml.MappingNode {

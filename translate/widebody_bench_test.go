@@ -11,8 +11,8 @@ import (
 
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/routing"
+	"github.com/topolayer/topolayer/topology"
 )
 
 // wideConfigMap is an output dir of one ConfigMap whose data holds keys entries: the shape
@@ -47,7 +47,7 @@ func BenchmarkPlanWideBody(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	engine, err := hosted.Engine(cfg, "synthetic", nil)
+	engine, err := topology.Engine(cfg, "synthetic", nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/routing"
+	"github.com/topolayer/topolayer/topology"
 	"github.com/topolayer/topolayer/translate"
 )
 
@@ -94,68 +96,73 @@ func loadKubeconfig(flag, path string) (*rest.Config, error) {
 	return cfg, nil
 }
 
-// targets builds the targets of the configured topology: for hosted, the management target
-// bound to the HCP namespace with the HostedControlPlane ownerReference, and the guest
-// target; for standalone, the one cluster.
-func (o *ClusterOptions) targets(ctx context.Context, cfg *config.TopologyConfig, operator string) (map[string]apply.Target, error) {
-	user, err := o.impersonate(cfg, operator)
-	if err != nil {
-		return nil, err
+// flagOf names the kubeconfig flag of each cluster a topology can have.
+var flagOf = map[string]string{
+	routing.ClusterStandalone: "kubeconfig",
+	routing.ClusterManagement: "management-kubeconfig",
+	routing.ClusterGuest:      "guest-kubeconfig",
+}
+
+// path returns the kubeconfig file given for a flag.
+func (o *ClusterOptions) path(flag string) string {
+	switch flag {
+	case "kubeconfig":
+		return o.Kubeconfig
+	case "management-kubeconfig":
+		return o.ManagementKubeconfig
+	case "guest-kubeconfig":
+		return o.GuestKubeconfig
 	}
-	if cfg.Topology.Type != config.Hosted {
-		if o.Kubeconfig == "" {
-			return nil, errors.New("the standalone topology needs --kubeconfig")
+	return ""
+}
+
+// configs loads the client configuration of every cluster of the topology from its
+// kubeconfig flag, and refuses the flags of clusters the topology does not have.
+func (o *ClusterOptions) configs(topo *topology.Topology) (map[string]*rest.Config, error) {
+	clusters := topo.Clusters()
+	var errs []error
+	for _, c := range []string{routing.ClusterStandalone, routing.ClusterManagement, routing.ClusterGuest} {
+		if o.path(flagOf[c]) != "" && !slices.Contains(clusters, c) {
+			errs = append(errs, fmt.Errorf("--%s: the %s topology has no %s cluster", flagOf[c], topo.Name(), c))
 		}
-		rc, err := loadKubeconfig("kubeconfig", o.Kubeconfig)
+	}
+	out := map[string]*rest.Config{}
+	for _, c := range clusters {
+		flag := flagOf[c]
+		path := o.path(flag)
+		if path == "" {
+			errs = append(errs, fmt.Errorf("the %s topology needs --%s (its %s cluster)", topo.Name(), flag, c))
+			continue
+		}
+		rc, err := loadKubeconfig(flag, path)
 		if err != nil {
-			return nil, err
+			errs = append(errs, err)
+			continue
 		}
-		t, err := apply.NewClusterTarget(routing.ClusterStandalone, rc, apply.Options{Impersonate: user, Operator: operator})
-		if err != nil {
-			return nil, err
-		}
-		return map[string]apply.Target{routing.ClusterStandalone: t}, nil
+		out[c] = rc
 	}
-	if o.ManagementKubeconfig == "" || o.GuestKubeconfig == "" {
-		return nil, errors.New("the hosted topology needs --management-kubeconfig and --guest-kubeconfig")
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
-	mgmtCfg, err := loadKubeconfig("management-kubeconfig", o.ManagementKubeconfig)
+	return out, nil
+}
+
+// targets builds the live targets of the topology for one operator (topology.Targets):
+// every request impersonates the operator's service account when one is given.
+func (o *ClusterOptions) targets(ctx context.Context, topo *topology.Topology, operator string) (map[string]apply.Target, error) {
+	user, err := o.impersonate(topo.Config(), operator)
 	if err != nil {
 		return nil, err
 	}
-	guestCfg, err := loadKubeconfig("guest-kubeconfig", o.GuestKubeconfig)
+	configs, err := o.configs(topo)
 	if err != nil {
 		return nil, err
 	}
-	h := cfg.Topology.Hosted
-	// The HostedControlPlane is read as the impersonated account too: every request is.
-	resolveCfg := rest.CopyConfig(mgmtCfg)
-	if user != "" {
-		resolveCfg.Impersonate = rest.ImpersonationConfig{UserName: user}
-	}
-	owner, err := apply.ResolveHostedControlPlane(ctx, resolveCfg, h.Namespace, h.HostedControlPlane)
+	targets, err := topo.Targets(ctx, configs, topology.TargetOptions{Operator: operator, Impersonate: user})
 	if err != nil {
-		return nil, fmt.Errorf("--management-kubeconfig: %w", err)
+		return nil, fmt.Errorf("--%s: %w", flagOf[topo.Home()], err)
 	}
-	mgmt, err := apply.NewClusterTarget(routing.ClusterManagement, mgmtCfg, apply.Options{
-		Impersonate:        user,
-		Namespace:          h.Namespace,
-		Operator:           operator,
-		HostedControlPlane: owner,
-		RequireOwnership:   true,
-	})
-	if err != nil {
-		return nil, err
-	}
-	guest, err := apply.NewClusterTarget(routing.ClusterGuest, guestCfg, apply.Options{
-		Impersonate:      user,
-		Operator:         operator,
-		RequireOwnership: true,
-	})
-	if err != nil {
-		return nil, err
-	}
-	return map[string]apply.Target{routing.ClusterManagement: mgmt, routing.ClusterGuest: guest}, nil
+	return targets, nil
 }
 
 // ApplyOptions are the options of `topolayer apply`.
@@ -253,7 +260,7 @@ func (o *ApplyOptions) Run(ctx context.Context) error {
 	if err := rejectedError(plan); err != nil {
 		return err
 	}
-	targets, err := o.targets(ctx, o.cfg, o.Operator)
+	targets, err := o.targets(ctx, o.topo, o.Operator)
 	if err != nil {
 		return err
 	}

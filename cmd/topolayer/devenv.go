@@ -157,9 +157,11 @@ func (o *DevEnvUpOptions) Run(ctx context.Context) error {
 		return err
 	}
 	fmt.Fprintf(o.Out, "%s dev environment running in %s (pid %d), ready in %s\n", strings.ToLower(string(o.topology)), o.dir, pid, time.Since(start).Round(100*time.Millisecond))
-	names := []string{cluster.Management, cluster.Guest}
-	if o.topology == config.Standalone {
-		names = []string{cluster.Single}
+	var names []string
+	for _, name := range []string{cluster.Management, cluster.Guest, cluster.Single} {
+		if kubeconfigs[name] != "" {
+			names = append(names, name)
+		}
 	}
 	for _, name := range names {
 		fmt.Fprintf(o.Out, "  %-10s  %s\n", name, kubeconfigs[name])
@@ -326,18 +328,7 @@ func (o *DevEnvServeOptions) Run(ctx context.Context) error {
 
 // devEnvTopology resolves --topology: its value, else the configuration's, else Hosted.
 func devEnvTopology(flag string, cfg *config.TopologyConfig) config.TopologyType {
-	switch strings.ToLower(flag) {
-	case "hosted":
-		return config.Hosted
-	case "standalone":
-		return config.Standalone
-	case "":
-		if cfg != nil && cfg.Topology.Type != "" {
-			return cfg.Topology.Type
-		}
-		return config.Hosted
-	}
-	return config.TopologyType(flag) // Validate refuses it
+	return config.ResolveTopologyType(flag, cfg, config.Hosted)
 }
 
 func validateDevEnvTopology(flag string) error {

@@ -7,26 +7,22 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/gather"
-	"github.com/topolayer/topolayer/routing"
+	"github.com/topolayer/topolayer/topology"
 )
 
 // GatherOptions are the options of `topolayer gather`.
 type GatherOptions struct {
-	ConfigFile           string // --config
-	InputResourcesFile   string // --input-resources
-	OutputResourcesFile  string // --output-resources
-	Operator             string // --operator
-	To                   string // --to
-	Overwrite            bool   // --overwrite
-	Kubeconfig           string // --kubeconfig (standalone)
-	ManagementKubeconfig string // --management-kubeconfig (hosted)
-	GuestKubeconfig      string // --guest-kubeconfig (hosted)
+	ConfigFile          string // --config
+	InputResourcesFile  string // --input-resources
+	OutputResourcesFile string // --output-resources
+	Operator            string // --operator
+	To                  string // --to
+	Overwrite           bool   // --overwrite
+	ClusterOptions
 
 	IOStreams
 }
@@ -78,15 +74,7 @@ func (o *GatherOptions) Validate() error {
 			errs = append(errs, errors.New(f.name+" is required"))
 		}
 	}
-	hosted := o.ManagementKubeconfig != "" || o.GuestKubeconfig != ""
-	switch {
-	case o.Kubeconfig != "" && hosted:
-		errs = append(errs, errors.New("--kubeconfig (standalone) and --management-kubeconfig/--guest-kubeconfig (hosted) are exclusive"))
-	case hosted && (o.ManagementKubeconfig == "" || o.GuestKubeconfig == ""):
-		errs = append(errs, errors.New("--management-kubeconfig and --guest-kubeconfig go together"))
-	case !hosted && o.Kubeconfig == "":
-		errs = append(errs, errors.New("--kubeconfig (standalone) or --management-kubeconfig and --guest-kubeconfig (hosted) are required"))
-	}
+	errs = append(errs, o.ClusterOptions.validate())
 	return errors.Join(errs...)
 }
 
@@ -114,11 +102,15 @@ func (o *GatherOptions) Run(ctx context.Context) error {
 			return fmt.Errorf("--output-resources: %s: %w", o.OutputResourcesFile, err)
 		}
 	}
-	clusters, err := o.clusters(cfg)
+	topo, err := topology.New(cfg)
+	if err != nil {
+		return fmt.Errorf("--config %s: %w", o.ConfigFile, err)
+	}
+	clusters, err := o.configs(topo)
 	if err != nil {
 		return err
 	}
-	res, err := gather.Gather(ctx, gather.Options{Config: cfg, Inputs: inputs, Outputs: outputs, Clusters: clusters})
+	res, err := gather.Gather(ctx, gather.Options{Placement: topo, Inputs: inputs, Outputs: outputs, Clusters: clusters})
 	if err != nil {
 		return err
 	}
@@ -132,41 +124,4 @@ func (o *GatherOptions) Run(ctx context.Context) error {
 	}
 	fmt.Fprintf(o.Out, "gathered %d objects (%d projected, %d not found) into %s\n", len(res.Objects), len(res.Projected), len(res.Skipped), o.To)
 	return nil
-}
-
-// clusters loads the kubeconfigs the topology needs.
-func (o *GatherOptions) clusters(cfg *config.TopologyConfig) (map[string]*rest.Config, error) {
-	load := func(flag, path string) (*rest.Config, error) {
-		kc, err := clientcmd.LoadFromFile(path)
-		if err != nil {
-			return nil, fmt.Errorf("--%s: %w", flag, err)
-		}
-		rc, err := clientcmd.NewDefaultClientConfig(*kc, &clientcmd.ConfigOverrides{}).ClientConfig()
-		if err != nil {
-			return nil, fmt.Errorf("--%s %s: %w", flag, path, err)
-		}
-		return rc, nil
-	}
-	if cfg.Topology.Type != config.Hosted {
-		if o.Kubeconfig == "" {
-			return nil, errors.New("the standalone topology needs --kubeconfig")
-		}
-		rc, err := load("kubeconfig", o.Kubeconfig)
-		if err != nil {
-			return nil, err
-		}
-		return map[string]*rest.Config{routing.ClusterStandalone: rc}, nil
-	}
-	if o.ManagementKubeconfig == "" || o.GuestKubeconfig == "" {
-		return nil, errors.New("the hosted topology needs --management-kubeconfig and --guest-kubeconfig")
-	}
-	mgmt, err := load("management-kubeconfig", o.ManagementKubeconfig)
-	if err != nil {
-		return nil, err
-	}
-	guest, err := load("guest-kubeconfig", o.GuestKubeconfig)
-	if err != nil {
-		return nil, err
-	}
-	return map[string]*rest.Config{routing.ClusterManagement: mgmt, routing.ClusterGuest: guest}, nil
 }

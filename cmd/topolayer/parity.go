@@ -12,8 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/topolayer/topolayer/config"
-	"github.com/topolayer/topolayer/hosted"
-	"github.com/topolayer/topolayer/standalone"
+	"github.com/topolayer/topolayer/topology"
+	"github.com/topolayer/topolayer/translate"
 	"github.com/topolayer/topolayer/translate/parity"
 )
 
@@ -137,10 +137,10 @@ func (o *ParityOptions) Run(ctx context.Context) error {
 	if err := src.load(ctx); err != nil {
 		return fmt.Errorf("--config-standalone: %w", err)
 	}
-	if src.cfg.Topology.Type != config.Standalone {
+	if src.topo.Name() != translate.TopologyStandalone {
 		return fmt.Errorf("--config-standalone %s: topology %s is not %s", o.StandaloneConfig, src.cfg.Topology.Type, config.Standalone)
 	}
-	se, err := standalone.Engine(src.cfg, o.Operator, src.declared)
+	se, err := src.topo.Engine(o.Operator, src.declared)
 	if err != nil {
 		return fmt.Errorf("--config-standalone %s: %w", o.StandaloneConfig, err)
 	}
@@ -148,7 +148,7 @@ func (o *ParityOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("--config-hosted: %w", err)
 	}
-	he, err := hosted.Engine(hcfg, o.Operator, src.declared)
+	he, err := topology.Engine(hcfg, o.Operator, src.declared)
 	if err != nil {
 		return fmt.Errorf("--config-hosted %s: %w", o.HostedConfig, err)
 	}

@@ -128,7 +128,7 @@ func (o *PlanOptions) Run(ctx context.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	targets, err := o.targets(ctx, o.cfg, o.Operator)
+	targets, err := o.targets(ctx, o.topo, o.Operator)
 	if err != nil {
 		return err
 	}

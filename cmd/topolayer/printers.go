@@ -68,7 +68,11 @@ func printPlanTable(w io.Writer, p *translate.Plan) error {
 		if cluster == "" {
 			cluster = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Class, e.Action, objectName(e.Source), cluster, target, e.Disposition, e.Rule)
+		rule := e.Rule
+		if e.DeclaredBy != "" {
+			rule += " (declared by " + e.DeclaredBy + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Class, e.Action, objectName(e.Source), cluster, target, e.Disposition, rule)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -37,6 +37,7 @@ the hosted control plane's namespace on the management cluster and in the guest 
 		NewCmdDevEnv(streams),
 		NewCmdApply(streams),
 		NewCmdGather(streams),
+		NewCmdPrune(streams),
 		NewCmdRun(streams),
 		NewCmdTest(streams),
 		NewCmdParity(streams),

@@ -16,10 +16,8 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/topolayer/topolayer/config"
-	"github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/mom/manager"
-	"github.com/topolayer/topolayer/routing"
-	"github.com/topolayer/topolayer/standalone"
+	"github.com/topolayer/topolayer/topology"
 )
 
 // RunOptions are the options of `topolayer run`.
@@ -32,7 +30,8 @@ type RunOptions struct {
 	WorkDir        string
 	Verbosity      int
 
-	cfg *config.TopologyConfig
+	topo     *topology.Topology      // set by Complete
+	clusters map[string]*rest.Config // set by Complete, by cluster name
 	IOStreams
 }
 
@@ -90,14 +89,17 @@ func (o *RunOptions) Complete() error {
 	if err != nil {
 		return err
 	}
-	hostedTopology := cfg.Topology.Type == config.Hosted
-	if hostedTopology && o.Kubeconfig != "" || !hostedTopology && o.ManagementKubeconfig != "" {
-		return fmt.Errorf("%s: topology %s does not match the kubeconfig flags", o.ConfigFile, cfg.Topology.Type)
+	topo, err := topology.New(cfg)
+	if err != nil {
+		return fmt.Errorf("%s: %w", o.ConfigFile, err)
+	}
+	if o.clusters, err = o.configs(topo); err != nil {
+		return fmt.Errorf("%s: %w", o.ConfigFile, err)
 	}
 	if len(cfg.Operators) == 0 {
 		return fmt.Errorf("%s: operators: no operator to run", o.ConfigFile)
 	}
-	o.cfg = cfg
+	o.topo = topo
 	return nil
 }
 
@@ -107,14 +109,15 @@ func (o *RunOptions) Run(cmd *cobra.Command) error {
 	log := zap.New(zap.WriteTo(o.ErrOut), zap.Level(zapLevel(o.Verbosity)))
 	ctrl.SetLogger(log)
 	ctx = ctrl.LoggerInto(ctx, log)
-	cfg := o.cfg
+	topo := o.topo
+	cfg := topo.Config()
 
 	ops := manager.OperatorsFromConfig(cfg, filepath.Dir(o.ConfigFile))
 	decl, err := manager.Declare(ctx, ops)
 	if err != nil {
 		return err
 	}
-	watches, err := manager.Watches(cfg, decl)
+	watches, err := manager.Watches(topo, decl)
 	if err != nil {
 		return err
 	}
@@ -144,39 +147,17 @@ func (o *RunOptions) Run(cmd *cobra.Command) error {
 		LeaderElectionReleaseOnCancel: leader,
 	}
 
-	var mgrCfg *rest.Config
-	if cfg.Topology.Type == config.Hosted {
-		h := cfg.Topology.Hosted
-		if mgrCfg, err = loadKubeconfig("management-kubeconfig", o.ManagementKubeconfig); err != nil {
-			return err
-		}
-		guestCfg, err := loadKubeconfig("guest-kubeconfig", o.GuestKubeconfig)
-		if err != nil {
-			return err
-		}
-		// On the management cluster, only the HCP namespace: never cluster-wide.
-		mopts.Cache = manager.CacheOptions(nil, routing.ClusterManagement, h.Namespace)
-		mopts.LeaderElectionNamespace = h.Namespace
-		mopts.LeaderElectionID = "topolayer-" + h.HostedControlPlane
-		mgr, err := ctrl.NewManager(mgrCfg, mopts)
-		if err != nil {
-			return err
-		}
-		if _, err := hosted.AddToManager(ctx, mgr, hosted.ManagerOptions{Config: cfg, Guest: guestCfg, Operators: ops, Declarations: decl, WorkDir: workDir}); err != nil {
-			return err
-		}
-		return o.start(ctx, mgr)
-	}
-	if mgrCfg, err = loadKubeconfig("kubeconfig", o.Kubeconfig); err != nil {
-		return err
-	}
-	mopts.Cache = manager.CacheOptions(watches, routing.ClusterStandalone, cfg.Manager.Namespace)
-	mopts.LeaderElectionNamespace = cfg.Manager.Namespace
-	mgr, err := ctrl.NewManager(mgrCfg, mopts)
+	// The manager runs on the topology's home cluster; on a confined one, its cache holds
+	// only that namespace, never the whole cluster.
+	mopts.Cache = manager.ClusterCacheOptions(topo, watches, topo.Home())
+	mopts.LeaderElectionNamespace, mopts.LeaderElectionID = topo.LeaderElection()
+	mgr, err := ctrl.NewManager(o.clusters[topo.Home()], mopts)
 	if err != nil {
 		return err
 	}
-	if _, err := standalone.AddToManager(ctx, mgr, standalone.ManagerOptions{Config: cfg, Operators: ops, Declarations: decl, WorkDir: workDir}); err != nil {
+	if _, err := manager.AddToManager(ctx, mgr, manager.EmbedOptions{
+		Topology: topo, Clusters: o.clusters, Operators: ops, Declarations: decl, WorkDir: workDir,
+	}); err != nil {
 		return err
 	}
 	return o.start(ctx, mgr)

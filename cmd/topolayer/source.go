@@ -10,8 +10,7 @@ import (
 
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/hosted"
-	"github.com/topolayer/topolayer/standalone"
+	"github.com/topolayer/topolayer/topology"
 	"github.com/topolayer/topolayer/translate"
 )
 
@@ -25,6 +24,7 @@ type SourceOptions struct {
 	MaxOutputSize       string // --max-output-size: a quantity; empty: the operator's limits.outputSize
 
 	cfg      *config.TopologyConfig
+	topo     *topology.Topology
 	declared *contract.OutputResources
 	out      *contract.OutputDir
 }
@@ -48,6 +48,9 @@ func (o *SourceOptions) load(ctx context.Context) error {
 		return fmt.Errorf("--config: %w", err)
 	}
 	o.cfg = cfg
+	if o.topo, err = topology.New(cfg); err != nil {
+		return fmt.Errorf("--config %s: %w", o.ConfigFile, err)
+	}
 	if o.OutputResourcesFile != "" {
 		data, err := os.ReadFile(o.OutputResourcesFile)
 		if err != nil {
@@ -91,14 +94,7 @@ func (o *SourceOptions) maxOutputSize() (int64, error) {
 
 // plan translates the loaded outputs for the configured topology.
 func (o *SourceOptions) plan() (*translate.Plan, error) {
-	var engine translate.Engine
-	var err error
-	switch o.cfg.Topology.Type {
-	case config.Hosted:
-		engine, err = hosted.Engine(o.cfg, o.Operator, o.declared)
-	default:
-		engine, err = standalone.Engine(o.cfg, o.Operator, o.declared)
-	}
+	engine, err := o.topo.Engine(o.Operator, o.declared)
 	if err != nil {
 		return nil, fmt.Errorf("--config %s: %w", o.ConfigFile, err)
 	}

@@ -21,18 +21,20 @@ import (
 
 	"github.com/topolayer/topolayer/config"
 	samplecrds "github.com/topolayer/topolayer/examples/sample-operators/crds"
+	"github.com/topolayer/topolayer/routing"
+	"github.com/topolayer/topolayer/topology"
 	"github.com/topolayer/topolayer/translate"
 )
 
 // The names of the API servers of an Environment, as Config, Clusters and WriteKubeconfigs
-// use them.
+// use them: the clusters' names in plans and routing rules (package routing names them).
 const (
 	// Management is the hosted topology's management cluster, which holds the HCP namespace.
-	Management = "management"
+	Management = routing.ClusterManagement
 	// Guest is the hosted topology's guest cluster.
-	Guest = "guest"
+	Guest = routing.ClusterGuest
 	// Single is the standalone topology's one cluster.
-	Single = "cluster"
+	Single = routing.ClusterStandalone
 )
 
 // DefaultHostedControlPlane names the hosted control plane when the configuration does not:
@@ -96,41 +98,46 @@ type server struct {
 	out  *prefixWriter
 }
 
-// topology returns the topology to start, defaulted.
-func (e *Environment) topology() config.TopologyType {
-	switch {
-	case e.Topology != "":
-		return e.Topology
-	case e.TopologyConfig != nil && e.TopologyConfig.Topology.Type != "":
-		return e.TopologyConfig.Topology.Type
+// placement returns the topology to start: Topology, else TopologyConfig's, else Hosted;
+// a hosted one without a HostedControlPlane gets DefaultHostedControlPlane.
+func (e *Environment) placement() (*topology.Topology, error) {
+	var cfg config.TopologyConfig
+	if e.TopologyConfig != nil {
+		cfg = *e.TopologyConfig
 	}
-	return config.Hosted
-}
-
-// hostedControlPlane returns the HCP namespace and name to create, defaulted.
-func (e *Environment) hostedControlPlane() config.HostedTopology {
-	if e.TopologyConfig != nil && e.TopologyConfig.Topology.Hosted != nil {
-		return *e.TopologyConfig.Topology.Hosted
+	cfg.Topology.Type = config.ResolveTopologyType(string(e.Topology), &cfg, config.Hosted)
+	if cfg.Topology.Hosted == nil {
+		hcp := DefaultHostedControlPlane
+		cfg.Topology.Hosted = &hcp
 	}
-	return DefaultHostedControlPlane
+	topo, err := topology.New(&cfg)
+	if err != nil {
+		return nil, fmt.Errorf("environment: %w", err)
+	}
+	return topo, nil
 }
 
 // Clusters returns the names of the environment's API servers: Management and Guest for a
-// hosted environment, Single for a standalone one.
+// hosted environment, Single for a standalone one; none for a topology it cannot start.
 func (e *Environment) Clusters() []string {
-	if e.topology() == config.Standalone {
-		return []string{Single}
+	topo, err := e.placement()
+	if err != nil {
+		return nil
 	}
-	return []string{Management, Guest}
+	return topo.Clusters()
 }
 
 // HostedControlPlane returns the HCP namespace and HostedControlPlane name of a hosted
 // environment, and the zero value for a standalone one.
 func (e *Environment) HostedControlPlane() config.HostedTopology {
-	if e.topology() != config.Hosted {
+	topo, err := e.placement()
+	if err != nil {
 		return config.HostedTopology{}
 	}
-	return e.hostedControlPlane()
+	if hcp, ok := topo.HostedControlPlane(); ok {
+		return config.HostedTopology{Namespace: hcp.Namespace, HostedControlPlane: hcp.Name}
+	}
+	return config.HostedTopology{}
 }
 
 // Config returns a copy of the admin (system:masters) client configuration of the named
@@ -153,9 +160,9 @@ func (e *Environment) Start(ctx context.Context) (err error) {
 	if e.started {
 		return errors.New("environment: already started")
 	}
-	topology := e.topology()
-	if topology != config.Standalone && topology != config.Hosted {
-		return fmt.Errorf("environment: topology %q: must be %s or %s", topology, config.Standalone, config.Hosted)
+	topo, err := e.placement()
+	if err != nil {
+		return err
 	}
 	e.started = true
 	start := time.Now()
@@ -178,14 +185,15 @@ func (e *Environment) Start(ctx context.Context) (err error) {
 		return fmt.Errorf("environment: the sample operators' CRDs: %w", err)
 	}
 	payload = append(payload, samples...)
-	crds := map[string][]*apiextensionsv1.CustomResourceDefinition{Single: payload, Guest: payload}
-	if topology == config.Hosted {
-		if crds[Management], err = ManagementCRDs(payload); err != nil {
-			return err
+	// A cluster confined to the HCP namespace serves shadow CRDs of the cluster-scoped kinds.
+	crds := map[string][]*apiextensionsv1.CustomResourceDefinition{}
+	for _, name := range topo.Clusters() {
+		crds[name] = payload
+		if topo.Bound(name) != "" {
+			if crds[name], err = ManagementCRDs(payload); err != nil {
+				return err
+			}
 		}
-	}
-
-	for _, name := range e.Clusters() {
 		e.servers = append(e.servers, &server{name: name})
 	}
 	defer func() {
@@ -209,15 +217,15 @@ func (e *Environment) Start(ctx context.Context) (err error) {
 		return fmt.Errorf("environment: %w", err)
 	}
 
-	if topology == config.Hosted {
-		if err := createHostedControlPlane(ctx, e.Config(Management), e.hostedControlPlane()); err != nil {
-			return fmt.Errorf("%s: %w", Management, err)
+	if hcp, ok := topo.HostedControlPlane(); ok {
+		if err := createHostedControlPlane(ctx, e.Config(topo.Home()), config.HostedTopology{Namespace: hcp.Namespace, HostedControlPlane: hcp.Name}); err != nil {
+			return fmt.Errorf("%s: %w", topo.Home(), err)
 		}
 	}
-	if err := e.install(ctx, topology); err != nil {
+	if err := e.install(ctx, topo); err != nil {
 		return fmt.Errorf("environment: %w", err)
 	}
-	e.progressf("%s environment ready in %s", topology, time.Since(start).Round(time.Millisecond))
+	e.progressf("%s environment ready in %s", topo.Name(), time.Since(start).Round(time.Millisecond))
 	return nil
 }
 

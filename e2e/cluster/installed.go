@@ -11,8 +11,8 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/namespaces"
+	"github.com/topolayer/topolayer/topology"
 )
 
 // Installed names what an Environment creates that an OpenShift installation would have
@@ -37,7 +37,7 @@ func sampleCR(group, namespace string) *unstructured.Unstructured {
 }
 
 // install creates what Installed names on the servers of the environment.
-func (e *Environment) install(ctx context.Context, topology config.TopologyType) error {
+func (e *Environment) install(ctx context.Context, topo *topology.Topology) error {
 	type item struct {
 		cluster string
 		obj     client.Object
@@ -46,8 +46,7 @@ func (e *Environment) install(ctx context.Context, topology config.TopologyType)
 		return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	}
 	var items []item
-	if topology == config.Hosted {
-		hcp := e.hostedControlPlane()
+	if hcp, ok := topo.HostedControlPlane(); ok {
 		items = []item{
 			{Guest, ns(Installed.ConfigNamespace)},
 			{Management, sampleCR(namespaces.ShadowGroup("operator.topolayer.dev"), hcp.Namespace)},

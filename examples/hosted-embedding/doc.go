@@ -6,7 +6,7 @@
 // management cluster, with its cache, leader election and events confined to the hosted
 // control plane's namespace, and registers its own controllers (here a single one that
 // watches the HostedControlPlane). Embedding topolayer is then one call,
-// hosted.AddToManager, before mgr.Start: topolayer uses that manager's cache, client,
+// manager.AddToManager, before mgr.Start: topolayer uses that manager's cache, client,
 // leader election, event recorder and metrics, and starts no second manager. The guest
 // cluster is reached through its kubeconfig, as the control-plane-operator reaches it.
 //

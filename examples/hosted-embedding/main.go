@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -20,7 +21,9 @@ import (
 
 	"github.com/topolayer/topolayer/apply"
 	"github.com/topolayer/topolayer/config"
-	"github.com/topolayer/topolayer/hosted"
+	"github.com/topolayer/topolayer/mom/manager"
+	"github.com/topolayer/topolayer/routing"
+	"github.com/topolayer/topolayer/topology"
 )
 
 func main() {
@@ -46,10 +49,16 @@ func run(ctx context.Context, configFile, managementKubeconfig, guestKubeconfig,
 	if err != nil {
 		return err
 	}
-	if cfg.Topology.Type != config.Hosted {
-		return fmt.Errorf("%s: topology.type: %s, want Hosted", configFile, cfg.Topology.Type)
+	topo, err := topology.New(cfg)
+	if err != nil {
+		return fmt.Errorf("%s: %w", configFile, err)
 	}
-	hcp := cfg.Topology.Hosted
+	// The control-plane-operator runs for one hosted control plane: the configuration must
+	// name it.
+	hcp, ok := topo.HostedControlPlane()
+	if !ok {
+		return fmt.Errorf("%s: topology.type: %s, want Hosted with a hostedControlPlane", configFile, cfg.Topology.Type)
+	}
 
 	// The control-plane-operator's manager: the management cluster, one namespace.
 	mgmt, err := clientcmd.BuildConfigFromFlags("", managementKubeconfig)
@@ -66,7 +75,7 @@ func run(ctx context.Context, configFile, managementKubeconfig, guestKubeconfig,
 		Metrics:                       metricsserver.Options{BindAddress: metricsAddr},
 		LeaderElection:                true,
 		LeaderElectionNamespace:       hcp.Namespace,
-		LeaderElectionID:              "control-plane-operator-" + hcp.HostedControlPlane,
+		LeaderElectionID:              "control-plane-operator-" + hcp.Name,
 		LeaderElectionReleaseOnCancel: true,
 		LeaseDuration:                 ptr(137 * time.Second),
 		RenewDeadline:                 ptr(107 * time.Second),
@@ -83,9 +92,9 @@ func run(ctx context.Context, configFile, managementKubeconfig, guestKubeconfig,
 
 	// topolayer: the operators of the configuration, run when what they read changes, their
 	// outputs placed in the HCP namespace and in the guest cluster.
-	if _, err := hosted.AddToManager(ctx, mgr, hosted.ManagerOptions{
-		Config:    cfg,
-		Guest:     guest,
+	if _, err := manager.AddToManager(ctx, mgr, manager.EmbedOptions{
+		Topology:  topo,
+		Clusters:  map[string]*rest.Config{routing.ClusterGuest: guest},
 		ConfigDir: filepath.Dir(configFile),
 		WorkDir:   workDir,
 	}); err != nil {

@@ -19,7 +19,7 @@ import (
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/hack/bench/synth"
-	"github.com/topolayer/topolayer/hosted"
+	"github.com/topolayer/topolayer/topology"
 	"github.com/topolayer/topolayer/translate"
 )
 
@@ -171,7 +171,7 @@ func (h *harness) runTranslation() error {
 	if err != nil {
 		return fmt.Errorf("hosted configuration: %w", err)
 	}
-	hostedEngine, err := hosted.Engine(hostedCfg, "synthetic", nil)
+	hostedEngine, err := topology.Engine(hostedCfg, "synthetic", nil)
 	if err != nil {
 		return fmt.Errorf("hosted engine: %w", err)
 	}

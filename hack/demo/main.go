@@ -32,10 +32,9 @@ import (
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/e2e/cluster"
-	"github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/mom/manager"
 	"github.com/topolayer/topolayer/routing"
-	"github.com/topolayer/topolayer/standalone"
+	"github.com/topolayer/topolayer/topology"
 	"github.com/topolayer/topolayer/translate"
 	"github.com/topolayer/topolayer/translate/parity"
 )
@@ -73,9 +72,13 @@ type demo struct {
 }
 
 // topologyRun is what the demo knows of one topology's run.
+// kubeconfigFlag is topolayer's kubeconfig flag of each cluster.
+var kubeconfigFlag = map[string]string{cluster.Single: "kubeconfig", cluster.Management: "management-kubeconfig", cluster.Guest: "guest-kubeconfig"}
+
 type topologyRun struct {
 	name    string // hosted or standalone
 	cfg     *config.TopologyConfig
+	topo    *topology.Topology
 	cfgFile string
 	env     *cluster.Environment
 	work    string // topolayer run's --work-dir
@@ -104,6 +107,9 @@ func (d *demo) run(ctx context.Context) error {
 	standaloneRun := &topologyRun{name: "standalone", cfgFile: filepath.Join(d.examples, "standalone-demo.yaml")}
 	for _, r := range []*topologyRun{hostedRun, standaloneRun} {
 		if r.cfg, err = config.Load(r.cfgFile); err != nil {
+			return err
+		}
+		if r.topo, err = topology.New(r.cfg); err != nil {
 			return err
 		}
 		r.env = &cluster.Environment{Topology: r.cfg.Topology.Type, TopologyConfig: r.cfg, AssetsDir: assets}
@@ -172,11 +178,12 @@ func (d *demo) runTopology(ctx context.Context, r *topologyRun) error {
 	if err := r.env.WriteKubeconfigs(kube); err != nil {
 		return err
 	}
-	userCluster, args := cluster.Single, []string{"--kubeconfig", cluster.KubeconfigFile(kube, cluster.Single)}
-	if r.cfg.Topology.Type == config.Hosted {
-		userCluster = cluster.Guest
-		args = []string{"--management-kubeconfig", cluster.KubeconfigFile(kube, cluster.Management), "--guest-kubeconfig", cluster.KubeconfigFile(kube, cluster.Guest)}
+	// The users of a topology edit its last cluster: the guest, or the one cluster.
+	var args []string
+	for _, c := range r.topo.Clusters() {
+		args = append(args, "--"+kubeconfigFlag[c], cluster.KubeconfigFile(kube, c))
 	}
+	userCluster := r.topo.Clusters()[len(r.topo.Clusters())-1]
 
 	d.section(fmt.Sprintf("%s: topolayer run --config %s", strings.ToUpper(r.name[:1])+r.name[1:], r.cfgFile))
 	cs, err := kubernetes.NewForConfig(r.env.Config(userCluster))
@@ -224,7 +231,7 @@ func (d *demo) runTopology(ctx context.Context, r *topologyRun) error {
 		if err := d.declarations(op, declared); err != nil {
 			return err
 		}
-		if r.cfg.Topology.Type == config.Hosted {
+		if len(r.topo.Clusters()) > 1 { // the hosted plan is the one worth reading
 			fmt.Fprintf(d.out, "\n$ topolayer plan --config %s --from <%s's last output> --operator %s\n", r.cfgFile, op, op)
 			plan := exec.CommandContext(ctx, filepath.Join(d.bin, "topolayer"), "plan", "--config", r.cfgFile, "--from", output, "--output-resources", declared, "--operator", op)
 			plan.Stdout, plan.Stderr = d.out, os.Stderr
@@ -260,11 +267,7 @@ func planOf(cfg *config.TopologyConfig, op, output, declaredFile string) (*trans
 	if err != nil {
 		return nil, translate.Engine{}, fmt.Errorf("%s: %w", declaredFile, err)
 	}
-	newEngine := standalone.Engine
-	if cfg.Topology.Type == config.Hosted {
-		newEngine = hosted.Engine
-	}
-	engine, err := newEngine(cfg, op, declared)
+	engine, err := topology.Engine(cfg, op, declared)
 	if err != nil {
 		return nil, translate.Engine{}, err
 	}

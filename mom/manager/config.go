@@ -26,10 +26,12 @@ func OperatorsFromConfig(cfg *config.TopologyConfig, baseDir string) []Operator 
 			limits.OutputSize = op.Limits.OutputSize.Value()
 		}
 		out = append(out, Operator{
-			Name:           op.Name,
-			Runner:         &runner.Exec{Name: op.Name, Command: cmd, Env: op.Env, Limits: limits},
-			ServiceAccount: op.ServiceAccount,
-			Controllers:    op.Controllers,
+			Name:                op.Name,
+			Runner:              &runner.Exec{Name: op.Name, Command: cmd, Env: op.Env, Limits: limits},
+			ServiceAccount:      op.ServiceAccount,
+			Controllers:         op.Controllers,
+			Supplements:         op.Supplements,
+			OnControllerFailure: op.OnControllerFailure,
 		})
 	}
 	return out

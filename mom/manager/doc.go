@@ -11,13 +11,14 @@
 // then nothing is applied), applies the plan (validated whole first) and records the result:
 // a status ConfigMap per operator, Kubernetes events and Prometheus metrics.
 //
-//	m, err := manager.New(ctx, manager.Options{
-//		Config:    cfg,
-//		Operators: []manager.Operator{{Name: "sample-operator", Runner: &runner.Exec{Command: []string{"bin/sample-operator"}}}},
-//		Engine:    func(op string, out *contract.OutputResources) (translate.Engine, error) { return hosted.Engine(cfg, op, out) },
-//		Clusters:  map[string]cluster.Cluster{routing.ClusterManagement: mgr, routing.ClusterGuest: guest},
-//		StatusCluster: routing.ClusterManagement, StatusNamespace: cfg.Topology.Hosted.Namespace,
-//	})
+// AddToManager adds it to a controller-runtime manager of the topology's home cluster (the
+// control-plane-operator's manager in HyperShift, or topolayer run's own):
+//
+//	topo, err := topology.New(cfg)
 //	if err != nil { ... }
-//	_ = mgr.Add(m) // runs on the leader
+//	m, err := manager.AddToManager(ctx, mgr, manager.EmbedOptions{
+//		Topology: topo,
+//		Clusters: map[string]*rest.Config{"guest": guestConfig}, // the clusters besides mgr's
+//	})
+//	if err != nil { ... } // m runs on the leader, with mgr
 package manager

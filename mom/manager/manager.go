@@ -12,6 +12,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
@@ -23,8 +24,7 @@ import (
 	"github.com/topolayer/topolayer/mom/index"
 	"github.com/topolayer/topolayer/mom/runner"
 	"github.com/topolayer/topolayer/mom/scheduler"
-	"github.com/topolayer/topolayer/namespaces"
-	"github.com/topolayer/topolayer/routing"
+	"github.com/topolayer/topolayer/topology"
 	"github.com/topolayer/topolayer/translate"
 )
 
@@ -39,33 +39,27 @@ type Operator struct {
 	ServiceAccount string
 	// Controllers, when set, are the only controllers its runs start.
 	Controllers []string
+	// Supplements add to the declarations the operator prints (Declare merges them).
+	Supplements config.Supplements
+	// OnControllerFailure is what a run that exited non-zero with readable outputs and
+	// controller results applies; "" means config.ApplyOnControllerFailure.
+	OnControllerFailure config.ControllerFailurePolicy
 }
-
-// EngineFunc builds the translation engine of one operator (hosted.Engine or
-// standalone.Engine, bound to a configuration).
-type EngineFunc func(operator string, declared *contract.OutputResources) (translate.Engine, error)
 
 // Options configures a Manager.
 type Options struct {
-	// Config is the topology configuration (defaulted, as config.Load returns it).
-	Config *config.TopologyConfig
+	// Topology is the placement of the configuration (topology.New): the clusters, the
+	// engines, where inputs live, the targets and where status goes.
+	Topology *topology.Topology
 	// Operators are the operators to run.
 	Operators []Operator
 	// Declarations are the operators' declarations, by name, as Declare returns them; New
 	// asks the operators for those missing.
 	Declarations map[string]Declarations
-	// Engine builds each operator's translation engine.
-	Engine EngineFunc
-	// Clusters are the clusters by name (routing.ClusterStandalone, or
-	// routing.ClusterManagement and routing.ClusterGuest): their caches hold the inputs,
-	// their configurations write the plans. A controller-runtime Manager is a Cluster.
+	// Clusters are the topology's clusters by name (Topology.Clusters): their caches hold
+	// the inputs, their configurations write the plans. A controller-runtime Manager is a
+	// Cluster.
 	Clusters map[string]cluster.Cluster
-	// Status is where the status objects and events go: the management cluster's HCP
-	// namespace (hosted) or Config.Manager.Namespace on the one cluster (standalone).
-	StatusCluster   string
-	StatusNamespace string
-	// HostedControlPlane is the owner of everything written in the HCP namespace (hosted).
-	HostedControlPlane *metav1.OwnerReference
 	// WorkDir holds the runs' input and output directories; each run's are removed after
 	// it, the last failed run's are kept for inspection.
 	WorkDir string
@@ -85,7 +79,9 @@ type Options struct {
 type Manager struct {
 	opts      Options
 	log       logr.Logger
-	names     namespaces.Mapper
+	topo      *topology.Topology
+	status    topology.Status
+	owner     *metav1.OwnerReference
 	ops       map[string]*operatorState
 	order     []string
 	ix        *index.Index
@@ -107,10 +103,9 @@ type operatorState struct {
 
 	mu   sync.Mutex
 	runs int64
-	// written holds, per object (cluster/group/resource/namespace/name), the resourceVersions
-	// the operator's recent writes left, newest last: a change that carries one of them is
-	// the operator's own.
-	written map[string][]string
+	// written holds the resourceVersions the operator's recent writes left: a change that
+	// carries one of them is the operator's own.
+	written *ownWrites
 	// applying is set while a plan of the operator is being written. Changes of the objects
 	// it reads that arrive meanwhile are held until the writes are known: a watch event can
 	// arrive before the write that caused it has returned.
@@ -124,17 +119,12 @@ type heldChange struct {
 	cause                scheduler.Cause
 }
 
-// keepWritten is how many resourceVersions written keeps per object: a run can write an
-// object more than once (a Create and then its status), and events of one run can arrive
-// after the next has started.
-const keepWritten = 8
-
 // New asks every operator for its declarations, builds their engines and targets, and
 // reports the objects that two operators declare they write (as errors: a conflict refuses
 // to start). It does not start anything.
 func New(ctx context.Context, opts Options) (*Manager, error) {
-	if opts.Config == nil || opts.Engine == nil {
-		return nil, errors.New("manager: a configuration and an engine are required")
+	if opts.Topology == nil {
+		return nil, errors.New("manager: a topology is required")
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -146,21 +136,21 @@ func New(ctx context.Context, opts Options) (*Manager, error) {
 		}
 		opts.WorkDir = dir
 	}
-	for _, c := range opts.Config.Clusters() {
+	topo := opts.Topology
+	for _, c := range topo.Clusters() {
 		if opts.Clusters[c] == nil {
 			return nil, fmt.Errorf("manager: no cluster %s", c)
 		}
 	}
-	m := &Manager{opts: opts, log: logr.FromContextOrDiscard(ctx).WithName("manager"), ops: map[string]*operatorState{},
-		ix: index.New(), writes: index.NewWrites(), readers: map[string]gather.Reader{}}
-	m.names = namespaces.Identity{}
-	if opts.Config.Topology.Type == config.Hosted {
-		h, err := gather.HostedNames(opts.Config)
-		if err != nil {
-			return nil, err
-		}
-		m.names = h
+	m := &Manager{opts: opts, log: logr.FromContextOrDiscard(ctx).WithName("manager"), topo: topo, status: topo.Status(),
+		ops: map[string]*operatorState{}, ix: index.New(), writes: index.NewWrites(), readers: map[string]gather.Reader{}}
+	// The HostedControlPlane owns every object written in its namespace, status objects
+	// included; it is read once.
+	owner, err := topo.ResolveOwner(ctx, opts.Clusters[topo.Home()].GetConfig(), "")
+	if err != nil {
+		return nil, fmt.Errorf("manager: %w", err)
 	}
+	m.owner = owner
 	var errs []error
 	outputs := map[string]*contract.OutputResources{}
 	for _, op := range opts.Operators {
@@ -184,9 +174,8 @@ func New(ctx context.Context, opts Options) (*Manager, error) {
 		return nil, err
 	}
 	for name, c := range opts.Clusters {
-		m.readers[name] = cacheReader{name: name, reader: c.GetCache(), mapper: c.GetRESTMapper()}
+		m.readers[name] = gather.ClientReader{Name: name, Reader: c.GetCache(), Mapper: c.GetRESTMapper()}
 	}
-	var err error
 	if m.metrics, err = newMetrics(opts.Registerer); err != nil {
 		return nil, err
 	}
@@ -214,31 +203,25 @@ func (m *Manager) prepare(ctx context.Context, op Operator) (*operatorState, err
 	if err := m.ix.Add(op.Name, in); err != nil {
 		return nil, err
 	}
-	engine, err := m.opts.Engine(op.Name, out)
+	engine, err := m.topo.Engine(op.Name, out)
 	if err != nil {
 		return nil, err
 	}
-	st := &operatorState{Operator: op, inputs: in, outputs: out, engine: engine, targets: map[string]apply.Target{}, written: map[string][]string{}}
 	user := ""
 	if op.ServiceAccount != "" {
 		if user, err = apply.ServiceAccountUser(op.ServiceAccount); err != nil {
 			return nil, err
 		}
 	}
-	hosted := m.opts.Config.Topology.Type == config.Hosted
-	for _, name := range m.opts.Config.Clusters() {
-		o := apply.Options{Impersonate: user, Operator: op.Name, RequireOwnership: hosted}
-		if name == routing.ClusterManagement {
-			o.Namespace = m.opts.Config.Topology.Hosted.Namespace
-			o.HostedControlPlane = m.opts.HostedControlPlane
-		}
-		t, err := apply.NewClusterTarget(name, m.opts.Clusters[name].GetConfig(), o)
-		if err != nil {
-			return nil, err
-		}
-		st.targets[name] = t
+	configs := map[string]*rest.Config{}
+	for name, c := range m.opts.Clusters {
+		configs[name] = c.GetConfig()
 	}
-	return st, nil
+	targets, err := m.topo.Targets(ctx, configs, topology.TargetOptions{Operator: op.Name, Impersonate: user, Owner: m.owner})
+	if err != nil {
+		return nil, err
+	}
+	return &operatorState{Operator: op, inputs: in, outputs: out, engine: engine, targets: targets, written: newOwnWrites()}, nil
 }
 
 // Operators returns the operators' names in configuration order.
@@ -276,5 +259,5 @@ func (m *Manager) Start(ctx context.Context) error {
 
 // statusClient is the client of the status objects.
 func (m *Manager) statusClient() client.Client {
-	return m.opts.Clusters[m.opts.StatusCluster].GetClient()
+	return m.opts.Clusters[m.status.Cluster].GetClient()
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/go-logr/logr"
 
 	"github.com/topolayer/topolayer/apply"
+	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/gather"
 	"github.com/topolayer/topolayer/mom/runner"
@@ -28,27 +28,32 @@ const (
 	ResultSucceeded = "Succeeded" // applied (or nothing to change)
 	ResultFailed    = "Failed"    // gathering, the operator, reading its outputs, or applying failed
 	ResultRejected  = "Rejected"  // the outputs broke the declarations: nothing applied
+	// ResultDegraded: the operator exited non-zero, some of its controllers failed, and
+	// what it wrote was applied (config.ApplyOnControllerFailure).
+	ResultDegraded = "Degraded"
 )
 
 // RunRecord is what one run did; the status object holds the last one.
 type RunRecord struct {
-	Operator   string   `json:"operator"`
-	Run        int64    `json:"run"`
-	Result     string   `json:"result"`
-	Message    string   `json:"message,omitempty"`
-	Started    string   `json:"started"`
-	Duration   string   `json:"duration"`
-	Trigger    string   `json:"trigger"`
-	Causes     []string `json:"causes,omitempty"`
-	Inputs     int      `json:"inputs"`
-	Mutations  int      `json:"mutations"`
-	Applied    int      `json:"applied"`
-	Unchanged  int      `json:"unchanged"`
-	Rejected   []string `json:"rejected,omitempty"`
-	Conflicts  []string `json:"conflicts,omitempty"`
-	Sandbox    string   `json:"sandbox,omitempty"`
-	OutputSize int64    `json:"outputBytes"`
-	Digest     string   `json:"digest,omitempty"`
+	Operator  string   `json:"operator"`
+	Run       int64    `json:"run"`
+	Result    string   `json:"result"`
+	Message   string   `json:"message,omitempty"`
+	Started   string   `json:"started"`
+	Duration  string   `json:"duration"`
+	Trigger   string   `json:"trigger"`
+	Causes    []string `json:"causes,omitempty"`
+	Inputs    int      `json:"inputs"`
+	Mutations int      `json:"mutations"`
+	Applied   int      `json:"applied"`
+	Unchanged int      `json:"unchanged"`
+	Rejected  []string `json:"rejected,omitempty"`
+	// FailedControllers name the controllers that failed or panicked, with their errors.
+	FailedControllers []string `json:"failedControllers,omitempty"`
+	Conflicts         []string `json:"conflicts,omitempty"`
+	Sandbox           string   `json:"sandbox,omitempty"`
+	OutputSize        int64    `json:"outputBytes"`
+	Digest            string   `json:"digest,omitempty"`
 	// Phases is how long each phase took: gather, operator, apply.
 	Phases map[string]string `json:"phases,omitempty"`
 }
@@ -84,6 +89,10 @@ func (m *Manager) run(ctx context.Context, name string, causes []scheduler.Cause
 	out, err := m.runOnce(logr.NewContext(runCtx, log), st, dir, &rec)
 	rec.Duration = m.opts.Now().Sub(start).Round(1e6).String()
 	switch {
+	case err == nil && len(rec.FailedControllers) > 0:
+		rec.Result = ResultDegraded
+		rec.Message = fmt.Sprintf("%d controllers failed, what the others wrote was applied: %s", len(rec.FailedControllers), rec.FailedControllers[0])
+		m.keepLast(name, dir, LastSucceeded)
 	case err == nil:
 		m.keepLast(name, dir, LastSucceeded)
 	case errors.Is(err, errRejected):
@@ -145,7 +154,7 @@ func (m *Manager) runOnce(ctx context.Context, st *operatorState, dir string, re
 
 	// Gather the inputs from the caches, in standalone form.
 	t0 := m.opts.Now()
-	g, err := gather.Gather(ctx, gather.Options{Config: m.opts.Config, Inputs: st.inputs, Outputs: st.outputs, Readers: m.readers})
+	g, err := gather.Gather(ctx, gather.Options{Placement: m.topo, Inputs: st.inputs, Outputs: st.outputs, Readers: m.readers})
 	if err != nil {
 		return "", fmt.Errorf("gather the inputs: %w", err)
 	}
@@ -164,14 +173,17 @@ func (m *Manager) runOnce(ctx context.Context, st *operatorState, dir string, re
 		rec.Sandbox, rec.OutputSize = res.Sandbox, res.OutputBytes
 	}
 	m.phase(rec, "operator", t0)
-	if err != nil {
+	if err != nil && (st.OnControllerFailure == config.RefuseOnControllerFailure || !exitedNonZero(err)) {
 		return "", fmt.Errorf("run the operator: %w", err)
 	}
 
 	// Read, filter and translate its outputs.
-	outputs, err := contract.ReadOutputDir(outputDir, contract.ReadOptions{})
-	if err != nil {
-		return "", fmt.Errorf("%w: read the output dir: %w", errRejected, err)
+	outputs, readErr := contract.ReadOutputDir(outputDir, contract.ReadOptions{})
+	if rec.FailedControllers, err = partialRun(err, outputs, readErr); err != nil {
+		return "", err
+	}
+	if readErr != nil {
+		return "", fmt.Errorf("%w: read the output dir: %w", errRejected, readErr)
 	}
 	rec.Mutations = len(outputs.Mutations)
 	digest := digestOf(outputs.Mutations)
@@ -204,7 +216,7 @@ func (m *Manager) runOnce(ctx context.Context, st *operatorState, dir string, re
 	t0 = m.opts.Now()
 	m.beginApply(st)
 	results, err := apply.ApplyPlan(ctx, plan, st.targets)
-	m.remember(st, results)
+	m.remember(st, rec.Run, results)
 	m.phase(rec, "apply", t0)
 	for _, r := range results {
 		switch r.Status {
@@ -226,6 +238,66 @@ func (m *Manager) runOnce(ctx context.Context, st *operatorState, dir string, re
 	return digest, nil
 }
 
+// exitedNonZero reports whether a run's error is only that the operator process exited
+// with a non-zero code: not a signal, a timeout, a cancellation or an output over its limit.
+func exitedNonZero(err error) bool {
+	var crash *runner.CrashError
+	return errors.As(err, &crash) && crash.Signal == "" && crash.ExitCode > 0
+}
+
+// partialRun decides whether the outputs of a run that ended with runErr (nil, or a
+// non-zero exit) may be applied: the contract writes outputs even when controllers fail,
+// so they are applied when they can be read whole and controller-results.yaml says which
+// controllers failed (returned, to be reported); otherwise the run fails with runErr.
+func partialRun(runErr error, out *contract.OutputDir, readErr error) ([]string, error) {
+	if runErr == nil {
+		return nil, nil
+	}
+	failed, ok := failedControllers(out, readErr)
+	if !ok {
+		return nil, fmt.Errorf("run the operator: %w (its outputs were not applied: %s)", runErr, partialRefusal(out, readErr))
+	}
+	if len(failed) == 0 {
+		failed = []string{"(none reported failed; the operator exited non-zero)"}
+	}
+	return failed, nil
+}
+
+// failedControllers returns the failed and panicked controllers of a run that exited
+// non-zero, each with its first error; ok is false when its outputs cannot stand: the
+// output directory is unreadable, or controller-results.yaml is missing, null or empty.
+func failedControllers(out *contract.OutputDir, readErr error) (failed []string, ok bool) {
+	if readErr != nil || out == nil || out.ControllerResults == nil || len(out.ControllerResults.ControllerResults) == 0 {
+		return nil, false
+	}
+	for _, r := range out.ControllerResults.ControllerResults {
+		if r.Status != contract.ControllerFailed && r.Status != contract.ControllerPanicked {
+			continue
+		}
+		msg := string(r.Status)
+		if len(r.Errors) > 0 {
+			msg = r.Errors[0].Message
+			if len(r.Errors) > 1 {
+				msg += fmt.Sprintf(" (and %d more)", len(r.Errors)-1)
+			}
+		}
+		failed = append(failed, r.ControllerName+": "+msg)
+	}
+	return failed, true
+}
+
+// partialRefusal says why the outputs of a run that exited non-zero were not applied.
+func partialRefusal(out *contract.OutputDir, readErr error) string {
+	switch {
+	case readErr != nil:
+		return "the output dir cannot be read: " + readErr.Error()
+	case out == nil || !out.HasControllerResults || out.ControllerResults == nil:
+		return "it wrote no " + contract.ControllerResultsFile
+	default:
+		return contract.ControllerResultsFile + " names no controller"
+	}
+}
+
 // beginApply marks the operator as applying: changes of what it reads are held until
 // remember knows which of them its writes caused.
 func (m *Manager) beginApply(st *operatorState) {
@@ -237,20 +309,18 @@ func (m *Manager) beginApply(st *operatorState) {
 // remember records the resourceVersion each write left, so that the change it causes is
 // known as the operator's own (a self-inflicted cause), ends the applying state, and
 // notifies the scheduler of the changes held meanwhile.
-func (m *Manager) remember(st *operatorState, results []apply.EntryResult) {
+func (m *Manager) remember(st *operatorState, run int64, results []apply.EntryResult) {
 	st.mu.Lock()
 	for _, r := range results {
 		if r.Object == nil || (r.Status != apply.StatusApplied && r.Status != apply.StatusSkipped) {
 			continue
 		}
-		key := writtenKey(r.Cluster, r.Identity)
-		rvs := append(st.written[key], r.Object.GetResourceVersion())
-		st.written[key] = rvs[max(0, len(rvs)-keepWritten):]
+		st.written.add(run, writtenKey(r.Cluster, r.Identity), r.Object.GetResourceVersion())
 	}
 	held := st.held
 	st.held, st.applying = nil, false
 	for i := range held {
-		held[i].cause.SelfInflicted = slices.Contains(st.written[held[i].key], held[i].resourceVersion)
+		held[i].cause.SelfInflicted = st.written.has(held[i].key, held[i].resourceVersion)
 	}
 	st.mu.Unlock()
 	for _, h := range held {

@@ -1,9 +1,14 @@
 package manager
 
 import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/mom/runner"
 	"github.com/topolayer/topolayer/mom/scheduler"
 )
 
@@ -50,6 +55,73 @@ func TestDigestOf(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if same := digestOf(tc.ms) == digestOf(base); same != tc.same {
 				t.Errorf("same digest: %v, want %v", same, tc.same)
+			}
+		})
+	}
+}
+
+func TestPartialRun(t *testing.T) {
+	exit1 := &runner.CrashError{Operator: "cao", Command: "apply-configuration", ExitCode: 1}
+	results := func(rs ...contract.ControllerResult) *contract.OutputDir {
+		return &contract.OutputDir{HasControllerResults: true, ControllerResults: &contract.ControllerResults{ControllerResults: rs}}
+	}
+	ok := contract.ControllerResult{ControllerName: "a", Status: contract.ControllerSucceeded}
+	failed := contract.ControllerResult{ControllerName: "b", Status: contract.ControllerFailed, Errors: []contract.ErrorDetails{{Message: "no route to host"}, {Message: "again"}}}
+	panicked := contract.ControllerResult{ControllerName: "c", Status: contract.ControllerPanicked}
+	tests := []struct {
+		name       string
+		runErr     error
+		out        *contract.OutputDir
+		readErr    error
+		wantFailed []string
+		wantErr    string
+	}{
+		{"success", nil, results(ok), nil, nil, ""},
+		{"some controllers failed: applied, reported", exit1, results(ok, failed, panicked), nil,
+			[]string{"b: no route to host (and 1 more)", "c: Panicked"}, ""},
+		{"non-zero exit, no failure reported: applied, said so", exit1, results(ok), nil,
+			[]string{"(none reported failed; the operator exited non-zero)"}, ""},
+		{"no controller-results: refused", exit1, &contract.OutputDir{}, nil, nil, "it wrote no controller-results.yaml"},
+		{"null controller-results: refused", exit1, &contract.OutputDir{HasControllerResults: true}, nil, nil, "it wrote no controller-results.yaml"},
+		{"empty controller-results: refused", exit1, results(), nil, nil, "names no controller"},
+		{"unreadable outputs: refused", exit1, nil, errors.New("Unspecified: undeclared"), nil, "the output dir cannot be read: Unspecified: undeclared"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			failed, err := partialRun(tc.runErr, tc.out, tc.readErr)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !errors.Is(err, exit1) {
+					t.Fatalf("err = %v, want one that wraps the exit and says %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(failed, tc.wantFailed) {
+				t.Errorf("failed = %q, want %q", failed, tc.wantFailed)
+			}
+		})
+	}
+}
+
+func TestExitedNonZero(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"exit 1", fmt.Errorf("wrapped: %w", &runner.CrashError{ExitCode: 1}), true},
+		{"killed by a signal", &runner.CrashError{ExitCode: -1, Signal: "killed"}, false},
+		{"timeout", &runner.TimeoutError{Killed: true}, false},
+		{"output too large", &runner.OutputTooLargeError{}, false},
+		{"panic in process", &runner.PanicError{Value: "boom"}, false},
+		{"other", errors.New("input dir missing"), false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := exitedNonZero(tc.err); got != tc.want {
+				t.Errorf("exitedNonZero = %v, want %v", got, tc.want)
 			}
 		})
 	}

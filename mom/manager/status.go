@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
@@ -29,7 +30,7 @@ func StatusName(operator string) string { return "topolayer-" + operator }
 // record writes the status object of a run and an event about it. Failures to report are
 // logged, never fatal.
 func (m *Manager) record(ctx context.Context, st *operatorState, rec RunRecord) {
-	if m.opts.StatusCluster == "" || m.opts.StatusNamespace == "" {
+	if m.status.Cluster == "" || m.status.Namespace == "" {
 		return
 	}
 	body, err := yaml.Marshal(rec)
@@ -37,7 +38,7 @@ func (m *Manager) record(ctx context.Context, st *operatorState, rec RunRecord) 
 		m.log.Error(err, "encode the status", "operator", st.Name)
 		return
 	}
-	cm := corev1ac.ConfigMap(StatusName(st.Name), m.opts.StatusNamespace).
+	cm := corev1ac.ConfigMap(StatusName(st.Name), m.status.Namespace).
 		WithLabels(map[string]string{LabelStatus: "true", namespaces.LabelOperator: st.Name}).
 		WithData(map[string]string{
 			"result":      rec.Result,
@@ -45,7 +46,7 @@ func (m *Manager) record(ctx context.Context, st *operatorState, rec RunRecord) 
 			"lastRun":     rec.Started,
 			"status.yaml": string(body),
 		})
-	if o := m.opts.HostedControlPlane; o != nil {
+	if o := m.owner; o != nil {
 		cm.WithOwnerReferences(metav1ac.OwnerReference().WithAPIVersion(o.APIVersion).WithKind(o.Kind).WithName(o.Name).WithUID(o.UID))
 	}
 	if err := m.statusClient().Apply(ctx, cm, client.FieldOwner(StatusFieldManager), client.ForceOwnership); err != nil {
@@ -54,6 +55,8 @@ func (m *Manager) record(ctx context.Context, st *operatorState, rec RunRecord) 
 	switch rec.Result {
 	case ResultSucceeded:
 		m.event(st.Name, corev1.EventTypeNormal, "RunSucceeded", "run %d: %d inputs, %d mutations, %d applied, %d unchanged in %s", rec.Run, rec.Inputs, rec.Mutations, rec.Applied, rec.Unchanged, rec.Duration)
+	case ResultDegraded:
+		m.event(st.Name, corev1.EventTypeWarning, "RunDegraded", "run %d: %d applied, %d unchanged; failed controllers: %s", rec.Run, rec.Applied, rec.Unchanged, strings.Join(rec.FailedControllers, "; "))
 	case ResultRejected:
 		m.event(st.Name, corev1.EventTypeWarning, "OutputsRejected", "run %d: %s", rec.Run, rec.Message)
 	default:
@@ -77,9 +80,9 @@ func (m *Manager) observe(e scheduler.Event) {
 
 // event records a Kubernetes event about an operator's status object.
 func (m *Manager) event(operator, eventType, reason, format string, args ...any) {
-	if m.opts.Recorder == nil || m.opts.StatusNamespace == "" {
+	if m.opts.Recorder == nil || m.status.Namespace == "" {
 		return
 	}
-	ref := &corev1.ObjectReference{APIVersion: "v1", Kind: "ConfigMap", Namespace: m.opts.StatusNamespace, Name: StatusName(operator)}
+	ref := &corev1.ObjectReference{APIVersion: "v1", Kind: "ConfigMap", Namespace: m.status.Namespace, Name: StatusName(operator)}
 	m.opts.Recorder.Eventf(ref, nil, eventType, reason, "Run", "%s", fmt.Sprintf(format, args...))
 }

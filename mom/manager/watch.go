@@ -11,12 +11,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	toolscache "k8s.io/client-go/tools/cache"
 
-	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/gather"
 	"github.com/topolayer/topolayer/mom/scheduler"
-	"github.com/topolayer/topolayer/namespaces"
-	"github.com/topolayer/topolayer/routing"
+	"github.com/topolayer/topolayer/topology"
 )
 
 // Declarations are what one operator reads and may write.
@@ -26,7 +23,7 @@ type Declarations struct {
 }
 
 // Declare asks every operator for its declarations (its input-resources and
-// output-resources commands, offline).
+// output-resources commands, offline) and adds its configured supplements.
 func Declare(ctx context.Context, ops []Operator) (map[string]Declarations, error) {
 	out := map[string]Declarations{}
 	for _, op := range ops {
@@ -34,7 +31,10 @@ func Declare(ctx context.Context, ops []Operator) (map[string]Declarations, erro
 		if err != nil {
 			return nil, fmt.Errorf("operator %s: read its declarations: %w", op.Name, err)
 		}
-		out[op.Name] = Declarations{Inputs: in, Outputs: o}
+		out[op.Name] = Declarations{
+			Inputs:  contract.MergeInputResources(in, op.Supplements.Inputs),
+			Outputs: contract.MergeOutputResources(o, op.Supplements.Outputs),
+		}
 	}
 	return out, nil
 }
@@ -51,17 +51,9 @@ type Watch struct {
 	Namespaces []string
 }
 
-// Watches places every declared input where the topology keeps it (gather.Place) and
+// Watches places every declared input where the topology keeps it (Topology.Locate) and
 // returns the informers that cover them all: one per cluster and resource.
-func Watches(cfg *config.TopologyConfig, decl map[string]Declarations) ([]Watch, error) {
-	var names namespaces.Mapper = namespaces.Identity{}
-	if cfg.Topology.Type == config.Hosted {
-		h, err := gather.HostedNames(cfg)
-		if err != nil {
-			return nil, err
-		}
-		names = h
-	}
+func Watches(topo *topology.Topology, decl map[string]Declarations) ([]Watch, error) {
 	type wkey struct {
 		cluster string
 		gvr     schema.GroupVersionResource
@@ -69,21 +61,23 @@ func Watches(cfg *config.TopologyConfig, decl map[string]Declarations) ([]Watch,
 	nss := map[wkey]map[string]bool{}
 	add := func(op string, outputs *contract.OutputResources, t contract.ResourceTypeIdentifier, ns, name string, anyNamespace bool) error {
 		id := contract.Identity{Group: t.Group, Version: t.Version, Resource: t.Resource, Namespace: ns, Name: name}
-		loc, err := gather.Place(cfg, names, outputs, id)
+		loc, err := topo.Locate(outputs, id)
 		if err != nil {
 			return fmt.Errorf("operator %s: input %s: %w", op, id, err)
 		}
-		if loc.Absorbed {
-			return nil
-		}
-		k := wkey{loc.Cluster, loc.Identity.GroupVersionResource()}
-		if nss[k] == nil {
-			nss[k] = map[string]bool{}
-		}
-		if anyNamespace {
-			nss[k]["*"] = true
-		} else {
-			nss[k][loc.Identity.Namespace] = true
+		for l := &loc; l != nil; l = l.Status {
+			if l.Absorbed {
+				continue
+			}
+			k := wkey{l.Cluster, l.Identity.GroupVersionResource()}
+			if nss[k] == nil {
+				nss[k] = map[string]bool{}
+			}
+			if anyNamespace && l.Cluster == loc.Cluster {
+				nss[k]["*"] = true
+			} else {
+				nss[k][l.Identity.Namespace] = true
+			}
 		}
 		return nil
 	}
@@ -123,10 +117,10 @@ func Watches(cfg *config.TopologyConfig, decl map[string]Declarations) ([]Watch,
 			}
 		}
 	}
-	if cfg.Topology.Type == config.Hosted && len(cfg.Gather.Projections) > 0 {
+	if hcp, ok := topo.HostedControlPlane(); ok && len(topo.Projections()) > 0 {
 		// The projections read the HostedControlPlane.
-		k := wkey{routing.ClusterManagement, gather.HostedControlPlaneGVR}
-		nss[k] = map[string]bool{cfg.Topology.Hosted.Namespace: true}
+		k := wkey{topo.Home(), hcp.GroupVersionResource()}
+		nss[k] = map[string]bool{hcp.Namespace: true}
 	}
 	out := make([]Watch, 0, len(nss))
 	for k, set := range nss {
@@ -183,7 +177,7 @@ func (m *Manager) watch(ctx context.Context) error {
 	for name, st := range m.ops {
 		decl[name] = Declarations{Inputs: st.inputs, Outputs: st.outputs}
 	}
-	watches, err := Watches(m.opts.Config, decl)
+	watches, err := Watches(m.topo, decl)
 	if err != nil {
 		return err
 	}
@@ -248,13 +242,13 @@ func (m *Manager) handler(w Watch) toolscache.ResourceEventHandler {
 // changed notifies the operators that read u, a changed object of watch w.
 func (m *Manager) changed(w Watch, u *unstructured.Unstructured) {
 	hostedID := contract.Identity{Group: w.Resource.Group, Version: w.Resource.Version, Resource: w.Resource.Resource, Namespace: u.GetNamespace(), Name: u.GetName()}
-	id, err := m.names.ToSource(w.Cluster, hostedID, u.GetAnnotations())
+	id, err := m.topo.Names().ToSource(w.Cluster, hostedID, u.GetAnnotations())
 	if err != nil {
 		m.log.V(2).Info("ignored: no standalone identity", "cluster", w.Cluster, "object", hostedID.String(), "reason", err.Error())
 		return
 	}
 	ops := m.ix.Interested(id, u.GetLabels())
-	if w.Resource == gather.HostedControlPlaneGVR {
+	if hcp, ok := m.topo.HostedControlPlane(); ok && w.Resource == hcp.GroupVersionResource() {
 		ops = m.projectionReaders()
 	}
 	key, rv := writtenKey(w.Cluster, hostedID), u.GetResourceVersion()
@@ -267,7 +261,7 @@ func (m *Manager) changed(w Watch, u *unstructured.Unstructured) {
 			st.mu.Unlock()
 			continue
 		}
-		cause.SelfInflicted = slices.Contains(st.written[key], rv)
+		cause.SelfInflicted = st.written.has(key, rv)
 		st.mu.Unlock()
 		m.scheduler.Notify(op, cause)
 	}
@@ -277,7 +271,7 @@ func (m *Manager) changed(w Watch, u *unstructured.Unstructured) {
 func (m *Manager) projectionReaders() []string {
 	var out []string
 	for _, name := range m.order {
-		for _, p := range gather.Projections(m.opts.Config) {
+		for _, p := range m.topo.Projections() {
 			if len(m.ix.Interested(p.Target, nil)) > 0 && slices.Contains(m.ix.Interested(p.Target, nil), name) {
 				out = append(out, name)
 				break

@@ -9,8 +9,7 @@ import (
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/contract/corpus"
-	"github.com/topolayer/topolayer/hosted"
-	"github.com/topolayer/topolayer/standalone"
+	"github.com/topolayer/topolayer/topology"
 	"github.com/topolayer/topolayer/translate/parity"
 )
 
@@ -71,11 +70,11 @@ func compareDir(t *testing.T, dir, outputResources, operator string) *parity.Rep
 	if err != nil {
 		t.Fatal(err)
 	}
-	se, err := standalone.Engine(scfg, operator, declared)
+	se, err := topology.Engine(scfg, operator, declared)
 	if err != nil {
 		t.Fatal(err)
 	}
-	he, err := hosted.Engine(hcfg, operator, declared)
+	he, err := topology.Engine(hcfg, operator, declared)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,13 +3,14 @@
 //
 // Both sides are final states: FinalState folds the apply entries of a translate.Plan into
 // one Object per target object (the state the mutations establish from nothing). Objects
-// are matched by their standalone identity. For each pair, the hosted rules are replayed on
-// the standalone object in the engine's order — references (the reference table, an event's
-// involvedObject), identity (simulated namespace, shadow kind), identity annotations, the
-// transforms the plan entry names, and the applier's ownerReference — and each difference
-// between the two objects is explained by the steps that produced the hosted value there.
-// A difference that the replay does not reproduce is CauseUnexplained; Report.Err then
-// fails.
+// are matched by their standalone identity. Each difference between the two objects is
+// attributed with what the hosted engine recorded while it worked (translate.Entry.Changes:
+// references rewritten by the reference table or an event's involvedObject, identity
+// changed by the name mapping, identity annotations recorded, each transform's changes), and
+// with the entry's placement and disposition. Nothing of the engine is run again: the
+// recorded changes are applied to the standalone object, and a difference they do not
+// reproduce is CauseUnexplained; Report.Err then fails. On a live hosted object, the
+// applier's ownerReference to the HostedControlPlane stands for the owner annotation.
 //
 // Each object gets an Outcome (identical, renamed only, transformed, absorbed, dropped,
 // rejected, unexplained); topolayer's bookkeeping (identity annotations, the operator label,
@@ -21,7 +22,7 @@
 // come from the clusters):
 //
 //	s := translate.Standalone("my-operator", declared).Plan(out)
-//	he, _ := hosted.Engine(cfg, "my-operator", declared)
+//	he, _ := topology.Engine(cfg, "my-operator", declared)
 //	report, _ := parity.Compare(s, he.Plan(out), parity.OptionsFor(he))
 //	report.WriteTable(os.Stdout) // ends with "parity: 12 objects: 2 identical, ..."
 //	if err := report.Err(); err != nil { /* some difference is unexplained */ }

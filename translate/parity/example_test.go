@@ -5,7 +5,7 @@ import (
 
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/hosted"
+	"github.com/topolayer/topolayer/topology"
 	"github.com/topolayer/topolayer/translate"
 	"github.com/topolayer/topolayer/translate/parity"
 )
@@ -22,7 +22,7 @@ func ExampleCompare() {
 	if err != nil {
 		panic(err)
 	}
-	he, err := hosted.Engine(cfg, "demo-operator", nil)
+	he, err := topology.Engine(cfg, "demo-operator", nil)
 	if err != nil {
 		panic(err)
 	}

@@ -10,9 +10,8 @@ import (
 
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/routing"
-	"github.com/topolayer/topolayer/standalone"
+	"github.com/topolayer/topolayer/topology"
 	"github.com/topolayer/topolayer/translate"
 	"github.com/topolayer/topolayer/translate/parity"
 )
@@ -68,11 +67,11 @@ func plans(t *testing.T, out *contract.OutputDir) (s, h *translate.Plan, he tran
 	if err != nil {
 		t.Fatal(err)
 	}
-	se, err := standalone.Engine(scfg, "demo-operator", nil)
+	se, err := topology.Engine(scfg, "demo-operator", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if he, err = hosted.Engine(hcfg, "demo-operator", nil); err != nil {
+	if he, err = topology.Engine(hcfg, "demo-operator", nil); err != nil {
 		t.Fatal(err)
 	}
 	return se.Plan(out), he.Plan(out), he
@@ -87,9 +86,7 @@ func TestCompare(t *testing.T) {
 		mutations []contract.Mutation
 		// tamper changes the hosted plan before the comparison.
 		tamper func(*translate.Plan)
-		// noReplay compares without the hosted engine's transforms and name mapping.
-		noReplay bool
-		want     map[string]want // by source object, as Identity.String prints it
+		want   map[string]want // by source object, as Identity.String prints it
 	}{
 		"a namespaced object is renamed into the HCP namespace": {
 			mutations: []contract.Mutation{mutation(contract.ClassManagement, contract.ActionCreate, "/v1/configmaps", "demo", "settings",
@@ -142,11 +139,15 @@ func TestCompare(t *testing.T) {
 			want: map[string]want{"configmaps demo/settings": {parity.Unexplained,
 				[]parity.CauseKind{parity.CauseOwner, parity.CausePlaced, parity.CauseRecorded, parity.CauseRenamed, parity.CauseUnexplained}}},
 		},
-		"transforms that are not given cannot explain": {
+		"transforms whose changes are not recorded cannot explain": {
 			mutations: []contract.Mutation{mutation(contract.ClassManagement, contract.ActionCreate, "apps/v1/deployments", "demo", "web", deployment)},
-			noReplay:  true,
+			tamper: func(p *translate.Plan) {
+				for i := range p.Entries {
+					p.Entries[i].Changes = slices.DeleteFunc(p.Entries[i].Changes, func(c translate.Change) bool { return c.Kind == translate.ChangeTransformed })
+				}
+			},
 			want: map[string]want{"deployments.apps demo/web": {parity.Unexplained, []parity.CauseKind{parity.CausePlaced,
-				parity.CauseRecorded, parity.CauseRenamed, parity.CauseUnexplained}}},
+				parity.CauseRecorded, parity.CauseReference, parity.CauseRenamed, parity.CauseUnexplained}}},
 		},
 	}
 	for name, tc := range tests {
@@ -155,11 +156,7 @@ func TestCompare(t *testing.T) {
 			if tc.tamper != nil {
 				tc.tamper(h)
 			}
-			opts := parity.OptionsFor(he)
-			if tc.noReplay {
-				opts = parity.Options{}
-			}
-			r, err := parity.Compare(s, h, opts)
+			r, err := parity.Compare(s, h, parity.OptionsFor(he))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -201,7 +198,8 @@ func TestCompare(t *testing.T) {
 }
 
 // TestCompareObjectsLive compares a hosted object as the live management cluster holds it:
-// the applier has turned the owner annotation into an ownerReference.
+// the applier has turned the owner annotation into an ownerReference. The entry is written by
+// hand, with the changes the hosted engine records.
 func TestCompareObjectsLive(t *testing.T) {
 	src := contract.Identity{Version: "v1", Resource: "configmaps", Namespace: "demo", Name: "settings"}
 	target := contract.Identity{Version: "v1", Resource: "configmaps", Namespace: "clusters-example", Name: "demo--settings"}
@@ -219,8 +217,15 @@ func TestCompareObjectsLive(t *testing.T) {
 		Operator: "demo-operator", Class: contract.ClassManagement, Action: contract.ActionCreate, Source: src,
 		Target: translate.Target{Cluster: routing.ClusterManagement, Identity: target}, Disposition: routing.Apply,
 		Rule: "hosted/management", Transforms: []string{translate.ProfileHyperShift + "/owner-reference"},
+		// The changes the engine records on the way (identity, then the owner annotation).
+		Changes: []translate.Change{
+			{Path: "/metadata/namespace", From: "demo", To: "clusters-example", By: translate.ByNamespaces, Kind: translate.ChangeRenamed},
+			{Path: "/metadata/name", From: "settings", To: "demo--settings", By: translate.ByNamespaces, Kind: translate.ChangeRenamed},
+			{Path: "/metadata/annotations/" + strings.ReplaceAll(translate.AnnotationOwnerHCP, "/", "~1"), To: "example",
+				By: translate.ProfileHyperShift + "/owner-reference", Kind: translate.ChangeTransformed},
+		},
 	}}
-	r, err := parity.CompareObjects(s, h, entries, parity.Options{Transforms: translate.HyperShiftProfile(), HostedControlPlane: "example"})
+	r, err := parity.CompareObjects(s, h, entries, parity.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

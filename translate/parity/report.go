@@ -2,6 +2,7 @@ package parity
 
 import (
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -229,35 +230,17 @@ func (r *Report) Err() error {
 	return fmt.Errorf("%w (%d): %w", ErrUnexplained, len(errs), errors.Join(errs...))
 }
 
-// Options are what the comparison needs to know of the hosted engine to replay its rules.
-// The zero value checks identities against the plan only and explains no transform.
+// Options are what the comparison needs to know of the hosted engine besides its plan. The
+// zero value checks identities against the plan only.
 type Options struct {
 	// Names is the hosted name mapping. When set, every hosted identity is checked against
-	// it, and references to objects outside the plan are renamed by it.
+	// it.
 	Names namespaces.Mapper
-	// Transforms are the hosted engine's transforms; the ones a plan entry names are
-	// replayed to attribute the body changes they made.
-	Transforms []translate.Transform
-	// HCPNamespace and HostedControlPlane name the hosted control plane, for the transforms.
-	HCPNamespace, HostedControlPlane string
-	// Discovery maps kinds to resources; nil means contract.DefaultDiscovery().
-	Discovery *contract.Discovery
 }
 
-// OptionsFor returns the options that replay the rules of a hosted engine.
+// OptionsFor returns the options of a hosted engine.
 func OptionsFor(e translate.Engine) Options {
-	return Options{
-		Names: e.Names, Transforms: e.Transforms,
-		HCPNamespace: e.HCPNamespace, HostedControlPlane: e.HostedControlPlane,
-		Discovery: e.Discovery,
-	}
-}
-
-func (o Options) discovery() *contract.Discovery {
-	if o.Discovery == nil {
-		return contract.DefaultDiscovery()
-	}
-	return o.Discovery
+	return Options{Names: e.Names}
 }
 
 // Compare builds the parity report of two plans of the same output directory: standalone
@@ -277,12 +260,13 @@ func Compare(standalone, hosted *translate.Plan, opts Options) (*Report, error) 
 
 // CompareObjects compares the standalone and the hosted final states of one operator's
 // objects, matched by standalone identity (Object.Source), and attributes every difference
-// using the hosted plan's entries: their dispositions, rules and transforms. The objects may
+// using the hosted plan's entries: their dispositions and rules, and the changes the engine
+// recorded in them (Entry.Changes). The objects may
 // come from FinalState or from live clusters (a live object's Source is read from its
 // identity annotations; server-set metadata must be removed first). It returns an error only
 // when an object cannot be processed; unexplained differences are in the report (see Err).
 func CompareObjects(standalone, hosted []Object, entries []translate.Entry, opts Options) (*Report, error) {
-	c := comparer{opts: opts, index: map[objectKey]placement{}, entries: map[objectKey][]translate.Entry{}}
+	c := comparer{opts: opts, entries: map[objectKey][]translate.Entry{}}
 	var keys []objectKey
 	seen := map[objectKey]bool{}
 	addKey := func(k objectKey) {
@@ -299,9 +283,6 @@ func CompareObjects(standalone, hosted []Object, entries []translate.Entry, opts
 		k := keyOf(e.Source)
 		c.entries[k] = append(c.entries[k], e)
 		addKey(k)
-		if (e.Disposition == routing.Apply || e.Disposition == routing.Absorbed) && e.Source.Name != "" {
-			c.index[k] = placement{cluster: e.Target.Cluster, target: e.Target.Identity}
-		}
 	}
 	sides := map[objectKey][2]*Object{}
 	for i := range standalone {
@@ -335,7 +316,6 @@ func CompareObjects(standalone, hosted []Object, entries []translate.Entry, opts
 
 type comparer struct {
 	opts    Options
-	index   map[objectKey]placement
 	entries map[objectKey][]translate.Entry
 }
 
@@ -457,15 +437,14 @@ func (c *comparer) compare(s, h *Object, entries []translate.Entry) ([]Differenc
 		}
 		return out, nil
 	}
-	rp := &replay{opts: c.opts, index: c.index}
-	predicted, err := rp.run(s, h, entries)
+	predicted, steps, err := predict(s.Body, h.Body, entries)
 	if err != nil {
-		return nil, fmt.Errorf("replay the hosted rules: %w", err)
+		return nil, fmt.Errorf("apply the recorded changes: %w", err)
 	}
 	for _, ch := range changes {
 		d := Difference{Aspect: AspectBody, Path: ch.fieldPath, Standalone: render(ch.old, ch.hasOld), Hosted: render(ch.new, ch.hasNew)}
 		if explains(predicted, h.Body, ch.path) {
-			for _, st := range rp.steps {
+			for _, st := range steps {
 				if overlaps(st.path, ch.path) && !slices.Contains(d.Causes, st.cause) {
 					d.Causes = append(d.Causes, st.cause)
 				}
@@ -473,11 +452,7 @@ func (c *comparer) compare(s, h *Object, entries []translate.Entry) ([]Differenc
 		}
 		if len(d.Causes) == 0 {
 			pv, pok := lookup(predicted, ch.path)
-			detail := "the rules predict " + render(pv, pok)
-			if len(rp.notes) > 0 {
-				detail += "; " + strings.Join(rp.notes, "; ")
-			}
-			d.Causes = []Cause{{Kind: CauseUnexplained, Detail: detail}}
+			d.Causes = []Cause{{Kind: CauseUnexplained, Detail: "the recorded changes predict " + render(pv, pok)}}
 		}
 		out = append(out, d)
 	}
@@ -534,4 +509,29 @@ func orNone(s string) string {
 		return "(none)"
 	}
 	return s
+}
+
+func rulesOf(entries []translate.Entry) string {
+	var rules []string
+	for _, e := range entries {
+		if !slices.Contains(rules, e.Rule) {
+			rules = append(rules, e.Rule)
+		}
+	}
+	if len(rules) == 1 {
+		return rules[0]
+	}
+	data, _ := json.Marshal(rules)
+	return string(data)
+}
+
+func identityName(id contract.Identity) string {
+	name := id.Name
+	if name == "" {
+		name = id.GenerateName + "*"
+	}
+	if id.Namespace == "" {
+		return name
+	}
+	return id.Namespace + "/" + name
 }

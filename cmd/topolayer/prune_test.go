@@ -1,0 +1,130 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/topolayer/topolayer/contract/corpus"
+)
+
+func TestPruneValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		o    PruneOptions
+		want []string
+	}{
+		{"none", PruneOptions{}, []string{"--input-resources is required", "--from is required", "--to is required"}},
+		{"same", PruneOptions{InputResourcesFile: "i", From: "d", To: "d"}, []string{"--to must not be --from"}},
+		{"ok", PruneOptions{InputResourcesFile: "i", From: "m", To: "d"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.o.Validate()
+			if len(tt.want) == 0 {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// TestPruneCommand runs `topolayer prune` on a corpus case: it writes the case's files,
+// refuses a non-empty --to without --overwrite and replaces it with it.
+func TestPruneCommand(t *testing.T) {
+	c := corpus.PruneCases(t)[0]
+	to := filepath.Join(t.TempDir(), "pruned")
+	stdout, _, err := run(t, "prune", "--input-resources", c.InputResources, "--from", c.MustGather, "--to", to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(stdout, "pruned ") {
+		t.Errorf("stdout = %q", stdout)
+	}
+	err = filepath.WalkDir(c.ExpectedOutput, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(c.ExpectedOutput, p)
+		if _, err := os.Stat(filepath.Join(to, rel)); err != nil {
+			t.Errorf("%s: not written: %v", rel, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := run(t, "prune", "--input-resources", c.InputResources, "--from", c.MustGather, "--to", to); err == nil || !strings.Contains(err.Error(), "--overwrite") {
+		t.Fatalf("a non-empty --to was accepted: %v", err)
+	}
+	if _, _, err := run(t, "prune", "--input-resources", c.InputResources, "--from", c.MustGather, "--to", to, "--overwrite"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPruneMalformed: broken inputs are errors naming the flag, the file and the field.
+func TestPruneMalformed(t *testing.T) {
+	dir := t.TempDir()
+	write := func(rel, content string) string {
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := write("good.yaml", `applyConfigurationResources: {exactResources: [{group: "", version: v1, resource: configmaps, namespace: a, name: x}]}`)
+	noVersion := write("noversion.yaml", `applyConfigurationResources: {exactResources: [{group: "", resource: configmaps, namespace: a, name: x}]}`)
+	badPath := write("badpath.yaml", `applyConfigurationResources:
+  resourceReferences:
+  - type: ImplicitNamespacedReference
+    referringResource: {group: "", version: v1, resource: configmaps, namespace: a, name: x}
+    implicitNamespacedReference: {group: "", version: v1, resource: secrets, namespace: a, nameJSONPath: "$.["}`)
+	mg := filepath.Join(dir, "mg")
+	write("mg/namespaces/a/core/configmaps.yaml", "apiVersion: v1\nkind: ConfigMapList\nitems: [{apiVersion: v1, kind: ConfigMap, metadata: {name: x, namespace: a}}]\n")
+	broken := filepath.Join(dir, "broken")
+	brokenFile := write("broken/namespaces/a/core/configmaps.yaml", "apiVersion: v1\nkind: ConfigMapList\nitems: {not: a list\n")
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"input-resources missing", []string{"--input-resources", filepath.Join(dir, "absent.yaml"), "--from", mg}, []string{"--input-resources", "absent.yaml"}},
+		{"input-resources not YAML", []string{"--input-resources", brokenFile, "--from", mg}, []string{"--input-resources " + brokenFile}},
+		{"input-resources field", []string{"--input-resources", noVersion, "--from", mg}, []string{noVersion, "applyConfigurationResources.exactResources[0].version"}},
+		{"input-resources JSONPath", []string{"--input-resources", badPath, "--from", mg}, []string{badPath, "nameJSONPath"}},
+		{"from missing", []string{"--input-resources", good, "--from", filepath.Join(dir, "absent")}, []string{"--from", "absent"}},
+		{"from a file", []string{"--input-resources", good, "--from", good}, []string{"--from " + good + ": not a directory"}},
+		{"from broken", []string{"--input-resources", good, "--from", broken}, []string{brokenFile}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			to := filepath.Join(t.TempDir(), "out")
+			_, _, err := run(t, append([]string{"prune", "--to", to}, tt.args...)...)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+			if _, err := os.Stat(to); err == nil {
+				t.Errorf("--to was written")
+			}
+		})
+	}
+}

@@ -1,0 +1,150 @@
+package manager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	ctrlmanager "sigs.k8s.io/controller-runtime/pkg/manager"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/topolayer/topolayer/topology"
+)
+
+// EmbedOptions configure AddToManager.
+type EmbedOptions struct {
+	// Topology is the placement of the configuration (topology.New).
+	Topology *topology.Topology
+	// Clusters are the client configurations of the topology's clusters other than the
+	// one the controller-runtime manager runs on (Topology.Home): for hosted, "guest".
+	Clusters map[string]*rest.Config
+	// Operators are the operators to run; nil means the configuration's (with relative
+	// commands resolved against ConfigDir).
+	Operators []Operator
+	// ConfigDir is the directory of the configuration file.
+	ConfigDir string
+	// Declarations are the operators' declarations when the caller already asked for them
+	// (Declare); nil asks again.
+	Declarations map[string]Declarations
+	// WorkDir holds the runs' directories; "" means the configuration's manager.workDir,
+	// else a new temporary directory.
+	WorkDir string
+	// Registerer receives topolayer's metrics; nil means controller-runtime's registry,
+	// which the manager's metrics endpoint serves.
+	Registerer prometheus.Registerer
+}
+
+// AddToManager adds topolayer to a controller-runtime manager that runs on the topology's
+// home cluster (the management cluster, with its cache limited to the hosted control
+// plane's namespace as the control-plane-operator's is; or the one cluster): a cluster with
+// its own cache over the inputs for each other cluster of the topology, and the
+// multi-operator manager, which runs on the leader only. It uses mgr's cache, client,
+// leader election, event recorder and metrics registry; it starts no second manager.
+// Where the topology's status namespace is topolayer's own, it is created if missing. Call
+// it before mgr.Start.
+func AddToManager(ctx context.Context, mgr ctrlmanager.Manager, opts EmbedOptions) (*Manager, error) {
+	topo := opts.Topology
+	if topo == nil {
+		return nil, errors.New("manager: a topology is required")
+	}
+	cfg := topo.Config()
+	ops := opts.Operators
+	if ops == nil {
+		ops = OperatorsFromConfig(cfg, opts.ConfigDir)
+	}
+	decl := opts.Declarations
+	if decl == nil {
+		var err error
+		if decl, err = Declare(ctx, ops); err != nil {
+			return nil, err
+		}
+	}
+	watches, err := Watches(topo, decl)
+	if err != nil {
+		return nil, err
+	}
+	clusters := map[string]cluster.Cluster{topo.Home(): mgr}
+	for _, name := range topo.Clusters() {
+		if name == topo.Home() {
+			continue
+		}
+		rc := opts.Clusters[name]
+		if rc == nil {
+			return nil, fmt.Errorf("manager: the %s cluster's client configuration is required", name)
+		}
+		c, err := cluster.New(rc, func(o *cluster.Options) {
+			o.Scheme = Scheme()
+			o.Cache = ClusterCacheOptions(topo, watches, name)
+		})
+		if err != nil {
+			return nil, fmt.Errorf("manager: the %s cluster: %w", name, err)
+		}
+		if err := mgr.Add(c); err != nil {
+			return nil, err
+		}
+		clusters[name] = c
+	}
+	if status := topo.Status(); status.Create {
+		if err := ensureNamespace(ctx, mgr, status.Namespace); err != nil {
+			return nil, err
+		}
+	}
+	workDir := opts.WorkDir
+	if workDir == "" {
+		workDir = cfg.Manager.WorkDir
+	}
+	var registerer prometheus.Registerer = ctrlmetrics.Registry
+	if opts.Registerer != nil {
+		registerer = opts.Registerer
+	}
+	m, err := New(ctx, Options{
+		Topology:     topo,
+		Operators:    ops,
+		Declarations: decl,
+		Clusters:     clusters,
+		WorkDir:      workDir,
+		Scheduler:    SchedulerOptions(cfg),
+		Registerer:   registerer,
+		Recorder:     mgr.GetEventRecorder("topolayer"),
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := mgr.Add(m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// ClusterCacheOptions returns the cache options of one cluster of the topology: on a
+// cluster confined to a namespace, that namespace only (never cluster-wide); elsewhere the
+// namespaces the watches read there, plus the status namespace on the status cluster.
+func ClusterCacheOptions(topo *topology.Topology, watches []Watch, cluster string) cache.Options {
+	if bound := topo.Bound(cluster); bound != "" {
+		return CacheOptions(nil, cluster, bound)
+	}
+	if status := topo.Status(); status.Cluster == cluster {
+		return CacheOptions(watches, cluster, status.Namespace)
+	}
+	return CacheOptions(watches, cluster)
+}
+
+func ensureNamespace(ctx context.Context, mgr ctrlmanager.Manager, name string) error {
+	c, err := client.New(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme()})
+	if err != nil {
+		return err
+	}
+	err = c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("manager: create the status namespace %s: %w", name, err)
+	}
+	return nil
+}

@@ -1,0 +1,321 @@
+package topology
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+
+	"github.com/topolayer/topolayer/apply"
+	"github.com/topolayer/topolayer/config"
+	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/gather"
+	"github.com/topolayer/topolayer/namespaces"
+	"github.com/topolayer/topolayer/routing"
+	"github.com/topolayer/topolayer/translate"
+)
+
+// Topology is the placement of one configuration: which clusters there are, how standalone
+// names map onto them, where an operator's inputs live, how its outputs are translated and
+// which live targets write them. It is built once (New) and passed as a value; nothing
+// outside this package and config asks the configuration which topology it is.
+type Topology struct {
+	cfg *config.TopologyConfig
+	// name is the plan's topology: translate.TopologyStandalone or TopologyHosted.
+	name string
+	// clusters are the clusters written to and read from; home is the one topolayer runs
+	// on (status objects, events, its lease).
+	clusters []string
+	home     string
+	// bound is the namespace a cluster's objects are confined to ("" none): the hosted
+	// control plane's namespace on the management cluster.
+	bound map[string]string
+	names namespaces.Mapper
+	// annotate records the standalone identity on every object written (names are renamed,
+	// so the inverse needs it).
+	annotate bool
+	// ownership makes existing objects without topolayer's marks someone else's.
+	ownership bool
+	// hcp is the HostedControlPlane that owns everything written in its namespace; nil
+	// without one.
+	hcp *contract.Identity
+	// status is where run results go.
+	status Status
+}
+
+// Status is where a manager keeps its status objects, events and lease.
+type Status struct {
+	// Cluster and Namespace locate them.
+	Cluster, Namespace string
+	// Create is true when the namespace is topolayer's own and is created if missing;
+	// false when the environment provides it (the hosted control plane's namespace).
+	Create bool
+}
+
+// HostedControlPlaneGVR is the resource of HyperShift's HostedControlPlane objects.
+var HostedControlPlaneGVR = apply.HostedControlPlaneGVR
+
+// New builds the topology of a defaulted, validated configuration (as config.Load returns
+// it): for Standalone, one cluster and identity names; for Hosted, the management cluster
+// confined to the hosted control plane's namespace, the guest cluster, and simulated
+// namespaces with the configured aliases (validated here, once).
+func New(cfg *config.TopologyConfig) (*Topology, error) {
+	if cfg == nil {
+		return nil, errors.New("topology: no configuration")
+	}
+	switch cfg.Topology.Type {
+	case config.Standalone:
+		return &Topology{
+			cfg:      cfg,
+			name:     translate.TopologyStandalone,
+			clusters: []string{routing.ClusterStandalone},
+			home:     routing.ClusterStandalone,
+			bound:    map[string]string{},
+			names:    namespaces.Identity{},
+			status:   Status{Cluster: routing.ClusterStandalone, Namespace: cfg.Manager.Namespace, Create: true},
+		}, nil
+	case config.Hosted:
+		h := cfg.Topology.Hosted
+		if h == nil || h.Namespace == "" {
+			return nil, errors.New("topology.hosted.namespace: required for a Hosted topology")
+		}
+		names := namespaces.Hosted{Namespace: h.Namespace}
+		for _, a := range cfg.Namespaces.Aliases {
+			names.Aliases = append(names.Aliases, namespaces.Alias{
+				Source: contract.Identity{Group: a.Group, Resource: a.Resource, Namespace: a.Namespace, Name: a.Name},
+				Name:   a.HostedName,
+			})
+		}
+		if err := names.Validate(); err != nil {
+			return nil, fmt.Errorf("namespaces.aliases: %w", err)
+		}
+		t := &Topology{
+			cfg:       cfg,
+			name:      translate.TopologyHosted,
+			clusters:  []string{routing.ClusterManagement, routing.ClusterGuest},
+			home:      routing.ClusterManagement,
+			bound:     map[string]string{routing.ClusterManagement: h.Namespace},
+			names:     names,
+			annotate:  true,
+			ownership: true,
+			status:    Status{Cluster: routing.ClusterManagement, Namespace: h.Namespace},
+		}
+		if h.HostedControlPlane != "" {
+			t.hcp = &contract.Identity{
+				Group: HostedControlPlaneGVR.Group, Version: HostedControlPlaneGVR.Version, Resource: HostedControlPlaneGVR.Resource,
+				Namespace: h.Namespace, Name: h.HostedControlPlane,
+			}
+		}
+		return t, nil
+	default:
+		return nil, fmt.Errorf("topology.type: %q is not %s or %s", cfg.Topology.Type, config.Standalone, config.Hosted)
+	}
+}
+
+// Config returns the configuration the topology was built from.
+func (t *Topology) Config() *config.TopologyConfig { return t.cfg }
+
+// Name is the topology's name in plans: translate.TopologyStandalone or TopologyHosted.
+func (t *Topology) Name() string { return t.name }
+
+// Clusters returns the names of the clusters written to and read from, home first.
+func (t *Topology) Clusters() []string { return slices.Clone(t.clusters) }
+
+// Home is the cluster topolayer runs on: where its status objects, events and lease are.
+func (t *Topology) Home() string { return t.home }
+
+// Bound returns the namespace every object topolayer writes or reads on cluster is confined
+// to, or "" when the cluster is not confined.
+func (t *Topology) Bound(cluster string) string { return t.bound[cluster] }
+
+// Names maps standalone identities onto the clusters and back.
+func (t *Topology) Names() namespaces.Mapper { return t.names }
+
+// Status is where a manager keeps its status objects and events.
+func (t *Topology) Status() Status { return t.status }
+
+// HostedControlPlane returns the HostedControlPlane that owns what is written in its
+// namespace, when the topology has one.
+func (t *Topology) HostedControlPlane() (contract.Identity, bool) {
+	if t.hcp == nil {
+		return contract.Identity{}, false
+	}
+	return *t.hcp, true
+}
+
+// LeaderElection returns the namespace and name of the Lease that elects one replica of
+// topolayer run among those of this topology.
+func (t *Topology) LeaderElection() (namespace, name string) {
+	if t.hcp != nil {
+		return t.status.Namespace, "topolayer-" + t.hcp.Name
+	}
+	return t.status.Namespace, "topolayer"
+}
+
+// Engine returns the translation engine of one operator: the configured routing table
+// (with the topology's built-in rules), the topology's names, the configured transform
+// profiles and patches, the operator's policy and the supplement the configuration adds to
+// its output-resources. declared is the operator's output-resources; nil trusts the class
+// folders.
+func (t *Topology) Engine(operator string, declared *contract.OutputResources) (translate.Engine, error) {
+	if t.annotate && operator == "" {
+		return translate.Engine{}, errors.New("a hosted plan needs the operator's name: it labels every object written")
+	}
+	transforms, err := t.cfg.CompileTransforms()
+	if err != nil {
+		return translate.Engine{}, err
+	}
+	e := translate.Engine{
+		Topology:   t.name,
+		Operator:   operator,
+		Router:     t.cfg.RoutingTable(),
+		Names:      t.names,
+		Declared:   declared,
+		Transforms: transforms,
+		Annotate:   t.annotate,
+		Policy:     t.cfg.PolicyFor(operator),
+	}
+	if t.hcp != nil {
+		e.HCPNamespace, e.HostedControlPlane = t.hcp.Namespace, t.hcp.Name
+	}
+	if op, ok := t.cfg.Operator(operator); ok {
+		e.Supplement = op.Supplements.Outputs
+	}
+	return e, nil
+}
+
+var _ gather.Placement = (*Topology)(nil)
+
+// Locate decides where an input with standalone identity id lives. Inputs have no class,
+// so: on a topology with one cluster, there, unchanged. Otherwise on the home cluster, at
+// its name there, when both (1) the routing table places id, as class Management, on the
+// home cluster, and (2) the operator itself writes id there (outputs declares it as a
+// Management or Configuration output); else on the guest, unchanged. A Namespace placed on
+// the home cluster is absorbed (Location.Absorbed). A cluster configuration object
+// (config.openshift.io) the operator writes is read where its users edit it, on the guest,
+// with the status the operator wrote on the home cluster (Location.Status). outputs may be
+// nil: then every input is read from the guest.
+func (t *Topology) Locate(outputs *contract.OutputResources, id contract.Identity) (gather.Location, error) {
+	if len(t.clusters) == 1 {
+		return gather.Location{Cluster: t.home, Identity: id}, nil
+	}
+	guest := gather.Location{Cluster: routing.ClusterGuest, Identity: id}
+	if outputs == nil {
+		return guest, nil
+	}
+	if !outputs.ManagementResources.Matches(id) && !outputs.ConfigurationResources.Matches(id) {
+		return guest, nil
+	}
+	d := t.cfg.RoutingTable().Route(routing.Object{Class: contract.ClassManagement, Identity: id})
+	if d.Cluster != t.home { // Route clears the cluster of dropped and rejected
+		return guest, nil
+	}
+	target, err := t.names.ToTarget(t.home, id)
+	if err != nil {
+		return gather.Location{}, err
+	}
+	written := gather.Location{Cluster: t.home, Identity: target, Absorbed: d.Disposition == routing.Absorbed}
+	if userEdited(id) {
+		// Its users edit its spec on the guest; the operator writes its status here.
+		guest.Status = &written
+		return guest, nil
+	}
+	return written, nil
+}
+
+// userEdited reports whether id is a cluster configuration object whose spec the guest's
+// users edit (config.openshift.io, but not the ClusterOperators operators write whole).
+func userEdited(id contract.Identity) bool {
+	return id.Group == "config.openshift.io" && id.Resource != "clusteroperators"
+}
+
+// Projections are the configured projections of the HostedControlPlane into config
+// singletons (config.Gather.Projections); none without a HostedControlPlane.
+func (t *Topology) Projections() []gather.Projection {
+	if t.hcp == nil {
+		return nil
+	}
+	out := make([]gather.Projection, 0, len(t.cfg.Gather.Projections))
+	for _, p := range t.cfg.Gather.Projections {
+		out = append(out, gather.Projection{
+			Target: contract.Identity{Group: p.Group, Version: p.Version, Resource: p.Resource, Name: p.Name},
+			Kind:   p.Kind,
+			Field:  config.FieldPath(p.Field),
+			From:   config.FieldPath(p.From),
+		})
+	}
+	return out
+}
+
+// TargetOptions are what the live targets of one operator need besides the topology.
+type TargetOptions struct {
+	// Operator labels every object written and names the field manager's owner.
+	Operator string
+	// Impersonate is a service-account user name every request is made as; "" writes as
+	// the client configurations' own identity.
+	Impersonate string
+	// Owner is the HostedControlPlane's ownerReference when the caller resolved it already
+	// (ResolveOwner); nil resolves it (one request, as the impersonated user).
+	Owner *metav1.OwnerReference
+}
+
+// ResolveOwner reads the topology's HostedControlPlane on the home cluster (home is its
+// client configuration) as user ("" for home's own identity) and returns the ownerReference
+// every object written in its namespace gets; nil, nil when the topology has none.
+func (t *Topology) ResolveOwner(ctx context.Context, home *rest.Config, user string) (*metav1.OwnerReference, error) {
+	if t.hcp == nil {
+		return nil, nil
+	}
+	if home == nil {
+		return nil, fmt.Errorf("cluster %s: no client configuration", t.home)
+	}
+	cfg := rest.CopyConfig(home)
+	if user != "" {
+		cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
+	}
+	return apply.ResolveHostedControlPlane(ctx, cfg, t.hcp.Namespace, t.hcp.Name)
+}
+
+// Targets builds one live target per cluster of the topology over the client configurations
+// by cluster name: a confined cluster's target refuses writes outside its namespace and
+// gives every object the HostedControlPlane ownerReference; on a topology that renames,
+// an existing object without topolayer's marks is someone else's (a conflict).
+func (t *Topology) Targets(ctx context.Context, clusters map[string]*rest.Config, o TargetOptions) (map[string]apply.Target, error) {
+	owner := o.Owner
+	if owner == nil && t.hcp != nil {
+		var err error
+		if owner, err = t.ResolveOwner(ctx, clusters[t.home], o.Impersonate); err != nil {
+			return nil, err
+		}
+	}
+	out := make(map[string]apply.Target, len(t.clusters))
+	for _, name := range t.clusters {
+		rc := clusters[name]
+		if rc == nil {
+			return nil, fmt.Errorf("cluster %s: no client configuration", name)
+		}
+		opts := apply.Options{Impersonate: o.Impersonate, Operator: o.Operator, RequireOwnership: t.ownership, Namespace: t.bound[name]}
+		if opts.Namespace != "" {
+			opts.HostedControlPlane = owner
+		}
+		target, err := apply.NewClusterTarget(name, rc, opts)
+		if err != nil {
+			return nil, err
+		}
+		out[name] = target
+	}
+	return out, nil
+}
+
+// Engine builds the topology of cfg and the translation engine of one operator in it: New
+// and Topology.Engine, for callers that need nothing else of the topology.
+func Engine(cfg *config.TopologyConfig, operator string, declared *contract.OutputResources) (translate.Engine, error) {
+	t, err := New(cfg)
+	if err != nil {
+		return translate.Engine{}, err
+	}
+	return t.Engine(operator, declared)
+}

@@ -1,0 +1,202 @@
+package topology_test
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/topolayer/topolayer/config"
+	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/gather"
+	"github.com/topolayer/topolayer/routing"
+	"github.com/topolayer/topolayer/topology"
+	"github.com/topolayer/topolayer/translate"
+)
+
+const hostedYAML = `apiVersion: topolayer.dev/v1alpha1
+kind: TopologyConfig
+topology:
+  type: Hosted
+  hosted: {namespace: hcp, hostedControlPlane: example}
+namespaces:
+  aliases:
+  - {group: "", resource: secrets, namespace: openshift-authentication, name: serving, hostedName: oauth-server-crt}
+`
+
+const standaloneYAML = "apiVersion: topolayer.dev/v1alpha1\nkind: TopologyConfig\ntopology: {type: Standalone}\n"
+
+func mustTopology(t *testing.T, doc string) *topology.Topology {
+	t.Helper()
+	cfg, err := config.Parse([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	topo, err := topology.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return topo
+}
+
+func exact(group, resource, ns, name string) contract.ExactResourceID {
+	return contract.ExactResourceID{ResourceTypeIdentifier: contract.ResourceTypeIdentifier{Group: group, Version: "v1", Resource: resource}, Namespace: ns, Name: name}
+}
+
+func id(group, resource, ns, name string) contract.Identity {
+	return contract.Identity{Group: group, Version: "v1", Resource: resource, Namespace: ns, Name: name}
+}
+
+func TestNew(t *testing.T) {
+	tests := []struct {
+		name         string
+		doc          string
+		wantName     string
+		wantClusters []string
+		wantBound    map[string]string
+		wantStatus   topology.Status
+		wantHCP      bool
+	}{
+		{"standalone", standaloneYAML, translate.TopologyStandalone, []string{routing.ClusterStandalone},
+			map[string]string{routing.ClusterStandalone: ""},
+			topology.Status{Cluster: routing.ClusterStandalone, Namespace: config.DefaultManagerNamespace, Create: true}, false},
+		{"hosted", hostedYAML, translate.TopologyHosted, []string{routing.ClusterManagement, routing.ClusterGuest},
+			map[string]string{routing.ClusterManagement: "hcp", routing.ClusterGuest: ""},
+			topology.Status{Cluster: routing.ClusterManagement, Namespace: "hcp"}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			topo := mustTopology(t, tt.doc)
+			if got := topo.Name(); got != tt.wantName {
+				t.Errorf("Name() = %q, want %q", got, tt.wantName)
+			}
+			if diff := cmp.Diff(tt.wantClusters, topo.Clusters()); diff != "" {
+				t.Errorf("Clusters() (-want +got):\n%s", diff)
+			}
+			if topo.Home() != tt.wantClusters[0] {
+				t.Errorf("Home() = %q, want %q", topo.Home(), tt.wantClusters[0])
+			}
+			for c, want := range tt.wantBound {
+				if got := topo.Bound(c); got != want {
+					t.Errorf("Bound(%s) = %q, want %q", c, got, want)
+				}
+			}
+			if diff := cmp.Diff(tt.wantStatus, topo.Status()); diff != "" {
+				t.Errorf("Status() (-want +got):\n%s", diff)
+			}
+			if _, ok := topo.HostedControlPlane(); ok != tt.wantHCP {
+				t.Errorf("HostedControlPlane() ok = %v, want %v", ok, tt.wantHCP)
+			}
+			e, err := topo.Engine("op", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e.Topology != tt.wantName || e.Annotate != tt.wantHCP {
+				t.Errorf("Engine: topology %q annotate %v", e.Topology, e.Annotate)
+			}
+		})
+	}
+}
+
+func TestNewRefuses(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  *config.TopologyConfig
+	}{
+		{"nil", nil},
+		{"unknown type", &config.TopologyConfig{Topology: config.Topology{Type: "Elsewhere"}}},
+		{"hosted without namespace", &config.TopologyConfig{Topology: config.Topology{Type: config.Hosted}}},
+		{"alias collision", &config.TopologyConfig{Topology: config.Topology{Type: config.Hosted, Hosted: &config.HostedTopology{Namespace: "hcp"}},
+			Namespaces: config.Namespaces{Aliases: []config.Alias{
+				{Resource: "secrets", Namespace: "a", Name: "x", HostedName: "same"},
+				{Resource: "secrets", Namespace: "b", Name: "y", HostedName: "same"},
+			}}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := topology.New(tt.cfg); err == nil {
+				t.Error("New accepted it")
+			}
+		})
+	}
+}
+
+func TestEngineNeedsOperatorWhenHosted(t *testing.T) {
+	if _, err := mustTopology(t, hostedYAML).Engine("", nil); err == nil {
+		t.Error("a hosted engine without an operator name was built")
+	}
+	if _, err := mustTopology(t, standaloneYAML).Engine("", nil); err != nil {
+		t.Errorf("standalone engine: %v", err)
+	}
+}
+
+func TestLocate(t *testing.T) {
+	hosted := mustTopology(t, hostedYAML)
+	dropped := mustTopology(t, hostedYAML+`routing:
+  rules:
+  - name: keep-cms-on-guest
+    match: {class: Management, group: "", resource: configmaps}
+    disposition: dropped
+`)
+	standalone := mustTopology(t, standaloneYAML)
+	outputs := &contract.OutputResources{
+		ConfigurationResources: contract.OutputResourceList{ExactResources: []contract.ExactResourceID{exact("config.openshift.io", "ingresses", "", "cluster")}},
+		ManagementResources: contract.OutputResourceList{ExactResources: []contract.ExactResourceID{
+			exact("operator.openshift.io", "authentications", "", "cluster"),
+			exact("", "configmaps", "openshift-authentication", "audit"),
+			exact("", "secrets", "openshift-authentication", "serving"),
+			exact("", "namespaces", "", "openshift-authentication"),
+		}},
+		UserWorkloadResources: contract.OutputResourceList{ExactResources: []contract.ExactResourceID{exact("rbac.authorization.k8s.io", "clusterroles", "", "reader")}},
+	}
+	audit := id("", "configmaps", "openshift-authentication", "audit")
+	auditTarget, err := hosted.Names().ToTarget(routing.ClusterManagement, audit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		topo    *topology.Topology
+		outputs *contract.OutputResources
+		id      contract.Identity
+		want    gather.Location
+	}{
+		{"standalone keeps everything", standalone, outputs, audit, gather.Location{Cluster: routing.ClusterStandalone, Identity: audit}},
+		{"not written: guest", hosted, outputs, id("config.openshift.io", "infrastructures", "", "cluster"), gather.Location{Cluster: routing.ClusterGuest, Identity: id("config.openshift.io", "infrastructures", "", "cluster")}},
+		{"management output: shadow", hosted, outputs, id("operator.openshift.io", "authentications", "", "cluster"),
+			gather.Location{Cluster: routing.ClusterManagement, Identity: id("operator.openshift.io.shadow.topolayer.dev", "authentications", "hcp", "cluster")}},
+		{"configuration output: spec where users edit it, status where the operator writes it", hosted, outputs, id("config.openshift.io", "ingresses", "", "cluster"),
+			gather.Location{Cluster: routing.ClusterGuest, Identity: id("config.openshift.io", "ingresses", "", "cluster"), Status: &gather.Location{
+				Cluster: routing.ClusterManagement, Identity: id("config.openshift.io.shadow.topolayer.dev", "ingresses", "hcp", "cluster")}}},
+		{"namespaced output: encoded", hosted, outputs, audit, gather.Location{Cluster: routing.ClusterManagement, Identity: auditTarget}},
+		{"aliased output", hosted, outputs, id("", "secrets", "openshift-authentication", "serving"),
+			gather.Location{Cluster: routing.ClusterManagement, Identity: id("", "secrets", "hcp", "oauth-server-crt")}},
+		{"namespace output: absorbed", hosted, outputs, id("", "namespaces", "", "openshift-authentication"),
+			gather.Location{Cluster: routing.ClusterManagement, Identity: id("", "namespaces", "", "hcp"), Absorbed: true}},
+		{"user-workload output: guest", hosted, outputs, id("rbac.authorization.k8s.io", "clusterroles", "", "reader"),
+			gather.Location{Cluster: routing.ClusterGuest, Identity: id("rbac.authorization.k8s.io", "clusterroles", "", "reader")}},
+		{"same name, other namespace: guest", hosted, outputs, id("", "configmaps", "other", "audit"), gather.Location{Cluster: routing.ClusterGuest, Identity: id("", "configmaps", "other", "audit")}},
+		{"no outputs: guest", hosted, nil, audit, gather.Location{Cluster: routing.ClusterGuest, Identity: audit}},
+		{"rule drops the class: guest", dropped, outputs, audit, gather.Location{Cluster: routing.ClusterGuest, Identity: audit}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := tt.topo.Locate(tt.outputs, tt.id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Locate(%s) (-want +got):\n%s", tt.id, diff)
+			}
+		})
+	}
+}
+
+func TestProjections(t *testing.T) {
+	if got := mustTopology(t, standaloneYAML).Projections(); len(got) != 0 {
+		t.Errorf("standalone projections: %v", got)
+	}
+	got := mustTopology(t, hostedYAML).Projections()
+	if len(got) != len(config.DefaultProjections) {
+		t.Fatalf("hosted projections: %d, want the %d defaults", len(got), len(config.DefaultProjections))
+	}
+}

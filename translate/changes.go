@@ -1,0 +1,267 @@
+package translate
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// Change is one change the engine made to an object's body on its way to the target: where,
+// from what to what, and which step made it. The engine records them as it works; the parity
+// report attributes differences with them.
+type Change struct {
+	// Path is the changed field as a JSON pointer (RFC 6901): "/metadata/name",
+	// "/spec/template/spec/volumes/0/configMap/name", "/metadata/annotations/a~1b".
+	Path string `json:"path"`
+	// From and To are the JSON values before and after the change; nil when the field is
+	// absent (or null) on that side.
+	From any `json:"from,omitempty"`
+	To   any `json:"to,omitempty"`
+	// By names the step: "namespaces", "reference-table", "event-involved-object",
+	// "annotate", a routing rule, or the name of a transform.
+	By string `json:"by"`
+	// Kind says what kind of change it is: one of the Change* constants.
+	Kind string `json:"kind"`
+	// Detail says more, where the step has more to say ("simulated namespace").
+	Detail string `json:"detail,omitempty"`
+}
+
+// Kinds of Change.
+const (
+	// ChangeRenamed: the object's namespace or name became its target's (simulated namespace,
+	// alias).
+	ChangeRenamed = "renamed"
+	// ChangeShadowed: the apiVersion became the namespaced shadow group's.
+	ChangeShadowed = "shadowed"
+	// ChangeConverted: the kind or group became another (a ClusterRole placed as a Role).
+	ChangeConverted = "converted"
+	// ChangeReference: a reference to a renamed object was rewritten.
+	ChangeReference = "reference-rewritten"
+	// ChangeRecorded: the standalone identity and the operator were recorded on the object.
+	ChangeRecorded = "identity-recorded"
+	// ChangeTransformed: a transform (a profile's, or a configured patch) changed the body.
+	ChangeTransformed = "transformed"
+)
+
+// The steps of the engine that changes name in Change.By, besides rules and transforms.
+const (
+	ByNamespaces          = "namespaces"
+	ByReferenceTable      = "reference-table"
+	ByEventInvolvedObject = "event-involved-object"
+	ByAnnotate            = "annotate"
+)
+
+// Details of the engine's own changes.
+const (
+	detailRenamed  = "simulated namespace"
+	detailRecorded = "the standalone identity and the operator, for the inverse mapping"
+)
+
+// pointerEscape escapes one JSON pointer segment (RFC 6901): '~' as "~0", '/' as "~1".
+func pointerEscape(segment string) string {
+	if !strings.ContainsAny(segment, "~/") {
+		return segment
+	}
+	return strings.ReplaceAll(strings.ReplaceAll(segment, "~", "~0"), "/", "~1")
+}
+
+// PointerSegments splits a JSON pointer into its unescaped segments; "" is the whole document.
+func PointerSegments(pointer string) []string {
+	if pointer == "" {
+		return nil
+	}
+	parts := strings.Split(strings.TrimPrefix(pointer, "/"), "/")
+	for i, p := range parts {
+		if strings.Contains(p, "~") {
+			parts[i] = strings.ReplaceAll(strings.ReplaceAll(p, "~1", "/"), "~0", "~")
+		}
+	}
+	return parts
+}
+
+// pointer builds a JSON pointer from path segments.
+func pointer(path []string) string {
+	var b strings.Builder
+	for _, s := range path {
+		b.WriteByte('/')
+		b.WriteString(pointerEscape(s))
+	}
+	return b.String()
+}
+
+// diffNodes records, as changes by and of kind, every place where after differs from before:
+// the smallest subtrees that differ, where mappings recurse key by key (a mapping one side
+// lacks is compared with an empty one, so that each key it brings is a change of its own) and
+// sequences of equal length index by index. One walk of the two trees: linear in their size.
+func diffNodes(before, after *yaml.Node, by, kind string) []Change {
+	var out []Change
+	var walk func(path []string, a, b *yaml.Node)
+	walk = func(path []string, a, b *yaml.Node) {
+		a, b = deref(a), deref(b)
+		switch {
+		case a == nil && b == nil:
+			return
+		case a != nil && b != nil && a.Kind == yaml.MappingNode && b.Kind == yaml.MappingNode,
+			a == nil && b.Kind == yaml.MappingNode, b == nil && a.Kind == yaml.MappingNode:
+			walkMappings(path, a, b, walk)
+			return
+		case a != nil && b != nil && a.Kind == yaml.SequenceNode && b.Kind == yaml.SequenceNode && len(a.Content) == len(b.Content):
+			for i := range a.Content {
+				walk(append(path[:len(path):len(path)], strconv.Itoa(i)), a.Content[i], b.Content[i])
+			}
+			return
+		case a != nil && b != nil && nodesEqual(a, b):
+			return
+		}
+		out = append(out, Change{Path: pointer(path), From: nodeValue(a), To: nodeValue(b), By: by, Kind: kind})
+	}
+	walk(nil, before, after)
+	return out
+}
+
+// walkMappings walks the keys of two mappings (either may be nil): a's keys in order, then the
+// keys only b has.
+func walkMappings(path []string, a, b *yaml.Node, walk func([]string, *yaml.Node, *yaml.Node)) {
+	inB := map[string]*yaml.Node{}
+	if b != nil {
+		for i := 0; i+1 < len(b.Content); i += 2 {
+			inB[b.Content[i].Value] = b.Content[i+1]
+		}
+	}
+	seen := map[string]bool{}
+	if a != nil {
+		for i := 0; i+1 < len(a.Content); i += 2 {
+			k := a.Content[i].Value
+			seen[k] = true
+			walk(append(path[:len(path):len(path)], k), a.Content[i+1], inB[k])
+		}
+	}
+	if b != nil {
+		for i := 0; i+1 < len(b.Content); i += 2 {
+			if k := b.Content[i].Value; !seen[k] {
+				walk(append(path[:len(path):len(path)], k), nil, b.Content[i+1])
+			}
+		}
+	}
+}
+
+// deref follows aliases and documents; a null scalar is nil.
+func deref(n *yaml.Node) *yaml.Node {
+	for n != nil && (n.Kind == yaml.AliasNode || n.Kind == yaml.DocumentNode) {
+		if n.Kind == yaml.AliasNode {
+			n = n.Alias
+		} else if len(n.Content) == 1 {
+			n = n.Content[0]
+		} else {
+			return nil
+		}
+	}
+	if n != nil && n.Kind == yaml.ScalarNode && n.ShortTag() == yaml.NodeTagNull {
+		return nil
+	}
+	return n
+}
+
+// nodesEqual compares two nodes as JSON values.
+func nodesEqual(a, b *yaml.Node) bool {
+	a, b = deref(a), deref(b)
+	if a == nil || b == nil {
+		return a == b
+	}
+	if a.Kind != b.Kind {
+		return false
+	}
+	switch a.Kind {
+	case yaml.ScalarNode:
+		return a.ShortTag() == b.ShortTag() && a.Value == b.Value
+	case yaml.SequenceNode:
+		if len(a.Content) != len(b.Content) {
+			return false
+		}
+		for i := range a.Content {
+			if !nodesEqual(a.Content[i], b.Content[i]) {
+				return false
+			}
+		}
+		return true
+	case yaml.MappingNode:
+		if len(a.Content) != len(b.Content) {
+			return false
+		}
+		inB := make(map[string]*yaml.Node, len(b.Content)/2)
+		for i := 0; i+1 < len(b.Content); i += 2 {
+			inB[b.Content[i].Value] = b.Content[i+1]
+		}
+		for i := 0; i+1 < len(a.Content); i += 2 {
+			v, ok := inB[a.Content[i].Value]
+			if !ok || !nodesEqual(a.Content[i+1], v) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// nodeValue converts a node into JSON values as unstructured objects hold them: maps,
+// []any, string, int64, float64, bool, nil.
+func nodeValue(n *yaml.Node) any {
+	n = deref(n)
+	if n == nil {
+		return nil
+	}
+	switch n.Kind {
+	case yaml.MappingNode:
+		m := make(map[string]any, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			m[n.Content[i].Value] = nodeValue(n.Content[i+1])
+		}
+		return m
+	case yaml.SequenceNode:
+		l := make([]any, len(n.Content))
+		for i, e := range n.Content {
+			l[i] = nodeValue(e)
+		}
+		return l
+	}
+	switch n.ShortTag() {
+	case yaml.NodeTagInt:
+		var i int64
+		if err := n.Decode(&i); err == nil {
+			return i
+		}
+		var f float64
+		if err := n.Decode(&f); err == nil {
+			return f
+		}
+	case yaml.NodeTagFloat:
+		var f float64
+		if err := n.Decode(&f); err == nil {
+			return f
+		}
+	case yaml.NodeTagBool:
+		var b bool
+		if err := n.Decode(&b); err == nil {
+			return b
+		}
+	case "!!timestamp":
+		var t time.Time
+		if err := n.Decode(&t); err == nil {
+			return t.Format(time.RFC3339Nano)
+		}
+	}
+	return n.Value
+}
+
+// unstructuredOf returns the object a node holds, as an unstructured object; nil when the
+// node is not a mapping.
+func unstructuredOf(obj *yaml.RNode) *unstructured.Unstructured {
+	m, ok := nodeValue(obj.YNode()).(map[string]any)
+	if !ok {
+		return nil
+	}
+	return &unstructured.Unstructured{Object: m}
+}
