@@ -462,9 +462,11 @@ func patchType(s string) (types.PatchType, error) {
 	return "", fmt.Errorf("unknown patch type %q", s)
 }
 
-// stripServerFields removes what the server sets and a body from another cluster may carry.
+// stripServerFields removes what the server sets (contract.StripServerFields) and the
+// deletion fields a body from another cluster may carry: a write never asks for them.
 func stripServerFields(obj *unstructured.Unstructured) {
-	for _, f := range []string{"uid", "resourceVersion", "creationTimestamp", "managedFields", "generation", "selfLink", "deletionTimestamp", "deletionGracePeriodSeconds"} {
+	contract.StripServerFields(obj.Object)
+	for _, f := range []string{"deletionTimestamp", "deletionGracePeriodSeconds"} {
 		unstructured.RemoveNestedField(obj.Object, "metadata", f)
 	}
 }

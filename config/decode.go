@@ -4,23 +4,108 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 )
 
-// locateDecodeError finds the field of a configuration that a strict decode refused: an
-// unknown field, or a value of the wrong type or form. It returns nil when the document is
-// not YAML at all (the decoder's own error, with its line, says more) or when it finds
-// nothing.
-func locateDecodeError(data []byte) *field.Error {
-	js, err := yaml.YAMLToJSON(data)
-	if err != nil {
+// decode decodes a configuration strictly, as sigs.k8s.io/yaml's UnmarshalStrict does (YAML
+// with duplicate keys, unknown fields and values of the wrong type are refused), and names the
+// fields it refused: every unknown field with its path, as sigs.k8s.io/json finds them, and
+// the fields known where it is; else the first value of the wrong type or form
+// (locateDecodeError), since sigs.k8s.io/json names that without list indices or map keys.
+func decode(data []byte) (TopologyConfig, error) {
+	var cfg TopologyConfig
+	err := yaml.UnmarshalStrict(data, &cfg)
+	if err == nil {
+		return cfg, nil
+	}
+	js, jerr := yaml.YAMLToJSON(data)
+	if jerr != nil {
+		return cfg, err // not YAML: the decoder's own error, with its line, says more
+	}
+	var probe TopologyConfig
+	if strict, fatal := sigsjson.UnmarshalStrict(js, &probe, sigsjson.DisallowUnknownFields); fatal == nil && len(strict) > 0 {
+		errs := make(field.ErrorList, 0, len(strict))
+		for _, e := range strict {
+			errs = append(errs, strictError(e))
+		}
+		return cfg, errs.ToAggregate()
+	}
+	if fe := locateDecodeError(js); fe != nil {
+		return cfg, fe
+	}
+	return cfg, err
+}
+
+// strictError turns a strict decoding error of sigs.k8s.io/json into a field error; an
+// unknown field lists the fields known where it is.
+func strictError(err error) *field.Error {
+	fe, ok := err.(sigsjson.FieldError)
+	if !ok {
+		return field.InternalError(nil, err)
+	}
+	p := fe.FieldPath()
+	parent, name := "", p
+	if i := strings.LastIndexByte(p, '.'); i >= 0 {
+		parent, name = p[:i], p[i+1:]
+	}
+	detail := err.Error()
+	if strings.HasPrefix(detail, "unknown field") {
+		detail = "unknown field"
+		if t := typeAt(reflect.TypeFor[TopologyConfig](), parent); t != nil {
+			names := slices.Sorted(maps.Keys(jsonFields(t)))
+			detail += " (known here: " + strings.Join(names, ", ") + ")"
+		}
+	}
+	return &field.Error{Type: field.ErrorTypeForbidden, Field: p, BadValue: name, Detail: detail}
+}
+
+// typeAt returns the struct type at a field path such as `operators[0].limits` below t, or
+// nil when the path leads elsewhere.
+func typeAt(t reflect.Type, path string) reflect.Type {
+	deref := func(t reflect.Type) reflect.Type {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		return t
+	}
+	t = deref(t)
+	if path == "" {
+		return t
+	}
+	for _, seg := range strings.Split(path, ".") {
+		name, rest, _ := strings.Cut(seg, "[")
+		if t.Kind() != reflect.Struct {
+			return nil
+		}
+		ft, ok := jsonFields(t)[name]
+		if !ok {
+			return nil
+		}
+		t = deref(ft)
+		for ; rest != ""; _, rest, _ = strings.Cut(rest, "[") {
+			if t.Kind() != reflect.Slice && t.Kind() != reflect.Map {
+				return nil
+			}
+			t = deref(t.Elem())
+		}
+	}
+	if t.Kind() != reflect.Struct {
 		return nil
 	}
+	return t
+}
+
+// locateDecodeError finds the field of a configuration (as JSON) that a strict decode
+// refused: an unknown field, or a value of the wrong type or form: sigs.k8s.io/json names
+// such a field without its list indices and map keys. It returns nil when it finds nothing.
+func locateDecodeError(js []byte) *field.Error {
 	dec := json.NewDecoder(bytes.NewReader(js))
 	dec.UseNumber()
 	var raw any

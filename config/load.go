@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"sigs.k8s.io/yaml"
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/routing"
@@ -45,11 +44,8 @@ func Load(path string) (*TopologyConfig, error) {
 
 // Parse decodes, defaults and validates a configuration. Unknown fields are errors.
 func Parse(data []byte) (*TopologyConfig, error) {
-	var cfg TopologyConfig
-	if err := yaml.UnmarshalStrict(data, &cfg); err != nil {
-		if fe := locateDecodeError(data); fe != nil {
-			return nil, fmt.Errorf("decode: %w", fe)
-		}
+	cfg, err := decode(data)
+	if err != nil {
 		return nil, fmt.Errorf("decode: %w", err)
 	}
 	cfg = Default(cfg)

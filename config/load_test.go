@@ -51,6 +51,7 @@ func TestBrokenConfigs(t *testing.T) {
 		{"hosted control plane missing", header + "topology:\n  type: Hosted\n  hosted: {namespace: clusters-example}\n", []string{"topology.hosted.hostedControlPlane", "Required"}},
 		{"hosted fields on standalone", header + "topology:\n  type: Standalone\n  hosted: {namespace: x, hostedControlPlane: y}\n", []string{"topology.hosted", "Forbidden"}},
 		{"misspelled field", header + "topology: {type: Hosted, hostd: {}}\n", []string{"unknown field", "hostd"}},
+		{"two unknown fields, one in a list", header + "topology: {type: Standalone, hostd: {}}\noperators:\n- {name: a, command: [x], limitz: {}}\n", []string{"topology.hostd: Forbidden: unknown field (known here: hosted, type)", "operators[0].limitz: Forbidden: unknown field (known here: ", "limits"}},
 		{"a kind where a resource goes", header + hostedTopology + "routing:\n  rules:\n  - name: r\n    match: {group: \"\", resource: Secret}\n    cluster: guest\n", []string{"routing.rules[0].match.resource", `did you mean "secrets"`}},
 		{"rule without a name", header + hostedTopology + "routing:\n  rules:\n  - match: {resource: secrets}\n    cluster: guest\n", []string{"routing.rules[0].name", "Required value"}},
 		{"rule to an unknown cluster", header + hostedTopology + "routing:\n  rules:\n  - name: r\n    match: {resource: secrets}\n    cluster: elsewhere\n", []string{"routing.rules[0].cluster", `Unsupported value: "elsewhere": supported values: "management", "guest"`}},

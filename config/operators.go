@@ -166,7 +166,7 @@ const (
 // Default sizes of the operators' limits.
 var (
 	DefaultMemory     = resource.MustParse("2Gi")
-	DefaultOutputSize = resource.MustParse("64Mi")
+	DefaultOutputSize = *resource.NewQuantity(contract.DefaultMaxOutputSize, resource.BinarySI) // 64Mi, as the command line reads
 )
 
 // FieldPath splits a dotted path into its fields.

@@ -1,6 +1,7 @@
 package contract
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -62,7 +63,7 @@ func (d *InputDir) Objects() []*InputObject { return d.objects }
 // files); no links, special files or oversized files. Every problem is reported, each naming
 // its file.
 func ReadInputDir(dir string, opts ReadOptions) (*InputDir, error) {
-	r, err := newTreeReader(dir, opts)
+	r, err := newTreeReader(context.Background(), dir, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package contract
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -28,6 +29,11 @@ const (
 // topolayer read gigabytes.
 const DefaultMaxFileSize = 16 << 20
 
+// DefaultMaxOutputSize bounds the total size of the files of one output directory: what
+// `topolayer run` accepts from one operator run (config's operators[].limits.outputSize
+// defaults to it) and what the command line reads with ReadOptions.MaxTotalSize.
+const DefaultMaxOutputSize = 64 << 20
+
 // maxReportedErrors caps how many problems one read reports; the rest are counted.
 const maxReportedErrors = 50
 
@@ -48,6 +54,10 @@ type OutputDir struct {
 type ReadOptions struct {
 	// MaxFileSize bounds the size of every file; 0 means DefaultMaxFileSize.
 	MaxFileSize int64
+	// MaxTotalSize bounds the total size of the files read; 0 means no bound. The reader
+	// stops at the file that passes it and names that file. DefaultMaxOutputSize is the
+	// bound of `topolayer run` and of the command line.
+	MaxTotalSize int64
 	// Discovery maps resources to kinds, to check that a body's kind fits its folder. Nil
 	// means DefaultDiscovery(); resources unknown to it are not checked.
 	Discovery *Discovery
@@ -70,7 +80,13 @@ func (o ReadOptions) withDefaults() ReadOptions {
 // the size limit. Every problem is reported, each naming its file; on any problem the result
 // is nil.
 func ReadOutputDir(dir string, opts ReadOptions) (*OutputDir, error) {
-	r, err := newTreeReader(dir, opts)
+	return ReadOutputDirContext(context.Background(), dir, opts)
+}
+
+// ReadOutputDirContext is ReadOutputDir, stopping with ctx's error before the next file once
+// ctx is done.
+func ReadOutputDirContext(ctx context.Context, dir string, opts ReadOptions) (*OutputDir, error) {
+	r, err := newTreeReader(ctx, dir, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +132,7 @@ func ReadOutputDir(dir string, opts ReadOptions) (*OutputDir, error) {
 // ReadActionTree reads one folder of `<Action>/...` trees, such as a single class folder or a
 // target folder of a translated directory, and returns its mutations with Class set to class.
 func ReadActionTree(dir string, class Class, opts ReadOptions) ([]Mutation, error) {
-	r, err := newTreeReader(dir, opts)
+	r, err := newTreeReader(context.Background(), dir, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -141,6 +157,9 @@ func sortMutations(ms []Mutation) {
 
 // treeReader walks one directory through an os.Root, so no path it reads can leave it.
 type treeReader struct {
+	ctx       context.Context
+	stopped   error // the context's error, or the total size passed: read no further
+	total     int64 // bytes read so far
 	dir       string
 	root      *os.Root
 	fsys      fs.FS
@@ -150,7 +169,7 @@ type treeReader struct {
 	mutations []Mutation
 }
 
-func newTreeReader(dir string, opts ReadOptions) (*treeReader, error) {
+func newTreeReader(ctx context.Context, dir string, opts ReadOptions) (*treeReader, error) {
 	fi, err := os.Lstat(dir)
 	if err != nil {
 		return nil, fileErr(dir, "", "", err)
@@ -162,10 +181,13 @@ func newTreeReader(dir string, opts ReadOptions) (*treeReader, error) {
 	if err != nil {
 		return nil, fileErr(dir, "", "", err)
 	}
-	return &treeReader{dir: dir, root: root, fsys: root.FS(), opts: opts.withDefaults()}, nil
+	return &treeReader{ctx: ctx, dir: dir, root: root, fsys: root.FS(), opts: opts.withDefaults()}, nil
 }
 
 func (r *treeReader) fail(rel, object, field string, err error) {
+	if errors.Is(err, errStopped) {
+		return
+	}
 	if len(r.errs) >= maxReportedErrors {
 		r.dropped++
 		return
@@ -174,6 +196,9 @@ func (r *treeReader) fail(rel, object, field string, err error) {
 }
 
 func (r *treeReader) err() error {
+	if errors.Is(r.stopped, context.Canceled) || errors.Is(r.stopped, context.DeadlineExceeded) {
+		return fmt.Errorf("read %s: %w", r.dir, r.stopped)
+	}
 	if r.dropped > 0 {
 		r.errs = append(r.errs, fmt.Errorf("%s: %d more problems not shown", r.dir, r.dropped))
 	}
@@ -213,12 +238,36 @@ func (r *treeReader) readFile(rel string, e fs.DirEntry) ([]byte, bool) {
 	if !r.checkRegular(rel, e) {
 		return nil, false
 	}
-	data, err := readLimited(r.root, rel, r.opts.MaxFileSize)
+	data, err := r.read(rel)
 	if err != nil {
 		r.fail(rel, "", "", err)
 		return nil, false
 	}
 	return data, true
+}
+
+// errStopped marks a read skipped after the reader stopped; it is never reported.
+var errStopped = errors.New("stopped")
+
+// read reads one file inside the root, bounded by the size limits, unless the context is
+// done or the total size was passed.
+func (r *treeReader) read(rel string) ([]byte, error) {
+	if r.stopped == nil {
+		r.stopped = r.ctx.Err()
+	}
+	if r.stopped != nil {
+		return nil, errStopped
+	}
+	data, err := readLimited(r.root, rel, r.opts.MaxFileSize)
+	if err != nil {
+		return nil, err
+	}
+	r.total += int64(len(data))
+	if max := r.opts.MaxTotalSize; max > 0 && r.total > max {
+		r.stopped = fmt.Errorf("the directory holds more than the limit of %d bytes in total; stopped reading at this file", max)
+		return nil, r.stopped
+	}
+	return data, nil
 }
 
 // readLimited reads a file inside root, refusing files larger than limit.
@@ -370,7 +419,7 @@ func (r *treeReader) readResourceDir(dir string, class Class, action Action, whe
 
 func (r *treeReader) readMutation(rec *record, class Class, action Action, where Identity) {
 	bodyPath, metaPath := rec.files[kindBody], rec.files[kindMetadata]
-	metaBytes, err := readLimited(r.root, metaPath, r.opts.MaxFileSize)
+	metaBytes, err := r.read(metaPath)
 	if err != nil {
 		r.fail(metaPath, "", "", err)
 		return
@@ -402,7 +451,7 @@ func (r *treeReader) readMutation(rec *record, class Class, action Action, where
 		r.fail(metaPath, obj, "", errors.Join(errs...))
 		return
 	}
-	body, err := readLimited(r.root, bodyPath, r.opts.MaxFileSize)
+	body, err := r.read(bodyPath)
 	if err != nil {
 		r.fail(bodyPath, obj, "", err)
 		return
@@ -413,7 +462,7 @@ func (r *treeReader) readMutation(rec *record, class Class, action Action, where
 	}
 	var options []byte
 	if optPath, ok := rec.files[kindOptions]; ok {
-		options, err = readLimited(r.root, optPath, r.opts.MaxFileSize)
+		options, err = r.read(optPath)
 		if err != nil {
 			r.fail(optPath, obj, "", err)
 			return

@@ -1,6 +1,7 @@
 package contract_test
 
 import (
+	"context"
 	"errors"
 	"path/filepath"
 	"strings"
@@ -167,5 +168,17 @@ func TestWriteRefusesCollisionsAndEscapes(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "b")
 	if err := contract.WriteOutputDir(dir, &contract.OutputDir{Mutations: []contract.Mutation{escape}}, contract.WriteOptions{}); err == nil {
 		t.Fatal("a name with a path was written")
+	}
+}
+
+// TestReadOutputDirContextCanceled: a done context stops the read with its error, which is
+// not a malformed directory.
+func TestReadOutputDirContextCanceled(t *testing.T) {
+	dir := contracttest.WriteValidOutputDir(t, filepath.Join(t.TempDir(), "out"))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	out, err := contract.ReadOutputDirContext(ctx, dir, contract.ReadOptions{})
+	if !errors.Is(err, context.Canceled) || errors.Is(err, contract.ErrMalformed) || out != nil {
+		t.Fatalf("got %v, %v; want only context.Canceled", out, err)
 	}
 }

@@ -121,6 +121,25 @@ func (id Identity) String() string {
 	return fmt.Sprintf("%s %s", gr, n)
 }
 
+// Key names an object regardless of its version: two identities that differ only in Version
+// have the same Key, and so do two with the same name and different GenerateName (an object
+// read from a cluster keeps the generateName it was created with). It is comparable, for use
+// as a map key.
+type Key struct {
+	Group, Resource, Namespace, Name string
+	// GenerateName is set only for a create that asks the server for a name (Name "").
+	GenerateName string
+}
+
+// Key returns the identity without its version.
+func (id Identity) Key() Key {
+	k := Key{Group: id.Group, Resource: id.Resource, Namespace: id.Namespace, Name: id.Name}
+	if id.Name == "" {
+		k.GenerateName = id.GenerateName
+	}
+	return k
+}
+
 // IsEvent reports whether the identity is an Event (core or events.k8s.io).
 func (id Identity) IsEvent() bool {
 	return id.Resource == "events" && (id.Group == "" || id.Group == "events.k8s.io")

@@ -96,17 +96,12 @@ func exactID(e contract.ExactResourceID) contract.Identity {
 	return contract.Identity{Group: e.Group, Version: e.Version, Resource: e.Resource, Namespace: e.Namespace, Name: e.Name}
 }
 
-// key names a standalone object regardless of version.
-type key struct{ group, resource, namespace, name string }
-
-func keyOf(id contract.Identity) key { return key{id.Group, id.Resource, id.Namespace, id.Name} }
-
 type gatherer struct {
 	opts    Options
 	names   namespaces.Mapper
 	inverse translate.Inverse
 	readers map[string]Reader
-	seen    map[key]*contract.InputObject
+	seen    map[contract.Key]*contract.InputObject
 	// fromManagement are the namespaces of objects read from the management cluster.
 	fromManagement map[string]bool
 	// absorbed are declared Namespace inputs placed on the management cluster.
@@ -121,7 +116,7 @@ func newGatherer(opts Options) (*gatherer, error) {
 	if opts.Discovery == nil {
 		opts.Discovery = contract.DefaultDiscovery()
 	}
-	g := &gatherer{opts: opts, readers: map[string]Reader{}, seen: map[key]*contract.InputObject{}, fromManagement: map[string]bool{}, absorbed: map[string]bool{}}
+	g := &gatherer{opts: opts, readers: map[string]Reader{}, seen: map[contract.Key]*contract.InputObject{}, fromManagement: map[string]bool{}, absorbed: map[string]bool{}}
 	clusters := opts.Placement.Clusters()
 	g.names = opts.Placement.Names()
 	g.inverse = translate.Inverse{Names: g.names, Discovery: opts.Discovery}
@@ -151,7 +146,7 @@ func (g *gatherer) exact(ctx context.Context, id contract.Identity) error {
 
 // get gathers one object and returns its standalone form, or nil when it was not found.
 func (g *gatherer) get(ctx context.Context, id contract.Identity) (*contract.InputObject, error) {
-	if o, ok := g.seen[keyOf(id)]; ok {
+	if o, ok := g.seen[id.Key()]; ok {
 		return o, nil
 	}
 	loc, err := g.opts.Placement.Locate(g.opts.Outputs, id)
@@ -179,7 +174,7 @@ func (g *gatherer) get(ctx context.Context, id contract.Identity) (*contract.Inp
 	if err != nil {
 		return nil, err
 	}
-	if keyOf(src) != keyOf(id) {
+	if src.Key() != id.Key() {
 		g.res.Warnings = append(g.res.Warnings, fmt.Sprintf("%s on %s maps back to %s, not %s: skipped", loc.Identity, loc.Cluster, src, id))
 		g.res.Skipped = append(g.res.Skipped, id)
 		return nil, nil
@@ -212,7 +207,7 @@ func (g *gatherer) withStatus(ctx context.Context, loc Location, obj *unstructur
 
 // add records a gathered object, once per standalone identity.
 func (g *gatherer) add(cluster string, o *contract.InputObject) {
-	k := keyOf(o.Identity())
+	k := o.Identity().Key()
 	if _, ok := g.seen[k]; ok {
 		return
 	}
@@ -246,9 +241,7 @@ func (g *gatherer) standalone(cluster string, t contract.Identity, obj *unstruct
 // stripServerFields removes what the server sets, and on the management cluster the
 // HostedControlPlane ownerReference that apply adds.
 func stripServerFields(obj *unstructured.Unstructured, management bool) {
-	for _, f := range []string{"uid", "resourceVersion", "managedFields", "creationTimestamp", "generation", "selfLink"} {
-		unstructured.RemoveNestedField(obj.Object, "metadata", f)
-	}
+	contract.StripServerFields(obj.Object)
 	if !management {
 		return
 	}
@@ -377,7 +370,7 @@ func (g *gatherer) synthesizeNamespaces() {
 	all := maps.Clone(g.absorbed)
 	maps.Copy(all, g.fromManagement)
 	for _, ns := range slices.Sorted(maps.Keys(all)) {
-		if _, ok := g.seen[key{"", "namespaces", "", ns}]; ok {
+		if _, ok := g.seen[contract.Key{Resource: "namespaces", Name: ns}]; ok {
 			continue
 		}
 		u := &unstructured.Unstructured{Object: map[string]any{

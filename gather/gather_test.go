@@ -63,7 +63,7 @@ func object(t *testing.T, doc string) *unstructured.Unstructured {
 // back to its standalone form.
 func TestStandaloneFromManagement(t *testing.T) {
 	names := hostedNames(t)
-	g := &gatherer{opts: Options{Placement: hostedPlacement{names}}, names: names, inverse: translate.Inverse{Names: names}, seen: map[key]*contract.InputObject{}, fromManagement: map[string]bool{}, absorbed: map[string]bool{}}
+	g := &gatherer{opts: Options{Placement: hostedPlacement{names}}, names: names, inverse: translate.Inverse{Names: names}, seen: map[contract.Key]*contract.InputObject{}, fromManagement: map[string]bool{}, absorbed: map[string]bool{}}
 	src := contract.Identity{Version: "v1", Resource: "configmaps", Namespace: "openshift-authentication", Name: "audit"}
 	target, err := names.ToTarget(routing.ClusterManagement, src)
 	if err != nil {
@@ -91,7 +91,7 @@ status: {kept: true}
 	if err != nil {
 		t.Fatal(err)
 	}
-	if keyOf(got) != keyOf(src) {
+	if got.Key() != src.Key() {
 		t.Fatalf("identity %s, want %s", got, src)
 	}
 	g.add(routing.ClusterManagement, o)
@@ -146,10 +146,10 @@ func TestGatherNeedsClusters(t *testing.T) {
 }
 
 // mapReader is a Reader over objects in memory, by identity (version ignored).
-type mapReader map[key]*unstructured.Unstructured
+type mapReader map[contract.Key]*unstructured.Unstructured
 
 func (r mapReader) Get(_ context.Context, id contract.Identity) (*unstructured.Unstructured, error) {
-	if o, ok := r[keyOf(id)]; ok {
+	if o, ok := r[id.Key()]; ok {
 		return o.DeepCopy(), nil
 	}
 	return nil, nil
@@ -189,9 +189,9 @@ func TestGatherSpecFromUsersStatusFromOperator(t *testing.T) {
 		wantDomain string
 		wantStatus bool
 	}{
-		{"both: the user's spec, the operator's status", mapReader{keyOf(ingress): userSpec}, mapReader{keyOf(shadow): written}, "apps.user.example", true},
-		{"no status written yet: the user's object", mapReader{keyOf(ingress): userSpec}, mapReader{}, "apps.user.example", false},
-		{"not on the guest: the written object whole", mapReader{}, mapReader{keyOf(shadow): written}, "apps.stale.example", true},
+		{"both: the user's spec, the operator's status", mapReader{ingress.Key(): userSpec}, mapReader{shadow.Key(): written}, "apps.user.example", true},
+		{"no status written yet: the user's object", mapReader{ingress.Key(): userSpec}, mapReader{}, "apps.user.example", false},
+		{"not on the guest: the written object whole", mapReader{}, mapReader{shadow.Key(): written}, "apps.stale.example", true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

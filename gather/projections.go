@@ -37,7 +37,7 @@ func (g *gatherer) project(ctx context.Context) error {
 		if !g.declared(p.Target) {
 			continue
 		}
-		if _, ok := g.seen[keyOf(p.Target)]; ok {
+		if _, ok := g.seen[p.Target.Key()]; ok {
 			continue
 		}
 		if !read {
@@ -88,7 +88,7 @@ func ProjectValue(p Projection, v any) (*unstructured.Unstructured, error) {
 // declared reports whether id is an exact applyConfigurationResources input.
 func (g *gatherer) declared(id contract.Identity) bool {
 	for _, e := range g.opts.Inputs.ApplyConfigurationResources.ExactResources {
-		if keyOf(exactID(e)) == keyOf(id) {
+		if exactID(e).Key() == id.Key() {
 			return true
 		}
 	}
@@ -98,7 +98,7 @@ func (g *gatherer) declared(id contract.Identity) bool {
 func removeID(ids []contract.Identity, id contract.Identity) []contract.Identity {
 	out := ids[:0]
 	for _, x := range ids {
-		if keyOf(x) != keyOf(id) {
+		if x.Key() != id.Key() {
 			out = append(out, x)
 		}
 	}

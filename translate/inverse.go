@@ -111,7 +111,7 @@ func (r *inverseRenamer) lookup(gk schema.GroupKind, namespace, name string) (co
 	}
 	src, err := r.inv.Names.ToSource(r.cluster, target, nil)
 	if err != nil {
-		msg := fmt.Sprintf("reference to %s cannot be mapped back: %v", objectName(target), err)
+		msg := fmt.Sprintf("reference to %s cannot be mapped back: %v", target, err)
 		if !slices.Contains(r.warnings, msg) {
 			r.warnings = append(r.warnings, msg)
 		}

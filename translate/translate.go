@@ -258,21 +258,13 @@ func (e Engine) checkCollisions(works []*work) map[objectKey]placed {
 		}
 		tk := keyOf(w.entry.Target.Cluster, w.entry.Target.Identity)
 		if other, ok := byTarget[tk]; ok && keyOf("", other) != keyOf("", w.entry.Source) {
-			w.reject(RuleNameMapping, fmt.Sprintf("%s would land on %s, where %s lands too", w.entry.Source, objectName(w.entry.Target.Identity), other))
+			w.reject(RuleNameMapping, fmt.Sprintf("%s would land on %s, where %s lands too", w.entry.Source, w.entry.Target.Identity, other))
 			continue
 		}
 		byTarget[tk] = w.entry.Source
 		bySource[keyOf("", w.entry.Source)] = placed{w.entry.Target.Cluster, w.entry.Target.Identity}
 	}
 	return bySource
-}
-
-func objectName(id contract.Identity) string {
-	gr := id.GroupResource().String()
-	if id.Namespace != "" {
-		return gr + " " + id.Namespace + "/" + id.Name
-	}
-	return gr + " " + id.Name
 }
 
 // rewrite builds the target mutation of an apply entry: identity, references, annotations and
@@ -487,8 +479,10 @@ func (e Engine) setIdentity(obj *yaml.RNode, src, target contract.Identity, rule
 }
 
 // marshalBody writes an object the way the contract does: through JSON into YAML, keys sorted.
+// objectJSON, not kyaml's MarshalJSON, writes the JSON: the latter is quadratic in the number
+// of keys of a mapping.
 func marshalBody(obj *yaml.RNode) ([]byte, error) {
-	js, err := obj.MarshalJSON()
+	js, err := objectJSON(obj)
 	if err != nil {
 		return nil, err
 	}
@@ -532,7 +526,7 @@ func (r *renamer) resolve(gk schema.GroupKind, namespace, name string) (contract
 		r.warn(fmt.Sprintf("refers to %s, which cannot be mapped: %v", src, err))
 		return contract.Identity{}, "", false
 	}
-	r.warn(fmt.Sprintf("dangling reference: %s is not in the plan; it is expected as %s", src, objectName(target)))
+	r.warn(fmt.Sprintf("dangling reference: %s is not in the plan; it is expected as %s", src, target))
 	return target, r.from, true
 }
 

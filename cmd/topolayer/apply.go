@@ -19,6 +19,7 @@ import (
 
 	"github.com/topolayer/topolayer/apply"
 	"github.com/topolayer/topolayer/config"
+	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/topology"
 	"github.com/topolayer/topolayer/translate"
@@ -249,7 +250,7 @@ func (o *ApplyOptions) Run(ctx context.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if err := o.load(); err != nil {
+	if err := o.load(ctx); err != nil {
 		return err
 	}
 	plan, err := o.plan()
@@ -442,18 +443,14 @@ func printLive(w io.Writer, format string, printPlan planPrinter, plan *translat
 	return nil
 }
 
-// diffNoise are the metadata fields the server sets on every write, left out of diffs.
-var diffNoise = []string{"managedFields", "resourceVersion", "generation", "uid", "creationTimestamp"}
-
-// objectYAML renders obj for a diff without the server-set noise; nil is empty.
+// objectYAML renders obj for a diff without the fields the server sets on every write
+// (contract.ServerSetFields); nil is empty.
 func objectYAML(obj *unstructured.Unstructured) (string, error) {
 	if obj == nil {
 		return "", nil
 	}
 	c := obj.DeepCopy()
-	for _, f := range diffNoise {
-		unstructured.RemoveNestedField(c.Object, "metadata", f)
-	}
+	contract.StripServerFields(c.Object)
 	out, err := yaml.Marshal(c.Object)
 	if err != nil {
 		return "", err

@@ -3,18 +3,72 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 )
 
+// stopGrace is how long a command may take to return once a signal canceled its context.
+const stopGrace = time.Second
+
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	cmd := NewRootCommand(IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr})
-	if err := cmd.ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "error:", err)
-		stop()
-		os.Exit(1)
+	signals := make(chan os.Signal, 2)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	os.Exit(runMain(IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}, os.Args[1:], signals, stopGrace))
+}
+
+// runMain runs one command and returns the process's exit status: 0, 1 on error, or 128 plus
+// the signal's number (130 for SIGINT, 143 for SIGTERM) when a signal came: the first cancels
+// the command's context, and the status is returned when the command returns or grace later,
+// whichever is first; a second signal returns it at once.
+func runMain(streams IOStreams, args []string, signals <-chan os.Signal, grace time.Duration) int {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	done := make(chan error, 1)
+	go func() {
+		cmd := NewRootCommand(streams)
+		cmd.SetArgs(args)
+		done <- cmd.ExecuteContext(ctx)
+	}()
+	var sig os.Signal
+	select {
+	case err := <-done:
+		if err != nil {
+			fmt.Fprintln(streams.ErrOut, "error:", err)
+			return 1
+		}
+		return 0
+	case sig = <-signals:
 	}
+	cancel(fmt.Errorf("%s", sig))
+	status := signalStatus(sig)
+	select {
+	case err := <-done:
+		reportInterrupted(streams.ErrOut, sig, err)
+	case <-time.After(grace):
+		fmt.Fprintf(streams.ErrOut, "error: %s: the command did not stop within %s; exiting\n", sig, grace)
+	case sig = <-signals:
+		fmt.Fprintf(streams.ErrOut, "error: %s again: exiting\n", sig)
+		status = signalStatus(sig)
+	}
+	return status
+}
+
+// reportInterrupted says why a command that returned after a signal exits non-zero.
+func reportInterrupted(w io.Writer, sig os.Signal, err error) {
+	if err != nil {
+		fmt.Fprintf(w, "error: %s: %v\n", sig, err)
+		return
+	}
+	fmt.Fprintf(w, "error: %s: interrupted\n", sig)
+}
+
+// signalStatus is the shell's exit status for a process ended by sig.
+func signalStatus(sig os.Signal) int {
+	if s, ok := sig.(syscall.Signal); ok {
+		return 128 + int(s)
+	}
+	return 1
 }

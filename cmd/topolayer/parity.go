@@ -127,14 +127,14 @@ func (o *ParityOptions) Validate() error {
 
 // Run translates the outputs with both configurations, prints the report, and fails when a
 // difference is unexplained.
-func (o *ParityOptions) Run(context.Context) error {
+func (o *ParityOptions) Run(ctx context.Context) error {
 	if o.print == nil {
 		return fmt.Errorf("--output %q was not completed", o.Output)
 	}
 	src := SourceOptions{From: o.From, OutputResourcesFile: o.OutputResourcesFile, Operator: o.Operator}
 
 	src.ConfigFile = o.StandaloneConfig
-	if err := src.load(); err != nil {
+	if err := src.load(ctx); err != nil {
 		return fmt.Errorf("--config-standalone: %w", err)
 	}
 	if src.topo.Name() != translate.TopologyStandalone {

@@ -72,6 +72,7 @@ func addSourceFlags(cmd *cobra.Command, o *SourceOptions) {
 	cmd.Flags().StringVar(&o.From, "from", o.From, "the operator's apply-configuration output directory")
 	cmd.Flags().StringVar(&o.OutputResourcesFile, "output-resources", o.OutputResourcesFile, "the operator's output-resources document; undeclared mutations are rejected")
 	cmd.Flags().StringVar(&o.Operator, "operator", o.Operator, "the operator's name, recorded in the plan")
+	cmd.Flags().StringVar(&o.MaxOutputSize, "max-output-size", o.MaxOutputSize, "refuse an output directory larger than this in total (default: the operator's limits.outputSize, as topolayer run applies it, else 64Mi)")
 }
 
 // Complete chooses the printer.
@@ -107,7 +108,7 @@ func (o *PlanOptions) Run(ctx context.Context) error {
 	if o.printer == nil {
 		return fmt.Errorf("--output %q was not completed", o.Output)
 	}
-	if err := o.load(); err != nil {
+	if err := o.load(ctx); err != nil {
 		return err
 	}
 	plan, err := o.plan()

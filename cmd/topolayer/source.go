@@ -1,9 +1,12 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
+
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
@@ -18,6 +21,7 @@ type SourceOptions struct {
 	From                string // --from
 	OutputResourcesFile string // --output-resources
 	Operator            string // --operator
+	MaxOutputSize       string // --max-output-size: a quantity; empty: the operator's limits.outputSize
 
 	cfg      *config.TopologyConfig
 	topo     *topology.Topology
@@ -36,8 +40,9 @@ func (o *SourceOptions) validate() error {
 	return errors.Join(errs...)
 }
 
-// load reads the configuration, the declarations and the output directory.
-func (o *SourceOptions) load() error {
+// load reads the configuration, the declarations and the output directory, stopping when ctx
+// is done.
+func (o *SourceOptions) load(ctx context.Context) error {
 	cfg, err := config.Load(o.ConfigFile)
 	if err != nil {
 		return fmt.Errorf("--config: %w", err)
@@ -55,10 +60,36 @@ func (o *SourceOptions) load() error {
 			return fmt.Errorf("--output-resources: %s: %w", o.OutputResourcesFile, err)
 		}
 	}
-	if o.out, err = contract.ReadOutputDir(o.From, contract.ReadOptions{}); err != nil {
+	limit, err := o.maxOutputSize()
+	if err != nil {
+		return err
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if o.out, err = contract.ReadOutputDirContext(ctx, o.From, contract.ReadOptions{MaxTotalSize: limit}); err != nil {
 		return fmt.Errorf("--from: %w", err)
 	}
 	return nil
+}
+
+// maxOutputSize is the bound on the output directory's total size: --max-output-size, else
+// the limits.outputSize of the operator named by --operator, as `topolayer run` applies it,
+// else contract.DefaultMaxOutputSize.
+func (o *SourceOptions) maxOutputSize() (int64, error) {
+	if o.MaxOutputSize != "" {
+		q, err := resource.ParseQuantity(o.MaxOutputSize)
+		if err != nil || q.Sign() <= 0 {
+			return 0, fmt.Errorf("--max-output-size %q: must be a positive quantity of bytes such as 64Mi", o.MaxOutputSize)
+		}
+		return q.Value(), nil
+	}
+	for _, op := range o.cfg.Operators {
+		if op.Name == o.Operator && op.Limits.OutputSize != nil {
+			return op.Limits.OutputSize.Value(), nil
+		}
+	}
+	return contract.DefaultMaxOutputSize, nil
 }
 
 // plan translates the loaded outputs for the configured topology.

@@ -70,8 +70,8 @@ func (o *TranslateOptions) Validate() error {
 }
 
 // Run translates and writes the directory.
-func (o *TranslateOptions) Run(context.Context) error {
-	if err := o.load(); err != nil {
+func (o *TranslateOptions) Run(ctx context.Context) error {
+	if err := o.load(ctx); err != nil {
 		return err
 	}
 	plan, err := o.plan()

@@ -184,6 +184,7 @@ func MalformedOutputDirs(tb testing.TB) []Malformed {
 		must(tb, os.Mkdir(p, 0o755))
 	})
 	add("oversized body", deployDir, "larger than the limit", contract.ReadOptions{MaxFileSize: 200}, func(string) {})
+	add("oversized directory", "Management", "bytes in total", contract.ReadOptions{MaxTotalSize: 1000}, func(string) {})
 	add("body kind contradicts its folder", cmDir, `kind: "Secret", but configmaps holds ConfigMap objects`, none, func(dir string) {
 		p := cm(dir, "body")
 		data, _ := os.ReadFile(p)

@@ -24,13 +24,13 @@ func (c Conflict) String() string {
 // DeclaredConflicts returns the objects that more than one operator declares as an exact
 // output, in any class, sorted by identity.
 func DeclaredConflicts(outputs map[string]*contract.OutputResources) []Conflict {
-	writers := map[key]map[string]bool{}
-	ids := map[key]contract.Identity{}
+	writers := map[contract.Key]map[string]bool{}
+	ids := map[contract.Key]contract.Identity{}
 	for op, out := range outputs {
 		for _, l := range []contract.OutputResourceList{out.ConfigurationResources, out.ManagementResources, out.UserWorkloadResources} {
 			for _, e := range l.ExactResources {
 				id := contract.Identity{Group: e.Group, Version: e.Version, Resource: e.Resource, Namespace: e.Namespace, Name: e.Name}
-				k := keyOf(id)
+				k := id.Key()
 				if writers[k] == nil {
 					writers[k] = map[string]bool{}
 				}
@@ -45,21 +45,21 @@ func DeclaredConflicts(outputs map[string]*contract.OutputResources) []Conflict 
 // Writes tracks which operator last wrote each object, to find run-time conflicts: two
 // operators writing the same object, whether declared or not. Not safe for concurrent use.
 type Writes struct {
-	by  map[key]map[string]bool
-	ids map[key]contract.Identity
+	by  map[contract.Key]map[string]bool
+	ids map[contract.Key]contract.Identity
 }
 
 // NewWrites returns an empty tracker.
 func NewWrites() *Writes {
-	return &Writes{by: map[key]map[string]bool{}, ids: map[key]contract.Identity{}}
+	return &Writes{by: map[contract.Key]map[string]bool{}, ids: map[contract.Key]contract.Identity{}}
 }
 
 // Record notes that operator writes the standalone objects ids, and returns the conflicts
 // this creates: the objects among ids that another operator wrote before.
 func (w *Writes) Record(operator string, ids []contract.Identity) []Conflict {
-	hit := map[key]map[string]bool{}
+	hit := map[contract.Key]map[string]bool{}
 	for _, id := range ids {
-		k := keyOf(id)
+		k := id.Key()
 		if w.by[k] == nil {
 			w.by[k] = map[string]bool{}
 		}
@@ -72,7 +72,7 @@ func (w *Writes) Record(operator string, ids []contract.Identity) []Conflict {
 	return conflicts(hit, w.ids)
 }
 
-func conflicts(writers map[key]map[string]bool, ids map[key]contract.Identity) []Conflict {
+func conflicts(writers map[contract.Key]map[string]bool, ids map[contract.Key]contract.Identity) []Conflict {
 	var out []Conflict
 	for k, ops := range writers {
 		if len(ops) < 2 {

@@ -21,17 +21,12 @@ const AllNamespaces = "*"
 // input-resources (applyConfigurationResources). It is safe for concurrent use.
 type Index struct {
 	mu        sync.RWMutex
-	exact     map[key][]string
+	exact     map[contract.Key][]string
 	selected  []selected
 	refs      []reference
-	resolved  map[string]map[key]bool // operator → the objects its references named last
+	resolved  map[string]map[contract.Key]bool // operator → the objects its references named last
 	operators []string
 }
-
-// key names a standalone object regardless of version.
-type key struct{ group, resource, namespace, name string }
-
-func keyOf(id contract.Identity) key { return key{id.Group, id.Resource, id.Namespace, id.Name} }
 
 type selected struct {
 	operator                   string
@@ -48,7 +43,7 @@ type reference struct {
 
 // New returns an empty Index.
 func New() *Index {
-	return &Index{exact: map[key][]string{}, resolved: map[string]map[key]bool{}}
+	return &Index{exact: map[contract.Key][]string{}, resolved: map[string]map[contract.Key]bool{}}
 }
 
 // Add records what operator reads. A label selector that does not parse is an error naming
@@ -69,7 +64,7 @@ func (ix *Index) Add(operator string, in *contract.InputResources) error {
 		ix.operators = append(ix.operators, operator)
 	}
 	addExact := func(e contract.ExactResourceID) {
-		k := key{e.Group, e.Resource, e.Namespace, e.Name}
+		k := contract.Key{Group: e.Group, Resource: e.Resource, Namespace: e.Namespace, Name: e.Name}
 		if !slices.Contains(ix.exact[k], operator) {
 			ix.exact[k] = append(ix.exact[k], operator)
 		}
@@ -99,9 +94,9 @@ func (ix *Index) Add(operator string, in *contract.InputResources) error {
 // were last gathered. From then on only those objects (and the referring objects) of the
 // referenced types trigger it; before, every object of a referenced type does.
 func (ix *Index) Resolve(operator string, named []contract.Identity) {
-	set := make(map[key]bool, len(named))
+	set := make(map[contract.Key]bool, len(named))
 	for _, id := range named {
-		set[keyOf(id)] = true
+		set[id.Key()] = true
 	}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
@@ -113,7 +108,7 @@ func (ix *Index) Resolve(operator string, named []contract.Identity) {
 func (ix *Index) Interested(id contract.Identity, objLabels map[string]string) []string {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	k := keyOf(id)
+	k := id.Key()
 	found := map[string]bool{}
 	for _, op := range ix.exact[k] {
 		found[op] = true

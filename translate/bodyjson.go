@@ -1,0 +1,310 @@
+package translate
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// objectJSON writes an object as JSON with the meaning kyaml's RNode.MarshalJSON gives it, in
+// time linear in the object's size. Like MarshalJSON it encodes the object to YAML first and
+// parses that again, so the tree bodyJSON reads has the tags and styles the encoder gave it.
+func objectJSON(obj *yaml.RNode) ([]byte, error) {
+	if obj.YNode() == nil {
+		return []byte("null"), nil
+	}
+	s, err := obj.String()
+	if err != nil {
+		return nil, err
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(s), &doc); err != nil {
+		return nil, err
+	}
+	return bodyJSON(&doc)
+}
+
+// bodyJSON writes a parsed object as JSON with the meaning kyaml's RNode.MarshalJSON gives it
+// (an encode to YAML and a yaml.v3 decode into map[string]any), in time linear in the size of
+// the tree: yaml.v3's decoder compares every key of a mapping with every other, so a body of a
+// million keys took minutes. Scalars that are not plain strings are decoded by yaml.v3 itself,
+// one node at a time, so tags (!!int, !!float, !!bool, !!null, !!timestamp, !!binary) resolve
+// exactly as before; aliases are expanded, merge keys (<<) merged as yaml.v3 merges them,
+// duplicate keys refused, and excessive aliasing refused with yaml.v3's bound.
+func bodyJSON(n *yaml.Node) ([]byte, error) {
+	if n == nil {
+		return []byte("null"), nil
+	}
+	d := &bodyDecoder{aliases: map[*yaml.Node]bool{}}
+	var v any
+	var err error
+	switch root := document(n); root.Kind {
+	case yaml.SequenceNode:
+		v, err = d.value(root)
+	case yaml.MappingNode:
+		m := map[string]any{}
+		err = d.mapping(root, m, nil, true)
+		v = m
+	default:
+		// kyaml decodes such a root into a map, which yaml.v3 refuses for a scalar.
+		return nil, fmt.Errorf("line %d: cannot write a %s as an object", root.Line, root.ShortTag())
+	}
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(v)
+}
+
+// document returns the content of a document node, or the node itself.
+func document(n *yaml.Node) *yaml.Node {
+	for n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
+		n = n.Content[0]
+	}
+	return n
+}
+
+// Bounds on alias expansion, as yaml.v3 sets them (decode.go, allowedAliasRatio).
+const (
+	aliasRatioRangeLow  = 400000
+	aliasRatioRangeHigh = 4000000
+)
+
+// bodyDecoder holds the state of one bodyJSON walk.
+type bodyDecoder struct {
+	decodeCount, aliasCount, aliasDepth int
+	aliases                             map[*yaml.Node]bool // aliases being expanded, against cycles
+}
+
+// count counts one node visited and refuses documents that expand aliases excessively.
+func (d *bodyDecoder) count() error {
+	d.decodeCount++
+	if d.aliasDepth > 0 {
+		d.aliasCount++
+	}
+	if d.aliasCount > 100 && d.decodeCount > 1000 && float64(d.aliasCount)/float64(d.decodeCount) > allowedAliasRatio(d.decodeCount) {
+		return errors.New("document contains excessive aliasing")
+	}
+	return nil
+}
+
+func allowedAliasRatio(decodeCount int) float64 {
+	switch {
+	case decodeCount <= aliasRatioRangeLow:
+		return 0.99
+	case decodeCount >= aliasRatioRangeHigh:
+		return 0.10
+	default:
+		return 0.99 - 0.89*(float64(decodeCount-aliasRatioRangeLow)/float64(aliasRatioRangeHigh-aliasRatioRangeLow))
+	}
+}
+
+// expand follows an alias node, refusing an anchor that contains itself.
+func (d *bodyDecoder) expand(n *yaml.Node, f func(*yaml.Node) error) error {
+	if d.aliases[n] {
+		return fmt.Errorf("line %d: anchor '%s' value contains itself", n.Line, n.Value)
+	}
+	if n.Alias == nil {
+		return fmt.Errorf("line %d: unknown anchor '%s' referenced", n.Line, n.Value)
+	}
+	d.aliases[n] = true
+	d.aliasDepth++
+	err := f(n.Alias)
+	d.aliasDepth--
+	delete(d.aliases, n)
+	return err
+}
+
+// value decodes any node into what yaml.v3 decodes it into for an interface{}.
+func (d *bodyDecoder) value(n *yaml.Node) (any, error) {
+	if err := d.count(); err != nil {
+		return nil, err
+	}
+	switch n.Kind {
+	case yaml.DocumentNode:
+		if len(n.Content) != 1 {
+			return nil, nil
+		}
+		return d.value(n.Content[0])
+	case yaml.AliasNode:
+		var v any
+		err := d.expand(n, func(target *yaml.Node) error {
+			var err error
+			v, err = d.value(target)
+			return err
+		})
+		return v, err
+	case yaml.ScalarNode:
+		return scalar(n)
+	case yaml.SequenceNode:
+		s := make([]any, 0, len(n.Content))
+		for _, c := range n.Content {
+			v, err := d.value(c)
+			if err != nil {
+				return nil, err
+			}
+			s = append(s, v)
+		}
+		return s, nil
+	case yaml.MappingNode:
+		if !isStringMap(n) {
+			// yaml.v3 decodes it into a map[interface{}]interface{}, which JSON refuses.
+			return nil, fmt.Errorf("line %d: mapping with keys that are not strings cannot be written as JSON", n.Line)
+		}
+		m := map[string]any{}
+		if err := d.mapping(n, m, nil, false); err != nil {
+			return nil, err
+		}
+		return m, nil
+	}
+	return nil, fmt.Errorf("line %d: cannot decode node with unknown kind %d", n.Line, n.Kind)
+}
+
+// scalar decodes one scalar: a string as it is, anything else through yaml.v3.
+func scalar(n *yaml.Node) (any, error) {
+	if n.ShortTag() == yaml.NodeTagString {
+		return n.Value, nil
+	}
+	var v any
+	if err := n.Decode(&v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// isStringMap reports whether every key of a mapping is a string or a merge key.
+func isStringMap(n *yaml.Node) bool {
+	for i := 0; i < len(n.Content); i += 2 {
+		if t := n.Content[i].ShortTag(); t != yaml.NodeTagString && t != nodeTagMerge {
+			return false
+		}
+	}
+	return true
+}
+
+// isMerge reports whether a key is the merge key <<.
+func isMerge(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.Value == "<<" && (n.Tag == "" || n.Tag == "!" || n.ShortTag() == nodeTagMerge)
+}
+
+// mapKey is a key as yaml.v3 compares keys for duplicates: kind and text.
+type mapKey struct {
+	kind  yaml.Kind
+	value string
+}
+
+// mapping decodes a mapping into out as yaml.v3 does: duplicate keys are an error, keys
+// already merged (merged non-nil: the keys of the mapping that merges this one) are kept,
+// and merge keys are applied after the mapping's own keys, which win. stringify converts
+// keys that are not strings to their text (the root, decoded into map[string]any).
+func (d *bodyDecoder) mapping(n *yaml.Node, out map[string]any, merged map[string]bool, stringify bool) error {
+	seen := make(map[mapKey]*yaml.Node, len(n.Content)/2)
+	var dups []string
+	for i := 0; i < len(n.Content); i += 2 {
+		k := n.Content[i]
+		mk := mapKey{k.Kind, k.Value}
+		if first, ok := seen[mk]; ok {
+			dups = append(dups, fmt.Sprintf("line %d: mapping key %#v already defined at line %d", k.Line, k.Value, first.Line))
+			continue
+		}
+		seen[mk] = k
+	}
+	if len(dups) > 0 {
+		return errors.New("yaml: unmarshal errors:\n  " + strings.Join(dups, "\n  "))
+	}
+	var mergeNode *yaml.Node
+	for i := 0; i < len(n.Content); i += 2 {
+		kn, vn := n.Content[i], n.Content[i+1]
+		if isMerge(kn) {
+			mergeNode = vn
+			continue
+		}
+		if err := d.count(); err != nil {
+			return err
+		}
+		key, err := d.key(kn, stringify)
+		if err != nil {
+			return err
+		}
+		if merged != nil {
+			if merged[key] {
+				continue
+			}
+			merged[key] = true
+		}
+		v, err := d.value(vn)
+		if err != nil {
+			return err
+		}
+		out[key] = v
+	}
+	if mergeNode == nil {
+		return nil
+	}
+	return d.merge(n, mergeNode, out, merged, stringify)
+}
+
+// key decodes a mapping key into a string.
+func (d *bodyDecoder) key(n *yaml.Node, stringify bool) (string, error) {
+	if n.Kind == yaml.AliasNode {
+		var s string
+		err := d.expand(n, func(target *yaml.Node) error {
+			var err error
+			s, err = d.key(target, stringify)
+			return err
+		})
+		return s, err
+	}
+	if n.Kind != yaml.ScalarNode {
+		return "", fmt.Errorf("line %d: invalid map key: a %s", n.Line, n.ShortTag())
+	}
+	if n.ShortTag() == yaml.NodeTagString || stringify {
+		return n.Value, nil
+	}
+	return "", fmt.Errorf("line %d: mapping key %q is a %s, not a string", n.Line, n.Value, n.ShortTag())
+}
+
+// merge applies the value of a merge key: a mapping, an alias of one, or a sequence of them,
+// the first to set a key winning and the merging mapping's own keys winning over all.
+func (d *bodyDecoder) merge(parent, merge *yaml.Node, out map[string]any, merged map[string]bool, stringify bool) error {
+	if merged == nil {
+		merged = make(map[string]bool, len(parent.Content)/2)
+		for i := 0; i < len(parent.Content); i += 2 {
+			if isMerge(parent.Content[i]) {
+				continue
+			}
+			key, err := d.key(parent.Content[i], stringify)
+			if err != nil {
+				return err
+			}
+			merged[key] = true
+		}
+	}
+	one := func(m *yaml.Node) error {
+		if err := d.count(); err != nil {
+			return err
+		}
+		switch {
+		// The merged mappings decode into out, a map of strings: their keys become strings.
+		case m.Kind == yaml.MappingNode:
+			return d.mapping(m, out, merged, true)
+		case m.Kind == yaml.AliasNode && m.Alias != nil && m.Alias.Kind == yaml.MappingNode:
+			return d.expand(m, func(target *yaml.Node) error { return d.mapping(target, out, merged, true) })
+		}
+		return fmt.Errorf("line %d: map merge requires map or sequence of maps as the value", m.Line)
+	}
+	if merge.Kind != yaml.SequenceNode {
+		return one(merge)
+	}
+	for _, m := range merge.Content {
+		if err := one(m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// nodeTagMerge is the tag of the merge key (kyaml names the others, not this one).
+const nodeTagMerge = "!!merge"
