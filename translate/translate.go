@@ -157,7 +157,7 @@ func (e Engine) guestNamespaces(works []*work) []*work {
 			Operator: e.Operator, Class: m.Class, Action: m.Metadata.Action, Source: from.entry.Source,
 			Target:      Target{Cluster: routing.ClusterGuest, Identity: from.entry.Source},
 			Disposition: routing.Apply, Rule: RuleGuestNamespace,
-			Reason:     fmt.Sprintf("%s is absorbed on the management cluster, but %s lives in it on the guest", ns, objectName(w.entry.Source)),
+			Reason:     fmt.Sprintf("%s is absorbed on the management cluster, but %s lives in it on the guest", ns, w.entry.Source.String()),
 			Transforms: []string{}, Warnings: []string{}, SourcePath: from.m.Path,
 		}})
 	}
