@@ -1,8 +1,13 @@
 package apply
 
 import (
+	"bytes"
+
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	"sigs.k8s.io/structured-merge-diff/v6/value"
 )
 
 // Equivalent reports whether two versions of an object hold the same content: everything
@@ -23,4 +28,171 @@ func content(obj *unstructured.Unstructured) map[string]any {
 		unstructured.RemoveNestedField(c.Object, "metadata", f)
 	}
 	return c.Object
+}
+
+// AppliedNoOp reports whether a server-side apply of applied by manager (to subresource,
+// "" for the object itself) to live is proven to change nothing, without asking the server:
+// every field of applied holds the same value in live, and every field that manager owns by
+// an earlier apply of live (its managedFields entry) is still in applied, so none is removed.
+// Lists match item by item at the same index, an item's fields being a subset of the live
+// item's (the server's defaults fill the rest). false means "not proven": the server has to
+// be asked (a dry-run), not that the apply changes something.
+func AppliedNoOp(applied, live *unstructured.Unstructured, manager, subresource string) bool {
+	if applied == nil || live == nil || !subset(applied.Object, live.Object) {
+		return false
+	}
+	for _, mf := range live.GetManagedFields() {
+		if mf.Manager != manager || mf.Operation != metav1.ManagedFieldsOperationApply || mf.Subresource != subresource {
+			continue
+		}
+		if mf.FieldsV1 == nil {
+			return true
+		}
+		owned := &fieldpath.Set{}
+		if err := owned.FromJSON(bytes.NewReader(mf.FieldsV1.Raw)); err != nil {
+			return false
+		}
+		kept := true
+		owned.Iterate(func(p fieldpath.Path) {
+			kept = kept && holds(applied.Object, p)
+		})
+		return kept
+	}
+	return true
+}
+
+// subset reports whether every field of want holds the same value in have.
+func subset(want, have any) bool {
+	switch w := want.(type) {
+	case map[string]any:
+		h, ok := have.(map[string]any)
+		if !ok {
+			return false
+		}
+		for k, v := range w {
+			hv, ok := h[k]
+			if !ok {
+				if v == nil {
+					continue
+				}
+				return false
+			}
+			if !subset(v, hv) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		h, ok := have.([]any)
+		if !ok || len(h) != len(w) {
+			return false
+		}
+		for i := range w {
+			if !subset(w[i], h[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return scalarEqual(want, have)
+}
+
+// scalarEqual compares two JSON scalars; numbers compare by value whether decoded as
+// int64 (the API machinery's decoder) or float64 (YAML through JSON).
+func scalarEqual(a, b any) bool {
+	if x, ok := number(a); ok {
+		y, ok := number(b)
+		return ok && x == y
+	}
+	return equality.Semantic.DeepEqual(a, b)
+}
+
+func number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case int64:
+		return float64(n), true
+	case int:
+		return float64(n), true
+	case int32:
+		return float64(n), true
+	case float64:
+		return n, true
+	case float32:
+		return float64(n), true
+	}
+	return 0, false
+}
+
+// holds reports whether the field at path p (a managedFields path) is present in obj.
+func holds(obj any, p fieldpath.Path) bool {
+	cur := obj
+	for _, pe := range p {
+		switch {
+		case pe.FieldName != nil:
+			m, ok := cur.(map[string]any)
+			if !ok {
+				return false
+			}
+			if cur, ok = m[*pe.FieldName]; !ok {
+				return false
+			}
+		case pe.Key != nil:
+			l, ok := cur.([]any)
+			if !ok {
+				return false
+			}
+			found := false
+			for _, item := range l {
+				m, ok := item.(map[string]any)
+				if ok && matchesKey(m, *pe.Key) {
+					cur, found = item, true
+					break
+				}
+			}
+			if !found {
+				return false
+			}
+		case pe.Value != nil:
+			l, ok := cur.([]any)
+			if !ok {
+				return false
+			}
+			want := value.ToString(*pe.Value)
+			found := false
+			for _, item := range l {
+				if v := value.NewValueInterface(item); v != nil && value.ToString(v) == want {
+					cur, found = item, true
+					break
+				}
+			}
+			if !found {
+				return false
+			}
+		case pe.Index != nil:
+			l, ok := cur.([]any)
+			if !ok || *pe.Index < 0 || *pe.Index >= len(l) {
+				return false
+			}
+			cur = l[*pe.Index]
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// matchesKey reports whether a list item has the key fields of a managedFields key. A key
+// field the item leaves out matches: the server recorded the key after defaulting it (a
+// port's protocol).
+func matchesKey(item map[string]any, key value.FieldList) bool {
+	for _, f := range key {
+		v, ok := item[f.Name]
+		if !ok {
+			continue
+		}
+		if iv := value.NewValueInterface(v); value.ToString(iv) != value.ToString(f.Value) {
+			return false
+		}
+	}
+	return true
 }
