@@ -226,6 +226,11 @@ func (r *replay) transforms(s, h *Object, entries []translate.Entry) error {
 func (r *replay) owner(hosted map[string]any) error {
 	name := r.node.GetAnnotations()[translate.AnnotationOwnerHCP]
 	if name == "" {
+		// The management target adds the owner of its own accord (apply.Options.HostedControlPlane);
+		// the annotation only asked for it in plans made before.
+		name = r.opts.HostedControlPlane
+	}
+	if name == "" {
 		return nil
 	}
 	meta, _ := hosted["metadata"].(map[string]any)
@@ -256,7 +261,7 @@ func (r *replay) owner(hosted map[string]any) error {
 	if r.node, err = toNode(current); err != nil {
 		return err
 	}
-	return r.record(Cause{Kind: CauseOwner, By: "apply", Detail: "ownerReference to HostedControlPlane " + name + " (annotation " + translate.AnnotationOwnerHCP + ")"})
+	return r.record(Cause{Kind: CauseOwner, By: "apply", Detail: "ownerReference to HostedControlPlane " + name + " (the management target's owner)"})
 }
 
 // ownerAnnotationPath is where a transform asks the applier for the HostedControlPlane owner.
