@@ -313,6 +313,52 @@ spec:
 	}
 }
 
+func TestUpdatedNoOp(t *testing.T) {
+	live := obj(t, `
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: a
+  namespace: ns
+  resourceVersion: "3"
+  labels: {app: a}
+  managedFields:
+  - manager: topolayer
+    operation: Update
+    apiVersion: v1
+    fieldsType: FieldsV1
+    fieldsV1: {f:data: {f:k: {}}, f:metadata: {f:labels: {f:app: {}}}}
+  - manager: kubectl
+    operation: Update
+    apiVersion: v1
+    fieldsType: FieldsV1
+    fieldsV1: {f:data: {f:extra: {}}}
+data: {k: v, extra: x}
+status: {phase: Ready}
+`)
+	const updated = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: ns\n  labels: {app: a}\ndata: {k: v, extra: x}\n"
+	for name, tc := range map[string]struct {
+		updated, subresource string
+		want                 bool
+	}{
+		"same fields":                 {updated: updated, want: true},
+		"a changed value":             {updated: strings.Replace(updated, "k: v", "k: w", 1)},
+		"drops a field another set":   {updated: strings.Replace(updated, ", extra: x", "", 1)},
+		"drops a label":               {updated: strings.Replace(updated, "  labels: {app: a}\n", "", 1)},
+		"status, same":                {updated: updated + "status: {phase: Ready}\n", subresource: "status", want: true},
+		"status, changed":             {updated: updated + "status: {phase: Failed}\n", subresource: "status"},
+		"status ignores the rest":     {updated: strings.Replace(updated, "k: v", "k: w", 1) + "status: {phase: Ready}\n", subresource: "status", want: true},
+		"status, unset live field ok": {updated: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\nstatus: {phase: Ready}\n", subresource: "status", want: true},
+		"status, another label":       {updated: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, labels: {app: b}}\nstatus: {phase: Ready}\n", subresource: "status"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got := UpdatedNoOp(obj(t, tc.updated), live, tc.subresource); got != tc.want {
+				t.Errorf("UpdatedNoOp = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
 func TestStripServerFields(t *testing.T) {
 	u := obj(t, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  uid: x\n  resourceVersion: '3'\n  creationTimestamp: null\n  generation: 2\n  labels: {a: b}\n")
 	stripServerFields(u)

@@ -45,20 +45,61 @@ func AppliedNoOp(applied, live *unstructured.Unstructured, manager, subresource 
 		if mf.Manager != manager || mf.Operation != metav1.ManagedFieldsOperationApply || mf.Subresource != subresource {
 			continue
 		}
-		if mf.FieldsV1 == nil {
-			return true
-		}
-		owned := &fieldpath.Set{}
-		if err := owned.FromJSON(bytes.NewReader(mf.FieldsV1.Raw)); err != nil {
-			return false
-		}
-		kept := true
-		owned.Iterate(func(p fieldpath.Path) {
-			kept = kept && holds(applied.Object, p)
-		})
-		return kept
+		return ownedHeld(mf, applied.Object)
 	}
 	return true
+}
+
+// UpdatedNoOp reports whether a PUT of updated to live (to subresource: "" for the object,
+// "status" for its status) is proven to change nothing, without asking the server: every
+// field of updated (of its status, labels and annotations, for the status) holds the same
+// value in live, and every
+// field of live that some manager set through that subresource is still in updated, so none
+// is removed. A live field that no manager set is the server's default, which it sets again.
+// false means "not proven".
+func UpdatedNoOp(updated, live *unstructured.Unstructured, subresource string) bool {
+	if updated == nil || live == nil {
+		return false
+	}
+	if subresource == "status" {
+		if !subset(updated.Object["status"], live.Object["status"]) ||
+			!subset(stringMap(updated.GetLabels()), stringMap(live.GetLabels())) ||
+			!subset(stringMap(updated.GetAnnotations()), stringMap(live.GetAnnotations())) {
+			return false
+		}
+	} else if !subset(updated.Object, live.Object) {
+		return false
+	}
+	for _, mf := range live.GetManagedFields() {
+		if mf.Subresource == subresource && !ownedHeld(mf, updated.Object) {
+			return false
+		}
+	}
+	return true
+}
+
+func stringMap(m map[string]string) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// ownedHeld reports whether every field of a managedFields entry is present in obj.
+func ownedHeld(mf metav1.ManagedFieldsEntry, obj map[string]any) bool {
+	if mf.FieldsV1 == nil {
+		return true
+	}
+	owned := &fieldpath.Set{}
+	if err := owned.FromJSON(bytes.NewReader(mf.FieldsV1.Raw)); err != nil {
+		return false
+	}
+	held := true
+	owned.Iterate(func(p fieldpath.Path) {
+		held = held && holds(obj, p)
+	})
+	return held
 }
 
 // subset reports whether every field of want holds the same value in have.

@@ -435,7 +435,7 @@ func (w *writer) check(ctx context.Context, validate bool) (Result, error) {
 	}
 	// The object exists. A server-side apply of fields that the live object already holds,
 	// and that drops none of the fields its manager applied before, changes nothing.
-	if manager, ok := w.appliedBy(); ok && AppliedNoOp(w.desire, live, manager, w.subresource()) {
+	if w.provenNoOp() {
 		return Result{Change: ChangeNone, Skipped: true, Object: live, Live: live}, nil
 	}
 	// Otherwise ask the server what the write would store, and skip it when that is what
@@ -478,6 +478,17 @@ func (w *writer) commit(ctx context.Context) (Result, error) {
 		return Result{Live: w.live}, fmt.Errorf("%s %s: %w", w.m.Metadata.Action, w.m.Identity(), err)
 	}
 	return res, nil
+}
+
+// provenNoOp reports whether the comparison of the body with the live object proves that
+// the write changes nothing (AppliedNoOp, UpdatedNoOp).
+func (w *writer) provenNoOp() bool {
+	switch w.m.Metadata.Action {
+	case contract.ActionUpdate, contract.ActionUpdateStatus:
+		return UpdatedNoOp(w.desire, w.live, w.subresource())
+	}
+	manager, ok := w.appliedBy()
+	return ok && AppliedNoOp(w.desire, w.live, manager, w.subresource())
 }
 
 // appliedBy returns the field manager of a write that is a server-side apply of the body:
