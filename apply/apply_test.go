@@ -359,6 +359,30 @@ status: {phase: Ready}
 	}
 }
 
+func TestPatchedNoOp(t *testing.T) {
+	live := obj(t, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: ns\n  resourceVersion: '3'\ndata: {a: '1', b: '2'}\n")
+	for name, tc := range map[string]struct {
+		patchType, patch string
+		want             bool
+	}{
+		"merge, same value":       {patchType: contract.PatchTypeMerge, patch: `{"data":{"a":"1"}}`, want: true},
+		"merge, another value":    {patchType: contract.PatchTypeMerge, patch: `{"data":{"a":"2"}}`},
+		"merge, removes a key":    {patchType: contract.PatchTypeMerge, patch: `{"data":{"b":null}}`},
+		"merge, removes nothing":  {patchType: contract.PatchTypeMerge, patch: `{"data":{"c":null}}`, want: true},
+		"json, same value":        {patchType: contract.PatchTypeJSON, patch: `[{"op":"replace","path":"/data/a","value":"1"}]`, want: true},
+		"json, adds a key":        {patchType: contract.PatchTypeJSON, patch: `[{"op":"add","path":"/data/c","value":"3"}]`},
+		"json, a failing test":    {patchType: contract.PatchTypeJSON, patch: `[{"op":"test","path":"/data/a","value":"9"}]`},
+		"strategic, never proven": {patchType: contract.PatchTypeStrategicMerge, patch: `{"data":{"a":"1"}}`},
+		"malformed":               {patchType: contract.PatchTypeMerge, patch: `{`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got := PatchedNoOp(live, tc.patchType, []byte(tc.patch)); got != tc.want {
+				t.Errorf("PatchedNoOp = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
 func TestStripServerFields(t *testing.T) {
 	u := obj(t, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  uid: x\n  resourceVersion: '3'\n  creationTimestamp: null\n  generation: 2\n  labels: {a: b}\n")
 	stripServerFields(u)

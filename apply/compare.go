@@ -3,11 +3,14 @@ package apply
 import (
 	"bytes"
 
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/value"
+
+	"github.com/topolayer/topolayer/contract"
 )
 
 // Equivalent reports whether two versions of an object hold the same content: everything
@@ -236,4 +239,38 @@ func matchesKey(item map[string]any, key value.FieldList) bool {
 		}
 	}
 	return true
+}
+
+// PatchedNoOp reports whether a JSON or merge patch (JSON bytes) of live, of the contract's
+// patchType, is proven to change nothing, without asking the server: the patch applied to
+// live here gives an Equivalent object. Strategic-merge and apply patches need the kind's
+// schema, which the client does not have: they are never proven. false means "not proven".
+func PatchedNoOp(live *unstructured.Unstructured, patchType string, patch []byte) bool {
+	if live == nil {
+		return false
+	}
+	doc, err := live.MarshalJSON()
+	if err != nil {
+		return false
+	}
+	var patched []byte
+	switch patchType {
+	case contract.PatchTypeMerge:
+		patched, err = jsonpatch.MergePatch(doc, patch)
+	case contract.PatchTypeJSON:
+		var p jsonpatch.Patch
+		if p, err = jsonpatch.DecodePatch(patch); err == nil {
+			patched, err = p.Apply(doc)
+		}
+	default:
+		return false
+	}
+	if err != nil {
+		return false
+	}
+	after := &unstructured.Unstructured{}
+	if err := after.UnmarshalJSON(patched); err != nil {
+		return false
+	}
+	return Equivalent(live, after)
 }

@@ -481,11 +481,13 @@ func (w *writer) commit(ctx context.Context) (Result, error) {
 }
 
 // provenNoOp reports whether the comparison of the body with the live object proves that
-// the write changes nothing (AppliedNoOp, UpdatedNoOp).
+// the write changes nothing (AppliedNoOp, UpdatedNoOp, PatchedNoOp).
 func (w *writer) provenNoOp() bool {
 	switch w.m.Metadata.Action {
 	case contract.ActionUpdate, contract.ActionUpdateStatus:
 		return UpdatedNoOp(w.desire, w.live, w.subresource())
+	case contract.ActionPatch, contract.ActionPatchStatus:
+		return PatchedNoOp(w.live, w.m.Metadata.PatchType, w.patch)
 	}
 	manager, ok := w.appliedBy()
 	return ok && AppliedNoOp(w.desire, w.live, manager, w.subresource())

@@ -107,12 +107,15 @@ spec:
           name: https
 `)
 	deploy.Metadata.FieldManager = "e2e-requests"
+	patch := mutation(contract.ClassManagement, contract.ActionPatch, "/v1/configmaps", "openshift-sample", "requests-create", `{"data":{"k":"v"}}`)
+	patch.Metadata.PatchType = contract.PatchTypeMerge
 	status := mutation(contract.ClassManagement, contract.ActionApplyStatus, "operator.openshift.io/v1/authentications", "", "requests-auth",
 		authentication("requests-auth", "status:\n  readyReplicas: 1\n"))
 	status.Metadata.FieldManager = "e2e-requests-status"
 	plan := hostedPlan(t, operator, nil,
 		mutation(contract.ClassManagement, contract.ActionCreate, "/v1/configmaps", "openshift-sample", "requests-create", cm("requests-create")),
 		mutation(contract.ClassManagement, contract.ActionUpdate, "/v1/configmaps", "openshift-sample", "requests-create", cm("requests-create")),
+		patch,
 		apl,
 		deploy,
 		mutation(contract.ClassManagement, contract.ActionCreate, "operator.openshift.io/v1/authentications", "", "requests-auth",
@@ -149,7 +152,8 @@ spec:
 	first, discovery := withoutDiscovery(log.requests())
 	t.Logf("first apply: %d discovery requests (once per target)", discovery)
 	for _, r := range res {
-		// The Update and UpdateStatus write what the Create and ApplyStatus before them did.
+		// The Update, Patch and UpdateStatus write what the Create and ApplyStatus before
+		// them did.
 		if r.Status != apply.StatusApplied && r.Status != apply.StatusSkipped {
 			t.Errorf("first apply: %s %s: %s", r.Action, r.Identity, r.Status)
 		}
