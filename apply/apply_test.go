@@ -3,11 +3,13 @@ package apply
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
 	"github.com/topolayer/topolayer/contract"
@@ -165,34 +167,219 @@ data:
 	}
 }
 
-func TestSetOwner(t *testing.T) {
+func TestHostedControlPlaneOwner(t *testing.T) {
 	owner := &metav1.OwnerReference{APIVersion: "hypershift.openshift.io/v1beta1", Kind: "HostedControlPlane", Name: "example", UID: "u1"}
-	body := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  annotations:\n    topolayer.dev/owner-hosted-control-plane: example\n"
+	configMaps := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
+	const cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: clusters-example\n"
+	for name, tc := range map[string]struct {
+		opts       Options
+		action     contract.Action
+		ns         string
+		gvk        schema.GroupVersionKind
+		namespaced bool
+		body       string
+		wantRefs   int
+	}{
+		"create":                      {action: contract.ActionCreate, wantRefs: 1},
+		"update":                      {action: contract.ActionUpdate, wantRefs: 1},
+		"apply":                       {action: contract.ActionApply, wantRefs: 1},
+		"apply, owner already there":  {action: contract.ActionApply, body: cm + "  ownerReferences:\n  - {apiVersion: hypershift.openshift.io/v1beta1, kind: HostedControlPlane, name: example, uid: u0}\n", wantRefs: 1},
+		"apply, another owner":        {action: contract.ActionApply, body: cm + "  ownerReferences:\n  - {apiVersion: v1, kind: ConfigMap, name: b, uid: u2}\n", wantRefs: 2},
+		"old plan's owner annotation": {action: contract.ActionApply, body: cm + "  annotations:\n    topolayer.dev/owner-hosted-control-plane: example\n", wantRefs: 1},
+		"apply status":                {action: contract.ActionApplyStatus},
+		"update status":               {action: contract.ActionUpdateStatus},
+		"event":                       {action: contract.ActionCreate, gvk: schema.GroupVersionKind{Version: "v1", Kind: "Event"}},
+		"cluster-scoped":              {action: contract.ActionCreate, namespaced: false, ns: "-"},
+		"another namespace":           {action: contract.ActionCreate, ns: "other"},
+		"no owner":                    {action: contract.ActionCreate, opts: Options{Namespace: "clusters-example"}},
+		"owner without namespace":     {action: contract.ActionCreate, opts: Options{HostedControlPlane: owner}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if tc.opts == (Options{}) {
+				tc.opts = Options{Namespace: "clusters-example", HostedControlPlane: owner}
+			}
+			if tc.gvk.Empty() {
+				tc.gvk = configMaps
+			}
+			if tc.body == "" {
+				tc.body = cm
+			}
+			namespaced := tc.ns != "-"
+			switch tc.ns {
+			case "", "-":
+				tc.ns = "clusters-example"
+			}
+			w := &writer{
+				t:          &ClusterTarget{name: "management", opts: tc.opts.defaulted()},
+				m:          contract.Mutation{Metadata: contract.Metadata{Action: tc.action, Name: "a", Namespace: tc.ns}, Body: []byte(tc.body)},
+				gvk:        tc.gvk,
+				namespaced: namespaced,
+			}
+			if err := w.parse(nil); err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := w.desire.GetAnnotations()[translate.AnnotationOwnerHCP]; ok {
+				t.Error("the owner annotation is left")
+			}
+			refs := w.desire.GetOwnerReferences()
+			if len(refs) != tc.wantRefs {
+				t.Fatalf("ownerReferences = %+v, want %d", refs, tc.wantRefs)
+			}
+			if tc.wantRefs > 0 && !slices.Contains(refs, *owner) {
+				t.Errorf("ownerReferences = %+v, want one to %+v", refs, *owner)
+			}
+		})
+	}
+}
 
-	u := obj(t, body)
-	if err := setOwner(u, owner); err != nil {
-		t.Fatal(err)
+func TestAppliedNoOp(t *testing.T) {
+	live := obj(t, `
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: a
+  namespace: ns
+  resourceVersion: "10"
+  labels: {app: a, other: x}
+  managedFields:
+  - manager: op
+    operation: Apply
+    apiVersion: apps/v1
+    fieldsType: FieldsV1
+    fieldsV1:
+      f:metadata: {f:labels: {f:app: {}}}
+      f:spec:
+        f:replicas: {}
+        f:template:
+          f:spec:
+            f:containers:
+              'k:{"name":"c"}':
+                .: {}
+                f:image: {}
+                f:name: {}
+                f:ports:
+                  'k:{"containerPort":8080,"protocol":"TCP"}':
+                    .: {}
+                    f:containerPort: {}
+spec:
+  replicas: 2
+  template:
+    spec:
+      containers:
+      - name: c
+        image: img
+        imagePullPolicy: IfNotPresent
+        ports:
+        - {containerPort: 8080, protocol: TCP}
+`)
+	const applied = `
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: a
+  namespace: ns
+  labels: {app: a}
+spec:
+  replicas: 2
+  template:
+    spec:
+      containers:
+      - name: c
+        image: img
+        ports:
+        - containerPort: 8080
+`
+	for name, tc := range map[string]struct {
+		applied, manager, subresource string
+		want                          bool
+	}{
+		"same fields":                {applied: applied, manager: "op", want: true},
+		"another manager, no fields": {applied: applied, manager: "someone", want: true},
+		"a changed value":            {applied: strings.Replace(applied, "replicas: 2", "replicas: 3", 1), manager: "op"},
+		"a new field":                {applied: strings.Replace(applied, "image: img", "image: img\n        workingDir: /", 1), manager: "op"},
+		"a dropped owned field":      {applied: strings.Replace(applied, "  replicas: 2\n", "", 1), manager: "op"},
+		"a dropped owned list item":  {applied: strings.Replace(applied, "        ports:\n        - containerPort: 8080\n", "", 1), manager: "op"},
+		"another list length":        {applied: strings.Replace(applied, "- containerPort: 8080", "- containerPort: 8080\n        - containerPort: 9090", 1), manager: "op"},
+		"status subresource manager": {applied: applied, manager: "op", subresource: "status", want: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got := AppliedNoOp(obj(t, tc.applied), live, tc.manager, tc.subresource); got != tc.want {
+				t.Errorf("AppliedNoOp = %v, want %v", got, tc.want)
+			}
+		})
 	}
-	if _, ok := u.GetAnnotations()[translate.AnnotationOwnerHCP]; ok {
-		t.Error("the owner annotation is left")
+	if AppliedNoOp(nil, live, "op", "") || AppliedNoOp(live, nil, "op", "") {
+		t.Error("nil: want false")
 	}
-	if refs := u.GetOwnerReferences(); len(refs) != 1 || refs[0] != *owner {
-		t.Errorf("ownerReferences = %+v", refs)
+}
+
+func TestUpdatedNoOp(t *testing.T) {
+	live := obj(t, `
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: a
+  namespace: ns
+  resourceVersion: "3"
+  labels: {app: a}
+  managedFields:
+  - manager: topolayer
+    operation: Update
+    apiVersion: v1
+    fieldsType: FieldsV1
+    fieldsV1: {f:data: {f:k: {}}, f:metadata: {f:labels: {f:app: {}}}}
+  - manager: kubectl
+    operation: Update
+    apiVersion: v1
+    fieldsType: FieldsV1
+    fieldsV1: {f:data: {f:extra: {}}}
+data: {k: v, extra: x}
+status: {phase: Ready}
+`)
+	const updated = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: ns\n  labels: {app: a}\ndata: {k: v, extra: x}\n"
+	for name, tc := range map[string]struct {
+		updated, subresource string
+		want                 bool
+	}{
+		"same fields":                 {updated: updated, want: true},
+		"a changed value":             {updated: strings.Replace(updated, "k: v", "k: w", 1)},
+		"drops a field another set":   {updated: strings.Replace(updated, ", extra: x", "", 1)},
+		"drops a label":               {updated: strings.Replace(updated, "  labels: {app: a}\n", "", 1)},
+		"status, same":                {updated: updated + "status: {phase: Ready}\n", subresource: "status", want: true},
+		"status, changed":             {updated: updated + "status: {phase: Failed}\n", subresource: "status"},
+		"status ignores the rest":     {updated: strings.Replace(updated, "k: v", "k: w", 1) + "status: {phase: Ready}\n", subresource: "status", want: true},
+		"status, unset live field ok": {updated: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\nstatus: {phase: Ready}\n", subresource: "status", want: true},
+		"status, another label":       {updated: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, labels: {app: b}}\nstatus: {phase: Ready}\n", subresource: "status"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got := UpdatedNoOp(obj(t, tc.updated), live, tc.subresource); got != tc.want {
+				t.Errorf("UpdatedNoOp = %v, want %v", got, tc.want)
+			}
+		})
 	}
-	if err := setOwner(u, owner); err != nil || len(u.GetOwnerReferences()) != 1 {
-		t.Errorf("a second setOwner: err %v, refs %+v", err, u.GetOwnerReferences())
-	}
-	if err := setOwner(obj(t, body), nil); err == nil {
-		t.Error("no owner on the target: want an error")
-	}
-	other := *owner
-	other.Name = "other"
-	if err := setOwner(obj(t, body), &other); err == nil {
-		t.Error("another HostedControlPlane: want an error")
-	}
-	plain := obj(t, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n")
-	if err := setOwner(plain, owner); err != nil || len(plain.GetOwnerReferences()) != 0 {
-		t.Errorf("no annotation: err %v, refs %+v", err, plain.GetOwnerReferences())
+}
+
+func TestPatchedNoOp(t *testing.T) {
+	live := obj(t, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: ns\n  resourceVersion: '3'\ndata: {a: '1', b: '2'}\n")
+	for name, tc := range map[string]struct {
+		patchType, patch string
+		want             bool
+	}{
+		"merge, same value":       {patchType: contract.PatchTypeMerge, patch: `{"data":{"a":"1"}}`, want: true},
+		"merge, another value":    {patchType: contract.PatchTypeMerge, patch: `{"data":{"a":"2"}}`},
+		"merge, removes a key":    {patchType: contract.PatchTypeMerge, patch: `{"data":{"b":null}}`},
+		"merge, removes nothing":  {patchType: contract.PatchTypeMerge, patch: `{"data":{"c":null}}`, want: true},
+		"json, same value":        {patchType: contract.PatchTypeJSON, patch: `[{"op":"replace","path":"/data/a","value":"1"}]`, want: true},
+		"json, adds a key":        {patchType: contract.PatchTypeJSON, patch: `[{"op":"add","path":"/data/c","value":"3"}]`},
+		"json, a failing test":    {patchType: contract.PatchTypeJSON, patch: `[{"op":"test","path":"/data/a","value":"9"}]`},
+		"strategic, never proven": {patchType: contract.PatchTypeStrategicMerge, patch: `{"data":{"a":"1"}}`},
+		"malformed":               {patchType: contract.PatchTypeMerge, patch: `{`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got := PatchedNoOp(live, tc.patchType, []byte(tc.patch)); got != tc.want {
+				t.Errorf("PatchedNoOp = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }
 

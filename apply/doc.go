@@ -19,12 +19,27 @@
 //
 // An object that already exists but carries another source identity or another operator's
 // label is a conflict (*ConflictError): nothing is written. A write that would not change the
-// object (the server's dry-run of it equals the live object) is skipped, so re-applying a
-// plan sends no mutating request.
+// object is skipped, so re-applying a plan sends no mutating request: when the comparison of
+// the body with the live object proves it (AppliedNoOp for server-side applies, UpdatedNoOp
+// for PUTs, PatchedNoOp for JSON and merge patches), on the read alone; otherwise when the
+// server's dry-run of the write is Equivalent to the live object.
+//
+// A target with Options.HostedControlPlane owns what it writes: every object of its namespace
+// that it creates, updates or applies whole gets the ownerReference to the HostedControlPlane
+// (not Events, not status writes, patches or deletions). The owner is the management target's
+// property, not the plan's.
 //
 // ApplyPlan validates a whole plan (no rejected entry, a target for every cluster, a
 // server-side dry-run of every mutation) before its first write, then applies it in order and
 // stops at the first failure. DryRun reports what each entry would do and writes nothing.
+// On a ClusterTarget, what validation learned of an entry (its parsed body, the live object,
+// the dry-run's answer) is its write's, so each entry costs, for the whole apply:
+//
+//   - an existing object that the write would not change: one GET when the comparison with
+//     the live object proves it, a GET and a dry-run otherwise (a strategic-merge patch);
+//   - an object created or changed: a GET, a dry-run and the write;
+//   - an entry that depends on an earlier one (its object or namespace is created by the
+//     plan, or written before it): read again when it is written.
 //
 // Usage, for a hosted plan:
 //

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"k8s.io/apiserver/pkg/authentication/serviceaccount"
 	"sigs.k8s.io/yaml"
 )
 
@@ -30,11 +31,11 @@ func decodeOptions(data []byte) (writeOptions, error) {
 }
 
 // ServiceAccountUser returns the user name of a service account given as NAMESPACE/NAME,
-// for Options.Impersonate: system:serviceaccount:NAMESPACE:NAME.
+// for Options.Impersonate: system:serviceaccount:NAMESPACE:NAME (serviceaccount.MakeUsername).
 func ServiceAccountUser(namespacedName string) (string, error) {
 	ns, name, ok := strings.Cut(namespacedName, "/")
 	if !ok || ns == "" || name == "" || strings.ContainsAny(name, "/:") || strings.Contains(ns, ":") {
 		return "", fmt.Errorf("service account %q: must be NAMESPACE/NAME", namespacedName)
 	}
-	return "system:serviceaccount:" + ns + ":" + name, nil
+	return serviceaccount.MakeUsername(ns, name), nil
 }

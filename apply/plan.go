@@ -118,6 +118,13 @@ func checkPlan(plan *translate.Plan, targets map[string]Target) error {
 	return errors.Join(errs...)
 }
 
+// preparer is a Target whose validation of a mutation is kept for its write (the parsed
+// body, the live object it read, the server's dry-run answer), so that ApplyPlan asks the
+// server nothing twice. ClusterTarget is one.
+type preparer interface {
+	prepare(ctx context.Context, m contract.Mutation, obj *unstructured.Unstructured, validate bool) (*writer, Result, error)
+}
+
 // DryRun asks every target what each apply entry of the plan would do, with server-side
 // dry-run: create, change (Object is what the server would store), unchanged, or fail.
 // Nothing is written. An entry whose object or namespace an earlier entry creates cannot be
@@ -125,11 +132,19 @@ func checkPlan(plan *translate.Plan, targets map[string]Target) error {
 // that are not DryRunners are not asked: their entries stay StatusNotRun. The error joins
 // the static problems of the plan and every failed entry.
 func DryRun(ctx context.Context, plan *translate.Plan, targets map[string]Target) ([]EntryResult, error) {
+	results, _, err := validate(ctx, plan, targets)
+	return results, err
+}
+
+// validate is DryRun, keeping for each entry asked of a preparer what it learned (nil for
+// the others).
+func validate(ctx context.Context, plan *translate.Plan, targets map[string]Target) ([]EntryResult, []*writer, error) {
 	if err := checkPlan(plan, targets); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	created := map[objectKey]bool{}
 	var results []EntryResult
+	var writers []*writer
 	var errs []error
 	for _, i := range applyEntries(plan) {
 		e := plan.Entries[i]
@@ -141,13 +156,22 @@ func DryRun(ctx context.Context, plan *translate.Plan, targets map[string]Target
 		if m.Metadata.Action == contract.ActionCreate || m.Metadata.Action == contract.ActionApply {
 			created[keyOf(r.Cluster, id)] = true
 		}
-		dr, ok := targets[r.Cluster].(DryRunner)
+		var w *writer
+		target := targets[r.Cluster]
+		p, isPreparer := target.(preparer)
+		dr, isDryRunner := target.(DryRunner)
 		switch {
-		case !ok:
+		case !isPreparer && !isDryRunner:
 		case dependent:
 			r.Status = StatusValid
 		default:
-			res, err := dr.DryRun(ctx, m)
+			var res Result
+			var err error
+			if isPreparer {
+				w, res, err = p.prepare(ctx, m, entryObject(e), true)
+			} else {
+				res, err = dr.DryRun(ctx, m)
+			}
 			r.Change, r.Object, r.Live = res.Change, res.Object, res.Live
 			if err != nil {
 				r.Status, r.Err = StatusFailed, err
@@ -157,8 +181,19 @@ func DryRun(ctx context.Context, plan *translate.Plan, targets map[string]Target
 			}
 		}
 		results = append(results, r)
+		writers = append(writers, w)
 	}
-	return results, errors.Join(errs...)
+	return results, writers, errors.Join(errs...)
+}
+
+// entryObject is the final object of a plan entry (translate.Entry.Object), copied: the
+// target writes it without parsing the body again, and the plan keeps its own. nil (an
+// entry built without one) makes the target parse the mutation's body, once.
+func entryObject(e translate.Entry) *unstructured.Unstructured {
+	if e.Object == nil {
+		return nil
+	}
+	return e.Object.DeepCopy()
 }
 
 // ApplyPlan validates the whole plan, then applies its apply entries in order on the targets
@@ -169,8 +204,15 @@ func DryRun(ctx context.Context, plan *translate.Plan, targets map[string]Target
 // written; the results then carry the dry-run's findings. After validation, each entry is
 // applied (StatusApplied), or skipped when it would change nothing (StatusSkipped); the first
 // failure (StatusFailed) stops the plan, and the entries after it are StatusNotRun.
+//
+// What validation learned of an entry on a ClusterTarget is its write's: an existing object
+// that the entry would not change costs one request (the read that shows it unchanged) for
+// the whole apply, and a write sends nothing but itself after its validation. An entry is
+// read again only when an earlier entry of the plan wrote its object, or when validation
+// could not ask the server before that earlier entry (it creates the object or its
+// namespace).
 func ApplyPlan(ctx context.Context, plan *translate.Plan, targets map[string]Target) ([]EntryResult, error) {
-	results, err := DryRun(ctx, plan, targets)
+	results, writers, err := validate(ctx, plan, targets)
 	if err != nil {
 		for i := range results {
 			if results[i].Status != StatusFailed {
@@ -179,9 +221,17 @@ func ApplyPlan(ctx context.Context, plan *translate.Plan, targets map[string]Tar
 		}
 		return results, fmt.Errorf("the plan failed validation, nothing was written: %w", err)
 	}
+	written := map[objectKey]bool{}
 	for i := range results {
 		r := &results[i]
-		res, err := targets[r.Cluster].Apply(ctx, *plan.Entries[r.Index].Mutation)
+		key := keyOf(r.Cluster, r.Identity)
+		var res Result
+		var err error
+		if w := writers[i]; w != nil && !written[key] {
+			res, err = w.commit(ctx)
+		} else {
+			res, err = targets[r.Cluster].Apply(ctx, *plan.Entries[r.Index].Mutation)
+		}
 		r.Change, r.Object, r.Live = res.Change, res.Object, res.Live
 		switch {
 		case err != nil:
@@ -194,6 +244,7 @@ func ApplyPlan(ctx context.Context, plan *translate.Plan, targets map[string]Tar
 			r.Status = StatusSkipped
 		default:
 			r.Status = StatusApplied
+			written[key] = true
 		}
 	}
 	return results, nil

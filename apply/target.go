@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -12,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apiserver/pkg/authentication/serviceaccount"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
@@ -88,9 +88,12 @@ type Options struct {
 	// target writes. An existing object labelled for another operator is a conflict. Default:
 	// the label of each body.
 	Operator string
-	// HostedControlPlane is the ownerReference set on every object written whose body carries
-	// the annotation translate.AnnotationOwnerHCP (which is removed). See
-	// ResolveHostedControlPlane. A body with the annotation on a target without it fails.
+	// HostedControlPlane is the ownerReference (see ResolveHostedControlPlane) that the
+	// target adds to every object of its Namespace that it creates, updates or applies whole
+	// (Create, Update, Apply): not to status writes, patches, deletions or Events. It is a
+	// property of the management target of a hosted topology; it needs Namespace (an owner
+	// must be in its object's namespace) and is ignored without it. Bodies of older plans
+	// that still carry the annotation translate.AnnotationOwnerHCP lose it.
 	HostedControlPlane *metav1.OwnerReference
 	// RequireOwnership makes an existing object that carries no topolayer annotation or
 	// label someone else's: a Create, Update, Apply, Patch or Delete of it is a conflict.
@@ -111,14 +114,14 @@ func (o Options) defaulted() Options {
 	return o
 }
 
-// ParseServiceAccount splits a service-account user name, system:serviceaccount:ns:name.
+// ParseServiceAccount splits a service-account user name, system:serviceaccount:ns:name
+// (serviceaccount.SplitUsername, with an error that says what is expected).
 func ParseServiceAccount(user string) (namespace, name string, err error) {
-	rest, ok := strings.CutPrefix(user, "system:serviceaccount:")
-	parts := strings.Split(rest, ":")
-	if !ok || len(parts) != 2 || parts[0] == "" || parts[1] == "" {
-		return "", "", fmt.Errorf("%q is not a service account user name (system:serviceaccount:<namespace>:<name>)", user)
+	namespace, name, err = serviceaccount.SplitUsername(user)
+	if err != nil {
+		return "", "", fmt.Errorf("%q is not a service account user name (system:serviceaccount:<namespace>:<name>): %w", user, err)
 	}
-	return parts[0], parts[1], nil
+	return namespace, name, nil
 }
 
 // ClusterTarget is a Target over one API server, through a dynamic client and a RESTMapper
@@ -149,7 +152,7 @@ func NewClusterTarget(name string, cfg *rest.Config, opts Options) (*ClusterTarg
 	cfg = rest.CopyConfig(cfg)
 	if cfg.QPS == 0 && cfg.Burst == 0 && cfg.RateLimiter == nil {
 		// client-go's default (5 requests per second) makes a plan of a dozen entries, up to
-		// four requests each (read, dry-run, write), take seconds.
+		// three requests each (read, dry-run, write), take seconds.
 		cfg.QPS, cfg.Burst = DefaultQPS, DefaultBurst
 	}
 	if opts.Impersonate != "" {
@@ -187,26 +190,26 @@ func (t *ClusterTarget) DryRun(ctx context.Context, m contract.Mutation) (Result
 	return t.write(ctx, m, true)
 }
 
-// resource returns the client of m's resource (namespaced when its kind is), after checking
-// the target's namespace bound.
-func (t *ClusterTarget) resource(m contract.Mutation) (dynamic.ResourceInterface, schema.GroupVersionKind, error) {
+// resource returns the client of m's resource (namespaced when its kind is) and its REST
+// mapping, after checking the target's namespace bound.
+func (t *ClusterTarget) resource(m contract.Mutation) (dynamic.ResourceInterface, *meta.RESTMapping, error) {
 	gvr := m.Identity().GroupVersionResource()
 	mapping, err := t.mapping(gvr)
 	if err != nil {
-		return nil, schema.GroupVersionKind{}, err
+		return nil, nil, err
 	}
 	namespaced := mapping.Scope.Name() == meta.RESTScopeNameNamespace
 	ns := m.Metadata.Namespace
 	if t.opts.Namespace != "" && (!namespaced || ns != t.opts.Namespace) {
-		return nil, schema.GroupVersionKind{}, fmt.Errorf("%s: %w %s", m.Identity(), ErrOutsideNamespace, t.opts.Namespace)
+		return nil, nil, fmt.Errorf("%s: %w %s", m.Identity(), ErrOutsideNamespace, t.opts.Namespace)
 	}
 	if namespaced {
 		if ns == "" {
-			return nil, schema.GroupVersionKind{}, fmt.Errorf("%s: %s is namespaced and the mutation names no namespace", m.Identity(), gvr.GroupResource())
+			return nil, nil, fmt.Errorf("%s: %s is namespaced and the mutation names no namespace", m.Identity(), gvr.GroupResource())
 		}
-		return t.client.Resource(gvr).Namespace(ns), mapping.GroupVersionKind, nil
+		return t.client.Resource(gvr).Namespace(ns), mapping, nil
 	}
-	return t.client.Resource(gvr), mapping.GroupVersionKind, nil
+	return t.client.Resource(gvr), mapping, nil
 }
 
 // mapping finds the REST mapping of gvr, refreshing discovery once when the resource is
@@ -230,34 +233,136 @@ func (t *ClusterTarget) mapping(gvr schema.GroupVersionResource) (*meta.RESTMapp
 	return mapping, nil
 }
 
-// write does m, for real or as a dry-run.
+// write does m, for real or as a dry-run: the two passes of prepare and commit.
 func (t *ClusterTarget) write(ctx context.Context, m contract.Mutation, dryRun bool) (Result, error) {
-	if !m.Metadata.Action.Valid() {
-		return Result{}, fmt.Errorf("%s: unknown action %q", m.Identity(), m.Metadata.Action)
+	w, res, err := t.prepare(ctx, m, nil, dryRun)
+	if err != nil || dryRun {
+		return res, err
 	}
-	ri, gvk, err := t.resource(m)
-	if err != nil {
-		return Result{}, err
-	}
-	w := &writer{t: t, m: m, ri: ri, gvk: gvk, dryRun: dryRun}
-	res, err := w.do(ctx)
-	if err != nil {
-		return res, fmt.Errorf("%s %s: %w", m.Metadata.Action, m.Identity(), err)
-	}
-	return res, nil
+	return w.commit(ctx)
 }
 
-// writer is one mutation being written.
-type writer struct {
-	t      *ClusterTarget
-	m      contract.Mutation
-	ri     dynamic.ResourceInterface
-	gvk    schema.GroupVersionKind
-	dryRun bool
+// prepare reads what a write of m needs and decides what it would do, without writing: the
+// body parsed once (or obj, an already parsed body, when not nil; it is not modified), the
+// live object read once, ownership checked. An existing object that the comparison of the
+// body with it shows unchanged costs that one read. Otherwise the server is asked with a
+// dry-run: always when validate is set (a plan's validation), and for an existing object
+// when the comparison cannot prove the write a no-op. The returned writer keeps all of it
+// for commit.
+func (t *ClusterTarget) prepare(ctx context.Context, m contract.Mutation, obj *unstructured.Unstructured, validate bool) (*writer, Result, error) {
+	if !m.Metadata.Action.Valid() {
+		return nil, Result{}, fmt.Errorf("%s: unknown action %q", m.Identity(), m.Metadata.Action)
+	}
+	ri, mapping, err := t.resource(m)
+	if err != nil {
+		return nil, Result{}, err
+	}
+	w := &writer{t: t, m: m, ri: ri, gvk: mapping.GroupVersionKind, namespaced: mapping.Scope.Name() == meta.RESTScopeNameNamespace}
+	if err := w.parse(obj); err != nil {
+		return nil, Result{}, fmt.Errorf("%s %s: %w", m.Metadata.Action, m.Identity(), err)
+	}
+	res, err := w.check(ctx, validate)
+	if err != nil {
+		return nil, res, fmt.Errorf("%s %s: %w", m.Metadata.Action, m.Identity(), err)
+	}
+	w.decided = res
+	return w, res, nil
+}
 
-	opts   writeOptions
-	desire *unstructured.Unstructured // the body, for actions that carry an object
-	live   *unstructured.Unstructured // nil when absent
+// writer is one mutation on a target: what prepare learned of it, kept for commit.
+type writer struct {
+	t          *ClusterTarget
+	m          contract.Mutation
+	ri         dynamic.ResourceInterface
+	gvk        schema.GroupVersionKind
+	namespaced bool
+
+	opts    writeOptions
+	desire  *unstructured.Unstructured // the object to write, for actions that carry one
+	patch   []byte                     // the JSON patch body, for Patch actions
+	delete  metav1.DeleteOptions       // for Delete
+	live    *unstructured.Unstructured // nil when absent
+	decided Result                     // what the write does, as prepare found
+}
+
+// parse decodes the options and the body once: the object to write (obj when not nil),
+// the patch, or the delete options.
+func (w *writer) parse(obj *unstructured.Unstructured) error {
+	var err error
+	if w.opts, err = decodeOptions(w.m.Options); err != nil {
+		return err
+	}
+	action := w.m.Metadata.Action
+	switch {
+	case action.CarriesObject():
+		if obj != nil {
+			w.desire = obj.DeepCopy()
+		} else if w.desire, err = decodeObject(w.m.Body); err != nil {
+			return err
+		}
+		w.finish(w.desire)
+	case action == contract.ActionPatch || action == contract.ActionPatchStatus:
+		if w.patch, err = yaml.YAMLToJSON(w.m.Body); err != nil {
+			return fmt.Errorf("decode the patch: %w", err)
+		}
+	case action == contract.ActionDelete:
+		if len(w.m.Body) > 0 {
+			if err := yaml.Unmarshal(w.m.Body, &w.delete); err != nil {
+				return fmt.Errorf("decode the delete options: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// decodeObject decodes a body.
+func decodeObject(body []byte) (*unstructured.Unstructured, error) {
+	obj := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(body, &obj.Object); err != nil {
+		return nil, fmt.Errorf("decode the body: %w", err)
+	}
+	if obj.Object == nil {
+		return nil, errors.New("the body is empty")
+	}
+	return obj, nil
+}
+
+// finish makes obj the object to write: its kind filled, server-set fields and the former
+// owner annotation stripped, and, on a target with a HostedControlPlane, the ownerReference
+// to it.
+func (w *writer) finish(obj *unstructured.Unstructured) {
+	if obj.GetAPIVersion() == "" || obj.GetKind() == "" {
+		obj.SetGroupVersionKind(w.gvk)
+	}
+	stripServerFields(obj)
+	// Plans made before the owner became the target's property ask for it by annotation:
+	// the target's owner answers them, and the annotation never reaches the server.
+	if ann := obj.GetAnnotations(); ann != nil {
+		if _, ok := ann[translate.AnnotationOwnerHCP]; ok {
+			delete(ann, translate.AnnotationOwnerHCP)
+			if len(ann) == 0 {
+				ann = nil
+			}
+			obj.SetAnnotations(ann)
+		}
+	}
+	if w.ownedByHostedControlPlane() {
+		setOwner(obj, w.t.opts.HostedControlPlane)
+	}
+}
+
+// ownedByHostedControlPlane reports whether the target's HostedControlPlane owns the object
+// written: a namespaced object of the target's namespace, written whole (Create, Update,
+// Apply; not a status write), and not an Event.
+func (w *writer) ownedByHostedControlPlane() bool {
+	o := w.t.opts
+	switch w.m.Metadata.Action {
+	case contract.ActionCreate, contract.ActionUpdate, contract.ActionApply:
+	default:
+		return false
+	}
+	return o.HostedControlPlane != nil && o.Namespace != "" && w.namespaced &&
+		w.m.Metadata.Namespace == o.Namespace && w.gvk.Kind != "Event"
 }
 
 func (w *writer) subresources() []string {
@@ -267,27 +372,22 @@ func (w *writer) subresources() []string {
 	return nil
 }
 
-func (w *writer) dryRunOpt(dry bool) []string {
+func dryRunOpt(dry bool) []string {
 	if dry {
 		return []string{metav1.DryRunAll}
 	}
 	return nil
 }
 
-func (w *writer) do(ctx context.Context) (Result, error) {
-	var err error
+// check reads the live object and decides what the write does (see prepare).
+func (w *writer) check(ctx context.Context, validate bool) (Result, error) {
 	action := w.m.Metadata.Action
-	if w.opts, err = decodeOptions(w.m.Options); err != nil {
-		return Result{}, err
-	}
-	if action.CarriesObject() {
-		if w.desire, err = w.object(); err != nil {
-			return Result{}, err
-		}
-	}
 	if action == contract.ActionCreate && w.m.Metadata.Name == "" {
 		// generateName: a new object every time.
-		obj, err := w.ri.Create(ctx, w.desire, metav1.CreateOptions{DryRun: w.dryRunOpt(w.dryRun), FieldManager: w.t.opts.FieldManager})
+		if !validate {
+			return Result{Change: ChangeCreate}, nil
+		}
+		obj, err := w.ri.Create(ctx, w.desire, metav1.CreateOptions{DryRun: dryRunOpt(true), FieldManager: w.t.opts.FieldManager})
 		if err != nil {
 			return Result{}, err
 		}
@@ -308,20 +408,38 @@ func (w *writer) do(ctx context.Context) (Result, error) {
 	}
 
 	if action == contract.ActionDelete {
-		return w.delete(ctx)
+		if live == nil {
+			return Result{Change: ChangeNone, Skipped: true}, nil
+		}
+		if validate {
+			if err := w.sendDelete(ctx, true); apierrors.IsNotFound(err) {
+				return Result{Change: ChangeNone, Skipped: true}, nil
+			} else if err != nil {
+				return Result{Live: live}, err
+			}
+		}
+		return Result{Change: ChangeDelete, Live: live}, nil
 	}
 	if live == nil {
 		if action != contract.ActionCreate && action != contract.ActionApply {
 			return Result{}, apierrors.NewNotFound(w.m.Identity().GroupResource(), w.m.Metadata.Name)
 		}
-		obj, err := w.send(ctx, w.dryRun)
+		if !validate {
+			return Result{Change: ChangeCreate}, nil
+		}
+		obj, err := w.send(ctx, true)
 		if err != nil {
 			return Result{}, err
 		}
 		return Result{Change: ChangeCreate, Object: obj}, nil
 	}
-	// The object exists: ask the server what the write would store, and skip it when that
-	// is what is there.
+	// The object exists. A server-side apply of fields that the live object already holds,
+	// and that drops none of the fields its manager applied before, changes nothing.
+	if w.provenNoOp() {
+		return Result{Change: ChangeNone, Skipped: true, Object: live, Live: live}, nil
+	}
+	// Otherwise ask the server what the write would store, and skip it when that is what
+	// is there.
 	would, err := w.send(ctx, true)
 	if err != nil {
 		return Result{Live: live}, err
@@ -329,41 +447,76 @@ func (w *writer) do(ctx context.Context) (Result, error) {
 	if Equivalent(live, would) {
 		return Result{Change: ChangeNone, Skipped: true, Object: live, Live: live}, nil
 	}
-	if w.dryRun {
-		return Result{Change: ChangeUpdate, Object: would, Live: live}, nil
-	}
-	obj, err := w.send(ctx, false)
-	if err != nil {
-		return Result{Live: live}, err
-	}
-	return Result{Change: ChangeUpdate, Object: obj, Live: live}, nil
+	return Result{Change: ChangeUpdate, Object: would, Live: live}, nil
 }
 
-// object decodes the body into the object to write: server-set fields stripped, the owner
-// annotation turned into an ownerReference.
-func (w *writer) object() (*unstructured.Unstructured, error) {
-	obj := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal(w.m.Body, &obj.Object); err != nil {
-		return nil, fmt.Errorf("decode the body: %w", err)
+// commit makes the write prepare decided, with what it read: one request, or none for a
+// skipped write.
+func (w *writer) commit(ctx context.Context) (Result, error) {
+	res := w.decided
+	if res.Skipped {
+		return res, nil
 	}
-	if obj.Object == nil {
-		return nil, errors.New("the body is empty")
+	var err error
+	switch res.Change {
+	case ChangeDelete:
+		err = w.sendDelete(ctx, false)
+		if apierrors.IsNotFound(err) {
+			return Result{Change: ChangeNone, Skipped: true}, nil
+		}
+		res.Object = nil
+	case ChangeCreate:
+		if w.m.Metadata.Action == contract.ActionCreate && w.m.Metadata.Name == "" {
+			res.Object, err = w.ri.Create(ctx, w.desire, metav1.CreateOptions{FieldManager: w.t.opts.FieldManager})
+		} else {
+			res.Object, err = w.send(ctx, false)
+		}
+	default:
+		res.Object, err = w.send(ctx, false)
 	}
-	if obj.GetAPIVersion() == "" || obj.GetKind() == "" {
-		obj.SetGroupVersionKind(w.gvk)
+	if err != nil {
+		return Result{Live: w.live}, fmt.Errorf("%s %s: %w", w.m.Metadata.Action, w.m.Identity(), err)
 	}
-	stripServerFields(obj)
-	if err := setOwner(obj, w.t.opts.HostedControlPlane); err != nil {
-		return nil, err
+	return res, nil
+}
+
+// provenNoOp reports whether the comparison of the body with the live object proves that
+// the write changes nothing (AppliedNoOp, UpdatedNoOp, PatchedNoOp).
+func (w *writer) provenNoOp() bool {
+	switch w.m.Metadata.Action {
+	case contract.ActionUpdate, contract.ActionUpdateStatus:
+		return UpdatedNoOp(w.desire, w.live, w.subresource())
+	case contract.ActionPatch, contract.ActionPatchStatus:
+		return PatchedNoOp(w.live, w.m.Metadata.PatchType, w.patch)
 	}
-	return obj, nil
+	manager, ok := w.appliedBy()
+	return ok && AppliedNoOp(w.desire, w.live, manager, w.subresource())
+}
+
+// appliedBy returns the field manager of a write that is a server-side apply of the body:
+// Apply and ApplyStatus, and Create of an existing object.
+func (w *writer) appliedBy() (string, bool) {
+	switch w.m.Metadata.Action {
+	case contract.ActionApply, contract.ActionApplyStatus:
+		return w.applyFieldManager(), true
+	case contract.ActionCreate:
+		return w.t.opts.FieldManager, w.live != nil
+	}
+	return "", false
+}
+
+func (w *writer) subresource() string {
+	if w.m.Metadata.Action.IsStatus() {
+		return "status"
+	}
+	return ""
 }
 
 // send makes the write request of the mutation's action; for Create of an existing object,
 // a server-side apply of the body.
 func (w *writer) send(ctx context.Context, dry bool) (*unstructured.Unstructured, error) {
 	m := w.m.Metadata
-	dryRun := w.dryRunOpt(dry)
+	dryRun := dryRunOpt(dry)
 	fieldManager := w.t.opts.FieldManager
 	switch m.Action {
 	case contract.ActionCreate:
@@ -385,10 +538,6 @@ func (w *writer) send(ctx context.Context, dry bool) (*unstructured.Unstructured
 		if err != nil {
 			return nil, err
 		}
-		body, err := yaml.YAMLToJSON(w.m.Body)
-		if err != nil {
-			return nil, fmt.Errorf("decode the patch: %w", err)
-		}
 		fm := w.opts.FieldManager
 		if fm == "" {
 			fm = m.FieldManager
@@ -396,7 +545,7 @@ func (w *writer) send(ctx context.Context, dry bool) (*unstructured.Unstructured
 		if fm == "" {
 			fm = fieldManager
 		}
-		return w.ri.Patch(ctx, m.Name, pt, body, metav1.PatchOptions{DryRun: dryRun, FieldManager: fm}, w.subresources()...)
+		return w.ri.Patch(ctx, m.Name, pt, w.patch, metav1.PatchOptions{DryRun: dryRun, FieldManager: fm}, w.subresources()...)
 	}
 	return nil, fmt.Errorf("action %s has no write request", m.Action)
 }
@@ -422,29 +571,15 @@ func (w *writer) applyPatch(ctx context.Context, fieldManager string, force bool
 		metav1.PatchOptions{DryRun: dryRun, FieldManager: fieldManager, Force: &force}, w.subresources()...)
 }
 
-func (w *writer) delete(ctx context.Context) (Result, error) {
-	if w.live == nil {
-		return Result{Change: ChangeNone, Skipped: true}, nil
-	}
-	opts := metav1.DeleteOptions{}
-	if len(w.m.Body) > 0 {
-		if err := yaml.Unmarshal(w.m.Body, &opts); err != nil {
-			return Result{}, fmt.Errorf("decode the delete options: %w", err)
-		}
-	}
+// sendDelete deletes the live object, by default only if its uid is still the one read.
+func (w *writer) sendDelete(ctx context.Context, dry bool) error {
+	opts := *w.delete.DeepCopy()
 	if opts.Preconditions == nil {
 		uid := w.live.GetUID()
 		opts.Preconditions = &metav1.Preconditions{UID: &uid}
 	}
-	opts.DryRun = w.dryRunOpt(w.dryRun)
-	err := w.ri.Delete(ctx, w.m.Metadata.Name, opts)
-	if apierrors.IsNotFound(err) {
-		return Result{Change: ChangeNone, Skipped: true}, nil
-	}
-	if err != nil {
-		return Result{Live: w.live}, err
-	}
-	return Result{Change: ChangeDelete, Live: w.live}, nil
+	opts.DryRun = dryRunOpt(dry)
+	return w.ri.Delete(ctx, w.m.Metadata.Name, opts)
 }
 
 // patchType maps a metadata patchType to the request's.
@@ -471,32 +606,16 @@ func stripServerFields(obj *unstructured.Unstructured) {
 	}
 }
 
-// setOwner turns the owner annotation into an ownerReference to owner.
-func setOwner(obj *unstructured.Unstructured, owner *metav1.OwnerReference) error {
-	ann := obj.GetAnnotations()
-	name, ok := ann[translate.AnnotationOwnerHCP]
-	if !ok {
-		return nil
-	}
-	if owner == nil {
-		return fmt.Errorf("the body asks for an ownerReference to HostedControlPlane %q (annotation %s) and the target has none", name, translate.AnnotationOwnerHCP)
-	}
-	if name != owner.Name {
-		return fmt.Errorf("the body asks for an ownerReference to HostedControlPlane %q and the target's is %q", name, owner.Name)
-	}
-	delete(ann, translate.AnnotationOwnerHCP)
-	if len(ann) == 0 {
-		ann = nil
-	}
-	obj.SetAnnotations(ann)
+// setOwner adds owner to the ownerReferences of obj, or replaces the reference to the same
+// object.
+func setOwner(obj *unstructured.Unstructured, owner *metav1.OwnerReference) {
 	refs := obj.GetOwnerReferences()
 	for i, r := range refs {
 		if r.UID == owner.UID || (r.APIVersion == owner.APIVersion && r.Kind == owner.Kind && r.Name == owner.Name) {
 			refs[i] = *owner
 			obj.SetOwnerReferences(refs)
-			return nil
+			return
 		}
 	}
 	obj.SetOwnerReferences(append(refs, *owner))
-	return nil
 }

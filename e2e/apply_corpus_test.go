@@ -314,7 +314,7 @@ func checkPlanned(t *testing.T, plan *translate.Plan, operator string) {
 				t.Errorf("%s %s: the server's status %v lacks the planned %v", e.Action, id, obj.Object["status"], want)
 			}
 		case e.Action == contract.ActionCreate || e.Action == contract.ActionUpdate || e.Action == contract.ActionApply:
-			checkOwned(t, obj, e.Source, operator, e.Target.Cluster == cluster.Management)
+			checkOwned(t, obj, e.Source, operator, ownedByHCP(e))
 		}
 	}
 }

@@ -121,8 +121,9 @@ func targetOf(t *testing.T, plan *translate.Plan) contract.Identity {
 }
 
 // checkOwned checks that obj carries the standalone identity annotations of src, the
-// operator label and, on the management cluster, the HostedControlPlane ownerReference.
-func checkOwned(t *testing.T, obj *unstructured.Unstructured, src contract.Identity, operator string, management bool) {
+// operator label and, when owned (an object the management target wrote whole, not an
+// Event: see ownedByHCP), the HostedControlPlane ownerReference.
+func checkOwned(t *testing.T, obj *unstructured.Unstructured, src contract.Identity, operator string, owned bool) {
 	t.Helper()
 	ann := obj.GetAnnotations()
 	for k, v := range namespaces.SourceAnnotations(src) {
@@ -136,7 +137,7 @@ func checkOwned(t *testing.T, obj *unstructured.Unstructured, src contract.Ident
 	if got := obj.GetLabels()[namespaces.LabelOperator]; got != operator {
 		t.Errorf("%s: label %s = %q, want %q", obj.GetName(), namespaces.LabelOperator, got, operator)
 	}
-	if !management {
+	if !owned {
 		return
 	}
 	hcp := hosted.HostedControlPlane()
@@ -151,4 +152,11 @@ func checkOwned(t *testing.T, obj *unstructured.Unstructured, src contract.Ident
 		}
 	}
 	t.Errorf("%s: ownerReferences %+v do not name the HostedControlPlane %s (uid %s)", obj.GetName(), obj.GetOwnerReferences(), hcp.HostedControlPlane, live.GetUID())
+}
+
+// ownedByHCP reports whether the management target adds the HostedControlPlane owner to the
+// object of plan entry e: an object of the HCP namespace written whole, not an Event.
+func ownedByHCP(e translate.Entry) bool {
+	id := e.Target.Identity
+	return e.Target.Cluster == cluster.Management && id.Namespace != "" && id.Resource != "events" && !e.Action.IsStatus()
 }

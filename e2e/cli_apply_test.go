@@ -170,7 +170,7 @@ func TestCLIApplyHosted(t *testing.T) {
 	objs := f.objects(t)
 	for _, e := range f.plan.Entries {
 		obj := objs[e.Target.Cluster+":"+e.Target.Identity.String()]
-		checkOwned(t, obj, e.Source, cliOperator, e.Target.Cluster == cluster.Management)
+		checkOwned(t, obj, e.Source, cliOperator, ownedByHCP(e))
 	}
 
 	stdout, stderr, err = cliRun(t, bin, f.args("apply")...)

@@ -265,10 +265,12 @@ func TestOAuthServerDeployment(t *testing.T) {
 	if d.Spec.Template.Metadata.Namespace != "" && d.Spec.Template.Metadata.Namespace != hcp {
 		t.Errorf("pod template namespace %q", d.Spec.Template.Metadata.Namespace)
 	}
-	if len(spec.Tolerations) != 2 || len(spec.ImagePullSecrets) != 1 || d.Metadata.Annotations[translate.AnnotationOwnerHCP] != "example" {
+	// The ownerReference to the HostedControlPlane is the management target's to add, not
+	// the plan's: no annotation asks for it.
+	if _, asked := d.Metadata.Annotations[translate.AnnotationOwnerHCP]; len(spec.Tolerations) != 2 || len(spec.ImagePullSecrets) != 1 || asked {
 		t.Errorf("control-plane tolerations %v, pull secrets %v, owner annotation %q", spec.Tolerations, spec.ImagePullSecrets, d.Metadata.Annotations[translate.AnnotationOwnerHCP])
 	}
-	for _, want := range []string{"hypershift/drop-standalone-scheduling", "hypershift/drop-host-path-volumes", "hypershift/control-plane-labels", "hypershift/control-plane-scheduling", "hypershift/owner-reference"} {
+	for _, want := range []string{"hypershift/drop-standalone-scheduling", "hypershift/drop-host-path-volumes", "hypershift/control-plane-labels", "hypershift/control-plane-scheduling"} {
 		if !strings.Contains(strings.Join(e.Transforms, " "), want) {
 			t.Errorf("plan does not list transform %s: %v", want, e.Transforms)
 		}

@@ -120,8 +120,9 @@ const (
 	TaintCluster               = "hypershift.openshift.io/cluster"
 	PriorityClassControlPlane  = "hypershift-control-plane"
 	PullSecretName             = "pull-secret"
-	// AnnotationOwnerHCP asks the applier to set an ownerReference to the named
-	// HostedControlPlane; its uid is only known on the live cluster.
+	// AnnotationOwnerHCP is how plans made before the management target owned its objects
+	// asked the applier for an ownerReference to the named HostedControlPlane. Nothing sets
+	// it any more; the inverse placement and the applier strip it from old objects.
 	AnnotationOwnerHCP = "topolayer.dev/owner-hosted-control-plane"
 )
 
@@ -136,8 +137,9 @@ func ProfileNames() []string { return slices.Sorted(maps.Keys(Profiles)) }
 // HyperShiftProfile is the generic set of changes a standalone workload needs to run as part
 // of a hosted control plane, for every workload kind placed on the management cluster: its
 // standalone scheduling (nodeSelector, tolerations, affinity, priority class) and host-path
-// volumes go; the control-plane labels, tolerations, priority class and pull secret come;
-// every object gets an ownerReference to the HostedControlPlane, resolved at apply time.
+// volumes go; the control-plane labels, tolerations, priority class and pull secret come.
+// The ownerReference to the HostedControlPlane is not a transform: the management target
+// adds it (apply.Options.HostedControlPlane).
 func HyperShiftProfile() []Transform {
 	var out []Transform
 	for _, resource := range slices.Sorted(maps.Keys(podTemplatePaths)) {
@@ -169,12 +171,6 @@ func HyperShiftProfile() []Transform {
 			return podSpecPatch(path, map[string]any{"imagePullSecrets": []any{map[string]any{"name": PullSecretName}}})
 		})
 	}
-	out = append(out, Transform{
-		Name: ProfileHyperShift + "/owner-reference", Cluster: routing.ClusterManagement,
-		Filter: func(c Context) (kio.Filter, error) {
-			return kio.FilterAll(yaml.SetAnnotation(AnnotationOwnerHCP, c.HostedControlPlane)), nil
-		},
-	})
 	return out
 }
 

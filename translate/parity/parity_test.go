@@ -92,7 +92,7 @@ func TestCompare(t *testing.T) {
 			mutations: []contract.Mutation{mutation(contract.ClassManagement, contract.ActionCreate, "/v1/configmaps", "demo", "settings",
 				`{apiVersion: v1, kind: ConfigMap, metadata: {name: settings, namespace: demo}, data: {k: v}}`)},
 			want: map[string]want{"configmaps demo/settings": {parity.RenamedOnly,
-				[]parity.CauseKind{parity.CauseOwner, parity.CausePlaced, parity.CauseRecorded, parity.CauseRenamed}}},
+				[]parity.CauseKind{parity.CausePlaced, parity.CauseRecorded, parity.CauseRenamed}}},
 		},
 		"a workload is transformed and its references follow": {
 			mutations: []contract.Mutation{
@@ -101,10 +101,10 @@ func TestCompare(t *testing.T) {
 					`{apiVersion: v1, kind: ServiceAccount, metadata: {name: web, namespace: demo}}`),
 			},
 			want: map[string]want{
-				"deployments.apps demo/web": {parity.Transformed, []parity.CauseKind{parity.CauseOwner, parity.CausePlaced,
+				"deployments.apps demo/web": {parity.Transformed, []parity.CauseKind{parity.CausePlaced,
 					parity.CauseRecorded, parity.CauseReference, parity.CauseRenamed, parity.CauseTransform}},
 				"serviceaccounts demo/web": {parity.RenamedOnly,
-					[]parity.CauseKind{parity.CauseOwner, parity.CausePlaced, parity.CauseRecorded, parity.CauseRenamed}},
+					[]parity.CauseKind{parity.CausePlaced, parity.CauseRecorded, parity.CauseRenamed}},
 			},
 		},
 		"a Namespace is absorbed": {
@@ -137,7 +137,7 @@ func TestCompare(t *testing.T) {
 				m.Body = bytes.Replace(m.Body, []byte("k: v"), []byte("k: changed"), 1)
 			},
 			want: map[string]want{"configmaps demo/settings": {parity.Unexplained,
-				[]parity.CauseKind{parity.CauseOwner, parity.CausePlaced, parity.CauseRecorded, parity.CauseRenamed, parity.CauseUnexplained}}},
+				[]parity.CauseKind{parity.CausePlaced, parity.CauseRecorded, parity.CauseRenamed, parity.CauseUnexplained}}},
 		},
 		"transforms whose changes are not recorded cannot explain": {
 			mutations: []contract.Mutation{mutation(contract.ClassManagement, contract.ActionCreate, "apps/v1/deployments", "demo", "web", deployment)},
