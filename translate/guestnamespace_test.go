@@ -32,19 +32,32 @@ func TestGuestNamespaces(t *testing.T) {
 		return m
 	}
 	mgmt, guest := contract.ClassManagement, contract.ClassUserWorkload
+	cm := func(ns string) contract.ExactResourceID {
+		return contract.ExactResourceID{ResourceTypeIdentifier: contract.ResourceTypeIdentifier{Version: "v1", Resource: "configmaps"}, Namespace: ns, Name: "a"}
+	}
+	declaresNS := &contract.OutputResources{
+		ManagementResources: contract.OutputResourceList{ExactResources: []contract.ExactResourceID{
+			{ResourceTypeIdentifier: contract.ResourceTypeIdentifier{Version: "v1", Resource: "namespaces"}, Name: "openshift-oauth-apiserver"},
+		}},
+		UserWorkloadResources: contract.OutputResourceList{ExactResources: []contract.ExactResourceID{cm("openshift-oauth-apiserver"), cm("openshift-config-managed")}},
+	}
 	tests := []struct {
 		name      string
+		declared  *contract.OutputResources
 		mutations []contract.Mutation
 		want      []string // namespaces created on the guest by the rule
 	}{
-		{"absorbed, two guest objects in it: one namespace", []contract.Mutation{ns(mgmt, "openshift-oauth-apiserver"), guestObject("openshift-oauth-apiserver", "a"), guestObject("openshift-oauth-apiserver", "b")}, []string{"openshift-oauth-apiserver"}},
-		{"absorbed, no guest object in it", []contract.Mutation{ns(mgmt, "openshift-authentication"), guestObject("elsewhere", "a")}, nil},
-		{"not absorbed: the operator does not write it", []contract.Mutation{guestObject("openshift-config-managed", "a")}, nil},
-		{"the operator writes it on the guest itself", []contract.Mutation{ns(mgmt, "shared"), ns(guest, "shared"), guestObject("shared", "a")}, nil},
+		{"declared as a Management output, not written this run: a bare namespace", declaresNS, []contract.Mutation{guestObject("openshift-oauth-apiserver", "a")}, []string{"openshift-oauth-apiserver"}},
+		{"absorbed, two guest objects in it: one namespace", nil, []contract.Mutation{ns(mgmt, "openshift-oauth-apiserver"), guestObject("openshift-oauth-apiserver", "a"), guestObject("openshift-oauth-apiserver", "b")}, []string{"openshift-oauth-apiserver"}},
+		{"absorbed, no guest object in it", nil, []contract.Mutation{ns(mgmt, "openshift-authentication"), guestObject("elsewhere", "a")}, nil},
+		{"not declared, not written: the operator does not own it", declaresNS, []contract.Mutation{guestObject("openshift-config-managed", "a")}, nil},
+		{"the operator writes it on the guest itself", nil, []contract.Mutation{ns(mgmt, "shared"), ns(guest, "shared"), guestObject("shared", "a")}, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p := hosted.Plan(&contract.OutputDir{Mutations: tc.mutations})
+			e := hosted
+			e.Declared = tc.declared
+			p := e.Plan(&contract.OutputDir{Mutations: tc.mutations})
 			if p.Summary.Rejected > 0 {
 				t.Fatalf("rejected: %+v", p.Rejected())
 			}
@@ -54,6 +67,9 @@ func TestGuestNamespaces(t *testing.T) {
 					continue
 				}
 				got = append(got, e.Target.Name)
+				if tc.declared != nil {
+					continue // a bare namespace: no labels of the operator's
+				}
 				if e.Target.Cluster != routing.ClusterGuest || e.Action != contract.ActionApply || e.Class != guest || e.Mutation == nil || e.Object == nil {
 					t.Errorf("entry %+v: want an Apply of class UserWorkload on the guest, with its object", e)
 				}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -121,9 +122,11 @@ func (e Engine) Plan(out *contract.OutputDir) *Plan {
 }
 
 // guestNamespaces returns the entries that create on the guest the namespaces that the
-// operator's guest objects live in but that the management side absorbed (its Namespace
-// object was placed there): in standalone the operator's one Namespace served both. Each
-// is the operator's own Namespace object, applied on the guest (RuleGuestNamespace).
+// operator's guest objects live in but that the management side absorbs: in standalone one
+// Namespace served both. Each is the operator's own Namespace object when the plan holds
+// it, else a bare Namespace of that name when the operator declares it as a Management or
+// Configuration output (it exists before the operator runs), applied on the guest
+// (RuleGuestNamespace).
 func (e Engine) guestNamespaces(works []*work) []*work {
 	absorbed := map[string]*work{}
 	onGuest := map[string]bool{}
@@ -142,9 +145,14 @@ func (e Engine) guestNamespaces(works []*work) []*work {
 	var out []*work
 	for _, w := range works {
 		ns := w.entry.Source.Namespace
-		from := absorbed[ns]
-		if w.entry.Disposition != routing.Apply || w.entry.Target.Cluster != routing.ClusterGuest || from == nil || onGuest[ns] {
+		if w.entry.Disposition != routing.Apply || w.entry.Target.Cluster != routing.ClusterGuest || ns == "" || onGuest[ns] {
 			continue
+		}
+		from := absorbed[ns]
+		if from == nil {
+			if from = e.declaredAbsorbedNamespace(ns); from == nil {
+				continue
+			}
 		}
 		onGuest[ns] = true
 		m := *from.m
@@ -162,6 +170,30 @@ func (e Engine) guestNamespaces(works []*work) []*work {
 		}})
 	}
 	return out
+}
+
+// declaredAbsorbedNamespace returns a bare Namespace object of that name, as work, when the
+// operator declares it as a Management or Configuration output and the routing table
+// absorbs it on the management side; nil otherwise.
+func (e Engine) declaredAbsorbedNamespace(name string) *work {
+	id := contract.Identity{Version: "v1", Resource: "namespaces", Name: name}
+	declared := func(o *contract.OutputResources) bool {
+		return o != nil && (o.ManagementResources.Matches(id) || o.ConfigurationResources.Matches(id))
+	}
+	if !declared(e.Declared) && !declared(e.Supplement) {
+		return nil
+	}
+	if d := e.Router.Route(routing.Object{Class: contract.ClassManagement, Identity: id}); d.Disposition != routing.Absorbed {
+		return nil
+	}
+	obj, err := yaml.Parse("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: " + strconv.Quote(name) + "\n")
+	if err != nil {
+		return nil
+	}
+	m := &contract.Mutation{Class: contract.ClassManagement}
+	m.Metadata.Action = contract.ActionApply
+	m.Metadata.SetIdentity(id)
+	return &work{m: m, obj: obj, entry: Entry{Source: id}}
 }
 
 // place decides a mutation's disposition, target cluster and target identity.
