@@ -10,7 +10,8 @@ import (
 )
 
 // configFields lists the field paths of t as the YAML file spells them, "routing.rules[].match.group",
-// descending into topolayer's own types only.
+// descending into topolayer's own types only, but not into the documents of the MOM contract
+// (package contract), which the configuration embeds whole and the contract's spec describes.
 func configFields(prefix string, t reflect.Type) []string {
 	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
 		if t.Kind() == reflect.Slice {
@@ -18,7 +19,7 @@ func configFields(prefix string, t reflect.Type) []string {
 		}
 		t = t.Elem()
 	}
-	if t.Kind() != reflect.Struct || !strings.HasPrefix(t.PkgPath(), "github.com/topolayer/topolayer") {
+	if t.Kind() != reflect.Struct || !strings.HasPrefix(t.PkgPath(), "github.com/topolayer/topolayer") || t.PkgPath() == "github.com/topolayer/topolayer/contract" {
 		return nil
 	}
 	var out []string
