@@ -268,6 +268,7 @@ type DevEnvServeOptions struct {
 func newCmdDevEnvServe(streams IOStreams) *cobra.Command {
 	o := &DevEnvServeOptions{IOStreams: streams}
 	cmd := &cobra.Command{
+		Annotations:  map[string]string{annotationDaemon: "true"},
 		Use:          "serve --dir DIR [--topology hosted|standalone] [--config FILE]",
 		Short:        "Serve a dev environment until SIGTERM (run by devenv up, in the background)",
 		Hidden:       true,

@@ -19,18 +19,27 @@ func main() {
 	os.Exit(runMain(IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}, os.Args[1:], signals, stopGrace))
 }
 
+// annotationDaemon marks a command whose normal end is a signal (run, devenv serve): it
+// shuts down gracefully, taking the time it needs, and a clean shutdown exits 0.
+const annotationDaemon = "topolayer.dev/daemon"
+
 // runMain runs one command and returns the process's exit status: 0, 1 on error, or 128 plus
 // the signal's number (130 for SIGINT, 143 for SIGTERM) when a signal came: the first cancels
 // the command's context, and the status is returned when the command returns or grace later,
-// whichever is first; a second signal returns it at once.
+// whichever is first; a second signal returns it at once. A daemon (annotationDaemon) is
+// waited for without a limit after the first signal, and exits 0 when it stopped cleanly.
 func runMain(streams IOStreams, args []string, signals <-chan os.Signal, grace time.Duration) int {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
+	root := NewRootCommand(streams)
+	root.SetArgs(args)
+	daemon := false
+	if c, _, err := root.Find(args); err == nil && c != nil {
+		daemon = c.Annotations[annotationDaemon] == "true"
+	}
 	done := make(chan error, 1)
 	go func() {
-		cmd := NewRootCommand(streams)
-		cmd.SetArgs(args)
-		done <- cmd.ExecuteContext(ctx)
+		done <- root.ExecuteContext(ctx)
 	}()
 	var sig os.Signal
 	select {
@@ -44,6 +53,19 @@ func runMain(streams IOStreams, args []string, signals <-chan os.Signal, grace t
 	}
 	cancel(fmt.Errorf("%s", sig))
 	status := signalStatus(sig)
+	if daemon {
+		select {
+		case err := <-done:
+			if err != nil {
+				fmt.Fprintln(streams.ErrOut, "error:", err)
+				return 1
+			}
+			return 0
+		case sig = <-signals:
+			fmt.Fprintf(streams.ErrOut, "error: %s again: exiting before the shutdown finished\n", sig)
+			return signalStatus(sig)
+		}
+	}
 	select {
 	case err := <-done:
 		reportInterrupted(streams.ErrOut, sig, err)

@@ -39,8 +39,9 @@ type RunOptions struct {
 func NewCmdRun(streams IOStreams) *cobra.Command {
 	o := &RunOptions{IOStreams: streams, LeaderElect: true}
 	cmd := &cobra.Command{
-		Use:   "run --config FILE (--kubeconfig FILE | --management-kubeconfig FILE --guest-kubeconfig FILE)",
-		Short: "Run the configured operators whenever their inputs change, and apply their outputs",
+		Annotations: map[string]string{annotationDaemon: "true"},
+		Use:         "run --config FILE (--kubeconfig FILE | --management-kubeconfig FILE --guest-kubeconfig FILE)",
+		Short:       "Run the configured operators whenever their inputs change, and apply their outputs",
 		Long: `run is the multi-operator manager: one process, one set of informers over the union of
 the configured operators' inputs. When an input changes, the operators that read it run
 offline (their apply-configuration command, in a sandbox, against an input directory
