@@ -70,8 +70,8 @@ func TestGuestNamespaces(t *testing.T) {
 				if tc.declared != nil {
 					continue // a bare namespace: no labels of the operator's
 				}
-				if e.Target.Cluster != routing.ClusterGuest || e.Action != contract.ActionApply || e.Class != guest || e.Mutation == nil || e.Object == nil {
-					t.Errorf("entry %+v: want an Apply of class UserWorkload on the guest, with its object", e)
+				if e.Target.Cluster != routing.ClusterGuest || e.Action != contract.ActionCreate || e.Class != guest || e.Mutation == nil || e.Object == nil {
+					t.Errorf("entry %+v: want a Create of class UserWorkload on the guest, with its object", e)
 				}
 				if e.Object.GetLabels()["openshift.io/cluster-monitoring"] != "true" {
 					t.Errorf("the operator's labels are lost: %v", e.Object.GetLabels())

@@ -125,8 +125,8 @@ func (e Engine) Plan(out *contract.OutputDir) *Plan {
 // operator's guest objects live in but that the management side absorbs: in standalone one
 // Namespace served both. Each is the operator's own Namespace object when the plan holds
 // it, else a bare Namespace of that name when the operator declares it as a Management or
-// Configuration output (it exists before the operator runs), applied on the guest
-// (RuleGuestNamespace).
+// Configuration output (it exists before the operator runs), created on the guest
+// (RuleGuestNamespace) where it is missing.
 func (e Engine) guestNamespaces(works []*work) []*work {
 	absorbed := map[string]*work{}
 	onGuest := map[string]bool{}
@@ -157,10 +157,9 @@ func (e Engine) guestNamespaces(works []*work) []*work {
 		onGuest[ns] = true
 		m := *from.m
 		m.Class = contract.ClassUserWorkload
-		m.Metadata.Action = contract.ActionApply
-		if m.Metadata.FieldManager == "" {
-			m.Metadata.FieldManager = e.Operator
-		}
+		// Create, as the operator's own client would: where the namespace exists already
+		// (the guest's installer made it), it is left as it is.
+		m.Metadata.Action, m.Metadata.FieldManager, m.Metadata.PatchType = contract.ActionCreate, "", ""
 		out = append(out, &work{m: &m, obj: from.obj, entry: Entry{
 			Operator: e.Operator, Class: m.Class, Action: m.Metadata.Action, Source: from.entry.Source,
 			Target:      Target{Cluster: routing.ClusterGuest, Identity: from.entry.Source},
@@ -191,7 +190,7 @@ func (e Engine) declaredAbsorbedNamespace(name string) *work {
 		return nil
 	}
 	m := &contract.Mutation{Class: contract.ClassManagement}
-	m.Metadata.Action = contract.ActionApply
+	m.Metadata.Action = contract.ActionCreate
 	m.Metadata.SetIdentity(id)
 	return &work{m: m, obj: obj, entry: Entry{Source: id}}
 }
