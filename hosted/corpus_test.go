@@ -80,8 +80,19 @@ func TestHostedCorpusPlacement(t *testing.T) {
 			if len(plan.Entries)-added != len(out.Mutations) {
 				t.Fatalf("%d entries (%d added) for %d mutations", len(plan.Entries), added, len(out.Mutations))
 			}
-			if c.Operator == corpus.CAO && plan.Summary.Rejected != 0 {
-				t.Fatalf("rejected: %+v", plan.Rejected())
+			if c.Operator == corpus.CAO {
+				// Containment refuses exactly these CAO outputs by default: its CRD is not listed
+				// in the configuration's policy, and its binding of system:authenticated (to read
+				// the serving-cert CA) may not land on the shared management cluster.
+				contained := map[string]string{
+					"customresourcedefinitions.apiextensions.k8s.io rolebindingrestrictions.authorization.openshift.io":       translate.RulePrivilegedObject,
+					"rolebindings.rbac.authorization.k8s.io openshift-config-managed/system:openshift:oauth-servercert-trust": translate.RuleRBACContainment,
+				}
+				for _, e := range plan.Rejected() {
+					if contained[e.Source.String()] != e.Rule {
+						t.Errorf("rejected: %s: %s: %s", e.Source, e.Rule, e.Reason)
+					}
+				}
 			}
 			targets := map[string]contract.Identity{}
 			for _, e := range plan.Entries {
@@ -92,10 +103,7 @@ func TestHostedCorpusPlacement(t *testing.T) {
 				clusterScoped := src.Namespace == ""
 				switch {
 				case e.Disposition == routing.Rejected:
-					if c.Operator == corpus.CAO {
-						t.Errorf("%s rejected: %s", src, e.Reason)
-					}
-					continue
+					continue // checked above
 				case src.IsNamespace() && e.Class != contract.ClassUserWorkload:
 					if e.Disposition != routing.Absorbed {
 						t.Errorf("%s: namespace create is %s, want absorbed", src, e.Disposition)

@@ -110,7 +110,9 @@ func (e Engine) Plan(out *contract.OutputDir) *Plan {
 	// transform.
 	for _, w := range works {
 		e.checkPrivileged(w)
+		e.checkPodSecurity(w)
 	}
+	e.checkRBACContainment(works)
 	e.checkRBAC(works)
 	p := &Plan{Topology: e.Topology, Entries: make([]Entry, 0, len(works))}
 	for _, w := range works {
@@ -365,7 +367,7 @@ func (e Engine) rewriteBody(w *work, index map[objectKey]placed) (*yaml.RNode, e
 	if !status {
 		ctx := Context{Source: w.object(), Cluster: cluster, HCPNamespace: e.HCPNamespace, HostedControlPlane: e.HostedControlPlane}
 		for _, t := range e.Transforms {
-			if !t.selects(ctx.Source, cluster) {
+			if !t.selects(ctx.Source, cluster) || (t.Strips && e.Policy.podSecurity() == PodSecurityReject) {
 				continue
 			}
 			f, err := t.Filter(ctx)
