@@ -94,6 +94,7 @@ func (e Engine) Plan(out *contract.OutputDir) *Plan {
 	for i := range out.Mutations {
 		works[i] = e.place(&out.Mutations[i])
 	}
+	e.placeGuestSubjects(works)
 	works = append(works, e.guestNamespaces(works)...)
 	index := e.checkCollisions(works)
 	for _, w := range works {
