@@ -27,19 +27,29 @@ const (
 )
 
 // Policy bounds what the operators' outputs may grant or install. A plan with a mutation
-// beyond it is rejected whole (rules policy/privileged-object and policy/rbac-escalation).
-// The defaults check only what the operator declared: privileged objects must be declared
-// by name, and RBAC is checked for the operators that have an rbacCeiling.
+// beyond it is rejected whole (rules policy/privileged-object, policy/rbac-escalation,
+// policy/rbac-containment and policy/pod-security). The defaults contain: privileged objects
+// only where policy.operators[].privileged lists them; on the management cluster no
+// cluster-scoped RBAC and no binding to users or groups; on either cluster no broad subject
+// bound to cluster-admin, a wildcard role or escalate/bind/impersonate; management pods
+// brought to Pod Security "restricted" by stripping.
 type Policy struct {
-	// PrivilegedObjects is Declared (default) or Listed. Privileged objects are
+	// PrivilegedObjects is Listed (default for Hosted) or Declared (default for Standalone). Privileged objects are
 	// CustomResourceDefinitions, admission webhook configurations, admission policies and
 	// their bindings, and APIServices: writing one (create, change or delete) changes what
 	// the API server serves or admits. Declared allows those the operator's
 	// output-resources name exactly and those policy.operators[].privileged selects; Listed
-	// only the latter.
+	// only the latter. An operator's own declarations are not a grant unless Declared is
+	// chosen, and an operator without output-resources gets none.
 	PrivilegedObjects PrivilegedObjectsPolicy `json:"privilegedObjects,omitempty"`
+	// PodSecurity is strip (default) or reject: how the pods and pod templates placed on the
+	// management cluster reach Pod Security "restricted". strip runs the hypershift profile's
+	// stripping transforms; reject runs none and refuses what would need them. Either way what
+	// still fails the check is refused (policy/pod-security).
+	PodSecurity translate.PodSecurityMode `json:"podSecurity,omitempty"`
 	// Operators bound each operator's outputs, by operator name. An operator without an
-	// entry gets the defaults: no listed privileged objects and no RBAC ceiling.
+	// entry gets the defaults: no listed privileged objects, no RBAC ceiling (the default
+	// containment only).
 	Operators []OperatorPolicy `json:"operators,omitempty"`
 }
 
@@ -61,9 +71,17 @@ type OperatorPolicy struct {
 }
 
 // defaultPolicy fills the policy's defaults and clones what it shares with the input.
-func defaultPolicy(p Policy) Policy {
+// The hosted topology lists privileged objects by default (its management cluster is
+// shared); the standalone one, the operator's own cluster, trusts its declarations.
+func defaultPolicy(p Policy, topology TopologyType) Policy {
 	if p.PrivilegedObjects == "" {
-		p.PrivilegedObjects = PrivilegedDeclared
+		p.PrivilegedObjects = PrivilegedListed
+		if topology != Hosted {
+			p.PrivilegedObjects = PrivilegedDeclared
+		}
+	}
+	if p.PodSecurity == "" {
+		p.PodSecurity = translate.PodSecurityStrip
 	}
 	p.Operators = slices.Clone(p.Operators)
 	return p
@@ -72,7 +90,7 @@ func defaultPolicy(p Policy) Policy {
 // PolicyFor returns the translation policy of one operator: the configured bounds, or the
 // defaults when the policy names no such operator.
 func (c *TopologyConfig) PolicyFor(operator string) *translate.Policy {
-	p := &translate.Policy{TrustDeclarations: c.Policy.PrivilegedObjects != PrivilegedListed}
+	p := &translate.Policy{TrustDeclarations: c.Policy.PrivilegedObjects == PrivilegedDeclared, PodSecurity: c.Policy.PodSecurity}
 	for _, op := range c.Policy.Operators {
 		if op.Name == operator {
 			p.Privileged = slices.Clone(op.Privileged)
@@ -89,7 +107,12 @@ func validatePolicy(cfg *TopologyConfig) field.ErrorList {
 	switch cfg.Policy.PrivilegedObjects {
 	case PrivilegedDeclared, PrivilegedListed:
 	default:
-		errs = append(errs, field.NotSupported(base.Child("privilegedObjects"), cfg.Policy.PrivilegedObjects, []PrivilegedObjectsPolicy{PrivilegedDeclared, PrivilegedListed}))
+		errs = append(errs, field.NotSupported(base.Child("privilegedObjects"), cfg.Policy.PrivilegedObjects, []PrivilegedObjectsPolicy{PrivilegedListed, PrivilegedDeclared}))
+	}
+	switch cfg.Policy.PodSecurity {
+	case translate.PodSecurityStrip, translate.PodSecurityReject:
+	default:
+		errs = append(errs, field.NotSupported(base.Child("podSecurity"), cfg.Policy.PodSecurity, []translate.PodSecurityMode{translate.PodSecurityStrip, translate.PodSecurityReject}))
 	}
 	names := map[string]int{}
 	for i, op := range cfg.Policy.Operators {

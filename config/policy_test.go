@@ -31,11 +31,13 @@ func TestPolicyFor(t *testing.T) {
 		wantTrust          bool
 		wantPrivileged     int
 		wantCeiling        bool
+		wantPodSecurity    translate.PodSecurityMode
 	}{
-		{"defaults", header + "topology: {type: Standalone}\n", "sample-operator", true, 0, false},
-		{"listed only", header + "policy: {privilegedObjects: Listed}\n", "sample-operator", false, 0, false},
-		{"the operator's bounds", header + samplePolicy, "sample-operator", true, 1, true},
-		{"another operator gets the defaults", header + samplePolicy, "sample-audit-operator", true, 0, false},
+		{"standalone defaults: declared, strip", header + "topology: {type: Standalone}\n", "sample-operator", true, 0, false, translate.PodSecurityStrip},
+		{"declared trusted when asked", header + "policy: {privilegedObjects: Declared}\n", "sample-operator", true, 0, false, translate.PodSecurityStrip},
+		{"reject", header + "policy: {podSecurity: reject}\n", "sample-operator", true, 0, false, translate.PodSecurityReject},
+		{"the operator's bounds", header + samplePolicy, "sample-operator", true, 1, true, translate.PodSecurityStrip},
+		{"another operator gets the defaults", header + samplePolicy, "sample-audit-operator", true, 0, false, translate.PodSecurityStrip},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg, err := config.Parse([]byte(tc.in))
@@ -43,7 +45,7 @@ func TestPolicyFor(t *testing.T) {
 				t.Fatal(err)
 			}
 			p := cfg.PolicyFor(tc.operator)
-			if p.TrustDeclarations != tc.wantTrust || len(p.Privileged) != tc.wantPrivileged || (p.RBAC != nil) != tc.wantCeiling {
+			if p.TrustDeclarations != tc.wantTrust || len(p.Privileged) != tc.wantPrivileged || (p.RBAC != nil) != tc.wantCeiling || p.PodSecurity != tc.wantPodSecurity {
 				t.Fatalf("PolicyFor(%q) = %+v", tc.operator, p)
 			}
 		})

@@ -80,8 +80,12 @@ func TestHostedCorpusPlacement(t *testing.T) {
 			if len(plan.Entries)-added != len(out.Mutations) {
 				t.Fatalf("%d entries (%d added) for %d mutations", len(plan.Entries), added, len(out.Mutations))
 			}
-			if c.Operator == corpus.CAO && plan.Summary.Rejected != 0 {
-				t.Fatalf("rejected: %+v", plan.Rejected())
+			if c.Operator == corpus.CAO {
+				// examples/hosted.yaml lists CAO's one CRD in its policy; its binding of
+				// system:authenticated lands on the guest, where those users are.
+				for _, e := range plan.Rejected() {
+					t.Errorf("rejected: %s: %s: %s", e.Source, e.Rule, e.Reason)
+				}
 			}
 			targets := map[string]contract.Identity{}
 			for _, e := range plan.Entries {
@@ -92,10 +96,7 @@ func TestHostedCorpusPlacement(t *testing.T) {
 				clusterScoped := src.Namespace == ""
 				switch {
 				case e.Disposition == routing.Rejected:
-					if c.Operator == corpus.CAO {
-						t.Errorf("%s rejected: %s", src, e.Reason)
-					}
-					continue
+					continue // checked above
 				case src.IsNamespace() && e.Class != contract.ClassUserWorkload:
 					if e.Disposition != routing.Absorbed {
 						t.Errorf("%s: namespace create is %s, want absorbed", src, e.Disposition)
@@ -104,6 +105,10 @@ func TestHostedCorpusPlacement(t *testing.T) {
 				case e.Disposition != routing.Apply:
 					t.Errorf("%s: disposition %s", src, e.Disposition)
 					continue
+				case e.Rule == translate.RuleGuestSubjects:
+					if e.Target.Cluster != routing.ClusterGuest || tgt != src {
+						t.Errorf("%s: RBAC of guest users landed on %s as %s", src, e.Target.Cluster, tgt)
+					}
 				case e.Class == contract.ClassUserWorkload:
 					if e.Target.Cluster != routing.ClusterGuest || tgt != src {
 						t.Errorf("%s: UserWorkload landed on %s as %s", src, e.Target.Cluster, tgt)

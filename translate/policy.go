@@ -32,12 +32,26 @@ type Policy struct {
 	// declarations.
 	Privileged []routing.Match `json:"privileged,omitempty"`
 	// TrustDeclarations also allows the privileged objects that the operator's
-	// output-resources (Engine.Declared) name exactly; when the engine has no declarations,
-	// the class folders stand for them, as everywhere else in the engine. Objects created
-	// from a generateName are never declared by name.
+	// output-resources (Engine.Declared) name exactly. Default false: the configuration, not
+	// the operator, decides. Without declarations (nil Engine.Declared) it allows nothing.
+	// Objects created from a generateName are never declared by name.
 	TrustDeclarations bool `json:"trustDeclarations,omitempty"`
-	// RBAC, when set, is the operator's RBAC ceiling. Unset: RBAC outputs are not checked.
+	// RBAC, when set, is the operator's RBAC ceiling: every Role and ClusterRole and every
+	// binding is checked against it, and the roles it lists as bindable may be bound to broad
+	// subjects. Set or not, the default containment applies (checkRBACContainment).
 	RBAC *RBACCeiling `json:"rbac,omitempty"`
+	// PodSecurity says how management-side pods reach Pod Security "restricted":
+	// PodSecurityStrip (default, "") or PodSecurityReject. Either way, what fails the check on
+	// the final object is refused (RulePodSecurity).
+	PodSecurity PodSecurityMode `json:"podSecurity,omitempty"`
+}
+
+// podSecurity returns the policy's pod security mode; a nil policy strips.
+func (p *Policy) podSecurity() PodSecurityMode {
+	if p == nil || p.PodSecurity == "" {
+		return PodSecurityStrip
+	}
+	return p.PodSecurity
 }
 
 // RBACCeiling is what an operator may grant through its RBAC outputs: at most what it holds
@@ -122,10 +136,10 @@ func (p *Policy) allowsPrivileged(o routing.Object, declared *contract.OutputRes
 			return true
 		}
 	}
-	if !p.TrustDeclarations || o.Identity.Name == "" {
+	if !p.TrustDeclarations || o.Identity.Name == "" || declared == nil {
 		return false
 	}
-	return declared == nil || declared.ForClass(o.Class).Matches(o.Identity)
+	return declared.ForClass(o.Class).Matches(o.Identity)
 }
 
 // checkPrivileged rejects a write to a privileged object the policy does not allow. It runs
@@ -157,7 +171,9 @@ func (e Engine) checkPrivileged(w *work) {
 	switch {
 	case !e.Policy.TrustDeclarations:
 		why = "the policy lists the privileged objects of each operator"
-	case e.Declared != nil && src.Name == "":
+	case e.Declared == nil:
+		why = "the operator has no output-resources, and the policy does not list it"
+	case src.Name == "":
 		why = "it is declared as a generated name, and privileged objects are declared by name"
 	}
 	w.reject(RulePrivilegedObject, fmt.Sprintf("%s: %s is privileged (it changes what the API server serves or admits) and the policy does not allow it to operator %q: %s",

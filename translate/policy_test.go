@@ -158,11 +158,11 @@ func TestPolicy(t *testing.T) {
 			rejected:  map[string]string{"agg": "aggregationRule"},
 			rule:      translate.RuleRBACEscalation,
 		},
-		"binding to cluster-admin": {
+		"binding a broad group to cluster-admin: containment, ceiling or not": {
 			policy:    &translate.Policy{RBAC: operatorCeiling},
 			mutations: []contract.Mutation{clusterRoleBinding("system:openshift:oauth-apiserver", "cluster-admin")},
-			rejected:  map[string]string{"system:openshift:oauth-apiserver": "binds ClusterRole cluster-admin, which grants everything"},
-			rule:      translate.RuleRBACEscalation,
+			rejected:  map[string]string{"system:openshift:oauth-apiserver": "binds the broad subjects[0] (Group system:authenticated) to ClusterRole cluster-admin, which grants everything"},
+			rule:      translate.RuleRBACContainment,
 		},
 		"a role binding to cluster-admin too": {
 			policy:    &translate.Policy{RBAC: operatorCeiling},
@@ -227,7 +227,7 @@ func TestPolicy(t *testing.T) {
 		"CRD from a generateName": {
 			policy:    &translate.Policy{TrustDeclarations: true},
 			mutations: []contract.Mutation{generated},
-			rejected:  map[string]string{"": "did not declare it by name"},
+			rejected:  map[string]string{"": "the operator has no output-resources"},
 			rule:      translate.RulePrivilegedObject,
 		},
 		"CRD declared as a generated name": {
@@ -248,9 +248,15 @@ func TestPolicy(t *testing.T) {
 			mutations: []contract.Mutation{crd("widgets.operator.topolayer.dev")},
 			rejected:  map[string]string{},
 		},
-		"class folders stand for missing declarations": {
+		"no declarations: trusting them allows nothing": {
 			policy:    &translate.Policy{TrustDeclarations: true},
 			mutations: []contract.Mutation{crd("widgets.operator.topolayer.dev"), webhook, apiService},
+			rejected: map[string]string{
+				"widgets.operator.topolayer.dev": "the operator has no output-resources, and the policy does not list it",
+				"sample":                         "the operator has no output-resources",
+				"v1.sample.topolayer.dev":        "the operator has no output-resources",
+			},
+			rule: translate.RulePrivilegedObject,
 		},
 		"listed only: a declared CRD is not enough": {
 			policy:    &translate.Policy{},

@@ -37,6 +37,10 @@ type Transform struct {
 	Match routing.Match
 	// Filter returns the kio.Filter that changes one object.
 	Filter func(Context) (kio.Filter, error)
+	// Strips says the transform removes or overrides what the operator wrote to contain it
+	// (privileges, host access). A policy whose PodSecurity is PodSecurityReject runs no
+	// stripping transform: what would need one is refused instead.
+	Strips bool
 }
 
 // Patch is a user-written transform: a strategic-merge patch or a JSON 6902 patch, applied
@@ -103,9 +107,11 @@ var podTemplatePaths = map[string][]string{
 	"replicasets":  {"spec", "template"},
 	"jobs":         {"spec", "template"},
 	"cronjobs":     {"spec", "jobTemplate", "spec", "template"},
+	"pods":         {},
 }
 
 var workloadGroups = map[string]string{
+	"pods":        "",
 	"deployments": "apps", "statefulsets": "apps", "daemonsets": "apps", "replicasets": "apps",
 	"jobs": "batch", "cronjobs": "batch",
 }
@@ -138,6 +144,11 @@ func ProfileNames() []string { return slices.Sorted(maps.Keys(Profiles)) }
 // of a hosted control plane, for every workload kind placed on the management cluster: its
 // standalone scheduling (nodeSelector, tolerations, affinity, priority class) and host-path
 // volumes go; the control-plane labels, tolerations, priority class and pull secret come.
+// Containment: every pod template and bare Pod is brought to Pod Security "restricted" by
+// named transforms: drop-host-path-volumes, drop-host-namespaces, drop-host-ports,
+// drop-node-name, drop-privilege and drop-unsafe-security-overrides strip (Transform.Strips)
+// what only a standalone node allows; restricted-security-context adds what restricted needs.
+// drop-owner-references removes the operator's ownerReferences from every management object.
 // The ownerReference to the HostedControlPlane is not a transform: the management target
 // adds it (apply.Options.HostedControlPlane).
 func HyperShiftProfile() []Transform {
@@ -145,13 +156,19 @@ func HyperShiftProfile() []Transform {
 	for _, resource := range slices.Sorted(maps.Keys(podTemplatePaths)) {
 		group, path := workloadGroups[resource], podTemplatePaths[resource]
 		match := routing.Match{Group: &group, Resource: resource}
-		add := func(name string, f func(Context) (kio.Filter, error)) {
-			out = append(out, Transform{Name: ProfileHyperShift + "/" + name, Cluster: routing.ClusterManagement, Match: match, Filter: f})
+		addT := func(name string, strips bool, f func(Context) (kio.Filter, error)) {
+			out = append(out, Transform{Name: ProfileHyperShift + "/" + name, Cluster: routing.ClusterManagement, Match: match, Filter: f, Strips: strips})
 		}
+		add := func(name string, f func(Context) (kio.Filter, error)) { addT(name, false, f) }
 		add("drop-standalone-scheduling", func(Context) (kio.Filter, error) {
 			return podSpecPatch(path, map[string]any{"nodeSelector": nil, "tolerations": nil, "affinity": nil, "priorityClassName": nil})
 		})
-		add("drop-host-path-volumes", func(Context) (kio.Filter, error) { return DropHostPathVolumes{PodTemplatePath: path}, nil })
+		addT("drop-host-path-volumes", true, func(Context) (kio.Filter, error) { return DropHostPathVolumes{PodTemplatePath: path}, nil })
+		for _, t := range podSecurityTransforms() {
+			addT(t.name, t.strips, func(Context) (kio.Filter, error) {
+				return PodSecurityFilter{PodTemplatePath: path, Edit: t.edit}, nil
+			})
+		}
 		add("control-plane-labels", func(c Context) (kio.Filter, error) {
 			return AddLabels{PodTemplatePath: path, Labels: map[string]string{
 				LabelHostedControlPlane:    c.HCPNamespace,
@@ -171,7 +188,21 @@ func HyperShiftProfile() []Transform {
 			return podSpecPatch(path, map[string]any{"imagePullSecrets": []any{map[string]any{"name": PullSecretName}}})
 		})
 	}
+	out = append(out, Transform{Name: ProfileHyperShift + "/drop-owner-references", Cluster: routing.ClusterManagement, Strips: false,
+		Filter: func(Context) (kio.Filter, error) { return dropOwnerReferences{}, nil }})
 	return out
+}
+
+// dropOwnerReferences removes metadata.ownerReferences: on the management cluster the
+// operator's owners (its standalone objects) are not the owners, the management target adds
+// the HostedControlPlane one itself, and an ownerReference to another tenant's object would
+// tie the object's lifetime to it.
+type dropOwnerReferences struct{}
+
+func (dropOwnerReferences) Filter(objs []*yaml.RNode) ([]*yaml.RNode, error) {
+	return kio.FilterAll(yaml.FilterFunc(func(o *yaml.RNode) (*yaml.RNode, error) {
+		return o, clearIf(o, "ownerReferences", nil, "metadata")
+	})).Filter(objs)
 }
 
 // podSpecPatch builds a strategic-merge patch that sets fields of the pod spec under path.

@@ -95,6 +95,7 @@ func (e Engine) Plan(out *contract.OutputDir) *Plan {
 	for i := range out.Mutations {
 		works[i] = e.place(&out.Mutations[i])
 	}
+	e.placeGuestSubjects(works)
 	works = append(works, e.guestNamespaces(works)...)
 	index := e.checkCollisions(works)
 	for _, w := range works {
@@ -111,7 +112,9 @@ func (e Engine) Plan(out *contract.OutputDir) *Plan {
 	// transform.
 	for _, w := range works {
 		e.checkPrivileged(w)
+		e.checkPodSecurity(w)
 	}
+	e.checkRBACContainment(works)
 	e.checkRBAC(works)
 	p := &Plan{Topology: e.Topology, Entries: make([]Entry, 0, len(works))}
 	for _, w := range works {
@@ -396,7 +399,7 @@ func (e Engine) rewriteBody(w *work, index map[objectKey]placed) (*yaml.RNode, e
 	if !status {
 		ctx := Context{Source: w.object(), Cluster: cluster, HCPNamespace: e.HCPNamespace, HostedControlPlane: e.HostedControlPlane}
 		for _, t := range e.Transforms {
-			if !t.selects(ctx.Source, cluster) {
+			if !t.selects(ctx.Source, cluster) || (t.Strips && e.Policy.podSecurity() == PodSecurityReject) {
 				continue
 			}
 			f, err := t.Filter(ctx)

@@ -1,0 +1,456 @@
+package translate
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	psaapi "k8s.io/pod-security-admission/api"
+	psapolicy "k8s.io/pod-security-admission/policy"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/routing"
+)
+
+// RulePodSecurity rejects pods and pod templates placed on the management cluster that do not
+// meet the Kubernetes Pod Security "restricted" level, as they will be written: the management
+// cluster's nodes run every tenant's control plane.
+const RulePodSecurity = "policy/pod-security"
+
+// PodSecurityMode says how the pods an operator places on the management cluster are brought
+// to the Pod Security "restricted" level.
+type PodSecurityMode string
+
+const (
+	// PodSecurityStrip (the default) runs the profile's stripping transforms (Transform.Strips):
+	// what a standalone workload only needs on a standalone node is dropped.
+	PodSecurityStrip PodSecurityMode = "strip"
+	// PodSecurityReject runs no stripping transform: a pod that would need stripping is
+	// refused.
+	PodSecurityReject PodSecurityMode = "reject"
+)
+
+// podSecurityEvaluator is the Pod Security admission's own evaluator, with its default checks.
+var podSecurityEvaluator = func() psapolicy.Evaluator {
+	e, err := psapolicy.NewEvaluator(psapolicy.DefaultChecks(), nil)
+	if err != nil {
+		panic(fmt.Sprintf("pod security evaluator: %v", err))
+	}
+	return e
+}()
+
+// podTemplatePathsByKind says where the pod template of each pod-bearing kind is; a Pod is its
+// own template.
+var podTemplatePathsByKind = map[string][]string{
+	"Deployment": {"spec", "template"}, "StatefulSet": {"spec", "template"},
+	"DaemonSet": {"spec", "template"}, "ReplicaSet": {"spec", "template"},
+	"Job": {"spec", "template"}, "CronJob": {"spec", "jobTemplate", "spec", "template"},
+	"Pod": {},
+}
+
+// checkPodSecurity rejects a management-side pod or pod template that does not meet the
+// "restricted" level on its final object, naming the fields the evaluator forbids. It also
+// forbids spec.nodeName, which Pod Security allows but which bypasses the scheduler and the
+// control-plane placement of a shared management cluster.
+func (e Engine) checkPodSecurity(w *work) {
+	if e.Policy == nil || w.entry.Disposition != routing.Apply || w.entry.Target.Cluster != routing.ClusterManagement {
+		return
+	}
+	action := w.m.Metadata.Action
+	if action == contract.ActionDelete || action.IsStatus() {
+		return
+	}
+	kind, group := "", w.entry.Target.Identity.Group
+	if o := w.entry.Object; o != nil {
+		kind, group = o.GetKind(), o.GroupVersionKind().Group
+	} else if k, ok := kindOfResource(w.entry.Target.Identity.Resource); ok {
+		kind = k
+	}
+	path, ok := podTemplatePathsByKind[kind]
+	if !ok || (group != "" && group != "apps" && group != "batch") || (kind == "Pod") != (group == "") {
+		return
+	}
+	src := w.entry.Source
+	if !action.CarriesObject() || w.entry.Object == nil {
+		w.reject(RulePodSecurity, fmt.Sprintf("%s: a %s of a pod-bearing object on the management cluster cannot be checked against Pod Security %q; write the whole object (Apply)", src, action, psaapi.LevelRestricted))
+		return
+	}
+	if reason := podSecurityReason(w.entry.Object.Object, path); reason != "" {
+		w.reject(RulePodSecurity, fmt.Sprintf("%s: %s", src, reason))
+	}
+}
+
+// kindOfResource returns the kind of a pod-bearing resource.
+func kindOfResource(resource string) (string, bool) {
+	for k := range podTemplatePathsByKind {
+		if strings.ToLower(k)+"s" == resource {
+			return k, true
+		}
+	}
+	return "", false
+}
+
+// podSecurityReason evaluates the pod template at path of obj against Pod Security
+// "restricted" (latest), and returns why it is forbidden, or "".
+func podSecurityReason(obj map[string]any, path []string) string {
+	m := obj
+	for _, p := range path {
+		next, _ := m[p].(map[string]any)
+		m = next
+	}
+	where := strings.Join(append(slices.Clone(path), "spec"), ".")
+	var tmpl corev1.PodTemplateSpec
+	if m != nil {
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &tmpl); err != nil {
+			return fmt.Sprintf("%s: decode: %v", where, err)
+		}
+	}
+	var problems []string
+	results := podSecurityEvaluator.EvaluatePod(psaapi.LevelVersion{Level: psaapi.LevelRestricted, Version: psaapi.LatestVersion()}, &tmpl.ObjectMeta, &tmpl.Spec)
+	if agg := psapolicy.AggregateCheckResults(results); !agg.Allowed {
+		problems = append(problems, fmt.Sprintf("violates Pod Security %q: %s", psaapi.LevelRestricted, agg.ForbiddenDetail()))
+	}
+	if tmpl.Spec.NodeName != "" {
+		problems = append(problems, fmt.Sprintf("%s.nodeName: %q binds the pod to a node of the shared management cluster", where, tmpl.Spec.NodeName))
+	}
+	if len(problems) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s %s", where, strings.Join(problems, "; "))
+}
+
+// safeSysctls are the sysctls Pod Security "baseline" (and so "restricted") allows.
+var safeSysctls = []string{
+	"kernel.shm_rmid_forced", "net.ipv4.ip_local_port_range", "net.ipv4.ip_unprivileged_port_start",
+	"net.ipv4.tcp_syncookies", "net.ipv4.ping_group_range", "net.ipv4.ip_local_reserved_ports",
+	"net.ipv4.tcp_keepalive_time", "net.ipv4.tcp_fin_timeout", "net.ipv4.tcp_keepalive_intvl",
+	"net.ipv4.tcp_keepalive_probes", "net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem",
+}
+
+// allowedSELinuxTypes are the SELinux types Pod Security allows a pod to ask for.
+var allowedSELinuxTypes = []string{"", "container_t", "container_init_t", "container_kvm_t", "container_engine_t"}
+
+// containerLists are the pod spec's lists of containers.
+var containerLists = []string{"containers", "initContainers", "ephemeralContainers"}
+
+// PodSecurityFilter changes the pod template at PodTemplatePath (empty: the object is a Pod)
+// with Edit, given the template's metadata (may be nil) and spec.
+type PodSecurityFilter struct {
+	PodTemplatePath []string
+	Edit            func(meta, spec *yaml.RNode) error
+}
+
+var _ kio.Filter = PodSecurityFilter{}
+
+// Filter implements kio.Filter.
+func (f PodSecurityFilter) Filter(objs []*yaml.RNode) ([]*yaml.RNode, error) {
+	return kio.FilterAll(yaml.FilterFunc(func(o *yaml.RNode) (*yaml.RNode, error) {
+		spec, err := o.Pipe(yaml.Lookup(append(slices.Clone(f.PodTemplatePath), "spec")...))
+		if err != nil || spec == nil {
+			return o, err
+		}
+		meta, err := o.Pipe(yaml.Lookup(append(slices.Clone(f.PodTemplatePath), "metadata")...))
+		if err != nil {
+			return nil, err
+		}
+		return o, f.Edit(meta, spec)
+	})).Filter(objs)
+}
+
+// containersOf returns every container, init container and ephemeral container of a pod spec.
+func containersOf(spec *yaml.RNode) ([]*yaml.RNode, error) {
+	var out []*yaml.RNode
+	for _, list := range containerLists {
+		l, err := spec.Pipe(yaml.Lookup(list))
+		if err != nil {
+			return nil, err
+		}
+		if l == nil {
+			continue
+		}
+		cs, err := l.Elements()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, cs...)
+	}
+	return out, nil
+}
+
+// clearIf removes field of the mapping at path under n when keep returns false for its value.
+func clearIf(n *yaml.RNode, field string, keep func(v string) bool, path ...string) error {
+	parent, err := n.Pipe(yaml.Lookup(path...))
+	if err != nil || parent == nil {
+		return err
+	}
+	f := parent.Field(field)
+	if f == nil || f.Value == nil {
+		return nil
+	}
+	v := ""
+	if f.Value.YNode().Kind == yaml.ScalarNode {
+		v = f.Value.YNode().Value
+	}
+	if keep != nil && keep(v) {
+		return nil
+	}
+	_, err = parent.Pipe(yaml.Clear(field))
+	return err
+}
+
+func not(values ...string) func(string) bool {
+	return func(v string) bool { return !slices.Contains(values, v) }
+}
+
+// stripHostNamespaces drops hostPID, hostNetwork and hostIPC.
+func stripHostNamespaces(_, spec *yaml.RNode) error {
+	for _, f := range []string{"hostPID", "hostNetwork", "hostIPC"} {
+		if err := clearIf(spec, f, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stripHostPorts drops the hostPort of every container port.
+func stripHostPorts(_, spec *yaml.RNode) error {
+	cs, err := containersOf(spec)
+	if err != nil {
+		return err
+	}
+	for _, c := range cs {
+		ports, err := c.Pipe(yaml.Lookup("ports"))
+		if err != nil || ports == nil {
+			continue
+		}
+		ps, err := ports.Elements()
+		if err != nil {
+			return err
+		}
+		for _, p := range ps {
+			if err := clearIf(p, "hostPort", nil); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// stripNodeName drops nodeName: the scheduler places control-plane pods.
+func stripNodeName(_, spec *yaml.RNode) error { return clearIf(spec, "nodeName", nil) }
+
+// stripPrivilege drops what gives a container more than an unprivileged, non-root process:
+// privileged, allowPrivilegeEscalation true, added capabilities (but NET_BIND_SERVICE), a
+// procMount other than Default, runAsUser 0, runAsNonRoot false and Windows hostProcess.
+func stripPrivilege(_, spec *yaml.RNode) error {
+	sc := func(n *yaml.RNode, field string) error {
+		for _, f := range []struct {
+			name string
+			keep func(string) bool
+		}{{"runAsUser", not("0")}, {"runAsNonRoot", not("false")}} {
+			if err := clearIf(n, f.name, f.keep, field); err != nil {
+				return err
+			}
+		}
+		return clearIf(n, "hostProcess", nil, field, "windowsOptions")
+	}
+	if err := sc(spec, "securityContext"); err != nil {
+		return err
+	}
+	cs, err := containersOf(spec)
+	if err != nil {
+		return err
+	}
+	for _, c := range cs {
+		if err := sc(c, "securityContext"); err != nil {
+			return err
+		}
+		for _, f := range []struct {
+			name string
+			keep func(string) bool
+		}{{"privileged", not("true")}, {"allowPrivilegeEscalation", not("true")}, {"procMount", not("Unmasked")}} {
+			if err := clearIf(c, f.name, f.keep, "securityContext"); err != nil {
+				return err
+			}
+		}
+		add, err := c.Pipe(yaml.Lookup("securityContext", "capabilities", "add"))
+		if err != nil {
+			return err
+		}
+		if add != nil {
+			if err := keepElements(add, func(e *yaml.RNode) bool { return strings.TrimPrefix(e.YNode().Value, "CAP_") == "NET_BIND_SERVICE" }); err != nil {
+				return err
+			}
+			if len(add.YNode().Content) == 0 {
+				if err := clearIf(c, "add", nil, "securityContext", "capabilities"); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// stripSecurityOverrides drops the security overrides Pod Security forbids: unsafe sysctls,
+// SELinux users, roles and types, Unconfined seccomp and AppArmor profiles (fields and
+// annotations), and OpenShift's required-scc annotation, which asks a management cluster that
+// is OpenShift for a privileged SCC.
+func stripSecurityOverrides(meta, spec *yaml.RNode) error {
+	sc := func(n *yaml.RNode) error {
+		for _, f := range []struct {
+			name string
+			keep func(string) bool
+			path []string
+		}{
+			{"user", nil, []string{"securityContext", "seLinuxOptions"}},
+			{"role", nil, []string{"securityContext", "seLinuxOptions"}},
+			{"type", not(allowedSELinuxTypes...), []string{"securityContext", "seLinuxOptions"}},
+			{"seccompProfile", func(string) bool { return seccompAllowed(n, "securityContext", "seccompProfile") }, []string{"securityContext"}},
+			{"appArmorProfile", func(string) bool { return !isUnconfined(n, "securityContext", "appArmorProfile") }, []string{"securityContext"}},
+		} {
+			if err := clearIf(n, f.name, f.keep, f.path...); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := sc(spec); err != nil {
+		return err
+	}
+	cs, err := containersOf(spec)
+	if err != nil {
+		return err
+	}
+	for _, c := range cs {
+		if err := sc(c); err != nil {
+			return err
+		}
+	}
+	if sysctls, err := spec.Pipe(yaml.Lookup("securityContext", "sysctls")); err != nil {
+		return err
+	} else if sysctls != nil {
+		if err := keepElements(sysctls, func(e *yaml.RNode) bool { return slices.Contains(safeSysctls, fieldString(e, "name")) }); err != nil {
+			return err
+		}
+	}
+	if meta == nil {
+		return nil
+	}
+	annotations, err := meta.Pipe(yaml.Lookup("annotations"))
+	if err != nil || annotations == nil {
+		return err
+	}
+	fields, err := annotations.Fields()
+	if err != nil {
+		return err
+	}
+	for _, k := range fields {
+		v := fieldString(annotations, k)
+		drop := false
+		switch {
+		case k == "openshift.io/required-scc":
+			drop = !slices.Contains([]string{"restricted", "restricted-v2"}, v)
+		case strings.HasPrefix(k, "container.apparmor.security.beta.kubernetes.io/"):
+			drop = v != "runtime/default" && !strings.HasPrefix(v, "localhost/")
+		case k == "seccomp.security.alpha.kubernetes.io/pod" || strings.HasPrefix(k, "container.seccomp.security.alpha.kubernetes.io/"):
+			drop = v != "runtime/default" && v != "docker/default" && !strings.HasPrefix(v, "localhost/")
+		}
+		if drop {
+			if _, err := annotations.Pipe(yaml.Clear(k)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func profileType(n *yaml.RNode, path ...string) string {
+	t, _ := fieldOf(n, append(path, "type")...)
+	return t
+}
+
+func seccompAllowed(n *yaml.RNode, path ...string) bool {
+	t := profileType(n, path...)
+	return t == "" || t == string(corev1.SeccompProfileTypeRuntimeDefault) || t == string(corev1.SeccompProfileTypeLocalhost)
+}
+
+func isUnconfined(n *yaml.RNode, path ...string) bool {
+	return profileType(n, path...) == string(corev1.AppArmorProfileTypeUnconfined)
+}
+
+// boolNode is a YAML boolean.
+func boolNode(b bool) *yaml.RNode {
+	return yaml.NewRNode(&yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagBool, Value: fmt.Sprint(b)})
+}
+
+// setIfAbsent sets field of the mapping at path under n (created if need be) when it is absent.
+func setIfAbsent(n *yaml.RNode, field string, value *yaml.RNode, path ...string) error {
+	if existing, err := n.Pipe(yaml.Lookup(append(slices.Clone(path), field)...)); err != nil || existing != nil {
+		return err
+	}
+	parent, err := n.Pipe(yaml.LookupCreate(yaml.MappingNode, path...))
+	if err != nil {
+		return err
+	}
+	return parent.PipeE(yaml.SetField(field, value))
+}
+
+// addRestricted adds what Pod Security "restricted" requires and the operator left unset: the
+// pod runs as non-root with the runtime's default seccomp profile, and every container drops
+// every capability and cannot escalate its privileges. It sets no field the operator set.
+func addRestricted(_, spec *yaml.RNode) error {
+	if err := setIfAbsent(spec, "runAsNonRoot", boolNode(true), "securityContext"); err != nil {
+		return err
+	}
+	if err := setIfAbsent(spec, "seccompProfile", yaml.NewMapRNode(&map[string]string{"type": string(corev1.SeccompProfileTypeRuntimeDefault)}), "securityContext"); err != nil {
+		return err
+	}
+	cs, err := containersOf(spec)
+	if err != nil {
+		return err
+	}
+	for _, c := range cs {
+		if err := setIfAbsent(c, "allowPrivilegeEscalation", boolNode(false), "securityContext"); err != nil {
+			return err
+		}
+		drop, err := c.Pipe(yaml.LookupCreate(yaml.SequenceNode, "securityContext", "capabilities", "drop"))
+		if err != nil {
+			return err
+		}
+		elems, err := drop.Elements()
+		if err != nil {
+			return err
+		}
+		if !slices.ContainsFunc(elems, func(e *yaml.RNode) bool { return e.YNode().Value == "ALL" }) {
+			if err := drop.PipeE(yaml.Append(yaml.NewStringRNode("ALL").YNode())); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// podSecurityTransforms are the profile's named transforms that bring a pod template to Pod
+// Security "restricted": the stripping ones first, then the additions.
+func podSecurityTransforms() []struct {
+	name   string
+	strips bool
+	edit   func(meta, spec *yaml.RNode) error
+} {
+	return []struct {
+		name   string
+		strips bool
+		edit   func(meta, spec *yaml.RNode) error
+	}{
+		{"drop-host-namespaces", true, stripHostNamespaces},
+		{"drop-host-ports", true, stripHostPorts},
+		{"drop-node-name", true, stripNodeName},
+		{"drop-privilege", true, stripPrivilege},
+		{"drop-unsafe-security-overrides", true, stripSecurityOverrides},
+		{"restricted-security-context", false, addRestricted},
+	}
+}

@@ -1,0 +1,137 @@
+package translate
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+
+	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/routing"
+)
+
+// RuleRBACContainment rejects RBAC that reaches beyond the operator, whatever its ceiling: on
+// the shared management cluster, cluster-scoped RBAC and bindings to users and groups (every
+// tenant's users share it); on either cluster, a broad subject bound to a role that grants
+// everything, wildcards, or the escalate, bind or impersonate verbs.
+const RuleRBACContainment = "policy/rbac-containment"
+
+// broadUsers are the users that stand for many principals; every group is broad.
+var broadUsers = []string{"system:anonymous", "system:unauthenticated", "system:authenticated", "system:masters"}
+
+// escalatingVerbs grant more than the verbs' holder has.
+var escalatingVerbs = []string{"escalate", "bind", "impersonate", "*"}
+
+// isBroad reports whether a binding subject stands for more than one identity of the operator.
+func isBroad(s rbacv1.Subject) bool {
+	return s.Kind == rbacv1.GroupKind || (s.Kind == rbacv1.UserKind && slices.Contains(broadUsers, s.Name))
+}
+
+// dangerousRules returns why rules grant beyond what a broad subject may hold, or "".
+func dangerousRules(rules []rbacv1.PolicyRule) string {
+	for i, r := range rules {
+		if fields := wildcardFields(r); len(fields) > 0 {
+			return fmt.Sprintf("rules[%d] grants '*' in %s", i, strings.Join(fields, ", "))
+		}
+		for _, v := range r.Verbs {
+			if slices.Contains(escalatingVerbs, v) {
+				return fmt.Sprintf("rules[%d] grants %s", i, v)
+			}
+		}
+	}
+	return ""
+}
+
+// checkRBACContainment applies the default RBAC containment to the final objects. A configured
+// ceiling widens it: the roles it lists as bindable, and the roles of the plan whose rules it
+// covers, may be bound to broad subjects. Cluster-scoped RBAC and user and group subjects stay
+// off the management cluster.
+func (e Engine) checkRBACContainment(works []*work) {
+	if e.Policy == nil {
+		return
+	}
+	roles := map[RoleRef]*work{}
+	for _, w := range works {
+		if ref, ok := writtenRole(w); ok {
+			roles[ref] = w
+		}
+	}
+	for _, w := range works {
+		if w.entry.Disposition != routing.Apply {
+			continue
+		}
+		resource, ok := rbacResource(w)
+		if !ok {
+			continue
+		}
+		action := w.m.Metadata.Action
+		if action == contract.ActionDelete || action.IsStatus() {
+			continue
+		}
+		src, management := w.entry.Source, w.entry.Target.Cluster == routing.ClusterManagement
+		var reason string
+		switch {
+		case management && (resource == resourceClusterRoles || resource == resourceClusterRoleBindings):
+			reason = fmt.Sprintf("%s: a cluster-scoped %s on the shared management cluster would reach every tenant's hosted control plane", src, resource)
+		case resource == resourceRoles || resource == resourceClusterRoles:
+		case !action.CarriesObject() || w.entry.Object == nil:
+			reason = fmt.Sprintf("%s: a %s of a binding cannot be checked for its subjects; write the whole object (Apply)", src, action)
+		default:
+			reason = e.checkBindingContainment(w, resource, management, roles)
+		}
+		if reason != "" {
+			w.reject(RuleRBACContainment, reason)
+		}
+	}
+}
+
+// checkBindingContainment returns why a binding is beyond containment, or "".
+func (e Engine) checkBindingContainment(w *work, resource string, management bool, roles map[RoleRef]*work) string {
+	src := w.entry.Source
+	var b rbacv1.RoleBinding
+	if err := decodeObject(w, &b); err != nil {
+		return fmt.Sprintf("%s: decode: %v", src, err)
+	}
+	var broad []string
+	for i, s := range b.Subjects {
+		if management && (s.Kind == rbacv1.UserKind || s.Kind == rbacv1.GroupKind) {
+			return fmt.Sprintf("%s: subjects[%d]: binds %s %q on the shared management cluster, whose users and groups are not the guest's: only service accounts may be bound there", src, i, s.Kind, s.Name)
+		}
+		if isBroad(s) {
+			broad = append(broad, fmt.Sprintf("subjects[%d] (%s %s)", i, s.Kind, s.Name))
+		}
+	}
+	if len(broad) == 0 {
+		return ""
+	}
+	ref := RoleRef{Kind: b.RoleRef.Kind, Name: b.RoleRef.Name}
+	if ref.Kind == KindRole {
+		ref.Namespace = w.entry.Target.Identity.Namespace
+	}
+	ceiling := e.Policy.RBAC
+	if ceiling != nil && slices.Contains(ceiling.BindableRoles, ref) {
+		return ""
+	}
+	why := ""
+	if ref.Kind == KindClusterRole && ref.Name == ClusterAdmin {
+		why = "which grants everything"
+	} else if rw, ok := roles[ref]; ok {
+		var role rbacv1.ClusterRole
+		if err := decodeObject(rw, &role); err != nil {
+			return fmt.Sprintf("%s: roleRef: decode %s: %v", src, ref, err)
+		}
+		if role.AggregationRule != nil && len(role.AggregationRule.ClusterRoleSelectors) > 0 {
+			why = "an aggregated role, whose rules cannot be checked"
+		} else if d := dangerousRules(role.Rules); d != "" {
+			why = "whose " + d
+		}
+		if why != "" && ceiling != nil && rw.entry.Disposition == routing.Apply && ceiling.checkRole(rw) == "" && (ceiling.AllowWildcards || !strings.Contains(why, "'*'")) {
+			why = "" // the ceiling vouches for the role's rules
+		}
+	}
+	if why == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s: binds the broad %s to %s, %s", src, strings.Join(broad, ", "), ref, why)
+}
