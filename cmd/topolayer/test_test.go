@@ -87,7 +87,8 @@ func TestSampleOperatorTests(t *testing.T) {
 		}
 		for _, want := range []string{
 			"FAIL    . (defaults)",
-			"    differs: Management Apply configmaps openshift-sample/sample-config (expected Management/Apply/namespaces/openshift-sample/core/configmaps/ee86-body-sample-config.yaml, actual Management/Apply/namespaces/openshift-sample/core/configmaps/ee86-body-sample-config.yaml):\n",
+			"    Management: differs: Apply configmaps openshift-sample/sample-config by ",
+			" (expected Management/Apply/namespaces/openshift-sample/core/configmaps/ee86-body-sample-config.yaml, actual Management/Apply/namespaces/openshift-sample/core/configmaps/ee86-body-sample-config.yaml):\n",
 			"        -  message: hello from an old fixture\n        +  message: hello from the sample operator\n",
 			"    actual output kept in " + outDir + "\n",
 			"1 tests, 0 passed, 1 failed\n",
