@@ -125,3 +125,32 @@ func TestTestCmdMissingTests(t *testing.T) {
 		t.Errorf("error %v\n%s", err, out)
 	}
 }
+
+// TestTestApplyConfiguration runs the sample operators' tests with the upstream harness's
+// command line, as `topolayer test apply-configuration`, keeping every output.
+func TestTestApplyConfiguration(t *testing.T) {
+	bin := buildSampleOperators(t)
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	outDir := filepath.Join(t.TempDir(), "out")
+	out, err := runTestCmd(t, "apply-configuration", "--test-dir", sampleTests, "--output-dir", outDir, "--preserve-policy", "KeepAlways")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	junit, err := os.ReadFile(filepath.Join(outDir, "junit.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`<testcase name="remove output directory"`, `[Binary:&#34;sample-operator&#34;] [Controllers:[]] [Directory:&#34;` + filepath.Join(sampleTests, "sample-operator", "defaults") + `&#34;]`} {
+		if !strings.Contains(string(junit), want) {
+			t.Errorf("junit.xml lacks %q:\n%s", want, junit)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(outDir, "sample-operator", "defaults", "stdout.log")); err != nil {
+		t.Errorf("KeepAlways did not keep a passing test's output: %v", err)
+	}
+
+	o := TestApplyConfigurationOptions{}
+	if err := o.Validate(); err == nil || err.Error() != "--test-dir is required\n--output-dir is required" {
+		t.Errorf("validate: %v", err)
+	}
+}
