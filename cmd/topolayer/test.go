@@ -171,7 +171,7 @@ func (o *TestApplyConfigurationOptions) Run(ctx context.Context) error {
 	if o.ReplaceExpectedOutput {
 		policy = harness.PreserveReplaceExpectedOutput
 	}
-	report, err := harness.Run(ctx, harness.Options{TestDir: o.TestDir, OutputDir: o.OutputDir, PreservePolicy: policy})
+	report, err := harness.Run(ctx, harness.Options{TestDir: o.TestDir, OutputDir: o.OutputDir, PreservePolicy: policy, AllowNoTests: true})
 	if report != nil {
 		report.Print(o.Out)
 	}

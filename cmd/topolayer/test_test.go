@@ -149,6 +149,15 @@ func TestTestApplyConfiguration(t *testing.T) {
 		t.Errorf("KeepAlways did not keep a passing test's output: %v", err)
 	}
 
+	// Upstream passes a directory without tests, writing junit.xml all the same.
+	empty := filepath.Join(t.TempDir(), "out")
+	if out, err := runTestCmd(t, "apply-configuration", "--test-dir", t.TempDir(), "--output-dir", empty); err != nil || !strings.Contains(out, "0 tests, 0 passed, 0 failed") {
+		t.Errorf("no tests: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(empty, "junit.xml")); err != nil {
+		t.Error(err)
+	}
+
 	o := TestApplyConfigurationOptions{}
 	if err := o.Validate(); err == nil || err.Error() != "--test-dir is required\n--output-dir is required" {
 		t.Errorf("validate: %v", err)

@@ -266,6 +266,7 @@ func parityVariants(t *testing.T, base, upstreamSample string) []parityCase {
 	}
 	cases = append(cases, parityCase{name: "variant/test-dir-is-the-test", dir: filepath.Join(root, "variants", "unchanged"), asIs: true, cwd: cwd,
 		notes: "--test-dir names the test itself"})
+	cases = append(cases, parityCase{name: "variant/no-tests", dir: t.TempDir(), asIs: true, cwd: cwd, notes: "a --test-dir without tests"})
 	return cases
 }
 

@@ -16,6 +16,9 @@ const (
 	ExpectedOutputDir = "expected-output"
 )
 
+// ErrNoTests is the error of a discovery that found no test.
+var ErrNoTests = errors.New("no test found")
+
 // Test is one test directory: test.yaml, input-dir and expected-output.
 type Test struct {
 	// Dir is the test directory.
@@ -92,7 +95,7 @@ func Discover(root string, requireExpected bool) ([]Test, error) {
 		return nil, err
 	}
 	if len(tests) == 0 {
-		return nil, fmt.Errorf("%s: no test found (a test is a directory with a %s)", root, contract.TestFile)
+		return nil, fmt.Errorf("%s: %w (a test is a directory with a %s)", root, ErrNoTests, contract.TestFile)
 	}
 	return tests, nil
 }

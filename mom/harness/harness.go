@@ -55,6 +55,9 @@ type Options struct {
 	Update bool
 	// KeepOutputs keeps the actual outputs of passing tests too: the policy KeepAlways.
 	KeepOutputs bool
+	// AllowNoTests runs zero tests, and passes, when TestDir holds none, as upstream does;
+	// otherwise that is an error (ErrNoTests).
+	AllowNoTests bool
 }
 
 func (o Options) replacing() bool {
@@ -154,7 +157,7 @@ func (r *Report) Err() error {
 // failures are in the report.
 func Run(ctx context.Context, opts Options) (*Report, error) {
 	tests, err := Discover(opts.TestDir, !opts.replacing())
-	if err != nil {
+	if err != nil && !(opts.AllowNoTests && errors.Is(err, ErrNoTests)) {
 		return nil, err
 	}
 	root, temp := opts.OutputDir, false
