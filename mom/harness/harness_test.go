@@ -448,3 +448,73 @@ func TestExec(t *testing.T) {
 		})
 	}
 }
+
+// TestCompareReadsAsUpstream checks the verdicts of the upstream reader on hand-written
+// output directories: what it ignores, and what it tells apart that topolayer's reader
+// would not.
+func TestCompareReadsAsUpstream(t *testing.T) {
+	const cmDir = "Management/Create/namespaces/demo/core/configmaps/"
+	base := map[string]string{
+		"controller-results.yaml":              "controllerResults:\n- controllerName: demo-A\n  status: Succeeded\n",
+		cmDir + "1234-body-cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n  namespace: demo\n",
+		cmDir + "1234-metadata-cm.yaml":        "action: Create\ncontrollerInstanceName: demo-A\ngenerateName: \"\"\nmame: cm\nnamespace: demo\nresourceType:\n  Group: \"\"\n  Resource: configmaps\n  Version: v1\n",
+		"Management/Create/namespaces/demo/.x": "",
+	}
+	tests := map[string]struct {
+		edit func(files map[string]string)
+		pass bool
+	}{
+		"identical": {edit: func(map[string]string) {}, pass: true},
+		"name: instead of mame": {edit: func(f map[string]string) {
+			f[cmDir+"1234-metadata-cm.yaml"] = strings.Replace(f[cmDir+"1234-metadata-cm.yaml"], "mame:", "name:", 1)
+		}},
+		"errors: []": {edit: func(f map[string]string) { f["controller-results.yaml"] += "  errors: []\n" }},
+		"unknown keys": {edit: func(f map[string]string) {
+			f["controller-results.yaml"] += "extra: 1\n"
+			f[cmDir+"1234-metadata-cm.yaml"] += "extra: 1\n"
+		}, pass: true},
+		"empty options file": {edit: func(f map[string]string) { f[cmDir+"1234-options-cm.yaml"] = "" }, pass: true},
+		"orphan metadata and stray files": {edit: func(f map[string]string) {
+			f[cmDir+"9999-metadata-ghost.yaml"] = "nonsense: [\n"
+			f["Management/.gitkeep"] = ""
+			f[cmDir+"8888-body-x.json"] = "{}"
+		}, pass: true},
+		"empty controller-results": {edit: func(f map[string]string) { f["controller-results.yaml"] = "" }},
+		"null controller-results":  {edit: func(f map[string]string) { f["controller-results.yaml"] = "null\n" }},
+		"a stray top-level file":   {edit: func(f map[string]string) { f[".gitkeep"] = "" }},
+		"JSON body": {edit: func(f map[string]string) {
+			f[cmDir+"1234-body-cm.yaml"] = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm","namespace":"demo"}}`
+		}},
+		"body without metadata": {edit: func(f map[string]string) { f[cmDir+"5555-body-other.yaml"] = f[cmDir+"1234-body-cm.yaml"] }},
+		"duplicate": {edit: func(f map[string]string) {
+			f[cmDir+"0000-body-cm.yaml"], f[cmDir+"0000-metadata-cm.yaml"] = f[cmDir+"1234-body-cm.yaml"], f[cmDir+"1234-metadata-cm.yaml"]
+		}, pass: true},
+	}
+	write := func(dir string, files map[string]string) {
+		for name, data := range files {
+			p := filepath.Join(dir, filepath.FromSlash(name))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			write(filepath.Join(dir, "expected"), base)
+			files := map[string]string{}
+			for k, v := range base {
+				files[k] = v
+			}
+			tc.edit(files)
+			write(filepath.Join(dir, "actual"), files)
+			got := harness.Compare(filepath.Join(dir, "expected"), filepath.Join(dir, "actual"))
+			if (len(got) == 0) != tc.pass {
+				t.Errorf("differences %q, want pass %v", got, tc.pass)
+			}
+		})
+	}
+}
