@@ -114,6 +114,29 @@ func TestUpstreamHarnessParity(t *testing.T) {
 			}
 		})
 	}
+	t.Run("replace-expected-output", func(t *testing.T) {
+		// Expected outputs that topolayer rewrites pass the upstream harness.
+		dir := filepath.Join(t.TempDir(), "tests")
+		if err := os.CopyFS(dir, os.DirFS(testData)); err != nil {
+			t.Fatal(err)
+		}
+		t.Chdir(ops)
+		var out bytes.Buffer
+		cmd := NewCmdTestApplyConfiguration(IOStreams{Out: &out, ErrOut: &out})
+		cmd.SetArgs([]string{"--test-dir", dir, "--output-dir", filepath.Join(t.TempDir(), "o"), "--replace-expected-output"})
+		if err := cmd.ExecuteContext(context.Background()); err != nil {
+			t.Fatalf("%v\n%s", err, out.String())
+		}
+		if logs, _ := filepath.Glob(filepath.Join(dir, "*", "expected-output", "*.log")); len(logs) > 0 {
+			t.Errorf("logs left in expected-output: %v", logs)
+		}
+		up := exec.Command(mom, "test", "apply-configuration", "--test-dir", dir, "--output-dir", filepath.Join(t.TempDir(), "u"))
+		up.Dir = ops
+		if upOut, err := up.CombinedOutput(); err != nil {
+			t.Errorf("upstream fails the rewritten tests: %v\n%s", err, upOut)
+		}
+	})
+
 	var table strings.Builder
 	fmt.Fprintf(&table, "%-58s %-8s %-9s %s\n", "CASE", "UPSTREAM", "TOPOLAYER", "NOTES")
 	for i, c := range cases {
