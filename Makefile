@@ -8,6 +8,11 @@ BIN := bin/topolayer
 TOPOLAYER_CORPUS ?= $(abspath ../shared/corpus)
 export TOPOLAYER_CORPUS
 
+# The real upstream operator binaries (../shared/operators, unpacked by .ci/run into
+# .cache/operators); tests that need them skip when it is unset or absent.
+TOPOLAYER_OPERATORS ?= $(wildcard $(abspath .cache/operators))
+export TOPOLAYER_OPERATORS
+
 # kube-apiserver and etcd for the e2e tests and the dev environment: hack/envtest-assets.sh
 # builds them from the Go module proxy the first time (minutes), then prints the cached
 # directory (a KUBEBUILDER_ASSETS that holds them already is kept as is). Expanded only by

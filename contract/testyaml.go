@@ -37,10 +37,25 @@ type TestDescription struct {
 	DesiredError string `json:"desiredError,omitempty"`
 }
 
-// ParseTestDescription decodes and validates a test.yaml.
+// ParseTestDescription decodes and validates a test.yaml; unknown keys are refused.
 func ParseTestDescription(data []byte) (*TestDescription, error) {
+	return parseTestDescription(data, true)
+}
+
+// ParseTestDescriptionLenient decodes and validates a test.yaml as the upstream harness
+// does: unknown keys are ignored, and so is a desiredError other than NonZeroReturn (it
+// means an exit zero is wanted).
+func ParseTestDescriptionLenient(data []byte) (*TestDescription, error) {
+	return parseTestDescription(data, false)
+}
+
+func parseTestDescription(data []byte, strict bool) (*TestDescription, error) {
 	var t TestDescription
-	if err := yaml.UnmarshalStrict(data, &t); err != nil {
+	unmarshal := yaml.Unmarshal
+	if strict {
+		unmarshal = yaml.UnmarshalStrict
+	}
+	if err := unmarshal(data, &t); err != nil {
 		return nil, fmt.Errorf("decode %s: %w", TestFile, err)
 	}
 	var errs []error
@@ -52,7 +67,7 @@ func ParseTestDescription(data []byte) (*TestDescription, error) {
 	if t.TestType != TestTypeApplyConfiguration {
 		errs = append(errs, fieldError("testType", fmt.Errorf("%q, want %s", t.TestType, TestTypeApplyConfiguration)))
 	}
-	if t.DesiredError != "" && t.DesiredError != DesiredErrorNonZeroReturn {
+	if strict && t.DesiredError != "" && t.DesiredError != DesiredErrorNonZeroReturn {
 		errs = append(errs, fieldError("desiredError", fmt.Errorf("%q, want empty or %s", t.DesiredError, DesiredErrorNonZeroReturn)))
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -61,11 +76,12 @@ func ParseTestDescription(data []byte) (*TestDescription, error) {
 	return &t, nil
 }
 
-// Args returns the apply-configuration arguments the harness passes for this test.
+// Args returns the apply-configuration arguments the harness passes for this test. --now is
+// in the local time zone, with its offset, as the upstream harness passes it.
 func (t *TestDescription) Args(inputDir, outputDir string) []string {
 	args := []string{"apply-configuration", "--input-dir", inputDir, "--output-dir", outputDir}
 	if !t.Now.IsZero() {
-		args = append(args, "--now", t.Now.UTC().Format(time.RFC3339))
+		args = append(args, "--now", t.Now.Local().Format(time.RFC3339))
 	}
 	if len(t.Controllers) > 0 {
 		args = append(args, "--controllers", strings.Join(t.Controllers, ","))

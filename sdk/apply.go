@@ -93,7 +93,7 @@ func (o *Operator) ApplyConfiguration(ctx context.Context, opts Options) (*contr
 		HasControllerResults: true,
 		Mutations:            mutations,
 	}
-	if err := writeOutputDir(opts.OutputDir, out); err != nil {
+	if err := writeOutputDir(opts.OutputDir, out, contract.WriteOptions{NameKey: o.MetadataNameKey}); err != nil {
 		return nil, errors.Join(append(errs, fmt.Errorf("write output directory: %w", err))...)
 	}
 	return out, errors.Join(errs...)
@@ -241,7 +241,7 @@ func (o *Operator) route(recorded []contract.Mutation) ([]contract.Mutation, err
 
 // writeOutputDir writes out into dir, which must be absent, empty, or hold only the logs
 // that the upstream harness creates before it runs the operator (stdout.log, stderr.log).
-func writeOutputDir(dir string, out *contract.OutputDir) error {
+func writeOutputDir(dir string, out *contract.OutputDir, wopts contract.WriteOptions) error {
 	entries, err := os.ReadDir(dir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
@@ -253,7 +253,7 @@ func writeOutputDir(dir string, out *contract.OutputDir) error {
 		}
 	}
 	if !logsOnly {
-		return contract.WriteOutputDir(dir, out, contract.WriteOptions{})
+		return contract.WriteOutputDir(dir, out, wopts)
 	}
 	tmp, err := os.MkdirTemp(dir, ".apply-configuration-")
 	if err != nil {
@@ -261,7 +261,7 @@ func writeOutputDir(dir string, out *contract.OutputDir) error {
 	}
 	defer os.RemoveAll(tmp)
 	written := filepath.Join(tmp, "out")
-	if err := contract.WriteOutputDir(written, out, contract.WriteOptions{}); err != nil {
+	if err := contract.WriteOutputDir(written, out, wopts); err != nil {
 		return err
 	}
 	entries, err = os.ReadDir(written)

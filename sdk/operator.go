@@ -59,6 +59,11 @@ type Operator struct {
 	MaxReconciles int
 	// ControllerTimeout bounds each controller's run; 0 means DefaultControllerTimeout.
 	ControllerTimeout time.Duration
+	// MetadataNameKey spells the object name key of the metadata files apply-configuration
+	// writes: contract.NameKeyName ("name", the default when empty), read by library-go since
+	// 2025 and by topolayer, or contract.NameKeyLegacy ("mame"), the only spelling the
+	// multi-operator-manager harness at 90ec5f2 (December 2024 library-go) reads.
+	MetadataNameKey contract.NameKey
 }
 
 // Controller is one named controller: a reconciler factory and the requests to reconcile.

@@ -637,3 +637,38 @@ func TestCommand(t *testing.T) {
 		t.Errorf("output-resources printed %q: %v", out.String(), err)
 	}
 }
+
+func TestMetadataNameKey(t *testing.T) {
+	create := reconcilerFunc("demo-A", func(ctx context.Context, d Deps) (reconcile.Result, error) {
+		return reconcile.Result{}, d.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "demo"}})
+	})
+	in := writeTree(t, testInput)
+	for _, tc := range []struct {
+		key       contract.NameKey
+		want, not string
+	}{{"", "\nname: demo\n", "mame:"}, {contract.NameKeyName, "\nname: demo\n", "mame:"}, {contract.NameKeyLegacy, "\nmame: demo\n", "\nname:"}} {
+		t.Run(string(tc.key), func(t *testing.T) {
+			op := testOperator(create)
+			op.MetadataNameKey = tc.key
+			out := filepath.Join(t.TempDir(), "out")
+			if err := op.Run(context.Background(), in, out, testNow, nil); err != nil {
+				t.Fatal(err)
+			}
+			files, _ := filepath.Glob(filepath.Join(out, "*", "Create", "cluster-scoped-resources", "core", "namespaces", "*-metadata-demo.yaml"))
+			if len(files) != 1 {
+				t.Fatalf("metadata files %v, want one", files)
+			}
+			data, _ := os.ReadFile(files[0])
+			if !strings.Contains(string(data), tc.want) || strings.Contains(string(data), tc.not) {
+				t.Errorf("metadata\n%s\nwant %q and not %q", data, tc.want, tc.not)
+			}
+			got, err := contract.ReadOutputDir(out, contract.ReadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got.Mutations) == 0 || got.Mutations[0].Metadata.Name != "demo" {
+				t.Errorf("read back %+v", got.Mutations)
+			}
+		})
+	}
+}

@@ -39,7 +39,10 @@ class the recorded requests must be the same set, byte for byte in their bodies 
 ignoring events, file names and order. An undeclared write (Unspecified) always fails.
 
 The operator is test.yaml's binaryName (a bare name is looked up in PATH), or
---operator-command for every test. It runs with PATH as its only environment variable.
+--operator-command for every test. It runs with topolayer's environment, in a pre-created
+output directory, as under the upstream harness. Verdicts are the upstream harness's; what
+topolayer run's stricter readers would refuse is a warning. ` + "`topolayer test apply-configuration`" + `
+takes the upstream harness's command line instead.
 
 Each failure is explained with a unified diff; failing outputs are kept and their place
 printed. Test exits non-zero when any test fails. With --update, expected-output is rewritten
@@ -58,9 +61,10 @@ from what the operator writes instead.`,
 			return o.Run(cmd.Context())
 		},
 	}
+	cmd.AddCommand(NewCmdTestApplyConfiguration(streams))
 	cmd.Flags().StringVar(&o.TestDir, "test-dir", o.TestDir, "directory searched, at any depth, for tests (directories with a test.yaml)")
 	cmd.Flags().StringVar(&o.OperatorCommand, "operator-command", o.OperatorCommand, "the operator's command line, split on spaces, used instead of every test's binaryName")
-	cmd.Flags().StringVar(&o.OutputDir, "output-dir", o.OutputDir, "where the actual outputs go, one directory per test; default a temporary directory")
+	cmd.Flags().StringVar(&o.OutputDir, "output-dir", o.OutputDir, "where the actual outputs and junit.xml go, one directory per test; removed first; default a temporary directory")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", o.Timeout, "bound on each operator run")
 	cmd.Flags().BoolVar(&o.Update, "update", o.Update, "rewrite each test's expected-output instead of comparing")
 	cmd.Flags().BoolVar(&o.KeepOutputs, "keep-outputs", o.KeepOutputs, "keep the actual outputs of passing tests too")
@@ -92,6 +96,82 @@ func (o *TestCmdOptions) Run(ctx context.Context) error {
 		Update:      o.Update,
 		KeepOutputs: o.KeepOutputs,
 	})
+	if report != nil {
+		report.Print(o.Out)
+	}
+	if err != nil {
+		return err
+	}
+	return report.Err()
+}
+
+// TestApplyConfigurationOptions are the options of `topolayer test apply-configuration`,
+// the upstream harness's command line.
+type TestApplyConfigurationOptions struct {
+	TestDir               string // --test-dir
+	OutputDir             string // --output-dir
+	PreservePolicy        string // --preserve-policy
+	ReplaceExpectedOutput bool   // --replace-expected-output
+
+	IOStreams
+}
+
+// NewCmdTestApplyConfiguration builds `topolayer test apply-configuration`.
+func NewCmdTestApplyConfiguration(streams IOStreams) *cobra.Command {
+	o := &TestApplyConfigurationOptions{IOStreams: streams}
+	cmd := &cobra.Command{
+		Use:   "apply-configuration --test-dir DIR --output-dir DIR [--preserve-policy KeepAlways] [--replace-expected-output]",
+		Short: "Run apply-configuration tests with the multi-operator-manager harness's command line and verdicts",
+		Long: `A drop-in for ` + "`multi-operator-manager test apply-configuration`" + `: the same flags, the same
+verdicts. Every directory under --test-dir that holds a test.yaml is a test; its binaryName
+runs (relative to the working directory, or looked up in PATH) with topolayer's environment
+under a 5 s timeout, writing into --output-dir/<test>, which is compared with the test's
+expected-output. --output-dir is removed first; junit.xml is written into it.
+
+--preserve-policy: empty removes the outputs of passing tests; ReplaceExpectedOutput
+replaces expected outputs; any other value (KeepAlways) keeps every output.
+--replace-expected-output is the policy ReplaceExpectedOutput.
+
+Where the upstream harness passes a test that ` + "`topolayer run`" + ` would refuse (unknown keys,
+stray files, an empty options file), the test passes with a warning saying why.`,
+		Example: `  topolayer test apply-configuration --test-dir test-data/apply-configuration --output-dir _output/test --preserve-policy KeepAlways`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	cmd.Flags().StringVar(&o.TestDir, "test-dir", o.TestDir, "the directory where the tests are stored (recursive)")
+	cmd.Flags().StringVar(&o.OutputDir, "output-dir", o.OutputDir, "the directory where the output is stored (removed first)")
+	cmd.Flags().StringVar(&o.PreservePolicy, "preserve-policy", o.PreservePolicy, "empty: remove passing tests' outputs; ReplaceExpectedOutput; anything else (KeepAlways): keep all")
+	cmd.Flags().BoolVar(&o.ReplaceExpectedOutput, "replace-expected-output", o.ReplaceExpectedOutput, "delete each test's expected-output and replace it with the operator's output")
+	return cmd
+}
+
+// Validate checks the flags without side effects.
+func (o *TestApplyConfigurationOptions) Validate() error {
+	var errs []error
+	if o.TestDir == "" {
+		errs = append(errs, errors.New("--test-dir is required"))
+	}
+	if o.OutputDir == "" {
+		errs = append(errs, errors.New("--output-dir is required"))
+	}
+	return errors.Join(errs...)
+}
+
+// Run runs the tests, prints the report on Out, and fails when a test failed.
+func (o *TestApplyConfigurationOptions) Run(ctx context.Context) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	policy := o.PreservePolicy
+	if o.ReplaceExpectedOutput {
+		policy = harness.PreserveReplaceExpectedOutput
+	}
+	report, err := harness.Run(ctx, harness.Options{TestDir: o.TestDir, OutputDir: o.OutputDir, PreservePolicy: policy, AllowNoTests: true})
 	if report != nil {
 		report.Print(o.Out)
 	}

@@ -87,7 +87,8 @@ func TestSampleOperatorTests(t *testing.T) {
 		}
 		for _, want := range []string{
 			"FAIL    . (defaults)",
-			"    differs: Management Apply configmaps openshift-sample/sample-config (expected Management/Apply/namespaces/openshift-sample/core/configmaps/ee86-body-sample-config.yaml, actual Management/Apply/namespaces/openshift-sample/core/configmaps/ee86-body-sample-config.yaml):\n",
+			"    Management: differs: Apply configmaps openshift-sample/sample-config by ",
+			" (expected Management/Apply/namespaces/openshift-sample/core/configmaps/ee86-body-sample-config.yaml, actual Management/Apply/namespaces/openshift-sample/core/configmaps/ee86-body-sample-config.yaml):\n",
 			"        -  message: hello from an old fixture\n        +  message: hello from the sample operator\n",
 			"    actual output kept in " + outDir + "\n",
 			"1 tests, 0 passed, 1 failed\n",
@@ -122,5 +123,43 @@ func TestTestCmdMissingTests(t *testing.T) {
 	out, err := runTestCmd(t, "--test-dir", t.TempDir())
 	if err == nil || !strings.Contains(err.Error(), "no test found") {
 		t.Errorf("error %v\n%s", err, out)
+	}
+}
+
+// TestTestApplyConfiguration runs the sample operators' tests with the upstream harness's
+// command line, as `topolayer test apply-configuration`, keeping every output.
+func TestTestApplyConfiguration(t *testing.T) {
+	bin := buildSampleOperators(t)
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	outDir := filepath.Join(t.TempDir(), "out")
+	out, err := runTestCmd(t, "apply-configuration", "--test-dir", sampleTests, "--output-dir", outDir, "--preserve-policy", "KeepAlways")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	junit, err := os.ReadFile(filepath.Join(outDir, "junit.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`<testcase name="remove output directory"`, `[Binary:&#34;sample-operator&#34;] [Controllers:[]] [Directory:&#34;` + filepath.Join(sampleTests, "sample-operator", "defaults") + `&#34;]`} {
+		if !strings.Contains(string(junit), want) {
+			t.Errorf("junit.xml lacks %q:\n%s", want, junit)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(outDir, "sample-operator", "defaults", "stdout.log")); err != nil {
+		t.Errorf("KeepAlways did not keep a passing test's output: %v", err)
+	}
+
+	// Upstream passes a directory without tests, writing junit.xml all the same.
+	empty := filepath.Join(t.TempDir(), "out")
+	if out, err := runTestCmd(t, "apply-configuration", "--test-dir", t.TempDir(), "--output-dir", empty); err != nil || !strings.Contains(out, "0 tests, 0 passed, 0 failed") {
+		t.Errorf("no tests: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(empty, "junit.xml")); err != nil {
+		t.Error(err)
+	}
+
+	o := TestApplyConfigurationOptions{}
+	if err := o.Validate(); err == nil || err.Error() != "--test-dir is required\n--output-dir is required" {
+		t.Errorf("validate: %v", err)
 	}
 }

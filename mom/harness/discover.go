@@ -16,6 +16,9 @@ const (
 	ExpectedOutputDir = "expected-output"
 )
 
+// ErrNoTests is the error of a discovery that found no test.
+var ErrNoTests = errors.New("no test found")
+
 // Test is one test directory: test.yaml, input-dir and expected-output.
 type Test struct {
 	// Dir is the test directory.
@@ -24,6 +27,9 @@ type Test struct {
 	Name string
 	// Description is the parsed test.yaml.
 	Description *contract.TestDescription
+	// Warnings say what in the test directory topolayer's own readers refuse though the
+	// upstream harness accepts it.
+	Warnings []string
 }
 
 // InputDir returns the test's input directory.
@@ -34,7 +40,8 @@ func (t Test) ExpectedDir() string { return filepath.Join(t.Dir, ExpectedOutputD
 
 // Discover finds the tests under root: every directory that holds a test.yaml, at any depth.
 // Each must also hold an input-dir directory and, unless requireExpected is false, an
-// expected-output directory, and its test.yaml must be valid. Every problem is reported at
+// expected-output directory, and its test.yaml must be valid as the upstream harness reads it
+// (unknown keys are ignored, with a warning). Every problem is reported at
 // once and no test is returned then, as the upstream harness aborts before running any.
 // Tests are in lexical order of their paths.
 func Discover(root string, requireExpected bool) ([]Test, error) {
@@ -61,9 +68,11 @@ func Discover(root string, requireExpected bool) ([]Test, error) {
 		rel, _ := filepath.Rel(root, path)
 		t := Test{Dir: path, Name: filepath.ToSlash(rel)}
 		var problems []error
-		desc, err := contract.ParseTestDescription(data)
+		desc, err := contract.ParseTestDescriptionLenient(data)
 		if err != nil {
 			problems = append(problems, err)
+		} else if _, err := contract.ParseTestDescription(data); err != nil {
+			t.Warnings = append(t.Warnings, fmt.Sprintf("%s passes the upstream harness's reader, but topolayer's refuses it: %v", contract.TestFile, err))
 		}
 		t.Description = desc
 		if !isDir(t.InputDir()) {
@@ -86,7 +95,7 @@ func Discover(root string, requireExpected bool) ([]Test, error) {
 		return nil, err
 	}
 	if len(tests) == 0 {
-		return nil, fmt.Errorf("%s: no test found (a test is a directory with a %s)", root, contract.TestFile)
+		return nil, fmt.Errorf("%s: %w (a test is a directory with a %s)", root, ErrNoTests, contract.TestFile)
 	}
 	return tests, nil
 }

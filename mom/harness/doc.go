@@ -1,31 +1,43 @@
 // Package harness runs an operator's declarative apply-configuration tests, the format of
 // the multi-operator-manager contract's test harness (`multi-operator-manager test
-// apply-configuration`): every directory that holds a test.yaml is a test, with an
-// input-dir and an expected-output.
+// apply-configuration`, at 90ec5f2), giving the verdicts that harness gives: every directory
+// that holds a test.yaml is a test, with an input-dir and an expected-output.
 //
-// For each test (Run, RunTest), the operator runs as
+// Run removes and recreates the output directory, then, for each test (RunTest), creates its
+// actual output directory with empty stdout.log and stderr.log in it and runs the operator as
 //
 //	<binaryName or Options.Command> apply-configuration --input-dir <test>/input-dir --output-dir <actual> [--now ...] [--controllers ...]
 //
-// through a Runner (Exec by default: a child process with PATH only, under a 5 s timeout;
-// CommandRunner runs an operator built with sdk in process; a sandboxed runner can
-// take their place). Its stdout and stderr are kept next to the actual output as stdout.log
-// and stderr.log. The exit status must match test.yaml's desiredError; a mismatch fails the
-// test but the outputs are still compared, and an operator that could not run fails it
-// without a comparison.
+// with --now in the local time zone, through a Runner (Exec by default: a child process with
+// the harness's environment, killed after 5 s; CommandRunner runs an operator built with sdk
+// in process). The exit status must match test.yaml's desiredError; a mismatch fails the test
+// but the outputs are still compared; a kill at the timeout is a non-zero exit; an operator
+// that could not run fails the test without a comparison. junit.xml is written into the
+// output directory at the end.
 //
-// The comparison (Compare) is the upstream one:
-//   - controller-results.yaml must be equal, entries in order;
-//   - per class (Configuration, Management, UserWorkload), ignoring events, the recorded
-//     requests must be the same set: equal action, patch type, field manager, controller
-//     instance name, group, version, resource, namespace, name, generate name, and body and
-//     options byte for byte. File names, prefixes, order and duplicates do not matter, and a
-//     missing class folder equals an empty one;
-//   - a write under Unspecified (undeclared) fails the test on either side, as the upstream
-//     reader rejects the folder.
+// The comparison (Compare) is the upstream one, on the output directories as upstream's
+// reader sees them:
+//   - a directory that reader refuses fails the test: a top-level entry other than
+//     Configuration, Management, UserWorkload, controller-results.yaml and the logs (such as
+//     Unspecified, the undeclared writes), a body without its metadata file, a body that is
+//     not an object with a kind;
+//   - controller-results.yaml is parsed and must be deeply equal: order, and an absent
+//     errors list versus an empty one, matter; an empty file is an absent one, unknown keys
+//     are ignored;
+//   - per class, ignoring events, the recorded requests must be the same set: equal action,
+//     patch type, field manager, controller instance name, group, version, resource,
+//     namespace, name (read from `mame:` only, as the library-go upstream vendors does),
+//     generate name, kind (read only from YAML bodies that are not JSON), and body and
+//     options byte for byte, an empty options file equal to none. File names, prefixes,
+//     order, duplicates, unknown metadata keys, orphan metadata, files that are not bodies
+//     (.gitkeep, .json files without "yaml" in their name) and unknown action folders do
+//     not matter.
 //
-// Differences are reported per object, with a unified diff of what changed. With
-// Options.Update, expected-output is rewritten from the operator's output instead.
+// Where topolayer's own readers (those `topolayer run` uses) refuse what upstream accepts
+// (unknown keys in test.yaml or metadata, stray files, an empty options file...), a passing
+// test carries a warning saying so. Differences are reported per object, with a unified diff
+// of what changed. With Options.PreservePolicy ReplaceExpectedOutput (or Update), the
+// operator writes into expected-output instead, and nothing is compared.
 //
 // A test directory:
 //

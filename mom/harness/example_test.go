@@ -28,7 +28,7 @@ func ExampleCompare() {
 		fmt.Println(d)
 	}
 	// Output:
-	// differs: Management Create configmaps openshift-sample/settings (expected Management/Create/namespaces/openshift-sample/core/configmaps/c06d-body-settings.yaml, actual Management/Create/namespaces/openshift-sample/core/configmaps/4b21-body-settings.yaml):
+	// Management: differs: Create configmaps openshift-sample/settings by "sample-Controller" (expected Management/Create/namespaces/openshift-sample/core/configmaps/c06d-body-settings.yaml, actual Management/Create/namespaces/openshift-sample/core/configmaps/4b21-body-settings.yaml):
 	//     body:
 	//     --- expected
 	//     +++ actual

@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -9,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,12 +24,20 @@ const (
 	StderrLog = "stderr.log"
 )
 
+// PreserveReplaceExpectedOutput is the preserve policy that replaces each test's
+// expected-output with what the operator writes, as --replace-expected-output does.
+const PreserveReplaceExpectedOutput = "ReplaceExpectedOutput"
+
+// JUnitFile is the JUnit XML report Run writes into the output directory.
+const JUnitFile = "junit.xml"
+
 // Options configure a run of tests. The zero value of every optional field means its default.
 type Options struct {
 	// TestDir is searched, at any depth, for test directories.
 	TestDir string
-	// OutputDir receives each test's actual output at OutputDir/<test name>. Empty means a
-	// temporary directory, removed at the end unless an output is kept.
+	// OutputDir receives each test's actual output at OutputDir/<test name>, and junit.xml.
+	// It is removed and recreated first, as upstream does. Empty means a temporary
+	// directory, removed at the end unless an output is kept.
 	OutputDir string
 	// Command replaces every test's binaryName: the program and leading arguments. Empty
 	// means each test.yaml's binaryName.
@@ -38,12 +46,25 @@ type Options struct {
 	Runner Runner
 	// Timeout bounds each operator run; 0 means DefaultTimeout.
 	Timeout time.Duration
-	// Update rewrites each test's expected-output with what the operator writes, instead of
-	// comparing.
+	// PreservePolicy is upstream's --preserve-policy: empty removes the actual outputs of
+	// passing tests, PreserveReplaceExpectedOutput replaces expected outputs instead of
+	// comparing, any other value (upstream's scripts use KeepAlways) keeps every output.
+	PreservePolicy string
+	// Update replaces each test's expected-output with what the operator writes, instead of
+	// comparing: the policy PreserveReplaceExpectedOutput.
 	Update bool
-	// KeepOutputs keeps the actual outputs of passing tests too; failing ones are always kept.
+	// KeepOutputs keeps the actual outputs of passing tests too: the policy KeepAlways.
 	KeepOutputs bool
+	// AllowNoTests runs zero tests, and passes, when TestDir holds none, as upstream does;
+	// otherwise that is an error (ErrNoTests).
+	AllowNoTests bool
 }
+
+func (o Options) replacing() bool {
+	return o.Update || o.PreservePolicy == PreserveReplaceExpectedOutput
+}
+
+func (o Options) keeping() bool { return o.KeepOutputs || o.PreservePolicy != "" }
 
 // Result is the outcome of one test.
 type Result struct {
@@ -51,6 +72,9 @@ type Result struct {
 	Test Test
 	// Problems say why the test failed, each a readable message; none means it passed.
 	Problems []string
+	// Warnings say what passed the upstream harness but topolayer's own readers (those of
+	// `topolayer run`) would refuse, or how an outcome was reached; they do not fail it.
+	Warnings []string
 	// Updated is true when the test's expected-output was rewritten.
 	Updated bool
 	// OutputDir is the actual output; it is removed after a passing test unless kept.
@@ -81,8 +105,8 @@ func (r *Report) Failed() int {
 	return n
 }
 
-// Print writes one line per test, PASS, FAIL or UPDATED, each failure's problems indented
-// below it, where failing outputs were kept, and a summary line.
+// Print writes one line per test, PASS, FAIL or UPDATED, each failure's problems and each
+// warning indented below it, where failing outputs were kept, and a summary line.
 func (r *Report) Print(w io.Writer) {
 	for _, res := range r.Results {
 		verdict := "PASS"
@@ -99,6 +123,9 @@ func (r *Report) Print(w io.Writer) {
 		fmt.Fprintf(w, "%-7s %s (%s) %s\n", verdict, res.Test.Name, name, res.Duration.Round(time.Millisecond))
 		for _, p := range res.Problems {
 			fmt.Fprintln(w, indent(p))
+		}
+		for _, p := range res.Warnings {
+			fmt.Fprintln(w, indent("warning: "+p))
 		}
 		if !res.Passed() && res.OutputDir != "" && isDir(res.OutputDir) {
 			fmt.Fprintf(w, "    actual output kept in %s\n", res.OutputDir)
@@ -121,13 +148,16 @@ func (r *Report) Err() error {
 	return fmt.Errorf("%d of %d tests failed: %s", len(names), len(r.Results), strings.Join(names, ", "))
 }
 
-// Run discovers the tests under opts.TestDir and runs each: the operator's
-// apply-configuration over the test's input-dir into a fresh actual output directory, then,
-// unless updating, a comparison with its expected-output. It returns an error only when
-// the tests cannot run at all (discovery, the output directory); failures are in the report.
+// Run discovers the tests under opts.TestDir and runs each as the upstream harness does:
+// the output directory is removed and recreated, each operator's apply-configuration runs
+// over the test's input-dir into OutputDir/<test>, pre-created (or straight into
+// expected-output when replacing it), then, unless replacing, its output is compared with
+// expected-output. junit.xml is written into the output directory at the end. Run returns
+// an error only when the tests cannot run at all (discovery, the output directory);
+// failures are in the report.
 func Run(ctx context.Context, opts Options) (*Report, error) {
-	tests, err := Discover(opts.TestDir, !opts.Update)
-	if err != nil {
+	tests, err := Discover(opts.TestDir, !opts.replacing())
+	if err != nil && !(opts.AllowNoTests && errors.Is(err, ErrNoTests)) {
 		return nil, err
 	}
 	root, temp := opts.OutputDir, false
@@ -136,6 +166,13 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 			return nil, err
 		}
 		temp = true
+	} else {
+		if err := os.RemoveAll(root); err != nil {
+			return nil, fmt.Errorf("remove the output directory: %w", err)
+		}
+		if err := os.MkdirAll(root, 0o755); err != nil {
+			return nil, fmt.Errorf("create the output directory: %w", err)
+		}
 	}
 	report := &Report{}
 	kept := false
@@ -143,40 +180,65 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		if ctx.Err() != nil {
 			break
 		}
-		res := RunTest(ctx, t, filepath.Join(root, filepath.FromSlash(t.Name)), opts)
-		if res.Passed() && !opts.KeepOutputs {
+		outDir := filepath.Join(root, filepath.FromSlash(t.Name))
+		if opts.replacing() {
+			outDir = t.ExpectedDir()
+		}
+		res := RunTest(ctx, t, outDir, opts)
+		switch {
+		case opts.replacing():
+		case res.Passed() && !opts.keeping():
 			_ = os.RemoveAll(res.OutputDir)
-		} else {
+		default:
 			kept = true
 		}
 		report.Results = append(report.Results, res)
 	}
-	if kept {
+	if err := report.WriteJUnit(filepath.Join(root, JUnitFile)); err != nil {
+		return report, err
+	}
+	if kept || !temp {
 		report.OutputDir = root
-	} else if temp {
+	} else {
 		_ = os.RemoveAll(root)
 	}
 	return report, ctx.Err()
 }
 
-// RunTest runs one test with its actual output in outDir, which is replaced.
+// RunTest runs one test with its actual output in outDir, created if missing (removed first
+// when replacing expected-output), with stdout.log and stderr.log created in it before the
+// operator starts, as upstream does.
 //
 // The outcome follows the upstream harness: exit zero when test.yaml wants a non-zero exit
 // (desiredError: NonZeroReturn), or non-zero when it does not, fails the test, and the
-// outputs are still compared; an operator that could not run fails the test without a
-// comparison. With opts.Update, expected-output is replaced by the actual output (without
-// the logs) instead of compared, unless the operator could not run.
+// outputs are still compared; an operator killed at the timeout exited non-zero; an operator
+// that could not run fails the test without a comparison. When replacing expected-output,
+// the operator writes into it, its logs are removed afterwards, and nothing is compared.
 func RunTest(ctx context.Context, t Test, outDir string, opts Options) Result {
-	res := Result{Test: t, OutputDir: outDir}
+	res := Result{Test: t, OutputDir: outDir, Warnings: slices.Clone(t.Warnings)}
 	fail := func(format string, args ...any) { res.Problems = append(res.Problems, fmt.Sprintf(format, args...)) }
-	if err := os.RemoveAll(outDir); err != nil {
-		fail("prepare the actual output directory: %v", err)
+	if opts.replacing() {
+		if err := os.RemoveAll(outDir); err != nil {
+			fail("remove %s: %v", outDir, err)
+			return res
+		}
+	}
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		fail("create the actual output directory: %v", err)
 		return res
 	}
-	if err := os.MkdirAll(filepath.Dir(outDir), 0o755); err != nil {
-		fail("prepare the actual output directory: %v", err)
+	stdout, err := os.Create(filepath.Join(outDir, StdoutLog))
+	if err != nil {
+		fail("create %s: %v", StdoutLog, err)
 		return res
 	}
+	defer stdout.Close()
+	stderr, err := os.Create(filepath.Join(outDir, StderrLog))
+	if err != nil {
+		fail("create %s: %v", StderrLog, err)
+		return res
+	}
+	defer stderr.Close()
 
 	argv := append([]string(nil), opts.Command...)
 	if len(argv) == 0 {
@@ -189,70 +251,58 @@ func RunTest(ctx context.Context, t Test, outDir string, opts Options) Result {
 	}
 	timeout := cmp.Or(opts.Timeout, DefaultTimeout)
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
-	var stdout, stderr bytes.Buffer
 	start := time.Now()
-	runErr := runner(runCtx, argv, &stdout, &stderr)
+	runErr := runner(runCtx, argv, stdout, stderr)
 	res.Duration = time.Since(start)
 	timedOut := errors.Is(runCtx.Err(), context.DeadlineExceeded)
 	cancel()
+	_ = stdout.Close()
+	_ = stderr.Close()
+	stderrLog, _ := os.ReadFile(filepath.Join(outDir, StderrLog))
 
-	if err := writeLogs(outDir, stdout.Bytes(), stderr.Bytes()); err != nil {
-		fail("write the operator's logs: %v", err)
+	if opts.replacing() {
+		_ = os.Remove(filepath.Join(outDir, StdoutLog))
+		_ = os.Remove(filepath.Join(outDir, StderrLog))
+		res.Updated = true
+		if runErr != nil {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("the operator did not exit zero (%v); its output replaced expected-output all the same, as upstream does", runErr))
+		}
+		return res
 	}
+
 	code, exited := exitCode(runErr)
 	wantNonZero := t.Description.DesiredError == contract.DesiredErrorNonZeroReturn
+	killed := ""
+	if timedOut && exited {
+		killed = fmt.Sprintf(" (killed: it did not finish within %s)", timeout)
+	}
 	switch {
-	case timedOut:
-		fail("%s did not finish within %s%s", strings.Join(argv, " "), timeout, tail(stderr.Bytes()))
 	case runErr != nil && !exited:
-		fail("%s could not run: %v%s", strings.Join(argv, " "), runErr, tail(stderr.Bytes()))
+		fail("%s could not run: %v%s", strings.Join(argv, " "), runErr, tail(stderrLog))
 		return res
 	case runErr == nil && wantNonZero:
 		fail("the operator exited 0, but test.yaml says desiredError: %s", contract.DesiredErrorNonZeroReturn)
 	case runErr != nil && !wantNonZero:
-		fail("the operator exited with status %d%s", code, tail(stderr.Bytes()))
+		fail("the operator exited with status %d%s%s", code, killed, tail(stderrLog))
+	case killed != "":
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the operator was killed at the %s timeout; upstream counts that as the non-zero exit test.yaml wants", timeout))
 	}
-
-	if opts.Update {
-		if err := replaceExpected(t, outDir); err != nil {
-			fail("update %s: %v", t.ExpectedDir(), err)
+	if !isDir(outDir) {
+		if runErr == nil {
+			fail("the operator removed its output directory")
 			return res
 		}
-		res.Updated = true
-		return res
+		if err := os.MkdirAll(outDir, 0o755); err != nil { // no output at all, as upstream reads it
+			fail("create the actual output directory: %v", err)
+			return res
+		}
 	}
 	res.Problems = append(res.Problems, Compare(t.ExpectedDir(), outDir)...)
+	if res.Passed() {
+		res.Warnings = append(res.Warnings, strictWarnings("expected", t.ExpectedDir())...)
+		res.Warnings = append(res.Warnings, strictWarnings("actual", outDir)...)
+	}
 	return res
-}
-
-// writeLogs writes the operator's stdout and stderr next to its output, as the upstream
-// harness does.
-func writeLogs(dir string, stdout, stderr []byte) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	return errors.Join(
-		os.WriteFile(filepath.Join(dir, StdoutLog), stdout, 0o644),
-		os.WriteFile(filepath.Join(dir, StderrLog), stderr, 0o644),
-	)
-}
-
-// replaceExpected replaces the test's expected-output by the actual output, without the
-// logs, after checking that it reads as an output directory.
-func replaceExpected(t Test, actualDir string) error {
-	if _, err := contract.ReadOutputDir(actualDir, contract.ReadOptions{}); err != nil {
-		return fmt.Errorf("the actual output is not a valid output directory: %w", err)
-	}
-	if err := os.Remove(filepath.Join(actualDir, StdoutLog)); err != nil {
-		return err
-	}
-	if err := os.Remove(filepath.Join(actualDir, StderrLog)); err != nil {
-		return err
-	}
-	if err := os.RemoveAll(t.ExpectedDir()); err != nil {
-		return err
-	}
-	return os.CopyFS(t.ExpectedDir(), os.DirFS(actualDir))
 }
 
 // tail returns the last lines of an operator's stderr, indented, for a failure message.

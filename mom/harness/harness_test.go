@@ -115,7 +115,7 @@ func TestADifferentExpectedFileFails(t *testing.T) {
 	report.Print(&out)
 	for _, want := range []string{
 		"FAIL    . (defaults)",
-		"differs: Management Apply deployments.apps openshift-sample/sample (expected Management/Apply/namespaces/openshift-sample/apps/deployments/f45b-body-sample.yaml, actual Management/Apply/namespaces/openshift-sample/apps/deployments/f45b-body-sample.yaml):",
+		"Management: differs: Apply deployments.apps openshift-sample/sample by \"sample-operator-Workload\" (expected Management/Apply/namespaces/openshift-sample/apps/deployments/f45b-body-sample.yaml, actual Management/Apply/namespaces/openshift-sample/apps/deployments/f45b-body-sample.yaml):",
 		"        body:\n        --- expected\n        +++ actual\n",
 		"        -  replicas: 2\n        +  replicas: 1\n",
 		"    actual output kept in " + report.OutputDir,
@@ -191,7 +191,11 @@ func fakeOutput() *contract.OutputDir {
 func fakeRunner(err error) harness.Runner {
 	return func(_ context.Context, argv []string, _, stderr io.Writer) error {
 		i := slices.Index(argv, "--output-dir")
-		if werr := contract.WriteOutputDir(argv[i+1], fakeOutput(), contract.WriteOptions{}); werr != nil {
+		tmp := argv[i+1] + ".tmp" // the harness pre-creates the output directory with its logs
+		if werr := contract.WriteOutputDir(tmp, fakeOutput(), contract.WriteOptions{}); werr != nil {
+			return werr
+		}
+		if werr := os.CopyFS(argv[i+1], os.DirFS(tmp)); werr != nil {
 			return werr
 		}
 		io.WriteString(stderr, "some log line\n")
@@ -217,7 +221,8 @@ func TestRunTestOutcomes(t *testing.T) {
 		"exit non-zero when expected":     {desiredError: "NonZeroReturn", runner: fakeRunner(&harness.ExitError{Code: 1})},
 		"exit zero when non-zero desired": {desiredError: "NonZeroReturn", runner: fakeRunner(nil), want: []string{"the operator exited 0, but test.yaml says desiredError: NonZeroReturn"}},
 		"could not run":                   {runner: notStarted, want: []string{`./op apply-configuration --input-dir`, `could not run: exec: "./op": no such file`}},
-		"timeout":                         {runner: blocked, want: []string{"did not finish within 50ms", "controller-results.yaml is missing from the actual output"}},
+		"timeout":                         {runner: blocked, want: []string{"exited with status -1 (killed: it did not finish within 50ms)", "controller-results.yaml is absent or empty in the actual output"}},
+		"timeout when non-zero desired":   {desiredError: "NonZeroReturn", runner: blocked, want: []string{"controller-results.yaml is absent or empty in the actual output"}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -236,7 +241,7 @@ func TestRunTestOutcomes(t *testing.T) {
 					t.Errorf("problems lack %q:\n%s", w, joined)
 				}
 			}
-			if log, _ := os.ReadFile(filepath.Join(out, harness.StderrLog)); tc.runner != nil && name != "could not run" && name != "timeout" && string(log) != "some log line\n" {
+			if log, _ := os.ReadFile(filepath.Join(out, harness.StderrLog)); tc.runner != nil && name != "could not run" && !strings.HasPrefix(name, "timeout") && string(log) != "some log line\n" {
 				t.Errorf("stderr.log = %q", log)
 			}
 		})
@@ -339,7 +344,7 @@ func TestCompare(t *testing.T) {
 		}())},
 		"body": {
 			actual: edit(1, func(m *contract.Mutation) { m.Body = []byte(strings.Replace(string(m.Body), `"2"`, `"3"`, 1)) }),
-			want:   []string{"differs: Management Create configmaps openshift-sample/settings (expected Management/Create/namespaces/openshift-sample/core/configmaps/"},
+			want:   []string{"Management: differs: Create configmaps openshift-sample/settings by \"sample-Controller\" (expected Management/Create/namespaces/openshift-sample/core/configmaps/"},
 		},
 		"options": {
 			actual: edit(4, func(m *contract.Mutation) { m.Options = []byte("fieldManager: sample-status\n") }),
@@ -347,11 +352,11 @@ func TestCompare(t *testing.T) {
 		},
 		"controller instance": {
 			actual: edit(0, func(m *contract.Mutation) { m.Metadata.ControllerInstanceName = "other" }),
-			want:   []string{`controllerInstanceName: expected "sample-Controller", actual "other"`},
+			want:   []string{`Management: missing: Create namespaces openshift-sample by "sample-Controller"`, `Management: unexpected: Create namespaces openshift-sample by "other"`},
 		},
 		"missing": {
 			actual: slices.Delete(slices.Clone(base), 7, 8),
-			want:   []string{"missing: UserWorkload Create certificatesigningrequests.certificates.k8s.io system:sample:client-* (expected UserWorkload/Create/cluster-scoped-resources/certificates.k8s.io/certificatesigningrequests/"},
+			want:   []string{"UserWorkload: missing: Create certificatesigningrequests.certificates.k8s.io system:sample:client- by \"sample-Controller\" (expected UserWorkload/Create/cluster-scoped-resources/certificates.k8s.io/certificatesigningrequests/"},
 		},
 		"unexpected": {
 			actual: append(slices.Clone(base), func() contract.Mutation {
@@ -359,16 +364,16 @@ func TestCompare(t *testing.T) {
 				m.Metadata.Name, m.Body = "extra", []byte(strings.Replace(string(m.Body), "name: settings", "name: extra", 1))
 				return m
 			}()),
-			want: []string{"unexpected: Management Create configmaps openshift-sample/extra (actual "},
+			want: []string{"Management: unexpected: Create configmaps openshift-sample/extra by \"sample-Controller\" (actual "},
 		},
 		"undeclared": {
 			actual: append(slices.Clone(base), func() contract.Mutation { m := base[1]; m.Class = contract.ClassUnspecified; return m }()),
-			want:   []string{`actual output: undeclared write (Unspecified): Create configmaps openshift-sample/settings by "sample-Controller" (Unspecified/Create/`},
+			want:   []string{"cannot read the actual output:\n    unexpected entry \"Unspecified\""},
 		},
 		"controller results": {
 			actual:  base,
 			results: &contract.ControllerResults{ControllerResults: []contract.ControllerResult{{ControllerName: "sample-Controller", Status: contract.ControllerFailed}}},
-			want:    []string{"controller-results.yaml differs:\n    --- expected\n    +++ actual\n"},
+			want:    []string{"controller-results.yaml differs (parsed):\n    --- expected\n    +++ actual\n"},
 		},
 		"unreadable": {actual: base, stray: true, want: []string{"cannot read the actual output:\n    "}},
 	}
@@ -416,7 +421,7 @@ func TestExec(t *testing.T) {
 	}{
 		"zero":            {argv: []string{"sh", "-c", "echo hi"}, wantOut: "hi\n"},
 		"non-zero":        {argv: []string{"sh", "-c", "exit 3"}, wantCode: 3, wantExit: true},
-		"clean env":       {argv: []string{"sh", "-c", `test -z "$TOPOLAYER_HARNESS_SECRET" && test -n "$PATH"`}},
+		"inherited env":   {argv: []string{"sh", "-c", `test "$TOPOLAYER_HARNESS_SECRET" = x && test -n "$PATH"`}},
 		"missing program": {argv: []string{"./does-not-exist"}},
 	}
 	for name, tc := range tests {
@@ -439,6 +444,76 @@ func TestExec(t *testing.T) {
 			}
 			if out.String() != tc.wantOut {
 				t.Errorf("stdout %q, want %q", out.String(), tc.wantOut)
+			}
+		})
+	}
+}
+
+// TestCompareReadsAsUpstream checks the verdicts of the upstream reader on hand-written
+// output directories: what it ignores, and what it tells apart that topolayer's reader
+// would not.
+func TestCompareReadsAsUpstream(t *testing.T) {
+	const cmDir = "Management/Create/namespaces/demo/core/configmaps/"
+	base := map[string]string{
+		"controller-results.yaml":              "controllerResults:\n- controllerName: demo-A\n  status: Succeeded\n",
+		cmDir + "1234-body-cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n  namespace: demo\n",
+		cmDir + "1234-metadata-cm.yaml":        "action: Create\ncontrollerInstanceName: demo-A\ngenerateName: \"\"\nmame: cm\nnamespace: demo\nresourceType:\n  Group: \"\"\n  Resource: configmaps\n  Version: v1\n",
+		"Management/Create/namespaces/demo/.x": "",
+	}
+	tests := map[string]struct {
+		edit func(files map[string]string)
+		pass bool
+	}{
+		"identical": {edit: func(map[string]string) {}, pass: true},
+		"name: instead of mame": {edit: func(f map[string]string) {
+			f[cmDir+"1234-metadata-cm.yaml"] = strings.Replace(f[cmDir+"1234-metadata-cm.yaml"], "mame:", "name:", 1)
+		}},
+		"errors: []": {edit: func(f map[string]string) { f["controller-results.yaml"] += "  errors: []\n" }},
+		"unknown keys": {edit: func(f map[string]string) {
+			f["controller-results.yaml"] += "extra: 1\n"
+			f[cmDir+"1234-metadata-cm.yaml"] += "extra: 1\n"
+		}, pass: true},
+		"empty options file": {edit: func(f map[string]string) { f[cmDir+"1234-options-cm.yaml"] = "" }, pass: true},
+		"orphan metadata and stray files": {edit: func(f map[string]string) {
+			f[cmDir+"9999-metadata-ghost.yaml"] = "nonsense: [\n"
+			f["Management/.gitkeep"] = ""
+			f[cmDir+"8888-body-x.json"] = "{}"
+		}, pass: true},
+		"empty controller-results": {edit: func(f map[string]string) { f["controller-results.yaml"] = "" }},
+		"null controller-results":  {edit: func(f map[string]string) { f["controller-results.yaml"] = "null\n" }},
+		"a stray top-level file":   {edit: func(f map[string]string) { f[".gitkeep"] = "" }},
+		"JSON body": {edit: func(f map[string]string) {
+			f[cmDir+"1234-body-cm.yaml"] = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm","namespace":"demo"}}`
+		}},
+		"body without metadata": {edit: func(f map[string]string) { f[cmDir+"5555-body-other.yaml"] = f[cmDir+"1234-body-cm.yaml"] }},
+		"duplicate": {edit: func(f map[string]string) {
+			f[cmDir+"0000-body-cm.yaml"], f[cmDir+"0000-metadata-cm.yaml"] = f[cmDir+"1234-body-cm.yaml"], f[cmDir+"1234-metadata-cm.yaml"]
+		}, pass: true},
+	}
+	write := func(dir string, files map[string]string) {
+		for name, data := range files {
+			p := filepath.Join(dir, filepath.FromSlash(name))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			write(filepath.Join(dir, "expected"), base)
+			files := map[string]string{}
+			for k, v := range base {
+				files[k] = v
+			}
+			tc.edit(files)
+			write(filepath.Join(dir, "actual"), files)
+			got := harness.Compare(filepath.Join(dir, "expected"), filepath.Join(dir, "actual"))
+			if (len(got) == 0) != tc.pass {
+				t.Errorf("differences %q, want pass %v", got, tc.pass)
 			}
 		})
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"time"
 
@@ -26,14 +25,13 @@ var (
 
 // Exec runs argv as a child process, killed when ctx ends. argv[0] is looked up as exec.Command
 // does: a name with a slash is relative to the working directory, a bare name is searched
-// in PATH. The child's environment holds PATH only, so tests do not depend on the caller's
-// environment (an operator that reads SAMPLE_IMAGE sees it unset).
+// in PATH. The child inherits the harness's environment, as upstream's does (operators built
+// on library-go need $HOME, for one).
 func Exec(ctx context.Context, argv []string, stdout, stderr io.Writer) error {
 	if len(argv) == 0 {
 		return errors.New("no command to run")
 	}
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.WaitDelay = time.Second // do not wait for grandchildren holding the pipes
 	return cmd.Run()
