@@ -18,8 +18,8 @@ import (
 	"github.com/topolayer/topolayer/prune"
 )
 
-// operatorsEnv points at ../shared/operators, whose unpack.sh yields the upstream
-// multi-operator-manager binary.
+// operatorsEnv names the directory of the unpacked real operator binaries, the upstream
+// multi-operator-manager among them (.ci/run unpacks ../shared/operators there).
 const operatorsEnv = "TOPOLAYER_OPERATORS"
 
 // TestCorpus prunes the upstream pruner's four test cases and compares every file byte for
@@ -126,12 +126,10 @@ func upstreamBinary(t *testing.T) string {
 		t.Logf("%s is not set: comparing with the corpus's expected output only, not with the upstream binary", operatorsEnv)
 		return ""
 	}
-	cache, err := filepath.Abs(filepath.Join("..", ".cache", "operators"))
-	if err != nil {
-		t.Fatal(err)
+	bin := filepath.Join(dir, "multi-operator-manager")
+	if _, err := os.Stat(bin); err != nil {
+		t.Logf("%s=%s holds no multi-operator-manager (%v): comparing with the corpus's expected output only", operatorsEnv, dir, err)
+		return ""
 	}
-	if b, err := exec.Command(filepath.Join(dir, "unpack.sh"), cache).CombinedOutput(); err != nil {
-		t.Fatalf("%s/unpack.sh: %v\n%s", dir, err, b)
-	}
-	return filepath.Join(cache, "multi-operator-manager")
+	return bin
 }
