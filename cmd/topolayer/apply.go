@@ -206,15 +206,7 @@ Apply prints one line per entry and exits non-zero when any entry failed.`,
     --management-kubeconfig dev/management.kubeconfig --guest-kubeconfig dev/guest.kubeconfig \
     --as-service-account clusters-example/sample-operator -o json`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		RunE: runCommand(o),
 	}
 	addSourceFlags(cmd, &o.SourceOptions)
 	addClusterFlags(cmd, &o.ClusterOptions)

@@ -191,15 +191,7 @@ DIR itself unless it holds other files. It is a no-op on a directory with nothin
 		Example:      `  topolayer devenv down --dir /tmp/devenv`,
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		RunE:         runCommand(o),
 	}
 	cmd.Flags().StringVar(&o.Dir, "dir", o.Dir, "the directory given to devenv up")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", o.Timeout, "how long the servers may take to stop before they are killed")
@@ -274,15 +266,7 @@ func newCmdDevEnvServe(streams IOStreams) *cobra.Command {
 		Hidden:       true,
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		RunE:         runCommand(o),
 	}
 	cmd.Flags().StringVar(&o.Dir, "dir", o.Dir, "the dev environment's directory (absolute)")
 	cmd.Flags().StringVar(&o.Topology, "topology", o.Topology, "hosted or standalone")

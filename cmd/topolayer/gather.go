@@ -46,12 +46,7 @@ skipped. The directory appears whole or not at all.`,
     --input-resources input-resources.yaml --output-resources output-resources.yaml \
     --management-kubeconfig dev/management.kubeconfig --guest-kubeconfig dev/guest.kubeconfig --to /tmp/input`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		RunE: runCommand(o),
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.ConfigFile, "config", o.ConfigFile, "topology configuration file")

@@ -80,15 +80,7 @@ schema, so both sides are folded the same way and only the placement differs.`,
   topolayer parity --config-standalone examples/standalone.yaml --config-hosted examples/hosted.yaml \
     --from examples/outputs/sample-operator --operator sample-operator -o markdown`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		RunE: runCommand(o),
 	}
 	cmd.Flags().StringVar(&o.StandaloneConfig, "config-standalone", o.StandaloneConfig, "the standalone topology configuration (TopologyConfig)")
 	cmd.Flags().StringVar(&o.HostedConfig, "config-hosted", o.HostedConfig, "the hosted topology configuration (TopologyConfig)")

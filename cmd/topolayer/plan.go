@@ -50,15 +50,7 @@ written; plan then also exits non-zero when any entry would fail.`,
   topolayer plan --config examples/hosted.yaml --from out --operator sample-operator \
     --management-kubeconfig dev/management.kubeconfig --guest-kubeconfig dev/guest.kubeconfig --diff`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		RunE: runCommand(o),
 	}
 	addSourceFlags(cmd, &o.SourceOptions)
 	addClusterFlags(cmd, &o.ClusterOptions)

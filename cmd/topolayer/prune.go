@@ -45,13 +45,7 @@ directory appears whole or not at all.`,
     --from ../shared/corpus/multi-operator-manager/pkg/library/libraryinputresources/test-data/indirect-references-01/input-dir \
     --to /tmp/pruned --overwrite`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			o.Complete()
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		RunE: runCommand(o),
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.InputResourcesFile, "input-resources", o.InputResourcesFile, "the operator's input-resources document")
@@ -62,12 +56,13 @@ directory appears whole or not at all.`,
 }
 
 // Complete cleans the paths.
-func (o *PruneOptions) Complete() {
+func (o *PruneOptions) Complete() error {
 	for _, p := range []*string{&o.InputResourcesFile, &o.From, &o.To} {
 		if *p != "" {
 			*p = filepath.Clean(*p)
 		}
 	}
+	return nil
 }
 
 // Validate checks the flags without side effects.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -43,4 +44,32 @@ the hosted control plane's namespace on the management cluster and in the guest 
 		NewCmdParity(streams),
 	)
 	return cmd
+}
+
+// options are a command's options in kubectl's pattern: Validate checks without side
+// effects, Run does the work; a completer's Complete first fills what the flags leave to
+// compute.
+type options interface {
+	Validate() error
+	Run(ctx context.Context) error
+}
+
+// completer is options with a Complete step.
+type completer interface {
+	Complete() error
+}
+
+// runCommand is the RunE of a command whose options follow the pattern.
+func runCommand(o options) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, _ []string) error {
+		if c, ok := o.(completer); ok {
+			if err := c.Complete(); err != nil {
+				return err
+			}
+		}
+		if err := o.Validate(); err != nil {
+			return err
+		}
+		return o.Run(cmd.Context())
+	}
 }

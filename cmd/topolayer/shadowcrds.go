@@ -72,15 +72,7 @@ appears whole or not at all: it is written beside --to and renamed into place.`,
   kubectl apply --server-side -f /tmp/scheduler-shadows`,
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		RunE:         runCommand(o),
 	}
 	cmd.Flags().StringArrayVar(&o.From, "from", o.From, "a CRD manifest file or directory (repeatable)")
 	cmd.Flags().StringVar(&o.To, "to", o.To, "directory to write; must be absent or empty unless --overwrite")

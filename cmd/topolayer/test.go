@@ -54,12 +54,7 @@ from what the operator writes instead.`,
   # Regenerate their expected outputs after a deliberate change, then review the diff
   topolayer test --test-dir examples/sample-operators/tests/sample-operator --operator-command bin/sample-operator --update`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		RunE: runCommand(o),
 	}
 	cmd.AddCommand(NewCmdTestApplyConfiguration(streams))
 	cmd.Flags().StringVar(&o.TestDir, "test-dir", o.TestDir, "directory searched, at any depth, for tests (directories with a test.yaml)")
@@ -136,12 +131,7 @@ Where the upstream harness passes a test that ` + "`topolayer run`" + ` would re
 stray files, an empty options file), the test passes with a warning saying why.`,
 		Example: `  topolayer test apply-configuration --test-dir test-data/apply-configuration --output-dir _output/test --preserve-policy KeepAlways`,
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		RunE:    runCommand(o),
 	}
 	cmd.Flags().StringVar(&o.TestDir, "test-dir", o.TestDir, "the directory where the tests are stored (recursive)")
 	cmd.Flags().StringVar(&o.OutputDir, "output-dir", o.OutputDir, "the directory where the output is stored (removed first)")

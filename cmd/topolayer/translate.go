@@ -43,12 +43,7 @@ it is written beside --to and renamed into place.`,
 		Example: `  # Standalone passthrough: the same bodies under <to>/cluster/
   topolayer translate --config examples/standalone.yaml --from examples/outputs/sample --to /tmp/translated`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		RunE: runCommand(o),
 	}
 	addSourceFlags(cmd, &o.SourceOptions)
 	cmd.Flags().StringVar(&o.To, "to", o.To, "directory to write; must be absent or empty unless --overwrite")

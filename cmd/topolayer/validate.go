@@ -27,12 +27,7 @@ func NewCmdValidate(streams IOStreams) *cobra.Command {
 reported with the path of its field in the file. It exits non-zero when there is any.`,
 		Example: `  topolayer validate --config examples/hosted.yaml`,
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		RunE:    runCommand(o),
 	}
 	cmd.Flags().StringVar(&o.ConfigFile, "config", o.ConfigFile, "topology configuration file (TopologyConfig)")
 	return cmd
