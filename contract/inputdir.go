@@ -398,7 +398,7 @@ func (d *InputDir) List(gvr schema.GroupVersionResource, namespace string, selec
 // must share an apiVersion.
 func WriteInputDir(dir string, objs []*InputObject) error {
 	lists := map[scopeKey][]*InputObject{}
-	var files []plannedFile
+	var files []File
 	var errs []error
 	for _, o := range objs {
 		id := o.Identity()
@@ -412,7 +412,7 @@ func WriteInputDir(dir string, objs []*InputObject) error {
 				errs = append(errs, fmt.Errorf("%s: %w", id, err))
 				continue
 			}
-			files = append(files, plannedFile{path: path.Join(namespacesDir, id.Name, id.Name+".yaml"), data: data})
+			files = append(files, File{Path: path.Join(namespacesDir, id.Name, id.Name+".yaml"), Data: data})
 			continue
 		}
 		key := scopeKey{o.Group, o.Resource, o.Namespace}
@@ -441,12 +441,12 @@ func WriteInputDir(dir string, objs []*InputObject) error {
 		if key.namespace != "" {
 			p = path.Join(namespacesDir, key.namespace, GroupDir(key.group), key.resource+".yaml")
 		}
-		files = append(files, plannedFile{path: p, data: data})
+		files = append(files, File{Path: p, Data: data})
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	return writeFiles(dir, files)
+	return WriteFiles(dir, files)
 }
 
 func compareScope(a, b scopeKey) int {

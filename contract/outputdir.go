@@ -591,9 +591,9 @@ func WriteOutputDir(dir string, out *OutputDir, opts WriteOptions) error {
 		return err
 	}
 	if results != nil {
-		files = append(files, plannedFile{path: ControllerResultsFile, data: results})
+		files = append(files, File{Path: ControllerResultsFile, Data: results})
 	}
-	return writeFiles(dir, files)
+	return WriteFiles(dir, files)
 }
 
 // WriteFolders writes mutations under named top folders of dir (for example a translated
@@ -609,7 +609,7 @@ func WriteFolders(dir string, folders map[string][]Mutation, opts WriteOptions) 
 	if err != nil {
 		return err
 	}
-	return writeFiles(dir, files)
+	return WriteFiles(dir, files)
 }
 
 func validFolder(name string) string {
@@ -619,16 +619,18 @@ func validFolder(name string) string {
 	return ""
 }
 
-// plannedFile is one file to write, relative to the target directory.
-type plannedFile struct {
-	path string
-	data []byte
+// File is one file to write, relative to the directory WriteFiles writes.
+type File struct {
+	// Path is a slash-separated path inside the directory.
+	Path string
+	// Data is the file's content.
+	Data []byte
 }
 
 // planFiles turns mutations into files, validating each and refusing two different mutations
 // that would land on the same file (identical duplicates collapse, as in the contract).
-func planFiles(folders map[string][]Mutation, opts WriteOptions) ([]plannedFile, error) {
-	var files []plannedFile
+func planFiles(folders map[string][]Mutation, opts WriteOptions) ([]File, error) {
+	var files []File
 	written := map[string][]byte{}
 	var errs []error
 	add := func(p string, data []byte, id Identity) {
@@ -639,7 +641,7 @@ func planFiles(folders map[string][]Mutation, opts WriteOptions) ([]plannedFile,
 			return
 		}
 		written[p] = data
-		files = append(files, plannedFile{path: p, data: data})
+		files = append(files, File{Path: p, Data: data})
 	}
 	for _, folder := range slices.Sorted(maps.Keys(folders)) {
 		for i := range folders[folder] {
@@ -660,9 +662,9 @@ func planFiles(folders map[string][]Mutation, opts WriteOptions) ([]plannedFile,
 	return files, errors.Join(errs...)
 }
 
-// writeFiles writes files below dir through an os.Root, so no planned path can escape it.
-// dir must not exist or be empty.
-func writeFiles(dir string, files []plannedFile) error {
+// WriteFiles writes files below dir through an os.Root, so no path can place a file outside
+// it. dir must not exist or be empty.
+func WriteFiles(dir string, files []File) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -677,11 +679,11 @@ func writeFiles(dir string, files []plannedFile) error {
 	}
 	defer root.Close()
 	for _, f := range files {
-		if err := root.MkdirAll(path.Dir(f.path), 0o755); err != nil {
-			return fmt.Errorf("%s: %w", path.Join(dir, f.path), err)
+		if err := root.MkdirAll(path.Dir(f.Path), 0o755); err != nil {
+			return fmt.Errorf("%s: %w", path.Join(dir, f.Path), err)
 		}
-		if err := root.WriteFile(f.path, f.data, 0o644); err != nil {
-			return fmt.Errorf("%s: %w", path.Join(dir, f.path), err)
+		if err := root.WriteFile(f.Path, f.Data, 0o644); err != nil {
+			return fmt.Errorf("%s: %w", path.Join(dir, f.Path), err)
 		}
 	}
 	return nil
