@@ -2,6 +2,7 @@ package translate
 
 import (
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 
@@ -189,24 +190,9 @@ func (e Engine) checkRBAC(works []*work) {
 		return
 	}
 	ceiling := e.Policy.RBAC
-	written := map[RoleRef]bool{} // roles written whole by this plan, by target identity
-	for _, w := range works {
-		if ref, ok := writtenRole(w); ok {
-			written[ref] = true
-		}
-	}
-	for _, w := range works {
-		if w.entry.Disposition != routing.Apply {
-			continue
-		}
-		resource, ok := rbacResource(w)
-		if !ok {
-			continue
-		}
+	written := writtenRoles(works)
+	for w, resource := range rbacWrites(works) {
 		action := w.m.Metadata.Action
-		if action == contract.ActionDelete || action.IsStatus() {
-			continue
-		}
 		var reason string
 		switch {
 		case !action.CarriesObject() || w.entry.Object == nil:
@@ -299,7 +285,7 @@ func (c *RBACCeiling) checkRole(w *work) string {
 // ceiling, or "". The final roleRef is checked: it must name a role the plan writes (as it
 // lands), or a bindable role. A bindable role is named as the operator wrote it: a roleRef
 // that only the engine's renaming changed is checked in its standalone form.
-func (c *RBACCeiling) checkBinding(w *work, resource string, written map[RoleRef]bool) string {
+func (c *RBACCeiling) checkBinding(w *work, resource string, written map[RoleRef]*work) string {
 	src := w.entry.Source
 	var b rbacv1.RoleBinding // a ClusterRoleBinding has the same fields
 	if err := decodeObject(w, &b); err != nil {
@@ -315,7 +301,7 @@ func (c *RBACCeiling) checkBinding(w *work, resource string, written map[RoleRef
 	if ref.Kind == KindClusterRole && ref.Name == ClusterAdmin {
 		return fmt.Sprintf("%s: roleRef: binds %s, which grants everything, and the RBAC ceiling does not list it as bindable", src, ref)
 	}
-	if written[ref] {
+	if written[ref] != nil {
 		return "" // the role is in the plan, and its rules are checked there
 	}
 	if standalone, ok := standaloneRoleRef(w); ok && !transformed(w.entry.Changes, "/roleRef") {
@@ -409,4 +395,37 @@ func uncovered(owner []rbacv1.PolicyRule, granted rbacv1.PolicyRule) []string {
 		out = append(out, atom)
 	}
 	return out
+}
+
+// writtenRoles returns the roles the plan writes whole, by target identity.
+func writtenRoles(works []*work) map[RoleRef]*work {
+	roles := map[RoleRef]*work{}
+	for _, w := range works {
+		if ref, ok := writtenRole(w); ok {
+			roles[ref] = w
+		}
+	}
+	return roles
+}
+
+// rbacWrites yields the applied writes of RBAC objects that can grant (not deletes, not
+// status writes), with their resource.
+func rbacWrites(works []*work) iter.Seq2[*work, string] {
+	return func(yield func(*work, string) bool) {
+		for _, w := range works {
+			if w.entry.Disposition != routing.Apply {
+				continue
+			}
+			resource, ok := rbacResource(w)
+			if !ok {
+				continue
+			}
+			if action := w.m.Metadata.Action; action == contract.ActionDelete || action.IsStatus() {
+				continue
+			}
+			if !yield(w, resource) {
+				return
+			}
+		}
+	}
 }

@@ -7,7 +7,6 @@ import (
 
 	rbacv1 "k8s.io/api/rbac/v1"
 
-	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/routing"
 )
 
@@ -51,24 +50,9 @@ func (e Engine) checkRBACContainment(works []*work) {
 	if e.Policy == nil {
 		return
 	}
-	roles := map[RoleRef]*work{}
-	for _, w := range works {
-		if ref, ok := writtenRole(w); ok {
-			roles[ref] = w
-		}
-	}
-	for _, w := range works {
-		if w.entry.Disposition != routing.Apply {
-			continue
-		}
-		resource, ok := rbacResource(w)
-		if !ok {
-			continue
-		}
+	roles := writtenRoles(works)
+	for w, resource := range rbacWrites(works) {
 		action := w.m.Metadata.Action
-		if action == contract.ActionDelete || action.IsStatus() {
-			continue
-		}
 		src, management := w.entry.Source, w.entry.Target.Cluster == routing.ClusterManagement
 		var reason string
 		switch {
