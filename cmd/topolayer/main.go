@@ -41,14 +41,17 @@ func runMain(streams IOStreams, args []string, signals <-chan os.Signal, grace t
 	go func() {
 		done <- root.ExecuteContext(ctx)
 	}()
-	var sig os.Signal
-	select {
-	case err := <-done:
+	exit := func(err error) int {
 		if err != nil {
 			fmt.Fprintln(streams.ErrOut, "error:", err)
 			return 1
 		}
 		return 0
+	}
+	var sig os.Signal
+	select {
+	case err := <-done:
+		return exit(err)
 	case sig = <-signals:
 	}
 	cancel(fmt.Errorf("%s", sig))
@@ -56,11 +59,7 @@ func runMain(streams IOStreams, args []string, signals <-chan os.Signal, grace t
 	if daemon {
 		select {
 		case err := <-done:
-			if err != nil {
-				fmt.Fprintln(streams.ErrOut, "error:", err)
-				return 1
-			}
-			return 0
+			return exit(err)
 		case sig = <-signals:
 			fmt.Fprintf(streams.ErrOut, "error: %s again: exiting before the shutdown finished\n", sig)
 			return signalStatus(sig)
