@@ -438,6 +438,11 @@ func (w *writer) check(ctx context.Context, validate bool) (Result, error) {
 				return Result{Live: live}, err
 			}
 		}
+		// A condition's time moves only on a real transition: conditions the operator
+		// re-stamped without a change keep the live time, in the comparison and the write.
+		if w.desire != nil {
+			w.desire = CarryTransitionTimes(w.desire, live)
+		}
 	}
 
 	if action == contract.ActionDelete {
