@@ -68,6 +68,10 @@ type Result struct {
 	Object *unstructured.Unstructured
 	// Live is the object before the write; nil when it did not exist.
 	Live *unstructured.Unstructured
+	// Intermediate are the resourceVersions that requests of the write left before its
+	// last one (the managedFields patch of an adoption), so that a watcher knows the
+	// changes they cause as the write's own.
+	Intermediate []string
 }
 
 // DefaultFieldManager is the field manager of Create and Update writes, and of Apply writes
@@ -521,6 +525,9 @@ func (w *writer) commit(ctx context.Context) (Result, error) {
 		}
 	case ChangeAdopt:
 		if err = w.sendMoveFields(ctx); err == nil {
+			if w.moveFields != nil {
+				res.Intermediate = append(res.Intermediate, w.live.GetResourceVersion())
+			}
 			res.Object, err = w.send(ctx, false)
 		}
 	default:

@@ -74,7 +74,8 @@ func TestApplyAdopt(t *testing.T) {
 
 	// Adoption on: adopted in place.
 	counter = &mutatingCounter{}
-	adopting := hostedTargetsAdopting(t, e2eOperator, counter, &apply.Adoption{FieldManagers: []string{residentManager}})
+	log := &countingLog{}
+	adopting := hostedTargetsAdopting(t, e2eOperator, counter, log, &apply.Adoption{FieldManagers: []string{residentManager}})
 	dry, err := apply.DryRun(t.Context(), plan, adopting)
 	if err != nil {
 		t.Fatalf("dry-run with adoption: %v", err)
@@ -87,12 +88,23 @@ func TestApplyAdopt(t *testing.T) {
 	if n := counter.n.Load(); n != 0 {
 		t.Errorf("dry-run: %d mutating requests, want 0", n)
 	}
+	log.record(true)
 	res := mustApply(t, plan, adopting)
+	sent, _ := withoutDiscovery(log.requests())
+	log.record(false)
 	for _, r := range res {
 		if r.Status != apply.StatusApplied || r.Change != apply.ChangeAdopt {
 			t.Errorf("%s: %s %s, want applied adopt", r.Identity, r.Status, r.Change)
 		}
+		if len(r.Intermediate) != 1 || r.Intermediate[0] == r.Object.GetResourceVersion() {
+			t.Errorf("%s: intermediate resourceVersions %v, final %s: want the managedFields patch's", r.Identity, r.Intermediate, r.Object.GetResourceVersion())
+		}
 	}
+	// Per adopted object: the read, the dry-run, the managedFields patch, the write.
+	if len(sent) != 4*len(res) {
+		t.Errorf("adoption sent %d requests, want %d: %v", len(sent), 4*len(res), sent)
+	}
+	t.Logf("adoption of %d objects: %v", len(res), byMethod(sent))
 	// One managedFields patch and one write per adopted object.
 	if n, want := counter.n.Load(), int64(2*len(res)); n != want {
 		t.Errorf("adoption: %d mutating requests, want %d", n, want)
