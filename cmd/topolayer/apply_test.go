@@ -130,12 +130,13 @@ func TestPlanLiveFlagsValidate(t *testing.T) {
 		{SourceOptions: src, Diff: true, Output: "table"},
 		{SourceOptions: src, ClusterOptions: ClusterOptions{AsServiceAccount: "a/b"}, Output: "table"},
 		{SourceOptions: src, ClusterOptions: ClusterOptions{Kubeconfig: "k"}, Output: "dot"},
+		{SourceOptions: src, ClusterOptions: ClusterOptions{AdoptFrom: []string{"authentication-operator"}}, Output: "table"},
 	} {
 		if err := o.Validate(); err == nil {
 			t.Errorf("%+v: valid", o)
 		}
 	}
-	ok := PlanOptions{SourceOptions: src, ClusterOptions: ClusterOptions{Kubeconfig: "k"}, Diff: true, Output: "json"}
+	ok := PlanOptions{SourceOptions: src, ClusterOptions: ClusterOptions{Kubeconfig: "k", AdoptFrom: []string{"authentication-operator"}}, Diff: true, Output: "json"}
 	if err := ok.Validate(); err != nil {
 		t.Error(err)
 	}
