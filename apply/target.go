@@ -446,6 +446,7 @@ func (w *writer) check(ctx context.Context, validate bool) (Result, error) {
 		// re-stamped without a change keep the live time, in the comparison and the write.
 		if w.desire != nil {
 			w.desire = CarryTransitionTimes(w.desire, live)
+			w.keepOperatorLabel(live)
 		}
 	}
 
@@ -564,6 +565,25 @@ func (w *writer) prepareAdoption() error {
 		}
 	}
 	return nil
+}
+
+// keepOperatorLabel keeps on a whole-object write the operator label that an adoption put on
+// live when the body does not carry it (a topology that does not annotate): dropping it from
+// the write would remove the mark, and the next run would adopt the object again.
+func (w *writer) keepOperatorLabel(live *unstructured.Unstructured) {
+	op := w.t.opts.Operator
+	if op == "" || w.m.Metadata.Action.IsStatus() || live.GetLabels()[namespaces.LabelOperator] != op {
+		return
+	}
+	labels := w.desire.GetLabels()
+	if _, ok := labels[namespaces.LabelOperator]; ok {
+		return
+	}
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[namespaces.LabelOperator] = op
+	w.desire.SetLabels(labels)
 }
 
 // writeFieldManager is the field manager of the write: applyFieldManager for a server-side

@@ -3,6 +3,7 @@ package e2e
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,9 +12,11 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/topolayer/topolayer/apply"
+	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/e2e/cluster"
 	"github.com/topolayer/topolayer/namespaces"
+	"github.com/topolayer/topolayer/topology"
 	"github.com/topolayer/topolayer/translate"
 )
 
@@ -167,4 +170,59 @@ func ownsField(obj *unstructured.Unstructured, manager, field string) bool {
 		}
 	}
 	return false
+}
+
+// TestApplyAdoptStandalone adopts a resident operator's object on a standalone cluster, whose
+// topology adds no marks to bodies: the adoption adds the operator label, and the label stays
+// on the next writes, so the object is adopted once and the next apply writes nothing.
+func TestApplyAdoptStandalone(t *testing.T) {
+	name := "adopt-standalone-" + uniqueSuffix(t)
+	ns := newNamespace(t, standalone.Config(cluster.Single))
+	body := fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\n  namespace: %s\ndata:\n  k: ours\n", name, ns)
+	m := mutation(contract.ClassManagement, contract.ActionApply, "/v1/configmaps", ns, name, body)
+	cfg, err := config.Load(filepath.Join("..", "examples", "standalone.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	engine, err := topology.Engine(cfg, e2eOperator, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := engine.Plan(&contract.OutputDir{Mutations: []contract.Mutation{m}})
+	if rejected := plan.Rejected(); len(rejected) > 0 {
+		t.Fatalf("rejected entries: %+v", rejected)
+	}
+	_, dyn := clients(t, standalone.Config(cluster.Single))
+	ri := dyn.Resource(m.Identity().GroupVersionResource()).Namespace(ns)
+	resident := object(t, strings.Replace(body, "k: ours", "k: theirs", 1))
+	before, err := ri.Apply(t.Context(), name, resident, metav1.ApplyOptions{FieldManager: residentManager, Force: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	counter := &mutatingCounter{}
+	target, err := apply.NewClusterTarget(cluster.Single, counter.wrap(standalone.Config(cluster.Single)),
+		apply.Options{Operator: e2eOperator, Adopt: &apply.Adoption{FieldManagers: []string{residentManager}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	targets := map[string]apply.Target{cluster.Single: target}
+	res := mustApply(t, plan, targets)
+	if res[0].Change != apply.ChangeAdopt {
+		t.Errorf("first apply: %s %s, want adopt", res[0].Status, res[0].Change)
+	}
+	after, err := ri.Get(t.Context(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.GetUID() != before.GetUID() || after.GetLabels()[namespaces.LabelOperator] != e2eOperator || data(t, after, "k") != "ours" {
+		t.Errorf("adopted: uid %s -> %s, labels %v, data %v", before.GetUID(), after.GetUID(), after.GetLabels(), after.Object["data"])
+	}
+	for i := range 2 {
+		counter.n.Store(0)
+		res = mustApply(t, plan, targets)
+		if res[0].Status != apply.StatusSkipped || counter.n.Load() != 0 {
+			t.Errorf("apply %d after the adoption: %s %s, %d mutating requests, want skipped and 0", i+2, res[0].Status, res[0].Change, counter.n.Load())
+		}
+	}
 }
