@@ -87,6 +87,7 @@ func TestCheckOwnership(t *testing.T) {
 		adopt      bool
 		wantReason string // "" means no conflict
 		wantAdopt  bool
+		adoptable  bool // the conflict says how to adopt
 	}{
 		"same object":                         {m: create, desire: ours, live: ours},
 		"same object, operator option":        {m: create, desire: ours, live: ours, operator: "sample"},
@@ -94,8 +95,7 @@ func TestCheckOwnership(t *testing.T) {
 		"another operator":                    {m: create, desire: ours, live: otherOperator, wantReason: `operator "someone-else"`},
 		"another operator, option":            {m: create, desire: bare, live: ours, operator: "other", wantReason: `operator "sample"`},
 		"unowned, standalone":                 {m: create, desire: ours, live: bare},
-		"unowned, hosted":                     {m: create, desire: ours, live: bare, require: true, wantReason: "not written by topolayer"},
-		"unowned, hosted, says how":           {m: create, desire: ours, live: bare, require: true, wantReason: "--adopt-from MANAGER"},
+		"unowned, hosted":                     {m: create, desire: ours, live: bare, require: true, wantReason: "not written by topolayer", adoptable: true},
 		"unowned, hosted, adopted":            {m: create, desire: ours, live: bare, require: true, adopt: true, wantAdopt: true},
 		"unowned, standalone, adopted":        {m: create, desire: bare, live: bare, operator: "sample", adopt: true, wantAdopt: true},
 		"unowned status write, adopted":       {m: status, desire: bare, live: bare, require: true, adopt: true, wantAdopt: true},
@@ -130,6 +130,9 @@ func TestCheckOwnership(t *testing.T) {
 			}
 			if !strings.Contains(ce.Reason, tc.wantReason) {
 				t.Errorf("reason %q does not contain %q", ce.Reason, tc.wantReason)
+			}
+			if ce.Adoptable != tc.adoptable || strings.Contains(ce.Error(), "--adopt-from MANAGER") != tc.adoptable {
+				t.Errorf("adoptable = %v, want %v: %v", ce.Adoptable, tc.adoptable, ce)
 			}
 			if ce.Target != "management" || ce.Identity.Name != tc.m.Metadata.Name {
 				t.Errorf("conflict names %s %s", ce.Target, ce.Identity)

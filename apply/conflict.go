@@ -24,10 +24,18 @@ type ConflictError struct {
 	// label.
 	LiveSource   map[string]string
 	LiveOperator string
+	// Adoptable is true when the object carries no topolayer mark and the target does not
+	// adopt: with adoption (Options.Adopt) the write would take it over. The error then ends
+	// with AdoptHint.
+	Adoptable bool
 }
 
 func (e *ConflictError) Error() string {
-	return fmt.Sprintf("conflict on %s: %s already exists and %s; refusing to write it", e.Target, e.Identity, e.Reason)
+	msg := fmt.Sprintf("conflict on %s: %s already exists and %s; refusing to write it", e.Target, e.Identity, e.Reason)
+	if e.Adoptable {
+		msg += "; " + AdoptHint
+	}
+	return msg
 }
 
 // sourceKeys are the annotations that record a standalone identity.
@@ -70,7 +78,7 @@ const AdoptHint = "to adopt it, set operators[].adopt.fieldManagers in the confi
 func checkOwnership(target string, m contract.Mutation, desire, live *unstructured.Unstructured, operator string, requireOwnership, adopt bool) (adopted bool, err error) {
 	liveSrc := sourceOf(live)
 	liveOp := live.GetLabels()[namespaces.LabelOperator]
-	conflict := func(reason string) error {
+	conflict := func(reason string) *ConflictError {
 		return &ConflictError{Target: target, Identity: m.Identity(), Reason: reason, LiveSource: liveSrc, LiveOperator: liveOp}
 	}
 	if desire != nil && operator == "" {
@@ -91,7 +99,9 @@ func checkOwnership(target string, m contract.Mutation, desire, live *unstructur
 		if adopt {
 			return false, conflict(fmt.Sprintf("was not written by topolayer (no standalone identity annotations, no operator label), and a %s cannot adopt it (adoption takes over objects written whole: create, update, apply)", action))
 		}
-		return false, conflict("was not written by topolayer (no standalone identity annotations, no operator label); " + AdoptHint)
+		err := conflict("was not written by topolayer (no standalone identity annotations, no operator label)")
+		err.Adoptable = true
+		return false, err
 	}
 	return false, nil
 }
