@@ -2,7 +2,9 @@ package apply
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -71,6 +73,8 @@ func TestCheckOwnership(t *testing.T) {
 	create := contract.Mutation{Metadata: contract.Metadata{Action: contract.ActionCreate, Name: "openshift-sample--settings", Namespace: "clusters-example", ResourceType: contract.ResourceType{Version: "v1", Resource: "configmaps"}}}
 	status := create
 	status.Metadata.Action = contract.ActionApplyStatus
+	patch := create
+	patch.Metadata.Action = contract.ActionPatch
 	otherSource := strings.Replace(ours, "name: settings", "name: other", 1)
 	otherOperator := strings.Replace(ours, "operator: sample", "operator: someone-else", 1)
 	bare := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  namespace: clusters-example\n"
@@ -80,26 +84,40 @@ func TestCheckOwnership(t *testing.T) {
 		live       string
 		operator   string
 		require    bool
+		adopt      bool
 		wantReason string // "" means no conflict
+		wantAdopt  bool
+		adoptable  bool // the conflict says how to adopt
 	}{
-		"same object":                   {m: create, desire: ours, live: ours},
-		"same object, operator option":  {m: create, desire: ours, live: ours, operator: "sample"},
-		"another source":                {m: create, desire: ours, live: otherSource, wantReason: "another source identity"},
-		"another operator":              {m: create, desire: ours, live: otherOperator, wantReason: `operator "someone-else"`},
-		"another operator, option":      {m: create, desire: bare, live: ours, operator: "other", wantReason: `operator "sample"`},
-		"unowned, standalone":           {m: create, desire: ours, live: bare},
-		"unowned, hosted":               {m: create, desire: ours, live: bare, require: true, wantReason: "not written by topolayer"},
-		"unowned, hosted, status write": {m: status, desire: bare, live: bare, require: true},
-		"patch of ours":                 {m: create, live: ours, operator: "sample", require: true},
-		"patch of another operator's":   {m: create, live: otherOperator, operator: "sample", wantReason: "someone-else"},
-		"body without annotations":      {m: create, desire: bare, live: otherSource, operator: "sample"},
+		"same object":                         {m: create, desire: ours, live: ours},
+		"same object, operator option":        {m: create, desire: ours, live: ours, operator: "sample"},
+		"another source":                      {m: create, desire: ours, live: otherSource, wantReason: "another source identity"},
+		"another operator":                    {m: create, desire: ours, live: otherOperator, wantReason: `operator "someone-else"`},
+		"another operator, option":            {m: create, desire: bare, live: ours, operator: "other", wantReason: `operator "sample"`},
+		"unowned, standalone":                 {m: create, desire: ours, live: bare},
+		"unowned, hosted":                     {m: create, desire: ours, live: bare, require: true, wantReason: "not written by topolayer", adoptable: true},
+		"unowned, hosted, adopted":            {m: create, desire: ours, live: bare, require: true, adopt: true, wantAdopt: true},
+		"unowned, standalone, adopted":        {m: create, desire: bare, live: bare, operator: "sample", adopt: true, wantAdopt: true},
+		"unowned status write, adopted":       {m: status, desire: bare, live: bare, require: true, adopt: true, wantAdopt: true},
+		"unowned patch, adopt on":             {m: patch, live: bare, require: true, adopt: true, wantReason: "cannot adopt"},
+		"unowned patch, adopt on, standalone": {m: patch, live: bare, adopt: true},
+		"another operator, adopt on":          {m: create, desire: ours, live: otherOperator, require: true, adopt: true, wantReason: `operator "someone-else"`},
+		"another source, adopt on":            {m: create, desire: ours, live: otherSource, require: true, adopt: true, wantReason: "another source identity"},
+		"ours, adopt on":                      {m: create, desire: ours, live: ours, require: true, adopt: true},
+		"unowned, hosted, status write":       {m: status, desire: bare, live: bare, require: true},
+		"patch of ours":                       {m: create, live: ours, operator: "sample", require: true},
+		"patch of another operator's":         {m: create, live: otherOperator, operator: "sample", wantReason: "someone-else"},
+		"body without annotations":            {m: create, desire: bare, live: otherSource, operator: "sample"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			var desire *unstructured.Unstructured
 			if tc.desire != "" {
 				desire = obj(t, tc.desire)
 			}
-			err := checkOwnership("management", tc.m, desire, obj(t, tc.live), tc.operator, tc.require)
+			adopted, err := checkOwnership("management", tc.m, desire, obj(t, tc.live), tc.operator, tc.require, tc.adopt)
+			if adopted != tc.wantAdopt {
+				t.Errorf("adopted = %v, want %v", adopted, tc.wantAdopt)
+			}
 			if tc.wantReason == "" {
 				if err != nil {
 					t.Fatalf("unexpected conflict: %v", err)
@@ -112,6 +130,9 @@ func TestCheckOwnership(t *testing.T) {
 			}
 			if !strings.Contains(ce.Reason, tc.wantReason) {
 				t.Errorf("reason %q does not contain %q", ce.Reason, tc.wantReason)
+			}
+			if ce.Adoptable != tc.adoptable || strings.Contains(ce.Error(), "--adopt-from MANAGER") != tc.adoptable {
+				t.Errorf("adoptable = %v, want %v: %v", ce.Adoptable, tc.adoptable, ce)
 			}
 			if ce.Target != "management" || ce.Identity.Name != tc.m.Metadata.Name {
 				t.Errorf("conflict names %s %s", ce.Target, ce.Identity)
@@ -567,4 +588,125 @@ func statusStrings(s []Status) []string {
 		out[i] = string(v)
 	}
 	return out
+}
+
+func TestMoveFieldsPatch(t *testing.T) {
+	entry := func(manager string, op metav1.ManagedFieldsOperationType, sub, fields string) metav1.ManagedFieldsEntry {
+		return metav1.ManagedFieldsEntry{Manager: manager, Operation: op, APIVersion: "v1", Subresource: sub, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)}}
+	}
+	const data = `{"f:data":{"f:a":{}}}`
+	const labels = `{"f:metadata":{"f:labels":{"f:x":{}}}}`
+	for name, tc := range map[string]struct {
+		entries  []metav1.ManagedFieldsEntry
+		previous []string
+		sub      string
+		want     []metav1.ManagedFieldsEntry // nil: no patch
+	}{
+		"server-side apply moved": {
+			entries:  []metav1.ManagedFieldsEntry{entry("authentication-operator", metav1.ManagedFieldsOperationApply, "", data)},
+			previous: []string{"authentication-operator"},
+			want:     []metav1.ManagedFieldsEntry{entry("sample", metav1.ManagedFieldsOperationApply, "", data)},
+		},
+		"client-side apply moved": {
+			entries:  []metav1.ManagedFieldsEntry{entry("kubectl-client-side-apply", metav1.ManagedFieldsOperationUpdate, "", data)},
+			previous: []string{"kubectl-client-side-apply"},
+			want:     []metav1.ManagedFieldsEntry{entry("sample", metav1.ManagedFieldsOperationApply, "", data)},
+		},
+		"merged into the manager's own": {
+			entries: []metav1.ManagedFieldsEntry{
+				entry("sample", metav1.ManagedFieldsOperationApply, "", labels),
+				entry("authentication-operator", metav1.ManagedFieldsOperationApply, "", data),
+			},
+			previous: []string{"authentication-operator"},
+			want:     []metav1.ManagedFieldsEntry{entry("sample", metav1.ManagedFieldsOperationApply, "", `{"f:data":{"f:a":{}},"f:metadata":{"f:labels":{"f:x":{}}}}`)},
+		},
+		"other managers kept": {
+			entries: []metav1.ManagedFieldsEntry{
+				entry("authentication-operator", metav1.ManagedFieldsOperationApply, "", data),
+				entry("someone", metav1.ManagedFieldsOperationApply, "", labels),
+			},
+			previous: []string{"authentication-operator"},
+			want: []metav1.ManagedFieldsEntry{
+				entry("sample", metav1.ManagedFieldsOperationApply, "", data),
+				entry("someone", metav1.ManagedFieldsOperationApply, "", labels),
+			},
+		},
+		"status entry left on an object write": {
+			entries:  []metav1.ManagedFieldsEntry{entry("authentication-operator", metav1.ManagedFieldsOperationApply, "status", data)},
+			previous: []string{"authentication-operator"},
+		},
+		"status entry moved on a status write": {
+			entries:  []metav1.ManagedFieldsEntry{entry("authentication-operator", metav1.ManagedFieldsOperationApply, "status", data)},
+			previous: []string{"authentication-operator"},
+			sub:      "status",
+			want:     []metav1.ManagedFieldsEntry{entry("sample", metav1.ManagedFieldsOperationApply, "status", data)},
+		},
+		"no previous manager present": {
+			entries:  []metav1.ManagedFieldsEntry{entry("someone", metav1.ManagedFieldsOperationApply, "", data)},
+			previous: []string{"authentication-operator"},
+		},
+		"no previous manager named": {
+			entries: []metav1.ManagedFieldsEntry{entry("someone", metav1.ManagedFieldsOperationApply, "", data)},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			live := obj(t, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  namespace: ns\n  resourceVersion: \"7\"\n")
+			live.SetManagedFields(tc.entries)
+			patch, err := moveFieldsPatch(live, tc.previous, "sample", tc.sub)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.want == nil {
+				if patch != nil {
+					t.Fatalf("patch = %s, want none", patch)
+				}
+				return
+			}
+			var ops []struct {
+				Op    string          `json:"op"`
+				Path  string          `json:"path"`
+				Value json.RawMessage `json:"value"`
+			}
+			if err := json.Unmarshal(patch, &ops); err != nil {
+				t.Fatalf("patch %s: %v", patch, err)
+			}
+			var got []metav1.ManagedFieldsEntry
+			rv := ""
+			for _, op := range ops {
+				switch op.Path {
+				case "/metadata/managedFields":
+					if err := json.Unmarshal(op.Value, &got); err != nil {
+						t.Fatal(err)
+					}
+				case "/metadata/resourceVersion":
+					_ = json.Unmarshal(op.Value, &rv)
+				}
+			}
+			if rv != "7" {
+				t.Errorf("resourceVersion in the patch = %q, want the live one", rv)
+			}
+			if len(got) != len(tc.want) {
+				t.Fatalf("managedFields = %+v, want %+v", got, tc.want)
+			}
+			for i := range got {
+				g, w := got[i], tc.want[i]
+				if g.Manager != w.Manager || g.Operation != w.Operation || g.Subresource != w.Subresource || !equalFields(t, g.FieldsV1.Raw, w.FieldsV1.Raw) {
+					t.Errorf("entry %d = %s %s %q %s, want %s %s %q %s", i, g.Manager, g.Operation, g.Subresource, g.FieldsV1.Raw, w.Manager, w.Operation, w.Subresource, w.FieldsV1.Raw)
+				}
+			}
+		})
+	}
+}
+
+// equalFields compares two FieldsV1 documents as JSON.
+func equalFields(t *testing.T, a, b []byte) bool {
+	t.Helper()
+	var x, y any
+	if err := json.Unmarshal(a, &x); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &y); err != nil {
+		t.Fatal(err)
+	}
+	return reflect.DeepEqual(x, y)
 }

@@ -38,10 +38,17 @@ func content(obj *unstructured.Unstructured) map[string]any {
 // every field of applied holds the same value in live, and every field that manager owns by
 // an earlier apply of live (its managedFields entry) is still in applied, so none is removed.
 // Lists match item by item at the same index, an item's fields being a subset of the live
-// item's (the server's defaults fill the rest). false means "not proven": the server has to
-// be asked (a dry-run), not that the apply changes something.
+// item's (the server's defaults fill the rest), except lists the API treats as sets or maps
+// (status conditions by type, and lists live's managedFields record by value or key), which
+// match in any order. A status condition that only moved its lastTransitionTime is unchanged
+// (CarryTransitionTimes). false means "not proven": the server has to be asked (a dry-run),
+// not that the apply changes something.
 func AppliedNoOp(applied, live *unstructured.Unstructured, manager, subresource string) bool {
-	if applied == nil || live == nil || !subset(applied.Object, live.Object) {
+	if applied == nil || live == nil {
+		return false
+	}
+	applied = CarryTransitionTimes(applied, live)
+	if !semanticSubset(applied.Object, live.Object, live) {
 		return false
 	}
 	for _, mf := range live.GetManagedFields() {
@@ -64,13 +71,14 @@ func UpdatedNoOp(updated, live *unstructured.Unstructured, subresource string) b
 	if updated == nil || live == nil {
 		return false
 	}
+	updated = CarryTransitionTimes(updated, live)
 	if subresource == "status" {
-		if !subset(updated.Object["status"], live.Object["status"]) ||
+		if !semanticSubset(map[string]any{"status": updated.Object["status"]}, map[string]any{"status": live.Object["status"]}, live) ||
 			!subset(stringMap(updated.GetLabels()), stringMap(live.GetLabels())) ||
 			!subset(stringMap(updated.GetAnnotations()), stringMap(live.GetAnnotations())) {
 			return false
 		}
-	} else if !subset(updated.Object, live.Object) {
+	} else if !semanticSubset(updated.Object, live.Object, live) {
 		return false
 	}
 	for _, mf := range live.GetManagedFields() {
@@ -103,6 +111,12 @@ func ownedHeld(mf metav1.ManagedFieldsEntry, obj map[string]any) bool {
 		held = held && holds(obj, p)
 	})
 	return held
+}
+
+// semanticSubset is subset of two objects where the lists that the API treats as sets or
+// maps (listShapes of live) match in any order, as the server compares them.
+func semanticSubset(want, have map[string]any, live *unstructured.Unstructured) bool {
+	return comparer{shapes: listShapes(live)}.subset(want, have, []string{}, true)
 }
 
 // subset reports whether every field of want holds the same value in have.

@@ -18,11 +18,23 @@
 //   - Delete is a DELETE; an absent object is not an error.
 //
 // An object that already exists but carries another source identity or another operator's
-// label is a conflict (*ConflictError): nothing is written. A write that would not change the
-// object is skipped, so re-applying a plan sends no mutating request: when the comparison of
-// the body with the live object proves it (AppliedNoOp for server-side applies, UpdatedNoOp
-// for PUTs, PatchedNoOp for JSON and merge patches), on the read alone; otherwise when the
-// server's dry-run of the write is Equivalent to the live object.
+// label is a conflict (*ConflictError): nothing is written. So is, on a target with
+// Options.RequireOwnership, an object without any topolayer mark, unless the target adopts
+// (Options.Adopt): such an object is then taken over in place (change "adopt"): the fields
+// its previous managers (Adoption.FieldManagers) own move to the write's field manager by a
+// managedFields patch (csaupgrade) sent just before the write, and the write adds the marks.
+// An adoption costs one request more than a change: a GET, a dry-run, the managedFields
+// patch and the write.
+//
+// A write that would not change the object is skipped, so re-applying a plan sends no
+// mutating request: when the comparison of the body with the live object proves it
+// (AppliedNoOp for server-side applies, UpdatedNoOp for PUTs, PatchedNoOp for JSON and merge
+// patches), on the read alone; otherwise when the server's dry-run of the write is
+// Equivalent to the live object. The comparison is semantic: a status condition whose
+// status, reason and message did not change keeps its live lastTransitionTime
+// (CarryTransitionTimes, in the comparison and in the write), and lists the API treats as
+// sets or maps (conditions by type, lists live's managedFields record by value or key) match
+// in any order.
 //
 // A target with Options.HostedControlPlane owns what it writes: every object of its namespace
 // that it creates, updates or applies whole gets the ownerReference to the HostedControlPlane

@@ -46,6 +46,9 @@ type EntryResult struct {
 	// Object is the object as the server stored it, or would store it; Live the object
 	// before the write. Either may be nil.
 	Object, Live *unstructured.Unstructured
+	// Intermediate are the resourceVersions that the entry's requests left before its
+	// write (Result.Intermediate).
+	Intermediate []string
 	// Err is the failure of a failed entry.
 	Err error
 }
@@ -232,7 +235,7 @@ func ApplyPlan(ctx context.Context, plan *translate.Plan, targets map[string]Tar
 		} else {
 			res, err = targets[r.Cluster].Apply(ctx, *plan.Entries[r.Index].Mutation)
 		}
-		r.Change, r.Object, r.Live = res.Change, res.Object, res.Live
+		r.Change, r.Object, r.Live, r.Intermediate = res.Change, res.Object, res.Live, res.Intermediate
 		switch {
 		case err != nil:
 			r.Status, r.Err = StatusFailed, err

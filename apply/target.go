@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -11,15 +12,18 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/authentication/serviceaccount"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/util/csaupgrade"
 	"sigs.k8s.io/yaml"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/translate"
 )
 
@@ -49,6 +53,9 @@ const (
 	ChangeNone Change = "unchanged"
 	// ChangeDelete means the object existed and is deleted.
 	ChangeDelete Change = "delete"
+	// ChangeAdopt means the object existed without topolayer's marks and is taken over
+	// (Options.Adopt): same object, its field ownership moved, topolayer's marks added.
+	ChangeAdopt Change = "adopt"
 )
 
 // Result is the outcome of one mutation on a target.
@@ -61,6 +68,10 @@ type Result struct {
 	Object *unstructured.Unstructured
 	// Live is the object before the write; nil when it did not exist.
 	Live *unstructured.Unstructured
+	// Intermediate are the resourceVersions that requests of the write left before its
+	// last one (the managedFields patch of an adoption), so that a watcher knows the
+	// changes they cause as the write's own.
+	Intermediate []string
 }
 
 // DefaultFieldManager is the field manager of Create and Update writes, and of Apply writes
@@ -100,6 +111,20 @@ type Options struct {
 	// Status writes are allowed (the status of an object the environment created, such as a
 	// shadow operator CR, is the operator's to write). Set it for hosted targets.
 	RequireOwnership bool
+	// Adopt, when not nil, takes over an existing object that carries no topolayer mark
+	// (no operator label, no standalone identity annotations) instead of refusing it: the
+	// write keeps the object (same uid), adds the marks, and first moves the field ownership
+	// of Adopt.FieldManagers to the write's field manager. An object marked by another
+	// operator or source stays a conflict. nil: such an object is a conflict on a target
+	// with RequireOwnership, and written over without moving ownership otherwise.
+	Adopt *Adoption
+}
+
+// Adoption is the policy of Options.Adopt.
+type Adoption struct {
+	// FieldManagers are the previous managers (a resident operator's field manager) whose
+	// server-side-apply field ownership moves to the writing field manager on adoption.
+	FieldManagers []string
 }
 
 // defaulted returns a copy of o with its defaults filled.
@@ -110,6 +135,10 @@ func (o Options) defaulted() Options {
 	if o.HostedControlPlane != nil {
 		ref := *o.HostedControlPlane
 		o.HostedControlPlane = &ref
+	}
+	if o.Adopt != nil {
+		a := Adoption{FieldManagers: slices.Clone(o.Adopt.FieldManagers)}
+		o.Adopt = &a
 	}
 	return o
 }
@@ -277,12 +306,14 @@ type writer struct {
 	gvk        schema.GroupVersionKind
 	namespaced bool
 
-	opts    writeOptions
-	desire  *unstructured.Unstructured // the object to write, for actions that carry one
-	patch   []byte                     // the JSON patch body, for Patch actions
-	delete  metav1.DeleteOptions       // for Delete
-	live    *unstructured.Unstructured // nil when absent
-	decided Result                     // what the write does, as prepare found
+	opts       writeOptions
+	desire     *unstructured.Unstructured // the object to write, for actions that carry one
+	patch      []byte                     // the JSON patch body, for Patch actions
+	delete     metav1.DeleteOptions       // for Delete
+	live       *unstructured.Unstructured // nil when absent
+	decided    Result                     // what the write does, as prepare found
+	adopt      bool                       // the write adopts live (Options.Adopt)
+	moveFields []byte                     // the managedFields patch sent before an adopting write; nil for none
 }
 
 // parse decodes the options and the body once: the object to write (obj when not nil),
@@ -402,8 +433,20 @@ func (w *writer) check(ctx context.Context, validate bool) (Result, error) {
 	}
 	w.live = live
 	if live != nil {
-		if err := checkOwnership(w.t.name, w.m, w.desire, live, w.t.opts.Operator, w.t.opts.RequireOwnership); err != nil {
+		adopt, err := checkOwnership(w.t.name, w.m, w.desire, live, w.t.opts.Operator, w.t.opts.RequireOwnership, w.t.opts.Adopt != nil)
+		if err != nil {
 			return Result{Live: live}, err
+		}
+		if adopt {
+			if err := w.prepareAdoption(); err != nil {
+				return Result{Live: live}, err
+			}
+		}
+		// A condition's time moves only on a real transition: conditions the operator
+		// re-stamped without a change keep the live time, in the comparison and the write.
+		if w.desire != nil {
+			w.desire = CarryTransitionTimes(w.desire, live)
+			w.keepOperatorLabel(live)
 		}
 	}
 
@@ -432,6 +475,16 @@ func (w *writer) check(ctx context.Context, validate bool) (Result, error) {
 			return Result{}, err
 		}
 		return Result{Change: ChangeCreate, Object: obj}, nil
+	}
+	if w.adopt {
+		// The object is taken over: the write happens whatever the comparison says, for the
+		// marks and the field ownership. The dry-run forces a server-side apply, because the
+		// fields it would conflict on are the previous managers', moved before the write.
+		would, err := w.sendDry(ctx, true)
+		if err != nil {
+			return Result{Live: live}, err
+		}
+		return Result{Change: ChangeAdopt, Object: would, Live: live}, nil
 	}
 	// The object exists. A server-side apply of fields that the live object already holds,
 	// and that drops none of the fields its manager applied before, changes nothing.
@@ -471,6 +524,13 @@ func (w *writer) commit(ctx context.Context) (Result, error) {
 		} else {
 			res.Object, err = w.send(ctx, false)
 		}
+	case ChangeAdopt:
+		if err = w.sendMoveFields(ctx); err == nil {
+			if w.moveFields != nil {
+				res.Intermediate = append(res.Intermediate, w.live.GetResourceVersion())
+			}
+			res.Object, err = w.send(ctx, false)
+		}
 	default:
 		res.Object, err = w.send(ctx, false)
 	}
@@ -478,6 +538,108 @@ func (w *writer) commit(ctx context.Context) (Result, error) {
 		return Result{Live: w.live}, fmt.Errorf("%s %s: %w", w.m.Metadata.Action, w.m.Identity(), err)
 	}
 	return res, nil
+}
+
+// prepareAdoption readies the adoption of the live object (checkOwnership found it
+// unmarked and the target adopts): the managedFields patch that moves the previous
+// managers' fields to the write's field manager, and, for a write of the whole object, the
+// operator label when the body carries no topolayer mark. A status write adopts only when
+// there are status fields to move.
+func (w *writer) prepareAdoption() error {
+	patch, err := moveFieldsPatch(w.live, w.t.opts.Adopt.FieldManagers, w.writeFieldManager(), w.subresource())
+	if err != nil {
+		return fmt.Errorf("adopt: move the field ownership of %v: %w", w.t.opts.Adopt.FieldManagers, err)
+	}
+	if w.m.Metadata.Action.IsStatus() && patch == nil {
+		return nil
+	}
+	w.adopt, w.moveFields = true, patch
+	if !w.m.Metadata.Action.IsStatus() && w.t.opts.Operator != "" && sourceOf(w.desire) == nil {
+		labels := w.desire.GetLabels()
+		if labels[namespaces.LabelOperator] == "" {
+			if labels == nil {
+				labels = map[string]string{}
+			}
+			labels[namespaces.LabelOperator] = w.t.opts.Operator
+			w.desire.SetLabels(labels)
+		}
+	}
+	return nil
+}
+
+// keepOperatorLabel keeps on a whole-object write the operator label that an adoption put on
+// live when the body does not carry it (a topology that does not annotate): dropping it from
+// the write would remove the mark, and the next run would adopt the object again.
+func (w *writer) keepOperatorLabel(live *unstructured.Unstructured) {
+	op := w.t.opts.Operator
+	if op == "" || w.m.Metadata.Action.IsStatus() || live.GetLabels()[namespaces.LabelOperator] != op {
+		return
+	}
+	labels := w.desire.GetLabels()
+	if _, ok := labels[namespaces.LabelOperator]; ok {
+		return
+	}
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[namespaces.LabelOperator] = op
+	w.desire.SetLabels(labels)
+}
+
+// writeFieldManager is the field manager of the write: applyFieldManager for a server-side
+// apply, the target's otherwise.
+func (w *writer) writeFieldManager() string {
+	if m, ok := w.appliedBy(); ok {
+		return m
+	}
+	return w.t.opts.FieldManager
+}
+
+// moveFieldsPatch returns the JSON patch of live's managedFields that moves the fields the
+// previous managers own on subresource to manager (csaupgrade.UpgradeManagedFieldsPatch),
+// nil when none of them owns any. csaupgrade moves the entries of Update operations (a
+// client-side apply); a previous manager's server-side apply entries are handed to it as
+// such, so that they move the same way. The patch also sets the resourceVersion read: it
+// fails with a conflict when the object changed since.
+func moveFieldsPatch(live *unstructured.Unstructured, previous []string, manager, subresource string) ([]byte, error) {
+	prev := sets.New(previous...)
+	prev.Delete(manager)
+	if prev.Len() == 0 {
+		return nil, nil
+	}
+	c := live.DeepCopy()
+	entries := c.GetManagedFields()
+	for i := range entries {
+		if prev.Has(entries[i].Manager) && entries[i].Subresource == subresource {
+			entries[i].Operation = metav1.ManagedFieldsOperationUpdate
+		}
+	}
+	c.SetManagedFields(entries)
+	return csaupgrade.UpgradeManagedFieldsPatch(c, prev, manager, csaupgrade.Subresource(subresource))
+}
+
+// sendMoveFields sends the managedFields patch of an adoption, and keeps the patched object
+// as the live one (its resourceVersion is the write's).
+func (w *writer) sendMoveFields(ctx context.Context) error {
+	if w.moveFields == nil {
+		return nil
+	}
+	obj, err := w.ri.Patch(ctx, w.m.Metadata.Name, types.JSONPatchType, w.moveFields, metav1.PatchOptions{})
+	if err != nil {
+		return fmt.Errorf("adopt: move the managedFields of %v to %s: %w", w.t.opts.Adopt.FieldManagers, w.writeFieldManager(), err)
+	}
+	w.live = obj
+	return nil
+}
+
+// sendDry is the dry-run of send; an adopting server-side apply is forced (see check).
+func (w *writer) sendDry(ctx context.Context, force bool) (*unstructured.Unstructured, error) {
+	if force {
+		if manager, ok := w.appliedBy(); ok {
+			return w.applyPatch(ctx, manager, true, dryRunOpt(true))
+		}
+	}
+	return w.send(ctx, true)
 }
 
 // provenNoOp reports whether the comparison of the body with the live object proves that

@@ -77,6 +77,7 @@ func TestBrokenConfigs(t *testing.T) {
 		{"negative timeout", header + "operators:\n- {name: a, command: [x], limits: {timeout: -1s}}\n", []string{"operators[0].limits.timeout", "positive"}},
 		{"zero output size", header + "operators:\n- {name: a, command: [x], limits: {outputSize: \"0\"}}\n", []string{"operators[0].limits.outputSize", "positive"}},
 		{"memory not a quantity", header + "operators:\n- {name: a, command: [x], limits: {memory: lots}}\n", []string{"decode", "quantities must match"}},
+		{"empty adopted field manager", header + "operators:\n- {name: a, command: [x], adopt: {fieldManagers: [authentication-operator, \"\"]}}\n", []string{"operators[0].adopt.fieldManagers[1]", "Required"}},
 		{"unknown controller failure policy", header + "operators:\n- {name: a, command: [x], onControllerFailure: Ignore}\n", []string{"operators[0].onControllerFailure", "Unsupported"}},
 		{"supplement without a version", header + "operators:\n- {name: a, command: [x], supplements: {inputs: {applyConfigurationResources: {exactResources: [{group: config.openshift.io, resource: authentications, name: cluster}]}}}}\n", []string{"operators[0].supplements.inputs", "version"}},
 		{"controller list in one string", header + "operators:\n- {name: a, command: [x], controllers: [\"a,b\"]}\n", []string{"operators[0].controllers[0]", "no comma"}},

@@ -44,6 +44,20 @@ type Operator struct {
 	// mutation the operator wrote under Unspecified is placed in the class a supplement
 	// declares it in; plans name the supplement.
 	Supplements Supplements `json:"supplements,omitzero"`
+	// Adopt, when present, makes the operator's writes take over existing objects that carry
+	// no topolayer mark (no topolayer.dev/operator label, no standalone identity annotations)
+	// instead of refusing them: same object, topolayer's marks added, the field ownership of
+	// Adopt.FieldManagers moved to the operator's field manager. Objects marked by another
+	// operator are refused either way.
+	Adopt *Adoption `json:"adopt,omitempty"`
+}
+
+// Adoption is an operator's adoption policy (Operator.Adopt).
+type Adoption struct {
+	// FieldManagers are the previous managers of the objects adopted (a resident operator's
+	// field manager, e.g. authentication-operator) whose server-side-apply field ownership
+	// moves to the operator's field manager, so that no field is orphaned or fought over.
+	FieldManagers []string `json:"fieldManagers,omitempty"`
 }
 
 // ControllerFailurePolicy says what a run whose controllers partly failed applies.
@@ -269,6 +283,14 @@ func validateOperators(cfg *TopologyConfig) field.ErrorList {
 			errs = append(errs, field.NotSupported(pi.Child("onControllerFailure"), op.OnControllerFailure, []ControllerFailurePolicy{ApplyOnControllerFailure, RefuseOnControllerFailure}))
 		}
 		errs = append(errs, op.Supplements.validate(pi.Child("supplements"))...)
+		if op.Adopt != nil {
+			fp := pi.Child("adopt", "fieldManagers")
+			for j, m := range op.Adopt.FieldManagers {
+				if strings.TrimSpace(m) == "" {
+					errs = append(errs, field.Required(fp.Index(j), "a field manager name"))
+				}
+			}
+		}
 		l := pi.Child("limits")
 		if op.Limits.Timeout.Duration < 0 {
 			errs = append(errs, field.Invalid(l.Child("timeout"), op.Limits.Timeout.Duration.String(), "must be positive"))

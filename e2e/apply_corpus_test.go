@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -14,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
 	"github.com/topolayer/topolayer/apply"
@@ -94,8 +92,8 @@ func TestApplyContractTestOutputs(t *testing.T) {
 // identity annotations and operator label: the cases Update it and write its status; the
 // shadow ClusterOperator is created by the minimal-cluster case itself), on the guest the
 // namespaces openshift-authentication and openshift-oauth-apiserver that a guest cluster has
-// and the cases write into, and the marks of an earlier write by the operator on the
-// rolebindingrestrictions CRD that the harness installed (the cases create it).
+// and the cases write into. The rolebindingrestrictions CRD that the harness installed (the
+// cases create it) carries no topolayer mark: the targets adopt it.
 // The corpus Deployments have no image (the operator ran without its image environment
 // variables); withImages fills that one field, as the operator's environment would.
 func TestApplyCAOCorpus(t *testing.T) {
@@ -128,9 +126,16 @@ func TestApplyCAOCorpus(t *testing.T) {
 		}
 	}
 
-	adoptCRD(t, hosted.Config(cluster.Guest), "rolebindingrestrictions.authorization.openshift.io", operator)
-
-	targets := hostedTargets(t, operator, nil)
+	// The CRD the harness installed (as a HyperShift guest has it) carries no topolayer mark:
+	// the cases create it, so it is adopted, in place.
+	const crdName = "rolebindingrestrictions.authorization.openshift.io"
+	_, gdyn := clients(t, hosted.Config(cluster.Guest))
+	crds := gdyn.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
+	crdBefore, err := crds.Get(ctx, crdName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	targets := hostedTargetsAdopting(t, operator, nil, nil, &apply.Adoption{})
 	var total, accepted int
 	for _, c := range corpus.CAOCases(t) {
 		t.Run(c.Name, func(t *testing.T) {
@@ -156,6 +161,11 @@ func TestApplyCAOCorpus(t *testing.T) {
 			mustApply(t, plan, targets)
 			checkPlanned(t, plan, operator)
 		})
+	}
+	if crd, err := crds.Get(ctx, crdName, metav1.GetOptions{}); err != nil {
+		t.Error(err)
+	} else if crd.GetUID() != crdBefore.GetUID() || crd.GetLabels()[namespaces.LabelOperator] != operator {
+		t.Errorf("CRD %s: uid %s -> %s, labels %v: want adopted in place", crdName, crdBefore.GetUID(), crd.GetUID(), crd.GetLabels())
 	}
 	t.Logf("CAO corpus: %d of %d apply entries accepted by the servers in hosted mode", accepted, total)
 	if accepted != total {
@@ -198,35 +208,6 @@ func withImages(t *testing.T, ms []contract.Mutation) []contract.Mutation {
 		out[i].Body = body
 	}
 	return out
-}
-
-// adoptCRD marks a CRD the harness installed as written earlier by operator through
-// topolayer (standalone identity annotations and operator label), as it would be on a
-// cluster where the operator had run before.
-func adoptCRD(t *testing.T, cfg *rest.Config, name, operator string) {
-	t.Helper()
-	_, dyn := clients(t, cfg)
-	gvr := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-	crd, err := dyn.Resource(gvr).Get(t.Context(), name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := contract.Identity{Group: gvr.Group, Version: gvr.Version, Resource: gvr.Resource, Name: name}
-	annotations := crd.GetAnnotations()
-	if annotations == nil {
-		annotations = map[string]string{}
-	}
-	maps.Copy(annotations, namespaces.SourceAnnotations(id))
-	crd.SetAnnotations(annotations)
-	labels := crd.GetLabels()
-	if labels == nil {
-		labels = map[string]string{}
-	}
-	labels[namespaces.LabelOperator] = operator
-	crd.SetLabels(labels)
-	if _, err := dyn.Resource(gvr).Update(t.Context(), crd, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // subset reports whether every field of want is in got with the same value; a list in want
@@ -310,6 +291,9 @@ func checkPlanned(t *testing.T, plan *translate.Plan, operator string) {
 			if err := yaml.Unmarshal(e.Mutation.Body, &planned); err != nil {
 				t.Fatalf("%s %s: %v", e.Action, id, err)
 			}
+			// A condition that did not transition keeps the time it had (an earlier case
+			// wrote it): only the stored time differs from the planned one.
+			planned = apply.CarryTransitionTimes(&unstructured.Unstructured{Object: planned}, obj).Object
 			if want, ok := planned["status"]; ok && !subset(want, obj.Object["status"]) {
 				t.Errorf("%s %s: the server's status %v lacks the planned %v", e.Action, id, obj.Object["status"], want)
 			}
@@ -405,6 +389,8 @@ func TestApplyCAOCorpusStandalone(t *testing.T) {
 				if err := yaml.Unmarshal(e.Mutation.Body, &planned); err != nil {
 					t.Fatal(err)
 				}
+				// Conditions that did not transition keep their stored time.
+				planned = apply.CarryTransitionTimes(&unstructured.Unstructured{Object: planned}, obj).Object
 				for k, want := range planned {
 					if k == "metadata" || k == "apiVersion" || k == "kind" || (k == "status") != e.Action.IsStatus() {
 						continue

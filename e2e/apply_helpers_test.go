@@ -45,22 +45,32 @@ func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { r
 // mutating requests.
 func hostedTargets(t *testing.T, operator string, counter *mutatingCounter) map[string]apply.Target {
 	t.Helper()
+	return hostedTargetsAdopting(t, operator, counter, nil, nil)
+}
+
+// hostedTargetsAdopting is hostedTargets whose targets adopt unmarked objects (adopt not nil);
+// log, when set, records their requests.
+func hostedTargetsAdopting(t *testing.T, operator string, counter *mutatingCounter, log *countingLog, adopt *apply.Adoption) map[string]apply.Target {
+	t.Helper()
 	hcp := hosted.HostedControlPlane()
 	mgmtCfg, guestCfg := hosted.Config(cluster.Management), hosted.Config(cluster.Guest)
 	if counter != nil {
 		mgmtCfg, guestCfg = counter.wrap(mgmtCfg), counter.wrap(guestCfg)
+	}
+	if log != nil {
+		mgmtCfg, guestCfg = log.wrap(mgmtCfg), log.wrap(guestCfg)
 	}
 	owner, err := apply.ResolveHostedControlPlane(t.Context(), mgmtCfg, hcp.Namespace, hcp.HostedControlPlane)
 	if err != nil {
 		t.Fatal(err)
 	}
 	mgmt, err := apply.NewClusterTarget(cluster.Management, mgmtCfg, apply.Options{
-		Namespace: hcp.Namespace, Operator: operator, HostedControlPlane: owner, RequireOwnership: true,
+		Namespace: hcp.Namespace, Operator: operator, HostedControlPlane: owner, RequireOwnership: true, Adopt: adopt,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	guest, err := apply.NewClusterTarget(cluster.Guest, guestCfg, apply.Options{Operator: operator, RequireOwnership: true})
+	guest, err := apply.NewClusterTarget(cluster.Guest, guestCfg, apply.Options{Operator: operator, RequireOwnership: true, Adopt: adopt})
 	if err != nil {
 		t.Fatal(err)
 	}

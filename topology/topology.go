@@ -260,6 +260,29 @@ type TargetOptions struct {
 	// Owner is the HostedControlPlane's ownerReference when the caller resolved it already
 	// (ResolveOwner); nil resolves it (one request, as the impersonated user).
 	Owner *metav1.OwnerReference
+	// Adopt, when not nil, makes the targets adopt existing objects without topolayer's marks
+	// (apply.Options.Adopt) instead of refusing them; nil refuses them on a topology that
+	// requires ownership.
+	Adopt *apply.Adoption
+}
+
+// AdoptionOf returns the adoption of an operator's writes: its configuration's adopt policy
+// (operators[].adopt), extended by the previous field managers named on the command line
+// (--adopt-from); nil when neither enables adoption.
+func AdoptionOf(op *config.Adoption, fieldManagers []string) *apply.Adoption {
+	if op == nil && len(fieldManagers) == 0 {
+		return nil
+	}
+	a := &apply.Adoption{}
+	if op != nil {
+		a.FieldManagers = append(a.FieldManagers, op.FieldManagers...)
+	}
+	for _, m := range fieldManagers {
+		if !slices.Contains(a.FieldManagers, m) {
+			a.FieldManagers = append(a.FieldManagers, m)
+		}
+	}
+	return a
 }
 
 // ResolveOwner reads the topology's HostedControlPlane on the home cluster (home is its
@@ -297,7 +320,7 @@ func (t *Topology) Targets(ctx context.Context, clusters map[string]*rest.Config
 		if rc == nil {
 			return nil, fmt.Errorf("cluster %s: no client configuration", name)
 		}
-		opts := apply.Options{Impersonate: o.Impersonate, Operator: o.Operator, RequireOwnership: t.ownership, Namespace: t.bound[name]}
+		opts := apply.Options{Impersonate: o.Impersonate, Operator: o.Operator, RequireOwnership: t.ownership, Namespace: t.bound[name], Adopt: o.Adopt}
 		if opts.Namespace != "" {
 			opts.HostedControlPlane = owner
 		}

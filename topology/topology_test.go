@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/topolayer/topolayer/apply"
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/gather"
@@ -198,5 +199,30 @@ func TestProjections(t *testing.T) {
 	got := mustTopology(t, hostedYAML).Projections()
 	if len(got) != len(config.DefaultProjections) {
 		t.Fatalf("hosted projections: %d, want the %d defaults", len(got), len(config.DefaultProjections))
+	}
+}
+
+func TestAdoptionOf(t *testing.T) {
+	for name, tc := range map[string]struct {
+		config *config.Adoption
+		flags  []string
+		want   *apply.Adoption
+	}{
+		"off":                 {},
+		"config":              {config: &config.Adoption{FieldManagers: []string{"authentication-operator"}}, want: &apply.Adoption{FieldManagers: []string{"authentication-operator"}}},
+		"config, no managers": {config: &config.Adoption{}, want: &apply.Adoption{}},
+		"flag":                {flags: []string{"kubectl"}, want: &apply.Adoption{FieldManagers: []string{"kubectl"}}},
+		"both, deduplicated": {
+			config: &config.Adoption{FieldManagers: []string{"authentication-operator"}},
+			flags:  []string{"kubectl", "authentication-operator"},
+			want:   &apply.Adoption{FieldManagers: []string{"authentication-operator", "kubectl"}},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got := topology.AdoptionOf(tc.config, tc.flags)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("AdoptionOf (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -28,10 +28,11 @@ import (
 // ClusterOptions are the flags that name the live clusters of a topology and the identity
 // to use on them; apply and plan (live dry-run) share them.
 type ClusterOptions struct {
-	Kubeconfig           string // --kubeconfig (standalone)
-	ManagementKubeconfig string // --management-kubeconfig (hosted)
-	GuestKubeconfig      string // --guest-kubeconfig (hosted)
-	AsServiceAccount     string // --as-service-account namespace/name
+	Kubeconfig           string   // --kubeconfig (standalone)
+	ManagementKubeconfig string   // --management-kubeconfig (hosted)
+	GuestKubeconfig      string   // --guest-kubeconfig (hosted)
+	AsServiceAccount     string   // --as-service-account namespace/name
+	AdoptFrom            []string // --adopt-from MANAGER (repeatable)
 }
 
 func addClusterFlags(cmd *cobra.Command, o *ClusterOptions) {
@@ -39,6 +40,7 @@ func addClusterFlags(cmd *cobra.Command, o *ClusterOptions) {
 	cmd.Flags().StringVar(&o.ManagementKubeconfig, "management-kubeconfig", o.ManagementKubeconfig, "kubeconfig file of the management cluster (hosted topology)")
 	cmd.Flags().StringVar(&o.GuestKubeconfig, "guest-kubeconfig", o.GuestKubeconfig, "kubeconfig file of the guest cluster (hosted topology)")
 	cmd.Flags().StringVar(&o.AsServiceAccount, "as-service-account", o.AsServiceAccount, "NAMESPACE/NAME of a service account every request impersonates")
+	cmd.Flags().StringArrayVar(&o.AdoptFrom, "adopt-from", o.AdoptFrom, "adopt existing objects without topolayer's marks, moving the field ownership of this previous field manager to the operator's (repeatable; adds to the operator's adopt.fieldManagers)")
 }
 
 // live reports whether any cluster flag is set.
@@ -62,6 +64,11 @@ func (o *ClusterOptions) validate() error {
 	if o.AsServiceAccount != "" {
 		if _, err := apply.ServiceAccountUser(o.AsServiceAccount); err != nil {
 			errs = append(errs, fmt.Errorf("--as-service-account %q: must be NAMESPACE/NAME", o.AsServiceAccount))
+		}
+	}
+	for _, m := range o.AdoptFrom {
+		if strings.TrimSpace(m) == "" {
+			errs = append(errs, errors.New("--adopt-from: must name a field manager"))
 		}
 	}
 	return errors.Join(errs...)
@@ -158,7 +165,13 @@ func (o *ClusterOptions) targets(ctx context.Context, topo *topology.Topology, o
 	if err != nil {
 		return nil, err
 	}
-	targets, err := topo.Targets(ctx, configs, topology.TargetOptions{Operator: operator, Impersonate: user})
+	var adopt *config.Adoption
+	if cfg := topo.Config(); cfg != nil {
+		if op, ok := cfg.Operator(operator); ok {
+			adopt = op.Adopt
+		}
+	}
+	targets, err := topo.Targets(ctx, configs, topology.TargetOptions{Operator: operator, Impersonate: user, Adopt: topology.AdoptionOf(adopt, o.AdoptFrom)})
 	if err != nil {
 		return nil, fmt.Errorf("--%s: %w", flagOf[topo.Home()], err)
 	}
@@ -424,8 +437,12 @@ func printLive(w io.Writer, format string, printPlan planPrinter, plan *translat
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\nlive dry-run: %d create, %d change, %d unchanged, %d delete, %d fail\n",
-		counts[string(apply.ChangeCreate)], counts[string(apply.ChangeUpdate)], counts[string(apply.ChangeNone)],
+	adopt := ""
+	if n := counts[string(apply.ChangeAdopt)]; n > 0 {
+		adopt = fmt.Sprintf(" %d adopt,", n)
+	}
+	fmt.Fprintf(w, "\nlive dry-run: %d create, %d change,%s %d unchanged, %d delete, %d fail\n",
+		counts[string(apply.ChangeCreate)], counts[string(apply.ChangeUpdate)], adopt, counts[string(apply.ChangeNone)],
 		counts[string(apply.ChangeDelete)], counts[liveFail])
 	for _, l := range live {
 		if l.Diff != "" {

@@ -27,6 +27,8 @@ func TestApplyValidate(t *testing.T) {
 		{"hosted", ApplyOptions{SourceOptions: SourceOptions{ConfigFile: "c", From: "f", Operator: "op"}, ClusterOptions: ClusterOptions{ManagementKubeconfig: "m", GuestKubeconfig: "g", AsServiceAccount: "ns/sa"}}, nil},
 		{"half hosted", ApplyOptions{SourceOptions: SourceOptions{ConfigFile: "c", From: "f", Operator: "op"}, ClusterOptions: ClusterOptions{ManagementKubeconfig: "m"}}, []string{"go together"}},
 		{"both", ApplyOptions{SourceOptions: SourceOptions{ConfigFile: "c", From: "f", Operator: "op"}, ClusterOptions: ClusterOptions{Kubeconfig: "k", GuestKubeconfig: "g"}}, []string{"exclusive"}},
+		{"adopt from", ApplyOptions{SourceOptions: SourceOptions{ConfigFile: "c", From: "f", Operator: "op"}, ClusterOptions: ClusterOptions{Kubeconfig: "k", AdoptFrom: []string{"authentication-operator"}}}, nil},
+		{"adopt from nobody", ApplyOptions{SourceOptions: SourceOptions{ConfigFile: "c", From: "f", Operator: "op"}, ClusterOptions: ClusterOptions{Kubeconfig: "k", AdoptFrom: []string{" "}}}, []string{"--adopt-from: must name a field manager"}},
 		{"bad account", ApplyOptions{SourceOptions: SourceOptions{ConfigFile: "c", From: "f", Operator: "op"}, ClusterOptions: ClusterOptions{Kubeconfig: "k", AsServiceAccount: "sa"}}, []string{"--as-service-account \"sa\""}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -128,12 +130,13 @@ func TestPlanLiveFlagsValidate(t *testing.T) {
 		{SourceOptions: src, Diff: true, Output: "table"},
 		{SourceOptions: src, ClusterOptions: ClusterOptions{AsServiceAccount: "a/b"}, Output: "table"},
 		{SourceOptions: src, ClusterOptions: ClusterOptions{Kubeconfig: "k"}, Output: "dot"},
+		{SourceOptions: src, ClusterOptions: ClusterOptions{AdoptFrom: []string{"authentication-operator"}}, Output: "table"},
 	} {
 		if err := o.Validate(); err == nil {
 			t.Errorf("%+v: valid", o)
 		}
 	}
-	ok := PlanOptions{SourceOptions: src, ClusterOptions: ClusterOptions{Kubeconfig: "k"}, Diff: true, Output: "json"}
+	ok := PlanOptions{SourceOptions: src, ClusterOptions: ClusterOptions{Kubeconfig: "k", AdoptFrom: []string{"authentication-operator"}}, Diff: true, Output: "json"}
 	if err := ok.Validate(); err != nil {
 		t.Error(err)
 	}
@@ -169,12 +172,13 @@ func TestObjectDiffStripsServerNoise(t *testing.T) {
 
 func TestLiveEntriesAndTable(t *testing.T) {
 	id := contract.Identity{Version: "v1", Resource: "configmaps", Namespace: "ns", Name: "x"}
-	plan := &translate.Plan{Topology: "standalone", Entries: []translate.Entry{{Action: contract.ActionCreate, Source: id}, {Action: contract.ActionCreate, Source: id}, {Action: contract.ActionCreate, Source: id}, {Action: contract.ActionCreate, Source: id}}}
+	plan := &translate.Plan{Topology: "standalone", Entries: []translate.Entry{{Action: contract.ActionCreate, Source: id}, {Action: contract.ActionCreate, Source: id}, {Action: contract.ActionCreate, Source: id}, {Action: contract.ActionCreate, Source: id}, {Action: contract.ActionCreate, Source: id}}}
 	results := []apply.EntryResult{
 		{Index: 0, Cluster: "cluster", Action: contract.ActionCreate, Identity: id, Status: apply.StatusValid, Change: apply.ChangeCreate, Object: cm(map[string]any{"a": "1"}, "")},
 		{Index: 1, Cluster: "cluster", Action: contract.ActionCreate, Identity: id, Status: apply.StatusValid, Change: apply.ChangeNone},
 		{Index: 2, Cluster: "cluster", Action: contract.ActionCreate, Identity: id, Status: apply.StatusFailed, Err: errors.New("forbidden:\nno")},
 		{Index: 3, Cluster: "cluster", Action: contract.ActionCreate, Identity: id, Status: apply.StatusValid},
+		{Index: 4, Cluster: "cluster", Action: contract.ActionCreate, Identity: id, Status: apply.StatusValid, Change: apply.ChangeAdopt, Object: cm(map[string]any{"a": "1"}, ""), Live: cm(map[string]any{"a": "1"}, "")},
 	}
 	live, err := liveEntries(plan, results, true)
 	if err != nil {
@@ -184,7 +188,7 @@ func TestLiveEntriesAndTable(t *testing.T) {
 	for _, l := range live {
 		got = append(got, l.Result)
 	}
-	if strings.Join(got, ",") != "create,unchanged,fail,valid" {
+	if strings.Join(got, ",") != "create,unchanged,fail,valid,adopt" {
 		t.Errorf("results = %v", got)
 	}
 	if live[0].Diff == "" || live[1].Diff != "" {
@@ -194,7 +198,7 @@ func TestLiveEntriesAndTable(t *testing.T) {
 	if err := printLive(&out, "table", printPlanTable, plan, live); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"ENTRY", "LIVE", "forbidden: no", "1 create, 0 change, 1 unchanged, 0 delete, 1 fail", "+++ planned/cluster:configmaps/ns/x"} {
+	for _, want := range []string{"ENTRY", "LIVE", "forbidden: no", "1 create, 0 change, 1 adopt, 1 unchanged, 0 delete, 1 fail", "+++ planned/cluster:configmaps/ns/x"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, out.String())
 		}

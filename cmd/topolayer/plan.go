@@ -90,6 +90,8 @@ func (o *PlanOptions) Validate() error {
 		errs = append(errs, errors.New("--diff needs the live clusters: --kubeconfig, or --management-kubeconfig and --guest-kubeconfig"))
 	case o.AsServiceAccount != "":
 		errs = append(errs, errors.New("--as-service-account needs the live clusters: --kubeconfig, or --management-kubeconfig and --guest-kubeconfig"))
+	case len(o.AdoptFrom) > 0:
+		errs = append(errs, errors.New("--adopt-from needs the live clusters: --kubeconfig, or --management-kubeconfig and --guest-kubeconfig"))
 	}
 	return errors.Join(errs...)
 }

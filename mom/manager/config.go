@@ -32,6 +32,7 @@ func OperatorsFromConfig(cfg *config.TopologyConfig, baseDir string) []Operator 
 			Controllers:         op.Controllers,
 			Supplements:         op.Supplements,
 			OnControllerFailure: op.OnControllerFailure,
+			Adopt:               op.Adopt,
 		})
 	}
 	return out

@@ -44,6 +44,9 @@ type Operator struct {
 	// OnControllerFailure is what a run that exited non-zero with readable outputs and
 	// controller results applies; "" means config.ApplyOnControllerFailure.
 	OnControllerFailure config.ControllerFailurePolicy
+	// Adopt, when not nil, makes its writes adopt existing objects without topolayer's
+	// marks (config.Operator.Adopt); nil refuses them where the topology requires ownership.
+	Adopt *config.Adoption
 }
 
 // Options configures a Manager.
@@ -217,7 +220,7 @@ func (m *Manager) prepare(ctx context.Context, op Operator) (*operatorState, err
 	for name, c := range m.opts.Clusters {
 		configs[name] = c.GetConfig()
 	}
-	targets, err := m.topo.Targets(ctx, configs, topology.TargetOptions{Operator: op.Name, Impersonate: user, Owner: m.owner})
+	targets, err := m.topo.Targets(ctx, configs, topology.TargetOptions{Operator: op.Name, Impersonate: user, Owner: m.owner, Adopt: topology.AdoptionOf(op.Adopt, nil)})
 	if err != nil {
 		return nil, err
 	}

@@ -315,7 +315,11 @@ func (m *Manager) remember(st *operatorState, run int64, results []apply.EntryRe
 		if r.Object == nil || (r.Status != apply.StatusApplied && r.Status != apply.StatusSkipped) {
 			continue
 		}
-		st.written.add(run, writtenKey(r.Cluster, r.Identity), r.Object.GetResourceVersion())
+		key := writtenKey(r.Cluster, r.Identity)
+		for _, rv := range r.Intermediate {
+			st.written.add(run, key, rv)
+		}
+		st.written.add(run, key, r.Object.GetResourceVersion())
 	}
 	held := st.held
 	st.held, st.applying = nil, false

@@ -1,0 +1,260 @@
+package apply
+
+import (
+	"bytes"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+)
+
+// CarryTransitionTimes returns a copy of desire in which every status condition that did not
+// transition keeps the live object's lastTransitionTime. A condition list is a list named
+// conditions under status (at any depth of nested objects) whose items are objects keyed by
+// type; a desired condition whose status, reason and message equal those of the live
+// condition of the same type did not transition, whatever lastTransitionTime the operator
+// stamped (operators stamp --now on every offline run). A condition that did transition, or
+// that the live object lacks, keeps its own time. desire and live are not modified; nil
+// desire gives nil, nil live a plain copy.
+func CarryTransitionTimes(desire, live *unstructured.Unstructured) *unstructured.Unstructured {
+	if desire == nil {
+		return nil
+	}
+	out := desire.DeepCopy()
+	if live == nil {
+		return out
+	}
+	ds, _ := out.Object["status"].(map[string]any)
+	ls, _ := live.Object["status"].(map[string]any)
+	carryTimes(ds, ls)
+	return out
+}
+
+// carryTimes is CarryTransitionTimes on one object of the status: its conditions, and the
+// objects it nests.
+func carryTimes(desire, live map[string]any) {
+	if desire == nil || live == nil {
+		return
+	}
+	for k, dv := range desire {
+		switch d := dv.(type) {
+		case map[string]any:
+			l, _ := live[k].(map[string]any)
+			carryTimes(d, l)
+		case []any:
+			if k != "conditions" {
+				continue
+			}
+			l, _ := live[k].([]any)
+			liveByType := conditionsByType(l)
+			for _, item := range d {
+				c, ok := item.(map[string]any)
+				if !ok {
+					continue
+				}
+				t, ok := c["type"].(string)
+				if !ok {
+					continue
+				}
+				lc, ok := liveByType[t]
+				if !ok || !sameCondition(c, lc) {
+					continue
+				}
+				if lt, ok := lc["lastTransitionTime"]; ok {
+					c["lastTransitionTime"] = lt
+				}
+			}
+		}
+	}
+}
+
+// conditionsByType indexes a condition list by type; nil when an item is not an object
+// with a string type (not a condition list).
+func conditionsByType(l []any) map[string]map[string]any {
+	out := make(map[string]map[string]any, len(l))
+	for _, item := range l {
+		c, ok := item.(map[string]any)
+		if !ok {
+			return nil
+		}
+		t, ok := c["type"].(string)
+		if !ok {
+			return nil
+		}
+		out[t] = c
+	}
+	return out
+}
+
+// sameCondition reports whether two conditions of one type hold the same status, reason and
+// message (an absent field equals an empty one).
+func sameCondition(a, b map[string]any) bool {
+	for _, f := range []string{"status", "reason", "message"} {
+		x, _ := a[f].(string)
+		y, _ := b[f].(string)
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+// listKind is how the API compares the items of a list.
+type listKind int
+
+const (
+	// listAtomic: item by item, in order.
+	listAtomic listKind = iota
+	// listSet: a set of scalars (x-kubernetes-list-type: set), in any order.
+	listSet
+	// listMap: objects keyed by the fields in listKeys (x-kubernetes-list-type: map), in
+	// any order.
+	listMap
+)
+
+// listShape is the kind of one list, and its key fields for listMap.
+type listShape struct {
+	kind listKind
+	keys []string
+}
+
+// listShapes learns from live's managedFields which lists the API treats as sets or maps:
+// a managedFields path that enters a list by value (v:) or by key (k:) is a set or a map.
+// Only lists reached by field names from the object's root are recorded (not lists nested in
+// list items). Condition lists of the status (status.conditions) are maps keyed by type
+// whatever the managedFields say.
+func listShapes(live *unstructured.Unstructured) map[string]listShape {
+	out := map[string]listShape{}
+	if live == nil {
+		return out
+	}
+	for _, mf := range live.GetManagedFields() {
+		if mf.FieldsV1 == nil {
+			continue
+		}
+		set := &fieldpath.Set{}
+		if err := set.FromJSON(bytes.NewReader(mf.FieldsV1.Raw)); err != nil {
+			continue
+		}
+		set.Iterate(func(p fieldpath.Path) {
+			var names []string
+			for _, pe := range p {
+				switch {
+				case pe.FieldName != nil:
+					names = append(names, *pe.FieldName)
+					continue
+				case pe.Value != nil:
+					out[listPath(names)] = listShape{kind: listSet}
+				case pe.Key != nil:
+					keys := make([]string, 0, len(*pe.Key))
+					for _, f := range *pe.Key {
+						keys = append(keys, f.Name)
+					}
+					out[listPath(names)] = listShape{kind: listMap, keys: keys}
+				}
+				return
+			}
+		})
+	}
+	out[listPath([]string{"status", "conditions"})] = listShape{kind: listMap, keys: []string{"type"}}
+	return out
+}
+
+// listPath is the key of a list reached by field names in listShapes.
+func listPath(names []string) string { return strings.Join(names, "\x00") }
+
+// comparer is subset with the list shapes of the live object.
+type comparer struct {
+	shapes map[string]listShape
+}
+
+// subset reports whether every field of want holds the same value in have (see subset);
+// lists that shapes names as sets or maps match in any order. path is the field names from
+// the root, nil inside list items (whose lists are compared in order).
+func (c comparer) subset(want, have any, path []string, rooted bool) bool {
+	switch w := want.(type) {
+	case map[string]any:
+		h, ok := have.(map[string]any)
+		if !ok {
+			return false
+		}
+		for k, v := range w {
+			hv, ok := h[k]
+			if !ok {
+				if v == nil {
+					continue
+				}
+				return false
+			}
+			var sub []string
+			if rooted {
+				sub = append(append(make([]string, 0, len(path)+1), path...), k)
+			}
+			if !c.subset(v, hv, sub, rooted) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		h, ok := have.([]any)
+		if !ok || len(h) != len(w) {
+			return false
+		}
+		shape := listShape{}
+		if rooted {
+			shape = c.shapes[listPath(path)]
+		}
+		switch shape.kind {
+		case listSet:
+			return c.matchUnordered(w, h, func(a, b any) bool { return scalarEqual(a, b) })
+		case listMap:
+			return c.matchUnordered(w, h, func(a, b any) bool { return sameKeys(a, b, shape.keys) && c.subset(a, b, nil, false) })
+		}
+		for i := range w {
+			if !c.subset(w[i], h[i], nil, false) {
+				return false
+			}
+		}
+		return true
+	}
+	return scalarEqual(want, have)
+}
+
+// matchUnordered reports whether every item of want matches a distinct item of have (the
+// lists have the same length).
+func (c comparer) matchUnordered(want, have []any, match func(w, h any) bool) bool {
+	used := make([]bool, len(have))
+	for _, w := range want {
+		found := false
+		for j, h := range have {
+			if !used[j] && match(w, h) {
+				used[j], found = true, true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// sameKeys reports whether two list items hold the same values of the key fields.
+func sameKeys(a, b any, keys []string) bool {
+	x, ok := a.(map[string]any)
+	if !ok {
+		return false
+	}
+	y, ok := b.(map[string]any)
+	if !ok {
+		return false
+	}
+	for _, k := range keys {
+		xv, xok := x[k]
+		yv, yok := y[k]
+		if xok != yok || (xok && !scalarEqual(xv, yv)) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,192 @@
+package apply
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// liveOperatorCR is an operator CR as a previous run left it: conditions stamped at 10:00, a
+// set of scalars, and a map list keyed by name, recorded as such in managedFields.
+const liveOperatorCR = `
+apiVersion: operator.openshift.io/v1
+kind: Authentication
+metadata:
+  name: cluster
+  resourceVersion: "5"
+  managedFields:
+  - manager: op
+    operation: Apply
+    apiVersion: operator.openshift.io/v1
+    fieldsType: FieldsV1
+    fieldsV1:
+      f:spec:
+        f:finalizers:
+          v:"a": {}
+          v:"b": {}
+        f:order: {}
+        f:endpoints:
+          'k:{"name":"alpha"}': {.: {}, f:name: {}, f:url: {}}
+          'k:{"name":"beta"}': {.: {}, f:name: {}, f:url: {}}
+  - manager: op
+    operation: Apply
+    apiVersion: operator.openshift.io/v1
+    subresource: status
+    fieldsType: FieldsV1
+    fieldsV1:
+      f:status:
+        f:conditions:
+          'k:{"type":"Available"}': {.: {}, f:type: {}, f:status: {}, f:reason: {}, f:message: {}, f:lastTransitionTime: {}}
+          'k:{"type":"Degraded"}': {.: {}, f:type: {}, f:status: {}, f:reason: {}, f:message: {}, f:lastTransitionTime: {}}
+spec:
+  finalizers: [a, b]
+  order: [a, b]
+  endpoints:
+  - {name: alpha, url: "https://alpha"}
+  - {name: beta, url: "https://beta"}
+status:
+  conditions:
+  - {type: Available, status: "True", reason: AsExpected, message: ok, lastTransitionTime: "2026-01-01T10:00:00Z"}
+  - {type: Degraded, status: "False", reason: AsExpected, message: "", lastTransitionTime: "2026-01-01T10:00:00Z"}
+`
+
+// restamped is what the operator's next offline run writes: the same conditions with --now.
+const restamped = `
+apiVersion: operator.openshift.io/v1
+kind: Authentication
+metadata:
+  name: cluster
+status:
+  conditions:
+  - {type: Available, status: "True", reason: AsExpected, message: ok, lastTransitionTime: "2026-01-01T11:00:00Z"}
+  - {type: Degraded, status: "False", reason: AsExpected, message: "", lastTransitionTime: "2026-01-01T11:00:00Z"}
+`
+
+const appliedSpec = `
+apiVersion: operator.openshift.io/v1
+kind: Authentication
+metadata:
+  name: cluster
+spec:
+  finalizers: [a, b]
+  order: [a, b]
+  endpoints:
+  - {name: alpha, url: "https://alpha"}
+  - {name: beta, url: "https://beta"}
+`
+
+func TestSemanticNoOp(t *testing.T) {
+	live := obj(t, liveOperatorCR)
+	for name, tc := range map[string]struct {
+		body, subresource string
+		want              bool
+	}{
+		"condition times only moved": {body: restamped, subresource: "status", want: true},
+		"a condition type replaced":  {body: strings.Replace(strings.Replace(restamped, "type: Available", "type: X", 1), "type: Degraded", "type: Available", 1), subresource: "status"},
+		"conditions in another order": {body: `
+apiVersion: operator.openshift.io/v1
+kind: Authentication
+metadata: {name: cluster}
+status:
+  conditions:
+  - {type: Degraded, status: "False", reason: AsExpected, message: "", lastTransitionTime: "2026-01-01T12:00:00Z"}
+  - {type: Available, status: "True", reason: AsExpected, message: ok, lastTransitionTime: "2026-01-01T12:00:00Z"}
+`, subresource: "status", want: true},
+		"a real transition":      {body: strings.Replace(restamped, `status: "False"`, `status: "True"`, 1), subresource: "status"},
+		"a new reason":           {body: strings.Replace(restamped, "reason: AsExpected, message: ok", "reason: Other, message: ok", 1), subresource: "status"},
+		"a new message":          {body: strings.Replace(restamped, "message: ok", "message: changed", 1), subresource: "status"},
+		"a new condition":        {body: restamped + "  - {type: Progressing, status: \"False\", lastTransitionTime: \"2026-01-01T11:00:00Z\"}\n", subresource: "status"},
+		"spec unchanged":         {body: appliedSpec, want: true},
+		"set reordered":          {body: strings.Replace(appliedSpec, "finalizers: [a, b]", "finalizers: [b, a]", 1), want: true},
+		"set changed":            {body: strings.Replace(appliedSpec, "finalizers: [a, b]", "finalizers: [b, c]", 1)},
+		"map list item replaced": {body: strings.Replace(strings.Replace(appliedSpec, "name: alpha, url: \"https://alpha\"", "name: z", 1), "name: beta, url: \"https://beta\"", "name: alpha, url: \"https://alpha\"", 1)},
+		"atomic list reordered":  {body: strings.Replace(appliedSpec, "order: [a, b]", "order: [b, a]", 1)},
+		"map list items swapped": {body: `
+apiVersion: operator.openshift.io/v1
+kind: Authentication
+metadata: {name: cluster}
+spec:
+  finalizers: [a, b]
+  order: [a, b]
+  endpoints:
+  - {name: beta, url: "https://beta"}
+  - {name: alpha, url: "https://alpha"}
+`, want: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got := AppliedNoOp(obj(t, tc.body), live, "op", tc.subresource); got != tc.want {
+				t.Errorf("AppliedNoOp = %v, want %v", got, tc.want)
+			}
+			updated := obj(t, tc.body)
+			if tc.subresource == "" {
+				// A PUT holds the whole object: the status it reads back as is.
+				updated.Object["status"] = live.Object["status"]
+			}
+			if got := UpdatedNoOp(updated, live, tc.subresource); got != tc.want {
+				t.Errorf("UpdatedNoOp = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestCarryTransitionTimes(t *testing.T) {
+	live := obj(t, liveOperatorCR)
+	const liveTime, now = "2026-01-01T10:00:00Z", "2026-01-01T11:00:00Z"
+	for name, tc := range map[string]struct {
+		desire string
+		want   map[string]string // lastTransitionTime by condition type
+	}{
+		"unchanged conditions keep the live time": {desire: restamped, want: map[string]string{"Available": liveTime, "Degraded": liveTime}},
+		"a transition keeps its own time": {
+			desire: strings.Replace(restamped, `status: "False"`, `status: "True"`, 1),
+			want:   map[string]string{"Available": liveTime, "Degraded": now},
+		},
+		"a new message is a new time": {
+			desire: strings.Replace(restamped, "message: ok", "message: other", 1),
+			want:   map[string]string{"Available": now, "Degraded": liveTime},
+		},
+		"a condition the live object lacks": {
+			desire: restamped + "  - {type: Progressing, status: \"False\", lastTransitionTime: \"2026-01-01T11:00:00Z\"}\n",
+			want:   map[string]string{"Available": liveTime, "Degraded": liveTime, "Progressing": now},
+		},
+		"nested conditions": {
+			desire: "apiVersion: v1\nkind: X\nstatus:\n  nested:\n    conditions:\n    - {type: Available, status: \"True\", lastTransitionTime: \"2026-01-01T11:00:00Z\"}\n",
+			want:   map[string]string{"Available": now},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			desire := obj(t, tc.desire)
+			before := desire.DeepCopy()
+			got := CarryTransitionTimes(desire, live)
+			if diff := cmp.Diff(before.Object, desire.Object); diff != "" {
+				t.Errorf("desire modified:\n%s", diff)
+			}
+			times := map[string]string{}
+			collectTimes(got.Object["status"], times)
+			if diff := cmp.Diff(tc.want, times); diff != "" {
+				t.Errorf("lastTransitionTime by type (-want +got):\n%s", diff)
+			}
+		})
+	}
+	if CarryTransitionTimes(nil, live) != nil {
+		t.Error("nil desire: want nil")
+	}
+}
+
+// collectTimes gathers the lastTransitionTime of every condition under v by type.
+func collectTimes(v any, out map[string]string) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, c := range x {
+			if l, ok := c.([]any); ok && k == "conditions" {
+				for _, item := range l {
+					m := item.(map[string]any)
+					out[m["type"].(string)], _ = m["lastTransitionTime"].(string)
+				}
+				continue
+			}
+			collectTimes(c, out)
+		}
+	}
+}
