@@ -432,6 +432,12 @@ func (w *writer) check(ctx context.Context, validate bool) (Result, error) {
 		return Result{}, fmt.Errorf("read the live object: %w", err)
 	}
 	w.live = live
+	if live != nil && action == contract.ActionCreate && isNamespace(w.m.Identity()) && sourceOf(live) == nil && live.GetLabels()[namespaces.LabelOperator] == "" {
+		// A namespace is shared ground: creating one that exists (the installer's, another
+		// operator's) means it is there, as the operator's own Create would have found
+		// (AlreadyExists). Nothing is written; nothing is taken over.
+		return Result{Change: ChangeNone, Skipped: true, Object: live, Live: live}, nil
+	}
 	if live != nil {
 		adopt, err := checkOwnership(w.t.name, w.m, w.desire, live, w.t.opts.Operator, w.t.opts.RequireOwnership, w.t.opts.Adopt != nil)
 		if err != nil {
@@ -781,3 +787,6 @@ func setOwner(obj *unstructured.Unstructured, owner *metav1.OwnerReference) {
 	}
 	obj.SetOwnerReferences(append(refs, *owner))
 }
+
+// isNamespace reports whether id is a core Namespace.
+func isNamespace(id contract.Identity) bool { return id.Group == "" && id.Resource == "namespaces" }

@@ -17,14 +17,15 @@ import (
 
 // Installed names what an Environment creates that an OpenShift installation would have
 // created, so that the sample operators run on a fresh environment without setup: the
-// namespace openshift-config, where a cluster's users edit settings (the guest, or the one
-// cluster); the sample operator's own namespace, where it records events (standalone: it is
+// namespaces openshift-config, where a cluster's users edit settings, and
+// openshift-config-managed, where the cluster publishes configuration for them (the guest,
+// or the one cluster); the sample operator's own namespace, where it records events (standalone: it is
 // part of the operator's installation, not of its outputs; hosted, its events land in the
 // HCP namespace); and the sample operator's CR `cluster`, which its installation creates
 // (hosted: as its shadow in the HCP namespace, where HyperShift would create it).
 var Installed = struct {
-	ConfigNamespace, SampleOperatorNamespace, SampleName string
-}{"openshift-config", "openshift-sample-operator", "cluster"}
+	ConfigNamespace, ConfigManagedNamespace, SampleOperatorNamespace, SampleName string
+}{"openshift-config", "openshift-config-managed", "openshift-sample-operator", "cluster"}
 
 // sampleCR is the sample operator's CR, group operator.topolayer.dev (shadowed when hosted).
 func sampleCR(group, namespace string) *unstructured.Unstructured {
@@ -49,11 +50,13 @@ func (e *Environment) install(ctx context.Context, topo *topology.Topology) erro
 	if hcp, ok := topo.HostedControlPlane(); ok {
 		items = []item{
 			{Guest, ns(Installed.ConfigNamespace)},
+			{Guest, ns(Installed.ConfigManagedNamespace)},
 			{Management, sampleCR(namespaces.ShadowGroup("operator.topolayer.dev"), hcp.Namespace)},
 		}
 	} else {
 		items = []item{
 			{Single, ns(Installed.ConfigNamespace)},
+			{Single, ns(Installed.ConfigManagedNamespace)},
 			{Single, ns(Installed.SampleOperatorNamespace)},
 			{Single, sampleCR("operator.topolayer.dev", "")},
 		}
