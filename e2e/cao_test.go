@@ -1,0 +1,210 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"sigs.k8s.io/yaml"
+
+	"github.com/topolayer/topolayer/config"
+	"github.com/topolayer/topolayer/e2e/cluster"
+	"github.com/topolayer/topolayer/mom/manager"
+	"github.com/topolayer/topolayer/namespaces"
+)
+
+// caoBinary is the real, unmodified cluster-authentication-operator, from the directory
+// TOPOLAYER_OPERATORS names (.ci/run unpacks ../shared/operators there); the test skips
+// without it.
+func caoBinary(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("TOPOLAYER_OPERATORS")
+	if dir == "" {
+		t.Skip("TOPOLAYER_OPERATORS is not set: no real cluster-authentication-operator binary (.ci/run sets it from ../shared/operators)")
+	}
+	bin := filepath.Join(dir, "cluster-authentication-operator")
+	if _, err := os.Stat(bin); err != nil {
+		t.Skipf("TOPOLAYER_OPERATORS=%s: no cluster-authentication-operator there: %v", dir, err)
+	}
+	return bin
+}
+
+// seed server-side-applies every object of the YAML files in dir (relative to the example)
+// with fieldManager, on the status subresource when status is set. namespace, when set,
+// replaces the example's HCP namespace.
+func seed(t *testing.T, cfg *rest.Config, dir, fieldManager, namespace string, status bool) []*unstructured.Unstructured {
+	t.Helper()
+	_, dyn := clients(t, cfg)
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mapper, err := apiutil.NewDynamicRESTMapper(cfg, hc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob(filepath.Join("..", "examples", "cluster-authentication-operator", "seed", dir, "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("seed %s: no files (%v)", dir, err)
+	}
+	var out []*unstructured.Unstructured
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, doc := range strings.Split(string(data), "\n---\n") {
+			var m map[string]any
+			if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			if len(m) == 0 {
+				continue
+			}
+			u := &unstructured.Unstructured{Object: m}
+			if namespace != "" && u.GetNamespace() != "" {
+				u.SetNamespace(namespace)
+			}
+			gvk := u.GroupVersionKind()
+			mapping, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+			if err != nil {
+				t.Fatalf("seed %s: %s: %v", f, gvk, err)
+			}
+			gvr := mapping.Resource
+			var ri dynamic.ResourceInterface = dyn.Resource(gvr)
+			if u.GetNamespace() != "" {
+				ri = dyn.Resource(gvr).Namespace(u.GetNamespace())
+			}
+			data, err := u.MarshalJSON()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var subresources []string
+			if status {
+				subresources = []string{"status"}
+			}
+			got, err := ri.Patch(t.Context(), u.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{FieldManager: fieldManager, Force: ptrTo(true)}, subresources...)
+			if err != nil {
+				t.Fatalf("seed %s %s: %v", f, u.GetName(), err)
+			}
+			out = append(out, got)
+		}
+	}
+	return out
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+// TestRealCAOHosted runs the real cluster-authentication-operator, unmodified, through
+// topolayer run in a hosted control plane seeded as examples/cluster-authentication-operator
+// says (the operator CR HyperShift creates, the guest's configuration): it converges (the
+// oauth-openshift Deployment and its config in the HCP namespace, its guest RBAC), and then,
+// with nothing changing, it sends no mutating request for a quiet window
+// (TOPOLAYER_CAO_QUIET, default 2m).
+func TestRealCAOHosted(t *testing.T) {
+	bin := caoBinary(t)
+	quiet := 2 * time.Minute
+	if v := os.Getenv("TOPOLAYER_CAO_QUIET"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			t.Fatalf("TOPOLAYER_CAO_QUIET=%q: %v", v, err)
+		}
+		quiet = d
+	}
+	own, _ := ownHostedControlPlane(t, "cao")
+	hcpNS := own.Topology.Hosted.Namespace
+	cfg, err := config.Load(filepath.Join("..", "examples", "cluster-authentication-operator", "hosted.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Topology.Hosted = own.Topology.Hosted
+	cfg.Operators[0].Command = []string{bin}
+	data, err := yaml.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfgFile := filepath.Join(t.TempDir(), "hosted.yaml")
+	if err := os.WriteFile(cfgFile, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	mgmt, guest := hosted.Config(cluster.Management), hosted.Config(cluster.Guest)
+	seed(t, guest, "guest", "installer", "", false)
+	seed(t, guest, "guest-status", "installer", "", true)
+	cr := seed(t, mgmt, "management", "control-plane-operator", hcpNS, false)[0]
+
+	kubeDir := t.TempDir()
+	if err := hosted.WriteKubeconfigs(kubeDir); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	// No leader election: its lease renewals are the only writes of an idle manager, and
+	// would hide the operator's in the count below.
+	p := startRun(t, "--config", cfgFile, "--leader-elect=false",
+		"--management-kubeconfig", cluster.KubeconfigFile(kubeDir, cluster.Management),
+		"--guest-kubeconfig", cluster.KubeconfigFile(kubeDir, cluster.Guest))
+
+	mgmtCS, mgmtDyn := clients(t, mgmt)
+	guestCS, _ := clients(t, guest)
+	const op = "cluster-authentication-operator"
+	deployment := "openshift-authentication--oauth-openshift"
+	eventually(t, "the translated oauth-openshift Deployment in "+hcpNS, func(ctx context.Context) (bool, error) {
+		_, err := mgmtCS.AppsV1().Deployments(hcpNS).Get(ctx, deployment, metav1.GetOptions{})
+		return err == nil, err
+	})
+	settled := settle(t, p, op)
+	converged := time.Since(start)
+	for _, name := range []string{"openshift-authentication--v4-0-config-system-cliconfig"} {
+		if _, err := mgmtCS.CoreV1().ConfigMaps(hcpNS).Get(t.Context(), name, metav1.GetOptions{}); err != nil {
+			t.Errorf("configmap %s/%s: %v", hcpNS, name, err)
+		}
+	}
+	if _, err := guestCS.RbacV1().ClusterRoles().Get(t.Context(), "system:openshift:useroauthaccesstoken-manager", metav1.GetOptions{}); err != nil {
+		t.Errorf("guest RBAC: %v", err)
+	}
+	status, err := mgmtCS.CoreV1().ConfigMaps(hcpNS).Get(t.Context(), manager.StatusName(op), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := status.Data["result"]; r != manager.ResultSucceeded && r != manager.ResultDegraded {
+		t.Fatalf("last run %s:\n%s", r, status.Data["status.yaml"])
+	}
+	// The CR HyperShift created was adopted: the same object, now topolayer's.
+	got, err := mgmtDyn.Resource(schema.GroupVersionResource{Group: namespaces.ShadowGroup("operator.openshift.io"), Version: "v1", Resource: "authentications"}).
+		Namespace(hcpNS).Get(t.Context(), "cluster", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.GetUID() != cr.GetUID() {
+		t.Errorf("the operator CR was recreated: uid %s, was %s", got.GetUID(), cr.GetUID())
+	}
+	total := func() float64 {
+		return settled[op][manager.TriggerStart] + settled[op][manager.TriggerChange] + settled[op][manager.TriggerOwnWrites]
+	}
+	t.Logf("converged in %s: %v runs (%v), last result %s", converged.Round(time.Second), total(), settled[op], status.Data["result"])
+
+	mutating := func() float64 {
+		f := p.metrics(t)
+		var n float64
+		for _, m := range []string{"POST", "PUT", "PATCH", "DELETE"} {
+			n += sum(f, "rest_client_requests_total", map[string]string{"method": m})
+		}
+		return n
+	}
+	before := mutating()
+	t.Logf("%v mutating requests to converge; now %s without any input change", before, quiet)
+	time.Sleep(quiet)
+	if d := mutating() - before; d != 0 {
+		t.Errorf("%v mutating requests in %s without any input change, want 0; runs now %v", d, quiet, p.runs(t, op))
+	}
+}
