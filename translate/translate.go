@@ -117,6 +117,11 @@ func (e Engine) Plan(out *contract.OutputDir) *Plan {
 		p.Summary.add(w.entry.Disposition)
 		p.Entries = append(p.Entries, w.entry)
 	}
+	if e.HCPNamespace != "" {
+		for _, v := range CheckSimulatedNamespaces(p, e.HCPNamespace, e.Discovery) {
+			p.Entries[v.Entry].Warnings = append(p.Entries[v.Entry].Warnings, RuleScopeCheck+": "+v.Message)
+		}
+	}
 	return p
 }
 
