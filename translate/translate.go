@@ -211,6 +211,7 @@ func (e Engine) place(m *contract.Mutation) *work {
 		return w.reject(RuleNameMapping, err.Error())
 	}
 	w.entry.Target.Identity = target
+	e.dropStandaloneNode(w)
 	return w
 }
 
