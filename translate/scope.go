@@ -203,7 +203,7 @@ func (s *scoper) site(site selectorSite) error {
 	nsList := site.parent.Field("namespaces")
 	hasNsSel := nsSel != nil && !nsSel.Value.IsNil()
 	hasNsList := nsList != nil && nsList.Value.YNode().Kind == yaml.SequenceNode && len(nsList.Value.YNode().Content) > 0
-	where := strings.Join(site.path, ".")
+	where := strings.Join(site.path[:len(site.path)-1], ".") // the peer or term
 	if v := site.parent.Field(site.field); site.field == "labelSelector" && (v == nil || v.Value.IsNil()) {
 		return nil // an affinity term without labelSelector selects nothing
 	}
