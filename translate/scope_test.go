@@ -259,3 +259,18 @@ func TestOutsideTableReferences(t *testing.T) {
 		t.Errorf("changes not recorded: %v", by)
 	}
 }
+
+// TestServingCertAlias: with the serving secret aliased to the HCP's own oauth-server-crt,
+// the Service's serving-cert annotation names the alias.
+func TestServingCertAlias(t *testing.T) {
+	e := scopeEngine()
+	e.Names = namespaces.Hosted{Namespace: scopeHCP, Aliases: []namespaces.Alias{{
+		Source: contract.Identity{Version: "v1", Resource: "secrets", Namespace: "openshift-authentication", Name: "v4-0-config-system-serving-cert"},
+		Name:   "oauth-server-crt",
+	}}}
+	svc := scopeMutation(t, "", "services", "apiVersion: v1\nkind: Service\nmetadata: {name: oauth-openshift, namespace: openshift-authentication, annotations: {service.alpha.openshift.io/serving-cert-secret-name: v4-0-config-system-serving-cert}}\nspec: {selector: {app: oauth-openshift}}\n")
+	plan := e.Plan(&contract.OutputDir{Mutations: []contract.Mutation{svc}})
+	if got := plan.Entries[0].Object.GetAnnotations()["service.alpha.openshift.io/serving-cert-secret-name"]; got != "oauth-server-crt" {
+		t.Errorf("serving-cert annotation %q, want the alias oauth-server-crt (warnings %v)", got, plan.Entries[0].Warnings)
+	}
+}
