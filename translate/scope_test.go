@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/topolayer/topolayer/contract"
@@ -193,6 +194,22 @@ func TestScopeSelectors(t *testing.T) {
 			if v := translate.CheckSimulatedNamespaces(plan, scopeHCP, nil); len(v) != 0 {
 				t.Errorf("violations: %+v", v)
 			}
+			// The inverse mapping gives the operator its own object back.
+			obj, err := kyaml.Parse(string(e.Mutation.Body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			inv := translate.Inverse{Names: namespaces.Hosted{Namespace: scopeHCP}}
+			back, _, _, err := inv.Object(e.Target.Cluster, e.Target.Identity, obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var orig, got2 any
+			_ = sigsyaml.Unmarshal([]byte(c.body), &orig)
+			_ = sigsyaml.Unmarshal([]byte(back.MustString()), &got2)
+			if diff := cmp.Diff(orig, got2); diff != "" {
+				t.Errorf("mapped back (-original +got):\n%s", diff)
+			}
 		})
 	}
 }
@@ -257,6 +274,24 @@ func TestOutsideTableReferences(t *testing.T) {
 	}
 	if !by[translate.ByAnnotationReferences] || !by[translate.ByPayloadServiceDNS] {
 		t.Errorf("changes not recorded: %v", by)
+	}
+	inv := translate.Inverse{Names: namespaces.Hosted{Namespace: scopeHCP}}
+	for i, m := range []contract.Mutation{svc, cm} {
+		e := plan.Entries[i]
+		obj, err := kyaml.Parse(string(e.Mutation.Body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, _, _, err := inv.Object(e.Target.Cluster, e.Target.Identity, obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var orig, got any
+		_ = sigsyaml.Unmarshal(m.Body, &orig)
+		_ = sigsyaml.Unmarshal([]byte(back.MustString()), &got)
+		if diff := cmp.Diff(orig, got); diff != "" {
+			t.Errorf("%s mapped back (-original +got):\n%s", e.Source, diff)
+		}
 	}
 }
 
