@@ -38,6 +38,12 @@ type Violation struct {
 // or Secret) may name a standalone identity the plan renamed. discovery nil means
 // contract.DefaultDiscovery().
 func CheckSimulatedNamespaces(p *Plan, hcp string, discovery *contract.Discovery, others ...map[string]string) []Violation {
+	return checkSimulatedNamespaces(p, nil, hcp, discovery, others...)
+}
+
+// checkSimulatedNamespaces is CheckSimulatedNamespaces; finals, when not nil, are the final
+// objects of p's entries (nil where there is none), read instead of Entry.Object.
+func checkSimulatedNamespaces(p *Plan, finals []*yaml.RNode, hcp string, discovery *contract.Discovery, others ...map[string]string) []Violation {
 	if discovery == nil {
 		discovery = contract.DefaultDiscovery()
 	}
@@ -77,10 +83,16 @@ func CheckSimulatedNamespaces(p *Plan, hcp string, discovery *contract.Discovery
 		if e.Object == nil || e.Action.IsStatus() {
 			continue
 		}
-		obj, err := yaml.FromMap(e.Object.Object)
-		if err != nil {
-			out = append(out, Violation{i, fmt.Sprintf("cannot read the object: %v", err)})
-			continue
+		var obj *yaml.RNode
+		if finals != nil {
+			obj = finals[i]
+		}
+		if obj == nil {
+			var err error
+			if obj, err = yaml.FromMap(e.Object.Object); err != nil {
+				out = append(out, Violation{i, fmt.Sprintf("cannot read the object: %v", err)})
+				continue
+			}
 		}
 		objs[i] = obj
 		if path, ok := podLabelsPath(e.Source.Resource); ok && (e.Source.Resource == "pods" && e.Source.Group == "" || workloadGroups[e.Source.Resource] == e.Source.Group) {
@@ -228,7 +240,8 @@ func siteSelector(site selectorSite) (labels.Selector, []string, error) {
 // name a Service in a simulated standalone namespace.
 func staleReferences(obj *yaml.RNode, hcp string, stale func(gk schema.GroupKind, name string) bool, simulated map[string]bool) []string {
 	var out []string
-	if _, dangling, err := RewriteReferences(obj.Copy(), RenamerFunc(func(ref Reference) (Renamed, bool) {
+	// The renamer answers "unchanged" or "unknown": obj is not modified, so no copy is needed.
+	if _, dangling, err := RewriteReferences(obj, RenamerFunc(func(ref Reference) (Renamed, bool) {
 		return Renamed{}, !(ref.Namespace == hcp || ref.Namespace == "") || !stale(ref.Kind, ref.Name)
 	})); err == nil {
 		for _, d := range dangling {
@@ -244,7 +257,7 @@ func staleReferences(obj *yaml.RNode, hcp string, stale func(gk schema.GroupKind
 		}
 	}
 	if gk == kindConfigMap || gk == kindSecret {
-		_ = rewriteData(obj.Copy(), gk == kindSecret, func(text string) (string, bool) {
+		_ = rewriteData(obj, gk == kindSecret, func(text string) (string, bool) {
 			for _, m := range findServiceDNS(text) {
 				if simulated[m.namespace] {
 					out = append(out, fmt.Sprintf("names Service %s/%s by its standalone DNS name", m.namespace, m.name))

@@ -82,7 +82,6 @@ func (e Engine) rewriteOutsideTable(obj *yaml.RNode, r *renamer, record func([]C
 		return nil
 	}
 	ns := obj.GetNamespace()
-	before := obj.Copy()
 	annotations := obj.GetAnnotations()
 	for _, a := range AnnotationReferences {
 		name := annotations[a.Annotation]
@@ -96,18 +95,15 @@ func (e Engine) rewriteOutsideTable(obj *yaml.RNode, r *renamer, record func([]C
 		if err := obj.PipeE(yaml.SetAnnotation(a.Annotation, renamed.Name)); err != nil {
 			return fmt.Errorf("rewrite annotation %s: %w", a.Annotation, err)
 		}
+		record([]Change{{Path: pointer([]string{"metadata", "annotations", a.Annotation}), From: name, To: renamed.Name, By: ByAnnotationReferences, Kind: ChangeReference}})
 	}
-	record(diffNodes(before.YNode(), obj.YNode(), ByAnnotationReferences, ChangeReference))
-
-	if gk != kindConfigMap && gk != kindSecret {
+	if gk == kindService {
 		return nil
 	}
-	before = obj.Copy()
-	if err := rewriteData(obj, gk == kindSecret, r.rewriteServiceDNS); err != nil {
-		return err
-	}
-	record(diffNodes(before.YNode(), obj.YNode(), ByPayloadServiceDNS, ChangeReference))
-	return nil
+	// Changes are recorded per key, as the JSON value of the key (base64 in a Secret's data).
+	return rewriteDataRecorded(obj, gk == kindSecret, r.rewriteServiceDNS, func(path []string, from, to string) {
+		record([]Change{{Path: pointer(path), From: from, To: to, By: ByPayloadServiceDNS, Kind: ChangeReference}})
+	})
 }
 
 // serviceDNS matches <service>.<namespace>.svc, with .cluster.local or not.
@@ -248,9 +244,9 @@ func (r *inverseRenamer) outsideTable(obj *yaml.RNode, ns string) error {
 	})
 }
 
-// rewriteData passes each value of a ConfigMap's or Secret's data and stringData (decoded)
-// to f, and writes back what f changed.
-func rewriteData(obj *yaml.RNode, secret bool, f func(string) (string, bool)) error {
+// rewriteDataRecorded is rewriteData that passes each change to record, with the path of
+// its key and the stored values before and after.
+func rewriteDataRecorded(obj *yaml.RNode, secret bool, f func(string) (string, bool), record func(path []string, from, to string)) error {
 	for _, field := range []string{"data", "stringData"} {
 		data := obj.Field(field)
 		if data == nil || data.Value.YNode().Kind != yaml.MappingNode {
@@ -270,6 +266,8 @@ func rewriteData(obj *yaml.RNode, secret bool, f func(string) (string, bool)) er
 					continue
 				}
 				text = string(b)
+			} else if !strings.Contains(text, ".svc") {
+				continue
 			}
 			out, changed := f(text)
 			if !changed {
@@ -278,8 +276,18 @@ func rewriteData(obj *yaml.RNode, secret bool, f func(string) (string, bool)) er
 			if encoded {
 				out = base64.StdEncoding.EncodeToString([]byte(out))
 			}
+			from := v.Value
 			refSetString(v, out)
+			if record != nil {
+				record([]string{field, c[i-1].Value}, from, out)
+			}
 		}
 	}
 	return nil
+}
+
+// rewriteData passes each value of a ConfigMap's or Secret's data and stringData (decoded)
+// to f, and writes back what f changed.
+func rewriteData(obj *yaml.RNode, secret bool, f func(string) (string, bool)) error {
+	return rewriteDataRecorded(obj, secret, f, nil)
 }

@@ -364,3 +364,15 @@ func (e Engine) simulatesNamespace(r *renamer, ns string) bool {
 	}
 	return r.simulatesNamespace(ns)
 }
+
+// scopable says whether objects of group and resource have pods or selectors to scope.
+func scopable(group, resource string) bool {
+	switch {
+	case group == "" && (resource == "pods" || resource == "services"),
+		group == "policy" && resource == "poddisruptionbudgets",
+		group == "networking.k8s.io" && resource == "networkpolicies":
+		return true
+	}
+	g, ok := workloadGroups[resource]
+	return ok && g == group
+}

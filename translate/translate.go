@@ -118,7 +118,13 @@ func (e Engine) Plan(out *contract.OutputDir) *Plan {
 		p.Entries = append(p.Entries, w.entry)
 	}
 	if e.HCPNamespace != "" {
-		for _, v := range CheckSimulatedNamespaces(p, e.HCPNamespace, e.Discovery) {
+		finals := make([]*yaml.RNode, len(works))
+		for i, w := range works {
+			if w.entry.Disposition == routing.Apply {
+				finals[i] = w.final
+			}
+		}
+		for _, v := range checkSimulatedNamespaces(p, finals, e.HCPNamespace, e.Discovery) {
 			p.Entries[v.Entry].Warnings = append(p.Entries[v.Entry].Warnings, RuleScopeCheck+": "+v.Message)
 		}
 	}
@@ -333,7 +339,7 @@ func (e Engine) rewriteBody(w *work, index map[objectKey]placed) (*yaml.RNode, e
 			return nil, err
 		}
 		w.entry.Warnings = append(w.entry.Warnings, r.warnings...)
-		if e.scopes(cluster, src, target) {
+		if e.scopes(cluster, src, target) && scopable(src.Group, src.Resource) {
 			s := &scoper{ns: src.Namespace, hcp: e.HCPNamespace, operator: e.Operator, simulated: func(ns string) bool { return e.simulatesNamespace(r, ns) }}
 			before := obj.Copy()
 			if err := s.scope(obj, src.Group, src.Resource); err != nil {
