@@ -17,6 +17,10 @@ const (
 	// generateName request (its standalone name is then ""). It is absent otherwise.
 	AnnotationStandaloneGenerateName = "topolayer.dev/standalone-generate-name"
 	LabelOperator                    = "topolayer.dev/operator"
+	// LabelNamespace names, on every pod (and pod template) placed in a hosted control
+	// plane's namespace, the standalone namespace it belongs to: its simulated namespace.
+	// The selectors of objects from that simulated namespace are narrowed by it.
+	LabelNamespace = "topolayer.dev/namespace"
 )
 
 // ShadowGroupSuffix is appended to the API group of a cluster-scoped kind to name the group

@@ -8,6 +8,26 @@
 // (privileged objects, RBAC beyond the operator's ceiling) when the engine has one. It is
 // pure: no network, no files, no clock, no logging; the same input gives the same plan.
 //
+// In the hosted topology the objects of many standalone namespaces share the HCP namespace;
+// each standalone namespace becomes a simulated namespace there, and the engine keeps it a
+// namespace for what the operand relies on, not only for names (RuleSelectorScope):
+// pods and pod templates carry namespaces.LabelNamespace, every selector that selected pods
+// of its own namespace is narrowed by it (a NetworkPolicy's empty podSelector included, so a
+// deny-all policy cannot reach the hosted control plane's own pods), and peers that named
+// other simulated namespaces name them through the label. References outside the reference
+// table follow too: the annotations of AnnotationReferences and Service DNS names inside
+// ConfigMap and Secret data (ByAnnotationReferences, ByPayloadServiceDNS); a reference to a
+// ConfigMap every namespace has (EveryNamespaceConfigMaps) means the HCP namespace's own.
+// CheckSimulatedNamespaces checks the result; Plan reports what it finds as warnings
+// (RuleScopeCheck).
+//
+// Workload selectors are immutable on the API server. A Deployment, StatefulSet, DaemonSet,
+// ReplicaSet or Job that already exists in the HCP namespace with its unscoped selector (one
+// applied before RuleSelectorScope) cannot take the scoped one: the plan shows the selector
+// change, attributed to RuleSelectorScope, and the API server refuses the apply as a change
+// to an immutable field. The object has to be deleted and created again; topolayer does not
+// do that on its own.
+//
 //	out, _ := contract.ReadOutputDir("out", contract.ReadOptions{})
 //	plan := translate.Standalone("my-operator", declared).Plan(out)
 //	if len(plan.Rejected()) > 0 { /* apply nothing */ }

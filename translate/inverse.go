@@ -51,9 +51,17 @@ func (inv Inverse) Object(cluster string, id contract.Identity, obj *yaml.RNode)
 			return nil, contract.Identity{}, nil, err
 		}
 	}
+	if err := r.outsideTable(out, id.Namespace); err != nil {
+		return nil, contract.Identity{}, nil, fmt.Errorf("%s: %w", id, err)
+	}
 	e := Engine{Discovery: inv.Discovery}
 	if _, err := e.setIdentity(out, id, src, ""); err != nil {
 		return nil, contract.Identity{}, nil, fmt.Errorf("%s: %w", id, err)
+	}
+	if id.Namespace != "" && src.Namespace != "" && src.Namespace != id.Namespace {
+		if err := unscope(out, src.Group, src.Resource, id.Namespace); err != nil {
+			return nil, contract.Identity{}, nil, fmt.Errorf("%s: %s: %w", id, RuleSelectorScope, err)
+		}
 	}
 	if src.Namespace == "" {
 		if meta := out.Field("metadata"); meta != nil {

@@ -121,6 +121,17 @@ func (e Engine) Plan(out *contract.OutputDir) *Plan {
 		p.Summary.add(w.entry.Disposition)
 		p.Entries = append(p.Entries, w.entry)
 	}
+	if e.HCPNamespace != "" {
+		finals := make([]*yaml.RNode, len(works))
+		for i, w := range works {
+			if w.entry.Disposition == routing.Apply {
+				finals[i] = w.final
+			}
+		}
+		for _, v := range checkSimulatedNamespaces(p, finals, e.HCPNamespace, e.Discovery) {
+			p.Entries[v.Entry].Warnings = append(p.Entries[v.Entry].Warnings, RuleScopeCheck+": "+v.Message)
+		}
+	}
 	return p
 }
 
@@ -240,6 +251,7 @@ func (e Engine) place(m *contract.Mutation) *work {
 		return w.reject(RuleNameMapping, err.Error())
 	}
 	w.entry.Target.Identity = target
+	e.dropStandaloneNode(w)
 	return w
 }
 
@@ -357,7 +369,19 @@ func (e Engine) rewriteBody(w *work, index map[objectKey]placed) (*yaml.RNode, e
 		if len(changed) > 0 && before != nil {
 			record(diffNodes(before.YNode(), obj.YNode(), ByReferenceTable, ChangeReference))
 		}
+		if err := e.rewriteOutsideTable(obj, r, record); err != nil {
+			return nil, err
+		}
 		w.entry.Warnings = append(w.entry.Warnings, r.warnings...)
+		if e.scopes(cluster, src, target) && scopable(src.Group, src.Resource) {
+			s := &scoper{ns: src.Namespace, hcp: e.HCPNamespace, operator: e.Operator, simulated: func(ns string) bool { return e.simulatesNamespace(r, ns) }}
+			before := obj.Copy()
+			if err := s.scope(obj, src.Group, src.Resource); err != nil {
+				return nil, fmt.Errorf("%s: %w", RuleSelectorScope, err)
+			}
+			record(diffNodes(before.YNode(), obj.YNode(), RuleSelectorScope, ChangeTransformed))
+			w.entry.Warnings = append(w.entry.Warnings, s.warnings...)
+		}
 		if src.IsEvent() {
 			before := obj.Copy()
 			if err := rewriteInvolvedObject(obj, r, target.Namespace); err != nil {
@@ -530,6 +554,9 @@ type renamer struct {
 	from     string            // the referrer's target cluster
 	referrer contract.Identity // the referrer's standalone identity
 	warnings []string
+	// simulated are the standalone namespaces the plan simulates on the referrer's cluster;
+	// built when first needed (simulatesNamespace).
+	simulated map[string]bool
 }
 
 // resolve returns the target identity of a referenced standalone object, renaming by the
@@ -554,6 +581,9 @@ func (r *renamer) resolve(gk schema.GroupKind, namespace, name string) (contract
 		if _, known := r.engine.Discovery.Namespaced(src.GroupResource()); known {
 			return contract.Identity{}, "", false // a cluster-scoped object outside the plan keeps its name
 		}
+	}
+	if target, ok := r.everyNamespace(src); ok {
+		return target, r.from, true
 	}
 	target, err := r.engine.Names.ToTarget(r.from, src)
 	if err != nil {

@@ -78,9 +78,27 @@ func printPlanTable(w io.Writer, p *translate.Plan) error {
 		return err
 	}
 	s := p.Summary
-	_, err := fmt.Fprintf(w, "\n%s topology: %d mutations: %d apply, %d absorbed, %d dropped, %d rejected\n",
-		p.Topology, len(p.Entries), s.Apply, s.Absorbed, s.Dropped, s.Rejected)
-	return err
+	if _, err := fmt.Fprintf(w, "\n%s topology: %d mutations: %d apply, %d absorbed, %d dropped, %d rejected\n",
+		p.Topology, len(p.Entries), s.Apply, s.Absorbed, s.Dropped, s.Rejected); err != nil {
+		return err
+	}
+	// Warnings (dangling references, selectors that reach outside their simulated namespace,
+	// the plan-level check) are shown here too, not only in JSON.
+	first := true
+	for _, e := range p.Entries {
+		for _, msg := range e.Warnings {
+			if first {
+				if _, err := fmt.Fprintln(w, "\nWARNINGS"); err != nil {
+					return err
+				}
+				first = false
+			}
+			if _, err := fmt.Fprintf(w, "%s: %s\n", objectName(e.Source), msg); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // objectName prints an identity as kubectl does: resource.group/[ns/]name.

@@ -1,0 +1,270 @@
+package translate
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/selection"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/namespaces"
+	"github.com/topolayer/topolayer/routing"
+)
+
+// RuleScopeCheck names the plan warnings of CheckSimulatedNamespaces.
+const RuleScopeCheck = "hosted/scope-check"
+
+// Violation is one way a hosted object does not keep to its simulated namespace.
+type Violation struct {
+	// Entry is the index of the offending entry in Plan.Entries.
+	Entry int
+	// Message says what is wrong, naming the field.
+	Message string
+}
+
+// CheckSimulatedNamespaces checks the final objects of p that land in the HCP namespace hcp
+// of the management cluster: each label selector of an object from a simulated namespace
+// (see RuleSelectorScope) must require its simulated namespace's label, and select no pod
+// template of the plan from another simulated namespace nor any of others (the labels of
+// pods that are not in the plan: the hosted control plane's own components); a selector that
+// reaches other namespaces of the HCP namespace must name them. No reference (a field of the
+// reference table, an annotation of AnnotationReferences, a Service DNS name in a ConfigMap
+// or Secret) may name a standalone identity the plan renamed. discovery nil means
+// contract.DefaultDiscovery().
+func CheckSimulatedNamespaces(p *Plan, hcp string, discovery *contract.Discovery, others ...map[string]string) []Violation {
+	return checkSimulatedNamespaces(p, nil, hcp, discovery, others...)
+}
+
+// checkSimulatedNamespaces is CheckSimulatedNamespaces; finals, when not nil, are the final
+// objects of p's entries (nil where there is none), read instead of Entry.Object.
+func checkSimulatedNamespaces(p *Plan, finals []*yaml.RNode, hcp string, discovery *contract.Discovery, others ...map[string]string) []Violation {
+	if discovery == nil {
+		discovery = contract.DefaultDiscovery()
+	}
+	type pod struct {
+		ns     string
+		labels labels.Set
+		entry  int
+	}
+	type nameKey struct {
+		gk   schema.GroupKind
+		name string
+	}
+	var (
+		out      []Violation
+		pods     []pod
+		objs     = map[int]*yaml.RNode{}
+		renamed  = map[nameKey]bool{} // standalone names the plan changed
+		targets  = map[nameKey]bool{} // names in the HCP namespace
+		simNames = map[string]bool{}  // simulated standalone namespaces
+	)
+	gkOf := func(id contract.Identity) schema.GroupKind {
+		kind, _ := discovery.KindForResource(id.GroupResource())
+		return schema.GroupKind{Group: id.Group, Kind: kind}
+	}
+	for i, e := range p.Entries {
+		if e.Disposition != routing.Apply || e.Target.Cluster != routing.ClusterManagement || e.Target.Namespace != hcp {
+			continue
+		}
+		targets[nameKey{gkOf(e.Target.Identity), e.Target.Name}] = true
+		if e.Source.Namespace == "" || e.Source.Namespace == hcp {
+			continue
+		}
+		simNames[e.Source.Namespace] = true
+		if e.Source.Name != e.Target.Name {
+			renamed[nameKey{gkOf(e.Source), e.Source.Name}] = true
+		}
+		if e.Object == nil || e.Action.IsStatus() {
+			continue
+		}
+		var obj *yaml.RNode
+		if finals != nil {
+			obj = finals[i]
+		}
+		if obj == nil {
+			var err error
+			if obj, err = yaml.FromMap(e.Object.Object); err != nil {
+				out = append(out, Violation{i, fmt.Sprintf("cannot read the object: %v", err)})
+				continue
+			}
+		}
+		objs[i] = obj
+		if path, ok := podLabelsPath(e.Source.Resource); ok && (e.Source.Resource == "pods" && e.Source.Group == "" || workloadGroups[e.Source.Resource] == e.Source.Group) {
+			set := labels.Set{}
+			if m, err := obj.Pipe(yaml.Lookup(path...)); err == nil && m != nil {
+				_ = m.VisitFields(func(n *yaml.MapNode) error {
+					set[n.Key.YNode().Value] = n.Value.YNode().Value
+					return nil
+				})
+			}
+			pods = append(pods, pod{ns: e.Source.Namespace, labels: set, entry: i})
+		}
+	}
+	for _, i := range slices.Sorted(func(yield func(int) bool) {
+		for i := range objs {
+			if !yield(i) {
+				return
+			}
+		}
+	}) {
+		e, obj := p.Entries[i], objs[i]
+		bad := func(format string, args ...any) {
+			out = append(out, Violation{i, fmt.Sprintf(format, args...)})
+		}
+		for _, site := range selectorSites(obj, e.Source.Group, e.Source.Resource) {
+			where := strings.Join(site.path, ".")
+			allowed := []string{e.Source.Namespace}
+			if site.peer {
+				var names []string
+				ok := false
+				if nl := site.parent.Field("namespaces"); nl != nil && len(nl.Value.YNode().Content) > 0 {
+					names, ok = scalarList(nl.Value.YNode())
+				} else if ns := site.parent.Field("namespaceSelector"); ns != nil && !ns.Value.IsNil() {
+					names, ok = namespaceNames(ns.Value.YNode())
+					if !ok {
+						continue // selects namespaces by other labels: RuleSelectorScope warned
+					}
+				} else {
+					ok, names = true, nil
+				}
+				switch {
+				case ok && names == nil:
+				case ok && slices.Equal(names, []string{hcp}):
+					allowed = nil // the selector must say which simulated namespaces
+				default:
+					continue // other namespaces of the management cluster: RuleSelectorScope warned
+				}
+			}
+			sel, required, err := siteSelector(site)
+			if err != nil {
+				bad("%s: %v", where, err)
+				continue
+			}
+			if sel == nil {
+				continue // selects nothing
+			}
+			if allowed == nil {
+				allowed = required
+			}
+			if len(required) == 0 || !subset(required, allowed) {
+				bad("%s: does not keep to simulated namespace %s (%s is not required to be one of %s)", where, strings.Join(allowed, ", "), namespaces.LabelNamespace, strings.Join(allowed, ", "))
+			}
+			for _, pd := range pods {
+				if !slices.Contains(allowed, pd.ns) && sel.Matches(pd.labels) {
+					bad("%s: selects the pods of %s from simulated namespace %s", where, p.Entries[pd.entry].Source, pd.ns)
+				}
+			}
+			for _, o := range others {
+				if sel.Matches(labels.Set(o)) {
+					bad("%s: selects a pod outside the plan labelled %s", where, labels.Set(o))
+				}
+			}
+		}
+		for _, msg := range staleReferences(obj, hcp, func(gk schema.GroupKind, name string) bool {
+			k := nameKey{gk, name}
+			return renamed[k] && !targets[k]
+		}, simNames) {
+			bad("%s", msg)
+		}
+	}
+	return out
+}
+
+func subset(a, b []string) bool {
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			return false
+		}
+	}
+	return true
+}
+
+// siteSelector returns the selector at site (nil when it selects nothing) and the values its
+// namespace-label requirement allows (none when it has no such requirement).
+func siteSelector(site selectorSite) (labels.Selector, []string, error) {
+	v := site.parent.Field(site.field)
+	if site.plain {
+		set := labels.Set{}
+		if v != nil {
+			_ = v.Value.VisitFields(func(n *yaml.MapNode) error {
+				set[n.Key.YNode().Value] = n.Value.YNode().Value
+				return nil
+			})
+		}
+		if ns, ok := set[namespaces.LabelNamespace]; ok {
+			return labels.SelectorFromSet(set), []string{ns}, nil
+		}
+		return labels.SelectorFromSet(set), nil, nil
+	}
+	var ls metav1.LabelSelector
+	if v == nil || v.Value.IsNil() {
+		if site.field == "labelSelector" {
+			return nil, nil, nil
+		}
+	} else {
+		s, err := v.Value.String()
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := sigsyaml.Unmarshal([]byte(s), &ls); err != nil {
+			return nil, nil, err
+		}
+	}
+	sel, err := metav1.LabelSelectorAsSelector(&ls)
+	if err != nil {
+		return nil, nil, err
+	}
+	reqs, _ := sel.Requirements()
+	for _, r := range reqs {
+		if r.Key() == namespaces.LabelNamespace && (r.Operator() == selection.In || r.Operator() == selection.Equals || r.Operator() == selection.DoubleEquals) {
+			return sel, slices.Sorted(func(yield func(string) bool) {
+				for v := range r.Values() {
+					if !yield(v) {
+						return
+					}
+				}
+			}), nil
+		}
+	}
+	return sel, nil, nil
+}
+
+// staleReferences lists the references of obj, an object in the HCP namespace hcp, that name
+// a standalone identity the plan renamed (stale says which), and the Service DNS names that
+// name a Service in a simulated standalone namespace.
+func staleReferences(obj *yaml.RNode, hcp string, stale func(gk schema.GroupKind, name string) bool, simulated map[string]bool) []string {
+	var out []string
+	// The renamer answers "unchanged" or "unknown": obj is not modified, so no copy is needed.
+	if _, dangling, err := RewriteReferences(obj, RenamerFunc(func(ref Reference) (Renamed, bool) {
+		return Renamed{}, !(ref.Namespace == hcp || ref.Namespace == "") || !stale(ref.Kind, ref.Name)
+	})); err == nil {
+		for _, d := range dangling {
+			out = append(out, "names a standalone identity the plan renamed: "+d)
+		}
+	}
+	gv, _ := schema.ParseGroupVersion(obj.GetApiVersion())
+	gk := schema.GroupKind{Group: gv.Group, Kind: obj.GetKind()}
+	annotations := obj.GetAnnotations()
+	for _, a := range AnnotationReferences {
+		if name := annotations[a.Annotation]; a.Referrer == gk && name != "" && stale(a.To, name) {
+			out = append(out, fmt.Sprintf("annotation %s names %s %s, which the plan renamed", a.Annotation, a.To.Kind, name))
+		}
+	}
+	if gk == kindConfigMap || gk == kindSecret {
+		_ = rewriteData(obj, gk == kindSecret, func(text string) (string, bool) {
+			for _, m := range findServiceDNS(text) {
+				if simulated[m.namespace] {
+					out = append(out, fmt.Sprintf("names Service %s/%s by its standalone DNS name", m.namespace, m.name))
+				}
+			}
+			return text, false
+		})
+	}
+	return out
+}

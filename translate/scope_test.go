@@ -1,0 +1,311 @@
+package translate_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/namespaces"
+	"github.com/topolayer/topolayer/routing"
+	"github.com/topolayer/topolayer/translate"
+)
+
+const scopeHCP = "clusters-example"
+
+func scopeEngine() translate.Engine {
+	return translate.Engine{
+		Topology: translate.TopologyHosted, Operator: "op",
+		Router: &routing.Table{Rules: routing.HostedDefaults(routing.ConvertClusterRBAC)},
+		Names:  namespaces.Hosted{Namespace: scopeHCP}, Annotate: true, HCPNamespace: scopeHCP,
+	}
+}
+
+// scopeMutation is a Management apply of body, whose identity it reads from body.
+func scopeMutation(t *testing.T, group, resource, body string) contract.Mutation {
+	t.Helper()
+	var u unstructured.Unstructured
+	if err := sigsyaml.Unmarshal([]byte(body), &u.Object); err != nil {
+		t.Fatal(err)
+	}
+	m := contract.Mutation{Class: contract.ClassManagement, Body: []byte(body)}
+	m.Metadata.Action = contract.ActionApply
+	m.Metadata.SetIdentity(contract.Identity{Group: group, Version: "v1", Resource: resource, Namespace: u.GetNamespace(), Name: u.GetName()})
+	return m
+}
+
+// namespaceObjects are the objects of one simulated namespace whose selectors all say app: x.
+func namespaceObjects(t *testing.T, ns string) []contract.Mutation {
+	meta := "metadata: {name: x, namespace: " + ns + "}\n"
+	return []contract.Mutation{
+		scopeMutation(t, "apps", "deployments", "apiVersion: apps/v1\nkind: Deployment\n"+meta+`spec:
+  selector: {matchLabels: {app: x}}
+  template:
+    metadata: {labels: {app: x}}
+    spec:
+      containers: [{name: x, image: x}]
+      topologySpreadConstraints: [{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: x}}}]
+`),
+		scopeMutation(t, "", "services", "apiVersion: v1\nkind: Service\n"+meta+"spec: {selector: {app: x}, ports: [{port: 80}]}\n"),
+		scopeMutation(t, "policy", "poddisruptionbudgets", "apiVersion: policy/v1\nkind: PodDisruptionBudget\n"+meta+"spec: {maxUnavailable: 1, selector: {matchLabels: {app: x}}}\n"),
+		scopeMutation(t, "networking.k8s.io", "networkpolicies", "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: deny, namespace: "+ns+"}\nspec: {podSelector: {}, policyTypes: [Ingress, Egress]}\n"),
+		scopeMutation(t, "networking.k8s.io", "networkpolicies", "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\n"+meta+
+			"spec:\n  podSelector: {matchLabels: {app: x}}\n  ingress: [{from: [{podSelector: {matchLabels: {app: x}}}]}]\n"),
+	}
+}
+
+// TestScopeTwoNamespaces: two simulated namespaces whose objects all select app: x, and a pod
+// of the hosted control plane labelled app: x too. No selector crosses.
+func TestScopeTwoNamespaces(t *testing.T) {
+	out := &contract.OutputDir{Mutations: append(namespaceObjects(t, "ns-a"), namespaceObjects(t, "ns-b")...)}
+	plan := scopeEngine().Plan(out)
+	if plan.Summary.Rejected != 0 {
+		t.Fatalf("rejected: %+v", plan.Rejected())
+	}
+	hcpPod := map[string]string{"app": "x", translate.LabelHostedControlPlane: scopeHCP}
+	if v := translate.CheckSimulatedNamespaces(plan, scopeHCP, nil, hcpPod); len(v) != 0 {
+		t.Fatalf("violations: %+v", v)
+	}
+	for _, e := range plan.Entries {
+		if len(e.Warnings) > 0 {
+			t.Errorf("%s: warnings %v", e.Source, e.Warnings)
+		}
+		scoped := false
+		for _, c := range e.Changes {
+			scoped = scoped || c.By == translate.RuleSelectorScope
+		}
+		if !scoped {
+			t.Errorf("%s: no change by %s", e.Source, translate.RuleSelectorScope)
+		}
+	}
+
+	// The check catches a selector that crosses: drop the namespace from one Service.
+	for i, e := range plan.Entries {
+		if e.Source.Resource == "services" && e.Source.Namespace == "ns-a" {
+			unstructured.RemoveNestedField(plan.Entries[i].Object.Object, "spec", "selector", namespaces.LabelNamespace)
+		}
+	}
+	v := translate.CheckSimulatedNamespaces(plan, scopeHCP, nil, hcpPod)
+	var msgs []string
+	for _, x := range v {
+		msgs = append(msgs, x.Message)
+	}
+	joined := strings.Join(msgs, "\n")
+	for _, want := range []string{"does not keep to simulated namespace ns-a", "selects the pods of deployments.apps ns-b/x", "selects a pod outside the plan"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("violations %q do not say %q", joined, want)
+		}
+	}
+}
+
+// TestScopeSelectors checks the scoped form of each kind of selector.
+func TestScopeSelectors(t *testing.T) {
+	cases := map[string]struct {
+		group, resource, body string
+		field                 []string // the field compared
+		want                  string   // its scoped form, YAML
+		warn                  string   // a warning the entry must have
+	}{
+		"service": {
+			group: "", resource: "services",
+			body:  "apiVersion: v1\nkind: Service\nmetadata: {name: s, namespace: a}\nspec: {selector: {app: x}}\n",
+			field: []string{"spec", "selector"}, want: "{app: x, topolayer.dev/namespace: a}",
+		},
+		"service without selector is left": {
+			group: "", resource: "services",
+			body:  "apiVersion: v1\nkind: Service\nmetadata: {name: s, namespace: a}\nspec: {ports: [{port: 1}]}\n",
+			field: []string{"spec", "selector"}, want: "null",
+		},
+		"statefulset selector and template": {
+			group: "apps", resource: "statefulsets",
+			body:  "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: s, namespace: a}\nspec: {selector: {matchExpressions: [{key: app, operator: In, values: [x]}]}, template: {metadata: {labels: {app: x}}}}\n",
+			field: []string{"spec"},
+			want: "{selector: {matchExpressions: [{key: app, operator: In, values: [x]}], matchLabels: {topolayer.dev/namespace: a}}," +
+				" template: {metadata: {labels: {app: x, topolayer.dev/namespace: a, topolayer.dev/operator: op}}}}",
+		},
+		"pdb": {
+			group: "policy", resource: "poddisruptionbudgets",
+			body:  "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: s, namespace: a}\nspec: {selector: {}}\n",
+			field: []string{"spec", "selector"}, want: "{matchLabels: {topolayer.dev/namespace: a}}",
+		},
+		"networkpolicy deny-all": {
+			group: "networking.k8s.io", resource: "networkpolicies",
+			body:  "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: s, namespace: a}\nspec: {podSelector: {}}\n",
+			field: []string{"spec", "podSelector"}, want: "{matchLabels: {topolayer.dev/namespace: a}}",
+		},
+		"networkpolicy peer in a simulated namespace": {
+			group: "networking.k8s.io", resource: "networkpolicies",
+			body: "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: s, namespace: a}\nspec:\n  podSelector: {}\n" +
+				"  ingress: [{from: [{namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: a}}}, {podSelector: {matchLabels: {app: 'y'}}}, {ipBlock: {cidr: 10.0.0.0/8}}]}]\n",
+			field: []string{"spec", "ingress"},
+			want: "[{from: [{namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: clusters-example}}, podSelector: {matchLabels: {topolayer.dev/namespace: a}}}," +
+				" {podSelector: {matchLabels: {app: 'y', topolayer.dev/namespace: a}}}, {ipBlock: {cidr: 10.0.0.0/8}}]}]",
+		},
+		"networkpolicy peer in another namespace warns": {
+			group: "networking.k8s.io", resource: "networkpolicies",
+			body: "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: s, namespace: a}\nspec:\n  podSelector: {}\n" +
+				"  egress: [{to: [{namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: openshift-dns}}, podSelector: {matchLabels: {app: dns}}}]}]\n",
+			field: []string{"spec", "egress"},
+			want:  "[{to: [{namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: openshift-dns}}, podSelector: {matchLabels: {app: dns}}}]}]",
+			warn:  "reaches namespace openshift-dns",
+		},
+		"affinity and spread": {
+			group: "", resource: "pods",
+			body: "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: a}\nspec:\n  affinity:\n    podAntiAffinity:\n" +
+				"      requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: h, labelSelector: {matchLabels: {app: x}}}, {topologyKey: h, namespaces: [a], labelSelector: {}}]\n" +
+				"      preferredDuringSchedulingIgnoredDuringExecution: [{weight: 1, podAffinityTerm: {topologyKey: h}}]\n" +
+				"  topologySpreadConstraints: [{labelSelector: {matchLabels: {app: x}}}]\n",
+			field: []string{"spec"},
+			want: "{affinity: {podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [" +
+				"{topologyKey: h, labelSelector: {matchLabels: {app: x, topolayer.dev/namespace: a}}}, " +
+				"{topologyKey: h, namespaces: [clusters-example], labelSelector: {matchLabels: {topolayer.dev/namespace: a}}}], " +
+				"preferredDuringSchedulingIgnoredDuringExecution: [{weight: 1, podAffinityTerm: {topologyKey: h}}]}}, " +
+				"topologySpreadConstraints: [{labelSelector: {matchLabels: {app: x, topolayer.dev/namespace: a}}}]}",
+		},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			m := scopeMutation(t, c.group, c.resource, c.body)
+			// a makes a a simulated namespace of the plan
+			cm := scopeMutation(t, "", "configmaps", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: a}\n")
+			plan := scopeEngine().Plan(&contract.OutputDir{Mutations: []contract.Mutation{m, cm}})
+			e := plan.Entries[0]
+			if e.Object == nil {
+				t.Fatalf("no object: %+v", e)
+			}
+			got, _, _ := unstructured.NestedFieldNoCopy(e.Object.Object, c.field...)
+			var want any
+			if err := sigsyaml.Unmarshal([]byte(c.want), &want); err != nil {
+				t.Fatal(err)
+			}
+			gotJSON, _ := sigsyaml.Marshal(got)
+			var gotAny any
+			_ = sigsyaml.Unmarshal(gotJSON, &gotAny)
+			if diff := cmp.Diff(want, gotAny); diff != "" {
+				t.Errorf("%v (-want +got):\n%s", c.field, diff)
+			}
+			if c.warn != "" && !strings.Contains(strings.Join(e.Warnings, "\n"), c.warn) {
+				t.Errorf("warnings %v do not say %q", e.Warnings, c.warn)
+			}
+			if v := translate.CheckSimulatedNamespaces(plan, scopeHCP, nil); len(v) != 0 {
+				t.Errorf("violations: %+v", v)
+			}
+			// The inverse mapping gives the operator its own object back.
+			obj, err := kyaml.Parse(string(e.Mutation.Body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			inv := translate.Inverse{Names: namespaces.Hosted{Namespace: scopeHCP}}
+			back, _, _, err := inv.Object(e.Target.Cluster, e.Target.Identity, obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var orig, got2 any
+			_ = sigsyaml.Unmarshal([]byte(c.body), &orig)
+			_ = sigsyaml.Unmarshal([]byte(back.MustString()), &got2)
+			if diff := cmp.Diff(orig, got2); diff != "" {
+				t.Errorf("mapped back (-original +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestEveryNamespaceConfigMaps: a projected kube-root-ca.crt keeps its name in the HCP
+// namespace; a ConfigMap of the plan is renamed.
+func TestEveryNamespaceConfigMaps(t *testing.T) {
+	d := scopeMutation(t, "apps", "deployments", `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: d, namespace: a}
+spec:
+  selector: {matchLabels: {app: d}}
+  template:
+    metadata: {labels: {app: d}}
+    spec:
+      containers: [{name: d, image: d}]
+      volumes:
+      - name: token
+        projected: {sources: [{configMap: {name: kube-root-ca.crt}}, {configMap: {name: openshift-service-ca.crt}}]}
+      - {name: own, configMap: {name: own}}
+`)
+	cm := scopeMutation(t, "", "configmaps", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: own, namespace: a}\n")
+	plan := scopeEngine().Plan(&contract.OutputDir{Mutations: []contract.Mutation{d, cm}})
+	vols, _, _ := unstructured.NestedSlice(plan.Entries[0].Object.Object, "spec", "template", "spec", "volumes")
+	var names []string
+	for _, v := range vols {
+		m := v.(map[string]any)
+		if p, ok := m["projected"].(map[string]any); ok {
+			for _, s := range p["sources"].([]any) {
+				names = append(names, s.(map[string]any)["configMap"].(map[string]any)["name"].(string))
+			}
+		} else {
+			names = append(names, m["configMap"].(map[string]any)["name"].(string))
+		}
+	}
+	if want := []string{"kube-root-ca.crt", "openshift-service-ca.crt", "a--own"}; !cmp.Equal(names, want) {
+		t.Errorf("configMap names %v, want %v", names, want)
+	}
+	if w := plan.Entries[0].Warnings; len(w) != 0 {
+		t.Errorf("warnings: %v", w)
+	}
+}
+
+// TestOutsideTableReferences: the serving-cert annotation and a Service URL in a ConfigMap
+// follow the renamed objects, and the changes are recorded.
+func TestOutsideTableReferences(t *testing.T) {
+	svc := scopeMutation(t, "", "services", "apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: a, annotations: {service.beta.openshift.io/serving-cert-secret-name: cert}}\nspec: {selector: {app: web}}\n")
+	cm := scopeMutation(t, "", "configmaps", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: a}\ndata: {url: 'https://web.a.svc:443/x and http://web.a.svc.cluster.local and kubernetes.default.svc and web.a.svc.example.com'}\n")
+	plan := scopeEngine().Plan(&contract.OutputDir{Mutations: []contract.Mutation{svc, cm}})
+	if got := plan.Entries[0].Object.GetAnnotations()["service.beta.openshift.io/serving-cert-secret-name"]; got != "a--cert" {
+		t.Errorf("serving-cert annotation %q, want a--cert", got)
+	}
+	data, _, _ := unstructured.NestedString(plan.Entries[1].Object.Object, "data", "url")
+	if want := "https://a--web.clusters-example.svc:443/x and http://a--web.clusters-example.svc.cluster.local and kubernetes.default.svc and web.a.svc.example.com"; data != want {
+		t.Errorf("data %q, want %q", data, want)
+	}
+	by := map[string]bool{}
+	for _, e := range plan.Entries {
+		for _, c := range e.Changes {
+			by[c.By] = true
+		}
+	}
+	if !by[translate.ByAnnotationReferences] || !by[translate.ByPayloadServiceDNS] {
+		t.Errorf("changes not recorded: %v", by)
+	}
+	inv := translate.Inverse{Names: namespaces.Hosted{Namespace: scopeHCP}}
+	for i, m := range []contract.Mutation{svc, cm} {
+		e := plan.Entries[i]
+		obj, err := kyaml.Parse(string(e.Mutation.Body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, _, _, err := inv.Object(e.Target.Cluster, e.Target.Identity, obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var orig, got any
+		_ = sigsyaml.Unmarshal(m.Body, &orig)
+		_ = sigsyaml.Unmarshal([]byte(back.MustString()), &got)
+		if diff := cmp.Diff(orig, got); diff != "" {
+			t.Errorf("%s mapped back (-original +got):\n%s", e.Source, diff)
+		}
+	}
+}
+
+// TestServingCertAlias: with the serving secret aliased to the HCP's own oauth-server-crt,
+// the Service's serving-cert annotation names the alias.
+func TestServingCertAlias(t *testing.T) {
+	e := scopeEngine()
+	e.Names = namespaces.Hosted{Namespace: scopeHCP, Aliases: []namespaces.Alias{{
+		Source: contract.Identity{Version: "v1", Resource: "secrets", Namespace: "openshift-authentication", Name: "v4-0-config-system-serving-cert"},
+		Name:   "oauth-server-crt",
+	}}}
+	svc := scopeMutation(t, "", "services", "apiVersion: v1\nkind: Service\nmetadata: {name: oauth-openshift, namespace: openshift-authentication, annotations: {service.alpha.openshift.io/serving-cert-secret-name: v4-0-config-system-serving-cert}}\nspec: {selector: {app: oauth-openshift}}\n")
+	plan := e.Plan(&contract.OutputDir{Mutations: []contract.Mutation{svc}})
+	if got := plan.Entries[0].Object.GetAnnotations()["service.alpha.openshift.io/serving-cert-secret-name"]; got != "oauth-server-crt" {
+		t.Errorf("serving-cert annotation %q, want the alias oauth-server-crt (warnings %v)", got, plan.Entries[0].Warnings)
+	}
+}
