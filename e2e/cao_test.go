@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -92,6 +93,11 @@ func seed(t *testing.T, cfg *rest.Config, dir, fieldManager, namespace string, s
 			var subresources []string
 			if status {
 				subresources = []string{"status"}
+			} else if _, err := ri.Get(t.Context(), u.GetName(), metav1.GetOptions{}); apierrors.IsNotFound(err) {
+				// The guest is shared by the package's tests: what the seed creates goes
+				// with the test (another test projects the singletons the guest lacks).
+				name := u.GetName()
+				t.Cleanup(func() { _ = ri.Delete(context.Background(), name, metav1.DeleteOptions{}) })
 			}
 			got, err := ri.Patch(t.Context(), u.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{FieldManager: fieldManager, Force: ptrTo(true)}, subresources...)
 			if err != nil {
