@@ -119,40 +119,10 @@ func semanticSubset(want, have map[string]any, live *unstructured.Unstructured) 
 	return comparer{shapes: listShapes(live)}.subset(want, have, []string{}, true)
 }
 
-// subset reports whether every field of want holds the same value in have.
+// subset reports whether every field of want holds the same value in have: maps by their
+// keys (a field want sets to null may be absent), lists item by item, in order.
 func subset(want, have any) bool {
-	switch w := want.(type) {
-	case map[string]any:
-		h, ok := have.(map[string]any)
-		if !ok {
-			return false
-		}
-		for k, v := range w {
-			hv, ok := h[k]
-			if !ok {
-				if v == nil {
-					continue
-				}
-				return false
-			}
-			if !subset(v, hv) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		h, ok := have.([]any)
-		if !ok || len(h) != len(w) {
-			return false
-		}
-		for i := range w {
-			if !subset(w[i], h[i]) {
-				return false
-			}
-		}
-		return true
-	}
-	return scalarEqual(want, have)
+	return comparer{}.subset(want, have, nil, false)
 }
 
 // scalarEqual compares two JSON scalars; numbers compare by value whether decoded as
