@@ -115,18 +115,7 @@ func diffClass(class contract.Class, expected, actual []contract.Mutation) []str
 		}
 		return set
 	}
-	exp, act := collect(expected), collect(actual)
-	var missing, excess []record
-	for k, r := range exp {
-		if _, ok := act[k]; !ok {
-			missing = append(missing, r)
-		}
-	}
-	for k, r := range act {
-		if _, ok := exp[k]; !ok {
-			excess = append(excess, r)
-		}
-	}
+	missing, excess := setDifference(collect(expected), collect(actual))
 	byIdentity := func(a, b record) int { return cmp.Or(cmp.Compare(a.identity, b.identity), cmp.Compare(a.key, b.key)) }
 	slices.SortFunc(missing, byIdentity)
 	slices.SortFunc(excess, byIdentity)
@@ -202,4 +191,20 @@ func splitLines(data []byte) []string {
 func indent(s string) string {
 	s = strings.TrimRight(s, "\n")
 	return "    " + strings.ReplaceAll(s, "\n", "\n    ")
+}
+
+// setDifference returns what expected holds that actual lacks, and what actual holds beyond
+// expected: the two sides of comparing requests as sets.
+func setDifference[K comparable, V any](expected, actual map[K]V) (missing, excess []V) {
+	for k, v := range expected {
+		if _, ok := actual[k]; !ok {
+			missing = append(missing, v)
+		}
+	}
+	for k, v := range actual {
+		if _, ok := expected[k]; !ok {
+			excess = append(excess, v)
+		}
+	}
+	return missing, excess
 }

@@ -263,18 +263,7 @@ func diffUpstreamClass(class contract.Class, expected, actual []upstreamRequest)
 		}
 		return m
 	}
-	exp, act := index(expected), index(actual)
-	var missing, excess []upstreamRequest
-	for k, r := range exp {
-		if _, ok := act[k]; !ok {
-			missing = append(missing, r)
-		}
-	}
-	for k, r := range act {
-		if _, ok := exp[k]; !ok {
-			excess = append(excess, r)
-		}
-	}
+	missing, excess := setDifference(index(expected), index(actual))
 	byKey := func(a, b upstreamRequest) int { return cmp.Compare(a.equalityKey, b.equalityKey) }
 	slices.SortFunc(missing, byKey)
 	slices.SortFunc(excess, byKey)
