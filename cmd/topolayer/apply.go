@@ -255,14 +255,8 @@ func (o *ApplyOptions) Run(ctx context.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if err := o.load(ctx); err != nil {
-		return err
-	}
-	plan, err := o.plan()
+	plan, err := o.acceptedPlan(ctx)
 	if err != nil {
-		return err
-	}
-	if err := rejectedError(plan); err != nil {
 		return err
 	}
 	targets, err := o.targets(ctx, o.topo, o.Operator)

@@ -101,6 +101,19 @@ func (o *SourceOptions) plan() (*translate.Plan, error) {
 	return engine.Plan(o.out), nil
 }
 
+// acceptedPlan loads the sources and plans them; a plan with a rejected entry is an error
+// (rejectedError): apply and translate write nothing of it.
+func (o *SourceOptions) acceptedPlan(ctx context.Context) (*translate.Plan, error) {
+	if err := o.load(ctx); err != nil {
+		return nil, err
+	}
+	plan, err := o.plan()
+	if err != nil {
+		return nil, err
+	}
+	return plan, rejectedError(plan)
+}
+
 // rejectedError lists the rejected entries of a plan.
 func rejectedError(p *translate.Plan) error {
 	rejected := p.Rejected()

@@ -66,14 +66,8 @@ func (o *TranslateOptions) Validate() error {
 
 // Run translates and writes the directory.
 func (o *TranslateOptions) Run(ctx context.Context) error {
-	if err := o.load(ctx); err != nil {
-		return err
-	}
-	plan, err := o.plan()
+	plan, err := o.acceptedPlan(ctx)
 	if err != nil {
-		return err
-	}
-	if err := rejectedError(plan); err != nil {
 		return err
 	}
 	if err := writeTranslated(o.To, plan, contract.WriteOptions{NameKey: contract.NameKey(o.NameKey)}, o.Overwrite); err != nil {
