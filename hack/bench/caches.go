@@ -23,6 +23,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/topolayer/topolayer/hack/bench/fleet"
+
+	"github.com/topolayer/topolayer/hack/proctree"
 )
 
 // sideResult is what one side of the cache comparison measured.
@@ -277,7 +279,7 @@ func (h *harness) runSide(ctx context.Context, s *cachesSetup, o sideOptions) (*
 	res.runWindow = time.Since(start)
 	res.mem = sampler.snapshot()
 	for _, c := range cmds {
-		res.hwmSumBytes += procStatusBytes(c.Process.Pid, "VmHWM")
+		res.hwmSumBytes += proctree.StatusBytes(c.Process.Pid, "VmHWM")
 	}
 	m1, err := readServerCounts(ctx, s.srv.cfg)
 	if err != nil {

@@ -1,15 +1,10 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
-	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/topolayer/topolayer/hack/proctree"
 )
 
 // memSampler samples the resident memory of process trees: the roots it is given and all
@@ -61,10 +56,10 @@ func (s *memSampler) loop() {
 				roots = append(roots, r)
 			}
 			s.mu.Unlock()
-			pids := descendants(roots)
+			pids := proctree.Descendants(roots...)
 			var sum int64
 			for _, p := range pids {
-				sum += procStatusBytes(p, "VmRSS")
+				sum += proctree.StatusBytes(p, "VmRSS")
 			}
 			s.mu.Lock()
 			s.byteSecs += float64(sum) * now.Sub(prev).Seconds()
@@ -104,68 +99,6 @@ func (s *memSampler) snapshot() memStats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return memStats{PeakBytes: s.peak, GBSeconds: s.byteSecs / 1e9, LastBytes: s.last, Samples: s.samples, PeakProcesses: s.procsPeak}
-}
-
-// descendants returns roots that still exist and all their descendants, from /proc.
-func descendants(roots []int) []int {
-	children := map[int][]int{}
-	entries, _ := os.ReadDir("/proc")
-	alive := map[int]bool{}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...: comm may hold spaces and parentheses.
-		i := bytes.LastIndexByte(data, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(data[i+1:]))
-		if len(f) < 2 {
-			continue
-		}
-		ppid, _ := strconv.Atoi(f[1])
-		children[ppid] = append(children[ppid], pid)
-		alive[pid] = true
-	}
-	var out []int
-	seen := map[int]bool{}
-	queue := append([]int(nil), roots...)
-	for len(queue) > 0 {
-		p := queue[0]
-		queue = queue[1:]
-		if seen[p] || !alive[p] {
-			continue
-		}
-		seen[p] = true
-		out = append(out, p)
-		queue = append(queue, children[p]...)
-	}
-	return out
-}
-
-// procStatusBytes returns a "kB" field of /proc/<pid>/status (VmRSS, VmHWM) in bytes; 0 if
-// the process is gone.
-func procStatusBytes(pid int, field string) int64 {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		if rest, ok := strings.CutPrefix(line, field+":"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return kb * 1024
-		}
-	}
-	return 0
 }
 
 // mib formats bytes in MiB.

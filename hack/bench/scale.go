@@ -22,6 +22,8 @@ import (
 	"github.com/topolayer/topolayer/mom/manager"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/translate"
+
+	"github.com/topolayer/topolayer/hack/proctree"
 )
 
 const (
@@ -150,8 +152,8 @@ func (h *harness) runScale(ctx context.Context) error {
 			continue
 		}
 		alive++
-		rss = append(rss, procStatusBytes(in.cmd.Process.Pid, "VmRSS"))
-		hwm = append(hwm, procStatusBytes(in.cmd.Process.Pid, "VmHWM"))
+		rss = append(rss, proctree.StatusBytes(in.cmd.Process.Pid, "VmRSS"))
+		hwm = append(hwm, proctree.StatusBytes(in.cmd.Process.Pid, "VmHWM"))
 	}
 	slices.Sort(rss)
 	slices.Sort(hwm)
