@@ -177,14 +177,22 @@ func (o *OutputResources) ClassesOf(id Identity) []Class {
 
 // ParseOutputResources decodes and validates an output-resources document.
 func ParseOutputResources(data []byte) (*OutputResources, error) {
-	var o OutputResources
-	if err := yaml.UnmarshalStrict(data, &o); err != nil {
-		return nil, fmt.Errorf("decode output-resources: %w", err)
+	return parseDeclarations[OutputResources]("output-resources", data)
+}
+
+// parseDeclarations decodes a declarations document strictly and validates it.
+func parseDeclarations[T any, P interface {
+	*T
+	Validate() error
+}](what string, data []byte) (*T, error) {
+	var doc T
+	if err := yaml.UnmarshalStrict(data, &doc); err != nil {
+		return nil, fmt.Errorf("decode %s: %w", what, err)
 	}
-	if err := o.Validate(); err != nil {
+	if err := P(&doc).Validate(); err != nil {
 		return nil, err
 	}
-	return &o, nil
+	return &doc, nil
 }
 
 // Validate checks an output-resources document: identifiers with a version and a resource,
@@ -222,14 +230,7 @@ func classKey(c Class) string {
 // only, a namespace and a JSONPath that parses for implicit references. Explicit and
 // cluster-scoped references are accepted too (upstream rejects them) when their JSONPaths parse.
 func ParseInputResources(data []byte) (*InputResources, error) {
-	var in InputResources
-	if err := yaml.UnmarshalStrict(data, &in); err != nil {
-		return nil, fmt.Errorf("decode input-resources: %w", err)
-	}
-	if err := in.Validate(); err != nil {
-		return nil, err
-	}
-	return &in, nil
+	return parseDeclarations[InputResources]("input-resources", data)
 }
 
 // Validate checks an input-resources document with the rules ParseInputResources states.

@@ -34,6 +34,8 @@ type Topology struct {
 	// control plane's namespace on the management cluster.
 	bound map[string]string
 	names namespaces.Mapper
+	// router is the configured routing table with the topology's built-in rules, built once.
+	router *routing.Table
 	// annotate records the standalone identity on every object written (names are renamed,
 	// so the inverse needs it).
 	annotate bool
@@ -70,6 +72,7 @@ func New(cfg *config.TopologyConfig) (*Topology, error) {
 	case config.Standalone:
 		return &Topology{
 			cfg:      cfg,
+			router:   cfg.RoutingTable(),
 			name:     translate.TopologyStandalone,
 			clusters: []string{routing.ClusterStandalone},
 			home:     routing.ClusterStandalone,
@@ -94,6 +97,7 @@ func New(cfg *config.TopologyConfig) (*Topology, error) {
 		}
 		t := &Topology{
 			cfg:       cfg,
+			router:    cfg.RoutingTable(),
 			name:      translate.TopologyHosted,
 			clusters:  []string{routing.ClusterManagement, routing.ClusterGuest},
 			home:      routing.ClusterManagement,
@@ -171,7 +175,7 @@ func (t *Topology) Engine(operator string, declared *contract.OutputResources) (
 	e := translate.Engine{
 		Topology:   t.name,
 		Operator:   operator,
-		Router:     t.cfg.RoutingTable(),
+		Router:     t.router,
 		Names:      t.names,
 		Declared:   declared,
 		Transforms: transforms,
@@ -209,7 +213,7 @@ func (t *Topology) Locate(outputs *contract.OutputResources, id contract.Identit
 	if !outputs.ManagementResources.Matches(id) && !outputs.ConfigurationResources.Matches(id) {
 		return guest, nil
 	}
-	d := t.cfg.RoutingTable().Route(routing.Object{Class: contract.ClassManagement, Identity: id})
+	d := t.router.Route(routing.Object{Class: contract.ClassManagement, Identity: id})
 	if d.Cluster != t.home { // Route clears the cluster of dropped and rejected
 		return guest, nil
 	}

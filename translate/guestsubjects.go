@@ -32,20 +32,18 @@ func (e Engine) placeGuestSubjects(works []*work) {
 	}
 	for _, w := range works {
 		src := w.entry.Source
-		if placedOn(w, routing.ClusterManagement) && src.Group == rbacGroup && src.Resource == "roles" && moved[roleKey{src.Namespace, src.Name}] {
+		if placedOn(w, routing.ClusterManagement) && src.Group == groupRBAC && src.Resource == "roles" && moved[roleKey{src.Namespace, src.Name}] {
 			e.moveToGuest(w, "a binding of users or groups on the guest refers to it")
 		}
 	}
 }
-
-const rbacGroup = "rbac.authorization.k8s.io"
 
 func placedOn(w *work, cluster string) bool {
 	return w.entry.Disposition == routing.Apply && w.entry.Target.Cluster == cluster
 }
 
 func isBinding(id contract.Identity) bool {
-	return id.Group == rbacGroup && (id.Resource == "rolebindings" || id.Resource == "clusterrolebindings")
+	return id.Group == groupRBAC && (id.Resource == "rolebindings" || id.Resource == "clusterrolebindings")
 }
 
 // bindsUsersOrGroups reports whether a binding's subjects include a User or a Group.
