@@ -197,18 +197,24 @@ func (c comparer) subset(want, have any, path []string, rooted bool) bool {
 		return true
 	case []any:
 		h, ok := have.([]any)
-		if !ok || len(h) != len(w) {
+		if !ok {
 			return false
 		}
 		shape := listShape{}
 		if rooted {
 			shape = c.shapes[listPath(path)]
 		}
+		// The items of a set or a map are owned one by one: what want holds must be in have,
+		// the others are someone else's (a field manager's own items that want dropped are
+		// AppliedNoOp's ownedHeld, and UpdatedNoOp's, to find). An atomic list is one value.
 		switch shape.kind {
 		case listSet:
-			return c.matchUnordered(w, h, func(a, b any) bool { return scalarEqual(a, b) })
+			return len(w) <= len(h) && c.matchUnordered(w, h, func(a, b any) bool { return scalarEqual(a, b) })
 		case listMap:
-			return c.matchUnordered(w, h, func(a, b any) bool { return sameKeys(a, b, shape.keys) && c.subset(a, b, nil, false) })
+			return len(w) <= len(h) && c.matchUnordered(w, h, func(a, b any) bool { return sameKeys(a, b, shape.keys) && c.subset(a, b, nil, false) })
+		}
+		if len(h) != len(w) {
+			return false
 		}
 		for i := range w {
 			if !c.subset(w[i], h[i], nil, false) {
@@ -220,8 +226,7 @@ func (c comparer) subset(want, have any, path []string, rooted bool) bool {
 	return scalarEqual(want, have)
 }
 
-// matchUnordered reports whether every item of want matches a distinct item of have (the
-// lists have the same length).
+// matchUnordered reports whether every item of want matches a distinct item of have.
 func (c comparer) matchUnordered(want, have []any, match func(w, h any) bool) bool {
 	used := make([]bool, len(have))
 	for _, w := range want {

@@ -190,3 +190,53 @@ func collectTimes(v any, out map[string]string) {
 		}
 	}
 }
+
+// TestSemanticNoOpSharedList: a status written by many field managers (one per controller of
+// a library-go operator), each applying its own conditions. An apply that holds a manager's
+// own conditions, unchanged, is a no-op whatever the others own.
+func TestSemanticNoOpSharedList(t *testing.T) {
+	shared := strings.Replace(liveOperatorCR, "\nspec:\n", `
+  - manager: other
+    operation: Apply
+    apiVersion: operator.openshift.io/v1
+    subresource: status
+    fieldsType: FieldsV1
+    fieldsV1:
+      f:status:
+        f:conditions:
+          'k:{"type":"Progressing"}': {.: {}, f:type: {}, f:status: {}, f:lastTransitionTime: {}}
+spec:
+`, 1) + `  - {type: Progressing, status: "False", lastTransitionTime: "2026-01-01T10:00:00Z"}
+`
+	live := obj(t, shared)
+	onlyAvailable := strings.Replace(restamped, "  - {type: Degraded", "  #", 1)
+	progressing := `
+apiVersion: operator.openshift.io/v1
+kind: Authentication
+metadata: {name: cluster}
+status:
+  conditions:
+  - {type: Progressing, status: "False", lastTransitionTime: "2026-01-01T12:00:00Z"}
+`
+	for name, tc := range map[string]struct {
+		body, manager string
+		want          bool
+	}{
+		"its own conditions, restamped":           {body: restamped, manager: "op", want: true},
+		"another manager's condition, restamped":  {body: progressing, manager: "other", want: true},
+		"one of its own conditions dropped":       {body: onlyAvailable, manager: "op"},
+		"one of its own conditions transitioned":  {body: strings.Replace(restamped, `status: "False"`, `status: "True"`, 1), manager: "op"},
+		"another manager's condition transitions": {body: strings.Replace(progressing, `status: "False"`, `status: "True"`, 1), manager: "other"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got := AppliedNoOp(obj(t, tc.body), live, tc.manager, "status"); got != tc.want {
+				t.Errorf("AppliedNoOp = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	// A PUT of the status replaces the whole list: without the other manager's condition it
+	// removes it.
+	if UpdatedNoOp(obj(t, restamped), live, "status") {
+		t.Error("UpdatedNoOp: a status without another manager's condition is a no-op")
+	}
+}

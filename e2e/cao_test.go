@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -148,6 +150,8 @@ func TestRealCAOHosted(t *testing.T) {
 	seed(t, guest, "guest", "installer", "", false)
 	seed(t, guest, "guest-status", "installer", "", true)
 	cr := seed(t, mgmt, "management", "control-plane-operator", hcpNS, false)[0]
+	seed(t, mgmt, "management-status", "router", hcpNS, true)
+	seed(t, mgmt, "management-status", "router", hcpNS, true)
 
 	kubeDir := t.TempDir()
 	if err := hosted.WriteKubeconfigs(kubeDir); err != nil {
@@ -156,7 +160,7 @@ func TestRealCAOHosted(t *testing.T) {
 	start := time.Now()
 	// No leader election: its lease renewals are the only writes of an idle manager, and
 	// would hide the operator's in the count below.
-	p := startRun(t, "--config", cfgFile, "--leader-elect=false",
+	p := startRun(t, "--config", cfgFile, "--leader-elect=false", "-v", "1",
 		"--management-kubeconfig", cluster.KubeconfigFile(kubeDir, cluster.Management),
 		"--guest-kubeconfig", cluster.KubeconfigFile(kubeDir, cluster.Guest))
 
@@ -186,10 +190,13 @@ func TestRealCAOHosted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The OAuth server itself: CAO's deployment controller waited for an admitted
+	// oauth-openshift Route; it read HyperShift's `oauth` Route (the alias) as that.
+	if _, err := mgmtCS.AppsV1().Deployments(hcpNS).Get(t.Context(), "openshift-authentication--oauth-openshift", metav1.GetOptions{}); err != nil {
+		t.Errorf("the oauth-openshift Deployment: %v", err)
+	}
 	// Offline, the controllers that need a live cluster or the network fail: the run is
-	// Degraded and names them; what the others wrote is applied. The oauth-openshift
-	// Deployment is not among it: CAO's deployment controller waits for its Route, which
-	// HyperShift publishes itself.
+	// Degraded and names them; what the others wrote is applied.
 	if r := status.Data["result"]; r != manager.ResultDegraded && r != manager.ResultSucceeded {
 		t.Fatalf("last run %s:\n%s", r, status.Data["status.yaml"])
 	}
@@ -223,5 +230,63 @@ func TestRealCAOHosted(t *testing.T) {
 	time.Sleep(quiet)
 	if d := mutating() - before; d != 0 {
 		t.Errorf("%v mutating requests in %s without any input change, want 0; runs now %v", d, quiet, p.runs(t, op))
+	}
+
+	// A user of the guest adds an htpasswd identity provider: its secret in openshift-config,
+	// and the provider in the OAuth configuration. CAO reads both (the secret through the
+	// configured resource reference) and the OAuth server's configuration follows, in the
+	// HCP namespace: the provider's secret copied, mounted, and named in the cliconfig.
+	idpStart, idpBefore := time.Now(), p.runs(t, op)
+	htpasswd := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "htpass-secret", Namespace: "openshift-config"},
+		Data:       map[string][]byte{"htpasswd": []byte("developer:$2y$05$jh9ubmN/hnZuMOd2PIeSa.yRgwA6f4zLPqXVRv1.t6fRTjnPxzoH2\n")},
+	}
+	if _, err := guestCS.CoreV1().Secrets("openshift-config").Create(t.Context(), htpasswd, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, guestDyn := clients(t, guest)
+	idp := []byte(`{"spec":{"identityProviders":[{"name":"developers","mappingMethod":"claim","type":"HTPasswd","htpasswd":{"fileData":{"name":"htpass-secret"}}}]}}`)
+	if _, err := guestDyn.Resource(schema.GroupVersionResource{Group: "config.openshift.io", Version: "v1", Resource: "oauths"}).
+		Patch(t.Context(), "cluster", types.MergePatchType, idp, metav1.PatchOptions{FieldManager: "cluster-admin"}); err != nil {
+		t.Fatal(err)
+	}
+	const idpCopy = "openshift-authentication--v4-0-config-user-idp-0-file-data"
+	eventuallyWithin(t, "the identity provider in the OAuth server's configuration in "+hcpNS, 30*time.Second, func(ctx context.Context) (bool, error) {
+		sec, err := mgmtCS.CoreV1().Secrets(hcpNS).Get(ctx, idpCopy, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		if !bytes.Equal(sec.Data["htpasswd"], htpasswd.Data["htpasswd"]) {
+			return false, nil
+		}
+		cli, err := mgmtCS.CoreV1().ConfigMaps(hcpNS).Get(ctx, "openshift-authentication--v4-0-config-system-cliconfig", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		if !strings.Contains(cli.Data["v4-0-config-system-cliconfig"], `"name":"developers"`) {
+			return false, nil
+		}
+		d, err := mgmtCS.AppsV1().Deployments(hcpNS).Get(ctx, "openshift-authentication--oauth-openshift", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		for _, v := range d.Spec.Template.Spec.Volumes {
+			if v.Secret != nil && v.Secret.SecretName == idpCopy {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	took := time.Since(idpStart)
+	runsSince := func(now runCounts) float64 {
+		return now[manager.TriggerChange] - idpBefore[manager.TriggerChange] + now[manager.TriggerOwnWrites] - idpBefore[manager.TriggerOwnWrites]
+	}
+	// The runs finished, and the one that may be applying what was seen (counted when it ends).
+	reached := runsSince(p.runs(t, op)) + sum(p.metrics(t), "topolayer_scheduler_running", nil)
+	idpSettled := settle(t, p, op)
+	t.Logf("the identity provider reached %s in %s, in %v operator runs; %v runs until settled (%v)",
+		hcpNS, took.Round(100*time.Millisecond), reached, runsSince(idpSettled[op]), idpSettled[op])
+	if reached > 3 {
+		t.Errorf("%v operator runs for one identity provider to reach the management side, want at most 3", reached)
 	}
 }

@@ -204,7 +204,13 @@ func (p *runProcess) runs(t *testing.T, operator string) runCounts {
 // eventually polls cond every 200ms for up to 30s.
 func eventually(t *testing.T, what string, cond func(context.Context) (bool, error)) {
 	t.Helper()
-	err := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+	eventuallyWithin(t, what, 30*time.Second, cond)
+}
+
+// eventuallyWithin is eventually with another time limit.
+func eventuallyWithin(t *testing.T, what string, limit time.Duration, cond func(context.Context) (bool, error)) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, limit, true, func(ctx context.Context) (bool, error) {
 		ok, err := cond(ctx)
 		if apierrors.IsNotFound(err) {
 			return false, nil
@@ -221,7 +227,9 @@ func eventually(t *testing.T, what string, cond func(context.Context) (bool, err
 func settle(t *testing.T, p *runProcess, operators ...string) map[string]runCounts {
 	t.Helper()
 	var idleSince time.Time
-	eventually(t, "the scheduler idle", func(context.Context) (bool, error) {
+	// A real operator converges in a few runs of several seconds each (the
+	// cluster-authentication-operator: 4-6 runs of 4-8 s on a shared machine).
+	eventuallyWithin(t, "the scheduler idle", 2*time.Minute, func(context.Context) (bool, error) {
 		f := p.metrics(t)
 		busy := f == nil || sum(f, "topolayer_scheduler_running", nil)+sum(f, "topolayer_scheduler_queue_depth", nil) > 0
 		switch {

@@ -44,6 +44,9 @@ type Topology struct {
 	// hcp is the HostedControlPlane that owns everything written in its namespace; nil
 	// without one.
 	hcp *contract.Identity
+	// aliased are the standalone identities (Identity.Key without version) the configuration
+	// says an existing object of the home cluster stands for (namespaces.aliases).
+	aliased map[contract.Key]bool
 	// status is where run results go.
 	status Status
 }
@@ -86,11 +89,11 @@ func New(cfg *config.TopologyConfig) (*Topology, error) {
 			return nil, errors.New("topology.hosted.namespace: required for a Hosted topology")
 		}
 		names := namespaces.Hosted{Namespace: h.Namespace}
+		aliased := map[contract.Key]bool{}
 		for _, a := range cfg.Namespaces.Aliases {
-			names.Aliases = append(names.Aliases, namespaces.Alias{
-				Source: contract.Identity{Group: a.Group, Resource: a.Resource, Namespace: a.Namespace, Name: a.Name},
-				Name:   a.HostedName,
-			})
+			src := contract.Identity{Group: a.Group, Resource: a.Resource, Namespace: a.Namespace, Name: a.Name}
+			names.Aliases = append(names.Aliases, namespaces.Alias{Source: src, Name: a.HostedName})
+			aliased[src.Key()] = true
 		}
 		if err := names.Validate(); err != nil {
 			return nil, fmt.Errorf("namespaces.aliases: %w", err)
@@ -103,6 +106,7 @@ func New(cfg *config.TopologyConfig) (*Topology, error) {
 			home:      routing.ClusterManagement,
 			bound:     map[string]string{routing.ClusterManagement: h.Namespace},
 			names:     names,
+			aliased:   aliased,
 			annotate:  true,
 			ownership: true,
 			status:    Status{Cluster: routing.ClusterManagement, Namespace: h.Namespace},
@@ -202,9 +206,21 @@ var _ gather.Placement = (*Topology)(nil)
 // (config.openshift.io) the operator writes is read where its users edit it, on the guest,
 // with the status the operator wrote on the home cluster (Location.Status). outputs may be
 // nil: then every input is read from the guest.
+//
+// An aliased input (namespaces.aliases: the hosted control plane's own object stands for
+// the standalone one, e.g. HyperShift's `oauth` Route for CAO's `oauth-openshift`) is read
+// from that object on the home cluster, whatever the routing does with the operator's
+// writes of it (they may well be dropped: the environment owns the object).
 func (t *Topology) Locate(outputs *contract.OutputResources, id contract.Identity) (gather.Location, error) {
 	if len(t.clusters) == 1 {
 		return gather.Location{Cluster: t.home, Identity: id}, nil
+	}
+	if t.aliased[id.Key()] {
+		target, err := t.names.ToTarget(t.home, id)
+		if err != nil {
+			return gather.Location{}, err
+		}
+		return gather.Location{Cluster: t.home, Identity: target}, nil
 	}
 	guest := gather.Location{Cluster: routing.ClusterGuest, Identity: id}
 	if outputs == nil {

@@ -176,6 +176,8 @@ func TestLocate(t *testing.T) {
 		{"user-workload output: guest", hosted, outputs, id("rbac.authorization.k8s.io", "clusterroles", "", "reader"),
 			gather.Location{Cluster: routing.ClusterGuest, Identity: id("rbac.authorization.k8s.io", "clusterroles", "", "reader")}},
 		{"same name, other namespace: guest", hosted, outputs, id("", "configmaps", "other", "audit"), gather.Location{Cluster: routing.ClusterGuest, Identity: id("", "configmaps", "other", "audit")}},
+		{"aliased input the operator does not write: the hosted control plane's own object", hosted, nil, id("", "secrets", "openshift-authentication", "serving"),
+			gather.Location{Cluster: routing.ClusterManagement, Identity: id("", "secrets", "hcp", "oauth-server-crt")}},
 		{"no outputs: guest", hosted, nil, audit, gather.Location{Cluster: routing.ClusterGuest, Identity: audit}},
 		{"rule drops the class: guest", dropped, outputs, audit, gather.Location{Cluster: routing.ClusterGuest, Identity: audit}},
 	}

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"slices"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -45,12 +46,22 @@ func PayloadCRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	return crds, nil
 }
 
+// ManagementNative are the namespaced payload CRDs an OpenShift management cluster serves
+// as they are: Routes, through which HyperShift publishes a hosted control plane's
+// services (its `oauth` Route stands for the OAuth server's).
+var ManagementNative = []string{"routes.route.openshift.io"}
+
 // ManagementCRDs returns what the management server serves besides its built-in APIs: the
-// HostedControlPlane CRD, the shadow of every cluster-scoped CRD in payload, and the shadows
-// of BuiltinShadows. payload is not modified.
+// HostedControlPlane CRD, the shadow of every cluster-scoped CRD in payload, the shadows
+// of BuiltinShadows and the CRDs of payload named in ManagementNative, unchanged. payload
+// is not modified.
 func ManagementCRDs(payload []*apiextensionsv1.CustomResourceDefinition) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	crds := []*apiextensionsv1.CustomResourceDefinition{HostedControlPlaneCRD()}
 	for _, orig := range payload {
+		if slices.Contains(ManagementNative, orig.Name) {
+			crds = append(crds, orig.DeepCopy())
+			continue
+		}
 		if orig.Spec.Scope != apiextensionsv1.ClusterScoped {
 			continue
 		}

@@ -222,6 +222,7 @@ func (m *Manager) runOnce(ctx context.Context, st *operatorState, dir string, re
 		switch r.Status {
 		case apply.StatusApplied:
 			rec.Applied++
+			logr.FromContextOrDiscard(ctx).V(1).Info("applied", "cluster", r.Cluster, "action", r.Action, "object", r.Identity.String(), "change", r.Change)
 		case apply.StatusSkipped:
 			rec.Unchanged++
 		}

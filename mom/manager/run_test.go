@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/mom/runner"
@@ -122,6 +123,34 @@ func TestExitedNonZero(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := exitedNonZero(tc.err); got != tc.want {
 				t.Errorf("exitedNonZero = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestEventNote(t *testing.T) {
+	long := strings.Repeat("controller: the route is not admitted; ", 60)
+	multi := strings.Repeat("é", eventNoteLimit) // two bytes a rune: a cut must not split one
+	tests := []struct {
+		name, note string
+		cut        bool
+	}{
+		{"short kept", "run 3: 2 applied", false},
+		{"at the limit kept", strings.Repeat("x", eventNoteLimit), false},
+		{"long cut", long, true},
+		{"multi-byte cut at a rune boundary", multi, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := eventNote(tt.note)
+			if len(got) > eventNoteLimit || !utf8.ValidString(got) {
+				t.Fatalf("eventNote: %d bytes, valid UTF-8 %v", len(got), utf8.ValidString(got))
+			}
+			if cut := got != tt.note; cut != tt.cut {
+				t.Fatalf("cut %v, want %v: %q", cut, tt.cut, got)
+			}
+			if tt.cut && !strings.HasSuffix(got, "status object has all of it)") {
+				t.Errorf("a cut note does not say so: %q", got[len(got)-60:])
 			}
 		})
 	}

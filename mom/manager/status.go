@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
@@ -84,5 +85,23 @@ func (m *Manager) event(operator, eventType, reason, format string, args ...any)
 		return
 	}
 	ref := &corev1.ObjectReference{APIVersion: "v1", Kind: "ConfigMap", Namespace: m.status.Namespace, Name: StatusName(operator)}
-	m.opts.Recorder.Eventf(ref, nil, eventType, reason, "Run", "%s", fmt.Sprintf(format, args...))
+	m.opts.Recorder.Eventf(ref, nil, eventType, reason, "Run", "%s", eventNote(fmt.Sprintf(format, args...)))
+}
+
+// eventNoteLimit is the longest note the API server accepts in an event (events.k8s.io/v1
+// validation); the whole text is in the status object.
+const eventNoteLimit = 1024
+
+// eventNote cuts note to eventNoteLimit bytes, at a rune boundary, marking the cut: a
+// run that names many failed controllers must still be reported, not refused.
+func eventNote(note string) string {
+	if len(note) <= eventNoteLimit {
+		return note
+	}
+	const more = " … (cut; the status object has all of it)"
+	cut := eventNoteLimit - len(more)
+	for cut > 0 && !utf8.RuneStart(note[cut]) {
+		cut--
+	}
+	return note[:cut] + more
 }
