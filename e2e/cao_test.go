@@ -18,9 +18,12 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/yaml"
 
 	"github.com/topolayer/topolayer/config"
+	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/contract/corpus"
 	"github.com/topolayer/topolayer/e2e/cluster"
 	"github.com/topolayer/topolayer/mom/manager"
 	"github.com/topolayer/topolayer/namespaces"
@@ -47,20 +50,11 @@ func caoBinary(t *testing.T) string {
 // replaces the example's HCP namespace.
 func seed(t *testing.T, cfg *rest.Config, dir, fieldManager, namespace string, status bool) []*unstructured.Unstructured {
 	t.Helper()
-	_, dyn := clients(t, cfg)
-	hc, err := rest.HTTPClientFor(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mapper, err := apiutil.NewDynamicRESTMapper(cfg, hc)
-	if err != nil {
-		t.Fatal(err)
-	}
 	files, err := filepath.Glob(filepath.Join("..", "examples", "cluster-authentication-operator", "seed", dir, "*.yaml"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("seed %s: no files (%v)", dir, err)
 	}
-	var out []*unstructured.Unstructured
+	var objs []*unstructured.Unstructured
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
@@ -78,35 +72,53 @@ func seed(t *testing.T, cfg *rest.Config, dir, fieldManager, namespace string, s
 			if namespace != "" && u.GetNamespace() != "" {
 				u.SetNamespace(namespace)
 			}
-			gvk := u.GroupVersionKind()
-			mapping, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-			if err != nil {
-				t.Fatalf("seed %s: %s: %v", f, gvk, err)
-			}
-			gvr := mapping.Resource
-			var ri dynamic.ResourceInterface = dyn.Resource(gvr)
-			if u.GetNamespace() != "" {
-				ri = dyn.Resource(gvr).Namespace(u.GetNamespace())
-			}
-			data, err := u.MarshalJSON()
-			if err != nil {
-				t.Fatal(err)
-			}
-			var subresources []string
-			if status {
-				subresources = []string{"status"}
-			} else if _, err := ri.Get(t.Context(), u.GetName(), metav1.GetOptions{}); apierrors.IsNotFound(err) {
-				// The guest is shared by the package's tests: what the seed creates goes
-				// with the test (another test projects the singletons the guest lacks).
-				name := u.GetName()
-				t.Cleanup(func() { _ = ri.Delete(context.Background(), name, metav1.DeleteOptions{}) })
-			}
-			got, err := ri.Patch(t.Context(), u.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{FieldManager: fieldManager, Force: ptrTo(true)}, subresources...)
-			if err != nil {
-				t.Fatalf("seed %s %s: %v", f, u.GetName(), err)
-			}
-			out = append(out, got)
+			objs = append(objs, u)
 		}
+	}
+	return serverSideApply(t, cfg, objs, fieldManager, status)
+}
+
+// serverSideApply applies objs, in order, with fieldManager (forcing), on the status
+// subresource when status is set, and returns what the server stored. What it creates goes
+// with the test: the clusters are shared by the package's tests.
+func serverSideApply(t *testing.T, cfg *rest.Config, objs []*unstructured.Unstructured, fieldManager string, status bool) []*unstructured.Unstructured {
+	t.Helper()
+	_, dyn := clients(t, cfg)
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mapper, err := apiutil.NewDynamicRESTMapper(cfg, hc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*unstructured.Unstructured
+	for _, u := range objs {
+		gvk := u.GroupVersionKind()
+		mapping, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		if err != nil {
+			t.Fatalf("apply %s %s: %v", gvk, u.GetName(), err)
+		}
+		var ri dynamic.ResourceInterface = dyn.Resource(mapping.Resource)
+		if u.GetNamespace() != "" {
+			ri = dyn.Resource(mapping.Resource).Namespace(u.GetNamespace())
+		}
+		data, err := u.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var subresources []string
+		if status {
+			subresources = []string{"status"}
+		} else if _, err := ri.Get(t.Context(), u.GetName(), metav1.GetOptions{}); apierrors.IsNotFound(err) && mapping.Resource.Resource != "namespaces" {
+			name := u.GetName()
+			t.Cleanup(func() { _ = ri.Delete(context.Background(), name, metav1.DeleteOptions{}) })
+		}
+		got, err := ri.Patch(t.Context(), u.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{FieldManager: fieldManager, Force: ptrTo(true)}, subresources...)
+		if err != nil {
+			t.Fatalf("apply %s %s/%s: %v", mapping.Resource.Resource, u.GetNamespace(), u.GetName(), err)
+		}
+		out = append(out, got)
 	}
 	return out
 }
@@ -121,14 +133,7 @@ func ptrTo[T any](v T) *T { return &v }
 // mutating request for a quiet window (TOPOLAYER_CAO_QUIET, default 2m).
 func TestRealCAOHosted(t *testing.T) {
 	bin := caoBinary(t)
-	quiet := 2 * time.Minute
-	if v := os.Getenv("TOPOLAYER_CAO_QUIET"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			t.Fatalf("TOPOLAYER_CAO_QUIET=%q: %v", v, err)
-		}
-		quiet = d
-	}
+	quiet := caoQuiet(t)
 	own, _ := ownHostedControlPlane(t, "cao")
 	hcpNS := own.Topology.Hosted.Namespace
 	cfg, err := config.Load(filepath.Join("..", "examples", "cluster-authentication-operator", "hosted.yaml"))
@@ -289,4 +294,220 @@ func TestRealCAOHosted(t *testing.T) {
 	if reached > 3 {
 		t.Errorf("%v operator runs for one identity provider to reach the management side, want at most 3", reached)
 	}
+}
+
+// residentManager is the field manager of the resident cluster-authentication-operator.
+const caoResidentManager = "authentication-operator"
+
+// TestRealCAOStandalone runs the real cluster-authentication-operator through topolayer run
+// on one standalone cluster where the resident operator ran before: every object of the CAO
+// corpus was created by server-side apply with its field manager. topolayer adopts what the
+// operator writes again (same uid, the resident manager's field ownership moved to
+// topolayer's, no conflict), the manager settles, and with nothing changing it sends no
+// mutating request.
+func TestRealCAOStandalone(t *testing.T) {
+	bin := caoBinary(t)
+	if os.Getenv(corpus.EnvVar) == "" {
+		t.Skipf("%s is not set: no CAO corpus for the resident operator's objects", corpus.EnvVar)
+	}
+	quiet := caoQuiet(t)
+	cfg, err := config.Load(filepath.Join("..", "examples", "cluster-authentication-operator", "standalone.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Operators[0].Command = []string{bin}
+	cfg.Manager.Namespace = newNamespace(t, standalone.Config(cluster.Single))
+	data, err := yaml.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfgFile := filepath.Join(t.TempDir(), "standalone.yaml")
+	if err := os.WriteFile(cfgFile, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	rc := standalone.Config(cluster.Single)
+	seed(t, rc, "cluster", "installer", "", false)
+	seed(t, rc, "guest-status", "installer", "", true)
+	// What the resident operator created: the last body of every object of the corpus.
+	// (the corpus has no Route: the resident operator's is added).
+	route := object(t, `
+apiVersion: route.openshift.io/v1
+kind: Route
+metadata: {name: oauth-openshift, namespace: openshift-authentication, labels: {app: oauth-openshift}}
+spec:
+  host: oauth-openshift.apps.example.devcluster.openshift.com
+  port: {targetPort: 6443}
+  to: {kind: Service, name: oauth-openshift, weight: 100}
+  tls: {termination: passthrough, insecureEdgeTerminationPolicy: Redirect}
+  wildcardPolicy: None
+`)
+	resident := serverSideApply(t, rc, append(residentObjects(t), route), caoResidentManager, false)
+	// The cluster's router admitted the operator's Route.
+	serverSideApply(t, rc, []*unstructured.Unstructured{object(t, `
+apiVersion: route.openshift.io/v1
+kind: Route
+metadata: {name: oauth-openshift, namespace: openshift-authentication}
+status:
+  ingress:
+  - host: oauth-openshift.apps.example.devcluster.openshift.com
+    routerName: default
+    conditions: [{type: Admitted, status: "True", lastTransitionTime: "2026-01-01T00:00:00Z"}]
+`)}, "router", true)
+
+	kubeDir := t.TempDir()
+	if err := standalone.WriteKubeconfigs(kubeDir); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	p := startRun(t, "--config", cfgFile, "--leader-elect=false", "-v", "1",
+		"--kubeconfig", cluster.KubeconfigFile(kubeDir, cluster.Single))
+	const op = "cluster-authentication-operator"
+	cs, dyn := clients(t, rc)
+	eventually(t, "a first run", func(context.Context) (bool, error) {
+		n := p.runs(t, op)
+		return n[manager.TriggerStart] > 0, nil
+	})
+	settled := settle(t, p, op)
+	t.Logf("settled in %s: %v", time.Since(start).Round(time.Second), settled[op])
+	if _, err := cs.AppsV1().Deployments("openshift-authentication").Get(t.Context(), "oauth-openshift", metav1.GetOptions{}); err != nil {
+		t.Errorf("the oauth-openshift Deployment: %v", err)
+	}
+
+	// Adopted: the same objects, and for each one topolayer wrote, no field still owned by
+	// the resident operator that topolayer now applies.
+	hc, err := rest.HTTPClientFor(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mapper, err := apiutil.NewDynamicRESTMapper(rc, hc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var adopted int
+	for _, before := range resident {
+		gvk := before.GroupVersionKind()
+		mapping, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		if err != nil {
+			t.Fatal(err)
+		}
+		now, err := dyn.Resource(mapping.Resource).Namespace(before.GetNamespace()).Get(t.Context(), before.GetName(), metav1.GetOptions{})
+		if err != nil {
+			t.Errorf("%s %s/%s: %v", mapping.Resource.Resource, before.GetNamespace(), before.GetName(), err)
+			continue
+		}
+		if now.GetUID() != before.GetUID() {
+			t.Errorf("%s %s/%s: uid %s -> %s, want the resident operator's object adopted in place", mapping.Resource.Resource, before.GetNamespace(), before.GetName(), before.GetUID(), now.GetUID())
+		}
+		if overlap, ours := fieldsStillResident(t, now, start); ours {
+			adopted++
+			if !overlap.Empty() {
+				t.Errorf("%s %s/%s: fields both %s and topolayer own: %s", mapping.Resource.Resource, before.GetNamespace(), before.GetName(), caoResidentManager, overlap)
+			}
+		}
+	}
+	t.Logf("%d of the resident operator's %d objects written again by topolayer, adopted in place", adopted, len(resident))
+	if adopted == 0 {
+		t.Error("topolayer wrote none of the resident operator's objects")
+	}
+
+	mutating := func() float64 {
+		f := p.metrics(t)
+		var n float64
+		for _, m := range []string{"POST", "PUT", "PATCH", "DELETE"} {
+			n += sum(f, "rest_client_requests_total", map[string]string{"method": m})
+		}
+		return n
+	}
+	before := mutating()
+	time.Sleep(quiet)
+	if d := mutating() - before; d != 0 {
+		t.Errorf("%v mutating requests in %s without any input change, want 0; runs now %v", d, quiet, p.runs(t, op))
+	}
+}
+
+// caoQuiet is how long the CAO tests watch an idle manager for writes: 2 minutes, or
+// TOPOLAYER_CAO_QUIET.
+func caoQuiet(t *testing.T) time.Duration {
+	t.Helper()
+	v := os.Getenv("TOPOLAYER_CAO_QUIET")
+	if v == "" {
+		return 2 * time.Minute
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		t.Fatalf("TOPOLAYER_CAO_QUIET=%q: %v", v, err)
+	}
+	return d
+}
+
+// residentObjects are the objects a resident cluster-authentication-operator created: the
+// last body of every object the CAO corpus cases create, update or apply (not their status,
+// not events), Namespaces first, with an image in every container (its environment's).
+// The operator CR and the cluster configuration are the installer's (seed/cluster).
+func residentObjects(t *testing.T) []*unstructured.Unstructured {
+	t.Helper()
+	last := map[contract.Key]*unstructured.Unstructured{}
+	var order []contract.Key
+	for _, c := range corpus.CAOCases(t) {
+		out, err := contract.ReadOutputDir(c.ExpectedOutput, contract.ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range withImages(t, out.Mutations) {
+			a := m.Metadata.Action
+			id := m.Identity()
+			if len(m.Body) == 0 || a.IsStatus() || id.IsEvent() || id.Name == "" ||
+				(a != contract.ActionCreate && a != contract.ActionUpdate && a != contract.ActionApply) ||
+				id.Group == "config.openshift.io" || id.Group == "operator.openshift.io" {
+				continue
+			}
+			u := &unstructured.Unstructured{}
+			if err := yaml.Unmarshal(m.Body, &u.Object); err != nil {
+				t.Fatalf("%s: %v", id, err)
+			}
+			contract.StripServerFields(u.Object)
+			unstructured.RemoveNestedField(u.Object, "status")
+			k := id.Key()
+			if _, ok := last[k]; !ok {
+				order = append(order, k)
+			}
+			last[k] = u
+		}
+	}
+	var nss, others []*unstructured.Unstructured
+	for _, k := range order {
+		if k.Resource == "namespaces" {
+			nss = append(nss, last[k])
+		} else {
+			others = append(others, last[k])
+		}
+	}
+	return append(nss, others...)
+}
+
+// fieldsStillResident returns the fields of obj that the resident operator's field manager
+// owns and that topolayer's writes (the managedFields entries of other managers written
+// since topolayer started) own too, and whether topolayer wrote obj at all.
+func fieldsStillResident(t *testing.T, obj *unstructured.Unstructured, since time.Time) (*fieldpath.Set, bool) {
+	t.Helper()
+	theirs, ours := &fieldpath.Set{}, &fieldpath.Set{}
+	wrote := false
+	for _, mf := range obj.GetManagedFields() {
+		if mf.FieldsV1 == nil || mf.Subresource != "" {
+			continue
+		}
+		set := &fieldpath.Set{}
+		if err := set.FromJSON(bytes.NewReader(mf.FieldsV1.Raw)); err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case mf.Manager == caoResidentManager:
+			theirs = theirs.Union(set)
+		case mf.Time != nil && !mf.Time.Time.Before(since.Truncate(time.Second)):
+			wrote = true
+			ours = ours.Union(set)
+		}
+	}
+	return theirs.Intersection(ours).Leaves(), wrote
 }
