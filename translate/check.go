@@ -2,6 +2,7 @@ package translate
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -60,9 +61,11 @@ func checkSimulatedNamespaces(p *Plan, finals []*yaml.RNode, hcp string, discove
 		out      []Violation
 		pods     []pod
 		objs     = map[int]*yaml.RNode{}
-		renamed  = map[nameKey]bool{} // standalone names the plan changed
-		targets  = map[nameKey]bool{} // names in the HCP namespace
-		simNames = map[string]bool{}  // simulated standalone namespaces
+		renamed  = map[nameKey]bool{}    // standalone names the plan changed
+		moved    = map[objectKey]bool{}  // standalone identities the plan placed under another
+		statuses = map[int]*yaml.RNode{} // objects of status writes
+		targets  = map[nameKey]bool{}    // names in the HCP namespace
+		simNames = map[string]bool{}     // simulated standalone namespaces
 	)
 	gkOf := func(id contract.Identity) schema.GroupKind {
 		kind, _ := discovery.KindForResource(id.GroupResource())
@@ -73,6 +76,14 @@ func checkSimulatedNamespaces(p *Plan, finals []*yaml.RNode, hcp string, discove
 			continue
 		}
 		targets[nameKey{gkOf(e.Target.Identity), e.Target.Name}] = true
+		if keyOf("", e.Source) != keyOf("", e.Target.Identity) && !e.Source.IsNamespace() {
+			moved[keyOf("", e.Source)] = true
+		}
+		if e.Object != nil && holdsStatusReferences(e.Object.GroupVersionKind().GroupKind()) {
+			if obj := finalOf(p, finals, i); obj != nil {
+				statuses[i] = obj
+			}
+		}
 		if e.Source.Namespace == "" || e.Source.Namespace == hcp {
 			continue
 		}
@@ -83,16 +94,10 @@ func checkSimulatedNamespaces(p *Plan, finals []*yaml.RNode, hcp string, discove
 		if e.Object == nil || e.Action.IsStatus() {
 			continue
 		}
-		var obj *yaml.RNode
-		if finals != nil {
-			obj = finals[i]
-		}
+		obj := finalOf(p, finals, i)
 		if obj == nil {
-			var err error
-			if obj, err = yaml.FromMap(e.Object.Object); err != nil {
-				out = append(out, Violation{i, fmt.Sprintf("cannot read the object: %v", err)})
-				continue
-			}
+			out = append(out, Violation{i, "cannot read the object"})
+			continue
 		}
 		objs[i] = obj
 		if path, ok := podLabelsPath(e.Source.Resource); ok && (e.Source.Resource == "pods" && e.Source.Group == "" || workloadGroups[e.Source.Resource] == e.Source.Group) {
@@ -106,13 +111,12 @@ func checkSimulatedNamespaces(p *Plan, finals []*yaml.RNode, hcp string, discove
 			pods = append(pods, pod{ns: e.Source.Namespace, labels: set, entry: i})
 		}
 	}
-	for _, i := range slices.Sorted(func(yield func(int) bool) {
-		for i := range objs {
-			if !yield(i) {
-				return
-			}
+	for _, i := range slices.Sorted(maps.Keys(statuses)) {
+		for _, msg := range staleStatusReferences(statuses[i], moved) {
+			out = append(out, Violation{i, msg})
 		}
-	}) {
+	}
+	for _, i := range slices.Sorted(maps.Keys(objs)) {
 		e, obj := p.Entries[i], objs[i]
 		bad := func(format string, args ...any) {
 			out = append(out, Violation{i, fmt.Sprintf(format, args...)})
@@ -266,5 +270,41 @@ func staleReferences(obj *yaml.RNode, hcp string, stale func(gk schema.GroupKind
 			return text, false
 		})
 	}
+	return out
+}
+
+// finalOf returns the final object of entry i of p: finals[i] when finals has it, else the
+// entry's Object read as YAML; nil when there is none or it cannot be read.
+func finalOf(p *Plan, finals []*yaml.RNode, i int) *yaml.RNode {
+	if finals != nil && finals[i] != nil {
+		return finals[i]
+	}
+	if p.Entries[i].Object == nil {
+		return nil
+	}
+	obj, err := yaml.FromMap(p.Entries[i].Object.Object)
+	if err != nil {
+		return nil
+	}
+	return obj
+}
+
+// staleStatusReferences lists the entries of obj's StatusReferences that name a standalone
+// identity the plan placed under another (moved).
+func staleStatusReferences(obj *yaml.RNode, moved map[objectKey]bool) []string {
+	gv, _ := schema.ParseGroupVersion(obj.GetApiVersion())
+	gk := schema.GroupKind{Group: gv.Group, Kind: obj.GetKind()}
+	if original, ok := namespaces.IsShadowGroup(gk.Group); ok {
+		gk.Group = original
+	}
+	var out []string
+	for path, l := range statusLists(obj, gk) {
+		for i, s := range statusEntries(l) {
+			if moved[keyOf("", s.id)] {
+				out = append(out, fmt.Sprintf("%s/%d names %s, which the plan placed under another identity", path, i, s.id))
+			}
+		}
+	}
+	slices.Sort(out)
 	return out
 }

@@ -1,0 +1,218 @@
+package translate
+
+import (
+	"fmt"
+	"strconv"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/namespaces"
+	"github.com/topolayer/topolayer/routing"
+)
+
+// ByStatusReferences rewrites the entries of StatusReferences (Change.By).
+const ByStatusReferences = "status-references"
+
+// StatusReference is a list in an object's status whose entries name objects by group,
+// resource, namespace and name (openshift/api's configv1.ObjectReference and
+// operatorv1.GenerationStatus).
+type StatusReference struct {
+	// Referrer is the kind of the object that holds the list; an empty Kind means every
+	// kind of the group.
+	Referrer schema.GroupKind
+	// Path is where the list is.
+	Path []string
+}
+
+// StatusReferences are the status lists the engine follows like fields of the reference
+// table, in status writes (UpdateStatus, ApplyStatus, PatchStatus) and in whole objects:
+// a ClusterOperator's relatedObjects (what must-gather and the console follow) and an
+// operator CR's generations (library-go's workload and static-pod controllers compare the
+// generation of the Deployments and DaemonSets they name).
+var StatusReferences = []StatusReference{
+	{Referrer: schema.GroupKind{Group: "config.openshift.io", Kind: "ClusterOperator"}, Path: []string{"status", "relatedObjects"}},
+	{Referrer: schema.GroupKind{Group: "operator.openshift.io"}, Path: []string{"status", "generations"}},
+}
+
+// holdsStatusReferences says whether objects of kind gk (a shadow group's, or its
+// original's) have StatusReferences.
+func holdsStatusReferences(gk schema.GroupKind) bool {
+	if original, ok := namespaces.IsShadowGroup(gk.Group); ok {
+		gk.Group = original
+	}
+	for _, s := range StatusReferences {
+		if s.Referrer.Group == gk.Group && (s.Referrer.Kind == "" || s.Referrer.Kind == gk.Kind) {
+			return true
+		}
+	}
+	return false
+}
+
+// statusLists returns the lists of StatusReferences that obj, of kind gk, holds, with their
+// paths.
+func statusLists(obj *yaml.RNode, gk schema.GroupKind) map[string]*yaml.RNode {
+	var out map[string]*yaml.RNode
+	for _, s := range StatusReferences {
+		if s.Referrer.Group != gk.Group || (s.Referrer.Kind != "" && s.Referrer.Kind != gk.Kind) {
+			continue
+		}
+		l, err := obj.Pipe(yaml.Lookup(s.Path...))
+		if err != nil || l == nil || l.YNode().Kind != yaml.SequenceNode {
+			continue
+		}
+		if out == nil {
+			out = map[string]*yaml.RNode{}
+		}
+		out[pointer(s.Path)] = l
+	}
+	return out
+}
+
+// statusEntry is one entry of a status list.
+type statusEntry struct {
+	node *yaml.Node
+	id   contract.Identity
+}
+
+// statusEntries lists the entries of l that name an object.
+func statusEntries(l *yaml.RNode) []statusEntry {
+	var out []statusEntry
+	for _, n := range l.YNode().Content {
+		n = refDeref(n)
+		if n == nil || n.Kind != yaml.MappingNode {
+			continue
+		}
+		get := func(k string) string {
+			if v := refScalar(refLookup(n, k)); v != nil {
+				return v.Value
+			}
+			return ""
+		}
+		id := contract.Identity{Group: get("group"), Resource: get("resource"), Namespace: get("namespace"), Name: get("name")}
+		if id.Resource == "" || id.Name == "" {
+			continue
+		}
+		out = append(out, statusEntry{node: n, id: id})
+	}
+	return out
+}
+
+// setStatusEntry writes id into the entry n: group, resource and name always (they are
+// required), namespace when id has one or n had one.
+func setStatusEntry(n *yaml.Node, id contract.Identity) error {
+	rn := yaml.NewRNode(n)
+	for _, kv := range [][2]string{{"group", id.Group}, {"resource", id.Resource}, {"name", id.Name}} {
+		if err := rn.PipeE(yaml.SetField(kv[0], yaml.NewStringRNode(kv[1]))); err != nil {
+			return err
+		}
+	}
+	if id.Namespace != "" {
+		return rn.PipeE(yaml.SetField("namespace", yaml.NewStringRNode(id.Namespace)))
+	}
+	_, err := rn.Pipe(yaml.Clear("namespace"))
+	return err
+}
+
+// rewriteStatusReferences rewrites, with r, the entries of obj's StatusReferences that name
+// an object the topology places, on the referrer's cluster, under another identity: an
+// object of the plan, or one the operator declares in a class placed there. A Namespace
+// stays as it is: the simulated namespace keeps its standalone name in what the operator
+// reports. Entries naming objects of other clusters are left as they are. obj is in
+// standalone form; each change is passed to record.
+func (e Engine) rewriteStatusReferences(obj *yaml.RNode, r *renamer, record func([]Change)) error {
+	gv, _ := schema.ParseGroupVersion(obj.GetApiVersion())
+	lists := statusLists(obj, schema.GroupKind{Group: gv.Group, Kind: obj.GetKind()})
+	for path, l := range lists {
+		for i, s := range statusEntries(l) {
+			if s.id.IsNamespace() {
+				continue
+			}
+			target, ok := r.statusTarget(s.id)
+			if !ok || (target.Group == s.id.Group && target.Resource == s.id.Resource && target.Namespace == s.id.Namespace && target.Name == s.id.Name) {
+				continue
+			}
+			if err := setStatusEntry(s.node, target); err != nil {
+				return fmt.Errorf("%s[%d]: %w", path, i, err)
+			}
+			from := map[string]any{"group": s.id.Group, "resource": s.id.Resource, "name": s.id.Name}
+			if s.id.Namespace != "" {
+				from["namespace"] = s.id.Namespace
+			}
+			to := map[string]any{"group": target.Group, "resource": target.Resource, "name": target.Name}
+			if target.Namespace != "" {
+				to["namespace"] = target.Namespace
+			}
+			record([]Change{{Path: path + "/" + strconv.Itoa(i), From: from, To: to, By: ByStatusReferences, Kind: ChangeReference}})
+		}
+	}
+	return nil
+}
+
+// statusTarget returns where the object a status entry names lands, when it lands on the
+// referrer's cluster: as the plan places it, else as the routing table would place it in a
+// class the operator declares it in (without declarations: any namespaced object of a
+// namespace the plan simulates).
+func (r *renamer) statusTarget(id contract.Identity) (contract.Identity, bool) {
+	if p, ok := r.index[keyOf("", id)]; ok {
+		return p.target, p.cluster == r.from
+	}
+	if r.from != routing.ClusterManagement {
+		return contract.Identity{}, false
+	}
+	e := r.engine
+	if e.Declared == nil && e.Supplement == nil {
+		if id.Namespace == "" || !r.simulatesNamespace(id.Namespace) {
+			return contract.Identity{}, false
+		}
+	} else if !e.declaredOn(r.from, id) {
+		return contract.Identity{}, false
+	}
+	target, err := e.Names.ToTarget(r.from, id)
+	if err != nil {
+		r.warn(fmt.Sprintf("status names %s, which cannot be mapped: %v", id, err))
+		return contract.Identity{}, false
+	}
+	return target, true
+}
+
+// declaredOn says whether the operator declares id (Declared or Supplement) in a class the
+// routing table places on cluster.
+func (e Engine) declaredOn(cluster string, id contract.Identity) bool {
+	for _, c := range []contract.Class{contract.ClassConfiguration, contract.ClassManagement, contract.ClassUserWorkload} {
+		if !(e.Declared != nil && e.Declared.ForClass(c).Matches(id)) && !(e.Supplement != nil && e.Supplement.ForClass(c).Matches(id)) {
+			continue
+		}
+		if d := e.Router.Route(routing.Object{Class: c, Identity: id}); d.Disposition == routing.Apply && d.Cluster == cluster {
+			return true
+		}
+	}
+	return false
+}
+
+// statusReferences maps back the entries rewriteStatusReferences rewrote, in obj found on
+// the target: entries in the namespace ns of obj, or of a shadow group.
+func (r *inverseRenamer) statusReferences(obj *yaml.RNode, ns string) error {
+	gv, _ := schema.ParseGroupVersion(obj.GetApiVersion())
+	gk := schema.GroupKind{Group: gv.Group, Kind: obj.GetKind()}
+	if original, ok := namespaces.IsShadowGroup(gk.Group); ok {
+		gk.Group = original
+	}
+	for path, l := range statusLists(obj, gk) {
+		for i, s := range statusEntries(l) {
+			if s.id.Namespace == "" || s.id.Namespace != ns || s.id.IsNamespace() {
+				continue
+			}
+			src, err := r.inv.Names.ToSource(r.cluster, s.id, nil)
+			if err != nil {
+				r.warn(fmt.Sprintf("%s[%d]: %s cannot be mapped back: %v", path, i, s.id, err))
+				continue
+			}
+			if err := setStatusEntry(s.node, src); err != nil {
+				return fmt.Errorf("%s[%d]: %w", path, i, err)
+			}
+		}
+	}
+	return nil
+}
