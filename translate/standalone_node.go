@@ -19,7 +19,11 @@ import (
 //   - static-pod revisions (library-go's revision controller): the "revision-status-N"
 //     ConfigMap, whose data.revision is N or which carries the
 //     operator.openshift.io/revision-ready annotation, and the per-revision copies
-//     "<name>-N" of ConfigMaps and Secrets, owned by the ConfigMap "revision-status-N".
+//     "<name>-N" of ConfigMaps and Secrets, owned by the ConfigMap "revision-status-N";
+//   - the identities of installer and guard pods (the backing-resource and guard
+//     controllers' manifests): the ServiceAccount "installer-sa", the ClusterRoleBinding
+//     "system:openshift:operator:<namespace>-installer" that grants it cluster-admin, and the
+//     ServiceAccount "guard-sa" labelled app: guard.
 //
 // A hosted control plane runs its components as Deployments in the HCP namespace; there are
 // no control-plane nodes to install static pods on, and no installer to read a revision.
@@ -32,6 +36,9 @@ const (
 	annotationRevisionReady  = "operator.openshift.io/revision-ready"
 	guardPDBSuffix           = "-guard-pdb"
 	guardPodLabel, guardPods = "app", "guard"
+	installerSA, guardSA     = "installer-sa", "guard-sa"
+	installerBindingPrefix   = "system:openshift:operator:"
+	installerBindingSuffix   = "-installer"
 )
 
 // standaloneNodeMachinery says why the object of w is standalone-node machinery, or "".
@@ -63,12 +70,48 @@ func standaloneNodeMachinery(w *work) string {
 		if _, ready := w.obj.GetAnnotations()[annotationRevisionReady]; data == n || ready {
 			return "static-pod revision " + n + " (the revision controller's status ConfigMap); a hosted control plane has no installer to read it"
 		}
+	case src.Group == "" && src.Resource == "serviceaccounts" && src.Name == installerSA:
+		return "the ServiceAccount of static-pod installer and pruner pods, which a hosted control plane does not run"
+	case src.Group == "" && src.Resource == "serviceaccounts" && src.Name == guardSA && w.obj.GetLabels()[guardPodLabel] == guardPods:
+		return "the ServiceAccount of static-pod guard pods, which a hosted control plane does not run"
+	case src.Group == groupRBAC && src.Resource == "clusterrolebindings" && installerBinding(w.obj, src.Name):
+		return "the cluster-admin binding of static-pod installer pods, which a hosted control plane does not run"
 	case src.Group == "" && (src.Resource == "configmaps" || src.Resource == "secrets"):
 		if n, ok := revisionCopy(w.obj, src.Name); ok {
 			return "a copy of " + strings.TrimSuffix(src.Name, "-"+n) + " for static-pod revision " + n + " (owned by " + revisionStatusPrefix + n + "); a hosted control plane has no installer to read it"
 		}
 	}
 	return ""
+}
+
+// installerBinding says whether obj, the ClusterRoleBinding name, is the backing-resource
+// controller's: "system:openshift:operator:<ns>-installer", binding cluster-admin to the
+// ServiceAccount installer-sa of <ns>.
+func installerBinding(obj *yaml.RNode, name string) bool {
+	ns, ok := strings.CutPrefix(name, installerBindingPrefix)
+	if !ok {
+		return false
+	}
+	if ns, ok = strings.CutSuffix(ns, installerBindingSuffix); !ok || ns == "" {
+		return false
+	}
+	if kind, _ := fieldOf(obj, "roleRef", "kind"); kind != "ClusterRole" {
+		return false
+	}
+	if role, _ := fieldOf(obj, "roleRef", "name"); role != "cluster-admin" {
+		return false
+	}
+	subjects, err := obj.Pipe(yaml.Lookup("subjects"))
+	if err != nil || subjects == nil {
+		return false
+	}
+	els, _ := subjects.Elements()
+	for _, sub := range els {
+		if fieldString(sub, "kind") != "ServiceAccount" || fieldString(sub, "name") != installerSA || fieldString(sub, "namespace") != ns {
+			return false
+		}
+	}
+	return len(els) > 0
 }
 
 // revisionStatus says whether src is named like the revision controller's status ConfigMap

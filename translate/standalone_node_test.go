@@ -11,7 +11,8 @@ import (
 // TestDropStandaloneNode: in the hosted topology the named rule drops what library-go's
 // static-pod controllers write for a standalone cluster's nodes (installer, pruner and guard
 // pods bound to a node, the guard PDB, revision status ConfigMaps and the per-revision copies
-// they own), and nothing else, not even a name that ends in a number. Standalone keeps all.
+// they own, the installer's and the guard's ServiceAccounts and the installer's cluster-admin
+// binding), and nothing else, not even a name that ends in a number. Standalone keeps all.
 func TestDropStandaloneNode(t *testing.T) {
 	const ns = "namespace: openshift-kube-scheduler"
 	owned := "ownerReferences: [{apiVersion: v1, kind: ConfigMap, name: revision-status-7, uid: u}]"
@@ -68,6 +69,28 @@ func TestDropStandaloneNode(t *testing.T) {
 		"configmap ending in a number": {
 			resource: "configmaps",
 			body:     "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: v4-0, " + ns + "}\n",
+		},
+		"installer service account": {
+			resource: "serviceaccounts", drop: true,
+			body: "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: installer-sa, " + ns + "}\n",
+		},
+		"guard service account": {
+			resource: "serviceaccounts", drop: true,
+			body: "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: guard-sa, " + ns + ", labels: {app: guard}}\n",
+		},
+		"service account named guard-sa of another app": {
+			resource: "serviceaccounts",
+			body:     "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: guard-sa, " + ns + "}\n",
+		},
+		"installer cluster-admin binding": {
+			group: "rbac.authorization.k8s.io", resource: "clusterrolebindings", drop: true,
+			body: "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: 'system:openshift:operator:openshift-kube-scheduler-installer'}\n" +
+				"roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}\nsubjects: [{kind: ServiceAccount, namespace: openshift-kube-scheduler, name: installer-sa}]\n",
+		},
+		"binding named like the installer's that binds another subject": {
+			group: "rbac.authorization.k8s.io", resource: "clusterrolebindings",
+			body: "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: 'system:openshift:operator:openshift-kube-scheduler-installer'}\n" +
+				"roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}\nsubjects: [{kind: ServiceAccount, namespace: openshift-kube-scheduler, name: scheduler}]\n",
 		},
 		"prune controller deletes a revision": {
 			resource: "configmaps", action: contract.ActionDelete, name: "revision-status-3", drop: true,
