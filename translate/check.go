@@ -36,7 +36,8 @@ type Violation struct {
 // pods that are not in the plan: the hosted control plane's own components); a selector that
 // reaches other namespaces of the HCP namespace must name them. No reference (a field of the
 // reference table, an annotation of AnnotationReferences, a Service DNS name in a ConfigMap
-// or Secret) may name a standalone identity the plan renamed. discovery nil means
+// or Secret, an entry of StatusReferences, in status writes too) may name a standalone
+// identity the plan renamed or shadowed. discovery nil means
 // contract.DefaultDiscovery().
 func CheckSimulatedNamespaces(p *Plan, hcp string, discovery *contract.Discovery, others ...map[string]string) []Violation {
 	return checkSimulatedNamespaces(p, nil, hcp, discovery, others...)
