@@ -136,15 +136,22 @@ func (e Engine) rewriteStatusReferences(obj *yaml.RNode, r *renamer, record func
 			if err := setStatusEntry(s.node, target); err != nil {
 				return fmt.Errorf("%s[%d]: %w", path, i, err)
 			}
-			from := map[string]any{"group": s.id.Group, "resource": s.id.Resource, "name": s.id.Name}
-			if s.id.Namespace != "" {
-				from["namespace"] = s.id.Namespace
+			// One change per field, as diffNodes records the reference table's.
+			var changes []Change
+			for _, f := range [][3]string{{"group", s.id.Group, target.Group}, {"name", s.id.Name, target.Name}, {"namespace", s.id.Namespace, target.Namespace}, {"resource", s.id.Resource, target.Resource}} {
+				if f[1] == f[2] {
+					continue
+				}
+				c := Change{Path: path + "/" + strconv.Itoa(i) + "/" + f[0], By: ByStatusReferences, Kind: ChangeReference}
+				if f[1] != "" || f[0] != "namespace" {
+					c.From = f[1]
+				}
+				if f[2] != "" || f[0] != "namespace" {
+					c.To = f[2]
+				}
+				changes = append(changes, c)
 			}
-			to := map[string]any{"group": target.Group, "resource": target.Resource, "name": target.Name}
-			if target.Namespace != "" {
-				to["namespace"] = target.Namespace
-			}
-			record([]Change{{Path: path + "/" + strconv.Itoa(i), From: from, To: to, By: ByStatusReferences, Kind: ChangeReference}})
+			record(changes)
 		}
 	}
 	return nil

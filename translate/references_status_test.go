@@ -98,7 +98,7 @@ spec:
 				changed++
 			}
 		}
-		if wantChanged := map[int]int{0: 2, 1: 1}[i]; changed != wantChanged {
+		if wantChanged := map[int]int{0: 4, 1: 2}[i]; changed != wantChanged {
 			t.Errorf("%s: %d changes by %s, want %d: %+v", entry.Source, changed, translate.ByStatusReferences, wantChanged, entry.Changes)
 		}
 		if len(entry.Warnings) != 0 {
