@@ -2,6 +2,7 @@ package translate
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -22,18 +23,22 @@ type StatusReference struct {
 	// Referrer is the kind of the object that holds the list; an empty Kind means every
 	// kind of the group.
 	Referrer schema.GroupKind
-	// Path is where the list is.
+	// Path is where the list is; a "*" segment stands for every element of a list.
 	Path []string
 }
 
 // StatusReferences are the status lists the engine follows like fields of the reference
 // table, in status writes (UpdateStatus, ApplyStatus, PatchStatus) and in whole objects:
-// a ClusterOperator's relatedObjects (what must-gather and the console follow) and an
+// a ClusterOperator's relatedObjects (what must-gather and the console follow), an
 // operator CR's generations (library-go's workload and static-pod controllers compare the
-// generation of the Deployments and DaemonSets they name).
+// generation of the Deployments and DaemonSets they name), and the relatedObjects of the
+// cluster Ingress's componentRoutes (CAO's custom-route controller names its Route there).
+// The componentRoutes' own namespace and name are not references: they match an entry of
+// spec.componentRoutes, which the cluster's administrator wrote.
 var StatusReferences = []StatusReference{
 	{Referrer: schema.GroupKind{Group: "config.openshift.io", Kind: "ClusterOperator"}, Path: []string{"status", "relatedObjects"}},
 	{Referrer: schema.GroupKind{Group: "operator.openshift.io"}, Path: []string{"status", "generations"}},
+	{Referrer: schema.GroupKind{Group: "config.openshift.io", Kind: "Ingress"}, Path: []string{"status", "componentRoutes", "*", "relatedObjects"}},
 }
 
 // holdsStatusReferences says whether objects of kind gk (a shadow group's, or its
@@ -50,24 +55,51 @@ func holdsStatusReferences(gk schema.GroupKind) bool {
 	return false
 }
 
-// statusLists returns the lists of StatusReferences that obj, of kind gk, holds, with their
-// paths.
+// statusLists returns the lists of StatusReferences that obj, of kind gk, holds, by their
+// JSON pointers.
 func statusLists(obj *yaml.RNode, gk schema.GroupKind) map[string]*yaml.RNode {
 	var out map[string]*yaml.RNode
 	for _, s := range StatusReferences {
 		if s.Referrer.Group != gk.Group || (s.Referrer.Kind != "" && s.Referrer.Kind != gk.Kind) {
 			continue
 		}
-		l, err := obj.Pipe(yaml.Lookup(s.Path...))
-		if err != nil || l == nil || l.YNode().Kind != yaml.SequenceNode {
-			continue
-		}
-		if out == nil {
-			out = map[string]*yaml.RNode{}
-		}
-		out[pointer(s.Path)] = l
+		walkPath(obj.YNode(), s.Path, nil, func(path []string, n *yaml.Node) {
+			if n.Kind != yaml.SequenceNode {
+				return
+			}
+			if out == nil {
+				out = map[string]*yaml.RNode{}
+			}
+			out[pointer(path)] = yaml.NewRNode(n)
+		})
 	}
 	return out
+}
+
+// walkPath calls f with every node at path below n ("*" is every element of a list), and
+// the path to it, with indexes for "*", after at.
+func walkPath(n *yaml.Node, path, at []string, f func(path []string, n *yaml.Node)) {
+	n = refDeref(n)
+	if n == nil {
+		return
+	}
+	if len(path) == 0 {
+		f(at, n)
+		return
+	}
+	if path[0] == "*" {
+		if n.Kind != yaml.SequenceNode {
+			return
+		}
+		for i, el := range n.Content {
+			walkPath(el, path[1:], append(slices.Clone(at), strconv.Itoa(i)), f)
+		}
+		return
+	}
+	if n.Kind != yaml.MappingNode {
+		return
+	}
+	walkPath(refLookup(n, path[0]), path[1:], append(slices.Clone(at), path[0]), f)
 }
 
 // statusEntry is one entry of a status list.

@@ -139,3 +139,63 @@ spec:
 		t.Errorf("violations %q do not name the stale generation", msgs)
 	}
 }
+
+// TestStatusReferencesComponentRoutes: the relatedObjects of the cluster Ingress's
+// componentRoutes (a list in a list) name the hosted Route; the component route's own
+// namespace and name, which match the administrator's spec, stay.
+func TestStatusReferencesComponentRoutes(t *testing.T) {
+	route := scopeMutation(t, "route.openshift.io", "routes", "apiVersion: route.openshift.io/v1\nkind: Route\nmetadata: {name: oauth-openshift, namespace: openshift-authentication}\nspec: {to: {kind: Service, name: oauth-openshift}}\n")
+	ingress := scopeMutation(t, "config.openshift.io", "ingresses", `apiVersion: config.openshift.io/v1
+kind: Ingress
+metadata: {name: cluster}
+status:
+  componentRoutes:
+  - namespace: openshift-authentication
+    name: oauth-openshift
+    defaultHostname: oauth-openshift.apps.example.com
+    relatedObjects:
+    - {group: route.openshift.io, resource: routes, namespace: openshift-authentication, name: oauth-openshift}
+`)
+	ingress.Class = contract.ClassConfiguration
+	ingress.Metadata.Action = contract.ActionApplyStatus
+	plan := scopeEngine().Plan(&contract.OutputDir{Mutations: []contract.Mutation{route, ingress}})
+	e := plan.Entries[1]
+	if e.Object == nil {
+		t.Fatalf("no object: %s %s %s", e.Disposition, e.Rule, e.Reason)
+	}
+	routes, _, _ := unstructured.NestedSlice(e.Object.Object, "status", "componentRoutes")
+	got := routes[0].(map[string]any)
+	want := map[string]any{
+		"namespace": "openshift-authentication", "name": "oauth-openshift", "defaultHostname": "oauth-openshift.apps.example.com",
+		"relatedObjects": []any{map[string]any{"group": "route.openshift.io", "resource": "routes", "namespace": scopeHCP, "name": "openshift-authentication--oauth-openshift"}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("componentRoutes[0] (-want +got):\n%s", diff)
+	}
+	var paths []string
+	for _, c := range e.Changes {
+		if c.By == translate.ByStatusReferences {
+			paths = append(paths, c.Path)
+		}
+	}
+	if want := []string{"/status/componentRoutes/0/relatedObjects/0/name", "/status/componentRoutes/0/relatedObjects/0/namespace"}; !cmp.Equal(paths, want) {
+		t.Errorf("changes at %v, want %v", paths, want)
+	}
+	if v := translate.CheckSimulatedNamespaces(plan, scopeHCP, nil); len(v) != 0 {
+		t.Errorf("violations: %+v", v)
+	}
+	obj, err := kyaml.FromMap(e.Object.Object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, _, warnings, err := translate.Inverse{Names: namespaces.Hosted{Namespace: scopeHCP}}.Object(e.Target.Cluster, e.Target.Identity, obj)
+	if err != nil || len(warnings) > 0 {
+		t.Fatalf("inverse: %v %v", err, warnings)
+	}
+	var orig, gotBack map[string]any
+	_ = sigsyaml.Unmarshal(ingress.Body, &orig)
+	_ = sigsyaml.Unmarshal([]byte(back.MustString()), &gotBack)
+	if diff := cmp.Diff(orig["status"], gotBack["status"]); diff != "" {
+		t.Errorf("status mapped back (-original +got):\n%s", diff)
+	}
+}
