@@ -300,9 +300,9 @@ func staleStatusReferences(obj *yaml.RNode, moved map[objectKey]bool) []string {
 	}
 	var out []string
 	for path, l := range statusLists(obj, gk) {
-		for i, s := range statusEntries(l) {
+		for _, s := range statusEntries(l) {
 			if moved[keyOf("", s.id)] {
-				out = append(out, fmt.Sprintf("%s/%d names %s, which the plan placed under another identity", path, i, s.id))
+				out = append(out, fmt.Sprintf("%s/%d names %s, which the plan placed under another identity", path, s.index, s.id))
 			}
 		}
 	}

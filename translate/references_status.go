@@ -2,6 +2,7 @@ package translate
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 
@@ -104,14 +105,15 @@ func walkPath(n *yaml.Node, path, at []string, f func(path []string, n *yaml.Nod
 
 // statusEntry is one entry of a status list.
 type statusEntry struct {
-	node *yaml.Node
-	id   contract.Identity
+	index int // in the list
+	node  *yaml.Node
+	id    contract.Identity
 }
 
 // statusEntries lists the entries of l that name an object.
 func statusEntries(l *yaml.RNode) []statusEntry {
 	var out []statusEntry
-	for _, n := range l.YNode().Content {
+	for i, n := range l.YNode().Content {
 		n = refDeref(n)
 		if n == nil || n.Kind != yaml.MappingNode {
 			continue
@@ -126,13 +128,13 @@ func statusEntries(l *yaml.RNode) []statusEntry {
 		if id.Resource == "" || id.Name == "" {
 			continue
 		}
-		out = append(out, statusEntry{node: n, id: id})
+		out = append(out, statusEntry{index: i, node: n, id: id})
 	}
 	return out
 }
 
 // setStatusEntry writes id into the entry n: group, resource and name always (they are
-// required), namespace when id has one or n had one.
+// required), and namespace when id has one (it is removed when id has none).
 func setStatusEntry(n *yaml.Node, id contract.Identity) error {
 	rn := yaml.NewRNode(n)
 	for _, kv := range [][2]string{{"group", id.Group}, {"resource", id.Resource}, {"name", id.Name}} {
@@ -156,8 +158,9 @@ func setStatusEntry(n *yaml.Node, id contract.Identity) error {
 func (e Engine) rewriteStatusReferences(obj *yaml.RNode, r *renamer, record func([]Change)) error {
 	gv, _ := schema.ParseGroupVersion(obj.GetApiVersion())
 	lists := statusLists(obj, schema.GroupKind{Group: gv.Group, Kind: obj.GetKind()})
-	for path, l := range lists {
-		for i, s := range statusEntries(l) {
+	for _, path := range slices.Sorted(maps.Keys(lists)) {
+		for _, s := range statusEntries(lists[path]) {
+			i := s.index
 			if s.id.IsNamespace() {
 				continue
 			}
@@ -166,7 +169,7 @@ func (e Engine) rewriteStatusReferences(obj *yaml.RNode, r *renamer, record func
 				continue
 			}
 			if err := setStatusEntry(s.node, target); err != nil {
-				return fmt.Errorf("%s[%d]: %w", path, i, err)
+				return fmt.Errorf("%s/%d: %w", path, i, err)
 			}
 			// One change per field, as diffNodes records the reference table's.
 			var changes []Change
@@ -238,18 +241,20 @@ func (r *inverseRenamer) statusReferences(obj *yaml.RNode, ns string) error {
 	if original, ok := namespaces.IsShadowGroup(gk.Group); ok {
 		gk.Group = original
 	}
-	for path, l := range statusLists(obj, gk) {
-		for i, s := range statusEntries(l) {
+	lists := statusLists(obj, gk)
+	for _, path := range slices.Sorted(maps.Keys(lists)) {
+		for _, s := range statusEntries(lists[path]) {
+			i := s.index
 			if s.id.Namespace == "" || s.id.Namespace != ns || s.id.IsNamespace() {
 				continue
 			}
 			src, err := r.inv.Names.ToSource(r.cluster, s.id, nil)
 			if err != nil {
-				r.warn(fmt.Sprintf("%s[%d]: %s cannot be mapped back: %v", path, i, s.id, err))
+				r.warn(fmt.Sprintf("%s/%d: %s cannot be mapped back: %v", path, i, s.id, err))
 				continue
 			}
 			if err := setStatusEntry(s.node, src); err != nil {
-				return fmt.Errorf("%s[%d]: %w", path, i, err)
+				return fmt.Errorf("%s/%d: %w", path, i, err)
 			}
 		}
 	}

@@ -155,6 +155,11 @@ status:
     defaultHostname: oauth-openshift.apps.example.com
     relatedObjects:
     - {group: route.openshift.io, resource: routes, namespace: openshift-authentication, name: oauth-openshift}
+  - namespace: openshift-console
+    name: console
+    relatedObjects:
+    - {group: "", resource: secrets, namespace: openshift-config, name: console-cert}
+    - {group: route.openshift.io, resource: routes, namespace: openshift-authentication, name: oauth-openshift}
 `)
 	ingress.Class = contract.ClassConfiguration
 	ingress.Metadata.Action = contract.ActionApplyStatus
@@ -178,7 +183,10 @@ status:
 			paths = append(paths, c.Path)
 		}
 	}
-	if want := []string{"/status/componentRoutes/0/relatedObjects/0/name", "/status/componentRoutes/0/relatedObjects/0/namespace"}; !cmp.Equal(paths, want) {
+	if want := []string{
+		"/status/componentRoutes/0/relatedObjects/0/name", "/status/componentRoutes/0/relatedObjects/0/namespace",
+		"/status/componentRoutes/1/relatedObjects/1/name", "/status/componentRoutes/1/relatedObjects/1/namespace",
+	}; !cmp.Equal(paths, want) {
 		t.Errorf("changes at %v, want %v", paths, want)
 	}
 	if v := translate.CheckSimulatedNamespaces(plan, scopeHCP, nil); len(v) != 0 {
