@@ -64,7 +64,7 @@ func checkSimulatedNamespaces(p *Plan, finals []*yaml.RNode, hcp string, discove
 		objs     = map[int]*yaml.RNode{}
 		renamed  = map[nameKey]bool{}    // standalone names the plan changed
 		moved    = map[objectKey]bool{}  // standalone identities the plan placed under another
-		statuses = map[int]*yaml.RNode{} // objects of status writes
+		statuses = map[int]*yaml.RNode{} // objects that hold StatusReferences
 		targets  = map[nameKey]bool{}    // names in the HCP namespace
 		simNames = map[string]bool{}     // simulated standalone namespaces
 	)
@@ -81,7 +81,9 @@ func checkSimulatedNamespaces(p *Plan, finals []*yaml.RNode, hcp string, discove
 			moved[keyOf("", e.Source)] = true
 		}
 		if e.Object != nil && holdsStatusReferences(e.Object.GroupVersionKind().GroupKind()) {
-			if obj := finalOf(p, finals, i); obj != nil {
+			if obj, err := finalOf(p, finals, i); err != nil {
+				out = append(out, Violation{i, fmt.Sprintf("cannot read the object: %v", err)})
+			} else {
 				statuses[i] = obj
 			}
 		}
@@ -95,9 +97,9 @@ func checkSimulatedNamespaces(p *Plan, finals []*yaml.RNode, hcp string, discove
 		if e.Object == nil || e.Action.IsStatus() {
 			continue
 		}
-		obj := finalOf(p, finals, i)
-		if obj == nil {
-			out = append(out, Violation{i, "cannot read the object"})
+		obj, err := finalOf(p, finals, i)
+		if err != nil {
+			out = append(out, Violation{i, fmt.Sprintf("cannot read the object: %v", err)})
 			continue
 		}
 		objs[i] = obj
@@ -274,20 +276,13 @@ func staleReferences(obj *yaml.RNode, hcp string, stale func(gk schema.GroupKind
 	return out
 }
 
-// finalOf returns the final object of entry i of p: finals[i] when finals has it, else the
-// entry's Object read as YAML; nil when there is none or it cannot be read.
-func finalOf(p *Plan, finals []*yaml.RNode, i int) *yaml.RNode {
+// finalOf returns the final object of entry i of p, which has an Object: finals[i] when
+// finals has it, else the entry's Object read as YAML.
+func finalOf(p *Plan, finals []*yaml.RNode, i int) (*yaml.RNode, error) {
 	if finals != nil && finals[i] != nil {
-		return finals[i]
+		return finals[i], nil
 	}
-	if p.Entries[i].Object == nil {
-		return nil
-	}
-	obj, err := yaml.FromMap(p.Entries[i].Object.Object)
-	if err != nil {
-		return nil
-	}
-	return obj
+	return yaml.FromMap(p.Entries[i].Object.Object)
 }
 
 // staleStatusReferences lists the entries of obj's StatusReferences that name a standalone
