@@ -1,16 +1,22 @@
 package hosted_test
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/contract/corpus"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
+	"github.com/topolayer/topolayer/sdk"
+	"github.com/topolayer/topolayer/sdk/samples/sample"
+	"github.com/topolayer/topolayer/sdk/samples/sampleaudit"
+	"github.com/topolayer/topolayer/topology"
 	"github.com/topolayer/topolayer/translate"
 )
 
@@ -29,90 +35,168 @@ var hcpPods = []map[string]string{
 // policies select only their own namespace's pods, the serving-cert annotation names the
 // translated Secret, and the cliconfig's Service URLs name Services the plans place.
 func TestCorpusSimulatedNamespaces(t *testing.T) {
-	names := namespaces.Hosted{Namespace: hcp}
-	services := map[string]bool{} // DNS names of the Services the plans place in hcp
-	var urls []string             // Service DNS names in ConfigMap data, with where they are
-	denyAll := 0
+	var seen simulatedSeen
 	for _, c := range corpus.Cases(t) {
 		if c.Operator != corpus.CAO {
 			continue
 		}
 		t.Run(c.Name, func(t *testing.T) {
-			_, plan := planCase(t, c)
-			for _, v := range translate.CheckSimulatedNamespaces(plan, hcp, nil, hcpPods...) {
-				t.Errorf("%s: %s", plan.Entries[v.Entry].Source, v.Message)
-			}
-			for _, e := range plan.Entries {
-				for _, w := range e.Warnings {
-					if strings.HasPrefix(w, translate.RuleScopeCheck) {
-						t.Errorf("%s: %s", e.Source, w)
-					}
-				}
-				if e.Disposition != routing.Apply || e.Object == nil || e.Target.Cluster != routing.ClusterManagement {
-					continue
-				}
-				obj := e.Object.Object
-				switch {
-				case e.Source.Resource == "services":
-					services[e.Target.Name+"."+e.Target.Namespace+".svc"] = true
-					for _, a := range []string{"service.alpha.openshift.io/serving-cert-secret-name", "service.beta.openshift.io/serving-cert-secret-name"} {
-						got, ok := e.Object.GetAnnotations()[a]
-						if !ok {
-							continue
-						}
-						orig := e.Source
-						want, err := names.ToTarget(routing.ClusterManagement, contract.Identity{Resource: "secrets", Namespace: orig.Namespace, Name: standaloneAnnotation(t, c, e, a)})
-						if err != nil {
-							t.Fatal(err)
-						}
-						if got != want.Name {
-							t.Errorf("%s: %s is %q, want the translated secret %q", e.Source, a, got, want.Name)
-						}
-					}
-				case e.Source.Resource == "networkpolicies" && e.Source.Name == "default-deny-all":
-					denyAll++
-					sel, _, _ := unstructured.NestedStringMap(obj, "spec", "podSelector", "matchLabels")
-					if len(sel) != 1 || sel[namespaces.LabelNamespace] != e.Source.Namespace {
-						t.Errorf("%s: podSelector %v, want only the pods of %s", e.Source, sel, e.Source.Namespace)
-					}
-				case e.Source.Resource == "configmaps":
-					data, _, _ := unstructured.NestedStringMap(obj, "data")
-					for k, v := range data {
-						for _, s := range translate.ServiceDNSNames(v) {
-							urls = append(urls, c.Name+" "+e.Source.String()+" "+k+": "+s)
-						}
-					}
-				}
-			}
+			out, plan := planCase(t, c)
+			seen.check(t, c.Name, out, plan)
 		})
 	}
-	if denyAll == 0 {
+	if seen.denyAll == 0 {
 		t.Error("no default-deny-all policy in the corpus")
 	}
-	for _, u := range urls {
+	if seen.servingCerts == 0 {
+		t.Error("no serving-cert annotation in the corpus")
+	}
+	if len(seen.urls) == 0 {
+		t.Error("no Service URL in the corpus's ConfigMaps")
+	}
+	seen.checkURLs(t)
+}
+
+// TestSampleOperatorsSimulatedNamespaces makes the same checks on every test case of the
+// sample operators (examples/sample-operators/tests), translated with their own
+// declarations and examples/hosted-demo.yaml.
+func TestSampleOperatorsSimulatedNamespaces(t *testing.T) {
+	cfg, err := config.Load("../examples/hosted-demo.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sampleOp, err := sample.New("registry.example/sample:test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	auditOp, err := sampleaudit.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen simulatedSeen
+	cases := 0
+	for _, op := range []*sdk.Operator{sampleOp, auditOp} {
+		engine, err := topology.Engine(cfg, op.Name, &op.OutputResources)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dirs, err := filepath.Glob(filepath.Join("..", "examples", "sample-operators", "tests", op.Name, "*", "expected-output"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, dir := range dirs {
+			cases++
+			name := op.Name + "/" + filepath.Base(filepath.Dir(dir))
+			t.Run(name, func(t *testing.T) {
+				out, err := contract.ReadOutputDir(dir, contract.ReadOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				plan := engine.Plan(out)
+				for _, e := range plan.Rejected() {
+					t.Errorf("rejected: %s: %s: %s", e.Source, e.Rule, e.Reason)
+				}
+				seen.check(t, name, out, plan)
+			})
+		}
+	}
+	if cases == 0 {
+		t.Fatal("no sample operator test case")
+	}
+	seen.checkURLs(t)
+	t.Logf("%d cases, %d Services, %d scoped selectors", cases, len(seen.services), seen.selectors)
+}
+
+// simulatedSeen gathers, over the plans of several cases, what TestCorpusSimulatedNamespaces
+// checks across them.
+type simulatedSeen struct {
+	services     map[string]bool // DNS names of the Services the plans place in hcp
+	urls         []string        // Service DNS names in ConfigMap data, with where they are
+	denyAll      int
+	servingCerts int
+	selectors    int // changes by RuleSelectorScope
+}
+
+// check makes the checks of one plan, translated from out.
+func (s *simulatedSeen) check(t *testing.T, name string, out *contract.OutputDir, plan *translate.Plan) {
+	t.Helper()
+	if s.services == nil {
+		s.services = map[string]bool{}
+	}
+	names := namespaces.Hosted{Namespace: hcp}
+	for _, v := range translate.CheckSimulatedNamespaces(plan, hcp, nil, hcpPods...) {
+		t.Errorf("%s: %s", plan.Entries[v.Entry].Source, v.Message)
+	}
+	for _, e := range plan.Entries {
+		for _, w := range e.Warnings {
+			if strings.HasPrefix(w, translate.RuleScopeCheck) {
+				t.Errorf("%s: %s", e.Source, w)
+			}
+		}
+		for _, c := range e.Changes {
+			if c.By == translate.RuleSelectorScope {
+				s.selectors++
+			}
+		}
+		if e.Disposition != routing.Apply || e.Object == nil || e.Target.Cluster != routing.ClusterManagement {
+			continue
+		}
+		obj := e.Object.Object
+		switch {
+		case e.Source.Resource == "services":
+			s.services[e.Target.Name+"."+e.Target.Namespace+".svc"] = true
+			for _, a := range []string{"service.alpha.openshift.io/serving-cert-secret-name", "service.beta.openshift.io/serving-cert-secret-name"} {
+				got, ok := e.Object.GetAnnotations()[a]
+				if !ok {
+					continue
+				}
+				s.servingCerts++
+				want, err := names.ToTarget(routing.ClusterManagement, contract.Identity{Resource: "secrets", Namespace: e.Source.Namespace, Name: standaloneAnnotation(t, out, e, a)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got != want.Name {
+					t.Errorf("%s: %s is %q, want the translated secret %q", e.Source, a, got, want.Name)
+				}
+			}
+		case e.Source.Resource == "networkpolicies" && e.Source.Name == "default-deny-all":
+			s.denyAll++
+			sel, _, _ := unstructured.NestedStringMap(obj, "spec", "podSelector", "matchLabels")
+			if len(sel) != 1 || sel[namespaces.LabelNamespace] != e.Source.Namespace {
+				t.Errorf("%s: podSelector %v, want only the pods of %s", e.Source, sel, e.Source.Namespace)
+			}
+		case e.Source.Resource == "configmaps":
+			data, _, _ := unstructured.NestedStringMap(obj, "data")
+			for k, v := range data {
+				for _, svc := range translate.ServiceDNSNames(v) {
+					s.urls = append(s.urls, name+" "+e.Source.String()+" "+k+": "+svc)
+				}
+			}
+		}
+	}
+}
+
+// checkURLs checks that every Service URL names a Service some plan places, by its hosted
+// name, and none a Service of a simulated namespace by its standalone name.
+func (s *simulatedSeen) checkURLs(t *testing.T) {
+	t.Helper()
+	for _, u := range s.urls {
 		ns, name, _ := strings.Cut(u[strings.LastIndex(u, " ")+1:], "/")
 		if ns != hcp {
-			if strings.HasPrefix(ns, "openshift-authentication") || strings.HasPrefix(ns, "openshift-oauth") {
+			if strings.HasPrefix(ns, "openshift-authentication") || strings.HasPrefix(ns, "openshift-oauth") || strings.HasPrefix(ns, "openshift-sample") {
 				t.Errorf("%s: names a Service of a simulated namespace by its standalone name", u)
 			}
 			continue
 		}
-		if !services[name+"."+ns+".svc"] {
-			t.Errorf("%s: names a Service no plan places (%v)", u, services)
+		if !s.services[name+"."+ns+".svc"] {
+			t.Errorf("%s: names a Service no plan places (%v)", u, s.services)
 		}
-	}
-	if len(urls) == 0 {
-		t.Error("no Service URL in the corpus's ConfigMaps")
 	}
 }
 
 // standaloneAnnotation returns the value annotation a had on the operator's original object.
-func standaloneAnnotation(t *testing.T, c corpus.Case, e translate.Entry, a string) string {
+func standaloneAnnotation(t *testing.T, out *contract.OutputDir, e translate.Entry, a string) string {
 	t.Helper()
-	out, err := contract.ReadOutputDir(c.ExpectedOutput, contract.ReadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, m := range out.Mutations {
 		if m.Path != e.SourcePath {
 			continue

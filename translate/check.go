@@ -2,6 +2,7 @@ package translate
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -35,7 +36,8 @@ type Violation struct {
 // pods that are not in the plan: the hosted control plane's own components); a selector that
 // reaches other namespaces of the HCP namespace must name them. No reference (a field of the
 // reference table, an annotation of AnnotationReferences, a Service DNS name in a ConfigMap
-// or Secret) may name a standalone identity the plan renamed. discovery nil means
+// or Secret, an entry of StatusReferences, in status writes too) may name a standalone
+// identity the plan renamed or shadowed. discovery nil means
 // contract.DefaultDiscovery().
 func CheckSimulatedNamespaces(p *Plan, hcp string, discovery *contract.Discovery, others ...map[string]string) []Violation {
 	return checkSimulatedNamespaces(p, nil, hcp, discovery, others...)
@@ -60,9 +62,11 @@ func checkSimulatedNamespaces(p *Plan, finals []*yaml.RNode, hcp string, discove
 		out      []Violation
 		pods     []pod
 		objs     = map[int]*yaml.RNode{}
-		renamed  = map[nameKey]bool{} // standalone names the plan changed
-		targets  = map[nameKey]bool{} // names in the HCP namespace
-		simNames = map[string]bool{}  // simulated standalone namespaces
+		renamed  = map[nameKey]bool{}    // standalone names the plan changed
+		moved    = map[objectKey]bool{}  // standalone identities the plan placed under another
+		statuses = map[int]*yaml.RNode{} // objects that hold StatusReferences
+		targets  = map[nameKey]bool{}    // names in the HCP namespace
+		simNames = map[string]bool{}     // simulated standalone namespaces
 	)
 	gkOf := func(id contract.Identity) schema.GroupKind {
 		kind, _ := discovery.KindForResource(id.GroupResource())
@@ -73,6 +77,16 @@ func checkSimulatedNamespaces(p *Plan, finals []*yaml.RNode, hcp string, discove
 			continue
 		}
 		targets[nameKey{gkOf(e.Target.Identity), e.Target.Name}] = true
+		if keyOf("", e.Source) != keyOf("", e.Target.Identity) && !e.Source.IsNamespace() {
+			moved[keyOf("", e.Source)] = true
+		}
+		if e.Object != nil && holdsStatusReferences(e.Object.GroupVersionKind().GroupKind()) {
+			if obj, err := finalOf(p, finals, i); err != nil {
+				out = append(out, Violation{i, fmt.Sprintf("cannot read the object: %v", err)})
+			} else {
+				statuses[i] = obj
+			}
+		}
 		if e.Source.Namespace == "" || e.Source.Namespace == hcp {
 			continue
 		}
@@ -83,16 +97,10 @@ func checkSimulatedNamespaces(p *Plan, finals []*yaml.RNode, hcp string, discove
 		if e.Object == nil || e.Action.IsStatus() {
 			continue
 		}
-		var obj *yaml.RNode
-		if finals != nil {
-			obj = finals[i]
-		}
-		if obj == nil {
-			var err error
-			if obj, err = yaml.FromMap(e.Object.Object); err != nil {
-				out = append(out, Violation{i, fmt.Sprintf("cannot read the object: %v", err)})
-				continue
-			}
+		obj, err := finalOf(p, finals, i)
+		if err != nil {
+			out = append(out, Violation{i, fmt.Sprintf("cannot read the object: %v", err)})
+			continue
 		}
 		objs[i] = obj
 		if path, ok := podLabelsPath(e.Source.Resource); ok && (e.Source.Resource == "pods" && e.Source.Group == "" || workloadGroups[e.Source.Resource] == e.Source.Group) {
@@ -106,13 +114,12 @@ func checkSimulatedNamespaces(p *Plan, finals []*yaml.RNode, hcp string, discove
 			pods = append(pods, pod{ns: e.Source.Namespace, labels: set, entry: i})
 		}
 	}
-	for _, i := range slices.Sorted(func(yield func(int) bool) {
-		for i := range objs {
-			if !yield(i) {
-				return
-			}
+	for _, i := range slices.Sorted(maps.Keys(statuses)) {
+		for _, msg := range staleStatusReferences(statuses[i], moved) {
+			out = append(out, Violation{i, msg})
 		}
-	}) {
+	}
+	for _, i := range slices.Sorted(maps.Keys(objs)) {
 		e, obj := p.Entries[i], objs[i]
 		bad := func(format string, args ...any) {
 			out = append(out, Violation{i, fmt.Sprintf(format, args...)})
@@ -266,5 +273,34 @@ func staleReferences(obj *yaml.RNode, hcp string, stale func(gk schema.GroupKind
 			return text, false
 		})
 	}
+	return out
+}
+
+// finalOf returns the final object of entry i of p, which has an Object: finals[i] when
+// finals has it, else the entry's Object read as YAML.
+func finalOf(p *Plan, finals []*yaml.RNode, i int) (*yaml.RNode, error) {
+	if finals != nil && finals[i] != nil {
+		return finals[i], nil
+	}
+	return yaml.FromMap(p.Entries[i].Object.Object)
+}
+
+// staleStatusReferences lists the entries of obj's StatusReferences that name a standalone
+// identity the plan placed under another (moved).
+func staleStatusReferences(obj *yaml.RNode, moved map[objectKey]bool) []string {
+	gv, _ := schema.ParseGroupVersion(obj.GetApiVersion())
+	gk := schema.GroupKind{Group: gv.Group, Kind: obj.GetKind()}
+	if original, ok := namespaces.IsShadowGroup(gk.Group); ok {
+		gk.Group = original
+	}
+	var out []string
+	for path, l := range statusLists(obj, gk) {
+		for _, s := range statusEntries(l) {
+			if moved[keyOf("", s.id)] {
+				out = append(out, fmt.Sprintf("%s/%d names %s, which the plan placed under another identity", path, s.index, s.id))
+			}
+		}
+	}
+	slices.Sort(out)
 	return out
 }

@@ -16,10 +16,14 @@
 // deny-all policy cannot reach the hosted control plane's own pods), and peers that named
 // other simulated namespaces name them through the label. References outside the reference
 // table follow too: the annotations of AnnotationReferences and Service DNS names inside
-// ConfigMap and Secret data (ByAnnotationReferences, ByPayloadServiceDNS); a reference to a
-// ConfigMap every namespace has (EveryNamespaceConfigMaps) means the HCP namespace's own.
-// CheckSimulatedNamespaces checks the result; Plan reports what it finds as warnings
-// (RuleScopeCheck).
+// ConfigMap and Secret data (ByAnnotationReferences, ByPayloadServiceDNS), and the status
+// lists of StatusReferences (a ClusterOperator's relatedObjects, an operator CR's
+// generations), in status writes too (ByStatusReferences); a reference to a ConfigMap every
+// namespace has (EveryNamespaceConfigMaps) means the HCP namespace's own. What only a
+// standalone cluster's nodes use (bound Pods, guard PDBs, library-go's static-pod revisions)
+// is dropped (RuleDropStandaloneNode). CheckSimulatedNamespaces checks the result; Plan
+// reports what it finds as warnings (RuleScopeCheck). docs/naming.md lists what was
+// considered and left as it is.
 //
 // Workload selectors are immutable on the API server. A Deployment, StatefulSet, DaemonSet,
 // ReplicaSet or Job that already exists in the HCP namespace with its unscoped selector (one

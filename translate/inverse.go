@@ -54,6 +54,9 @@ func (inv Inverse) Object(cluster string, id contract.Identity, obj *yaml.RNode)
 	if err := r.outsideTable(out, id.Namespace); err != nil {
 		return nil, contract.Identity{}, nil, fmt.Errorf("%s: %w", id, err)
 	}
+	if err := r.statusReferences(out, id.Namespace); err != nil {
+		return nil, contract.Identity{}, nil, fmt.Errorf("%s: status references: %w", id, err)
+	}
 	e := Engine{Discovery: inv.Discovery}
 	if _, err := e.setIdentity(out, id, src, ""); err != nil {
 		return nil, contract.Identity{}, nil, fmt.Errorf("%s: %w", id, err)
@@ -119,13 +122,16 @@ func (r *inverseRenamer) lookup(gk schema.GroupKind, namespace, name string) (co
 	}
 	src, err := r.inv.Names.ToSource(r.cluster, target, nil)
 	if err != nil {
-		msg := fmt.Sprintf("reference to %s cannot be mapped back: %v", target, err)
-		if !slices.Contains(r.warnings, msg) {
-			r.warnings = append(r.warnings, msg)
-		}
+		r.warn(fmt.Sprintf("reference to %s cannot be mapped back: %v", target, err))
 		return contract.Identity{}, false
 	}
 	return src, true
+}
+
+func (r *inverseRenamer) warn(msg string) {
+	if !slices.Contains(r.warnings, msg) {
+		r.warnings = append(r.warnings, msg)
+	}
 }
 
 // Rename implements Renamer in the inverse direction.

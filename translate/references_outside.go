@@ -43,12 +43,21 @@ var (
 // AnnotationReferences are the annotations the engine follows like fields of the reference
 // table: OpenShift's service-ca operator writes the serving certificate of a Service into the
 // Secret its serving-cert-secret-name annotation names, and records on that Secret the
-// Service it serves. (Its inject-cabundle annotations are flags, not references.)
+// Service it serves; Kubernetes' token controller fills a service-account-token Secret for
+// the ServiceAccount its kubernetes.io/service-account.name annotation names, and deletes the
+// Secret when that ServiceAccount does not exist.
+//
+// Not references, and left as they are: the service-ca operator's inject-cabundle and
+// config.openshift.io/inject-trusted-cabundle (flags), serving-cert-signed-by (the signer's
+// name), openshift.io/owning-component (a product component), and library-go's
+// operator.openshift.io/dep-* keys on workloads (hashes of the objects they name: only
+// compared, never read back as names).
 var AnnotationReferences = []AnnotationReference{
 	{Referrer: kindService, Annotation: "service.beta.openshift.io/serving-cert-secret-name", To: kindSecret},
 	{Referrer: kindService, Annotation: "service.alpha.openshift.io/serving-cert-secret-name", To: kindSecret},
 	{Referrer: kindSecret, Annotation: "service.beta.openshift.io/originating-service-name", To: kindService},
 	{Referrer: kindSecret, Annotation: "service.alpha.openshift.io/originating-service-name", To: kindService},
+	{Referrer: kindSecret, Annotation: "kubernetes.io/service-account.name", To: schema.GroupKind{Kind: "ServiceAccount"}},
 }
 
 // EveryNamespaceConfigMaps are the ConfigMaps that every namespace has: a reference to one

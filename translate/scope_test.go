@@ -258,9 +258,17 @@ spec:
 func TestOutsideTableReferences(t *testing.T) {
 	svc := scopeMutation(t, "", "services", "apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: a, annotations: {service.beta.openshift.io/serving-cert-secret-name: cert}}\nspec: {selector: {app: web}}\n")
 	cm := scopeMutation(t, "", "configmaps", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: a}\ndata: {url: 'https://web.a.svc:443/x and http://web.a.svc.cluster.local and kubernetes.default.svc and web.a.svc.example.com'}\n")
-	plan := scopeEngine().Plan(&contract.OutputDir{Mutations: []contract.Mutation{svc, cm}})
+	token := scopeMutation(t, "", "secrets", "apiVersion: v1\nkind: Secret\ntype: kubernetes.io/service-account-token\nmetadata: {name: t, namespace: a, annotations: {kubernetes.io/service-account.name: sa}}\n")
+	sa := scopeMutation(t, "", "serviceaccounts", "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: sa, namespace: a}\n")
+	plan := scopeEngine().Plan(&contract.OutputDir{Mutations: []contract.Mutation{svc, cm, token, sa}})
 	if got := plan.Entries[0].Object.GetAnnotations()["service.beta.openshift.io/serving-cert-secret-name"]; got != "a--cert" {
 		t.Errorf("serving-cert annotation %q, want a--cert", got)
+	}
+	if got := plan.Entries[2].Object.GetAnnotations()["kubernetes.io/service-account.name"]; got != "a--sa" {
+		t.Errorf("service-account.name annotation %q, want a--sa", got)
+	}
+	if v := translate.CheckSimulatedNamespaces(plan, scopeHCP, nil); len(v) != 0 {
+		t.Errorf("violations: %+v", v)
 	}
 	data, _, _ := unstructured.NestedString(plan.Entries[1].Object.Object, "data", "url")
 	if want := "https://a--web.clusters-example.svc:443/x and http://a--web.clusters-example.svc.cluster.local and kubernetes.default.svc and web.a.svc.example.com"; data != want {
@@ -276,7 +284,7 @@ func TestOutsideTableReferences(t *testing.T) {
 		t.Errorf("changes not recorded: %v", by)
 	}
 	inv := translate.Inverse{Names: namespaces.Hosted{Namespace: scopeHCP}}
-	for i, m := range []contract.Mutation{svc, cm} {
+	for i, m := range []contract.Mutation{svc, cm, token} {
 		e := plan.Entries[i]
 		obj, err := kyaml.Parse(string(e.Mutation.Body))
 		if err != nil {

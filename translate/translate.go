@@ -356,8 +356,13 @@ func (e Engine) rewriteBody(w *work, index map[objectKey]placed) (*yaml.RNode, e
 	status := w.m.Metadata.Action.IsStatus()
 	record := func(cs []Change) { w.entry.Changes = append(w.entry.Changes, cs...) }
 
-	if !status {
-		r := &renamer{engine: e, index: index, from: cluster, referrer: src}
+	r := &renamer{engine: e, index: index, from: cluster, referrer: src}
+	if err := e.rewriteStatusReferences(obj, r, record); err != nil {
+		return nil, fmt.Errorf("rewrite status references: %w", err)
+	}
+	if status {
+		w.entry.Warnings = append(w.entry.Warnings, r.warnings...)
+	} else {
 		var before *yaml.RNode
 		if len(nameReferrers[obj.GetKind()]) > 0 {
 			before = obj.Copy()

@@ -259,3 +259,51 @@ func TestSampleOperator(t *testing.T) {
 	checkGolden(t, filepath.Join("testdata", "sample-operator", "report.txt"), table.Bytes())
 	checkGolden(t, filepath.Join("testdata", "sample-operator", "report.md"), md.Bytes())
 }
+
+// TestCompareAttributesSimulatedNamespaces: the changes that keep a simulated namespace whole
+// are attributed to their rules: a dropped installer Pod to hosted/drop-standalone-node, a
+// scoped deny-all policy to hosted/selector-scope, the serving-cert annotation, a Service URL
+// and a ClusterOperator's relatedObjects to their reference steps; nothing is unexplained.
+func TestCompareAttributesSimulatedNamespaces(t *testing.T) {
+	ms := []contract.Mutation{
+		mutation(contract.ClassManagement, contract.ActionCreate, "/v1/pods", "demo", "installer-3-master-0",
+			`{apiVersion: v1, kind: Pod, metadata: {name: installer-3-master-0, namespace: demo}, spec: {nodeName: master-0, containers: [{name: i, image: i}]}}`),
+		mutation(contract.ClassManagement, contract.ActionCreate, "networking.k8s.io/v1/networkpolicies", "demo", "default-deny-all",
+			`{apiVersion: networking.k8s.io/v1, kind: NetworkPolicy, metadata: {name: default-deny-all, namespace: demo}, spec: {podSelector: {}, policyTypes: [Ingress, Egress]}}`),
+		mutation(contract.ClassManagement, contract.ActionCreate, "/v1/services", "demo", "web",
+			`{apiVersion: v1, kind: Service, metadata: {name: web, namespace: demo, annotations: {service.beta.openshift.io/serving-cert-secret-name: web-cert}}, spec: {ports: [{port: 443}]}}`),
+		mutation(contract.ClassManagement, contract.ActionCreate, "/v1/configmaps", "demo", "config",
+			`{apiVersion: v1, kind: ConfigMap, metadata: {name: config, namespace: demo}, data: {url: "https://web.demo.svc:443"}}`),
+		mutation(contract.ClassManagement, contract.ActionUpdateStatus, "config.openshift.io/v1/clusteroperators", "", "demo",
+			`{apiVersion: config.openshift.io/v1, kind: ClusterOperator, metadata: {name: demo}, status: {relatedObjects: [{group: "", resource: services, namespace: demo, name: web}]}}`),
+	}
+	s, h, he := plans(t, &contract.OutputDir{Mutations: ms})
+	r, err := parity.Compare(s, h, parity.OptionsFor(he))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Err(); err != nil {
+		t.Error(err)
+	}
+	by := map[string][]string{} // object -> steps its differences are attributed to
+	for _, o := range r.Objects {
+		for _, d := range o.Differences {
+			for _, c := range d.Causes {
+				if !slices.Contains(by[o.Source.String()], c.By) {
+					by[o.Source.String()] = append(by[o.Source.String()], c.By)
+				}
+			}
+		}
+	}
+	for obj, step := range map[string]string{
+		"pods demo/installer-3-master-0":                          translate.RuleDropStandaloneNode,
+		"networkpolicies.networking.k8s.io demo/default-deny-all": translate.RuleSelectorScope,
+		"services demo/web":                                       translate.ByAnnotationReferences,
+		"configmaps demo/config":                                  translate.ByPayloadServiceDNS,
+		"clusteroperators.config.openshift.io demo":               translate.ByStatusReferences,
+	} {
+		if !slices.Contains(by[obj], step) {
+			t.Errorf("%s: differences attributed to %v, want %s among them", obj, by[obj], step)
+		}
+	}
+}
