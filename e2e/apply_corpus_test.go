@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -136,6 +137,8 @@ func TestApplyCAOCorpus(t *testing.T) {
 		t.Fatal(err)
 	}
 	targets := hostedTargetsAdopting(t, operator, nil, nil, &apply.Adoption{})
+	refusing := hostedTargetsAdopting(t, operator, nil, nil, nil)
+	refusedByName := false
 	var total, accepted int
 	for _, c := range corpus.CAOCases(t) {
 		t.Run(c.Name, func(t *testing.T) {
@@ -149,6 +152,20 @@ func TestApplyCAOCorpus(t *testing.T) {
 			}
 			plan := hostedPlan(t, operator, declared, withImages(t, out.Mutations)...)
 			total += plan.Summary.Apply
+			// Adoption off: the pre-installed CRD is refused, by name, with how to adopt it.
+			if crd, err := crds.Get(ctx, crdName, metav1.GetOptions{}); err == nil && crd.GetLabels()[namespaces.LabelOperator] == "" {
+				refused, _ := apply.DryRun(ctx, plan, refusing)
+				for _, r := range refused {
+					if r.Identity.Name != crdName || r.Identity.Resource != "customresourcedefinitions" {
+						continue
+					}
+					msg := fmt.Sprint(r.Err)
+					refusedByName = true
+					if r.Status != apply.StatusFailed || !strings.Contains(msg, crdName) || !strings.Contains(msg, "--adopt-from") || !strings.Contains(msg, "operators[].adopt") {
+						t.Errorf("adoption off: %s %s: %s %q, want refused by name with how to adopt it", r.Action, r.Identity, r.Status, msg)
+					}
+				}
+			}
 			// Ask the servers about every entry first, then apply.
 			dry, _ := apply.DryRun(ctx, plan, targets)
 			for _, r := range dry {
@@ -166,6 +183,9 @@ func TestApplyCAOCorpus(t *testing.T) {
 		t.Error(err)
 	} else if crd.GetUID() != crdBefore.GetUID() || crd.GetLabels()[namespaces.LabelOperator] != operator {
 		t.Errorf("CRD %s: uid %s -> %s, labels %v: want adopted in place", crdName, crdBefore.GetUID(), crd.GetUID(), crd.GetLabels())
+	}
+	if !refusedByName {
+		t.Errorf("no case planned the pre-installed CRD %s while it was unadopted: adoption off was not checked", crdName)
 	}
 	t.Logf("CAO corpus: %d of %d apply entries accepted by the servers in hosted mode", accepted, total)
 	if accepted != total {
