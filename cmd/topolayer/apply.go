@@ -7,11 +7,15 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/pmezard/go-difflib/difflib"
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -20,6 +24,7 @@ import (
 	"github.com/topolayer/topolayer/apply"
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/topology"
 	"github.com/topolayer/topolayer/translate"
@@ -348,6 +353,9 @@ type liveEntry struct {
 	// entry but cannot say what it would store before an earlier entry is written).
 	Result string `json:"result"`
 	Reason string `json:"reason,omitempty"`
+	// Hint says how to resolve a common failure (a missing namespace or CRD, fields owned by
+	// another field manager).
+	Hint string `json:"hint,omitempty"`
 	// Diff is a unified diff of the live object and the object the server would store
 	// (with --diff, for create, change and delete).
 	Diff string `json:"diff,omitempty"`
@@ -371,6 +379,7 @@ func liveEntries(plan *translate.Plan, results []apply.EntryResult, withDiff boo
 			l.Result = liveFail
 			if r.Err != nil {
 				l.Reason = r.Err.Error()
+				l.Hint = liveHint(r.Err, r.Cluster, r.Identity)
 			}
 		case r.Status == apply.StatusValid && r.Change == "":
 			l.Result, l.Reason = liveValid, "an earlier entry of the plan creates what it needs"
@@ -391,59 +400,127 @@ func liveEntries(plan *translate.Plan, results []apply.EntryResult, withDiff boo
 	return out, nil
 }
 
-// printLive prints the plan and the live results: for table, the plan's table, then one line
-// per entry, then the diffs; for json and yaml, one document {plan, live}.
-func printLive(w io.Writer, format string, printPlan planPrinter, plan *translate.Plan, live []liveEntry) error {
+// printLive prints the plan and the live results: for table and wide, the plan's tables
+// with each entry's live result, the counts, each failure once with a hint, then the
+// diffs; for name, the plan's names; for json and yaml, one document {plan, live}.
+func printLive(out, notes io.Writer, format string, view tableView, plan *translate.Plan, live []liveEntry) error {
 	switch format {
 	case "json", "yaml":
 		doc := struct {
 			Plan *translate.Plan `json:"plan"`
 			Live []liveEntry     `json:"live"`
 		}{plan, live}
-		js, err := json.MarshalIndent(doc, "", "  ")
-		if err != nil {
-			return err
-		}
 		if format == "yaml" {
-			if js, err = yaml.JSONToYAML(js); err != nil {
-				return err
-			}
-			_, err = w.Write(js)
-			return err
+			return printYAML(out, doc)
 		}
-		_, err = fmt.Fprintf(w, "%s\n", js)
-		return err
-	case "table":
+		return printJSON(out, doc)
+	case "name":
+		return printPlanNames(out, plan)
+	case "table", "wide":
 	default:
 		return fmt.Errorf("--output %s has no live results", format)
 	}
-	if err := printPlan(w, plan); err != nil {
+	byIndex := make(map[int]liveEntry, len(live))
+	for _, l := range live {
+		byIndex[l.Index] = l
+	}
+	if err := view.print(out, notes, plan, byIndex); err != nil {
 		return err
 	}
-	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "ENTRY\tACTION\tTARGET\tLIVE\tREASON")
 	counts := map[string]int{}
 	for _, l := range live {
 		counts[l.Result]++
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", l.Source, l.Action, l.Cluster+":"+l.Target, l.Result, dash(oneLine(l.Reason)))
-	}
-	if err := tw.Flush(); err != nil {
-		return err
 	}
 	adopt := ""
 	if n := counts[string(apply.ChangeAdopt)]; n > 0 {
 		adopt = fmt.Sprintf(" %d adopt,", n)
 	}
-	fmt.Fprintf(w, "\nlive dry-run: %d create, %d change,%s %d unchanged, %d delete, %d fail\n",
+	valid := ""
+	if n := counts[liveValid]; n > 0 {
+		valid = fmt.Sprintf(", %d valid (an earlier entry of the plan creates what it needs, so the server cannot say more yet)", n)
+	}
+	fmt.Fprintf(notes, "\nlive dry-run: %d create, %d change,%s %d unchanged, %d delete, %d fail%s\n",
 		counts[string(apply.ChangeCreate)], counts[string(apply.ChangeUpdate)], adopt, counts[string(apply.ChangeNone)],
-		counts[string(apply.ChangeDelete)], counts[liveFail])
+		counts[string(apply.ChangeDelete)], counts[liveFail], valid)
+	if n := counts[liveFail]; n > 0 {
+		fmt.Fprintf(notes, "\nFAILED (%d): the live clusters refuse these entries; nothing is written\n", n)
+		for _, l := range live {
+			if l.Result != liveFail {
+				continue
+			}
+			if err := writeFailure(notes, fmt.Sprintf("#%d %s %s:%s", l.Index, l.Action, l.Cluster, l.Target), "source: "+l.Source, l.Reason, l.Hint); err != nil {
+				return err
+			}
+		}
+	}
 	for _, l := range live {
 		if l.Diff != "" {
-			fmt.Fprintf(w, "\n%s", l.Diff)
+			fmt.Fprintf(out, "\n%s", l.Diff)
 		}
 	}
 	return nil
+}
+
+// liveFailures is plan's error when the live dry-run refused entries: the output shows each
+// one already, so it only counts them.
+func liveFailures(live []liveEntry) error {
+	n := 0
+	for _, l := range live {
+		if l.Result == liveFail {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	return fmt.Errorf("the live dry-run failed: %d of %d entries would fail; nothing is written", n, len(live))
+}
+
+// liveHint says how to resolve the common failures of a write: a namespace or a resource
+// the cluster does not have, and fields that another field manager owns. A refusal of an
+// object without topolayer's marks (apply.ConflictError) says how to adopt it itself.
+func liveHint(err error, cluster string, id contract.Identity) string {
+	var status apierrors.APIStatus
+	switch {
+	case err == nil:
+		return ""
+	case meta.IsNoMatchError(err):
+		hint := fmt.Sprintf("hint: the %s cluster does not serve %s: install its CustomResourceDefinition first", cluster, resourceType(id))
+		if strings.HasSuffix(id.Group, namespaces.ShadowGroupSuffix) {
+			hint += " (topolayer shadow-crds writes the shadow CRDs of a hosted control plane)"
+		}
+		return hint
+	case apierrors.IsNotFound(err) && errors.As(err, &status) && status.Status().Details != nil && status.Status().Details.Kind == "namespaces":
+		return fmt.Sprintf("hint: namespace %s does not exist on the %s cluster: create it, or have the operator write the Namespace in the same output", status.Status().Details.Name, cluster)
+	case apierrors.IsConflict(err) && errors.As(err, &status):
+		var managers []string
+		if d := status.Status().Details; d != nil {
+			for _, c := range d.Causes {
+				if c.Type != metav1.CauseTypeFieldManagerConflict {
+					continue
+				}
+				rest, ok := strings.CutPrefix(c.Message, "conflict with ")
+				if !ok {
+					continue
+				}
+				if q, err := strconv.QuotedPrefix(rest); err == nil {
+					if m, err := strconv.Unquote(q); err == nil && !slices.Contains(managers, m) {
+						managers = append(managers, m)
+					}
+				}
+			}
+		}
+		if len(managers) == 0 {
+			return ""
+		}
+		flags := make([]string, len(managers))
+		for i, m := range managers {
+			flags[i] = "--adopt-from " + strconv.Quote(m)
+		}
+		return fmt.Sprintf("hint: field manager %s owns these fields: to move them to the operator, pass %s, or list the manager in operators[].adopt.fieldManagers of the configuration (topolayer run)",
+			strings.Join(managers, ", "), strings.Join(flags, " "))
+	}
+	return ""
 }
 
 // objectYAML renders obj for a diff without the fields the server sets on every write

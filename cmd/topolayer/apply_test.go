@@ -195,13 +195,16 @@ func TestLiveEntriesAndTable(t *testing.T) {
 		t.Errorf("diffs: %q, %q", live[0].Diff, live[1].Diff)
 	}
 	var out bytes.Buffer
-	if err := printLive(&out, "table", printPlanTable, plan, live); err != nil {
+	if err := printLive(&out, &out, "table", tableView{}, plan, live); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"ENTRY", "LIVE", "forbidden: no", "1 create, 0 change, 1 adopt, 1 unchanged, 0 delete, 1 fail", "+++ planned/cluster:configmaps/ns/x"} {
+	for _, want := range []string{"LIVE", "FAILED (1)", "#2 Create cluster:configmaps/ns/x", "forbidden: no", "1 create, 0 change, 1 adopt, 1 unchanged, 0 delete, 1 fail, 1 valid", "+++ planned/cluster:configmaps/ns/x"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, out.String())
 		}
+	}
+	if n := strings.Count(out.String(), "forbidden"); n != 1 {
+		t.Errorf("the failure is printed %d times, want once:\n%s", n, out.String())
 	}
 	out.Reset()
 	if err := printApplyTable(&out, plan, []apply.EntryResult{results[2]}); err != nil {

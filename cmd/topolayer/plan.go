@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -14,8 +15,9 @@ import (
 type PlanOptions struct {
 	SourceOptions
 	ClusterOptions
-	Output string // -o
-	Diff   bool   // --diff
+	Output    string // -o
+	NoHeaders bool   // --no-headers
+	Diff      bool   // --diff
 
 	printer planPrinter
 	IOStreams
@@ -54,7 +56,8 @@ written; plan then also exits non-zero when any entry would fail.`,
 	}
 	addSourceFlags(cmd, &o.SourceOptions)
 	addClusterFlags(cmd, &o.ClusterOptions)
-	cmd.Flags().StringVarP(&o.Output, "output", "o", o.Output, "output format: "+printerNames())
+	cmd.Flags().StringVarP(&o.Output, "output", "o", o.Output, "output format: "+printerNames()+" (wide adds the class, action, source and transforms of each entry; name lists the objects written)")
+	cmd.Flags().BoolVar(&o.NoHeaders, "no-headers", o.NoHeaders, "table and wide: print the rows only, without headers; the summary, warnings and failures go to stderr")
 	cmd.Flags().BoolVar(&o.Diff, "diff", o.Diff, "with kubeconfig flags: show a diff of each object the live dry-run would create or change")
 	return cmd
 }
@@ -69,9 +72,9 @@ func addSourceFlags(cmd *cobra.Command, o *SourceOptions) {
 
 // Complete chooses the printer.
 func (o *PlanOptions) Complete() error {
-	p, ok := planPrinters[o.Output]
-	if !ok {
-		return fmt.Errorf("--output %q: must be one of %s", o.Output, printerNames())
+	p, err := newPlanPrinter(o.Output, o.NoHeaders)
+	if err != nil {
+		return err
 	}
 	o.printer = p
 	return nil
@@ -109,15 +112,12 @@ func (o *PlanOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if !o.ClusterOptions.live() {
-		if err := o.printer(o.Out, plan); err != nil {
+	if !o.ClusterOptions.live() || rejectedSummary(plan) != nil {
+		// A rejected plan is not asked of the servers: the output shows each rejected entry.
+		if err := o.printer(o.Out, o.notes(), plan); err != nil {
 			return err
 		}
-		return rejectedError(plan)
-	}
-	if err := rejectedError(plan); err != nil {
-		// A rejected plan is not asked of the servers: print it and say why.
-		return errors.Join(o.printer(o.Out, plan), err)
+		return rejectedSummary(plan)
 	}
 	if ctx == nil {
 		ctx = context.Background()
@@ -134,11 +134,24 @@ func (o *PlanOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := printLive(o.Out, o.Output, o.printer, plan, live); err != nil {
+	view := tableView{Wide: o.Output == "wide", NoHeaders: o.NoHeaders}
+	if err := printLive(o.Out, o.notes(), o.Output, view, plan, live); err != nil {
+		return err
+	}
+	if err := liveFailures(live); err != nil {
 		return err
 	}
 	if dryErr != nil {
 		return fmt.Errorf("the live dry-run failed: %w", dryErr)
 	}
 	return nil
+}
+
+// notes is where a table's summary, warnings and failures go: after the rows, unless
+// --no-headers asks for the rows alone on stdout.
+func (o *PlanOptions) notes() io.Writer {
+	if o.NoHeaders {
+		return o.ErrOut
+	}
+	return o.Out
 }
