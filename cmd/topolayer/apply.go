@@ -236,7 +236,7 @@ Apply prints one line per entry and exits non-zero when any entry failed.`,
 func (o *ApplyOptions) Complete() error {
 	p, ok := applyPrinters[o.Output]
 	if !ok {
-		return fmt.Errorf("--output %q: must be table or json", o.Output)
+		return usageErrorf("--output %q: must be table or json", o.Output)
 	}
 	o.print = p
 	return nil

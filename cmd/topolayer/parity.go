@@ -201,7 +201,7 @@ schema, so both sides are folded the same way and only the placement differs.`,
 func (o *ParityOptions) Complete() error {
 	p, ok := parityPrinters[o.Output]
 	if !ok {
-		return fmt.Errorf("--output %q: must be one of %s", o.Output, parityPrinterNames())
+		return usageErrorf("--output %q: must be one of %s", o.Output, parityPrinterNames())
 	}
 	o.print = p
 	return nil

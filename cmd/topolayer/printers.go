@@ -45,7 +45,7 @@ func newPlanPrinter(format string, noHeaders bool) (planPrinter, error) {
 	case "dot":
 		return func(out, _ io.Writer, p *translate.Plan) error { return printPlanDot(out, p) }, nil
 	}
-	return nil, fmt.Errorf("--output %q: must be one of %s", format, printerNames())
+	return nil, usageErrorf("--output %q: must be one of %s", format, printerNames())
 }
 
 // printJSON writes v as indented JSON.

@@ -81,10 +81,10 @@ Lease is in the same namespace. SIGINT or SIGTERM stops it after the runs in pro
 // Complete loads the configuration and checks the flags against its topology.
 func (o *RunOptions) Complete() error {
 	if o.AsServiceAccount != "" {
-		return errors.New("--as-service-account: run impersonates each operator's serviceAccount from the configuration instead")
+		return asUsage(errors.New("--as-service-account: run impersonates each operator's serviceAccount from the configuration instead"))
 	}
 	if err := o.validate(); err != nil {
-		return err
+		return asUsage(err)
 	}
 	cfg, err := config.Load(o.ConfigFile)
 	if err != nil {
