@@ -32,39 +32,60 @@ import (
 
 // ClusterOptions are the flags that name the live clusters of a topology and the identity
 // to use on them; apply and plan (live dry-run) share them.
+//
+// Each cluster's client configuration is found by kubectl's loading rules: its kubeconfig
+// flag, else $KUBECONFIG, else ~/.kube/config, then its context flag, else the current
+// context. A hosted topology needs each of its two clusters named by a flag (a kubeconfig,
+// a context, or both), so that the two never fall silently on the same current context.
 type ClusterOptions struct {
 	Kubeconfig           string   // --kubeconfig (standalone)
+	Context              string   // --context (standalone)
 	ManagementKubeconfig string   // --management-kubeconfig (hosted)
+	ManagementContext    string   // --management-context (hosted)
 	GuestKubeconfig      string   // --guest-kubeconfig (hosted)
+	GuestContext         string   // --guest-context (hosted)
 	AsServiceAccount     string   // --as-service-account namespace/name
 	AdoptFrom            []string // --adopt-from MANAGER (repeatable)
 }
 
 func addClusterFlags(cmd *cobra.Command, o *ClusterOptions) {
-	cmd.Flags().StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "kubeconfig file of the cluster (standalone topology)")
-	cmd.Flags().StringVar(&o.ManagementKubeconfig, "management-kubeconfig", o.ManagementKubeconfig, "kubeconfig file of the management cluster (hosted topology)")
-	cmd.Flags().StringVar(&o.GuestKubeconfig, "guest-kubeconfig", o.GuestKubeconfig, "kubeconfig file of the guest cluster (hosted topology)")
+	addKubeconfigFlags(cmd, o)
 	cmd.Flags().StringVar(&o.AsServiceAccount, "as-service-account", o.AsServiceAccount, "NAMESPACE/NAME of a service account every request impersonates")
 	cmd.Flags().StringArrayVar(&o.AdoptFrom, "adopt-from", o.AdoptFrom, "adopt existing objects without topolayer's marks, moving the field ownership of this previous field manager to the operator's (repeatable; adds to the operator's adopt.fieldManagers)")
 }
 
-// live reports whether any cluster flag is set.
-func (o *ClusterOptions) live() bool {
-	return o.Kubeconfig != "" || o.ManagementKubeconfig != "" || o.GuestKubeconfig != ""
+// addKubeconfigFlags adds the flags that find each cluster's client configuration.
+func addKubeconfigFlags(cmd *cobra.Command, o *ClusterOptions) {
+	f := cmd.Flags()
+	f.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "kubeconfig file of the cluster (standalone topology; default: $KUBECONFIG, else ~/.kube/config)")
+	f.StringVar(&o.Context, "context", o.Context, "kubeconfig context of the cluster (standalone topology; default: the current context)")
+	f.StringVar(&o.ManagementKubeconfig, "management-kubeconfig", o.ManagementKubeconfig, "kubeconfig file of the management cluster (hosted topology; default: $KUBECONFIG, else ~/.kube/config)")
+	f.StringVar(&o.ManagementContext, "management-context", o.ManagementContext, "kubeconfig context of the management cluster (hosted topology)")
+	f.StringVar(&o.GuestKubeconfig, "guest-kubeconfig", o.GuestKubeconfig, "kubeconfig file of the guest cluster (hosted topology; default: $KUBECONFIG, else ~/.kube/config)")
+	f.StringVar(&o.GuestContext, "guest-context", o.GuestContext, "kubeconfig context of the guest cluster (hosted topology)")
 }
 
+// standaloneFlags and hostedFlags report whether any flag of each topology is set.
+func (o *ClusterOptions) standaloneFlags() bool { return o.Kubeconfig != "" || o.Context != "" }
+func (o *ClusterOptions) hostedFlags() bool {
+	return o.ManagementKubeconfig != "" || o.ManagementContext != "" || o.GuestKubeconfig != "" || o.GuestContext != ""
+}
+
+// live reports whether any cluster flag is set: plan then asks the live clusters.
+func (o *ClusterOptions) live() bool { return o.standaloneFlags() || o.hostedFlags() }
+
 // validate checks the flags without side effects: the topology is not known before the
-// configuration is read, so only the combinations are checked here.
+// configuration is read, so only the combinations are checked here. With no cluster flag at
+// all, a standalone topology's cluster comes from $KUBECONFIG or ~/.kube/config.
 func (o *ClusterOptions) validate() error {
 	var errs []error
-	hosted := o.ManagementKubeconfig != "" || o.GuestKubeconfig != ""
+	management := o.ManagementKubeconfig != "" || o.ManagementContext != ""
+	guest := o.GuestKubeconfig != "" || o.GuestContext != ""
 	switch {
-	case o.Kubeconfig != "" && hosted:
-		errs = append(errs, errors.New("--kubeconfig (standalone) and --management-kubeconfig/--guest-kubeconfig (hosted) are exclusive"))
-	case hosted && (o.ManagementKubeconfig == "" || o.GuestKubeconfig == ""):
-		errs = append(errs, errors.New("--management-kubeconfig and --guest-kubeconfig go together"))
-	case !o.live():
-		errs = append(errs, errors.New("--kubeconfig (standalone) or --management-kubeconfig and --guest-kubeconfig (hosted) are required"))
+	case o.standaloneFlags() && o.hostedFlags():
+		errs = append(errs, errors.New("--kubeconfig/--context (standalone) and --management-*/--guest-* (hosted) are exclusive"))
+	case management != guest:
+		errs = append(errs, errors.New("--management-kubeconfig or --management-context and --guest-kubeconfig or --guest-context go together"))
 	}
 	if o.AsServiceAccount != "" {
 		if _, err := apply.ServiceAccountUser(o.AsServiceAccount); err != nil {
@@ -94,59 +115,66 @@ func (o *ClusterOptions) impersonate(cfg *config.TopologyConfig, operator string
 	return apply.ServiceAccountUser(sa)
 }
 
-// loadKubeconfig reads one kubeconfig file, and only that file: neither $KUBECONFIG nor
-// ~/.kube/config is consulted.
-func loadKubeconfig(flag, path string) (*rest.Config, error) {
-	kc, err := clientcmd.LoadFromFile(path)
+// loadKubeconfig finds a client configuration by kubectl's loading rules: the file path
+// when given (and then only that file), else $KUBECONFIG, else ~/.kube/config; the context
+// when given, else the current one. flag names the kubeconfig flag in errors.
+func loadKubeconfig(flag, path, context string) (*rest.Config, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = path
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: context}).ClientConfig()
 	if err != nil {
-		return nil, fmt.Errorf("--%s: %w", flag, err)
-	}
-	cfg, err := clientcmd.NewDefaultClientConfig(*kc, &clientcmd.ConfigOverrides{}).ClientConfig()
-	if err != nil {
-		return nil, fmt.Errorf("--%s %s: %w", flag, path, err)
+		where := "--" + flag + " " + path
+		if path == "" {
+			where = "--" + flag + " not given, $KUBECONFIG or ~/.kube/config"
+		}
+		if context != "" {
+			where += ", context " + context
+		}
+		return nil, fmt.Errorf("%s: %w", where, err)
 	}
 	return cfg, nil
 }
 
-// flagOf names the kubeconfig flag of each cluster a topology can have.
-var flagOf = map[string]string{
-	routing.ClusterStandalone: "kubeconfig",
-	routing.ClusterManagement: "management-kubeconfig",
-	routing.ClusterGuest:      "guest-kubeconfig",
+// clusterFlags are the kubeconfig and context flags of each cluster a topology can have.
+var clusterFlags = map[string][2]string{
+	routing.ClusterStandalone: {"kubeconfig", "context"},
+	routing.ClusterManagement: {"management-kubeconfig", "management-context"},
+	routing.ClusterGuest:      {"guest-kubeconfig", "guest-context"},
 }
 
-// path returns the kubeconfig file given for a flag.
-func (o *ClusterOptions) path(flag string) string {
-	switch flag {
-	case "kubeconfig":
-		return o.Kubeconfig
-	case "management-kubeconfig":
-		return o.ManagementKubeconfig
-	case "guest-kubeconfig":
-		return o.GuestKubeconfig
+// flags returns the kubeconfig path and context given for a cluster.
+func (o *ClusterOptions) flags(cluster string) (path, context string) {
+	switch cluster {
+	case routing.ClusterStandalone:
+		return o.Kubeconfig, o.Context
+	case routing.ClusterManagement:
+		return o.ManagementKubeconfig, o.ManagementContext
+	case routing.ClusterGuest:
+		return o.GuestKubeconfig, o.GuestContext
 	}
-	return ""
+	return "", ""
 }
 
-// configs loads the client configuration of every cluster of the topology from its
-// kubeconfig flag, and refuses the flags of clusters the topology does not have.
+// configs loads the client configuration of every cluster of the topology, and refuses the
+// flags of clusters the topology does not have. A cluster of a hosted topology must be
+// named by its kubeconfig or context flag; the one cluster of a standalone topology may come
+// from $KUBECONFIG or ~/.kube/config alone, as kubectl's does.
 func (o *ClusterOptions) configs(topo *topology.Topology) (map[string]*rest.Config, error) {
 	clusters := topo.Clusters()
 	var errs []error
 	for _, c := range []string{routing.ClusterStandalone, routing.ClusterManagement, routing.ClusterGuest} {
-		if o.path(flagOf[c]) != "" && !slices.Contains(clusters, c) {
-			errs = append(errs, fmt.Errorf("--%s: the %s topology has no %s cluster", flagOf[c], topo.Name(), c))
+		if path, context := o.flags(c); (path != "" || context != "") && !slices.Contains(clusters, c) {
+			errs = append(errs, usageErrorf("--%s/--%s: the %s topology has no %s cluster", clusterFlags[c][0], clusterFlags[c][1], topo.Name(), c))
 		}
 	}
 	out := map[string]*rest.Config{}
 	for _, c := range clusters {
-		flag := flagOf[c]
-		path := o.path(flag)
-		if path == "" {
-			errs = append(errs, fmt.Errorf("the %s topology needs --%s (its %s cluster)", topo.Name(), flag, c))
+		path, context := o.flags(c)
+		if path == "" && context == "" && len(clusters) > 1 {
+			errs = append(errs, usageErrorf("the %s topology needs --%s or --%s (its %s cluster)", topo.Name(), clusterFlags[c][0], clusterFlags[c][1], c))
 			continue
 		}
-		rc, err := loadKubeconfig(flag, path)
+		rc, err := loadKubeconfig(clusterFlags[c][0], path, context)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -178,7 +206,7 @@ func (o *ClusterOptions) targets(ctx context.Context, topo *topology.Topology, o
 	}
 	targets, err := topo.Targets(ctx, configs, topology.TargetOptions{Operator: operator, Impersonate: user, Adopt: topology.AdoptionOf(adopt, o.AdoptFrom)})
 	if err != nil {
-		return nil, fmt.Errorf("--%s: %w", flagOf[topo.Home()], err)
+		return nil, fmt.Errorf("--%s: %w", clusterFlags[topo.Home()][0], err)
 	}
 	return targets, nil
 }
@@ -207,7 +235,9 @@ func NewCmdApply(streams IOStreams) *cobra.Command {
 		Long: `Apply plans an operator's apply-configuration output directory as plan does, then writes
 every mutation to the live clusters: the one cluster (standalone, --kubeconfig), or the hosted
 control plane's namespace on the management cluster and the guest cluster (hosted,
---management-kubeconfig and --guest-kubeconfig). Kubeconfigs are read from the flags only.
+--management-kubeconfig and --guest-kubeconfig). As kubectl does, a flag's kubeconfig file
+is read alone; without one, $KUBECONFIG or ~/.kube/config; --context, --management-context
+and --guest-context choose a context in it.
 
 The whole plan is checked first with a server-side dry-run; when any entry fails (admission,
 validation, RBAC, an object owned by another source or operator), nothing is written. Writes

@@ -22,7 +22,10 @@ func TestApplyValidate(t *testing.T) {
 		o    ApplyOptions
 		want []string // substrings of the error; none means valid
 	}{
-		{"no flags", ApplyOptions{}, []string{"--config is required", "--from is required", "--operator is required", "--kubeconfig (standalone) or"}},
+		{"no flags", ApplyOptions{}, []string{"--config is required", "--from is required", "--operator is required"}},
+		{"contexts", ApplyOptions{SourceOptions: SourceOptions{ConfigFile: "c", From: "f", Operator: "op"}, ClusterOptions: ClusterOptions{ManagementContext: "m", GuestContext: "g"}}, nil},
+		{"half hosted by context", ApplyOptions{SourceOptions: SourceOptions{ConfigFile: "c", From: "f", Operator: "op"}, ClusterOptions: ClusterOptions{GuestContext: "g"}}, []string{"go together"}},
+		{"context and hosted", ApplyOptions{SourceOptions: SourceOptions{ConfigFile: "c", From: "f", Operator: "op"}, ClusterOptions: ClusterOptions{Context: "c", ManagementContext: "m", GuestContext: "g"}}, []string{"exclusive"}},
 		{"standalone", ApplyOptions{SourceOptions: SourceOptions{ConfigFile: "c", From: "f", Operator: "op"}, ClusterOptions: ClusterOptions{Kubeconfig: "k"}}, nil},
 		{"hosted", ApplyOptions{SourceOptions: SourceOptions{ConfigFile: "c", From: "f", Operator: "op"}, ClusterOptions: ClusterOptions{ManagementKubeconfig: "m", GuestKubeconfig: "g", AsServiceAccount: "ns/sa"}}, nil},
 		{"half hosted", ApplyOptions{SourceOptions: SourceOptions{ConfigFile: "c", From: "f", Operator: "op"}, ClusterOptions: ClusterOptions{ManagementKubeconfig: "m"}}, []string{"go together"}},
@@ -92,16 +95,19 @@ func TestImpersonate(t *testing.T) {
 	}
 }
 
-// TestLoadKubeconfigReadsOnlyTheFlag: $KUBECONFIG is not merged in.
-func TestLoadKubeconfigReadsOnlyTheFlag(t *testing.T) {
+// TestLoadKubeconfig: kubectl's loading rules: a flag's file alone ($KUBECONFIG is not
+// merged in), else $KUBECONFIG; the context flag, else the current context.
+func TestLoadKubeconfig(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, server string) string {
 		p := filepath.Join(dir, name)
 		kc := `apiVersion: v1
 kind: Config
-clusters: [{name: c, cluster: {server: "` + server + `"}}]
+clusters:
+- {name: c, cluster: {server: "` + server + `"}}
+- {name: other, cluster: {server: "https://other.invalid:6443"}}
 users: [{name: u, user: {token: t}}]
-contexts: [{name: c, context: {cluster: c, user: u}}]
+contexts: [{name: c, context: {cluster: c, user: u}}, {name: other, context: {cluster: other, user: u}}]
 current-context: c
 `
 		if err := os.WriteFile(p, []byte(kc), 0o600); err != nil {
@@ -112,15 +118,25 @@ current-context: c
 	env := write("env", "https://env.invalid:6443")
 	flag := write("flag", "https://flag.invalid:6443")
 	t.Setenv("KUBECONFIG", env)
-	cfg, err := loadKubeconfig("kubeconfig", flag)
-	if err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct{ path, context, want string }{
+		{flag, "", "https://flag.invalid:6443"},
+		{"", "", "https://env.invalid:6443"},
+		{"", "other", "https://other.invalid:6443"},
+		{flag, "other", "https://other.invalid:6443"},
+	} {
+		cfg, err := loadKubeconfig("kubeconfig", tc.path, tc.context)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Host != tc.want {
+			t.Errorf("path %q, context %q: host = %s, want %s", tc.path, tc.context, cfg.Host, tc.want)
+		}
 	}
-	if cfg.Host != "https://flag.invalid:6443" {
-		t.Errorf("host = %s", cfg.Host)
-	}
-	if _, err := loadKubeconfig("guest-kubeconfig", filepath.Join(dir, "missing")); err == nil || !strings.Contains(err.Error(), "--guest-kubeconfig") {
+	if _, err := loadKubeconfig("guest-kubeconfig", filepath.Join(dir, "missing"), ""); err == nil || !strings.Contains(err.Error(), "--guest-kubeconfig") {
 		t.Errorf("missing file: %v", err)
+	}
+	if _, err := loadKubeconfig("kubeconfig", "", "nope"); err == nil || !strings.Contains(err.Error(), "context nope") {
+		t.Errorf("missing context: %v", err)
 	}
 }
 

@@ -31,7 +31,7 @@ type GatherOptions struct {
 func NewCmdGather(streams IOStreams) *cobra.Command {
 	o := &GatherOptions{IOStreams: streams}
 	cmd := &cobra.Command{
-		Use:   "gather --config FILE --input-resources FILE --to DIR --operator NAME (--kubeconfig FILE | --management-kubeconfig FILE --guest-kubeconfig FILE)",
+		Use:   "gather --config FILE --input-resources FILE --to DIR --operator NAME [--kubeconfig FILE] [--context NAME] | [--management-kubeconfig FILE --guest-kubeconfig FILE]",
 		Short: "Read an operator's inputs from the live clusters into a standalone input directory",
 		Long: `Gather reads what an operator declares it reads (the applyConfigurationResources of its
 input-resources: exact, label-selected and implicit-namespaced references) from where the
@@ -55,9 +55,7 @@ skipped. The directory appears whole or not at all.`,
 	f.StringVar(&o.Operator, "operator", o.Operator, "the operator's name")
 	f.StringVar(&o.To, "to", o.To, "input directory to write; must be absent or empty unless --overwrite")
 	f.BoolVar(&o.Overwrite, "overwrite", o.Overwrite, "replace --to if it already has content")
-	f.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "kubeconfig file of the cluster (standalone topology)")
-	f.StringVar(&o.ManagementKubeconfig, "management-kubeconfig", o.ManagementKubeconfig, "kubeconfig file of the management cluster (hosted topology)")
-	f.StringVar(&o.GuestKubeconfig, "guest-kubeconfig", o.GuestKubeconfig, "kubeconfig file of the guest cluster (hosted topology)")
+	addKubeconfigFlags(cmd, &o.ClusterOptions)
 	return cmd
 }
 
