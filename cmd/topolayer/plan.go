@@ -108,6 +108,9 @@ func (o *PlanOptions) Run(ctx context.Context) error {
 	if err := o.load(ctx); err != nil {
 		return err
 	}
+	for _, w := range o.cfg.ShadowedRules() {
+		fmt.Fprintf(o.ErrOut, "warning: %s: %s\n", o.ConfigFile, w)
+	}
 	plan, err := o.plan()
 	if err != nil {
 		return err
