@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -223,7 +222,12 @@ type ApplyOptions struct {
 
 var applyPrinters = map[string]func(io.Writer, *translate.Plan, []apply.EntryResult) error{
 	"table": printApplyTable,
-	"json":  printApplyJSON,
+	"json": func(w io.Writer, p *translate.Plan, r []apply.EntryResult) error {
+		return printJSON(w, applyResults(p, r))
+	},
+	"yaml": func(w io.Writer, p *translate.Plan, r []apply.EntryResult) error {
+		return printYAML(w, applyResults(p, r))
+	},
 }
 
 // NewCmdApply builds `topolayer apply`.
@@ -244,7 +248,9 @@ validation, RBAC, an object owned by another source or operator), nothing is wri
 that would change nothing are skipped, so applying the same plan twice writes nothing the
 second time. With --as-service-account, every request impersonates that service account.
 
-Apply prints one line per entry and exits non-zero when any entry failed.`,
+Apply prints one line per entry and exits non-zero when any entry failed. With -o json or
+yaml, each entry's result carries the object as the server stored it (as kubectl apply -o
+yaml shows it, without managedFields).`,
 		Example: `  # Apply an operator's outputs to a hosted control plane
   topolayer apply --config examples/hosted.yaml --from out --operator sample-operator \
     --management-kubeconfig dev/management.kubeconfig --guest-kubeconfig dev/guest.kubeconfig
@@ -258,7 +264,7 @@ Apply prints one line per entry and exits non-zero when any entry failed.`,
 	}
 	addSourceFlags(cmd, &o.SourceOptions)
 	addClusterFlags(cmd, &o.ClusterOptions)
-	cmd.Flags().StringVarP(&o.Output, "output", "o", o.Output, "output format: table|json")
+	cmd.Flags().StringVarP(&o.Output, "output", "o", o.Output, "output format: table|json|yaml (json and yaml carry each object as the server stored it, without managedFields)")
 	return cmd
 }
 
@@ -266,7 +272,7 @@ Apply prints one line per entry and exits non-zero when any entry failed.`,
 func (o *ApplyOptions) Complete() error {
 	p, ok := applyPrinters[o.Output]
 	if !ok {
-		return usageErrorf("--output %q: must be table or json", o.Output)
+		return usageErrorf("--output %q: must be table, json or yaml", o.Output)
 	}
 	o.print = p
 	return nil
@@ -318,6 +324,9 @@ type applyResult struct {
 	Status  string `json:"status"`
 	Change  string `json:"change,omitempty"`
 	Error   string `json:"error,omitempty"`
+	// Object is the object as the server stored it (or, for a skipped entry, as it is),
+	// without managedFields; absent when the server returned none (a delete, a failure).
+	Object map[string]any `json:"object,omitempty"`
 }
 
 func applyResults(plan *translate.Plan, results []apply.EntryResult) []applyResult {
@@ -333,15 +342,14 @@ func applyResults(plan *translate.Plan, results []apply.EntryResult) []applyResu
 		if r.Err != nil {
 			a.Error = r.Err.Error()
 		}
+		if r.Object != nil {
+			obj := r.Object.DeepCopy()
+			unstructured.RemoveNestedField(obj.Object, "metadata", "managedFields")
+			a.Object = obj.Object
+		}
 		out = append(out, a)
 	}
 	return out
-}
-
-func printApplyJSON(w io.Writer, plan *translate.Plan, results []apply.EntryResult) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(applyResults(plan, results))
 }
 
 func printApplyTable(w io.Writer, plan *translate.Plan, results []apply.EntryResult) error {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
 
 	"github.com/topolayer/topolayer/apply"
 	"github.com/topolayer/topolayer/config"
@@ -55,7 +57,7 @@ func TestApplyValidate(t *testing.T) {
 }
 
 func TestApplyCompleteRefusesAnUnknownOutput(t *testing.T) {
-	o := &ApplyOptions{Output: "yaml"}
+	o := &ApplyOptions{Output: "xml"}
 	if err := o.Complete(); err == nil || !strings.Contains(err.Error(), "--output") {
 		t.Fatalf("Complete = %v", err)
 	}
@@ -228,5 +230,37 @@ func TestLiveEntriesAndTable(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "STATUS  CHANGE  ERROR") || !strings.Contains(out.String(), "0 applied, 0 skipped, 1 failed") {
 		t.Errorf("apply table:\n%s", out.String())
+	}
+}
+
+// TestApplyOutputObjects: apply -o json and yaml carry the stored object without
+// managedFields.
+func TestApplyOutputObjects(t *testing.T) {
+	id := contract.Identity{Version: "v1", Resource: "configmaps", Namespace: "ns", Name: "x"}
+	plan := &translate.Plan{Entries: []translate.Entry{{Action: contract.ActionApply, Source: id}}}
+	stored := cm(map[string]any{"a": "1"}, "7") // with managedFields
+	results := []apply.EntryResult{{Index: 0, Cluster: "cluster", Action: contract.ActionApply, Identity: id, Status: apply.StatusApplied, Change: apply.ChangeCreate, Object: stored}}
+	for _, format := range []string{"json", "yaml"} {
+		var out bytes.Buffer
+		if err := applyPrinters[format](&out, plan, results); err != nil {
+			t.Fatal(err)
+		}
+		js := out.Bytes()
+		if format == "yaml" {
+			var err error
+			if js, err = yaml.YAMLToJSON(js); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var got []applyResult
+		if err := json.Unmarshal(js, &got); err != nil {
+			t.Fatalf("%s: %v\n%s", format, err, out.String())
+		}
+		if len(got) != 1 || got[0].Status != "applied" || got[0].Object["data"] == nil || strings.Contains(out.String(), "managedFields") {
+			t.Errorf("%s:\n%s", format, out.String())
+		}
+	}
+	if len(stored.GetManagedFields()) != 1 {
+		t.Error("the printer changed the result's object")
 	}
 }
