@@ -576,8 +576,10 @@ func objectYAML(obj *unstructured.Unstructured) (string, error) {
 	return string(out), nil
 }
 
-// objectDiff is the unified diff of live and would, named after the entry's target.
+// objectDiff is the unified diff of live and would, named after the entry's target. The
+// values of a Secret are masked (maskSecrets), as kubectl diff masks them.
 func objectDiff(name string, live, would *unstructured.Unstructured) (string, error) {
+	live, would = maskSecrets(live, would)
 	a, err := objectYAML(live)
 	if err != nil {
 		return "", err
