@@ -304,7 +304,9 @@ func (o *ApplyOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	p := startProgress(o.ErrOut, fmt.Sprintf("applying %d entries", plan.Summary.Apply))
 	results, applyErr := apply.ApplyPlan(ctx, plan, targets)
+	p.Stop()
 	if err := o.print(o.Out, plan, results); err != nil {
 		return errors.Join(applyErr, err)
 	}

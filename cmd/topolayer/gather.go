@@ -103,7 +103,9 @@ func (o *GatherOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	p := startProgress(o.ErrOut, "gathering the inputs of "+o.Operator)
 	res, err := gather.Gather(ctx, gather.Options{Placement: topo, Inputs: inputs, Outputs: outputs, Clusters: clusters})
+	p.Stop()
 	if err != nil {
 		return err
 	}

@@ -129,7 +129,9 @@ func (o *PlanOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	p := startProgress(o.ErrOut, fmt.Sprintf("live dry-run of %d entries", plan.Summary.Apply))
 	results, dryErr := apply.DryRun(ctx, plan, targets)
+	p.Stop()
 	if results == nil && dryErr != nil {
 		return dryErr
 	}
