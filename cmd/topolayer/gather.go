@@ -42,9 +42,11 @@ writes it itself (--output-resources declares it as a Management or Configuratio
 the routing rules place it on the management cluster: then it is read in the hosted control
 plane's namespace and mapped back to its standalone form. Objects that do not exist are
 skipped. The directory appears whole or not at all.`,
-		Example: `  topolayer gather --config examples/hosted.yaml --operator cluster-authentication-operator \
-    --input-resources input-resources.yaml --output-resources output-resources.yaml \
-    --management-kubeconfig dev/management.kubeconfig --guest-kubeconfig dev/guest.kubeconfig --to /tmp/input`,
+		Example: `  # The sample operator's inputs, from the hosted dev environment (topolayer devenv up --dir /tmp/dev)
+  bin/sample-operator input-resources > /tmp/sample-input-resources.yaml
+  topolayer gather --config examples/hosted.yaml --operator sample-operator \
+    --input-resources /tmp/sample-input-resources.yaml --output-resources examples/outputs/sample-operator-output-resources.yaml \
+    --management-kubeconfig /tmp/dev/management.kubeconfig --guest-kubeconfig /tmp/dev/guest.kubeconfig --to /tmp/sample-input`,
 		Args: cobra.NoArgs,
 		RunE: runCommand(o),
 	}

@@ -43,14 +43,18 @@ another source or operator). With --diff, each entry that would create or change
 shows a unified diff of the live object and the object the server would store. Nothing is
 written; plan then also exits non-zero when any entry would fail.`,
 		Example: `  # The standalone plan of an operator's outputs, as a table
-  topolayer plan --config examples/standalone.yaml --from examples/outputs/sample
+  topolayer plan --config examples/standalone.yaml --from examples/outputs/sample-operator
 
-  # The same, checked against the operator's declarations, as JSON
-  topolayer plan --config examples/standalone.yaml --from out --output-resources output-resources.yaml -o json
+  # The hosted plan, checked against the operator's declarations: wide, or as JSON
+  topolayer plan --config examples/hosted.yaml --from examples/outputs/sample-operator --operator sample-operator \
+    --output-resources examples/outputs/sample-operator-output-resources.yaml -o wide
+  topolayer plan --config examples/hosted.yaml --from examples/outputs/sample-operator --operator sample-operator \
+    --output-resources examples/outputs/sample-operator-output-resources.yaml -o json
 
-  # What the live hosted clusters would do with each entry, with diffs
-  topolayer plan --config examples/hosted.yaml --from out --operator sample-operator \
-    --management-kubeconfig dev/management.kubeconfig --guest-kubeconfig dev/guest.kubeconfig --diff`,
+  # What the live hosted clusters of topolayer devenv up --dir /tmp/dev would do with each entry, with diffs
+  topolayer plan --config examples/hosted.yaml --from examples/outputs/sample-operator --operator sample-operator \
+    --output-resources examples/outputs/sample-operator-output-resources.yaml \
+    --management-kubeconfig /tmp/dev/management.kubeconfig --guest-kubeconfig /tmp/dev/guest.kubeconfig --diff`,
 		Args: cobra.NoArgs,
 		RunE: runCommand(o),
 	}
