@@ -89,10 +89,11 @@ func printPlanNames(w io.Writer, p *translate.Plan) error {
 	return nil
 }
 
-// tableView prints a plan for a person, as kubectl get prints several kinds: one table per
-// resource, each row naming its object as resource.group/name, so that the widest names (an
-// event's) do not widen the tables of the others. The first column is the entry's index in
-// the plan (its index in -o json), which warnings and failures refer to.
+// tableView prints a plan for a person: one table in plan order when it fits in tableWidth,
+// else, as kubectl get prints several kinds, one table per resource, so that the widest
+// names (an event's) widen only their own table. Each row names its object as
+// resource.group/name, never cut. The first column is the entry's index in the plan (its
+// index in -o json), which warnings and failures refer to.
 type tableView struct {
 	// Wide adds the class, action, source and transforms of each entry, and shows warnings
 	// whole.
@@ -128,16 +129,6 @@ func shown(e translate.Entry) (string, contract.Identity) {
 }
 
 func (v tableView) writeTables(w io.Writer, p *translate.Plan, live map[int]liveEntry) error {
-	var order []string
-	groups := map[string][]int{}
-	for i, e := range p.Entries {
-		_, id := shown(e)
-		r := resourceType(id)
-		if _, ok := groups[r]; !ok {
-			order = append(order, r)
-		}
-		groups[r] = append(groups[r], i)
-	}
 	header := []string{"#", "CLUSTER", "NAMESPACE", "NAME", "DISPOSITION", "RULE"}
 	if live != nil {
 		header = append(header, "LIVE")
@@ -145,7 +136,40 @@ func (v tableView) writeTables(w io.Writer, p *translate.Plan, live map[int]live
 	if v.Wide {
 		header = append(header, "CLASS", "ACTION", "SOURCE", "TRANSFORMS")
 	}
-	for n, r := range order {
+	rows := make([][]string, len(p.Entries))
+	for i, e := range p.Entries {
+		cluster, id := shown(e)
+		row := []string{fmt.Sprint(i), cluster, dash(id.Namespace), typedName(id), string(e.Disposition), rule(e)}
+		if live != nil {
+			row = append(row, dash(live[i].Result))
+		}
+		if v.Wide {
+			row = append(row, string(e.Class), string(e.Action), objectName(e.Source), dash(strings.Join(e.Transforms, ",")))
+		}
+		rows[i] = row
+	}
+	// One table in plan order when it fits (and always with -o wide); else one per
+	// resource, so that the widest names widen only their own.
+	groups := [][]int{make([]int, len(rows))}
+	for i := range rows {
+		groups[0][i] = i
+	}
+	if !v.Wide && tableLineWidth(header, rows) > tableWidth {
+		groups = nil
+		index := map[string]int{}
+		for i, e := range p.Entries {
+			_, id := shown(e)
+			r := resourceType(id)
+			g, ok := index[r]
+			if !ok {
+				g = len(groups)
+				index[r] = g
+				groups = append(groups, nil)
+			}
+			groups[g] = append(groups[g], i)
+		}
+	}
+	for n, g := range groups {
 		if n > 0 && !v.NoHeaders {
 			fmt.Fprintln(w)
 		}
@@ -153,23 +177,30 @@ func (v tableView) writeTables(w io.Writer, p *translate.Plan, live map[int]live
 		if !v.NoHeaders {
 			fmt.Fprintln(tw, strings.Join(header, "\t"))
 		}
-		for _, i := range groups[r] {
-			e := p.Entries[i]
-			cluster, id := shown(e)
-			row := []string{fmt.Sprint(i), cluster, dash(id.Namespace), typedName(id), string(e.Disposition), rule(e)}
-			if live != nil {
-				row = append(row, dash(live[i].Result))
-			}
-			if v.Wide {
-				row = append(row, string(e.Class), string(e.Action), objectName(e.Source), dash(strings.Join(e.Transforms, ",")))
-			}
-			fmt.Fprintln(tw, strings.Join(row, "\t"))
+		for _, i := range g {
+			fmt.Fprintln(tw, strings.Join(rows[i], "\t"))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// tableLineWidth is the width of the widest line of one table of rows under header, as
+// tabwriter aligns them (two spaces between columns).
+func tableLineWidth(header []string, rows [][]string) int {
+	widths := make([]int, len(header))
+	for _, r := range append([][]string{header}, rows...) {
+		for c, cell := range r {
+			widths[c] = max(widths[c], utf8.RuneCountInString(cell))
+		}
+	}
+	total := 2 * (len(widths) - 1)
+	for _, w := range widths {
+		total += w
+	}
+	return total
 }
 
 // rule is the rule of an entry, marked when the configuration's supplement declared it.

@@ -128,7 +128,7 @@ func TestPlanTableViews(t *testing.T) {
 	}
 	out, notes := print("table", false)
 	for _, want := range []string{"#  CLUSTER     NAMESPACE  NAME", "0  management  hcp        configmaps/openshift-a--c  apply        hosted/management",
-		"2  -        -          namespaces/x  rejected     " + translate.RuleDeclaredOutputs} {
+		"2  -           -          namespaces/x               rejected     " + translate.RuleDeclaredOutputs} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
@@ -152,5 +152,21 @@ func TestPlanTableViews(t *testing.T) {
 	}
 	if names, _ := print("name", false); names != "configmaps/openshift-a--c\n" {
 		t.Errorf("-o name = %q", names)
+	}
+
+	// A plan whose one table would pass tableWidth is split per resource, names whole.
+	event := contract.Identity{Version: "v1", Resource: "events", Namespace: "hcp", Name: strings.Repeat("e", 90)}
+	ns := contract.Identity{Version: "v1", Resource: "namespaces", Name: "hcp"}
+	plan.Entries = append(plan.Entries,
+		translate.Entry{Source: event, Target: translate.Target{Cluster: routing.ClusterManagement, Identity: event}, Disposition: routing.Apply, Rule: "hosted/management"},
+		translate.Entry{Source: ns, Target: translate.Target{Cluster: routing.ClusterManagement, Identity: ns}, Disposition: routing.Absorbed, Rule: "hosted/absorb-namespaces/Management"})
+	out, _ = print("table", false)
+	if n := strings.Count(out, "NAMESPACE"); n != 3 || !strings.Contains(out, "events/"+event.Name) {
+		t.Errorf("%d tables, want one per resource:\n%s", n, out)
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if utf8.RuneCountInString(l) > tableWidth {
+			t.Errorf("line wider than %d: %s", tableWidth, l)
+		}
 	}
 }
