@@ -312,7 +312,7 @@ func (o *ApplyOptions) Run(ctx context.Context) error {
 		return errors.Join(applyErr, err)
 	}
 	if applyErr != nil {
-		return applyErr
+		return applyFailures(results, applyErr)
 	}
 	return nil
 }
@@ -355,20 +355,58 @@ func applyResults(plan *translate.Plan, results []apply.EntryResult) []applyResu
 	return out
 }
 
+// printApplyTable prints one row per entry (its index in the plan, where it landed, what
+// became of it), the counts, then each failure once, with a hint for the common ones.
 func printApplyTable(w io.Writer, plan *translate.Plan, results []apply.EntryResult) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "ENTRY\tACTION\tTARGET\tSTATUS\tCHANGE\tERROR")
+	fmt.Fprintln(tw, "#\tCLUSTER\tNAMESPACE\tNAME\tACTION\tSTATUS\tCHANGE")
 	counts := map[string]int{}
-	for _, r := range applyResults(plan, results) {
-		counts[r.Status]++
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Source, r.Action, r.Cluster+":"+r.Target, r.Status, dash(r.Change), dash(oneLine(r.Error)))
+	for _, r := range results {
+		counts[string(r.Status)]++
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Index, r.Cluster, dash(r.Identity.Namespace), typedName(r.Identity), r.Action, r.Status, dash(string(r.Change)))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "\n%d entries: %d applied, %d skipped, %d failed, %d not run\n", len(results),
-		counts[string(apply.StatusApplied)], counts[string(apply.StatusSkipped)], counts[string(apply.StatusFailed)], counts[string(apply.StatusNotRun)])
-	return err
+	if _, err := fmt.Fprintf(w, "\n%d entries: %d applied, %d skipped, %d failed, %d not run\n", len(results),
+		counts[string(apply.StatusApplied)], counts[string(apply.StatusSkipped)], counts[string(apply.StatusFailed)], counts[string(apply.StatusNotRun)]); err != nil {
+		return err
+	}
+	if counts[string(apply.StatusFailed)] == 0 {
+		return nil
+	}
+	fmt.Fprintf(w, "\nFAILED (%d)\n", counts[string(apply.StatusFailed)])
+	for _, a := range applyResults(plan, results) {
+		if a.Status != string(apply.StatusFailed) {
+			continue
+		}
+		r := results[slices.IndexFunc(results, func(r apply.EntryResult) bool { return r.Index == a.Index })]
+		if err := writeFailure(w, fmt.Sprintf("#%d %s %s:%s", a.Index, a.Action, a.Cluster, a.Target), "source: "+a.Source, a.Error, liveHint(r.Err, r.Cluster, r.Identity)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// applyFailures is apply's error when entries failed: the output shows each one already,
+// so it only counts them and says what was written.
+func applyFailures(results []apply.EntryResult, err error) error {
+	failed, applied := 0, 0
+	for _, r := range results {
+		switch r.Status {
+		case apply.StatusFailed:
+			failed++
+		case apply.StatusApplied:
+			applied++
+		}
+	}
+	if failed == 0 {
+		return err // a failure of the plan as a whole (a cluster without a target, ...)
+	}
+	if applied == 0 {
+		return fmt.Errorf("%d of %d entries failed; nothing was written", failed, len(results))
+	}
+	return fmt.Errorf("%d of %d entries failed after %d were written; the entries after it were not run", failed, len(results), applied)
 }
 
 func dash(s string) string {

@@ -228,7 +228,8 @@ func TestLiveEntriesAndTable(t *testing.T) {
 	if err := printApplyTable(&out, plan, []apply.EntryResult{results[2]}); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out.String(), "STATUS  CHANGE  ERROR") || !strings.Contains(out.String(), "0 applied, 0 skipped, 1 failed") {
+	if !strings.Contains(out.String(), "STATUS  CHANGE") || !strings.Contains(out.String(), "0 applied, 0 skipped, 1 failed") ||
+		!strings.Contains(out.String(), "FAILED (1)\n#2 Create cluster:configmaps/ns/x") || strings.Count(out.String(), "forbidden") != 1 {
 		t.Errorf("apply table:\n%s", out.String())
 	}
 }
