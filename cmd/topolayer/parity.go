@@ -172,7 +172,12 @@ recorded, owner added. A count of objects identical, renamed only, transformed a
 ends the report.
 
 No difference may be unexplained: one that no rule accounts for is reported as
-"unexplained" and parity exits non-zero. Nothing is read from or written to any cluster.
+"unexplained" and parity exits non-zero; so does a plan with a rejected entry, as plan
+does. Nothing is read from or written to any cluster.
+
+The default view is a summary: objects per resource and outcome, differences per cause and
+rule, then each unexplained difference and rejected object in full. -o wide lists every
+object and difference; -o markdown, json and yaml are for pull requests and scripts.
 
 The final state of an object is what its mutations establish starting from nothing, folded
 in lifecycle order (create, update, apply, patch, status, delete); apply merges without a

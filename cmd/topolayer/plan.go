@@ -33,6 +33,14 @@ func NewCmdPlan(streams IOStreams) *cobra.Command {
 mutation, the target cluster and identity it would have, the rule that placed it, and its
 disposition: apply, absorbed, dropped or rejected. Nothing is written anywhere.
 
+The table has one row per entry: its index in the plan (#, as in -o json), cluster,
+namespace, resource.group/name, disposition and rule, in at most 160 columns (one table per
+resource when a single one would be wider; names are never cut). -o wide adds the class,
+action, source and transforms; -o name lists the objects written; --no-headers leaves the
+rows alone on stdout. The summary, the warnings (grouped, one line each, whole with -o wide)
+and each rejected entry (once, with its file, reason and a hint) follow the rows. An output
+directory with neither mutations nor controller-results.yaml is refused.
+
 With --output-resources, a mutation that the operator did not declare for its class is
 rejected. Plan exits non-zero when any mutation is rejected.
 
@@ -40,8 +48,11 @@ Given the live clusters (--kubeconfig, or --management-kubeconfig and --guest-ku
 flags of apply), plan also asks their API servers, with a server-side dry-run, what each entry
 would do: create, change, unchanged, or fail (admission, validation, RBAC, an object owned by
 another source or operator). With --diff, each entry that would create or change an object
-shows a unified diff of the live object and the object the server would store. Nothing is
-written; plan then also exits non-zero when any entry would fail.`,
+shows a unified diff of the live object and the object the server would store, Secret
+values masked as kubectl diff masks them. Each entry the servers would refuse is shown
+once, with a hint for the common causes (a missing namespace or CRD, fields owned by
+another field manager: --adopt-from). Nothing is written; plan then also exits non-zero
+when any entry would fail.`,
 		Example: `  # The standalone plan of an operator's outputs, as a table
   topolayer plan --config examples/standalone.yaml --from examples/outputs/sample-operator
 
