@@ -35,7 +35,7 @@ FUZZ_TARGETS := \
 	./config:FuzzParse \
 	./prune:FuzzPrune
 
-.PHONY: help build test demo bench fuzz soak lint docs default-discovery envtest-assets
+.PHONY: help build test demo bench fuzz soak lint docs examples default-discovery envtest-assets
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s $$'\t'
@@ -77,8 +77,11 @@ lint: ## gofmt and go vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-docs: ## regenerate docs/cli.md and the docs' pictures (needs graphviz: apt-get install graphviz)
+docs: examples ## regenerate docs/cli.md and the docs' pictures (needs graphviz: apt-get install graphviz)
 	$(GO) generate ./cmd/topolayer
+
+examples: ## regenerate examples/outputs/sample-operator (what the docs plan) from the sample operator
+	$(GO) test ./cmd/topolayer -run '^TestExampleOutputs$$' -count=1 -update
 
 envtest-assets: ## build kube-apiserver and etcd from the Go module proxy (cached)
 	@./hack/envtest-assets.sh

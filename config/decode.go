@@ -1,15 +1,19 @@
 package config
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"reflect"
 	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 )
@@ -21,6 +25,9 @@ import (
 // (locateDecodeError), since sigs.k8s.io/json names that without list indices or map keys.
 func decode(data []byte) (TopologyConfig, error) {
 	var cfg TopologyConfig
+	if err := oneDocument(data); err != nil {
+		return cfg, err
+	}
 	err := yaml.UnmarshalStrict(data, &cfg)
 	if err == nil {
 		return cfg, nil
@@ -41,6 +48,30 @@ func decode(data []byte) (TopologyConfig, error) {
 		return cfg, fe
 	}
 	return cfg, err
+}
+
+// oneDocument refuses a stream of several YAML documents: the decoder would read the first
+// and silently ignore the others. Empty documents (a leading "---", comments) do not count.
+func oneDocument(data []byte) error {
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	var docs []int // the 1-based numbers of the non-empty documents
+	for n := 1; ; n++ {
+		doc, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("document %d: %w", n, err)
+		}
+		js, err := yaml.YAMLToJSON(doc)
+		if err != nil || (string(bytes.TrimSpace(js)) != "null" && len(bytes.TrimSpace(js)) > 0) {
+			docs = append(docs, n)
+		}
+	}
+	if len(docs) > 1 {
+		return fmt.Errorf("document %d: a configuration file holds one TopologyConfig document, and this one has %d (documents %v): put each configuration in a file of its own", docs[1], len(docs), docs)
+	}
+	return nil
 }
 
 // strictError turns a strict decoding error of sigs.k8s.io/json into a field error; an

@@ -261,6 +261,34 @@ func dnsSubdomain(p *field.Path, v string) field.ErrorList {
 	return errs
 }
 
+// ShadowedRules returns a warning for each configured routing rule that ties with a
+// built-in rule of the topology (equally specific matches that overlap) and loses the tie
+// (priority, then name), so that it decides nothing where the built-in one also matches.
+// Each names the rule by its path in the file and says how to make it win.
+func (c *TopologyConfig) ShadowedRules() []string {
+	table := c.RoutingTable().Rules
+	builtins := table[:len(table)-len(c.Routing.Rules)]
+	var out []string
+	for i, r := range c.Routing.Rules {
+		for _, b := range builtins {
+			if !b.Shadows(r) {
+				continue
+			}
+			out = append(out, fmt.Sprintf("%s (%s): ties with the built-in rule %s (equally specific matches, %d, that overlap) and loses the tie by %s, so it decides nothing where both match: give it priority %d or a more specific match",
+				field.NewPath("routing", "rules").Index(i), r.Name, b.Name, r.Match.Specificity(), tieBreak(b, r), b.Priority+1))
+		}
+	}
+	return out
+}
+
+// tieBreak says what made the built-in rule b win over the configured rule r.
+func tieBreak(b, r routing.Rule) string {
+	if b.Priority != r.Priority {
+		return fmt.Sprintf("priority (%d against %d)", b.Priority, r.Priority)
+	}
+	return fmt.Sprintf("name (%q sorts before %q)", b.Name, r.Name)
+}
+
 // RoutingTable returns the topology's built-in rules followed by the configured ones.
 func (c *TopologyConfig) RoutingTable() *routing.Table {
 	var rules []routing.Rule

@@ -87,6 +87,8 @@ func TestBrokenConfigs(t *testing.T) {
 		{"relative work dir", header + "manager: {workDir: tmp/runs}\n", []string{"manager.workDir", "absolute"}},
 		{"projection on standalone", header + "topology: {type: Standalone}\ngather:\n  projections:\n  - {group: config.openshift.io, version: v1, resource: oauths, kind: OAuth, name: cluster, field: spec, from: spec.configuration.oauth}\n", []string{"gather.projections", "only for type Hosted"}},
 		{"projection into metadata", header + hostedTopology + "gather:\n  projections:\n  - {group: config.openshift.io, version: v1, resource: oauths, kind: OAuth, name: cluster, field: metadata.labels, from: spec.configuration.oauth}\n", []string{"gather.projections[0].field", "never metadata"}},
+		{"two documents", header + "topology: {type: Standalone}\n---\n" + header + hostedTopology, []string{"document 2", "has 2 (documents [1 2])"}},
+		{"two documents after an empty one", "---\n# a comment\n---\n" + header + "topology: {}\n---\n" + header + "topology: {}\n", []string{"document 3", "has 2"}},
 		{"projection from a broken path", header + hostedTopology + "gather:\n  projections:\n  - {group: config.openshift.io, version: v1, resource: oauths, kind: OAuth, name: cluster, field: spec, from: spec..oauth}\n", []string{"gather.projections[0].from", "dotted field path"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -104,6 +106,31 @@ func TestBrokenConfigs(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestOneDocumentWithSeparators: separators around one document are not several documents.
+func TestOneDocumentWithSeparators(t *testing.T) {
+	if _, err := config.Parse([]byte("---\n" + header + "topology: {}\n---\n")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestShadowedRules: a configured rule that ties with a built-in one and loses is named
+// with its path; one that wins, or does not overlap, is not.
+func TestShadowedRules(t *testing.T) {
+	cfg, err := config.Parse([]byte(header + hostedTopology + `routing:
+  rules:
+  - {name: my-management, match: {class: Management}, cluster: guest}
+  - {name: my-secrets, match: {resource: secrets}, cluster: guest, priority: 1}
+  - {name: my-workload-secrets, match: {class: UserWorkload, resource: secrets}, cluster: management}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := cfg.ShadowedRules()
+	if len(got) != 1 || !strings.Contains(got[0], "routing.rules[0] (my-management): ties with the built-in rule hosted/management") || !strings.Contains(got[0], "give it priority 1") {
+		t.Errorf("ShadowedRules = %q", got)
 	}
 }
 

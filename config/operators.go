@@ -116,7 +116,9 @@ type Manager struct {
 	// WorkDir holds the input and output directories of the runs. Default: a new
 	// temporary directory.
 	WorkDir string `json:"workDir,omitempty"`
-	// MetricsAddress serves Prometheus metrics; "0" turns them off. Default :8080.
+	// MetricsAddress serves Prometheus metrics; "0" turns them off. Default 127.0.0.1:8080,
+	// loopback only: metrics name operators and objects, so serving them beyond the host is
+	// a choice (":8080" for every interface).
 	MetricsAddress string `json:"metricsAddress,omitempty"`
 	// LeaderElection makes one of several replicas run the operators. Default true.
 	LeaderElection *bool `json:"leaderElection,omitempty"`
@@ -174,7 +176,7 @@ const (
 	DefaultHotLoopThreshold   = 5
 	DefaultTimeout            = 2 * time.Minute
 	DefaultManagerNamespace   = "topolayer-system"
-	DefaultMetricsAddress     = ":8080"
+	DefaultMetricsAddress     = "127.0.0.1:8080"
 )
 
 // Default sizes of the operators' limits.

@@ -250,3 +250,54 @@ func (t *Table) FieldErrors(rules *field.Path, clusters []string) field.ErrorLis
 	}
 	return errs
 }
+
+// Overlaps reports whether some object could match both m and o: no field that both set
+// differs (exact values, or patterns neither of which extends the other), and no label
+// that both require has two values.
+func (m Match) Overlaps(o Match) bool {
+	if m.Class != "" && o.Class != "" && m.Class != o.Class {
+		return false
+	}
+	if m.Group != nil && o.Group != nil && *m.Group != *o.Group {
+		return false
+	}
+	if m.Resource != "" && o.Resource != "" && m.Resource != o.Resource {
+		return false
+	}
+	for _, p := range [][2]string{{m.Namespace, o.Namespace}, {m.Name, o.Name}, {m.GenerateName, o.GenerateName}} {
+		if !patternsOverlap(p[0], p[1]) {
+			return false
+		}
+	}
+	for k, v := range m.Labels {
+		if w, ok := o.Labels[k]; ok && w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// patternsOverlap reports whether some value matches both patterns of matchPattern.
+func patternsOverlap(a, b string) bool {
+	if a == "" || b == "" {
+		return true
+	}
+	pa, wa := strings.CutSuffix(a, "*")
+	pb, wb := strings.CutSuffix(b, "*")
+	switch {
+	case wa && wb:
+		return strings.HasPrefix(pa, pb) || strings.HasPrefix(pb, pa)
+	case wa:
+		return strings.HasPrefix(b, pa)
+	case wb:
+		return strings.HasPrefix(a, pb)
+	}
+	return a == b
+}
+
+// Shadows reports whether rule a ties with rule b (equally specific matches that overlap)
+// and wins the tie (a higher priority, or an equal priority and the first name), so that b
+// decides nothing where both match.
+func (a Rule) Shadows(b Rule) bool {
+	return a.Match.Specificity() == b.Match.Specificity() && a.Match.Overlaps(b.Match) && better(&a, &b)
+}

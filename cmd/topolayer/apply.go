@@ -2,16 +2,19 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/pmezard/go-difflib/difflib"
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -20,6 +23,7 @@ import (
 	"github.com/topolayer/topolayer/apply"
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/topology"
 	"github.com/topolayer/topolayer/translate"
@@ -27,39 +31,60 @@ import (
 
 // ClusterOptions are the flags that name the live clusters of a topology and the identity
 // to use on them; apply and plan (live dry-run) share them.
+//
+// Each cluster's client configuration is found by kubectl's loading rules: its kubeconfig
+// flag, else $KUBECONFIG, else ~/.kube/config, then its context flag, else the current
+// context. A hosted topology needs each of its two clusters named by a flag (a kubeconfig,
+// a context, or both), so that the two never fall silently on the same current context.
 type ClusterOptions struct {
 	Kubeconfig           string   // --kubeconfig (standalone)
+	Context              string   // --context (standalone)
 	ManagementKubeconfig string   // --management-kubeconfig (hosted)
+	ManagementContext    string   // --management-context (hosted)
 	GuestKubeconfig      string   // --guest-kubeconfig (hosted)
+	GuestContext         string   // --guest-context (hosted)
 	AsServiceAccount     string   // --as-service-account namespace/name
 	AdoptFrom            []string // --adopt-from MANAGER (repeatable)
 }
 
 func addClusterFlags(cmd *cobra.Command, o *ClusterOptions) {
-	cmd.Flags().StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "kubeconfig file of the cluster (standalone topology)")
-	cmd.Flags().StringVar(&o.ManagementKubeconfig, "management-kubeconfig", o.ManagementKubeconfig, "kubeconfig file of the management cluster (hosted topology)")
-	cmd.Flags().StringVar(&o.GuestKubeconfig, "guest-kubeconfig", o.GuestKubeconfig, "kubeconfig file of the guest cluster (hosted topology)")
+	addKubeconfigFlags(cmd, o)
 	cmd.Flags().StringVar(&o.AsServiceAccount, "as-service-account", o.AsServiceAccount, "NAMESPACE/NAME of a service account every request impersonates")
 	cmd.Flags().StringArrayVar(&o.AdoptFrom, "adopt-from", o.AdoptFrom, "adopt existing objects without topolayer's marks, moving the field ownership of this previous field manager to the operator's (repeatable; adds to the operator's adopt.fieldManagers)")
 }
 
-// live reports whether any cluster flag is set.
-func (o *ClusterOptions) live() bool {
-	return o.Kubeconfig != "" || o.ManagementKubeconfig != "" || o.GuestKubeconfig != ""
+// addKubeconfigFlags adds the flags that find each cluster's client configuration.
+func addKubeconfigFlags(cmd *cobra.Command, o *ClusterOptions) {
+	f := cmd.Flags()
+	f.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "kubeconfig file of the cluster (standalone topology; default: $KUBECONFIG, else ~/.kube/config)")
+	f.StringVar(&o.Context, "context", o.Context, "kubeconfig context of the cluster (standalone topology; default: the current context)")
+	f.StringVar(&o.ManagementKubeconfig, "management-kubeconfig", o.ManagementKubeconfig, "kubeconfig file of the management cluster (hosted topology; default: $KUBECONFIG, else ~/.kube/config)")
+	f.StringVar(&o.ManagementContext, "management-context", o.ManagementContext, "kubeconfig context of the management cluster (hosted topology)")
+	f.StringVar(&o.GuestKubeconfig, "guest-kubeconfig", o.GuestKubeconfig, "kubeconfig file of the guest cluster (hosted topology; default: $KUBECONFIG, else ~/.kube/config)")
+	f.StringVar(&o.GuestContext, "guest-context", o.GuestContext, "kubeconfig context of the guest cluster (hosted topology)")
 }
 
+// standaloneFlags and hostedFlags report whether any flag of each topology is set.
+func (o *ClusterOptions) standaloneFlags() bool { return o.Kubeconfig != "" || o.Context != "" }
+func (o *ClusterOptions) hostedFlags() bool {
+	return o.ManagementKubeconfig != "" || o.ManagementContext != "" || o.GuestKubeconfig != "" || o.GuestContext != ""
+}
+
+// live reports whether any cluster flag is set: plan then asks the live clusters.
+func (o *ClusterOptions) live() bool { return o.standaloneFlags() || o.hostedFlags() }
+
 // validate checks the flags without side effects: the topology is not known before the
-// configuration is read, so only the combinations are checked here.
+// configuration is read, so only the combinations are checked here. With no cluster flag at
+// all, a standalone topology's cluster comes from $KUBECONFIG or ~/.kube/config.
 func (o *ClusterOptions) validate() error {
 	var errs []error
-	hosted := o.ManagementKubeconfig != "" || o.GuestKubeconfig != ""
+	management := o.ManagementKubeconfig != "" || o.ManagementContext != ""
+	guest := o.GuestKubeconfig != "" || o.GuestContext != ""
 	switch {
-	case o.Kubeconfig != "" && hosted:
-		errs = append(errs, errors.New("--kubeconfig (standalone) and --management-kubeconfig/--guest-kubeconfig (hosted) are exclusive"))
-	case hosted && (o.ManagementKubeconfig == "" || o.GuestKubeconfig == ""):
-		errs = append(errs, errors.New("--management-kubeconfig and --guest-kubeconfig go together"))
-	case !o.live():
-		errs = append(errs, errors.New("--kubeconfig (standalone) or --management-kubeconfig and --guest-kubeconfig (hosted) are required"))
+	case o.standaloneFlags() && o.hostedFlags():
+		errs = append(errs, errors.New("--kubeconfig/--context (standalone) and --management-*/--guest-* (hosted) are exclusive"))
+	case management != guest:
+		errs = append(errs, errors.New("--management-kubeconfig or --management-context and --guest-kubeconfig or --guest-context go together"))
 	}
 	if o.AsServiceAccount != "" {
 		if _, err := apply.ServiceAccountUser(o.AsServiceAccount); err != nil {
@@ -89,59 +114,66 @@ func (o *ClusterOptions) impersonate(cfg *config.TopologyConfig, operator string
 	return apply.ServiceAccountUser(sa)
 }
 
-// loadKubeconfig reads one kubeconfig file, and only that file: neither $KUBECONFIG nor
-// ~/.kube/config is consulted.
-func loadKubeconfig(flag, path string) (*rest.Config, error) {
-	kc, err := clientcmd.LoadFromFile(path)
+// loadKubeconfig finds a client configuration by kubectl's loading rules: the file path
+// when given (and then only that file), else $KUBECONFIG, else ~/.kube/config; the context
+// when given, else the current one. flag names the kubeconfig flag in errors.
+func loadKubeconfig(flag, path, context string) (*rest.Config, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = path
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: context}).ClientConfig()
 	if err != nil {
-		return nil, fmt.Errorf("--%s: %w", flag, err)
-	}
-	cfg, err := clientcmd.NewDefaultClientConfig(*kc, &clientcmd.ConfigOverrides{}).ClientConfig()
-	if err != nil {
-		return nil, fmt.Errorf("--%s %s: %w", flag, path, err)
+		where := "--" + flag + " " + path
+		if path == "" {
+			where = "--" + flag + " not given, $KUBECONFIG or ~/.kube/config"
+		}
+		if context != "" {
+			where += ", context " + context
+		}
+		return nil, fmt.Errorf("%s: %w", where, err)
 	}
 	return cfg, nil
 }
 
-// flagOf names the kubeconfig flag of each cluster a topology can have.
-var flagOf = map[string]string{
-	routing.ClusterStandalone: "kubeconfig",
-	routing.ClusterManagement: "management-kubeconfig",
-	routing.ClusterGuest:      "guest-kubeconfig",
+// clusterFlags are the kubeconfig and context flags of each cluster a topology can have.
+var clusterFlags = map[string][2]string{
+	routing.ClusterStandalone: {"kubeconfig", "context"},
+	routing.ClusterManagement: {"management-kubeconfig", "management-context"},
+	routing.ClusterGuest:      {"guest-kubeconfig", "guest-context"},
 }
 
-// path returns the kubeconfig file given for a flag.
-func (o *ClusterOptions) path(flag string) string {
-	switch flag {
-	case "kubeconfig":
-		return o.Kubeconfig
-	case "management-kubeconfig":
-		return o.ManagementKubeconfig
-	case "guest-kubeconfig":
-		return o.GuestKubeconfig
+// flags returns the kubeconfig path and context given for a cluster.
+func (o *ClusterOptions) flags(cluster string) (path, context string) {
+	switch cluster {
+	case routing.ClusterStandalone:
+		return o.Kubeconfig, o.Context
+	case routing.ClusterManagement:
+		return o.ManagementKubeconfig, o.ManagementContext
+	case routing.ClusterGuest:
+		return o.GuestKubeconfig, o.GuestContext
 	}
-	return ""
+	return "", ""
 }
 
-// configs loads the client configuration of every cluster of the topology from its
-// kubeconfig flag, and refuses the flags of clusters the topology does not have.
+// configs loads the client configuration of every cluster of the topology, and refuses the
+// flags of clusters the topology does not have. A cluster of a hosted topology must be
+// named by its kubeconfig or context flag; the one cluster of a standalone topology may come
+// from $KUBECONFIG or ~/.kube/config alone, as kubectl's does.
 func (o *ClusterOptions) configs(topo *topology.Topology) (map[string]*rest.Config, error) {
 	clusters := topo.Clusters()
 	var errs []error
 	for _, c := range []string{routing.ClusterStandalone, routing.ClusterManagement, routing.ClusterGuest} {
-		if o.path(flagOf[c]) != "" && !slices.Contains(clusters, c) {
-			errs = append(errs, fmt.Errorf("--%s: the %s topology has no %s cluster", flagOf[c], topo.Name(), c))
+		if path, context := o.flags(c); (path != "" || context != "") && !slices.Contains(clusters, c) {
+			errs = append(errs, usageErrorf("--%s/--%s: the %s topology has no %s cluster", clusterFlags[c][0], clusterFlags[c][1], topo.Name(), c))
 		}
 	}
 	out := map[string]*rest.Config{}
 	for _, c := range clusters {
-		flag := flagOf[c]
-		path := o.path(flag)
-		if path == "" {
-			errs = append(errs, fmt.Errorf("the %s topology needs --%s (its %s cluster)", topo.Name(), flag, c))
+		path, context := o.flags(c)
+		if path == "" && context == "" && len(clusters) > 1 {
+			errs = append(errs, usageErrorf("the %s topology needs --%s or --%s (its %s cluster)", topo.Name(), clusterFlags[c][0], clusterFlags[c][1], c))
 			continue
 		}
-		rc, err := loadKubeconfig(flag, path)
+		rc, err := loadKubeconfig(clusterFlags[c][0], path, context)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -173,7 +205,7 @@ func (o *ClusterOptions) targets(ctx context.Context, topo *topology.Topology, o
 	}
 	targets, err := topo.Targets(ctx, configs, topology.TargetOptions{Operator: operator, Impersonate: user, Adopt: topology.AdoptionOf(adopt, o.AdoptFrom)})
 	if err != nil {
-		return nil, fmt.Errorf("--%s: %w", flagOf[topo.Home()], err)
+		return nil, fmt.Errorf("--%s: %w", clusterFlags[topo.Home()][0], err)
 	}
 	return targets, nil
 }
@@ -190,7 +222,12 @@ type ApplyOptions struct {
 
 var applyPrinters = map[string]func(io.Writer, *translate.Plan, []apply.EntryResult) error{
 	"table": printApplyTable,
-	"json":  printApplyJSON,
+	"json": func(w io.Writer, p *translate.Plan, r []apply.EntryResult) error {
+		return printJSON(w, applyResults(p, r))
+	},
+	"yaml": func(w io.Writer, p *translate.Plan, r []apply.EntryResult) error {
+		return printYAML(w, applyResults(p, r))
+	},
 }
 
 // NewCmdApply builds `topolayer apply`.
@@ -202,28 +239,33 @@ func NewCmdApply(streams IOStreams) *cobra.Command {
 		Long: `Apply plans an operator's apply-configuration output directory as plan does, then writes
 every mutation to the live clusters: the one cluster (standalone, --kubeconfig), or the hosted
 control plane's namespace on the management cluster and the guest cluster (hosted,
---management-kubeconfig and --guest-kubeconfig). Kubeconfigs are read from the flags only.
+--management-kubeconfig and --guest-kubeconfig). As kubectl does, a flag's kubeconfig file
+is read alone; without one, $KUBECONFIG or ~/.kube/config; --context, --management-context
+and --guest-context choose a context in it.
 
 The whole plan is checked first with a server-side dry-run; when any entry fails (admission,
 validation, RBAC, an object owned by another source or operator), nothing is written. Writes
 that would change nothing are skipped, so applying the same plan twice writes nothing the
 second time. With --as-service-account, every request impersonates that service account.
 
-Apply prints one line per entry and exits non-zero when any entry failed.`,
-		Example: `  # Apply an operator's outputs to a hosted control plane
-  topolayer apply --config examples/hosted.yaml --from out --operator sample-operator \
-    --management-kubeconfig dev/management.kubeconfig --guest-kubeconfig dev/guest.kubeconfig
+Apply prints one line per entry and exits non-zero when any entry failed. With -o json or
+yaml, each entry's result carries the object as the server stored it (as kubectl apply -o
+yaml shows it, without managedFields).`,
+		Example: `  # Apply the sample operator's outputs to the hosted dev environment (topolayer devenv up --dir /tmp/dev)
+  topolayer apply --config examples/hosted.yaml --from examples/outputs/sample-operator --operator sample-operator \
+    --output-resources examples/outputs/sample-operator-output-resources.yaml \
+    --management-kubeconfig /tmp/dev/management.kubeconfig --guest-kubeconfig /tmp/dev/guest.kubeconfig
 
-  # The same, as the operator's service account, with JSON results
-  topolayer apply --config examples/hosted.yaml --from out --operator sample-operator \
-    --management-kubeconfig dev/management.kubeconfig --guest-kubeconfig dev/guest.kubeconfig \
-    --as-service-account clusters-example/sample-operator -o json`,
+  # Again (nothing is written the second time), showing what the servers store
+  topolayer apply --config examples/hosted.yaml --from examples/outputs/sample-operator --operator sample-operator \
+    --output-resources examples/outputs/sample-operator-output-resources.yaml \
+    --management-kubeconfig /tmp/dev/management.kubeconfig --guest-kubeconfig /tmp/dev/guest.kubeconfig -o yaml`,
 		Args: cobra.NoArgs,
 		RunE: runCommand(o),
 	}
 	addSourceFlags(cmd, &o.SourceOptions)
 	addClusterFlags(cmd, &o.ClusterOptions)
-	cmd.Flags().StringVarP(&o.Output, "output", "o", o.Output, "output format: table|json")
+	cmd.Flags().StringVarP(&o.Output, "output", "o", o.Output, "output format: table|json|yaml (json and yaml carry each object as the server stored it, without managedFields)")
 	return cmd
 }
 
@@ -231,7 +273,7 @@ Apply prints one line per entry and exits non-zero when any entry failed.`,
 func (o *ApplyOptions) Complete() error {
 	p, ok := applyPrinters[o.Output]
 	if !ok {
-		return fmt.Errorf("--output %q: must be table or json", o.Output)
+		return usageErrorf("--output %q: must be table, json or yaml", o.Output)
 	}
 	o.print = p
 	return nil
@@ -263,12 +305,14 @@ func (o *ApplyOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	p := startProgress(o.ErrOut, fmt.Sprintf("applying %d entries", plan.Summary.Apply))
 	results, applyErr := apply.ApplyPlan(ctx, plan, targets)
+	p.Stop()
 	if err := o.print(o.Out, plan, results); err != nil {
 		return errors.Join(applyErr, err)
 	}
 	if applyErr != nil {
-		return applyErr
+		return applyFailures(results, applyErr)
 	}
 	return nil
 }
@@ -283,6 +327,9 @@ type applyResult struct {
 	Status  string `json:"status"`
 	Change  string `json:"change,omitempty"`
 	Error   string `json:"error,omitempty"`
+	// Object is the object as the server stored it (or, for a skipped entry, as it is),
+	// without managedFields; absent when the server returned none (a delete, a failure).
+	Object map[string]any `json:"object,omitempty"`
 }
 
 func applyResults(plan *translate.Plan, results []apply.EntryResult) []applyResult {
@@ -298,31 +345,68 @@ func applyResults(plan *translate.Plan, results []apply.EntryResult) []applyResu
 		if r.Err != nil {
 			a.Error = r.Err.Error()
 		}
+		if r.Object != nil {
+			obj := r.Object.DeepCopy()
+			unstructured.RemoveNestedField(obj.Object, "metadata", "managedFields")
+			a.Object = obj.Object
+		}
 		out = append(out, a)
 	}
 	return out
 }
 
-func printApplyJSON(w io.Writer, plan *translate.Plan, results []apply.EntryResult) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(applyResults(plan, results))
-}
-
+// printApplyTable prints one row per entry (its index in the plan, where it landed, what
+// became of it), the counts, then each failure once, with a hint for the common ones.
 func printApplyTable(w io.Writer, plan *translate.Plan, results []apply.EntryResult) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "ENTRY\tACTION\tTARGET\tSTATUS\tCHANGE\tERROR")
+	fmt.Fprintln(tw, "#\tCLUSTER\tNAMESPACE\tNAME\tACTION\tSTATUS\tCHANGE")
 	counts := map[string]int{}
-	for _, r := range applyResults(plan, results) {
-		counts[r.Status]++
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Source, r.Action, r.Cluster+":"+r.Target, r.Status, dash(r.Change), dash(oneLine(r.Error)))
+	for _, r := range results {
+		counts[string(r.Status)]++
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Index, r.Cluster, dash(r.Identity.Namespace), typedName(r.Identity), r.Action, r.Status, dash(string(r.Change)))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "\n%d entries: %d applied, %d skipped, %d failed, %d not run\n", len(results),
-		counts[string(apply.StatusApplied)], counts[string(apply.StatusSkipped)], counts[string(apply.StatusFailed)], counts[string(apply.StatusNotRun)])
-	return err
+	if _, err := fmt.Fprintf(w, "\n%d entries: %d applied, %d skipped, %d failed, %d not run\n", len(results),
+		counts[string(apply.StatusApplied)], counts[string(apply.StatusSkipped)], counts[string(apply.StatusFailed)], counts[string(apply.StatusNotRun)]); err != nil {
+		return err
+	}
+	if counts[string(apply.StatusFailed)] == 0 {
+		return nil
+	}
+	fmt.Fprintf(w, "\nFAILED (%d)\n", counts[string(apply.StatusFailed)])
+	for _, a := range applyResults(plan, results) {
+		if a.Status != string(apply.StatusFailed) {
+			continue
+		}
+		r := results[slices.IndexFunc(results, func(r apply.EntryResult) bool { return r.Index == a.Index })]
+		if err := writeFailure(w, fmt.Sprintf("#%d %s %s:%s", a.Index, a.Action, a.Cluster, a.Target), "source: "+a.Source, a.Error, liveHint(r.Err, r.Cluster, r.Identity)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// applyFailures is apply's error when entries failed: the output shows each one already,
+// so it only counts them and says what was written.
+func applyFailures(results []apply.EntryResult, err error) error {
+	failed, applied := 0, 0
+	for _, r := range results {
+		switch r.Status {
+		case apply.StatusFailed:
+			failed++
+		case apply.StatusApplied:
+			applied++
+		}
+	}
+	if failed == 0 {
+		return err // a failure of the plan as a whole (a cluster without a target, ...)
+	}
+	if applied == 0 {
+		return fmt.Errorf("%d of %d entries failed; nothing was written", failed, len(results))
+	}
+	return fmt.Errorf("%d of %d entries failed after %d were written; the entries after it were not run", failed, len(results), applied)
 }
 
 func dash(s string) string {
@@ -348,6 +432,9 @@ type liveEntry struct {
 	// entry but cannot say what it would store before an earlier entry is written).
 	Result string `json:"result"`
 	Reason string `json:"reason,omitempty"`
+	// Hint says how to resolve a common failure (a missing namespace or CRD, fields owned by
+	// another field manager).
+	Hint string `json:"hint,omitempty"`
 	// Diff is a unified diff of the live object and the object the server would store
 	// (with --diff, for create, change and delete).
 	Diff string `json:"diff,omitempty"`
@@ -371,6 +458,7 @@ func liveEntries(plan *translate.Plan, results []apply.EntryResult, withDiff boo
 			l.Result = liveFail
 			if r.Err != nil {
 				l.Reason = r.Err.Error()
+				l.Hint = liveHint(r.Err, r.Cluster, r.Identity)
 			}
 		case r.Status == apply.StatusValid && r.Change == "":
 			l.Result, l.Reason = liveValid, "an earlier entry of the plan creates what it needs"
@@ -391,59 +479,127 @@ func liveEntries(plan *translate.Plan, results []apply.EntryResult, withDiff boo
 	return out, nil
 }
 
-// printLive prints the plan and the live results: for table, the plan's table, then one line
-// per entry, then the diffs; for json and yaml, one document {plan, live}.
-func printLive(w io.Writer, format string, printPlan planPrinter, plan *translate.Plan, live []liveEntry) error {
+// printLive prints the plan and the live results: for table and wide, the plan's tables
+// with each entry's live result, the counts, each failure once with a hint, then the
+// diffs; for name, the plan's names; for json and yaml, one document {plan, live}.
+func printLive(out, notes io.Writer, format string, view tableView, plan *translate.Plan, live []liveEntry) error {
 	switch format {
 	case "json", "yaml":
 		doc := struct {
 			Plan *translate.Plan `json:"plan"`
 			Live []liveEntry     `json:"live"`
 		}{plan, live}
-		js, err := json.MarshalIndent(doc, "", "  ")
-		if err != nil {
-			return err
-		}
 		if format == "yaml" {
-			if js, err = yaml.JSONToYAML(js); err != nil {
-				return err
-			}
-			_, err = w.Write(js)
-			return err
+			return printYAML(out, doc)
 		}
-		_, err = fmt.Fprintf(w, "%s\n", js)
-		return err
-	case "table":
+		return printJSON(out, doc)
+	case "name":
+		return printPlanNames(out, plan)
+	case "table", "wide":
 	default:
 		return fmt.Errorf("--output %s has no live results", format)
 	}
-	if err := printPlan(w, plan); err != nil {
+	byIndex := make(map[int]liveEntry, len(live))
+	for _, l := range live {
+		byIndex[l.Index] = l
+	}
+	if err := view.print(out, notes, plan, byIndex); err != nil {
 		return err
 	}
-	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "ENTRY\tACTION\tTARGET\tLIVE\tREASON")
 	counts := map[string]int{}
 	for _, l := range live {
 		counts[l.Result]++
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", l.Source, l.Action, l.Cluster+":"+l.Target, l.Result, dash(oneLine(l.Reason)))
-	}
-	if err := tw.Flush(); err != nil {
-		return err
 	}
 	adopt := ""
 	if n := counts[string(apply.ChangeAdopt)]; n > 0 {
 		adopt = fmt.Sprintf(" %d adopt,", n)
 	}
-	fmt.Fprintf(w, "\nlive dry-run: %d create, %d change,%s %d unchanged, %d delete, %d fail\n",
+	valid := ""
+	if n := counts[liveValid]; n > 0 {
+		valid = fmt.Sprintf(", %d valid (an earlier entry of the plan creates what it needs, so the server cannot say more yet)", n)
+	}
+	fmt.Fprintf(notes, "\nlive dry-run: %d create, %d change,%s %d unchanged, %d delete, %d fail%s\n",
 		counts[string(apply.ChangeCreate)], counts[string(apply.ChangeUpdate)], adopt, counts[string(apply.ChangeNone)],
-		counts[string(apply.ChangeDelete)], counts[liveFail])
+		counts[string(apply.ChangeDelete)], counts[liveFail], valid)
+	if n := counts[liveFail]; n > 0 {
+		fmt.Fprintf(notes, "\nFAILED (%d): the live clusters refuse these entries; nothing is written\n", n)
+		for _, l := range live {
+			if l.Result != liveFail {
+				continue
+			}
+			if err := writeFailure(notes, fmt.Sprintf("#%d %s %s:%s", l.Index, l.Action, l.Cluster, l.Target), "source: "+l.Source, l.Reason, l.Hint); err != nil {
+				return err
+			}
+		}
+	}
 	for _, l := range live {
 		if l.Diff != "" {
-			fmt.Fprintf(w, "\n%s", l.Diff)
+			fmt.Fprintf(out, "\n%s", l.Diff)
 		}
 	}
 	return nil
+}
+
+// liveFailures is plan's error when the live dry-run refused entries: the output shows each
+// one already, so it only counts them.
+func liveFailures(live []liveEntry) error {
+	n := 0
+	for _, l := range live {
+		if l.Result == liveFail {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	return fmt.Errorf("the live dry-run failed: %d of %d entries would fail; nothing is written", n, len(live))
+}
+
+// liveHint says how to resolve the common failures of a write: a namespace or a resource
+// the cluster does not have, and fields that another field manager owns. A refusal of an
+// object without topolayer's marks (apply.ConflictError) says how to adopt it itself.
+func liveHint(err error, cluster string, id contract.Identity) string {
+	var status apierrors.APIStatus
+	switch {
+	case err == nil:
+		return ""
+	case meta.IsNoMatchError(err):
+		hint := fmt.Sprintf("hint: the %s cluster does not serve %s: install its CustomResourceDefinition first", cluster, resourceType(id))
+		if strings.HasSuffix(id.Group, namespaces.ShadowGroupSuffix) {
+			hint += " (topolayer shadow-crds writes the shadow CRDs of a hosted control plane)"
+		}
+		return hint
+	case apierrors.IsNotFound(err) && errors.As(err, &status) && status.Status().Details != nil && status.Status().Details.Kind == "namespaces":
+		return fmt.Sprintf("hint: namespace %s does not exist on the %s cluster: create it, or have the operator write the Namespace in the same output", status.Status().Details.Name, cluster)
+	case apierrors.IsConflict(err) && errors.As(err, &status):
+		var managers []string
+		if d := status.Status().Details; d != nil {
+			for _, c := range d.Causes {
+				if c.Type != metav1.CauseTypeFieldManagerConflict {
+					continue
+				}
+				rest, ok := strings.CutPrefix(c.Message, "conflict with ")
+				if !ok {
+					continue
+				}
+				if q, err := strconv.QuotedPrefix(rest); err == nil {
+					if m, err := strconv.Unquote(q); err == nil && !slices.Contains(managers, m) {
+						managers = append(managers, m)
+					}
+				}
+			}
+		}
+		if len(managers) == 0 {
+			return ""
+		}
+		flags := make([]string, len(managers))
+		for i, m := range managers {
+			flags[i] = "--adopt-from " + strconv.Quote(m)
+		}
+		return fmt.Sprintf("hint: field manager %s owns these fields: to move them to the operator, pass %s, or list the manager in operators[].adopt.fieldManagers of the configuration (topolayer run)",
+			strings.Join(managers, ", "), strings.Join(flags, " "))
+	}
+	return ""
 }
 
 // objectYAML renders obj for a diff without the fields the server sets on every write
@@ -461,8 +617,10 @@ func objectYAML(obj *unstructured.Unstructured) (string, error) {
 	return string(out), nil
 }
 
-// objectDiff is the unified diff of live and would, named after the entry's target.
+// objectDiff is the unified diff of live and would, named after the entry's target. The
+// values of a Secret are masked (maskSecrets), as kubectl diff masks them.
 func objectDiff(name string, live, would *unstructured.Unstructured) (string, error) {
+	live, would = maskSecrets(live, would)
 	a, err := objectYAML(live)
 	if err != nil {
 		return "", err

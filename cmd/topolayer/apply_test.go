@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
 
 	"github.com/topolayer/topolayer/apply"
 	"github.com/topolayer/topolayer/config"
@@ -22,7 +24,10 @@ func TestApplyValidate(t *testing.T) {
 		o    ApplyOptions
 		want []string // substrings of the error; none means valid
 	}{
-		{"no flags", ApplyOptions{}, []string{"--config is required", "--from is required", "--operator is required", "--kubeconfig (standalone) or"}},
+		{"no flags", ApplyOptions{}, []string{"--config is required", "--from is required", "--operator is required"}},
+		{"contexts", ApplyOptions{SourceOptions: SourceOptions{ConfigFile: "c", From: "f", Operator: "op"}, ClusterOptions: ClusterOptions{ManagementContext: "m", GuestContext: "g"}}, nil},
+		{"half hosted by context", ApplyOptions{SourceOptions: SourceOptions{ConfigFile: "c", From: "f", Operator: "op"}, ClusterOptions: ClusterOptions{GuestContext: "g"}}, []string{"go together"}},
+		{"context and hosted", ApplyOptions{SourceOptions: SourceOptions{ConfigFile: "c", From: "f", Operator: "op"}, ClusterOptions: ClusterOptions{Context: "c", ManagementContext: "m", GuestContext: "g"}}, []string{"exclusive"}},
 		{"standalone", ApplyOptions{SourceOptions: SourceOptions{ConfigFile: "c", From: "f", Operator: "op"}, ClusterOptions: ClusterOptions{Kubeconfig: "k"}}, nil},
 		{"hosted", ApplyOptions{SourceOptions: SourceOptions{ConfigFile: "c", From: "f", Operator: "op"}, ClusterOptions: ClusterOptions{ManagementKubeconfig: "m", GuestKubeconfig: "g", AsServiceAccount: "ns/sa"}}, nil},
 		{"half hosted", ApplyOptions{SourceOptions: SourceOptions{ConfigFile: "c", From: "f", Operator: "op"}, ClusterOptions: ClusterOptions{ManagementKubeconfig: "m"}}, []string{"go together"}},
@@ -52,7 +57,7 @@ func TestApplyValidate(t *testing.T) {
 }
 
 func TestApplyCompleteRefusesAnUnknownOutput(t *testing.T) {
-	o := &ApplyOptions{Output: "yaml"}
+	o := &ApplyOptions{Output: "xml"}
 	if err := o.Complete(); err == nil || !strings.Contains(err.Error(), "--output") {
 		t.Fatalf("Complete = %v", err)
 	}
@@ -92,16 +97,19 @@ func TestImpersonate(t *testing.T) {
 	}
 }
 
-// TestLoadKubeconfigReadsOnlyTheFlag: $KUBECONFIG is not merged in.
-func TestLoadKubeconfigReadsOnlyTheFlag(t *testing.T) {
+// TestLoadKubeconfig: kubectl's loading rules: a flag's file alone ($KUBECONFIG is not
+// merged in), else $KUBECONFIG; the context flag, else the current context.
+func TestLoadKubeconfig(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, server string) string {
 		p := filepath.Join(dir, name)
 		kc := `apiVersion: v1
 kind: Config
-clusters: [{name: c, cluster: {server: "` + server + `"}}]
+clusters:
+- {name: c, cluster: {server: "` + server + `"}}
+- {name: other, cluster: {server: "https://other.invalid:6443"}}
 users: [{name: u, user: {token: t}}]
-contexts: [{name: c, context: {cluster: c, user: u}}]
+contexts: [{name: c, context: {cluster: c, user: u}}, {name: other, context: {cluster: other, user: u}}]
 current-context: c
 `
 		if err := os.WriteFile(p, []byte(kc), 0o600); err != nil {
@@ -112,15 +120,25 @@ current-context: c
 	env := write("env", "https://env.invalid:6443")
 	flag := write("flag", "https://flag.invalid:6443")
 	t.Setenv("KUBECONFIG", env)
-	cfg, err := loadKubeconfig("kubeconfig", flag)
-	if err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct{ path, context, want string }{
+		{flag, "", "https://flag.invalid:6443"},
+		{"", "", "https://env.invalid:6443"},
+		{"", "other", "https://other.invalid:6443"},
+		{flag, "other", "https://other.invalid:6443"},
+	} {
+		cfg, err := loadKubeconfig("kubeconfig", tc.path, tc.context)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Host != tc.want {
+			t.Errorf("path %q, context %q: host = %s, want %s", tc.path, tc.context, cfg.Host, tc.want)
+		}
 	}
-	if cfg.Host != "https://flag.invalid:6443" {
-		t.Errorf("host = %s", cfg.Host)
-	}
-	if _, err := loadKubeconfig("guest-kubeconfig", filepath.Join(dir, "missing")); err == nil || !strings.Contains(err.Error(), "--guest-kubeconfig") {
+	if _, err := loadKubeconfig("guest-kubeconfig", filepath.Join(dir, "missing"), ""); err == nil || !strings.Contains(err.Error(), "--guest-kubeconfig") {
 		t.Errorf("missing file: %v", err)
+	}
+	if _, err := loadKubeconfig("kubeconfig", "", "nope"); err == nil || !strings.Contains(err.Error(), "context nope") {
+		t.Errorf("missing context: %v", err)
 	}
 }
 
@@ -195,19 +213,55 @@ func TestLiveEntriesAndTable(t *testing.T) {
 		t.Errorf("diffs: %q, %q", live[0].Diff, live[1].Diff)
 	}
 	var out bytes.Buffer
-	if err := printLive(&out, "table", printPlanTable, plan, live); err != nil {
+	if err := printLive(&out, &out, "table", tableView{}, plan, live); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"ENTRY", "LIVE", "forbidden: no", "1 create, 0 change, 1 adopt, 1 unchanged, 0 delete, 1 fail", "+++ planned/cluster:configmaps/ns/x"} {
+	for _, want := range []string{"LIVE", "FAILED (1)", "#2 Create cluster:configmaps/ns/x", "forbidden: no", "1 create, 0 change, 1 adopt, 1 unchanged, 0 delete, 1 fail, 1 valid", "+++ planned/cluster:configmaps/ns/x"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, out.String())
 		}
+	}
+	if n := strings.Count(out.String(), "forbidden"); n != 1 {
+		t.Errorf("the failure is printed %d times, want once:\n%s", n, out.String())
 	}
 	out.Reset()
 	if err := printApplyTable(&out, plan, []apply.EntryResult{results[2]}); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out.String(), "STATUS  CHANGE  ERROR") || !strings.Contains(out.String(), "0 applied, 0 skipped, 1 failed") {
+	if !strings.Contains(out.String(), "STATUS  CHANGE") || !strings.Contains(out.String(), "0 applied, 0 skipped, 1 failed") ||
+		!strings.Contains(out.String(), "FAILED (1)\n#2 Create cluster:configmaps/ns/x") || strings.Count(out.String(), "forbidden") != 1 {
 		t.Errorf("apply table:\n%s", out.String())
+	}
+}
+
+// TestApplyOutputObjects: apply -o json and yaml carry the stored object without
+// managedFields.
+func TestApplyOutputObjects(t *testing.T) {
+	id := contract.Identity{Version: "v1", Resource: "configmaps", Namespace: "ns", Name: "x"}
+	plan := &translate.Plan{Entries: []translate.Entry{{Action: contract.ActionApply, Source: id}}}
+	stored := cm(map[string]any{"a": "1"}, "7") // with managedFields
+	results := []apply.EntryResult{{Index: 0, Cluster: "cluster", Action: contract.ActionApply, Identity: id, Status: apply.StatusApplied, Change: apply.ChangeCreate, Object: stored}}
+	for _, format := range []string{"json", "yaml"} {
+		var out bytes.Buffer
+		if err := applyPrinters[format](&out, plan, results); err != nil {
+			t.Fatal(err)
+		}
+		js := out.Bytes()
+		if format == "yaml" {
+			var err error
+			if js, err = yaml.YAMLToJSON(js); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var got []applyResult
+		if err := json.Unmarshal(js, &got); err != nil {
+			t.Fatalf("%s: %v\n%s", format, err, out.String())
+		}
+		if len(got) != 1 || got[0].Status != "applied" || got[0].Object["data"] == nil || strings.Contains(out.String(), "managedFields") {
+			t.Errorf("%s:\n%s", format, out.String())
+		}
+	}
+	if len(stored.GetManagedFields()) != 1 {
+		t.Error("the printer changed the result's object")
 	}
 }

@@ -75,7 +75,7 @@ func countingServer(t *testing.T) (kubeconfig string, requests *atomic.Int64) {
 		t.Fatal(err)
 	}
 	// The kubeconfig does lead to the server: a request through it is counted.
-	cfg, err := loadKubeconfig("kubeconfig", kubeconfig)
+	cfg, err := loadKubeconfig("kubeconfig", kubeconfig, "")
 	if err != nil {
 		t.Fatal(err)
 	}

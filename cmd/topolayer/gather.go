@@ -31,7 +31,7 @@ type GatherOptions struct {
 func NewCmdGather(streams IOStreams) *cobra.Command {
 	o := &GatherOptions{IOStreams: streams}
 	cmd := &cobra.Command{
-		Use:   "gather --config FILE --input-resources FILE --to DIR --operator NAME (--kubeconfig FILE | --management-kubeconfig FILE --guest-kubeconfig FILE)",
+		Use:   "gather --config FILE --input-resources FILE --to DIR --operator NAME [--kubeconfig FILE] [--context NAME] | [--management-kubeconfig FILE --guest-kubeconfig FILE]",
 		Short: "Read an operator's inputs from the live clusters into a standalone input directory",
 		Long: `Gather reads what an operator declares it reads (the applyConfigurationResources of its
 input-resources: exact, label-selected and implicit-namespaced references) from where the
@@ -42,9 +42,11 @@ writes it itself (--output-resources declares it as a Management or Configuratio
 the routing rules place it on the management cluster: then it is read in the hosted control
 plane's namespace and mapped back to its standalone form. Objects that do not exist are
 skipped. The directory appears whole or not at all.`,
-		Example: `  topolayer gather --config examples/hosted.yaml --operator cluster-authentication-operator \
-    --input-resources input-resources.yaml --output-resources output-resources.yaml \
-    --management-kubeconfig dev/management.kubeconfig --guest-kubeconfig dev/guest.kubeconfig --to /tmp/input`,
+		Example: `  # The sample operator's inputs, from the hosted dev environment (topolayer devenv up --dir /tmp/dev)
+  bin/sample-operator input-resources > /tmp/sample-input-resources.yaml
+  topolayer gather --config examples/hosted.yaml --operator sample-operator \
+    --input-resources /tmp/sample-input-resources.yaml --output-resources examples/outputs/sample-operator-output-resources.yaml \
+    --management-kubeconfig /tmp/dev/management.kubeconfig --guest-kubeconfig /tmp/dev/guest.kubeconfig --to /tmp/sample-input`,
 		Args: cobra.NoArgs,
 		RunE: runCommand(o),
 	}
@@ -55,9 +57,7 @@ skipped. The directory appears whole or not at all.`,
 	f.StringVar(&o.Operator, "operator", o.Operator, "the operator's name")
 	f.StringVar(&o.To, "to", o.To, "input directory to write; must be absent or empty unless --overwrite")
 	f.BoolVar(&o.Overwrite, "overwrite", o.Overwrite, "replace --to if it already has content")
-	f.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "kubeconfig file of the cluster (standalone topology)")
-	f.StringVar(&o.ManagementKubeconfig, "management-kubeconfig", o.ManagementKubeconfig, "kubeconfig file of the management cluster (hosted topology)")
-	f.StringVar(&o.GuestKubeconfig, "guest-kubeconfig", o.GuestKubeconfig, "kubeconfig file of the guest cluster (hosted topology)")
+	addKubeconfigFlags(cmd, &o.ClusterOptions)
 	return cmd
 }
 
@@ -105,7 +105,9 @@ func (o *GatherOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	p := startProgress(o.ErrOut, "gathering the inputs of "+o.Operator)
 	res, err := gather.Gather(ctx, gather.Options{Placement: topo, Inputs: inputs, Outputs: outputs, Clusters: clusters})
+	p.Stop()
 	if err != nil {
 		return err
 	}

@@ -21,7 +21,7 @@ func TestGatherValidate(t *testing.T) {
 		o    GatherOptions
 		want []string
 	}{
-		{"none", GatherOptions{}, []string{"--config is required", "--input-resources is required", "--to is required", "--operator is required", "are required"}},
+		{"none", GatherOptions{}, []string{"--config is required", "--input-resources is required", "--to is required", "--operator is required"}},
 		{"hosted", hosted, nil},
 		{"standalone", standalone, nil},
 		{"half", half, []string{"go together"}},

@@ -8,6 +8,8 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	"github.com/spf13/cobra"
 )
 
 // stopGrace is how long a command may take to return once a signal canceled its context.
@@ -23,7 +25,8 @@ func main() {
 // shuts down gracefully, taking the time it needs, and a clean shutdown exits 0.
 const annotationDaemon = "topolayer.dev/daemon"
 
-// runMain runs one command and returns the process's exit status: 0, 1 on error, or 128 plus
+// runMain runs one command and returns the process's exit status (exitStatus: 0, 1 when it
+// failed, 2 for a usage error), or 128 plus
 // the signal's number (130 for SIGINT, 143 for SIGTERM) when a signal came: the first cancels
 // the command's context, and the status is returned when the command returns or grace later,
 // whichever is first; a second signal returns it at once. A daemon (annotationDaemon) is
@@ -44,9 +47,11 @@ func runMain(streams IOStreams, args []string, signals <-chan os.Signal, grace t
 	exit := func(err error) int {
 		if err != nil {
 			fmt.Fprintln(streams.ErrOut, "error:", err)
-			return 1
 		}
-		return 0
+		if exitStatus(err) == exitUsage {
+			fmt.Fprintf(streams.ErrOut, "See '%s --help' for usage.\n", commandPath(root, args))
+		}
+		return exitStatus(err)
 	}
 	var sig os.Signal
 	select {
@@ -86,10 +91,10 @@ func reportInterrupted(w io.Writer, sig os.Signal, err error) {
 	fmt.Fprintf(w, "error: %s: interrupted\n", sig)
 }
 
-// signalStatus is the shell's exit status for a process ended by sig.
-func signalStatus(sig os.Signal) int {
-	if s, ok := sig.(syscall.Signal); ok {
-		return 128 + int(s)
+// commandPath names the command args call, or the root when they call none.
+func commandPath(root *cobra.Command, args []string) string {
+	if c, _, err := root.Find(args); err == nil && c != nil {
+		return c.CommandPath()
 	}
-	return 1
+	return root.CommandPath()
 }

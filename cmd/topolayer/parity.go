@@ -2,12 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -31,15 +31,121 @@ type ParityOptions struct {
 	IOStreams
 }
 
-// parityPrinters are the formats of -o.
+// parityPrinters are the formats of -o: table is the summary, wide every object and
+// difference.
 var parityPrinters = map[string]func(io.Writer, *parity.Report) error{
-	"table":    func(w io.Writer, r *parity.Report) error { return r.WriteTable(w) },
+	"table":    writeParitySummary,
+	"wide":     func(w io.Writer, r *parity.Report) error { return r.WriteTable(w) },
 	"markdown": func(w io.Writer, r *parity.Report) error { return r.WriteMarkdown(w) },
-	"json": func(w io.Writer, r *parity.Report) error {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(r)
-	},
+	"json":     func(w io.Writer, r *parity.Report) error { return printJSON(w, r) },
+	"yaml":     func(w io.Writer, r *parity.Report) error { return printYAML(w, r) },
+}
+
+// writeParitySummary writes the report's summary: the objects of each resource per outcome,
+// the differences each rule made, then each unexplained difference and each rejected object
+// in full (those are what fail the command), and the one-line count last.
+func writeParitySummary(w io.Writer, r *parity.Report) error {
+	outcomes := []parity.Outcome{parity.Identical, parity.RenamedOnly, parity.Transformed, parity.Absorbed, parity.Dropped, parity.Rejected, parity.Unexplained}
+	var resources []string
+	perResource := map[string]map[parity.Outcome]int{}
+	type rule struct{ kind, by string }
+	var rules []rule
+	diffs, objects := map[rule]int{}, map[rule]int{}
+	for _, o := range r.Objects {
+		res := resourceType(o.Source)
+		if perResource[res] == nil {
+			perResource[res] = map[parity.Outcome]int{}
+			resources = append(resources, res)
+		}
+		perResource[res][o.Outcome]++
+		seen := map[rule]bool{}
+		for _, d := range o.Differences {
+			for _, c := range d.Causes {
+				k := rule{string(c.Kind), c.By}
+				if _, ok := diffs[k]; !ok {
+					rules = append(rules, k)
+				}
+				diffs[k]++
+				if !seen[k] {
+					seen[k] = true
+					objects[k]++
+				}
+			}
+		}
+	}
+	slices.Sort(resources)
+	slices.SortFunc(rules, func(a, b rule) int { return strings.Compare(a.kind+"\x00"+a.by, b.kind+"\x00"+b.by) })
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	header := []string{"RESOURCE"}
+	for _, o := range outcomes {
+		header = append(header, strings.ToUpper(string(o)))
+	}
+	fmt.Fprintln(tw, strings.Join(header, "\t"))
+	for _, res := range resources {
+		row := []string{res}
+		for _, o := range outcomes {
+			row = append(row, fmt.Sprint(perResource[res][o]))
+		}
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	}
+	if len(rules) > 0 {
+		fmt.Fprintln(tw, "\nCAUSE\tBY\tDIFFERENCES\tOBJECTS")
+		for _, k := range rules {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\n", k.kind, dash(k.by), diffs[k], objects[k])
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	unexplained, rejected := 0, 0
+	for _, o := range r.Objects {
+		for _, d := range o.Differences {
+			if !d.Explained() {
+				unexplained++
+			}
+		}
+		if o.Outcome == parity.Rejected {
+			rejected++
+		}
+	}
+	if unexplained > 0 {
+		fmt.Fprintf(w, "\nUNEXPLAINED (%d): differences no rule accounts for\n", unexplained)
+		for _, o := range r.Objects {
+			for _, d := range o.Differences {
+				if d.Explained() {
+					continue
+				}
+				where := string(d.Aspect)
+				if d.Path != "" {
+					where += " " + d.Path
+				}
+				if err := writeFailure(w, objectName(o.Source)+": "+where, d.Standalone+" -> "+d.Hosted); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if rejected > 0 {
+		fmt.Fprintf(w, "\nREJECTED (%d): the hosted plan writes nothing\n", rejected)
+		for _, o := range r.Objects {
+			if o.Outcome != parity.Rejected {
+				continue
+			}
+			var why []string
+			for _, d := range o.Differences {
+				for _, c := range d.Causes {
+					if c.Kind == parity.CauseRejected {
+						why = append(why, c.String())
+					}
+				}
+			}
+			if err := writeFailure(w, objectName(o.Source), why...); err != nil {
+				return err
+			}
+		}
+	}
+	_, err := fmt.Fprintf(w, "\nparity: %s\n", r.Summary)
+	return err
 }
 
 func parityPrinterNames() string {
@@ -66,7 +172,12 @@ recorded, owner added. A count of objects identical, renamed only, transformed a
 ends the report.
 
 No difference may be unexplained: one that no rule accounts for is reported as
-"unexplained" and parity exits non-zero. Nothing is read from or written to any cluster.
+"unexplained" and parity exits non-zero; so does a plan with a rejected entry, as plan
+does. Nothing is read from or written to any cluster.
+
+The default view is a summary: objects per resource and outcome, differences per cause and
+rule, then each unexplained difference and rejected object in full. -o wide lists every
+object and difference; -o markdown, json and yaml are for pull requests and scripts.
 
 The final state of an object is what its mutations establish starting from nothing, folded
 in lifecycle order (create, update, apply, patch, status, delete); apply merges without a
@@ -95,7 +206,7 @@ schema, so both sides are folded the same way and only the placement differs.`,
 func (o *ParityOptions) Complete() error {
 	p, ok := parityPrinters[o.Output]
 	if !ok {
-		return fmt.Errorf("--output %q: must be one of %s", o.Output, parityPrinterNames())
+		return usageErrorf("--output %q: must be one of %s", o.Output, parityPrinterNames())
 	}
 	o.print = p
 	return nil
@@ -144,12 +255,24 @@ func (o *ParityOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("--config-hosted %s: %w", o.HostedConfig, err)
 	}
-	report, err := parity.Compare(se.Plan(src.out), he.Plan(src.out), parity.OptionsFor(he))
+	sp, hp := se.Plan(src.out), he.Plan(src.out)
+	report, err := parity.Compare(sp, hp, parity.OptionsFor(he))
 	if err != nil {
 		return fmt.Errorf("--from %s: %w", o.From, err)
 	}
 	if err := o.print(o.Out, report); err != nil {
 		return err
 	}
-	return report.Err()
+	// As plan does, a plan with a rejected entry fails: the operator's output cannot be
+	// written in that topology, whatever the comparison says.
+	errs := []error{report.Err()}
+	for _, p := range []struct {
+		flag string
+		plan *translate.Plan
+	}{{"--config-standalone", sp}, {"--config-hosted", hp}} {
+		if err := rejectedSummary(p.plan); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", p.flag, err))
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -32,7 +32,7 @@ func TestParityFlags(t *testing.T) {
 		wantErr string
 	}{
 		"every required flag": {args: nil, wantErr: "--config-standalone is required\n--config-hosted is required\n--from is required\n--operator is required"},
-		"an unknown format":   {args: []string{"-o", "yaml"}, wantErr: `--output "yaml": must be one of json|markdown|table`},
+		"an unknown format":   {args: []string{"-o", "xml"}, wantErr: `--output "xml": must be one of json|markdown|table|wide|yaml`},
 		"the configs swapped": {
 			args:    []string{"--config-standalone", hostedConfig, "--config-hosted", standaloneConfig, "--from", "../../examples/outputs/sample-operator", "--operator", "sample-operator"},
 			wantErr: "--config-standalone ../../examples/hosted.yaml: topology Hosted is not Standalone",
@@ -56,11 +56,29 @@ func TestParitySample(t *testing.T) {
 		"--output-resources", "../../examples/outputs/sample-operator-output-resources.yaml",
 		"--operator", "sample-operator",
 	}
-	const summary = "13 objects: 2 identical, 6 renamed only, 4 transformed, 1 absorbed, 0 unexplained"
+	const summary = "13 objects: 2 identical, 5 renamed only, 5 transformed, 1 absorbed, 0 unexplained"
 	tests := map[string]func(t *testing.T, out string){
 		"table": func(t *testing.T, out string) {
 			if !strings.HasSuffix(out, "\nparity: "+summary+"\n") {
-				t.Errorf("the table does not end with the count %q:\n%s", summary, out)
+				t.Errorf("the summary does not end with the count %q:\n%s", summary, out)
+			}
+			rows := map[string]bool{}
+			for _, l := range strings.Split(out, "\n") {
+				rows[strings.Join(strings.Fields(l), " ")] = true
+			}
+			for _, want := range []string{"RESOURCE IDENTICAL RENAMED TRANSFORMED ABSORBED DROPPED REJECTED UNEXPLAINED", "deployments.apps 0 0 1 0 0 0 0",
+				"CAUSE BY DIFFERENCES OBJECTS", "transformed hypershift/pull-secret 1 1"} {
+				if !rows[want] {
+					t.Errorf("the summary lacks the row %q:\n%s", want, out)
+				}
+			}
+			if strings.Contains(out, "TRANSFORMED cluster:") {
+				t.Errorf("the summary lists every object:\n%s", out)
+			}
+		},
+		"wide": func(t *testing.T, out string) {
+			if !strings.HasSuffix(out, "\nparity: "+summary+"\n") || !strings.Contains(out, "TRANSFORMED cluster: deployments.apps/openshift-sample/sample") {
+				t.Errorf("the full table lacks an object or the count %q:\n%s", summary, out)
 			}
 		},
 		"markdown": func(t *testing.T, out string) {
@@ -87,6 +105,26 @@ func TestParitySample(t *testing.T) {
 			check(t, out)
 		})
 	}
+}
+
+// TestParityRejectedFails: parity exits non-zero when a plan rejects an entry, as plan does,
+// and shows the rejected object once.
+func TestParityRejectedFails(t *testing.T) {
+	for _, c := range corpus.CAOCases(t) {
+		if filepath.Base(c.Dir) != "minimal-cluster" {
+			continue
+		}
+		out, err := runParity(t, "--config-standalone", standaloneConfig, "--config-hosted", caoHostedConfig,
+			"--from", c.ExpectedOutput, "--operator", "cluster-authentication-operator")
+		if err == nil || !strings.Contains(err.Error(), "--config-hosted: 1 of 76 mutations rejected") {
+			t.Errorf("error %v, want the hosted plan's rejection", err)
+		}
+		if n := strings.Count(out, "rolebindingrestrictions.authorization.openshift.io\n"); !strings.Contains(out, "REJECTED (1)") || n != 1 {
+			t.Errorf("the rejected object is shown %d times, want once under REJECTED:\n%s", n, out)
+		}
+		return
+	}
+	t.Skip("no CAO case minimal-cluster")
 }
 
 // TestParityCorpus: the two CAO cases with expected outputs and declarations, every

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -14,8 +15,9 @@ import (
 type PlanOptions struct {
 	SourceOptions
 	ClusterOptions
-	Output string // -o
-	Diff   bool   // --diff
+	Output    string // -o
+	NoHeaders bool   // --no-headers
+	Diff      bool   // --diff
 
 	printer planPrinter
 	IOStreams
@@ -31,6 +33,14 @@ func NewCmdPlan(streams IOStreams) *cobra.Command {
 mutation, the target cluster and identity it would have, the rule that placed it, and its
 disposition: apply, absorbed, dropped or rejected. Nothing is written anywhere.
 
+The table has one row per entry: its index in the plan (#, as in -o json), cluster,
+namespace, resource.group/name, disposition and rule, in at most 160 columns (one table per
+resource when a single one would be wider; names are never cut). -o wide adds the class,
+action, source and transforms; -o name lists the objects written; --no-headers leaves the
+rows alone on stdout. The summary, the warnings (grouped, one line each, whole with -o wide)
+and each rejected entry (once, with its file, reason and a hint) follow the rows. An output
+directory with neither mutations nor controller-results.yaml is refused.
+
 With --output-resources, a mutation that the operator did not declare for its class is
 rejected. Plan exits non-zero when any mutation is rejected.
 
@@ -38,23 +48,31 @@ Given the live clusters (--kubeconfig, or --management-kubeconfig and --guest-ku
 flags of apply), plan also asks their API servers, with a server-side dry-run, what each entry
 would do: create, change, unchanged, or fail (admission, validation, RBAC, an object owned by
 another source or operator). With --diff, each entry that would create or change an object
-shows a unified diff of the live object and the object the server would store. Nothing is
-written; plan then also exits non-zero when any entry would fail.`,
+shows a unified diff of the live object and the object the server would store, Secret
+values masked as kubectl diff masks them. Each entry the servers would refuse is shown
+once, with a hint for the common causes (a missing namespace or CRD, fields owned by
+another field manager: --adopt-from). Nothing is written; plan then also exits non-zero
+when any entry would fail.`,
 		Example: `  # The standalone plan of an operator's outputs, as a table
-  topolayer plan --config examples/standalone.yaml --from examples/outputs/sample
+  topolayer plan --config examples/standalone.yaml --from examples/outputs/sample-operator
 
-  # The same, checked against the operator's declarations, as JSON
-  topolayer plan --config examples/standalone.yaml --from out --output-resources output-resources.yaml -o json
+  # The hosted plan, checked against the operator's declarations: wide, or as JSON
+  topolayer plan --config examples/hosted.yaml --from examples/outputs/sample-operator --operator sample-operator \
+    --output-resources examples/outputs/sample-operator-output-resources.yaml -o wide
+  topolayer plan --config examples/hosted.yaml --from examples/outputs/sample-operator --operator sample-operator \
+    --output-resources examples/outputs/sample-operator-output-resources.yaml -o json
 
-  # What the live hosted clusters would do with each entry, with diffs
-  topolayer plan --config examples/hosted.yaml --from out --operator sample-operator \
-    --management-kubeconfig dev/management.kubeconfig --guest-kubeconfig dev/guest.kubeconfig --diff`,
+  # What the live hosted clusters of topolayer devenv up --dir /tmp/dev would do with each entry, with diffs
+  topolayer plan --config examples/hosted.yaml --from examples/outputs/sample-operator --operator sample-operator \
+    --output-resources examples/outputs/sample-operator-output-resources.yaml \
+    --management-kubeconfig /tmp/dev/management.kubeconfig --guest-kubeconfig /tmp/dev/guest.kubeconfig --diff`,
 		Args: cobra.NoArgs,
 		RunE: runCommand(o),
 	}
 	addSourceFlags(cmd, &o.SourceOptions)
 	addClusterFlags(cmd, &o.ClusterOptions)
-	cmd.Flags().StringVarP(&o.Output, "output", "o", o.Output, "output format: "+printerNames())
+	cmd.Flags().StringVarP(&o.Output, "output", "o", o.Output, "output format: "+printerNames()+" (wide adds the class, action, source and transforms of each entry; name lists the objects written)")
+	cmd.Flags().BoolVar(&o.NoHeaders, "no-headers", o.NoHeaders, "table and wide: print the rows only, without headers; the summary, warnings and failures go to stderr")
 	cmd.Flags().BoolVar(&o.Diff, "diff", o.Diff, "with kubeconfig flags: show a diff of each object the live dry-run would create or change")
 	return cmd
 }
@@ -69,9 +87,9 @@ func addSourceFlags(cmd *cobra.Command, o *SourceOptions) {
 
 // Complete chooses the printer.
 func (o *PlanOptions) Complete() error {
-	p, ok := planPrinters[o.Output]
-	if !ok {
-		return fmt.Errorf("--output %q: must be one of %s", o.Output, printerNames())
+	p, err := newPlanPrinter(o.Output, o.NoHeaders)
+	if err != nil {
+		return err
 	}
 	o.printer = p
 	return nil
@@ -105,19 +123,19 @@ func (o *PlanOptions) Run(ctx context.Context) error {
 	if err := o.load(ctx); err != nil {
 		return err
 	}
+	for _, w := range o.cfg.ShadowedRules() {
+		fmt.Fprintf(o.ErrOut, "warning: %s: %s\n", o.ConfigFile, w)
+	}
 	plan, err := o.plan()
 	if err != nil {
 		return err
 	}
-	if !o.ClusterOptions.live() {
-		if err := o.printer(o.Out, plan); err != nil {
+	if !o.ClusterOptions.live() || rejectedSummary(plan) != nil {
+		// A rejected plan is not asked of the servers: the output shows each rejected entry.
+		if err := o.printer(o.Out, o.notes(), plan); err != nil {
 			return err
 		}
-		return rejectedError(plan)
-	}
-	if err := rejectedError(plan); err != nil {
-		// A rejected plan is not asked of the servers: print it and say why.
-		return errors.Join(o.printer(o.Out, plan), err)
+		return rejectedSummary(plan)
 	}
 	if ctx == nil {
 		ctx = context.Background()
@@ -126,7 +144,9 @@ func (o *PlanOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	p := startProgress(o.ErrOut, fmt.Sprintf("live dry-run of %d entries", plan.Summary.Apply))
 	results, dryErr := apply.DryRun(ctx, plan, targets)
+	p.Stop()
 	if results == nil && dryErr != nil {
 		return dryErr
 	}
@@ -134,11 +154,24 @@ func (o *PlanOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := printLive(o.Out, o.Output, o.printer, plan, live); err != nil {
+	view := tableView{Wide: o.Output == "wide", NoHeaders: o.NoHeaders}
+	if err := printLive(o.Out, o.notes(), o.Output, view, plan, live); err != nil {
+		return err
+	}
+	if err := liveFailures(live); err != nil {
 		return err
 	}
 	if dryErr != nil {
 		return fmt.Errorf("the live dry-run failed: %w", dryErr)
 	}
 	return nil
+}
+
+// notes is where a table's summary, warnings and failures go: after the rows, unless
+// --no-headers asks for the rows alone on stdout.
+func (o *PlanOptions) notes() io.Writer {
+	if o.NoHeaders {
+		return o.ErrOut
+	}
+	return o.Out
 }

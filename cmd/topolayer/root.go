@@ -23,7 +23,9 @@ func NewRootCommand(streams IOStreams) *cobra.Command {
 (the output directory of its apply-configuration command, under the multi-operator-manager
 contract) and places every mutation where it belongs: on the one cluster (standalone), or in
 the hosted control plane's namespace on the management cluster and in the guest cluster
-(HyperShift). It shows the plan before anything is written.`,
+(HyperShift). It shows the plan before anything is written.
+
+` + exitCodesHelp,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -42,7 +44,9 @@ the hosted control plane's namespace on the management cluster and in the guest 
 		NewCmdRun(streams),
 		NewCmdTest(streams),
 		NewCmdParity(streams),
+		NewCmdVersion(streams),
 	)
+	markUsageErrors(cmd)
 	return cmd
 }
 
@@ -68,7 +72,7 @@ func runCommand(o options) func(*cobra.Command, []string) error {
 			}
 		}
 		if err := o.Validate(); err != nil {
-			return err
+			return asUsage(err)
 		}
 		return o.Run(cmd.Context())
 	}

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"go.uber.org/zap/zapcore"
 	"k8s.io/client-go/rest"
@@ -29,6 +31,7 @@ type RunOptions struct {
 	LeaderElect    bool
 	WorkDir        string
 	Verbosity      int
+	LogFormat      string // --log-format: console or json
 
 	topo     *topology.Topology      // set by Complete
 	clusters map[string]*rest.Config // set by Complete, by cluster name
@@ -37,7 +40,7 @@ type RunOptions struct {
 
 // NewCmdRun builds `topolayer run`.
 func NewCmdRun(streams IOStreams) *cobra.Command {
-	o := &RunOptions{IOStreams: streams, LeaderElect: true}
+	o := &RunOptions{IOStreams: streams, LeaderElect: true, LogFormat: "console"}
 	cmd := &cobra.Command{
 		Annotations: map[string]string{annotationDaemon: "true"},
 		Use:         "run --config FILE (--kubeconfig FILE | --management-kubeconfig FILE --guest-kubeconfig FILE)",
@@ -69,7 +72,8 @@ Lease is in the same namespace. SIGINT or SIGTERM stops it after the runs in pro
 	}
 	cmd.Flags().StringVar(&o.ConfigFile, "config", "", "topology configuration file (required)")
 	addClusterFlags(cmd, &o.ClusterOptions)
-	cmd.Flags().StringVar(&o.MetricsAddress, "metrics-bind-address", "", `address of the Prometheus metrics endpoint (default: manager.metricsAddress of the configuration; "0" turns it off)`)
+	cmd.Flags().StringVar(&o.MetricsAddress, "metrics-bind-address", "", `address of the Prometheus metrics endpoint (default: manager.metricsAddress of the configuration, else 127.0.0.1:8080, loopback only; ":8080" serves every interface; "0" turns it off)`)
+	cmd.Flags().StringVar(&o.LogFormat, "log-format", "console", "log format on stderr: console (for a person) or json (one object a line, for a log collector)")
 	cmd.Flags().StringVar(&o.ProbeAddress, "health-probe-bind-address", "0", `address of the /healthz and /readyz endpoints ("0" turns them off)`)
 	cmd.Flags().BoolVar(&o.LeaderElect, "leader-elect", true, "elect a leader with a Lease, so that one replica runs at a time (also manager.leaderElection)")
 	cmd.Flags().StringVar(&o.WorkDir, "work-dir", "", "directory of the runs' input and output directories (default: manager.workDir, else a temporary directory)")
@@ -81,9 +85,12 @@ Lease is in the same namespace. SIGINT or SIGTERM stops it after the runs in pro
 // Complete loads the configuration and checks the flags against its topology.
 func (o *RunOptions) Complete() error {
 	if o.AsServiceAccount != "" {
-		return errors.New("--as-service-account: run impersonates each operator's serviceAccount from the configuration instead")
+		return asUsage(errors.New("--as-service-account: run impersonates each operator's serviceAccount from the configuration instead"))
 	}
 	if err := o.validate(); err != nil {
+		return asUsage(err)
+	}
+	if _, err := newLogger(o.ErrOut, o.LogFormat, o.Verbosity); err != nil {
 		return err
 	}
 	cfg, err := config.Load(o.ConfigFile)
@@ -107,7 +114,10 @@ func (o *RunOptions) Complete() error {
 // Run starts the manager and blocks until the command's context is done.
 func (o *RunOptions) Run(cmd *cobra.Command) error {
 	ctx := cmd.Context()
-	log := zap.New(zap.WriteTo(o.ErrOut), zap.Level(zapLevel(o.Verbosity)))
+	log, err := newLogger(o.ErrOut, o.LogFormat, o.Verbosity)
+	if err != nil {
+		return err
+	}
 	ctrl.SetLogger(log)
 	ctx = ctrl.LoggerInto(ctx, log)
 	topo := o.topo
@@ -174,6 +184,22 @@ func (o *RunOptions) start(ctx context.Context, mgr ctrl.Manager) error {
 		}
 	}
 	return mgr.Start(ctx)
+}
+
+// newLogger is run's logger on w: zap, as controller-runtime's, with its console encoder
+// (time, level, logger, message, then the values as JSON) or its JSON encoder; -v raises
+// the verbosity.
+func newLogger(w io.Writer, format string, verbosity int) (logr.Logger, error) {
+	var encoder zap.Opts
+	switch format {
+	case "console":
+		encoder = zap.ConsoleEncoder()
+	case "json":
+		encoder = zap.JSONEncoder()
+	default:
+		return logr.Discard(), usageErrorf("--log-format %q: must be console or json", format)
+	}
+	return zap.New(zap.WriteTo(w), zap.Level(zapLevel(verbosity)), encoder), nil
 }
 
 // zapLevel maps -v to a zap level: 0 info, 1 and more debug levels.

@@ -70,8 +70,18 @@ func (o *SourceOptions) load(ctx context.Context) error {
 	if o.out, err = contract.ReadOutputDirContext(ctx, o.From, contract.ReadOptions{MaxTotalSize: limit}); err != nil {
 		return fmt.Errorf("--from: %w", err)
 	}
+	if len(o.out.Mutations) == 0 && !o.out.HasControllerResults {
+		return fmt.Errorf("--from %s: %w", o.From, errEmptyOutputDir)
+	}
 	return nil
 }
+
+// errEmptyOutputDir refuses an output directory with neither a mutation nor
+// controller-results.yaml. apply-configuration writes controller-results.yaml on every run,
+// even one that writes nothing, so such a directory is not an operator's output: a wrong
+// path, or a run that died before its end. Planning it as "0 mutations" would say that the
+// operator wants nothing written, which nobody said.
+var errEmptyOutputDir = errors.New("neither a mutation nor controller-results.yaml: not the output of an apply-configuration run (a wrong path, or a run that stopped before its end)")
 
 // maxOutputSize is the bound on the output directory's total size: --max-output-size, else
 // the limits.outputSize of the operator named by --operator, as `topolayer run` applies it,

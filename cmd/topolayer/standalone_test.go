@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -158,10 +159,10 @@ func TestRejectedWritesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	stdout, _, err := run(t, "plan", "--config", standaloneConfig, "--from", dir, "--output-resources", declFile)
-	if err == nil || !strings.Contains(err.Error(), "1 of 8 mutations rejected") || !strings.Contains(err.Error(), "namespaces openshift-sample") {
+	if err == nil || !strings.Contains(err.Error(), "1 of 8 mutations rejected") {
 		t.Fatalf("plan: %v", err)
 	}
-	if !strings.Contains(stdout, "rejected") || !strings.Contains(stdout, translate.RuleDeclaredOutputs) {
+	if !strings.Contains(stdout, "rejected") || !strings.Contains(stdout, translate.RuleDeclaredOutputs) || !strings.Contains(stdout, "REJECTED (1)") || strings.Count(stdout, "namespaces/openshift-sample") != 2 {
 		t.Fatalf("the table does not show the rejection:\n%s", stdout)
 	}
 	to := filepath.Join(t.TempDir(), "translated")
@@ -210,6 +211,23 @@ func TestPlanFlags(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, _, err := run(t, tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestEmptyOutputDirRefused: a directory with neither mutations nor controller-results.yaml
+// is not planned as "0 mutations", by plan, parity or translate.
+func TestEmptyOutputDirRefused(t *testing.T) {
+	empty := t.TempDir()
+	for name, args := range map[string][]string{
+		"plan":      {"plan", "--config", standaloneConfig, "--from", empty},
+		"translate": {"translate", "--config", standaloneConfig, "--from", empty, "--to", filepath.Join(t.TempDir(), "to")},
+		"parity":    {"parity", "--config-standalone", standaloneConfig, "--config-hosted", hostedConfig, "--from", empty, "--operator", "x"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if _, _, err := run(t, args...); !errors.Is(err, errEmptyOutputDir) || !strings.Contains(err.Error(), empty) {
+				t.Fatalf("error %v, want %v naming %s", err, errEmptyOutputDir, empty)
 			}
 		})
 	}

@@ -129,9 +129,10 @@ replaces expected outputs; any other value (KeepAlways) keeps every output.
 
 Where the upstream harness passes a test that ` + "`topolayer run`" + ` would refuse (unknown keys,
 stray files, an empty options file), the test passes with a warning saying why.`,
-		Example: `  topolayer test apply-configuration --test-dir test-data/apply-configuration --output-dir _output/test --preserve-policy KeepAlways`,
-		Args:    cobra.NoArgs,
-		RunE:    runCommand(o),
+		Example: `  # The sample operator's tests, as multi-operator-manager runs them (sample-operator on PATH: make build, then PATH=bin:$PATH)
+  topolayer test apply-configuration --test-dir examples/sample-operators/tests/sample-operator --output-dir /tmp/test-output --preserve-policy KeepAlways`,
+		Args: cobra.NoArgs,
+		RunE: runCommand(o),
 	}
 	cmd.Flags().StringVar(&o.TestDir, "test-dir", o.TestDir, "the directory where the tests are stored (recursive)")
 	cmd.Flags().StringVar(&o.OutputDir, "output-dir", o.OutputDir, "the directory where the output is stored (removed first)")

@@ -41,7 +41,7 @@ target cluster, the mutations it would receive, in the same mutation-directory f
 Nothing is written when any mutation is rejected. The directory appears whole or not at all:
 it is written beside --to and renamed into place.`,
 		Example: `  # Standalone passthrough: the same bodies under <to>/cluster/
-  topolayer translate --config examples/standalone.yaml --from examples/outputs/sample --to /tmp/translated`,
+  topolayer translate --config examples/standalone.yaml --from examples/outputs/sample-operator --to /tmp/translated`,
 		Args: cobra.NoArgs,
 		RunE: runCommand(o),
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/topolayer/topolayer/config"
 )
@@ -13,8 +15,39 @@ import (
 // ValidateOptions are the options of `topolayer validate`.
 type ValidateOptions struct {
 	ConfigFile string // --config
+	Output     string // -o: "", json or yaml
 
 	IOStreams
+}
+
+// ValidationResult is what `validate -o json|yaml` prints.
+type ValidationResult struct {
+	// File is the configuration file.
+	File string `json:"file"`
+	// Valid is true when the file has no error.
+	Valid bool `json:"valid"`
+	// Errors lists every problem, with the path of its field when it has one.
+	Errors []ValidationError `json:"errors,omitempty"`
+	// Warnings are problems that do not make the file invalid (a rule that a built-in one
+	// shadows).
+	Warnings []string `json:"warnings,omitempty"`
+	// Topology, RoutingRules (built-in and configured), ConfiguredRules and Transforms sum up
+	// a valid configuration.
+	Topology        string `json:"topology,omitempty"`
+	RoutingRules    int    `json:"routingRules,omitempty"`
+	ConfiguredRules int    `json:"configuredRules,omitempty"`
+	Transforms      int    `json:"transforms,omitempty"`
+}
+
+// ValidationError is one problem of a configuration.
+type ValidationError struct {
+	// Field is the field's path in the file ("routing.rules[3].match.resource"); empty when
+	// the problem is the file's (unreadable, not YAML, several documents).
+	Field string `json:"field,omitempty"`
+	// Type is the kind of problem, as apimachinery's field errors name it ("FieldValueInvalid").
+	Type string `json:"type,omitempty"`
+	// Message says what is wrong.
+	Message string `json:"message"`
 }
 
 // NewCmdValidate builds `topolayer validate`.
@@ -24,34 +57,94 @@ func NewCmdValidate(streams IOStreams) *cobra.Command {
 		Use:   "validate --config FILE",
 		Short: "Check a topology configuration and explain every error with its field path",
 		Long: `Validate reads a TopologyConfig, fills in its defaults and checks it whole: every problem is
-reported with the path of its field in the file. It exits non-zero when there is any.`,
-		Example: `  topolayer validate --config examples/hosted.yaml`,
-		Args:    cobra.NoArgs,
-		RunE:    runCommand(o),
+reported with the path of its field in the file. It exits non-zero when there is any. A
+configured routing rule that a built-in rule shadows (they tie, and the built-in one wins the
+tie wherever both match) is a warning. With -o json or yaml, the result is one document
+listing the errors with their field paths and the warnings, also when the file is invalid.`,
+		Example: `  topolayer validate --config examples/hosted.yaml
+  topolayer validate --config examples/hosted.yaml -o json`,
+		Args: cobra.NoArgs,
+		RunE: runCommand(o),
 	}
 	cmd.Flags().StringVar(&o.ConfigFile, "config", o.ConfigFile, "topology configuration file (TopologyConfig)")
+	cmd.Flags().StringVarP(&o.Output, "output", "o", o.Output, "output format: json|yaml (default: one line, and the errors)")
 	return cmd
 }
 
 // Validate checks the flags.
 func (o *ValidateOptions) Validate() error {
+	var errs []error
 	if o.ConfigFile == "" {
-		return errors.New("--config is required")
+		errs = append(errs, errors.New("--config is required"))
 	}
-	return nil
+	switch o.Output {
+	case "", "json", "yaml":
+	default:
+		errs = append(errs, fmt.Errorf("--output %q: must be json or yaml", o.Output))
+	}
+	return errors.Join(errs...)
 }
 
 // Run loads the configuration and reports what it amounts to.
 func (o *ValidateOptions) Run(context.Context) error {
+	res, err := o.check()
+	switch o.Output {
+	case "json":
+		if perr := printJSON(o.Out, res); perr != nil {
+			return perr
+		}
+	case "yaml":
+		if perr := printYAML(o.Out, res); perr != nil {
+			return perr
+		}
+	default:
+		for _, w := range res.Warnings {
+			fmt.Fprintf(o.ErrOut, "warning: %s: %s\n", o.ConfigFile, w)
+		}
+		if err == nil {
+			fmt.Fprintf(o.Out, "%s: valid: topology %s, %d routing rules (%d configured), %d transforms\n",
+				o.ConfigFile, res.Topology, res.RoutingRules, res.ConfiguredRules, res.Transforms)
+		}
+	}
+	return err
+}
+
+// check validates the file and returns the result, and the error that makes it invalid.
+func (o *ValidateOptions) check() (ValidationResult, error) {
+	res := ValidationResult{File: o.ConfigFile}
 	cfg, err := config.Load(o.ConfigFile)
-	if err != nil {
-		return err
+	if err == nil {
+		transforms, terr := cfg.CompileTransforms()
+		if terr != nil {
+			err = fmt.Errorf("%s: %w", o.ConfigFile, terr)
+		} else {
+			res.Valid = true
+			res.Warnings = cfg.ShadowedRules()
+			res.Topology = string(cfg.Topology.Type)
+			res.RoutingRules, res.ConfiguredRules, res.Transforms = len(cfg.RoutingTable().Rules), len(cfg.Routing.Rules), len(transforms)
+			return res, nil
+		}
 	}
-	transforms, err := cfg.CompileTransforms()
-	if err != nil {
-		return fmt.Errorf("%s: %w", o.ConfigFile, err)
+	res.Errors = validationErrors(err)
+	return res, err
+}
+
+// validationErrors lists the problems in err: each field error of an aggregate with its
+// path, else err itself.
+func validationErrors(err error) []ValidationError {
+	var agg utilerrors.Aggregate
+	errs := []error{err}
+	if errors.As(err, &agg) {
+		errs = agg.Errors()
 	}
-	fmt.Fprintf(o.Out, "%s: valid: topology %s, %d routing rules (%d configured), %d transforms\n",
-		o.ConfigFile, cfg.Topology.Type, len(cfg.RoutingTable().Rules), len(cfg.Routing.Rules), len(transforms))
-	return nil
+	out := make([]ValidationError, 0, len(errs))
+	for _, e := range errs {
+		var fe *field.Error
+		if errors.As(e, &fe) {
+			out = append(out, ValidationError{Field: fe.Field, Type: string(fe.Type), Message: fe.ErrorBody()})
+			continue
+		}
+		out = append(out, ValidationError{Message: e.Error()})
+	}
+	return out
 }

@@ -79,7 +79,9 @@ func (m *Manager) run(ctx context.Context, name string, causes []scheduler.Cause
 	for _, c := range causes {
 		rec.Causes = append(rec.Causes, causeString(c))
 	}
-	log := logr.FromContextOrDiscard(ctx).WithValues("operator", name, "run", seq)
+	// The scheduler named the operator and the run on the logger of ctx (WithValues once per
+	// run); adding them again would write each key twice.
+	log := logr.FromContextOrDiscard(ctx)
 	dir := filepath.Join(m.opts.WorkDir, name, strconv.FormatInt(seq, 10))
 
 	// A run started is finished, even on shutdown: a plan cut off while being applied would

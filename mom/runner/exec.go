@@ -352,7 +352,8 @@ func sandboxName(netns bool, reason string) string {
 	return "proxy-env (no network namespace: " + reason + ")"
 }
 
-// logger is the run's logger.
-func logger(ctx context.Context, op string) logr.Logger {
-	return logr.FromContextOrDiscard(ctx).WithName("runner").WithValues("operator", op)
+// logger is the run's logger. The scheduler named the operator and the run on the logger
+// of ctx (WithValues once per run): adding them again would write each key twice.
+func logger(ctx context.Context) logr.Logger {
+	return logr.FromContextOrDiscard(ctx).WithName("runner")
 }

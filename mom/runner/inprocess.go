@@ -82,7 +82,7 @@ func (r *InProcess) Run(ctx context.Context, req Request) (*Result, error) {
 	}
 	defer cancel()
 
-	log := logger(ctx, op)
+	log := logger(ctx)
 	log.V(1).Info("operator started", "command", cmdApplyConfiguration, "sandbox", "in-process")
 	start := time.Now()
 	done := make(chan error, 1) // buffered: an abandoned function must not block forever

@@ -27,7 +27,7 @@ const drainTimeout = 2 * time.Second
 // runProcess starts p in the sandbox, waits for it to end (killing its process group at the
 // limits), reaps it and returns how it ended. An error means it did not start.
 func (e *Exec) runProcess(ctx context.Context, p process) (outcome, error) {
-	log := logger(ctx, p.op)
+	log := logger(ctx)
 	if len(e.Command) == 0 || e.Command[0] == "" {
 		return outcome{}, fmt.Errorf("operator %q: no command", p.op)
 	}
