@@ -65,8 +65,9 @@ type OperatorPolicy struct {
 	// RBACCeiling, when set, is at most what the operator's Roles and ClusterRoles may grant,
 	// and what its bindings may refer to: rules (required, the operator's own rules),
 	// allowWildcards (default false: any '*' in a granted rule is rejected) and bindableRoles
-	// (existing roles it may bind; cluster-admin only when listed). Default: unset, RBAC
-	// outputs are not checked.
+	// (existing roles it may bind; cluster-admin only when listed), and classes (the classes
+	// of outputs it bounds and widens the default containment for; default every class).
+	// Default: unset, RBAC outputs are held to the default containment only.
 	RBACCeiling *translate.RBACCeiling `json:"rbacCeiling,omitempty"`
 }
 
@@ -164,6 +165,11 @@ func validateCeiling(p *field.Path, c *translate.RBACCeiling) field.ErrorList {
 	}
 	for i, r := range c.Rules {
 		errs = append(errs, validatePolicyRule(p.Child("rules").Index(i), r)...)
+	}
+	for i, class := range c.Classes {
+		if !class.Valid() || class == contract.ClassUnspecified {
+			errs = append(errs, field.NotSupported(p.Child("classes").Index(i), class, contract.Classes[:3]))
+		}
 	}
 	seen := map[translate.RoleRef]int{}
 	for i, ref := range c.BindableRoles {

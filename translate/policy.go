@@ -72,6 +72,18 @@ type RBACCeiling struct {
 	// BindableRoles are existing roles, not written by the operator, that its bindings may
 	// refer to. cluster-admin is bindable only when listed here.
 	BindableRoles []RoleRef `json:"bindableRoles,omitempty"`
+	// Classes are the classes of the outputs the ceiling bounds and widens the default
+	// containment for; empty means every class. The RBAC of other classes is held to the
+	// default containment alone.
+	Classes []contract.Class `json:"classes,omitempty"`
+}
+
+// For returns the ceiling when it applies to outputs of class, else nil.
+func (c *RBACCeiling) For(class contract.Class) *RBACCeiling {
+	if c == nil || (len(c.Classes) > 0 && !slices.Contains(c.Classes, class)) {
+		return nil
+	}
+	return c
 }
 
 // RoleRef names a Role (in a namespace) or a ClusterRole.
@@ -189,9 +201,12 @@ func (e Engine) checkRBAC(works []*work) {
 	if e.Policy == nil || e.Policy.RBAC == nil {
 		return
 	}
-	ceiling := e.Policy.RBAC
 	written := writtenRoles(works)
 	for w, resource := range rbacWrites(works) {
+		ceiling := e.Policy.RBAC.For(w.entry.Class)
+		if ceiling == nil {
+			continue
+		}
 		action := w.m.Metadata.Action
 		var reason string
 		switch {

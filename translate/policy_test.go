@@ -176,7 +176,7 @@ func TestPolicy(t *testing.T) {
 		},
 		"binding to a cluster role outside the plan": {
 			policy:    &translate.Policy{RBAC: operatorCeiling},
-			mutations: []contract.Mutation{clusterRoleBinding("b", "view")},
+			mutations: []contract.Mutation{roleBinding("openshift-sample", "b", "ClusterRole", "view")},
 			rejected:  map[string]string{"b": "binds ClusterRole view, which is neither written by this plan nor bindable"},
 			rule:      translate.RuleRBACEscalation,
 		},
