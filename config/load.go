@@ -70,7 +70,7 @@ func Default(cfg TopologyConfig) TopologyConfig {
 	cfg.Transforms.Patches = slices.Clone(cfg.Transforms.Patches)
 	cfg.Namespaces.Aliases = slices.Clone(cfg.Namespaces.Aliases)
 	defaultOperators(&cfg)
-	cfg.Policy = defaultPolicy(cfg.Policy, cfg.Topology.Type)
+	cfg.Policy = defaultPolicy(cfg.Policy)
 	return cfg
 }
 
