@@ -103,6 +103,7 @@ func (e Engine) Plan(out *contract.OutputDir) *Plan {
 			e.rewrite(w, index)
 		}
 	}
+	e.serviceAccountTokens(works)
 	for _, w := range works {
 		if w.final != nil && w.entry.Disposition == routing.Apply {
 			w.entry.Object = unstructuredOf(w.final)
