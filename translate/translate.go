@@ -112,6 +112,7 @@ func (e Engine) Plan(out *contract.OutputDir) *Plan {
 	// Policy is the last stage: it checks the objects as they will be written, after every
 	// transform.
 	for _, w := range works {
+		e.checkIdentityFields(w)
 		e.checkPrivileged(w)
 		e.checkPodSecurity(w)
 	}
