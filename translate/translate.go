@@ -113,6 +113,7 @@ func (e Engine) Plan(out *contract.OutputDir) *Plan {
 	// transform.
 	for _, w := range works {
 		e.checkIdentityFields(w)
+		e.checkVolumeDataSources(w)
 		e.checkPrivileged(w)
 		e.checkPodSecurity(w)
 	}
