@@ -59,9 +59,8 @@ type Engine struct {
 	// Annotate records the standalone identity and the operator on every object written
 	// (the hosted topology needs it to map back; the standalone topology writes bodies as they are).
 	Annotate bool
-	// Policy bounds what the operator's outputs may grant or install (privileged objects,
-	// RBAC); nil checks nothing. Its rejections name the rules RulePrivilegedObject and
-	// RuleRBACEscalation.
+	// Policy bounds what the operator's outputs may grant, install or reach; nil checks
+	// nothing. Its rejections name the policy/ rules (see the package documentation).
 	Policy *Policy
 }
 
