@@ -29,7 +29,8 @@ var claimSpecPaths = map[string][][]string{
 }
 
 // claimSpecs returns the claim specs in obj, a standalone-form object of resource, each with
-// its field path ("spec.volumeClaimTemplates[0].spec").
+// its field path ("spec.volumeClaimTemplates[0].spec",
+// "spec.template.spec.volumes[name=scratch].ephemeral.volumeClaimTemplate.spec").
 func claimSpecs(obj *yaml.RNode, resource string) map[string]*yaml.RNode {
 	paths := slices.Clone(claimSpecPaths[resource])
 	if template, ok := podTemplatePaths[resource]; ok {
@@ -51,7 +52,13 @@ func claimSpecs(obj *yaml.RNode, resource string) map[string]*yaml.RNode {
 				return
 			}
 			for i, e := range elems {
-				walk(e, path[1:], fmt.Sprintf("%s[%d]", at, i))
+				// A named element (a volume) is keyed by its name: a transform may drop the
+				// elements before it (host-path volumes).
+				key := fmt.Sprintf("%s[%d]", at, i)
+				if name := fieldString(e, "name"); name != "" {
+					key = fmt.Sprintf("%s[name=%s]", at, name)
+				}
+				walk(e, path[1:], key)
 			}
 			return
 		}

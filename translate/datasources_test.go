@@ -31,7 +31,7 @@ func TestVolumeDataSources(t *testing.T) {
 	statefulSet := policyMutation(contract.ActionApply, "apps", "statefulsets", ns, "db",
 		"apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db, namespace: "+ns+"}\nspec:\n  selector: {matchLabels: {app: db}}\n  serviceName: db\n"+
 			"  template:\n    metadata: {labels: {app: db}}\n    spec:\n      containers: [{name: db, image: db}]\n"+
-			"      volumes:\n      - name: scratch\n        ephemeral: {volumeClaimTemplate: {spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}, dataSource: {kind: PersistentVolumeClaim, name: seed}}}}\n"+
+			"      volumes:\n      - {name: host, hostPath: {path: /var/log}}\n      - name: scratch\n        ephemeral: {volumeClaimTemplate: {spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}, dataSource: {kind: PersistentVolumeClaim, name: seed}}}}\n"+
 			"  volumeClaimTemplates:\n  - metadata: {name: data}\n    spec:\n      accessModes: [ReadWriteOnce]\n      resources: {requests: {storage: 1Gi}}\n      dataSourceRef: {kind: PersistentVolumeClaim, name: seed}\n")
 	for _, tc := range []struct {
 		name       string
