@@ -347,3 +347,25 @@ func TestIsPrivileged(t *testing.T) {
 		}
 	}
 }
+
+// TestPrivilegedDeclaredBySupplement: without the operator's output-resources, a privileged
+// object the configuration both lists and declares (operators[].supplements.outputs) is
+// written; one it lists but does not declare is not.
+func TestPrivilegedDeclaredBySupplement(t *testing.T) {
+	supplement := &contract.OutputResources{UserWorkloadResources: contract.OutputResourceList{ExactResources: []contract.ExactResourceID{
+		{ResourceTypeIdentifier: contract.ResourceTypeIdentifier{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}, Name: "samples.operator.topolayer.dev"},
+	}}}
+	e := translate.Standalone("sample-operator", nil)
+	e.Supplement = supplement
+	e.Policy = &translate.Policy{Privileged: allCRDs}
+	p := e.Plan(&contract.OutputDir{Mutations: []contract.Mutation{crd("samples.operator.topolayer.dev"), crd("widgets.operator.topolayer.dev")}})
+	for _, entry := range p.Entries {
+		want := routing.Apply
+		if entry.Source.Name == "widgets.operator.topolayer.dev" {
+			want = routing.Rejected
+		}
+		if entry.Disposition != want {
+			t.Errorf("%s: %s by %s: %s; want %s", entry.Source, entry.Disposition, entry.Rule, entry.Reason, want)
+		}
+	}
+}
