@@ -70,7 +70,7 @@ func Default(cfg TopologyConfig) TopologyConfig {
 	cfg.Transforms.Patches = slices.Clone(cfg.Transforms.Patches)
 	cfg.Namespaces.Aliases = slices.Clone(cfg.Namespaces.Aliases)
 	defaultOperators(&cfg)
-	cfg.Policy = defaultPolicy(cfg.Policy, cfg.Topology.Type)
+	cfg.Policy = defaultPolicy(cfg.Policy)
 	return cfg
 }
 
@@ -215,6 +215,17 @@ func validateTransforms(cfg *TopologyConfig) field.ErrorList {
 		}
 		if _, err := p.Transform(); err != nil {
 			errs = append(errs, field.Invalid(path, p.Name, err.Error()))
+			continue
+		}
+		// A patch runs after the engine named the target: one that changed what or whose an
+		// object is would write somewhere the plan does not say.
+		fields, _ := p.IdentityFields()
+		for _, f := range fields {
+			child := path.Child("strategicMerge")
+			if p.JSON6902 != "" {
+				child = path.Child("json6902")
+			}
+			errs = append(errs, field.Forbidden(child, fmt.Sprintf("the patch touches %s: a patch may not change an object's apiVersion, kind, name, namespace, generateName or ownerReferences (the plan names the target before transforms run)", f)))
 		}
 	}
 	return errs

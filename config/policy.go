@@ -14,34 +14,17 @@ import (
 	"github.com/topolayer/topolayer/translate"
 )
 
-// PrivilegedObjectsPolicy says where the privileged objects an operator may write are named.
-type PrivilegedObjectsPolicy string
-
-const (
-	// PrivilegedDeclared allows the privileged objects the operator's output-resources name
-	// exactly, and those its policy.operators[].privileged selects.
-	PrivilegedDeclared PrivilegedObjectsPolicy = "Declared"
-	// PrivilegedListed allows only the privileged objects its policy.operators[].privileged
-	// selects: the configuration, not the operator, decides.
-	PrivilegedListed PrivilegedObjectsPolicy = "Listed"
-)
-
 // Policy bounds what the operators' outputs may grant or install. A plan with a mutation
 // beyond it is rejected whole (rules policy/privileged-object, policy/rbac-escalation,
-// policy/rbac-containment and policy/pod-security). The defaults contain: privileged objects
-// only where policy.operators[].privileged lists them; on the management cluster no
-// cluster-scoped RBAC and no binding to users or groups; on either cluster no broad subject
-// bound to cluster-admin, a wildcard role or escalate/bind/impersonate; management pods
-// brought to Pod Security "restricted" by stripping.
+// policy/rbac-containment and policy/pod-security). The defaults contain, in both topologies:
+// privileged objects (CustomResourceDefinitions, admission webhook configurations, admission
+// policies and their bindings, APIServices) only where policy.operators[].privileged lists
+// them, and only when the operator also declares them, so an operator without
+// output-resources gets none; on the management cluster no cluster-scoped RBAC and no binding
+// to users or groups; on either cluster no broad subject bound to cluster-admin, a wildcard
+// role, escalate/bind/impersonate or a role the plan does not write; management pods brought
+// to Pod Security "restricted" by stripping.
 type Policy struct {
-	// PrivilegedObjects is Listed (default for Hosted) or Declared (default for Standalone). Privileged objects are
-	// CustomResourceDefinitions, admission webhook configurations, admission policies and
-	// their bindings, and APIServices: writing one (create, change or delete) changes what
-	// the API server serves or admits. Declared allows those the operator's
-	// output-resources name exactly and those policy.operators[].privileged selects; Listed
-	// only the latter. An operator's own declarations are not a grant unless Declared is
-	// chosen, and an operator without output-resources gets none.
-	PrivilegedObjects PrivilegedObjectsPolicy `json:"privilegedObjects,omitempty"`
 	// PodSecurity is strip (default) or reject: how the pods and pod templates placed on the
 	// management cluster reach Pod Security "restricted". strip runs the hypershift profile's
 	// stripping transforms; reject runs none and refuses what would need them. Either way what
@@ -59,27 +42,22 @@ type OperatorPolicy struct {
 	Name string `json:"name"`
 	// Privileged selects the privileged objects the operator may write, by group, resource
 	// and name (exact, or a prefix ending in '*'), as routing rules match; generated names
-	// included. Like every output, they must also be in the operator's output-resources when
-	// those are known. Default: none.
+	// included. Like every output, they must also be in the operator's output-resources (or
+	// the configuration's supplements): without declarations, none is allowed. Default: none.
 	Privileged []routing.Match `json:"privileged,omitempty"`
 	// RBACCeiling, when set, is at most what the operator's Roles and ClusterRoles may grant,
 	// and what its bindings may refer to: rules (required, the operator's own rules),
 	// allowWildcards (default false: any '*' in a granted rule is rejected) and bindableRoles
-	// (existing roles it may bind; cluster-admin only when listed). Default: unset, RBAC
-	// outputs are not checked.
+	// (existing roles it may bind; cluster-admin only when listed), and classes (the classes
+	// of outputs it bounds and widens the default containment for; default every class).
+	// Default: unset, RBAC outputs are held to the default containment only.
 	RBACCeiling *translate.RBACCeiling `json:"rbacCeiling,omitempty"`
 }
 
-// defaultPolicy fills the policy's defaults and clones what it shares with the input.
-// The hosted topology lists privileged objects by default (its management cluster is
-// shared); the standalone one, the operator's own cluster, trusts its declarations.
-func defaultPolicy(p Policy, topology TopologyType) Policy {
-	if p.PrivilegedObjects == "" {
-		p.PrivilegedObjects = PrivilegedListed
-		if topology != Hosted {
-			p.PrivilegedObjects = PrivilegedDeclared
-		}
-	}
+// defaultPolicy fills the policy's defaults and clones what it shares with the input. The
+// defaults are the same in both topologies: an operator's own declarations never grant
+// privileged objects, on its own cluster or a shared one.
+func defaultPolicy(p Policy) Policy {
 	if p.PodSecurity == "" {
 		p.PodSecurity = translate.PodSecurityStrip
 	}
@@ -90,7 +68,7 @@ func defaultPolicy(p Policy, topology TopologyType) Policy {
 // PolicyFor returns the translation policy of one operator: the configured bounds, or the
 // defaults when the policy names no such operator.
 func (c *TopologyConfig) PolicyFor(operator string) *translate.Policy {
-	p := &translate.Policy{TrustDeclarations: c.Policy.PrivilegedObjects == PrivilegedDeclared, PodSecurity: c.Policy.PodSecurity}
+	p := &translate.Policy{PodSecurity: c.Policy.PodSecurity}
 	for _, op := range c.Policy.Operators {
 		if op.Name == operator {
 			p.Privileged = slices.Clone(op.Privileged)
@@ -104,11 +82,6 @@ func (c *TopologyConfig) PolicyFor(operator string) *translate.Policy {
 func validatePolicy(cfg *TopologyConfig) field.ErrorList {
 	var errs field.ErrorList
 	base := field.NewPath("policy")
-	switch cfg.Policy.PrivilegedObjects {
-	case PrivilegedDeclared, PrivilegedListed:
-	default:
-		errs = append(errs, field.NotSupported(base.Child("privilegedObjects"), cfg.Policy.PrivilegedObjects, []PrivilegedObjectsPolicy{PrivilegedListed, PrivilegedDeclared}))
-	}
 	switch cfg.Policy.PodSecurity {
 	case translate.PodSecurityStrip, translate.PodSecurityReject:
 	default:
@@ -164,6 +137,11 @@ func validateCeiling(p *field.Path, c *translate.RBACCeiling) field.ErrorList {
 	}
 	for i, r := range c.Rules {
 		errs = append(errs, validatePolicyRule(p.Child("rules").Index(i), r)...)
+	}
+	for i, class := range c.Classes {
+		if !class.Valid() || class == contract.ClassUnspecified {
+			errs = append(errs, field.NotSupported(p.Child("classes").Index(i), class, contract.Classes[:3]))
+		}
 	}
 	seen := map[translate.RoleRef]int{}
 	for i, ref := range c.BindableRoles {

@@ -28,16 +28,15 @@ const samplePolicy = `policy:
 func TestPolicyFor(t *testing.T) {
 	for _, tc := range []struct {
 		name, in, operator string
-		wantTrust          bool
 		wantPrivileged     int
 		wantCeiling        bool
 		wantPodSecurity    translate.PodSecurityMode
 	}{
-		{"standalone defaults: declared, strip", header + "topology: {type: Standalone}\n", "sample-operator", true, 0, false, translate.PodSecurityStrip},
-		{"declared trusted when asked", header + "policy: {privilegedObjects: Declared}\n", "sample-operator", true, 0, false, translate.PodSecurityStrip},
-		{"reject", header + "policy: {podSecurity: reject}\n", "sample-operator", true, 0, false, translate.PodSecurityReject},
-		{"the operator's bounds", header + samplePolicy, "sample-operator", true, 1, true, translate.PodSecurityStrip},
-		{"another operator gets the defaults", header + samplePolicy, "sample-audit-operator", true, 0, false, translate.PodSecurityStrip},
+		{"standalone defaults: nothing listed, strip", header + "topology: {type: Standalone}\n", "sample-operator", 0, false, translate.PodSecurityStrip},
+		{"hosted defaults: the same", header + "topology: {type: Hosted, hosted: {namespace: clusters-example, hostedControlPlane: example}}\n", "sample-operator", 0, false, translate.PodSecurityStrip},
+		{"reject", header + "policy: {podSecurity: reject}\n", "sample-operator", 0, false, translate.PodSecurityReject},
+		{"the operator's bounds", header + samplePolicy, "sample-operator", 1, true, translate.PodSecurityStrip},
+		{"another operator gets the defaults", header + samplePolicy, "sample-audit-operator", 0, false, translate.PodSecurityStrip},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg, err := config.Parse([]byte(tc.in))
@@ -45,7 +44,7 @@ func TestPolicyFor(t *testing.T) {
 				t.Fatal(err)
 			}
 			p := cfg.PolicyFor(tc.operator)
-			if p.TrustDeclarations != tc.wantTrust || len(p.Privileged) != tc.wantPrivileged || (p.RBAC != nil) != tc.wantCeiling || p.PodSecurity != tc.wantPodSecurity {
+			if len(p.Privileged) != tc.wantPrivileged || (p.RBAC != nil) != tc.wantCeiling || p.PodSecurity != tc.wantPodSecurity {
 				t.Fatalf("PolicyFor(%q) = %+v", tc.operator, p)
 			}
 		})

@@ -174,6 +174,11 @@ func (g *gatherer) get(ctx context.Context, id contract.Identity) (*contract.Inp
 	if err != nil {
 		return nil, err
 	}
+	if why := g.foreignToken(loc.Cluster, loc.Identity, src, obj); why != "" {
+		g.res.Warnings = append(g.res.Warnings, why+": skipped")
+		g.res.Skipped = append(g.res.Skipped, id)
+		return nil, nil
+	}
 	if src.Key() != id.Key() {
 		g.res.Warnings = append(g.res.Warnings, fmt.Sprintf("%s on %s maps back to %s, not %s: skipped", loc.Identity, loc.Cluster, src, id))
 		g.res.Skipped = append(g.res.Skipped, id)
@@ -236,6 +241,21 @@ func (g *gatherer) standalone(cluster string, t contract.Identity, obj *unstruct
 	}
 	u := &unstructured.Unstructured{Object: m}
 	return &contract.InputObject{Group: src.Group, Resource: src.Resource, Namespace: src.Namespace, Object: u}, src, nil
+}
+
+// foreignToken returns why obj, read on cluster at t and mapping back to src, must not be
+// handed to the operator: a service-account-token Secret of an account the operator does not
+// declare (translate.ForeignServiceAccountToken). "" otherwise. obj is as read: its account
+// annotation names the account on cluster.
+func (g *gatherer) foreignToken(cluster string, t, src contract.Identity, obj *unstructured.Unstructured) string {
+	if t.Group != "" || t.Resource != "secrets" || obj.Object["type"] != translate.SecretTypeServiceAccountToken {
+		return ""
+	}
+	raw, err := kyaml.FromMap(obj.Object)
+	if err != nil {
+		return fmt.Sprintf("%s on %s: %v", t, cluster, err)
+	}
+	return translate.ForeignServiceAccountToken(g.names, g.opts.Outputs, cluster, t, src, raw)
 }
 
 // stripServerFields removes what the server sets, and on the management cluster the
@@ -332,6 +352,10 @@ func (g *gatherer) list(ctx context.Context, cluster string, t contract.Identity
 		o, src, err := g.standalone(cluster, id, obj)
 		if err != nil {
 			g.res.Warnings = append(g.res.Warnings, fmt.Sprintf("%v: skipped", err))
+			continue
+		}
+		if why := g.foreignToken(cluster, id, src, obj); why != "" {
+			g.res.Warnings = append(g.res.Warnings, why+": skipped")
 			continue
 		}
 		if keep(src, cluster) {

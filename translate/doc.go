@@ -4,8 +4,14 @@
 // absorbed, dropped or rejected). Each applied Entry carries its final Object and the Changes
 // made to it on the way (path, from, to, and the step, rule or transform that made it). It
 // applies routing (package routing), name mapping (package namespaces), the reference table
-// and the transforms to every mutation, and last, on the final objects, an escalation Policy
-// (privileged objects, RBAC beyond the operator's ceiling) when the engine has one. It is
+// and the transforms to every mutation, and last, on the final objects, a Policy when the
+// engine has one: privileged objects only where listed (RulePrivilegedObject), the default RBAC
+// containment and the operator's ceiling (RuleRBACContainment, RuleRBACEscalation), Pod
+// Security "restricted" on the management cluster (RulePodSecurity), service-account-token
+// Secrets of the operator's own accounts (RuleServiceAccountToken), claims that clone only
+// their own simulated namespace's volumes (RuleVolumeDataSource), identities no transform
+// changed and no ownerReferences on the management cluster (RuleIdentityFields,
+// RuleOwnerReferences). It is
 // pure: no network, no files, no clock, no logging; the same input gives the same plan.
 //
 // In the hosted topology the objects of many standalone namespaces share the HCP namespace;

@@ -57,6 +57,9 @@ func (inv Inverse) Object(cluster string, id contract.Identity, obj *yaml.RNode)
 	if err := r.statusReferences(out, id.Namespace); err != nil {
 		return nil, contract.Identity{}, nil, fmt.Errorf("%s: status references: %w", id, err)
 	}
+	if err := inv.serviceAccountToken(out, cluster, id.Namespace, src.Namespace); err != nil {
+		return nil, contract.Identity{}, nil, fmt.Errorf("%s: %w", id, err)
+	}
 	e := Engine{Discovery: inv.Discovery}
 	if _, err := e.setIdentity(out, id, src, ""); err != nil {
 		return nil, contract.Identity{}, nil, fmt.Errorf("%s: %w", id, err)

@@ -29,14 +29,10 @@ const (
 // mutation beyond it, and with it the whole plan. A nil *Policy checks nothing.
 type Policy struct {
 	// Privileged selects the privileged objects the operator may create, change or delete,
-	// by name or not. Like every output, they must also be declared when the engine has
-	// declarations.
+	// by name or not: the configuration, not the operator, decides. Like every output they
+	// must also be declared (Engine.Declared or Engine.Supplement); without declarations (nil
+	// Engine.Declared), only those the supplement declares may be written.
 	Privileged []routing.Match `json:"privileged,omitempty"`
-	// TrustDeclarations also allows the privileged objects that the operator's
-	// output-resources (Engine.Declared) name exactly. Default false: the configuration, not
-	// the operator, decides. Without declarations (nil Engine.Declared) it allows nothing.
-	// Objects created from a generateName are never declared by name.
-	TrustDeclarations bool `json:"trustDeclarations,omitempty"`
 	// RBAC, when set, is the operator's RBAC ceiling: every Role and ClusterRole and every
 	// binding is checked against it, and the roles it lists as bindable may be bound to broad
 	// subjects. Set or not, the default containment applies (checkRBACContainment).
@@ -72,6 +68,18 @@ type RBACCeiling struct {
 	// BindableRoles are existing roles, not written by the operator, that its bindings may
 	// refer to. cluster-admin is bindable only when listed here.
 	BindableRoles []RoleRef `json:"bindableRoles,omitempty"`
+	// Classes are the classes of the outputs the ceiling bounds and widens the default
+	// containment for; empty means every class. The RBAC of other classes is held to the
+	// default containment alone.
+	Classes []contract.Class `json:"classes,omitempty"`
+}
+
+// For returns the ceiling when it applies to outputs of class, else nil.
+func (c *RBACCeiling) For(class contract.Class) *RBACCeiling {
+	if c == nil || (len(c.Classes) > 0 && !slices.Contains(c.Classes, class)) {
+		return nil
+	}
+	return c
 }
 
 // RoleRef names a Role (in a namespace) or a ClusterRole.
@@ -129,18 +137,19 @@ func IsPrivileged(gr schema.GroupResource) bool {
 	return false
 }
 
-// allowsPrivileged reports whether the policy lets the operator write the privileged object o,
-// given its declarations (nil: the class folders stand for them).
-func (p *Policy) allowsPrivileged(o routing.Object, declared *contract.OutputResources) bool {
-	for _, m := range p.Privileged {
-		if m.Matches(o) {
-			return true
-		}
+// allowsPrivileged returns "" when the policy lets the engine's operator write the
+// privileged object of w, else why not. The policy must list it, and the operator or the
+// configuration's supplement must declare it: an engine without declarations (nil
+// Engine.Declared) trusts its class folders for ordinary objects, never for privileged ones.
+func (e Engine) allowsPrivileged(w *work) string {
+	o := w.object()
+	if !slices.ContainsFunc(e.Policy.Privileged, func(m routing.Match) bool { return m.Matches(o) }) {
+		return "the configuration does not list it (policy.operators[].privileged); an operator's own declarations are not enough"
 	}
-	if !p.TrustDeclarations || o.Identity.Name == "" || declared == nil {
-		return false
+	if e.Declared == nil && w.entry.DeclaredBy == "" && !(e.Supplement != nil && e.Supplement.ForClass(o.Class).Matches(o.Identity)) {
+		return "the operator has no output-resources: without declarations no privileged object is written"
 	}
-	return declared.ForClass(o.Class).Matches(o.Identity)
+	return ""
 }
 
 // checkPrivileged rejects a write to a privileged object the policy does not allow. It runs
@@ -165,20 +174,13 @@ func (e Engine) checkPrivileged(w *work) {
 			}
 		}
 	}
-	if !privileged || e.Policy.allowsPrivileged(w.object(), e.Declared) {
+	if !privileged {
 		return
 	}
-	why := "the operator did not declare it by name"
-	switch {
-	case !e.Policy.TrustDeclarations:
-		why = "the policy lists the privileged objects of each operator"
-	case e.Declared == nil:
-		why = "the operator has no output-resources, and the policy does not list it"
-	case src.Name == "":
-		why = "it is declared as a generated name, and privileged objects are declared by name"
+	if why := e.allowsPrivileged(w); why != "" {
+		w.reject(RulePrivilegedObject, fmt.Sprintf("%s: %s is privileged (it changes what the API server serves or admits) and the policy does not allow it to operator %q: %s",
+			src, gr, e.Operator, why))
 	}
-	w.reject(RulePrivilegedObject, fmt.Sprintf("%s: %s is privileged (it changes what the API server serves or admits) and the policy does not allow it to operator %q: %s",
-		src, gr, e.Operator, why))
 }
 
 // checkRBAC rejects the RBAC mutations of the plan that grant beyond the policy's ceiling. It
@@ -189,9 +191,12 @@ func (e Engine) checkRBAC(works []*work) {
 	if e.Policy == nil || e.Policy.RBAC == nil {
 		return
 	}
-	ceiling := e.Policy.RBAC
 	written := writtenRoles(works)
 	for w, resource := range rbacWrites(works) {
+		ceiling := e.Policy.RBAC.For(w.entry.Class)
+		if ceiling == nil {
+			continue
+		}
 		action := w.m.Metadata.Action
 		var reason string
 		switch {

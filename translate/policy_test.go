@@ -61,6 +61,9 @@ var operatorCeiling = &translate.RBACCeiling{Rules: []rbacv1.PolicyRule{
 
 func ptr(s string) *string { return &s }
 
+// allCRDs lists every CustomResourceDefinition as privileged objects an operator may write.
+var allCRDs = []routing.Match{{Group: ptr("apiextensions.k8s.io"), Resource: "customresourcedefinitions"}}
+
 func TestPolicy(t *testing.T) {
 	declared := &contract.OutputResources{UserWorkloadResources: contract.OutputResourceList{
 		ExactResources: []contract.ExactResourceID{{ResourceTypeIdentifier: contract.ResourceTypeIdentifier{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}, Name: "samples.operator.topolayer.dev"}},
@@ -176,7 +179,7 @@ func TestPolicy(t *testing.T) {
 		},
 		"binding to a cluster role outside the plan": {
 			policy:    &translate.Policy{RBAC: operatorCeiling},
-			mutations: []contract.Mutation{clusterRoleBinding("b", "view")},
+			mutations: []contract.Mutation{roleBinding("openshift-sample", "b", "ClusterRole", "view")},
 			rejected:  map[string]string{"b": "binds ClusterRole view, which is neither written by this plan nor bindable"},
 			rule:      translate.RuleRBACEscalation,
 		},
@@ -212,32 +215,30 @@ func TestPolicy(t *testing.T) {
 			policy:    &translate.Policy{RBAC: operatorCeiling},
 			mutations: []contract.Mutation{deleteRole},
 		},
-		"declared CRD with trusted declarations": {
-			policy:    &translate.Policy{TrustDeclarations: true},
+		"a declared CRD the policy lists": {
+			policy:    &translate.Policy{Privileged: []routing.Match{{Group: ptr("apiextensions.k8s.io"), Resource: "customresourcedefinitions", Name: "samples.*"}}},
 			declared:  declared,
 			mutations: []contract.Mutation{crd("samples.operator.topolayer.dev")},
 		},
 		"undeclared CRD": {
-			policy:    &translate.Policy{TrustDeclarations: true},
+			policy:    &translate.Policy{Privileged: allCRDs},
 			declared:  declared,
 			mutations: []contract.Mutation{crd("widgets.operator.topolayer.dev")},
 			rejected:  map[string]string{"widgets.operator.topolayer.dev": "is privileged (it changes what the API server serves or admits) and not declared in the UserWorkload output-resources"},
 			rule:      translate.RulePrivilegedObject,
 		},
-		"CRD from a generateName": {
-			policy:    &translate.Policy{TrustDeclarations: true},
+		"CRD from a generateName, without declarations": {
+			policy:    &translate.Policy{Privileged: []routing.Match{{Group: ptr("apiextensions.k8s.io"), Resource: "customresourcedefinitions", GenerateName: "sample-"}}},
 			mutations: []contract.Mutation{generated},
 			rejected:  map[string]string{"": "the operator has no output-resources"},
 			rule:      translate.RulePrivilegedObject,
 		},
-		"CRD declared as a generated name": {
-			policy: &translate.Policy{TrustDeclarations: true},
+		"CRD listed and declared as a generated name": {
+			policy: &translate.Policy{Privileged: []routing.Match{{Group: ptr("apiextensions.k8s.io"), Resource: "customresourcedefinitions", GenerateName: "sample-"}}},
 			declared: &contract.OutputResources{UserWorkloadResources: contract.OutputResourceList{
 				GeneratedNameResources: []contract.ExactResourceID{{ResourceTypeIdentifier: contract.ResourceTypeIdentifier{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}, Name: "sample-"}},
 			}},
 			mutations: []contract.Mutation{generated},
-			rejected:  map[string]string{"": "declared as a generated name, and privileged objects are declared by name"},
-			rule:      translate.RulePrivilegedObject,
 		},
 		"a CRD that routing drops is never written": {
 			policy: &translate.Policy{},
@@ -248,28 +249,46 @@ func TestPolicy(t *testing.T) {
 			mutations: []contract.Mutation{crd("widgets.operator.topolayer.dev")},
 			rejected:  map[string]string{},
 		},
-		"no declarations: trusting them allows nothing": {
-			policy:    &translate.Policy{TrustDeclarations: true},
+		"no declarations: listing alone allows nothing": {
+			policy: &translate.Policy{Privileged: []routing.Match{
+				{Group: ptr("apiextensions.k8s.io"), Resource: "customresourcedefinitions"},
+				{Group: ptr("admissionregistration.k8s.io"), Resource: "validatingwebhookconfigurations"},
+				{Group: ptr("apiregistration.k8s.io"), Resource: "apiservices"},
+			}},
 			mutations: []contract.Mutation{crd("widgets.operator.topolayer.dev"), webhook, apiService},
 			rejected: map[string]string{
-				"widgets.operator.topolayer.dev": "the operator has no output-resources, and the policy does not list it",
+				"widgets.operator.topolayer.dev": "the operator has no output-resources: without declarations no privileged object is written",
 				"sample":                         "the operator has no output-resources",
 				"v1.sample.topolayer.dev":        "the operator has no output-resources",
 			},
 			rule: translate.RulePrivilegedObject,
 		},
-		"listed only: a declared CRD is not enough": {
+		"no declarations, nothing listed": {
+			policy:    &translate.Policy{},
+			mutations: []contract.Mutation{crd("widgets.operator.topolayer.dev"), webhook, apiService},
+			rejected: map[string]string{
+				"widgets.operator.topolayer.dev": "the configuration does not list it",
+				"sample":                         "the configuration does not list it",
+				"v1.sample.topolayer.dev":        "the configuration does not list it",
+			},
+			rule: translate.RulePrivilegedObject,
+		},
+		"a declared CRD is not enough": {
 			policy:    &translate.Policy{},
 			declared:  declared,
 			mutations: []contract.Mutation{crd("samples.operator.topolayer.dev")},
-			rejected:  map[string]string{"samples.operator.topolayer.dev": "the policy lists the privileged objects of each operator"},
+			rejected:  map[string]string{"samples.operator.topolayer.dev": "the configuration does not list it (policy.operators[].privileged); an operator's own declarations are not enough"},
 			rule:      translate.RulePrivilegedObject,
 		},
-		"listed by pattern": {
+		"listed by pattern and declared": {
 			policy: &translate.Policy{Privileged: []routing.Match{
 				{Group: ptr("apiextensions.k8s.io"), Resource: "customresourcedefinitions", Name: "widgets.*"},
 				{Group: ptr("admissionregistration.k8s.io"), Resource: "validatingwebhookconfigurations", Name: "sample"},
 			}},
+			declared: &contract.OutputResources{
+				UserWorkloadResources: contract.OutputResourceList{ExactResources: []contract.ExactResourceID{{ResourceTypeIdentifier: contract.ResourceTypeIdentifier{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}, Name: "widgets.operator.topolayer.dev"}}},
+				ManagementResources:   contract.OutputResourceList{ExactResources: []contract.ExactResourceID{{ResourceTypeIdentifier: contract.ResourceTypeIdentifier{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingwebhookconfigurations"}, Name: "sample"}}},
+			},
 			mutations: []contract.Mutation{crd("widgets.operator.topolayer.dev"), webhook},
 		},
 		"webhook and API service not listed": {
@@ -325,6 +344,28 @@ func TestIsPrivileged(t *testing.T) {
 	} {
 		if got := translate.IsPrivileged(gr); got != want {
 			t.Errorf("IsPrivileged(%s) = %v, want %v", gr, got, want)
+		}
+	}
+}
+
+// TestPrivilegedDeclaredBySupplement: without the operator's output-resources, a privileged
+// object the configuration both lists and declares (operators[].supplements.outputs) is
+// written; one it lists but does not declare is not.
+func TestPrivilegedDeclaredBySupplement(t *testing.T) {
+	supplement := &contract.OutputResources{UserWorkloadResources: contract.OutputResourceList{ExactResources: []contract.ExactResourceID{
+		{ResourceTypeIdentifier: contract.ResourceTypeIdentifier{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}, Name: "samples.operator.topolayer.dev"},
+	}}}
+	e := translate.Standalone("sample-operator", nil)
+	e.Supplement = supplement
+	e.Policy = &translate.Policy{Privileged: allCRDs}
+	p := e.Plan(&contract.OutputDir{Mutations: []contract.Mutation{crd("samples.operator.topolayer.dev"), crd("widgets.operator.topolayer.dev")}})
+	for _, entry := range p.Entries {
+		want := routing.Apply
+		if entry.Source.Name == "widgets.operator.topolayer.dev" {
+			want = routing.Rejected
+		}
+		if entry.Disposition != want {
+			t.Errorf("%s: %s by %s: %s; want %s", entry.Source, entry.Disposition, entry.Rule, entry.Reason, want)
 		}
 	}
 }

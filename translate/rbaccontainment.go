@@ -42,10 +42,12 @@ func dangerousRules(rules []rbacv1.PolicyRule) string {
 	return ""
 }
 
-// checkRBACContainment applies the default RBAC containment to the final objects. A configured
-// ceiling widens it: the roles it lists as bindable, and the roles of the plan whose rules it
-// covers, may be bound to broad subjects. Cluster-scoped RBAC and user and group subjects stay
-// off the management cluster.
+// checkRBACContainment applies the default RBAC containment to the final objects. Without a
+// ceiling, a broad subject may be bound only to a role the plan writes whose rules grant no
+// wildcard and none of escalate, bind and impersonate. A configured ceiling widens it for the
+// classes it applies to (RBACCeiling.Classes): the roles it lists as bindable, and the roles
+// of the plan whose rules it covers, may be bound to broad subjects. Nothing widens the
+// management cluster's: no cluster-scoped RBAC and no user or group subject there.
 func (e Engine) checkRBACContainment(works []*work) {
 	if e.Policy == nil {
 		return
@@ -93,14 +95,20 @@ func (e Engine) checkBindingContainment(w *work, resource string, management boo
 	if ref.Kind == KindRole {
 		ref.Namespace = w.entry.Target.Identity.Namespace
 	}
-	ceiling := e.Policy.RBAC
+	ceiling := e.Policy.RBAC.For(w.entry.Class)
 	if ceiling != nil && slices.Contains(ceiling.BindableRoles, ref) {
 		return ""
 	}
 	why := ""
-	if ref.Kind == KindClusterRole && ref.Name == ClusterAdmin {
+	rw, written := roles[ref]
+	switch {
+	case ref.Kind == KindClusterRole && ref.Name == ClusterAdmin:
 		why = "which grants everything"
-	} else if rw, ok := roles[ref]; ok {
+	case !written:
+		// A role the plan does not write is a live cluster's (admin and edit grant
+		// impersonate): offline its rules cannot be read, so only the ceiling can vouch for it.
+		why = "which this plan does not write and the RBAC ceiling does not list as bindable: its rules cannot be checked"
+	default:
 		var role rbacv1.ClusterRole
 		if err := decodeObject(rw, &role); err != nil {
 			return fmt.Sprintf("%s: roleRef: decode %s: %v", src, ref, err)

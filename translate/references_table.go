@@ -51,7 +51,9 @@ type NameReference struct {
 // fields for every pod-bearing kind (kustomize misses some for ReplicationController,
 // ReplicaSet and PodTemplate), the deprecated spec.serviceAccount, the Secrets of CSI and
 // in-tree volume sources, generic ephemeral volumes' storage classes, ServiceAccount
-// secrets, PersistentVolume claimRef, CustomResourceDefinition conversion webhooks,
+// secrets, PersistentVolume claimRef, the volumes PersistentVolumeClaims clone
+// (spec.dataSource and spec.dataSourceRef, in claims, StatefulSet volumeClaimTemplates and
+// generic ephemeral volumes), CustomResourceDefinition conversion webhooks,
 // OpenShift Routes (spec.to, spec.alternateBackends, spec.tls.externalCertificate),
 // RuntimeClass, MutatingAdmissionPolicy, and RBAC resourceNames for every referenced kind
 // (kustomize has them for ConfigMap, Secret and PersistentVolume).
@@ -220,9 +222,17 @@ func buildReferenceTable() []NameReference {
 			refRBACRules(),
 		),
 		refRow(refGroupCore, "PersistentVolumeClaim", "persistentvolumeclaims", refNamespaced,
-			refInPodSpecs("volumes/persistentVolumeClaim/claimName"),
+			refInPodSpecs(
+				"volumes/persistentVolumeClaim/claimName",
+				"volumes/ephemeral/volumeClaimTemplate/spec/dataSource", // {kind, name}: the volume cloned
+				"volumes/ephemeral/volumeClaimTemplate/spec/dataSourceRef",
+			),
 			[]types.FieldSpec{
-				refSpec(refGroupCore, "PersistentVolume", "spec/claimRef"), // {namespace, name}
+				refSpec(refGroupCore, "PersistentVolume", "spec/claimRef"),           // {namespace, name}
+				refSpec(refGroupCore, "PersistentVolumeClaim", "spec/dataSource"),    // {apiGroup, kind, name}
+				refSpec(refGroupCore, "PersistentVolumeClaim", "spec/dataSourceRef"), // {apiGroup, kind, name, namespace}
+				refSpec(refGroupApps, "StatefulSet", "spec/volumeClaimTemplates/spec/dataSource"),
+				refSpec(refGroupApps, "StatefulSet", "spec/volumeClaimTemplates/spec/dataSourceRef"),
 			},
 			refRBACRules(),
 		),

@@ -59,9 +59,8 @@ type Engine struct {
 	// Annotate records the standalone identity and the operator on every object written
 	// (the hosted topology needs it to map back; the standalone topology writes bodies as they are).
 	Annotate bool
-	// Policy bounds what the operator's outputs may grant or install (privileged objects,
-	// RBAC); nil checks nothing. Its rejections name the rules RulePrivilegedObject and
-	// RuleRBACEscalation.
+	// Policy bounds what the operator's outputs may grant, install or reach; nil checks
+	// nothing. Its rejections name the policy/ rules (see the package documentation).
 	Policy *Policy
 }
 
@@ -103,6 +102,7 @@ func (e Engine) Plan(out *contract.OutputDir) *Plan {
 			e.rewrite(w, index)
 		}
 	}
+	e.serviceAccountTokens(works)
 	for _, w := range works {
 		if w.final != nil && w.entry.Disposition == routing.Apply {
 			w.entry.Object = unstructuredOf(w.final)
@@ -111,6 +111,8 @@ func (e Engine) Plan(out *contract.OutputDir) *Plan {
 	// Policy is the last stage: it checks the objects as they will be written, after every
 	// transform.
 	for _, w := range works {
+		e.checkIdentityFields(w)
+		e.checkVolumeDataSources(w)
 		e.checkPrivileged(w)
 		e.checkPodSecurity(w)
 	}

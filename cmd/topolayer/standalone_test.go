@@ -85,7 +85,7 @@ func TestStandaloneTranslateCorpus(t *testing.T) {
 	for _, c := range corpus.Cases(t) {
 		t.Run(c.Name, func(t *testing.T) {
 			to := filepath.Join(t.TempDir(), "translated")
-			args := []string{"translate", "--config", standaloneConfig, "--from", c.ExpectedOutput, "--to", to, "--metadata-name-key", string(c.NameKey)}
+			args := []string{"translate", "--config", standaloneConfig, "--from", c.ExpectedOutput, "--to", to, "--metadata-name-key", string(c.NameKey), "--operator", c.Operator}
 			if c.OutputResources != "" {
 				args = append(args, "--output-resources", c.OutputResources)
 			}

@@ -1,0 +1,550 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
+	psaapi "k8s.io/pod-security-admission/api"
+	psapolicy "k8s.io/pod-security-admission/policy"
+	"sigs.k8s.io/yaml"
+
+	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/e2e/cluster"
+)
+
+// attackerOperator is the operator the attacks write as: the configuration names no such
+// operator, so it gets the default policy.
+const attackerOperator = "attacker"
+
+// serverState is every object a cluster lists, by resource and namespace/name, with its uid
+// and resourceVersion.
+type serverState map[string]string
+
+// churn are the resources the servers change on their own, whatever anyone writes:
+// coordination.k8s.io leases (the API servers' identity leases, renewed every few seconds)
+// and events (the API servers record their own asynchronously).
+var churn = []schema.GroupResource{
+	{Group: "coordination.k8s.io", Resource: "leases"},
+	{Resource: "events"},
+	{Group: "events.k8s.io", Resource: "events"},
+}
+
+// listAll lists every listable resource that cfg's server serves (discovery, preferred
+// versions), in every namespace, except churn. (The first list of each CRD's resource takes
+// the API server about a second, so the first snapshot of a test binary takes minutes.)
+func listAll(t *testing.T, cfg *rest.Config) serverState {
+	t.Helper()
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lists, err := dc.ServerPreferredResources()
+	if err != nil && !discovery.IsGroupDiscoveryFailedError(err) {
+		t.Fatalf("discovery: %v", err)
+	}
+	_, dyn := clients(t, cfg)
+	state := serverState{}
+	for _, l := range lists {
+		gv, err := schema.ParseGroupVersion(l.GroupVersion)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range l.APIResources {
+			if !slices.Contains(r.Verbs, "list") || slices.Contains(churn, schema.GroupResource{Group: gv.Group, Resource: r.Name}) {
+				continue
+			}
+			items, err := dyn.Resource(gv.WithResource(r.Name)).List(t.Context(), metav1.ListOptions{})
+			if err != nil {
+				t.Fatalf("list %s: %v", gv.WithResource(r.Name), err)
+			}
+			for _, o := range items.Items {
+				key := schema.GroupResource{Group: gv.Group, Resource: r.Name}.String() + " " + o.GetNamespace() + "/" + o.GetName()
+				state[key] = string(o.GetUID()) + "@" + o.GetResourceVersion()
+			}
+		}
+	}
+	return state
+}
+
+// bothServers snapshots the management and the guest cluster.
+func bothServers(t *testing.T) map[string]serverState {
+	t.Helper()
+	return map[string]serverState{
+		cluster.Management: listAll(t, hosted.Config(cluster.Management)),
+		cluster.Guest:      listAll(t, hosted.Config(cluster.Guest)),
+	}
+}
+
+// changed returns, per cluster, the keys of objects created, deleted or changed between two
+// snapshots.
+func changed(before, after map[string]serverState) map[string][]string {
+	out := map[string][]string{}
+	for c := range before {
+		var diff []string
+		for k, v := range after[c] {
+			if before[c][k] != v {
+				diff = append(diff, k)
+			}
+		}
+		for k := range before[c] {
+			if _, ok := after[c][k]; !ok {
+				diff = append(diff, k)
+			}
+		}
+		if len(diff) > 0 {
+			slices.Sort(diff)
+			out[c] = diff
+		}
+	}
+	return out
+}
+
+// attack is one row of the attacker table: what an operator writes, and what happens.
+type attack struct {
+	name string
+	// config is the configuration file; "" is examples/hosted.yaml, the default policy.
+	config string
+	// mutations are written to the output directory; declared says whether output-resources
+	// declaring every one of them is passed (--output-resources).
+	mutations []contract.Mutation
+	declared  bool
+	// refused lists parts of the error, which names the field; nil means the plan is applied
+	// (stripped or rewritten), and check looks at what landed.
+	refused []string
+	check   func(t *testing.T, landed map[string]*unstructured.Unstructured)
+	// dropped is the rule that drops every mutation: nothing is applied, nothing changes.
+	dropped string
+	// after checks the clusters once the attack was refused.
+	after func(t *testing.T)
+}
+
+// TestAttackerTable writes, with the default configuration, what issue 15 found uncontained
+// (its "It is not contained" paragraph), through `topolayer apply` against the real
+// management and guest API servers. Each attack is refused with the field named in the error,
+// and neither server changes (every listable resource, listed before and after); where the
+// default strips (Pod Security) or rewrites (a volume's data source, ownerReferences), what
+// lands is contained, checked on the live object, and is all that changed.
+func TestAttackerTable(t *testing.T) {
+	bin := binary(t, "topolayer")
+	hcp := hosted.HostedControlPlane()
+	ns := "openshift-attacker-" + uniqueSuffix(t)
+	mgmtCS, mgmt := clients(t, hosted.Config(cluster.Management))
+	guestCS, _ := clients(t, hosted.Config(cluster.Guest))
+	kubeDir := t.TempDir()
+	if err := hosted.WriteKubeconfigs(kubeDir); err != nil {
+		t.Fatal(err)
+	}
+
+	// The HCP's own service account, whose token the operator must never get.
+	if _, err := mgmtCS.CoreV1().ServiceAccounts(hcp.Namespace).Create(t.Context(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "control-plane-operator"}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	// What a HyperShift management cluster has: the control plane's priority class (bare Pods
+	// are admitted only when the class they name exists).
+	if _, err := mgmtCS.SchedulingV1().PriorityClasses().Create(t.Context(), &schedulingv1.PriorityClass{
+		ObjectMeta: metav1.ObjectMeta{Name: "hypershift-control-plane"}, Value: 100000000,
+	}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	live, err := mgmt.Resource(cluster.HostedControlPlaneGVR).Namespace(hcp.Namespace).Get(t.Context(), hcp.HostedControlPlane, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	reject := writeConfig(t, "reject.yaml", func(c map[string]any) { policyOf(c)["podSecurity"] = "reject" })
+	listsAll := writeConfig(t, "lists-privileged.yaml", func(c map[string]any) {
+		p := policyOf(c)
+		ops, _ := p["operators"].([]any)
+		p["operators"] = append(ops, map[string]any{"name": attackerOperator, "privileged": []any{
+			map[string]any{"group": "apiextensions.k8s.io", "resource": "customresourcedefinitions"},
+			map[string]any{"group": "admissionregistration.k8s.io", "resource": "validatingwebhookconfigurations"},
+			map[string]any{"group": "apiregistration.k8s.io", "resource": "apiservices"},
+		}})
+	})
+	renames := writeConfig(t, "renames.yaml", func(c map[string]any) {
+		c["transforms"] = map[string]any{"patches": []any{map[string]any{
+			"name": "rename", "match": map[string]any{"resource": "configmaps"}, "strategicMerge": "metadata: {name: pull-secret}\n",
+		}}}
+	})
+
+	hostile := "      hostPID: true\n      hostNetwork: true\n      hostIPC: true\n      nodeName: master-0\n" +
+		"      volumes: [{name: root, hostPath: {path: /}}]\n" +
+		"      containers:\n      - name: x\n        image: registry.example/x:1\n        volumeMounts: [{name: root, mountPath: /host}]\n" +
+		"        securityContext: {privileged: true, runAsUser: 0, capabilities: {add: [SYS_ADMIN]}}\n"
+	indent := func(s, by string) string {
+		return strings.TrimSuffix(by+strings.ReplaceAll(s, "\n", "\n"+by), by)
+	}
+	podOnNode := mutation(contract.ClassManagement, contract.ActionApply, "/v1/pods", ns, "root",
+		"apiVersion: v1\nkind: Pod\nmetadata: {name: root, namespace: "+ns+"}\nspec:\n"+indent(strings.ReplaceAll(hostile, "      ", ""), "  "))
+	pod := mutation(contract.ClassManagement, contract.ActionApply, "/v1/pods", ns, "root",
+		"apiVersion: v1\nkind: Pod\nmetadata: {name: root, namespace: "+ns+"}\nspec:\n"+indent(strings.ReplaceAll(strings.Replace(hostile, "      nodeName: master-0\n", "", 1), "      ", ""), "  "))
+	workload := func(gvr, kind, name, extra string) contract.Mutation {
+		return mutation(contract.ClassManagement, contract.ActionApply, gvr, ns, name,
+			"apiVersion: "+strings.Join(strings.Split(gvr, "/")[:2], "/")+"\nkind: "+kind+"\nmetadata: {name: "+name+", namespace: "+ns+"}\n"+
+				"spec:\n"+extra+"  template:\n    metadata: {labels: {app: "+name+"}}\n    spec:\n"+hostile)
+	}
+	deployment := workload("apps/v1/deployments", "Deployment", "root-deploy", "  selector: {matchLabels: {app: root-deploy}}\n")
+	daemonSet := workload("apps/v1/daemonsets", "DaemonSet", "root-ds", "  selector: {matchLabels: {app: root-ds}}\n")
+	job := workload("batch/v1/jobs", "Job", "root-job", "")
+	job.Body = []byte(strings.Replace(string(job.Body), "    spec:\n", "    spec:\n      restartPolicy: Never\n", 1))
+
+	rbac := func(class contract.Class, resource, kind, namespace, name, subject string) contract.Mutation {
+		meta := "{name: " + name + "}"
+		if namespace != "" {
+			meta = "{name: " + name + ", namespace: " + namespace + "}"
+		}
+		return mutation(class, contract.ActionApply, "rbac.authorization.k8s.io/v1/"+resource, namespace, name,
+			"apiVersion: rbac.authorization.k8s.io/v1\nkind: "+kind+"\nmetadata: "+meta+"\n"+
+				"roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}\n"+
+				"subjects:\n- {apiGroup: rbac.authorization.k8s.io, kind: Group, name: \""+subject+"\"}\n")
+	}
+	webhook := mutation(contract.ClassUserWorkload, contract.ActionApply, "admissionregistration.k8s.io/v1/validatingwebhookconfigurations", "", "deny-all",
+		"apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\nmetadata: {name: deny-all}\nwebhooks:\n"+
+			"- name: deny.attacker.example\n  failurePolicy: Fail\n  sideEffects: None\n  admissionReviewVersions: [v1]\n"+
+			"  clientConfig: {url: \"https://attacker.example/deny\"}\n"+
+			"  rules: [{apiGroups: [\"*\"], apiVersions: [\"*\"], operations: [\"*\"], resources: [\"*/*\"], scope: \"*\"}]\n")
+	crd := mutation(contract.ClassUserWorkload, contract.ActionApply, "apiextensions.k8s.io/v1/customresourcedefinitions", "", "widgets.attacker.example",
+		"apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: widgets.attacker.example}\n"+
+			"spec:\n  group: attacker.example\n  names: {plural: widgets, singular: widget, kind: Widget, listKind: WidgetList}\n  scope: Namespaced\n"+
+			"  versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}]\n")
+	apiService := mutation(contract.ClassUserWorkload, contract.ActionApply, "apiregistration.k8s.io/v1/apiservices", "", "v1.attacker.example",
+		"apiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata: {name: v1.attacker.example}\n"+
+			"spec: {group: attacker.example, version: v1, groupPriorityMinimum: 1000, versionPriority: 15, service: {namespace: default, name: attacker}}\n")
+	token := mutation(contract.ClassManagement, contract.ActionApply, "/v1/secrets", ns, "cpo-token",
+		"apiVersion: v1\nkind: Secret\nmetadata: {name: cpo-token, namespace: "+ns+", annotations: {kubernetes.io/service-account.name: control-plane-operator}}\n"+
+			"type: kubernetes.io/service-account-token\n")
+	claim := func(name, source string) contract.Mutation {
+		return mutation(contract.ClassManagement, contract.ActionApply, "/v1/persistentvolumeclaims", ns, name,
+			"apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: "+name+", namespace: "+ns+"}\n"+
+				"spec:\n  accessModes: [ReadWriteOnce]\n  resources: {requests: {storage: 1Gi}}\n  "+source+"\n")
+	}
+	owned := mutation(contract.ClassManagement, contract.ActionApply, "/v1/configmaps", ns, "owned",
+		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: owned\n  namespace: "+ns+"\n  ownerReferences:\n"+
+			"  - {apiVersion: hypershift.openshift.io/v1beta1, kind: HostedControlPlane, name: "+hcp.HostedControlPlane+", uid: "+string(live.GetUID())+", blockOwnerDeletion: true, controller: true}\n"+
+			"data: {a: b}\n")
+	plain := mutation(contract.ClassManagement, contract.ActionApply, "/v1/configmaps", ns, "settings",
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: "+ns+"}\ndata: {a: b}\n")
+
+	restricted := func(t *testing.T, landed map[string]*unstructured.Unstructured) {
+		t.Helper()
+		for key, obj := range landed {
+			meta, spec := podOf(t, obj)
+			if meta == nil {
+				continue
+			}
+			evaluator, err := psapolicy.NewEvaluator(psapolicy.DefaultChecks(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			agg := psapolicy.AggregateCheckResults(evaluator.EvaluatePod(psaapi.LevelVersion{Level: psaapi.LevelRestricted, Version: psaapi.LatestVersion()}, meta, spec))
+			if !agg.Allowed {
+				t.Errorf("%s as it landed violates Pod Security restricted: %s", key, agg.ForbiddenDetail())
+			}
+			if spec.NodeName != "" || len(spec.Volumes) > 0 {
+				t.Errorf("%s kept nodeName %q or volumes %v", key, spec.NodeName, spec.Volumes)
+			}
+			t.Logf("%s landed restricted: hostPID %v hostNetwork %v hostIPC %v, securityContext %+v", key, spec.HostPID, spec.HostNetwork, spec.HostIPC, spec.Containers[0].SecurityContext)
+		}
+	}
+	hostileFields := []string{"hostNetwork=true", "hostPID=true", "hostIPC=true", "securityContext.privileged=true", `"SYS_ADMIN"`, `restricted volume type "hostPath"`, "nodeName"}
+
+	attacks := []attack{
+		{name: "a Management Pod bound to a node: privileged, host namespaces, SYS_ADMIN, hostPath /", mutations: []contract.Mutation{podOnNode}, declared: true, dropped: "hosted/drop-standalone-node"},
+		{name: "a Management Pod: privileged, host namespaces, SYS_ADMIN, hostPath /; strip", mutations: []contract.Mutation{pod}, declared: true, check: restricted},
+		{name: "the Pod with podSecurity reject", config: reject, mutations: []contract.Mutation{pod}, declared: true,
+			refused: append([]string{"spec violates Pod Security \"restricted\""}, slices.DeleteFunc(slices.Clone(hostileFields), func(f string) bool { return f == "nodeName" })...)},
+		{name: "a privileged Deployment; strip", mutations: []contract.Mutation{deployment}, declared: true, check: restricted},
+		{name: "the Deployment with podSecurity reject", config: reject, mutations: []contract.Mutation{deployment}, declared: true, refused: append([]string{"spec.template.spec violates Pod Security \"restricted\""}, hostileFields...)},
+		{name: "a privileged DaemonSet; strip", mutations: []contract.Mutation{daemonSet}, declared: true, check: restricted},
+		{name: "the DaemonSet with podSecurity reject", config: reject, mutations: []contract.Mutation{daemonSet}, declared: true, refused: append([]string{"spec.template.spec violates Pod Security \"restricted\""}, hostileFields...)},
+		{name: "a privileged Job; strip", mutations: []contract.Mutation{job}, declared: true, check: restricted},
+		{name: "the Job with podSecurity reject", config: reject, mutations: []contract.Mutation{job}, declared: true, refused: append([]string{"spec.template.spec violates Pod Security \"restricted\""}, hostileFields...)},
+		{name: "a RoleBinding of cluster-admin to system:unauthenticated in the HCP namespace",
+			mutations: []contract.Mutation{rbac(contract.ClassManagement, "rolebindings", "RoleBinding", ns, "anonymous-admin", "system:unauthenticated")}, declared: true,
+			refused: []string{"subjects[0] (Group system:unauthenticated)", "ClusterRole cluster-admin"},
+			after: func(t *testing.T) {
+				for _, user := range []struct {
+					name   string
+					groups []string
+				}{{"system:anonymous", []string{"system:unauthenticated"}}, {"someone", []string{"system:authenticated"}}} {
+					sar, err := mgmtCS.AuthorizationV1().SubjectAccessReviews().Create(t.Context(), &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+						User: user.name, Groups: user.groups, ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: hcp.Namespace, Verb: "get", Resource: "secrets"},
+					}}, metav1.CreateOptions{})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if sar.Status.Allowed {
+						t.Errorf("%s may read the HCP's secrets", user.name)
+					}
+				}
+			}},
+		{name: "a ClusterRoleBinding of cluster-admin to system:authenticated on the guest",
+			mutations: []contract.Mutation{rbac(contract.ClassUserWorkload, "clusterrolebindings", "ClusterRoleBinding", "", "everyone-admin", "system:authenticated")}, declared: true,
+			refused: []string{"subjects[0] (Group system:authenticated)", "ClusterRole cluster-admin, which grants everything"}},
+		{name: "a declared ValidatingWebhookConfiguration, failurePolicy Fail on */*, for the guest",
+			mutations: []contract.Mutation{webhook}, declared: true,
+			refused: []string{"validatingwebhookconfigurations.admissionregistration.k8s.io is privileged", "policy.operators[].privileged", "declarations are not enough"},
+			after: func(t *testing.T) {
+				// Every later guest write is still admitted.
+				if _, err := guestCS.CoreV1().ConfigMaps("default").Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "after-webhook"}},
+					metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+					t.Errorf("a guest write after the refused webhook: %v", err)
+				}
+			}},
+		{name: "privileged objects with --output-resources omitted, even where the configuration lists them", config: listsAll,
+			mutations: []contract.Mutation{crd, webhook, apiService}, declared: false,
+			refused: []string{"customresourcedefinitions.apiextensions.k8s.io is privileged", "apiservices.apiregistration.k8s.io is privileged", "the operator has no output-resources"}},
+		{name: "privileged objects with --output-resources omitted, default configuration",
+			mutations: []contract.Mutation{crd, webhook, apiService}, declared: false,
+			refused: []string{"the configuration does not list it"}},
+		{name: "a service-account-token Secret naming the control-plane-operator's account",
+			mutations: []contract.Mutation{token}, declared: true,
+			refused: []string{"metadata.annotations[kubernetes.io/service-account.name]", "control-plane-operator, which is not the operator's"}},
+		{name: "a claim cloning the HCP's etcd volume from the HCP namespace",
+			mutations: []contract.Mutation{claim("clone", "dataSourceRef: {kind: PersistentVolumeClaim, name: data-etcd-0, namespace: "+hcp.Namespace+"}")}, declared: true,
+			refused: []string{"spec.dataSourceRef: clones from namespace " + hcp.Namespace}},
+		{name: "a claim cloning a snapshot, whose names topolayer cannot map",
+			mutations: []contract.Mutation{claim("restore", "dataSource: {apiGroup: snapshot.storage.k8s.io, kind: VolumeSnapshot, name: etcd-backup}")}, declared: true,
+			refused: []string{"spec.dataSource: clones a VolumeSnapshot.snapshot.storage.k8s.io"}},
+		{name: "a claim cloning data-etcd-0 by name: it clones its own simulated namespace's",
+			mutations: []contract.Mutation{claim("copy", "dataSource: {kind: PersistentVolumeClaim, name: data-etcd-0}")}, declared: true,
+			check: func(t *testing.T, landed map[string]*unstructured.Unstructured) {
+				for key, obj := range landed {
+					if got, _, _ := unstructured.NestedString(obj.Object, "spec", "dataSource", "name"); got != ns+"--data-etcd-0" {
+						t.Errorf("%s clones %q, want %q", key, got, ns+"--data-etcd-0")
+					}
+				}
+			}},
+		{name: "operator-supplied ownerReferences: the HostedControlPlane, blocking its deletion",
+			mutations: []contract.Mutation{owned}, declared: true,
+			check: func(t *testing.T, landed map[string]*unstructured.Unstructured) {
+				for key, obj := range landed {
+					for _, r := range obj.GetOwnerReferences() {
+						if r.BlockOwnerDeletion != nil && *r.BlockOwnerDeletion {
+							t.Errorf("%s: the operator's ownerReference %+v landed", key, r)
+						}
+					}
+					t.Logf("%s: ownerReferences as landed: the management target's own %v", key, obj.GetOwnerReferences())
+				}
+			}},
+		{name: "a configuration patch renaming objects to an HCP one after planning", config: renames,
+			mutations: []contract.Mutation{plain}, declared: true,
+			refused: []string{"transforms.patches[0].strategicMerge", "the patch touches metadata.name"},
+			after: func(t *testing.T) {
+				_, stderr, err := cliRun(t, bin, "validate", "--config", renames)
+				if err == nil || !strings.Contains(stderr, "transforms.patches[0].strategicMerge") {
+					t.Errorf("topolayer validate: %v, %s; want the patch refused, its field named", err, stderr)
+				}
+			}},
+	}
+
+	for _, a := range attacks {
+		t.Run(a.name, func(t *testing.T) {
+			from := filepath.Join(t.TempDir(), "out")
+			if err := contract.WriteOutputDir(from, &contract.OutputDir{Mutations: a.mutations}, contract.WriteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			config := a.config
+			if config == "" {
+				config = filepath.Join("..", "examples", "hosted.yaml")
+			}
+			sources := []string{"--config", config, "--from", from, "--operator", attackerOperator, "-o", "json"}
+			if a.declared {
+				sources = append(sources, "--output-resources", declarations(t, a.mutations))
+			}
+			args := append([]string{"apply"}, append(sources,
+				"--management-kubeconfig", cluster.KubeconfigFile(kubeDir, cluster.Management),
+				"--guest-kubeconfig", cluster.KubeconfigFile(kubeDir, cluster.Guest))...)
+
+			before := bothServers(t)
+			start := time.Now()
+			stdout, stderr, err := cliRun(t, bin, args...)
+			t.Logf("topolayer apply took %s", time.Since(start).Round(time.Millisecond))
+			after := bothServers(t)
+			diff := changed(before, after)
+
+			if a.refused != nil {
+				if err == nil {
+					t.Fatalf("applied:\n%s", stdout)
+				}
+				for _, part := range a.refused {
+					if !strings.Contains(stderr, part) {
+						t.Errorf("the error does not name %q:\n%s", part, stderr)
+					}
+				}
+				t.Logf("refused: %s", strings.TrimSpace(stderr))
+				if len(diff) > 0 {
+					t.Errorf("the servers changed: %v", diff)
+				}
+				if a.after != nil {
+					a.after(t)
+				}
+				return
+			}
+
+			if err != nil {
+				t.Fatalf("apply: %v\n%s%s", err, stdout, stderr)
+			}
+			if a.dropped != "" {
+				if strings.TrimSpace(stdout) != "[]" || len(diff) > 0 {
+					t.Errorf("applied %s, the servers changed by %v; want nothing", stdout, diff)
+				}
+				plan, stderr, err := cliRun(t, bin, append([]string{"plan"}, sources...)...)
+				if err != nil || !strings.Contains(plan, a.dropped) {
+					t.Errorf("plan: %v %s; want every mutation dropped by %s:\n%s", err, stderr, a.dropped, plan)
+				}
+				return
+			}
+			landed := map[string]*unstructured.Unstructured{}
+			var want []string
+			for _, r := range parseApply(t, stdout) {
+				c, dyn := r.Cluster, mgmt
+				if c != cluster.Management {
+					t.Fatalf("%s landed on %s", r.Source, c)
+				}
+				id := targetIdentity(t, a.mutations, r)
+				obj, err := resourceOf(dyn, id).Get(t.Context(), id.Name, metav1.GetOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				landed[c+":"+id.String()] = obj
+				want = append(want, id.GroupResource().String()+" "+id.Namespace+"/"+id.Name)
+				t.Cleanup(func() {
+					zero := int64(0)
+					if err := resourceOf(dyn, id).Delete(context.Background(), id.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil && !apierrors.IsNotFound(err) {
+						t.Errorf("clean up %s: %v", id, err)
+					}
+				})
+			}
+			slices.Sort(want)
+			if got := diff[cluster.Management]; !slices.Equal(got, want) || len(diff[cluster.Guest]) > 0 {
+				t.Errorf("the servers changed by %v, want only the management objects %v", diff, want)
+			}
+			a.check(t, landed)
+		})
+	}
+}
+
+// targetIdentity returns the identity on its cluster of an apply result's object (results
+// name objects as group-resource/namespace/name).
+func targetIdentity(t *testing.T, ms []contract.Mutation, r cliApplyResult) contract.Identity {
+	t.Helper()
+	for _, m := range ms {
+		id := m.Identity()
+		gr := id.GroupResource().String()
+		if r.Source != gr+"/"+id.Namespace+"/"+id.Name {
+			continue
+		}
+		ns, name, ok := strings.Cut(strings.TrimPrefix(r.Target, gr+"/"), "/")
+		if !ok {
+			t.Fatalf("target %q is not %s/namespace/name", r.Target, gr)
+		}
+		id.Namespace, id.Name = ns, name
+		return id
+	}
+	t.Fatalf("no mutation is the source %q", r.Source)
+	return contract.Identity{}
+}
+
+// podOf returns the pod metadata and spec of a live Pod, Deployment, DaemonSet or Job; nil
+// for other kinds.
+func podOf(t *testing.T, obj *unstructured.Unstructured) (*metav1.ObjectMeta, *corev1.PodSpec) {
+	t.Helper()
+	decode := func(v any) {
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	switch obj.GetKind() {
+	case "Pod":
+		var p corev1.Pod
+		decode(&p)
+		return &p.ObjectMeta, &p.Spec
+	case "Deployment":
+		var d appsv1.Deployment
+		decode(&d)
+		return &d.Spec.Template.ObjectMeta, &d.Spec.Template.Spec
+	case "DaemonSet":
+		var d appsv1.DaemonSet
+		decode(&d)
+		return &d.Spec.Template.ObjectMeta, &d.Spec.Template.Spec
+	case "Job":
+		var j batchv1.Job
+		decode(&j)
+		return &j.Spec.Template.ObjectMeta, &j.Spec.Template.Spec
+	}
+	return nil, nil
+}
+
+// declarations writes output-resources that declare every mutation by name, in its class,
+// and returns the file.
+func declarations(t *testing.T, ms []contract.Mutation) string {
+	t.Helper()
+	var out contract.OutputResources
+	for _, m := range ms {
+		id := m.Identity()
+		l := out.ForClass(m.Class)
+		l.ExactResources = append(l.ExactResources, contract.ExactResourceID{
+			ResourceTypeIdentifier: contract.ResourceTypeIdentifier{Group: id.Group, Version: id.Version, Resource: id.Resource},
+			Namespace:              id.Namespace, Name: id.Name,
+		})
+	}
+	data, err := yaml.Marshal(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "output-resources.yaml")
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+// writeConfig writes examples/hosted.yaml changed by edit into a file of the test's own.
+func writeConfig(t *testing.T, name string, edit func(map[string]any)) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "examples", "hosted.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c map[string]any
+	if err := yaml.Unmarshal(data, &c); err != nil {
+		t.Fatal(err)
+	}
+	edit(c)
+	if data, err = yaml.Marshal(c); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+// policyOf returns the policy section of a configuration, creating it.
+func policyOf(c map[string]any) map[string]any {
+	p, ok := c["policy"].(map[string]any)
+	if !ok {
+		p = map[string]any{}
+		c["policy"] = p
+	}
+	return p
+}

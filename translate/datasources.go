@@ -1,0 +1,135 @@
+package translate
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/routing"
+)
+
+// RuleVolumeDataSource rejects, on the management cluster, a PersistentVolumeClaim (alone,
+// in a StatefulSet's volumeClaimTemplates or in a generic ephemeral volume) whose
+// spec.dataSource or spec.dataSourceRef would clone a volume that is not one of the
+// operator's simulated namespace: a source in another namespace, or of a kind whose name the
+// engine cannot map (a VolumeSnapshot, a populator's object), would name the hosted control
+// plane's own volumes (etcd's). A source the reference table followed names the claim's own
+// simulated namespace.
+const RuleVolumeDataSource = "policy/volume-data-source"
+
+// claimSpecPaths are where the claim specs of each kind are, as paths whose "[]" segments
+// walk every element of a list.
+var claimSpecPaths = map[string][][]string{
+	"persistentvolumeclaims": {{"spec"}},
+	"statefulsets":           {{"spec", "volumeClaimTemplates", "[]", "spec"}},
+}
+
+// claimSpecs returns the claim specs in obj, a standalone-form object of resource, each with
+// its field path ("spec.volumeClaimTemplates[0].spec",
+// "spec.template.spec.volumes[name=scratch].ephemeral.volumeClaimTemplate.spec").
+func claimSpecs(obj *yaml.RNode, resource string) map[string]*yaml.RNode {
+	paths := slices.Clone(claimSpecPaths[resource])
+	if template, ok := podTemplatePaths[resource]; ok {
+		paths = append(paths, slices.Concat(template, []string{"spec", "volumes", "[]", "ephemeral", "volumeClaimTemplate", "spec"}))
+	}
+	out := map[string]*yaml.RNode{}
+	var walk func(n *yaml.RNode, path []string, at string)
+	walk = func(n *yaml.RNode, path []string, at string) {
+		if n == nil {
+			return
+		}
+		if len(path) == 0 {
+			out[strings.TrimPrefix(at, ".")] = n
+			return
+		}
+		if path[0] == "[]" {
+			elems, err := n.Elements()
+			if err != nil {
+				return
+			}
+			for i, e := range elems {
+				// A named element (a volume) is keyed by its name: a transform may drop the
+				// elements before it (host-path volumes).
+				key := fmt.Sprintf("%s[%d]", at, i)
+				if name := fieldString(e, "name"); name != "" {
+					key = fmt.Sprintf("%s[name=%s]", at, name)
+				}
+				walk(e, path[1:], key)
+			}
+			return
+		}
+		f := n.Field(path[0])
+		if f == nil {
+			return
+		}
+		walk(f.Value, path[1:], at+"."+path[0])
+	}
+	for _, p := range paths {
+		walk(obj, p, "")
+	}
+	return out
+}
+
+// checkVolumeDataSources rejects a management entry whose claims clone a volume outside the
+// operator's simulated namespace (RuleVolumeDataSource). The source is read in the object as
+// the operator wrote it and as it lands: a source must stay in the claim's standalone
+// namespace, be of a kind the engine maps, and land where the name mapping puts that object.
+func (e Engine) checkVolumeDataSources(w *work) {
+	if e.Policy == nil || w.entry.Disposition != routing.Apply || w.entry.Target.Cluster != routing.ClusterManagement ||
+		w.obj == nil || w.final == nil || w.m.Metadata.Action.IsStatus() {
+		return
+	}
+	src := w.entry.Source
+	if src.Group != "" && src.Group != "apps" && src.Group != "batch" {
+		return
+	}
+	final := claimSpecs(w.final, src.Resource)
+	for at, spec := range claimSpecs(w.obj, src.Resource) {
+		for _, field := range []string{"dataSource", "dataSourceRef"} {
+			ref := spec.Field(field)
+			if ref == nil || ref.Value.YNode().Kind != yaml.MappingNode {
+				continue
+			}
+			if why := e.dataSourceProblem(src, ref.Value, final[at]); why != "" {
+				w.reject(RuleVolumeDataSource, fmt.Sprintf("%s: %s.%s: %s", src, at, field, why))
+				return
+			}
+		}
+	}
+}
+
+// dataSourceProblem returns why a claim's data source ref (as the operator wrote it) may not
+// land on the management cluster, given the claim spec as it lands; "" when it may.
+func (e Engine) dataSourceProblem(src contract.Identity, ref, landed *yaml.RNode) string {
+	kind, name, ns := fieldString(ref, "kind"), fieldString(ref, "name"), fieldString(ref, "namespace")
+	gk := schema.GroupKind{Group: fieldString(ref, "apiGroup"), Kind: kind}
+	if ns != "" && ns != src.Namespace {
+		return fmt.Sprintf("clones from namespace %s, outside the claim's own (%s): on the management cluster that would reach another simulated namespace or the hosted control plane's own volumes", ns, src.Namespace)
+	}
+	resource, ok := e.Discovery.ResourceForKind(gk)
+	if !ok {
+		return fmt.Sprintf("clones a %s, a kind whose names the engine cannot map: its name %q would name an object of the hosted control plane's namespace", gk, name)
+	}
+	target, err := e.Names.ToTarget(routing.ClusterManagement, contract.Identity{Group: gk.Group, Resource: resource, Namespace: src.Namespace, Name: name})
+	if err != nil {
+		return fmt.Sprintf("%s %s/%s cannot be mapped: %v", gk, src.Namespace, name, err)
+	}
+	var got string
+	if landed != nil {
+		for _, f := range []string{"dataSource", "dataSourceRef"} {
+			if r := landed.Field(f); r != nil && fieldString(r.Value, "kind") == kind {
+				if got = fieldString(r.Value, "name"); got != "" {
+					break
+				}
+			}
+		}
+	}
+	if got != target.Name {
+		return fmt.Sprintf("clones %s %q, which lands as %q, not as %s %s/%s of the claim's simulated namespace (%q)", gk, name, got, gk, src.Namespace, name, target.Name)
+	}
+	return ""
+}

@@ -1,0 +1,109 @@
+package translate_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/namespaces"
+	"github.com/topolayer/topolayer/routing"
+	"github.com/topolayer/topolayer/translate"
+)
+
+func TestPatchIdentityFields(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		patch translate.Patch
+		want  []string
+	}{
+		{"labels only", translate.Patch{StrategicMerge: "metadata: {labels: {a: b}}\nspec: {replicas: 1}\n"}, nil},
+		{"a rename", translate.Patch{StrategicMerge: "metadata: {name: control-plane-operator}\n"}, []string{"metadata.name"}},
+		{"kind and apiVersion", translate.Patch{StrategicMerge: "apiVersion: v1\nkind: Secret\n"}, []string{"apiVersion", "kind"}},
+		{"owners and namespace", translate.Patch{StrategicMerge: "metadata: {namespace: kube-system, ownerReferences: []}\n"}, []string{"metadata.namespace", "metadata.ownerReferences"}},
+		{"a $patch directive in metadata", translate.Patch{StrategicMerge: "metadata: {$patch: replace, labels: {a: b}}\n"}, []string{"metadata.name"}},
+		{"json6902: rename", translate.Patch{JSON6902: "[{op: replace, path: /metadata/name, value: x}]"}, []string{"metadata.name"}},
+		{"json6902: an owner appended", translate.Patch{JSON6902: "[{op: add, path: /metadata/ownerReferences/-, value: {}}]"}, []string{"metadata.ownerReferences"}},
+		{"json6902: metadata replaced", translate.Patch{JSON6902: "[{op: replace, path: /metadata, value: {}}]"}, []string{"metadata.name"}},
+		{"json6902: move from the name", translate.Patch{JSON6902: "[{op: move, from: /metadata/name, path: /data/name}]"}, []string{"metadata.name"}},
+		{"json6902: a test reads only", translate.Patch{JSON6902: "[{op: test, path: /metadata/name, value: x}, {op: add, path: /data/a, value: b}]"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := tc.patch.IdentityFields()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("IdentityFields() = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestIdentityFieldsInPlans: operator-supplied ownerReferences are stripped on the management
+// cluster (refused where no profile strips them) and kept on the guest, the operator's own
+// cluster, where its owners live; a transform that changes what or whose an object is makes
+// the plan refuse it, the field named.
+func TestIdentityFieldsInPlans(t *testing.T) {
+	const hcp = "clusters-example"
+	owned := func(class contract.Class) contract.Mutation {
+		m := policyMutation(contract.ActionApply, "", "configmaps", "openshift-sample", "settings",
+			"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: openshift-sample\n  ownerReferences:\n"+
+				"  - {apiVersion: hypershift.openshift.io/v1beta1, kind: HostedControlPlane, name: other-tenant, uid: 0a0a, blockOwnerDeletion: true}\ndata: {a: b}\n")
+		m.Class = class
+		return m
+	}
+	patch := func(p translate.Patch) []translate.Transform {
+		p.Name = "config-patch"
+		p.Match = routing.Match{Resource: "configmaps"}
+		tr, err := p.Transform()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return append(translate.HyperShiftProfile(), tr)
+	}
+	engine := func(transforms []translate.Transform) translate.Engine {
+		return translate.Engine{
+			Topology: translate.TopologyHosted, Operator: "op",
+			Router: &routing.Table{Rules: routing.HostedDefaults(routing.ConvertClusterRBAC)},
+			Names:  namespaces.Hosted{Namespace: hcp}, Annotate: true, Transforms: transforms, Policy: &translate.Policy{},
+		}
+	}
+	for _, tc := range []struct {
+		name       string
+		engine     translate.Engine
+		m          contract.Mutation
+		wantRule   string // rejected by; "" applied
+		wantReason string
+		wantOwners bool
+	}{
+		{"management: stripped by the profile", engine(translate.HyperShiftProfile()), owned(contract.ClassManagement), "", "", false},
+		{"management without the profile: refused", engine(nil), owned(contract.ClassManagement), translate.RuleOwnerReferences, "metadata.ownerReferences", false},
+		{"guest: the operator's own cluster keeps its owners", engine(translate.HyperShiftProfile()), owned(contract.ClassUserWorkload), "", "", true},
+		{"a patch that renames", engine(patch(translate.Patch{StrategicMerge: "metadata: {name: control-plane-operator}\n"})), owned(contract.ClassManagement),
+			translate.RuleIdentityFields, "metadata.name: transform config-patch changes it", false},
+		{"a patch that moves", engine(patch(translate.Patch{JSON6902: "[{op: replace, path: /metadata/namespace, value: kube-system}]"})), owned(contract.ClassUserWorkload),
+			translate.RuleIdentityFields, "metadata.namespace: transform config-patch", false},
+		{"a patch that adds owners after the profile", engine(patch(translate.Patch{JSON6902: "[{op: add, path: /metadata/ownerReferences, value: [{apiVersion: v1, kind: Namespace, name: x, uid: y}]}]"})), owned(contract.ClassManagement),
+			translate.RuleIdentityFields, "metadata.ownerReferences: transform config-patch", false},
+		{"a patch of the kind", engine(patch(translate.Patch{StrategicMerge: "kind: Secret\n"})), owned(contract.ClassUserWorkload),
+			translate.RuleIdentityFields, "kind: transform config-patch", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := tc.engine.Plan(&contract.OutputDir{Mutations: []contract.Mutation{tc.m}})
+			e := p.Entries[0]
+			if tc.wantRule != "" {
+				if e.Disposition != routing.Rejected || e.Rule != tc.wantRule || !strings.Contains(e.Reason, tc.wantReason) {
+					t.Errorf("%s by %s: %s; want rejected by %s naming %q", e.Disposition, e.Rule, e.Reason, tc.wantRule, tc.wantReason)
+				}
+				return
+			}
+			if e.Disposition != routing.Apply {
+				t.Fatalf("%s by %s: %s", e.Disposition, e.Rule, e.Reason)
+			}
+			if got := len(e.Object.GetOwnerReferences()) > 0; got != tc.wantOwners {
+				t.Errorf("ownerReferences %v, want present: %v", e.Object.GetOwnerReferences(), tc.wantOwners)
+			}
+		})
+	}
+}
