@@ -256,7 +256,12 @@ func TestRealCAOHosted(t *testing.T) {
 		t.Fatal(err)
 	}
 	const idpCopy = "openshift-authentication--v4-0-config-user-idp-0-file-data"
-	eventuallyWithin(t, "the identity provider in the OAuth server's configuration in "+hcpNS, 30*time.Second, func(ctx context.Context) (bool, error) {
+	// Upstream's apply-configuration runs an operator's controllers in a random order
+	// (libraryapplyconfiguration shuffles them on purpose): CAO copies the provider's secret
+	// in a run whose resource syncer comes after the config observer that registers the
+	// copy, one run in two. Typically 1-2 runs and under 30 s; the limits below leave room
+	// for bad luck and a loaded machine.
+	eventuallyWithin(t, "the identity provider in the OAuth server's configuration in "+hcpNS, time.Minute, func(ctx context.Context) (bool, error) {
 		sec, err := mgmtCS.CoreV1().Secrets(hcpNS).Get(ctx, idpCopy, metav1.GetOptions{})
 		if err != nil {
 			return false, err
@@ -291,8 +296,8 @@ func TestRealCAOHosted(t *testing.T) {
 	idpSettled := settle(t, p, op)
 	t.Logf("the identity provider reached %s in %s, in %v operator runs; %v runs until settled (%v)",
 		hcpNS, took.Round(100*time.Millisecond), reached, runsSince(idpSettled[op]), idpSettled[op])
-	if reached > 3 {
-		t.Errorf("%v operator runs for one identity provider to reach the management side, want at most 3", reached)
+	if reached > 6 {
+		t.Errorf("%v operator runs for one identity provider to reach the management side, want a few (at most 6)", reached)
 	}
 }
 
