@@ -71,9 +71,12 @@ func TestHostedCorpusPlacement(t *testing.T) {
 	for _, c := range corpus.Cases(t) {
 		t.Run(c.Name, func(t *testing.T) {
 			out, plan := planCase(t, c)
-			added := 0 // the guest namespaces of guest objects whose namespace is absorbed
+			// Added: the guest namespaces of guest objects whose namespace is absorbed, and the
+			// service accounts of operands' guest identities the operator does not write
+			// (those have no source file).
+			added := 0
 			for _, e := range plan.Entries {
-				if e.Rule == translate.RuleGuestNamespace {
+				if e.Rule == translate.RuleGuestNamespace || (e.Rule == translate.RuleGuestIdentity && e.SourcePath == "") {
 					added++
 				}
 			}
@@ -248,6 +251,10 @@ func TestOAuthServerDeployment(t *testing.T) {
 		switch {
 		case v.ConfigMap != nil:
 			renamed("configMap volume "+v.Name, v.ConfigMap.Name)
+		case v.Secret != nil && v.Name == translate.GuestKubeconfigVolume:
+			if want := translate.GuestKubeconfigSecretName("openshift-authentication", "oauth-openshift"); v.Secret.SecretName != want {
+				t.Errorf("guest kubeconfig volume mounts %q, want %q", v.Secret.SecretName, want)
+			}
 		case v.Secret != nil:
 			renamed("secret volume "+v.Name, v.Secret.SecretName)
 		case v.HostPath != nil:

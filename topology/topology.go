@@ -185,6 +185,9 @@ func (t *Topology) Engine(operator string, declared *contract.OutputResources) (
 	if t.hcp != nil {
 		e.HCPNamespace, e.HostedControlPlane = t.hcp.Namespace, t.hcp.Name
 	}
+	if h := t.cfg.Topology.Hosted; t.name == translate.TopologyHosted && h != nil {
+		e.GuestIdentity = &translate.GuestIdentity{ManagementAPI: slices.Clone(h.GuestIdentity.ManagementAPI)}
+	}
 	if op, ok := t.cfg.Operator(operator); ok {
 		e.Supplement = op.Supplements.Outputs
 	}

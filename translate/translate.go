@@ -63,6 +63,10 @@ type Engine struct {
 	// RBAC); nil checks nothing. Its rejections name the rules RulePrivilegedObject and
 	// RuleRBACEscalation.
 	Policy *Policy
+	// GuestIdentity, when set (the hosted topology), makes the operands placed on the
+	// management cluster act on the guest as their standalone service accounts
+	// (RuleGuestIdentity); nil leaves their pods' identities as they are.
+	GuestIdentity *GuestIdentity
 }
 
 // Standalone returns the engine of the standalone topology: every mutation to the one
@@ -83,6 +87,12 @@ type work struct {
 	entry Entry
 	obj   *yaml.RNode // the parsed body of object-bearing actions
 	final *yaml.RNode // the target object of an apply entry, once rewritten
+	// guestSA is the standalone service account a pod-bearing object placed on the
+	// management cluster acts as on the guest (RuleGuestIdentity); nil otherwise.
+	guestSA *saKey
+	// tokenless marks the renamed service account of RuleGuestIdentity on the management
+	// cluster: its token is not mounted into pods.
+	tokenless bool
 }
 
 // Plan translates every mutation of out. Mutations that may not be written are rejected
@@ -96,6 +106,7 @@ func (e Engine) Plan(out *contract.OutputDir) *Plan {
 		works[i] = e.place(&out.Mutations[i])
 	}
 	e.placeGuestSubjects(works)
+	works = append(works, e.placeGuestIdentities(works)...)
 	works = append(works, e.guestNamespaces(works)...)
 	index := e.checkCollisions(works)
 	for _, w := range works {
@@ -116,7 +127,7 @@ func (e Engine) Plan(out *contract.OutputDir) *Plan {
 	}
 	e.checkRBACContainment(works)
 	e.checkRBAC(works)
-	p := &Plan{Topology: e.Topology, Entries: make([]Entry, 0, len(works))}
+	p := &Plan{Topology: e.Topology, Entries: make([]Entry, 0, len(works)), GuestIdentities: guestIdentities(works)}
 	for _, w := range works {
 		p.Summary.add(w.entry.Disposition)
 		p.Entries = append(p.Entries, w.entry)
@@ -288,6 +299,9 @@ type placed struct {
 	target  contract.Identity
 }
 
+// onCluster prefixes the cluster of the index keys of sources by the cluster they land on.
+const onCluster = "@"
+
 // checkCollisions rejects mutations of distinct sources that land on the same target, and
 // returns the index from standalone object (cluster "") to where it lands.
 func (e Engine) checkCollisions(works []*work) map[objectKey]placed {
@@ -309,6 +323,9 @@ func (e Engine) checkCollisions(works []*work) map[objectKey]placed {
 		}
 		byTarget[tk] = w.entry.Source
 		bySource[keyOf("", w.entry.Source)] = placed{w.entry.Target.Cluster, w.entry.Target.Identity}
+		// A source may land on both clusters (a service account under RuleGuestIdentity): a
+		// reference resolves to the one on the referrer's cluster first.
+		bySource[keyOf(onCluster+w.entry.Target.Cluster, w.entry.Source)] = placed{w.entry.Target.Cluster, w.entry.Target.Identity}
 	}
 	return bySource
 }
@@ -419,6 +436,25 @@ func (e Engine) rewriteBody(w *work, index map[objectKey]placed) (*yaml.RNode, e
 		if err := set("labels", namespaces.LabelOperator, e.Operator, yaml.SetLabel(namespaces.LabelOperator, e.Operator)); err != nil {
 			return nil, err
 		}
+	}
+	if w.tokenless && !status {
+		before := obj.Copy()
+		if err := disableToken(obj); err != nil {
+			return nil, fmt.Errorf("%s: %w", RuleGuestIdentity, err)
+		}
+		record(diffNodes(before.YNode(), obj.YNode(), RuleGuestIdentity, ChangeTransformed))
+	}
+	if w.guestSA != nil && !status {
+		sa, err := e.Names.ToTarget(routing.ClusterManagement, contract.Identity{Version: "v1", Resource: "serviceaccounts", Namespace: w.guestSA.namespace, Name: w.guestSA.name})
+		if err != nil {
+			return nil, fmt.Errorf("%s: service account: %w", RuleGuestIdentity, err)
+		}
+		f := GuestKubeconfig{PodTemplatePath: podTemplatePaths[src.Resource], ServiceAccountName: sa.Name, SecretName: GuestKubeconfigSecretName(w.guestSA.namespace, w.guestSA.name)}
+		before := obj.Copy()
+		if _, err := f.Filter([]*yaml.RNode{obj}); err != nil {
+			return nil, err
+		}
+		record(diffNodes(before.YNode(), obj.YNode(), RuleGuestIdentity, ChangeTransformed))
 	}
 	if !status {
 		ctx := Context{Source: w.object(), Cluster: cluster, HCPNamespace: e.HCPNamespace, HostedControlPlane: e.HostedControlPlane}
@@ -567,6 +603,9 @@ func (r *renamer) resolve(gk schema.GroupKind, namespace, name string) (contract
 		return contract.Identity{}, "", false
 	}
 	src := contract.Identity{Group: gk.Group, Resource: resource, Namespace: namespace, Name: name}
+	if p, ok := r.index[keyOf(onCluster+r.from, src)]; ok {
+		return p.target, p.cluster, true
+	}
 	if p, ok := r.index[keyOf("", src)]; ok {
 		if p.cluster != r.from {
 			r.warn(fmt.Sprintf("refers to %s, which lands on the %s cluster, not the %s cluster", src, p.cluster, r.from))
