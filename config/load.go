@@ -342,9 +342,9 @@ func validateGuestIdentity(p *field.Path, g GuestIdentity) field.ErrorList {
 	for i, m := range g.ManagementAPI {
 		mp := p.Child("managementAPI").Index(i)
 		if m.Resource == "" {
-			errs = append(errs, field.Required(mp.Child("resource"), "a pod-bearing resource: deployments, statefulsets, daemonsets, replicasets, jobs, cronjobs or pods"))
-		} else if !translate.IsPodBearing(m.Resource) {
-			errs = append(errs, field.NotSupported(mp.Child("resource"), m.Resource, translate.PodBearingResources()))
+			errs = append(errs, field.Required(mp.Child("resource"), "a pod-bearing resource (deployments, statefulsets, daemonsets, replicasets, jobs, cronjobs, pods) or serviceaccounts"))
+		} else if !translate.IsIdentityResource(m.Resource) {
+			errs = append(errs, field.NotSupported(mp.Child("resource"), m.Resource, append(translate.PodBearingResources(), "serviceaccounts")))
 		}
 	}
 	return errs

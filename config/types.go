@@ -106,8 +106,9 @@ type GuestIdentity struct {
 	// returned. At least 10m, the API server's minimum. Default 1h.
 	TokenExpiration *metav1.Duration `json:"tokenExpiration,omitempty"`
 	// ManagementAPI selects, as routing rules match, the pod-bearing objects whose pods need
-	// the management API server: they keep their renamed service account's token, and the
-	// RBAC of that service account stays in the HCP namespace. Default: none.
+	// the management API server, or their service accounts (resource serviceaccounts, which
+	// holds for RBAC written in runs without the workload): they keep their renamed service
+	// account's token, and its RBAC stays in the HCP namespace. Default: none.
 	ManagementAPI []routing.Match `json:"managementAPI,omitempty"`
 }
 

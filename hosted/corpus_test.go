@@ -112,6 +112,11 @@ func TestHostedCorpusPlacement(t *testing.T) {
 					if e.Target.Cluster != routing.ClusterGuest || tgt != src {
 						t.Errorf("%s: RBAC of guest users landed on %s as %s", src, e.Target.Cluster, tgt)
 					}
+				case e.Rule == translate.RuleGuestIdentity && e.Target.Cluster == routing.ClusterGuest:
+					// An operand's guest identity (its service account) and its RBAC.
+					if tgt != src {
+						t.Errorf("%s: a guest identity landed on the guest as %s", src, tgt)
+					}
 				case e.Class == contract.ClassUserWorkload:
 					if e.Target.Cluster != routing.ClusterGuest || tgt != src {
 						t.Errorf("%s: UserWorkload landed on %s as %s", src, e.Target.Cluster, tgt)

@@ -45,9 +45,10 @@ const (
 // topology) changes nothing.
 type GuestIdentity struct {
 	// ManagementAPI selects the pod-bearing objects whose pods need the management API
-	// server (config topology.hosted.guestIdentity.managementAPI): they keep their renamed
-	// service account's token, and the RBAC of that service account stays in the HCP
-	// namespace.
+	// server, or their service accounts (config topology.hosted.guestIdentity.managementAPI):
+	// they keep their renamed service account's token, and the RBAC of that service account
+	// stays in the HCP namespace. A match of serviceaccounts holds in every plan, also those
+	// without the workload (the operator's RBAC may come in another run).
 	ManagementAPI []routing.Match
 }
 
@@ -59,6 +60,12 @@ func IsPodBearing(resource string) bool {
 
 // PodBearingResources lists the pod-bearing resources, sorted.
 func PodBearingResources() []string { return slices.Sorted(maps.Keys(podTemplatePaths)) }
+
+// IsIdentityResource reports whether GuestIdentity.ManagementAPI may select resource: a
+// pod-bearing one, or serviceaccounts.
+func IsIdentityResource(resource string) bool {
+	return IsPodBearing(resource) || resource == "serviceaccounts"
+}
 
 // needsManagementAPI reports whether a workload keeps its management identity.
 func (g *GuestIdentity) needsManagementAPI(o routing.Object) bool {
@@ -101,17 +108,23 @@ func GuestKubeconfigSecretName(namespace, serviceAccount string) string {
 // saKey is a standalone service account.
 type saKey struct{ namespace, name string }
 
-// placeGuestIdentities applies RuleGuestIdentity to the works placed so far: it marks the
-// pod-bearing objects placed on the management cluster with the service account they act
-// as, moves that service account's object and RBAC to the guest, and returns the entries it
-// adds: the service account on the guest when the operator does not write it, and the
-// renamed one on the management cluster that the pods run as, without a token.
+// placeGuestIdentities applies RuleGuestIdentity to the works placed so far. A service
+// account of a standalone namespace that the management cluster simulates is a guest
+// identity, unless a workload of the plan that needs the management API runs as it or
+// GuestIdentity.ManagementAPI selects it: its pods run on the management cluster but act on
+// the guest. So the pod-bearing objects placed on the management cluster are marked with
+// the account they act as; the account's object, if the operator writes it, goes to the
+// guest, and the bindings of guest identities with the roles they refer to follow (whether
+// or not the plan holds the workload: the operator may write its RBAC in another run). It
+// returns the entries it adds: the account on the guest when a workload of the plan acts as
+// it and the operator does not write it, and the renamed, tokenless one on the management
+// cluster that the pods run as.
 func (e Engine) placeGuestIdentities(works []*work) []*work {
 	if e.GuestIdentity == nil {
 		return nil
 	}
 	var order []saKey
-	guest := map[saKey]*work{}     // a workload acting as each guest identity, the first
+	acting := map[saKey]*work{}    // the first workload of the plan acting as each guest identity
 	management := map[saKey]bool{} // the service accounts of workloads that need the management API
 	for _, w := range works {
 		src := w.entry.Source
@@ -125,57 +138,80 @@ func (e Engine) placeGuestIdentities(works []*work) []*work {
 			continue
 		}
 		w.guestSA = &k
-		if guest[k] == nil {
-			guest[k] = w
+		if acting[k] == nil {
+			acting[k] = w
 			order = append(order, k)
 		}
 	}
-	if len(order) == 0 {
-		return nil
+	// isGuest says whether a service account acts on the guest; class is the class of the
+	// object that names it, for the configuration's matches.
+	isGuest := func(k saKey, class contract.Class) bool {
+		if k.namespace == "" || management[k] {
+			return false
+		}
+		return !e.GuestIdentity.needsManagementAPI(routing.Object{Class: class, Identity: contract.Identity{Version: "v1", Resource: "serviceaccounts", Namespace: k.namespace, Name: k.name}})
+	}
+	for k := range acting {
+		if !isGuest(k, acting[k].entry.Class) {
+			management[k] = true // selected as a service account that needs the management API
+		}
 	}
 
-	// The service accounts: the operator's own object goes to the guest, unless a workload
-	// that needs the management API runs as it too.
+	// The service accounts the operator writes on the management side: to the guest.
 	written := map[saKey]bool{}
 	own := map[saKey]*work{}
+	var ownOrder []saKey
 	for _, w := range works {
 		src := w.entry.Source
-		if src.Group != "" || src.Resource != "serviceaccounts" || (w.entry.Disposition != routing.Apply) {
+		if src.Group != "" || src.Resource != "serviceaccounts" || w.entry.Disposition != routing.Apply {
 			continue
 		}
 		k := saKey{src.Namespace, src.Name}
-		if guest[k] == nil {
-			continue
-		}
 		if w.entry.Target.Cluster == routing.ClusterGuest {
 			written[k] = true
 			continue
 		}
-		if management[k] || w.m.Metadata.Action.IsStatus() || !w.m.Metadata.Action.CarriesObject() {
+		if !isGuest(k, w.entry.Class) || w.m.Metadata.Action.IsStatus() || !w.m.Metadata.Action.CarriesObject() || w.entry.Target.Cluster != routing.ClusterManagement {
 			continue
 		}
 		own[k] = w
-		e.moveToGuestAs(w, RuleGuestIdentity, "it is the identity its operands act as on the guest")
+		ownOrder = append(ownOrder, k)
+		e.moveToGuestAs(w, RuleGuestIdentity, "a service account of a simulated namespace: its operands act on the guest as it")
 		written[k] = true
 	}
 	var added []*work
 	for _, k := range order {
-		if !written[k] {
-			added = append(added, e.serviceAccountWork(guest[k], nil, k, routing.ClusterGuest, "the identity its operands act as on the guest"))
+		if management[k] {
+			acting[k].guestSA = nil
+			continue
 		}
-		if !management[k] {
-			added = append(added, e.serviceAccountWork(guest[k], own[k], k, routing.ClusterManagement, "its operands' pods run as it, without an API token"))
+		if !written[k] {
+			added = append(added, e.serviceAccountWork(acting[k], nil, k, routing.ClusterGuest, "the identity its operands act as on the guest"))
 		}
 	}
+	// The renamed account the pods run as, on the management cluster, without a token: for
+	// the workloads of the plan and for those of other runs that name an account it writes.
+	seen := map[saKey]bool{}
+	for _, k := range append(order, ownOrder...) {
+		if seen[k] || management[k] {
+			continue
+		}
+		seen[k] = true
+		from := acting[k]
+		if from == nil {
+			from = own[k]
+		}
+		added = append(added, e.serviceAccountWork(from, own[k], k, routing.ClusterManagement, "its operands' pods run as it, without an API token"))
+	}
 
-	e.guestRBAC(works, guest, management)
+	e.guestRBAC(works, isGuest)
 	return added
 }
 
 // guestRBAC moves to the guest the bindings placed on the management cluster that bind a
 // guest identity (and none that needs the management API), and the roles they refer to that
 // no binding left on the management cluster refers to.
-func (e Engine) guestRBAC(works []*work, guest map[saKey]*work, management map[saKey]bool) {
+func (e Engine) guestRBAC(works []*work, isGuest func(saKey, contract.Class) bool) {
 	type roleKey struct{ kind, namespace, name string }
 	refOf := func(w *work) (roleKey, bool) {
 		ref := w.obj.Field("roleRef")
@@ -196,8 +232,11 @@ func (e Engine) guestRBAC(works []*work, guest map[saKey]*work, management map[s
 		ref, hasRef := refOf(w)
 		anyGuest, anyManagement := false, false
 		for _, k := range serviceAccountSubjects(w.obj, w.entry.Source.Namespace) {
-			anyGuest = anyGuest || guest[k] != nil
-			anyManagement = anyManagement || management[k]
+			if isGuest(k, w.entry.Class) {
+				anyGuest = true
+			} else {
+				anyManagement = true
+			}
 		}
 		switch {
 		case anyGuest && !anyManagement:
@@ -307,10 +346,14 @@ func (e Engine) serviceAccountWork(w, own *work, k saKey, cluster, why string) *
 	m.Metadata.Action = contract.ActionApply
 	m.Metadata.FieldManager = cmp.Or(from.m.Metadata.FieldManager, w.m.Metadata.FieldManager, e.Operator)
 	m.Metadata.SetIdentity(id)
+	reason := fmt.Sprintf("%s acts as it: %s", w.entry.Source, why)
+	if w == own {
+		reason = "the pods of workloads that name it run as it, without an API token"
+	}
 	sw := &work{m: m, obj: obj, tokenless: cluster == routing.ClusterManagement, entry: Entry{
 		Operator: e.Operator, Class: class, Action: m.Metadata.Action, Source: id,
 		Disposition: routing.Apply, Rule: RuleGuestIdentity,
-		Reason:     fmt.Sprintf("%s acts as it: %s", w.entry.Source, why),
+		Reason:     reason,
 		Transforms: []string{}, Warnings: []string{},
 	}}
 	if err != nil {

@@ -90,6 +90,27 @@ spec:
 				Workloads: []contract.Identity{{Version: "v1", Resource: "pods", Namespace: "demo", Name: "once"}}}},
 		},
 		{
+			name:      "RBAC written in a run without the workload still follows its service account",
+			mutations: []contract.Mutation{sa, webRole, webBinding, other},
+			want: map[string]placement{
+				"serviceaccounts demo/web@guest":                  {translate.RuleGuestIdentity, "guest", "demo/web"},
+				"serviceaccounts demo/web@management":             {translate.RuleGuestIdentity, "management", "clusters-example/demo--web"},
+				"roles.rbac.authorization.k8s.io demo/web":        {translate.RuleGuestIdentity, "guest", "demo/web"},
+				"rolebindings.rbac.authorization.k8s.io demo/web": {translate.RuleGuestIdentity, "guest", "demo/web"},
+				"roles.rbac.authorization.k8s.io demo/operator":   {"hosted/management", "management", "clusters-example/demo--operator"},
+			},
+		},
+		{
+			name:          "a service account selected as needing the management API keeps its RBAC there, in any run",
+			managementAPI: []routing.Match{{Resource: "serviceaccounts", Namespace: "demo", Name: "web"}},
+			mutations:     []contract.Mutation{sa, webRole, webBinding},
+			want: map[string]placement{
+				"serviceaccounts demo/web":                        {"hosted/management", "management", "clusters-example/demo--web"},
+				"roles.rbac.authorization.k8s.io demo/web":        {"hosted/management", "management", "clusters-example/demo--web"},
+				"rolebindings.rbac.authorization.k8s.io demo/web": {"hosted/management", "management", "clusters-example/demo--web"},
+			},
+		},
+		{
 			name:          "an operand that needs the management API keeps its account and RBAC there",
 			managementAPI: []routing.Match{{Resource: "deployments", Name: "web"}},
 			mutations:     []contract.Mutation{deployment("web"), sa, webRole, webBinding},
