@@ -83,6 +83,9 @@ func TestHostedOperandActsAsItsGuestIdentity(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := materialize(t, mgmtCS, mgmtCfg, hcpNS, dep.Name+"-0", dep.Spec.Template.Spec, sample.OperandName)
+	if len(p.missing) > 0 {
+		t.Errorf("a kubelet would not start the pod: missing %v", p.missing)
+	}
 	if p.inCluster != "" {
 		t.Errorf("the pod mounts a token of the management API server (automountServiceAccountToken %v)", dep.Spec.Template.Spec.AutomountServiceAccountToken)
 	}

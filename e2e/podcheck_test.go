@@ -47,6 +47,9 @@ type pod struct {
 	// inCluster is the service account token a kubelet would mount at
 	// /var/run/secrets/kubernetes.io/serviceaccount, when the pod mounts one; "" otherwise.
 	inCluster string
+	// missing are the Secrets and ConfigMaps the pod needs that do not exist: a kubelet
+	// would not start the container until they do. The check goes on without them.
+	missing []string
 }
 
 // materialize sets up container of spec, a pod template of namespace on the cluster of cs
@@ -74,7 +77,10 @@ func materialize(t *testing.T, cs kubernetes.Interface, cfg *rest.Config, namesp
 		out := map[string][]byte{}
 		fromSecret := func(name string, items []corev1.KeyToPath, optional *bool) {
 			s, err := cs.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
-			if apierrors.IsNotFound(err) && ptr.Deref(optional, false) {
+			if apierrors.IsNotFound(err) {
+				if !ptr.Deref(optional, false) {
+					p.missing = append(p.missing, "secret "+name)
+				}
 				return
 			}
 			if err != nil {
@@ -84,7 +90,10 @@ func materialize(t *testing.T, cs kubernetes.Interface, cfg *rest.Config, namesp
 		}
 		fromConfigMap := func(name string, items []corev1.KeyToPath, optional *bool) {
 			cm, err := cs.CoreV1().ConfigMaps(namespace).Get(ctx, name, metav1.GetOptions{})
-			if apierrors.IsNotFound(err) && ptr.Deref(optional, false) {
+			if apierrors.IsNotFound(err) {
+				if !ptr.Deref(optional, false) {
+					p.missing = append(p.missing, "configmap "+name)
+				}
 				return
 			}
 			if err != nil {
@@ -163,8 +172,10 @@ func materialize(t *testing.T, cs kubernetes.Interface, cfg *rest.Config, namesp
 			s, err := cs.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
 			if err == nil {
 				data = s.Data
-			} else if !apierrors.IsNotFound(err) || !ptr.Deref(optional, false) {
+			} else if !apierrors.IsNotFound(err) {
 				t.Fatalf("container %s: env from secret %s/%s: %v", c.Name, namespace, name, err)
+			} else if !ptr.Deref(optional, false) {
+				p.missing = append(p.missing, "secret "+name)
 			}
 		default:
 			cm, err := cs.CoreV1().ConfigMaps(namespace).Get(ctx, name, metav1.GetOptions{})
@@ -173,8 +184,10 @@ func materialize(t *testing.T, cs kubernetes.Interface, cfg *rest.Config, namesp
 				for k, s := range cm.Data {
 					data[k] = []byte(s)
 				}
-			} else if !apierrors.IsNotFound(err) || !ptr.Deref(optional, false) {
+			} else if !apierrors.IsNotFound(err) {
 				t.Fatalf("container %s: env from configmap %s/%s: %v", c.Name, namespace, name, err)
+			} else if !ptr.Deref(optional, false) {
+				p.missing = append(p.missing, "configmap "+name)
 			}
 		}
 		v, ok := data[key]
@@ -192,7 +205,9 @@ func materialize(t *testing.T, cs kubernetes.Interface, cfg *rest.Config, namesp
 		switch {
 		case from.ConfigMapRef != nil:
 			cm, err := cs.CoreV1().ConfigMaps(namespace).Get(ctx, from.ConfigMapRef.Name, metav1.GetOptions{})
-			if err != nil && !ptr.Deref(from.ConfigMapRef.Optional, false) {
+			if apierrors.IsNotFound(err) && !ptr.Deref(from.ConfigMapRef.Optional, false) {
+				p.missing = append(p.missing, "configmap "+from.ConfigMapRef.Name)
+			} else if err != nil && !apierrors.IsNotFound(err) {
 				t.Fatalf("container %s: envFrom configmap %s: %v", c.Name, from.ConfigMapRef.Name, err)
 			}
 			if err == nil {
@@ -202,7 +217,9 @@ func materialize(t *testing.T, cs kubernetes.Interface, cfg *rest.Config, namesp
 			}
 		case from.SecretRef != nil:
 			s, err := cs.CoreV1().Secrets(namespace).Get(ctx, from.SecretRef.Name, metav1.GetOptions{})
-			if err != nil && !ptr.Deref(from.SecretRef.Optional, false) {
+			if apierrors.IsNotFound(err) && !ptr.Deref(from.SecretRef.Optional, false) {
+				p.missing = append(p.missing, "secret "+from.SecretRef.Name)
+			} else if err != nil && !apierrors.IsNotFound(err) {
 				t.Fatalf("container %s: envFrom secret %s: %v", c.Name, from.SecretRef.Name, err)
 			}
 			if err == nil {
@@ -325,12 +342,16 @@ func (p *pod) check(t *testing.T, kubectl string, want podExpectation) {
 	} else {
 		t.Logf("kubectl auth whoami as the pod: %s", out)
 	}
+	yes := 0
 	for _, args := range want.allowed {
 		out, stderr, err := p.kubectl(t, kubectl, append([]string{"auth", "can-i"}, args...)...)
 		if err != nil || out != "yes" {
 			t.Errorf("kubectl auth can-i %s as the pod: %q (%v %s), want yes", strings.Join(args, " "), out, err, stderr)
+			continue
 		}
+		yes++
 	}
+	t.Logf("kubectl auth can-i as the pod: yes to %d of the %d grants of its standalone RBAC", yes, len(want.allowed))
 	if other := want.refusedOn; other != nil {
 		caFile := filepath.Join(p.root, "other-ca.crt")
 		if err := os.WriteFile(caFile, other.CAData, 0o600); err != nil {
