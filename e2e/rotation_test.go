@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -105,7 +106,7 @@ func TestRunRefreshesGuestKubeconfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := manager.AddToManager(ctx, mgr, manager.EmbedOptions{Topology: mustTopology(t, cfg), Clusters: map[string]*rest.Config{cluster.Guest: guestCfg},
-		Operators: []manager.Operator{operandOperator(opName, ns, name, &runs)}, WorkDir: t.TempDir(), RefreshClock: fake}); err != nil {
+		Operators: []manager.Operator{operandOperator(opName, ns, name, &runs)}, WorkDir: t.TempDir(), RefreshClock: fake, Registerer: prometheus.NewRegistry()}); err != nil {
 		t.Fatal(err)
 	}
 	mctx, stop := context.WithCancel(ctx)
