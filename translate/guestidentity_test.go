@@ -85,6 +85,8 @@ spec:
 				"pods demo/once":                          {"hosted/management", "management", "clusters-example/demo--once"},
 				"serviceaccounts demo/default@guest":      {translate.RuleGuestIdentity, "guest", "demo/default"},
 				"serviceaccounts demo/default@management": {translate.RuleGuestIdentity, "management", "clusters-example/demo--default"},
+				// The account's namespace, which the operator neither writes nor declares.
+				"namespaces demo": {translate.RuleGuestNamespace, "guest", "demo"},
 			},
 			identities: []translate.GuestServiceAccount{{Namespace: "demo", Name: "default", Secret: "guest-kubeconfig.demo.default",
 				Workloads: []contract.Identity{{Version: "v1", Resource: "pods", Namespace: "demo", Name: "once"}}}},
@@ -98,6 +100,7 @@ spec:
 				"roles.rbac.authorization.k8s.io demo/web":        {translate.RuleGuestIdentity, "guest", "demo/web"},
 				"rolebindings.rbac.authorization.k8s.io demo/web": {translate.RuleGuestIdentity, "guest", "demo/web"},
 				"roles.rbac.authorization.k8s.io demo/operator":   {"hosted/management", "management", "clusters-example/demo--operator"},
+				"namespaces demo":                                 {translate.RuleGuestNamespace, "guest", "demo"},
 			},
 		},
 		{

@@ -150,8 +150,9 @@ func (e Engine) Plan(out *contract.OutputDir) *Plan {
 // operator's guest objects live in but that the management side absorbs: in standalone one
 // Namespace served both. Each is the operator's own Namespace object when the plan holds
 // it, else a bare Namespace of that name when the operator declares it as a Management or
-// Configuration output (it exists before the operator runs), created on the guest
-// (RuleGuestNamespace) where it is missing.
+// Configuration output (it exists before the operator runs) or a guest identity's service
+// account lives in it (RuleGuestIdentity), created on the guest (RuleGuestNamespace) where
+// it is missing.
 func (e Engine) guestNamespaces(works []*work) []*work {
 	absorbed := map[string]*work{}
 	onGuest := map[string]bool{}
@@ -175,9 +176,15 @@ func (e Engine) guestNamespaces(works []*work) []*work {
 		}
 		from := absorbed[ns]
 		if from == nil {
-			if from = e.declaredAbsorbedNamespace(ns); from == nil {
-				continue
-			}
+			from = e.declaredAbsorbedNamespace(ns)
+		}
+		if from == nil && w.entry.Rule == RuleGuestIdentity {
+			// A guest identity's service account needs its namespace on the guest, whether
+			// or not the operator writes or declares it.
+			from = bareNamespace(ns)
+		}
+		if from == nil {
+			continue
 		}
 		onGuest[ns] = true
 		m := *from.m
@@ -210,6 +217,12 @@ func (e Engine) declaredAbsorbedNamespace(name string) *work {
 	if d := e.Router.Route(routing.Object{Class: contract.ClassManagement, Identity: id}); d.Disposition != routing.Absorbed {
 		return nil
 	}
+	return bareNamespace(name)
+}
+
+// bareNamespace returns a Namespace object of that name and nothing else, as work.
+func bareNamespace(name string) *work {
+	id := contract.Identity{Version: "v1", Resource: "namespaces", Name: name}
 	obj, err := yaml.Parse("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: " + strconv.Quote(name) + "\n")
 	if err != nil {
 		return nil

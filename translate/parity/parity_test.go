@@ -107,6 +107,8 @@ func TestCompare(t *testing.T) {
 				// renamed account on the management cluster is compared.
 				"serviceaccounts demo/web": {parity.Transformed,
 					[]parity.CauseKind{parity.CausePlaced, parity.CauseRecorded, parity.CauseRenamed, parity.CauseTransform}},
+				// The account's namespace on the guest.
+				"namespaces demo": {parity.Transformed, []parity.CauseKind{parity.CauseAdded}},
 			},
 		},
 		"a Namespace is absorbed": {
@@ -153,6 +155,7 @@ func TestCompare(t *testing.T) {
 					parity.CauseRecorded, parity.CauseReference, parity.CauseRenamed, parity.CauseUnexplained}},
 				// The service account its pods run as, which the operator does not write.
 				"serviceaccounts demo/web": {parity.Transformed, []parity.CauseKind{parity.CauseAdded}},
+				"namespaces demo":          {parity.Transformed, []parity.CauseKind{parity.CauseAdded}},
 			},
 		},
 	}
