@@ -30,12 +30,15 @@
 // GuestKubeconfigSecretName(namespace, account) mounted at GuestKubeconfigMountPath in every
 // container and init container, and KUBECONFIG naming the file; each change is recorded. The
 // service account object the operator writes goes to the guest, under its standalone identity
-// (so does a bare one when the operator writes none); the pods still need a service account on
+// (so does a bare one when the operator writes none, and its namespace, RuleGuestNamespace,
+// when the guest may lack it); the pods still need a service account on
 // the management cluster to run as, so the renamed one stays there too, a copy with
 // automountServiceAccountToken false: two entries of one source, one per cluster, and a
 // reference resolves to the one on the referrer's cluster. The Roles, RoleBindings,
 // ClusterRoles and ClusterRoleBindings whose ServiceAccount subjects act on the guest land
-// on the guest with them, where their subjects act. An operand that
+// on the guest with them, where their subjects act. Every service account of a simulated
+// namespace acts on the guest, in every plan: the operator may write an operand's RBAC in a
+// run without the operand. An operand, or a service account, that
 // GuestIdentity.ManagementAPI selects keeps its renamed service account, its token and its
 // RBAC in the HCP namespace. Plan.GuestIdentities lists the identities; the kubeconfig Secrets
 // hold tokens the guest issues, so package guestidentity writes them, not the plan.

@@ -156,6 +156,11 @@ func (e Engine) placeGuestIdentities(works []*work) []*work {
 			management[k] = true // selected as a service account that needs the management API
 		}
 	}
+	for _, w := range works {
+		if w.guestSA != nil && management[*w.guestSA] {
+			w.guestSA = nil // another workload acting as it needs the management API
+		}
+	}
 
 	// The service accounts the operator writes on the management side: to the guest.
 	written := map[saKey]bool{}
@@ -182,7 +187,6 @@ func (e Engine) placeGuestIdentities(works []*work) []*work {
 	var added []*work
 	for _, k := range order {
 		if management[k] {
-			acting[k].guestSA = nil
 			continue
 		}
 		if !written[k] {

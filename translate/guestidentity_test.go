@@ -106,8 +106,9 @@ spec:
 		{
 			name:          "a service account selected as needing the management API keeps its RBAC there, in any run",
 			managementAPI: []routing.Match{{Resource: "serviceaccounts", Namespace: "demo", Name: "web"}},
-			mutations:     []contract.Mutation{sa, webRole, webBinding},
+			mutations:     []contract.Mutation{deployment("web"), sa, webRole, webBinding},
 			want: map[string]placement{
+				"deployments.apps demo/web":                       {"hosted/management", "management", "clusters-example/demo--web"},
 				"serviceaccounts demo/web":                        {"hosted/management", "management", "clusters-example/demo--web"},
 				"roles.rbac.authorization.k8s.io demo/web":        {"hosted/management", "management", "clusters-example/demo--web"},
 				"rolebindings.rbac.authorization.k8s.io demo/web": {"hosted/management", "management", "clusters-example/demo--web"},
