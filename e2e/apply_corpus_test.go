@@ -248,7 +248,7 @@ func checkCAOPods(t *testing.T, plans []*translate.Plan) {
 
 // grantsOnGuest returns `kubectl auth can-i` arguments for what the bindings the plans put
 // on the guest grant a guest service account: one per rule of each role they refer to, as
-// the guest holds it (wildcards and non-resource rules are left out).
+// the guest holds it (a wildcard by one instance of it; non-resource rules are left out).
 func grantsOnGuest(t *testing.T, guest kubernetes.Interface, plans []*translate.Plan, id translate.GuestServiceAccount) [][]string {
 	t.Helper()
 	var out [][]string
@@ -285,17 +285,29 @@ func grantsOnGuest(t *testing.T, guest kubernetes.Interface, plans []*translate.
 				scope = []string{"-n", b.Namespace}
 			}
 			for _, r := range rules {
-				if len(r.Verbs) == 0 || len(r.Resources) == 0 || len(r.APIGroups) == 0 || r.Verbs[0] == "*" || r.Resources[0] == "*" || r.APIGroups[0] == "*" {
-					continue
+				if len(r.Verbs) == 0 || len(r.Resources) == 0 || len(r.APIGroups) == 0 {
+					continue // a non-resource rule
 				}
-				resource, sub, _ := strings.Cut(r.Resources[0], "/")
-				if r.APIGroups[0] != "" {
-					resource += "." + r.APIGroups[0]
+				// A wildcard is asked for by one instance of it: cluster-admin (what CAO binds
+				// its operands' accounts to) may get configmaps.
+				verb, group, resource := r.Verbs[0], r.APIGroups[0], r.Resources[0]
+				if verb == "*" {
+					verb = "get"
+				}
+				if group == "*" {
+					group = ""
+				}
+				if resource == "*" {
+					resource = "configmaps"
+				}
+				resource, sub, _ := strings.Cut(resource, "/")
+				if group != "" {
+					resource += "." + group
 				}
 				if len(r.ResourceNames) > 0 {
 					resource += "/" + r.ResourceNames[0]
 				}
-				args := append([]string{r.Verbs[0], resource}, scope...)
+				args := append([]string{verb, resource}, scope...)
 				if sub != "" {
 					args = append(args, "--subresource", sub)
 				}
