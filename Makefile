@@ -40,8 +40,8 @@ FUZZ_TARGETS := \
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s $$'\t'
 
-build: ## build bin/topolayer and the sample operators
-	$(GO) build -o bin/ ./cmd/topolayer ./cmd/sample-operator ./cmd/sample-audit-operator
+build: ## build bin/topolayer, the sample operators and the sample operand
+	$(GO) build -o bin/ ./cmd/topolayer ./cmd/sample-operator ./cmd/sample-operand ./cmd/sample-audit-operator
 
 test: ## run every test (unit, corpus, e2e)
 	@[[ -n "$$KUBEBUILDER_ASSETS" ]] || { echo "make: hack/envtest-assets.sh found no kube-apiserver and etcd (see above)" >&2; exit 1; }

@@ -2,10 +2,12 @@ package config
 
 import (
 	"fmt"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -69,6 +71,11 @@ func Default(cfg TopologyConfig) TopologyConfig {
 	cfg.Routing.Rules = slices.Clone(cfg.Routing.Rules)
 	cfg.Transforms.Patches = slices.Clone(cfg.Transforms.Patches)
 	cfg.Namespaces.Aliases = slices.Clone(cfg.Namespaces.Aliases)
+	if h := cfg.Topology.Hosted; h != nil && cfg.Topology.Type == Hosted {
+		hosted := *h
+		hosted.GuestIdentity = defaultGuestIdentity(h.GuestIdentity)
+		cfg.Topology.Hosted = &hosted
+	}
 	defaultOperators(&cfg)
 	cfg.Policy = defaultPolicy(cfg.Policy)
 	return cfg
@@ -133,6 +140,7 @@ func validateTopology(cfg *TopologyConfig) field.ErrorList {
 		}
 		errs = append(errs, dnsLabel(topo.Child("hosted", "namespace"), h.Namespace)...)
 		errs = append(errs, dnsSubdomain(topo.Child("hosted", "hostedControlPlane"), h.HostedControlPlane)...)
+		errs = append(errs, validateGuestIdentity(topo.Child("hosted", "guestIdentity"), h.GuestIdentity)...)
 	default:
 		errs = append(errs, field.NotSupported(topo.Child("type"), cfg.Topology.Type, []TopologyType{Standalone, Hosted}))
 	}
@@ -330,4 +338,53 @@ func (c *TopologyConfig) CompileTransforms() ([]translate.Transform, error) {
 		out = append(out, t)
 	}
 	return out, nil
+}
+
+// defaultGuestIdentity fills the defaults of a guest identity and clones what it shares.
+func defaultGuestIdentity(g GuestIdentity) GuestIdentity {
+	if g.Server == "" {
+		g.Server = DefaultGuestServer
+	}
+	if g.CAConfigMap == "" {
+		g.CAConfigMap = DefaultGuestCAConfigMap
+	}
+	if g.CAKey == "" {
+		g.CAKey = DefaultGuestCAKey
+	}
+	if g.TokenExpiration == nil {
+		g.TokenExpiration = &metav1.Duration{Duration: DefaultTokenExpiration}
+	} else {
+		d := *g.TokenExpiration
+		g.TokenExpiration = &d
+	}
+	g.ManagementAPI = slices.Clone(g.ManagementAPI)
+	return g
+}
+
+func validateGuestIdentity(p *field.Path, g GuestIdentity) field.ErrorList {
+	var errs field.ErrorList
+	if u, err := url.Parse(g.Server); err != nil {
+		errs = append(errs, field.Invalid(p.Child("server"), g.Server, err.Error()))
+	} else if u.Scheme != "https" || u.Host == "" {
+		errs = append(errs, field.Invalid(p.Child("server"), g.Server, "must be an https:// URL with a host"))
+	}
+	errs = append(errs, dnsSubdomain(p.Child("caConfigMap"), g.CAConfigMap)...)
+	if g.CAKey == "" {
+		errs = append(errs, field.Required(p.Child("caKey"), ""))
+	}
+	for _, msg := range validation.IsConfigMapKey(g.CAKey) {
+		errs = append(errs, field.Invalid(p.Child("caKey"), g.CAKey, msg))
+	}
+	if g.TokenExpiration != nil && g.TokenExpiration.Duration < MinTokenExpiration {
+		errs = append(errs, field.Invalid(p.Child("tokenExpiration"), g.TokenExpiration.Duration.String(), "must be at least 10m, the least lifetime the TokenRequest API grants"))
+	}
+	for i, m := range g.ManagementAPI {
+		mp := p.Child("managementAPI").Index(i)
+		if m.Resource == "" {
+			errs = append(errs, field.Required(mp.Child("resource"), "a pod-bearing resource (deployments, statefulsets, daemonsets, replicasets, jobs, cronjobs, pods) or serviceaccounts"))
+		} else if !translate.IsIdentityResource(m.Resource) {
+			errs = append(errs, field.NotSupported(mp.Child("resource"), m.Resource, append(translate.PodBearingResources(), "serviceaccounts")))
+		}
+	}
+	return errs
 }

@@ -5,6 +5,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/routing"
@@ -85,6 +89,10 @@ func TestBrokenConfigs(t *testing.T) {
 		{"debounce not a duration", header + "scheduler: {debounce: soon}\n", []string{"decode", "soon"}},
 		{"budget below -1", header + "scheduler: {mutationsPerMinute: -5}\n", []string{"scheduler.mutationsPerMinute", "-1 for no budget"}},
 		{"relative work dir", header + "manager: {workDir: tmp/runs}\n", []string{"manager.workDir", "absolute"}},
+		{"guest identity server not https", header + "topology:\n  type: Hosted\n  hosted:\n    namespace: clusters-example\n    hostedControlPlane: example\n    guestIdentity: {server: \"http://kube-apiserver:6443\"}\n", []string{"topology.hosted.guestIdentity.server", "https://"}},
+		{"guest identity token below the API's minimum", header + "topology:\n  type: Hosted\n  hosted:\n    namespace: clusters-example\n    hostedControlPlane: example\n    guestIdentity: {tokenExpiration: 5m}\n", []string{"topology.hosted.guestIdentity.tokenExpiration", "at least 10m"}},
+		{"guest identity CA key not a key", header + "topology:\n  type: Hosted\n  hosted:\n    namespace: clusters-example\n    hostedControlPlane: example\n    guestIdentity: {caKey: \"ca/crt\"}\n", []string{"topology.hosted.guestIdentity.caKey", "Invalid value"}},
+		{"management API for a kind without pods", header + "topology:\n  type: Hosted\n  hosted:\n    namespace: clusters-example\n    hostedControlPlane: example\n    guestIdentity: {managementAPI: [{resource: configmaps}]}\n", []string{"topology.hosted.guestIdentity.managementAPI[0].resource", "Unsupported value"}},
 		{"projection on standalone", header + "topology: {type: Standalone}\ngather:\n  projections:\n  - {group: config.openshift.io, version: v1, resource: oauths, kind: OAuth, name: cluster, field: spec, from: spec.configuration.oauth}\n", []string{"gather.projections", "only for type Hosted"}},
 		{"projection into metadata", header + hostedTopology + "gather:\n  projections:\n  - {group: config.openshift.io, version: v1, resource: oauths, kind: OAuth, name: cluster, field: metadata.labels, from: spec.configuration.oauth}\n", []string{"gather.projections[0].field", "never metadata"}},
 		{"two documents", header + "topology: {type: Standalone}\n---\n" + header + hostedTopology, []string{"document 2", "has 2 (documents [1 2])"}},
@@ -131,6 +139,29 @@ func TestShadowedRules(t *testing.T) {
 	got := cfg.ShadowedRules()
 	if len(got) != 1 || !strings.Contains(got[0], "routing.rules[0] (my-management): ties with the built-in rule hosted/management") || !strings.Contains(got[0], "give it priority 1") {
 		t.Errorf("ShadowedRules = %q", got)
+	}
+}
+
+// TestGuestIdentityDefaults: a hosted configuration gets HyperShift's guest API address and
+// CA and a one-hour token unless it says otherwise.
+func TestGuestIdentityDefaults(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		want     config.GuestIdentity
+	}{
+		{"defaults", header + hostedTopology, config.GuestIdentity{Server: "https://kube-apiserver:6443", CAConfigMap: "root-ca", CAKey: "ca.crt", TokenExpiration: &metav1.Duration{Duration: time.Hour}}},
+		{"configured", header + "topology:\n  type: Hosted\n  hosted:\n    namespace: clusters-example\n    hostedControlPlane: example\n    guestIdentity: {server: \"https://10.0.0.1\", caConfigMap: guest-ca, caKey: bundle.pem, tokenExpiration: 15m, managementAPI: [{resource: deployments, name: kas}]}\n",
+			config.GuestIdentity{Server: "https://10.0.0.1", CAConfigMap: "guest-ca", CAKey: "bundle.pem", TokenExpiration: &metav1.Duration{Duration: 15 * time.Minute}, ManagementAPI: []routing.Match{{Resource: "deployments", Name: "kas"}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := config.Parse([]byte(tc.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, cfg.Topology.Hosted.GuestIdentity); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 

@@ -19,7 +19,7 @@ const samplePolicy = `policy:
     - {group: apiextensions.k8s.io, resource: customresourcedefinitions, name: "samples.*"}
     rbacCeiling:
       rules:
-      - {apiGroups: [""], resources: [configmaps, secrets, services, serviceaccounts], verbs: [get, list, watch, create, update]}
+      - {apiGroups: [""], resources: [configmaps, secrets, services, serviceaccounts], verbs: [get, list, watch, create, update, patch]}
       - {apiGroups: [operator.topolayer.dev], resources: [samples, samples/status], verbs: [get, list, watch, update]}
       bindableRoles:
       - {kind: ClusterRole, name: view}

@@ -1,6 +1,10 @@
 package config
 
 import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/translate"
 )
@@ -78,7 +82,45 @@ type HostedTopology struct {
 	Namespace string `json:"namespace"`
 	// HostedControlPlane is the name of the HostedControlPlane object in Namespace.
 	HostedControlPlane string `json:"hostedControlPlane"`
+	// GuestIdentity says how the operands placed in Namespace reach the guest as their
+	// standalone service accounts (rule hosted/guest-identity).
+	GuestIdentity GuestIdentity `json:"guestIdentity,omitzero"`
 }
+
+// GuestIdentity configures the identity the operands placed on the management cluster act
+// as on the guest: their standalone service account, through a kubeconfig Secret in the HCP
+// namespace whose user is a bound token from the guest's TokenRequest API. The defaults are
+// HyperShift's: the guest API server as the kube-apiserver Service of the HCP namespace,
+// with the CA of its root-ca ConfigMap.
+type GuestIdentity struct {
+	// Server is the guest API server's address as the pods in the HCP namespace reach it.
+	// Default https://kube-apiserver:6443.
+	Server string `json:"server,omitempty"`
+	// CAConfigMap is the ConfigMap of the HCP namespace holding the guest API server's CA
+	// bundle, under CAKey. Default root-ca.
+	CAConfigMap string `json:"caConfigMap,omitempty"`
+	// CAKey is the key of CAConfigMap holding the CA bundle. Default ca.crt.
+	CAKey string `json:"caKey,omitempty"`
+	// TokenExpiration is the lifetime asked of each token (expirationSeconds); the guest
+	// may shorten it, and topolayer run refreshes a token at 80% of the lifetime the guest
+	// returned. At least 10m, the API server's minimum. Default 1h.
+	TokenExpiration *metav1.Duration `json:"tokenExpiration,omitempty"`
+	// ManagementAPI selects, as routing rules match, the pod-bearing objects whose pods need
+	// the management API server, or their service accounts (resource serviceaccounts, which
+	// holds for RBAC written in runs without the workload): they keep their renamed service
+	// account's token, and its RBAC stays in the HCP namespace. Default: none.
+	ManagementAPI []routing.Match `json:"managementAPI,omitempty"`
+}
+
+// Defaults of GuestIdentity, HyperShift's.
+const (
+	DefaultGuestServer      = "https://kube-apiserver:6443"
+	DefaultGuestCAConfigMap = "root-ca"
+	DefaultGuestCAKey       = "ca.crt"
+	DefaultTokenExpiration  = time.Hour
+	// MinTokenExpiration is the least lifetime the TokenRequest API grants.
+	MinTokenExpiration = 10 * time.Minute
+)
 
 // Namespaces tunes the simulated namespaces of the hosted topology.
 type Namespaces struct {

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,10 +11,14 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
 	"github.com/topolayer/topolayer/apply"
@@ -140,6 +145,7 @@ func TestApplyCAOCorpus(t *testing.T) {
 	refusing := hostedTargetsAdopting(t, operator, nil, nil, nil)
 	refusedByName := false
 	var total, accepted int
+	var plans []*translate.Plan
 	for _, c := range corpus.CAOCases(t) {
 		t.Run(c.Name, func(t *testing.T) {
 			out, err := contract.ReadOutputDir(c.ExpectedOutput, contract.ReadOptions{})
@@ -177,8 +183,10 @@ func TestApplyCAOCorpus(t *testing.T) {
 			}
 			mustApply(t, plan, targets)
 			checkPlanned(t, plan, operator)
+			plans = append(plans, plan)
 		})
 	}
+	t.Run("pods", func(t *testing.T) { checkCAOPods(t, plans) })
 	if crd, err := crds.Get(ctx, crdName, metav1.GetOptions{}); err != nil {
 		t.Error(err)
 	} else if crd.GetUID() != crdBefore.GetUID() || crd.GetLabels()[namespaces.LabelOperator] != operator {
@@ -191,6 +199,142 @@ func TestApplyCAOCorpus(t *testing.T) {
 	if accepted != total {
 		t.Errorf("%d of %d apply entries refused", total-accepted, total)
 	}
+}
+
+// checkCAOPods is the kubelet-less pod check of every Deployment the CAO corpus places on
+// the management cluster, once every case is applied: the kubeconfig Secrets of the plans'
+// guest identities are written as topolayer apply writes them (the guest API address the
+// test's), and each Deployment's pod is its guest service account to kubectl, may do on the
+// guest what the bindings of the corpus grant that account there, and is refused by the
+// management server.
+func checkCAOPods(t *testing.T, plans []*translate.Plan) {
+	kubectl := kubectlBinary(t)
+	guestCfg, mgmtCfg := hosted.Config(cluster.Guest), hosted.Config(cluster.Management)
+	cfg, err := config.Load(filepath.Join("..", "examples", "hosted.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Topology.Hosted.GuestIdentity.Server = guestCfg.Host
+	topo := mustTopology(t, cfg)
+	configs := map[string]*rest.Config{cluster.Management: mgmtCfg, cluster.Guest: guestCfg}
+	owner, err := topo.ResolveOwner(t.Context(), mgmtCfg, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := topo.GuestIdentities(configs, corpus.CAO, owner, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mgmtCS, _ := clients(t, mgmtCfg)
+	guestCS, _ := clients(t, guestCfg)
+	checked := 0
+	for _, plan := range plans {
+		if _, err := w.Ensure(t.Context(), plan.GuestIdentities); err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range plan.GuestIdentities {
+			for _, wl := range id.Workloads {
+				if wl.Resource != "deployments" {
+					continue
+				}
+				target, err := topo.Names().ToTarget(cluster.Management, wl)
+				if err != nil {
+					t.Fatal(err)
+				}
+				dep, err := mgmtCS.AppsV1().Deployments(target.Namespace).Get(t.Context(), target.Name, metav1.GetOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Run(wl.Namespace+"/"+wl.Name, func(t *testing.T) {
+					spec := dep.Spec.Template.Spec
+					p := materialize(t, mgmtCS, mgmtCfg, target.Namespace, dep.Name+"-0", spec, spec.Containers[0].Name)
+					if len(p.missing) > 0 {
+						t.Logf("a kubelet would wait for %v (the corpus case does not write them)", p.missing)
+					}
+					if p.inCluster != "" {
+						t.Errorf("the pod mounts a token of the management API server")
+					}
+					p.check(t, kubectl, podExpectation{user: id.User(), allowed: grantsOnGuest(t, guestCS, plans, id), refusedOn: mgmtCfg})
+				})
+				checked++
+			}
+		}
+	}
+	if checked == 0 {
+		t.Error("no Deployment of the corpus acts as a guest identity")
+	}
+}
+
+// grantsOnGuest returns `kubectl auth can-i` arguments for what the bindings the plans put
+// on the guest grant a guest service account: one per rule of each role they refer to, as
+// the guest holds it (a wildcard by one instance of it; non-resource rules are left out).
+func grantsOnGuest(t *testing.T, guest kubernetes.Interface, plans []*translate.Plan, id translate.GuestServiceAccount) [][]string {
+	t.Helper()
+	var out [][]string
+	for _, plan := range plans {
+		for _, e := range plan.Entries {
+			if e.Object == nil || e.Target.Cluster != cluster.Guest || (e.Source.Resource != "rolebindings" && e.Source.Resource != "clusterrolebindings") {
+				continue
+			}
+			var b rbacv1.RoleBinding // a ClusterRoleBinding has the same subjects and roleRef
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(e.Object.Object, &b); err != nil {
+				t.Fatalf("%s: %v", e.Source, err)
+			}
+			if !slices.ContainsFunc(b.Subjects, func(s rbacv1.Subject) bool {
+				return s.Kind == rbacv1.ServiceAccountKind && s.Name == id.Name && cmp.Or(s.Namespace, b.Namespace) == id.Namespace
+			}) {
+				continue
+			}
+			var rules []rbacv1.PolicyRule
+			if b.RoleRef.Kind == "ClusterRole" {
+				r, err := guest.RbacV1().ClusterRoles().Get(t.Context(), b.RoleRef.Name, metav1.GetOptions{})
+				if err != nil {
+					t.Fatalf("%s refers to ClusterRole %s: %v", e.Source, b.RoleRef.Name, err)
+				}
+				rules = r.Rules
+			} else {
+				r, err := guest.RbacV1().Roles(b.Namespace).Get(t.Context(), b.RoleRef.Name, metav1.GetOptions{})
+				if err != nil {
+					t.Fatalf("%s refers to Role %s/%s: %v", e.Source, b.Namespace, b.RoleRef.Name, err)
+				}
+				rules = r.Rules
+			}
+			scope := []string{"-A"}
+			if b.Namespace != "" {
+				scope = []string{"-n", b.Namespace}
+			}
+			for _, r := range rules {
+				if len(r.Verbs) == 0 || len(r.Resources) == 0 || len(r.APIGroups) == 0 {
+					continue // a non-resource rule
+				}
+				// A wildcard is asked for by one instance of it: cluster-admin (what CAO binds
+				// its operands' accounts to) may get configmaps.
+				verb, group, resource := r.Verbs[0], r.APIGroups[0], r.Resources[0]
+				if verb == "*" {
+					verb = "get"
+				}
+				if group == "*" {
+					group = ""
+				}
+				if resource == "*" {
+					resource = "configmaps"
+				}
+				resource, sub, _ := strings.Cut(resource, "/")
+				if group != "" {
+					resource += "." + group
+				}
+				if len(r.ResourceNames) > 0 {
+					resource += "/" + r.ResourceNames[0]
+				}
+				args := append([]string{verb, resource}, scope...)
+				if sub != "" {
+					args = append(args, "--subresource", sub)
+				}
+				out = append(out, args)
+			}
+		}
+	}
+	return out
 }
 
 // withImages returns ms with an image filled into every Deployment container that has none,

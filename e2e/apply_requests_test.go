@@ -84,11 +84,13 @@ func TestApplyRequestCount(t *testing.T) {
 	apl := mutation(contract.ClassManagement, contract.ActionApply, "/v1/configmaps", "openshift-sample", "requests-apply", cm("requests-apply"))
 	apl.Metadata.FieldManager = "e2e-requests"
 	apl.Options = []byte("fieldManager: e2e-requests\nforce: true\n")
-	deploy := mutation(contract.ClassManagement, contract.ActionApply, "apps/v1/deployments", "openshift-sample", "requests-web", `apiVersion: apps/v1
+	// The Deployment's namespace is its own: its guest identity's namespace is created on the
+	// guest as this test's operator's, which another operator's plan could not then write.
+	deploy := mutation(contract.ClassManagement, contract.ActionApply, "apps/v1/deployments", "openshift-e2e-requests", "requests-web", `apiVersion: apps/v1
 kind: Deployment
 metadata:
   name: requests-web
-  namespace: openshift-sample
+  namespace: openshift-e2e-requests
 spec:
   replicas: 1
   selector:
@@ -210,7 +212,7 @@ spec:
 	}
 	for _, r := range res {
 		if r.Cluster == cluster.Management && r.Identity.Resource == "deployments" {
-			checkOwned(t, r.Object, contract.Identity{Group: "apps", Version: "v1", Resource: "deployments", Namespace: "openshift-sample", Name: "requests-web"}, operator, true)
+			checkOwned(t, r.Object, contract.Identity{Group: "apps", Version: "v1", Resource: "deployments", Namespace: "openshift-e2e-requests", Name: "requests-web"}, operator, true)
 		}
 	}
 }

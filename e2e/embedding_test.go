@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/topolayer/topolayer/e2e/cluster"
+	"github.com/topolayer/topolayer/guestidentity"
 	"github.com/topolayer/topolayer/mom/manager"
 	"github.com/topolayer/topolayer/namespaces"
 )
@@ -67,6 +68,14 @@ func placed(t *testing.T, hcpNS string) map[string]map[string]any {
 				md := obj["metadata"].(map[string]any)
 				for _, k := range []string{"uid", "resourceVersion", "creationTimestamp", "generation", "managedFields"} {
 					delete(md, k)
+				}
+				if o.GetLabels()[guestidentity.LabelGuestKubeconfig] == "true" {
+					// A guest kubeconfig holds a token the guest issued at the time of the
+					// write: the same Secret, not the same bytes.
+					delete(obj, "data")
+					annotations := md["annotations"].(map[string]any)
+					delete(annotations, guestidentity.AnnotationExpires)
+					delete(annotations, guestidentity.AnnotationRefresh)
 				}
 				dropTimestamps(obj)
 				out[strings.Join([]string{clusterName, gvr.Resource, o.GetNamespace(), o.GetName()}, "/")] = obj

@@ -115,6 +115,10 @@ func ownHostedControlPlane(t *testing.T, name string) (*config.TopologyConfig, s
 	if _, err := dyn.Resource(cluster.HostedControlPlaneGVR).Namespace(ns).Create(t.Context(), hcp, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	cs, _ := clients(t, mgmtCfg)
+	if _, err := cs.CoreV1().ConfigMaps(ns).Create(t.Context(), cluster.RootCA(ns, hosted.Config(cluster.Guest).CAData), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	data := []byte("apiVersion: topolayer.dev/v1alpha1\nkind: TopologyConfig\ntopology:\n  type: Hosted\n  hosted: {namespace: " + ns + ", hostedControlPlane: " + name + "}\n")
 	cfg, err := config.Parse(data)
 	if err != nil {

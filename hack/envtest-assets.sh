@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 #
 # envtest-assets.sh builds the two binaries controller-runtime's envtest needs,
-# kube-apiserver and etcd, from source fetched through the Go module proxy
-# (no GitHub, no dl.k8s.io, no prebuilt binaries), and prints the directory
-# that holds them. Use it as:
+# kube-apiserver and etcd, and the kubectl the end-to-end tests run as a pod
+# would, from source fetched through the Go module proxy (no GitHub, no
+# dl.k8s.io, no prebuilt binaries), and prints the directory that holds them.
+# Use it as:
 #
 #   KUBEBUILDER_ASSETS="$(hack/envtest-assets.sh)" go test ./...
 #
@@ -11,8 +12,10 @@
 # Once built, the binaries are cached and later calls return immediately.
 #
 # Environment:
-#   KUBEBUILDER_ASSETS             if set and it holds both binaries, it is
-#                                  printed as is and nothing is built.
+#   KUBEBUILDER_ASSETS             if set and it holds kube-apiserver and etcd,
+#                                  it is printed; kubectl is built into it
+#                                  first when it lacks one (and it is
+#                                  writable), nothing else is built.
 #   TOPOLAYER_ENVTEST_CACHE        cache root (default: <repo>/.cache/envtest).
 #                                  Assets go to
 #                                  <root>/<os>-<arch>/k8s-<ver>-etcd-<ver>/.
@@ -23,6 +26,10 @@
 #   TOPOLAYER_ENVTEST_ETCD_VERSION go.etcd.io/etcd/server/v3 version for etcd.
 #
 # Why not simply `go install k8s.io/kubernetes/cmd/kube-apiserver@vX`? Because
+# kubectl is built from k8s.io/kubernetes/cmd/kubectl at the same version, the
+# same way: a directory that has kube-apiserver and etcd but not kubectl gets
+# kubectl only.
+#
 # k8s.io/kubernetes's go.mod replaces all staging modules with ./staging/...
 # directories, which `go install pkg@version` refuses. Instead we build from a
 # throwaway wrapper module that requires k8s.io/kubernetes and replaces each
@@ -73,11 +80,16 @@ emit() {
 	exit 0
 }
 
+given_assets=""
 if [[ -n "${KUBEBUILDER_ASSETS:-}" ]]; then
 	if has_assets "${KUBEBUILDER_ASSETS}"; then
-		emit "${KUBEBUILDER_ASSETS}"
+		if has_binary "${KUBEBUILDER_ASSETS}" kubectl || [[ ! -w "${KUBEBUILDER_ASSETS}" ]]; then
+			emit "${KUBEBUILDER_ASSETS}"
+		fi
+		given_assets="$(cd -- "${KUBEBUILDER_ASSETS}" && pwd -P)"
+	else
+		log "warning: KUBEBUILDER_ASSETS=${KUBEBUILDER_ASSETS} lacks kube-apiserver and/or etcd; ignoring it"
 	fi
-	log "warning: KUBEBUILDER_ASSETS=${KUBEBUILDER_ASSETS} lacks kube-apiserver and/or etcd; ignoring it"
 fi
 
 [[ "${K8S_VERSION}" =~ ^v1\.([0-9]+)\.([0-9]+)(-[0-9A-Za-z.-]+)?$ ]] ||
@@ -103,8 +115,17 @@ platform_dir="${cache_root}/${goos}-${goarch}"
 mkdir -p -- "${platform_dir}" || die "cannot create cache directory ${platform_dir}"
 platform_dir="$(cd -- "${platform_dir}" && pwd -P)" # absolute: tests run in other dirs
 assets_dir="${platform_dir}/k8s-${K8S_VERSION}-etcd-${ETCD_VERSION}"
+if [[ -n "${given_assets}" ]]; then
+	# The given directory's kube-apiserver is used as it is; only kubectl is
+	# added, at the version asked for (default: the one of the cache).
+	assets_dir="${given_assets}"
+fi
 
-if has_assets "${assets_dir}"; then
+complete() {
+	has_assets "$1" && has_binary "$1" kubectl
+}
+
+if complete "${assets_dir}"; then
 	emit "${assets_dir}"
 fi
 
@@ -115,7 +136,7 @@ if command -v flock >/dev/null 2>&1; then
 		log "another build is running; waiting for ${platform_dir}/.lock"
 		flock 9
 	fi
-	if has_assets "${assets_dir}"; then
+	if complete "${assets_dir}"; then
 		emit "${assets_dir}"
 	fi
 	# We hold the lock, so leftovers of interrupted builds can go.
@@ -168,10 +189,12 @@ new_wrapper_module() {
 	fi
 }
 
-build_kube_apiserver() {
-	local start=${SECONDS}
-	log "building kube-apiserver from k8s.io/kubernetes@${K8S_VERSION} (staging modules @${STAGING_VERSION})"
-	new_wrapper_module kube-apiserver
+# build_kubernetes_command NAME: builds k8s.io/kubernetes/cmd/NAME into the
+# assets directory.
+build_kubernetes_command() {
+	local name="$1" start=${SECONDS}
+	log "building ${name} from k8s.io/kubernetes@${K8S_VERSION} (staging modules @${STAGING_VERSION})"
+	new_wrapper_module "${name}"
 
 	local json gomod info build_date
 	json="$(download_module "k8s.io/kubernetes@${K8S_VERSION}")"
@@ -202,7 +225,7 @@ build_kube_apiserver() {
 	go mod edit "${edits[@]}"
 
 	# Stamp the version like Kubernetes' hack/lib/version.sh does, so that
-	# `kube-apiserver --version` and /version report the real release. The
+	# `kube-apiserver --version`, `kubectl version` and /version report the real release. The
 	# commit is unknown without git; the build date is the release's time from
 	# the module proxy, which keeps the build reproducible.
 	build_date="$(json_field Time <"${info}")"
@@ -221,14 +244,16 @@ build_kube_apiserver() {
 		done
 	done
 
-	go build -trimpath -ldflags="${ldflags[*]}" -o "${work_dir}/bin/kube-apiserver" \
-		k8s.io/kubernetes/cmd/kube-apiserver ||
-		die "building kube-apiserver failed"
-	"${work_dir}/bin/kube-apiserver" --version >&2 ||
-		die "the freshly built kube-apiserver does not run"
+	go build -trimpath -ldflags="${ldflags[*]}" -o "${work_dir}/bin/${name}" \
+		"k8s.io/kubernetes/cmd/${name}" ||
+		die "building ${name} failed"
+	case "${name}" in
+	kubectl) "${work_dir}/bin/${name}" version --client >&2 ;;
+	*) "${work_dir}/bin/${name}" --version >&2 ;;
+	esac || die "the freshly built ${name} does not run"
 	mkdir -p -- "${assets_dir}"
-	mv -f -- "${work_dir}/bin/kube-apiserver" "${assets_dir}/kube-apiserver"
-	log "kube-apiserver built in $((SECONDS - start))s"
+	mv -f -- "${work_dir}/bin/${name}" "${assets_dir}/${name}"
+	log "${name} built in $((SECONDS - start))s"
 }
 
 build_etcd() {
@@ -254,14 +279,19 @@ total_start=${SECONDS}
 if has_binary "${assets_dir}" kube-apiserver; then
 	log "kube-apiserver already built"
 else
-	build_kube_apiserver
+	build_kubernetes_command kube-apiserver
 fi
 if has_binary "${assets_dir}" etcd; then
 	log "etcd already built"
 else
 	build_etcd
 fi
-has_assets "${assets_dir}" || die "binaries missing from ${assets_dir} after the build"
+if has_binary "${assets_dir}" kubectl; then
+	log "kubectl already built"
+else
+	build_kubernetes_command kubectl
+fi
+complete "${assets_dir}" || die "binaries missing from ${assets_dir} after the build"
 log "done in $((SECONDS - total_start))s"
 
 emit "${assets_dir}"

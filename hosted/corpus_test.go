@@ -71,9 +71,12 @@ func TestHostedCorpusPlacement(t *testing.T) {
 	for _, c := range corpus.Cases(t) {
 		t.Run(c.Name, func(t *testing.T) {
 			out, plan := planCase(t, c)
-			added := 0 // the guest namespaces of guest objects whose namespace is absorbed
+			// Added: the guest namespaces of guest objects whose namespace is absorbed, and the
+			// service accounts of operands' guest identities the operator does not write
+			// (those have no source file).
+			added := 0
 			for _, e := range plan.Entries {
-				if e.Rule == translate.RuleGuestNamespace {
+				if e.Rule == translate.RuleGuestNamespace || (e.Rule == translate.RuleGuestIdentity && e.SourcePath == "") {
 					added++
 				}
 			}
@@ -108,6 +111,11 @@ func TestHostedCorpusPlacement(t *testing.T) {
 				case e.Rule == translate.RuleGuestSubjects:
 					if e.Target.Cluster != routing.ClusterGuest || tgt != src {
 						t.Errorf("%s: RBAC of guest users landed on %s as %s", src, e.Target.Cluster, tgt)
+					}
+				case e.Rule == translate.RuleGuestIdentity && e.Target.Cluster == routing.ClusterGuest:
+					// An operand's guest identity (its service account) and its RBAC.
+					if tgt != src {
+						t.Errorf("%s: a guest identity landed on the guest as %s", src, tgt)
 					}
 				case e.Class == contract.ClassUserWorkload:
 					if e.Target.Cluster != routing.ClusterGuest || tgt != src {
@@ -248,6 +256,10 @@ func TestOAuthServerDeployment(t *testing.T) {
 		switch {
 		case v.ConfigMap != nil:
 			renamed("configMap volume "+v.Name, v.ConfigMap.Name)
+		case v.Secret != nil && v.Name == translate.GuestKubeconfigVolume:
+			if want := translate.GuestKubeconfigSecretName("openshift-authentication", "oauth-openshift"); v.Secret.SecretName != want {
+				t.Errorf("guest kubeconfig volume mounts %q, want %q", v.Secret.SecretName, want)
+			}
 		case v.Secret != nil:
 			renamed("secret volume "+v.Name, v.Secret.SecretName)
 		case v.HostPath != nil:

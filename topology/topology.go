@@ -1,6 +1,7 @@
 package topology
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,11 +9,13 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
 
 	"github.com/topolayer/topolayer/apply"
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/gather"
+	"github.com/topolayer/topolayer/guestidentity"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/translate"
@@ -189,6 +192,9 @@ func (t *Topology) Engine(operator string, declared *contract.OutputResources) (
 	if t.hcp != nil {
 		e.HCPNamespace, e.HostedControlPlane = t.hcp.Namespace, t.hcp.Name
 	}
+	if h := t.cfg.Topology.Hosted; t.name == translate.TopologyHosted && h != nil {
+		e.GuestIdentity = &translate.GuestIdentity{ManagementAPI: slices.Clone(h.GuestIdentity.ManagementAPI)}
+	}
 	if op, ok := t.cfg.Operator(operator); ok {
 		e.Supplement = op.Supplements.Outputs
 	}
@@ -351,6 +357,29 @@ func (t *Topology) Targets(ctx context.Context, clusters map[string]*rest.Config
 		out[name] = target
 	}
 	return out, nil
+}
+
+// GuestIdentities returns the writer of the guest kubeconfig Secrets of one operator's
+// operands (package guestidentity) over the client configurations by cluster name, with the
+// configured guest API address, CA and token lifetime; nil, nil on a topology without a
+// guest. owner is the HostedControlPlane's ownerReference (ResolveOwner); clk tells the time
+// of issue (nil: the real clock). The Secrets are topolayer's own: they are written as the
+// configurations' identity, not the operator's.
+func (t *Topology) GuestIdentities(clusters map[string]*rest.Config, operator string, owner *metav1.OwnerReference, clk clock.PassiveClock) (*guestidentity.Writer, error) {
+	h := t.cfg.Topology.Hosted
+	if t.name != translate.TopologyHosted || h == nil {
+		return nil, nil
+	}
+	g := h.GuestIdentity
+	expiration := config.DefaultTokenExpiration
+	if g.TokenExpiration != nil {
+		expiration = g.TokenExpiration.Duration
+	}
+	return guestidentity.New(clusters[routing.ClusterManagement], clusters[routing.ClusterGuest], guestidentity.Options{
+		Namespace: h.Namespace, Operator: operator, Owner: owner,
+		Server: cmp.Or(g.Server, config.DefaultGuestServer), CAConfigMap: cmp.Or(g.CAConfigMap, config.DefaultGuestCAConfigMap),
+		CAKey: cmp.Or(g.CAKey, config.DefaultGuestCAKey), Expiration: expiration, Clock: clk,
+	})
 }
 
 // Engine builds the topology of cfg and the translation engine of one operator in it: New

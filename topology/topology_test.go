@@ -1,9 +1,11 @@
 package topology_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/client-go/rest"
 
 	"github.com/topolayer/topolayer/apply"
 	"github.com/topolayer/topolayer/config"
@@ -127,6 +129,44 @@ func TestEngineNeedsOperatorWhenHosted(t *testing.T) {
 	}
 	if _, err := mustTopology(t, standaloneYAML).Engine("", nil); err != nil {
 		t.Errorf("standalone engine: %v", err)
+	}
+}
+
+// TestGuestIdentity: the hosted topology's engines make operands act on the guest, with the
+// configured exceptions, and it writes their kubeconfigs; the standalone one does neither.
+func TestGuestIdentity(t *testing.T) {
+	for _, tc := range []struct {
+		name, doc  string
+		wantEngine bool
+		wantWriter bool
+	}{
+		{"hosted", hostedYAML, true, true},
+		{"standalone", standaloneYAML, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			topo := mustTopology(t, tc.doc)
+			e, err := topo.Engine("op", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (e.GuestIdentity != nil) != tc.wantEngine {
+				t.Errorf("engine guest identity %+v, want set: %v", e.GuestIdentity, tc.wantEngine)
+			}
+			rc := &rest.Config{Host: "https://127.0.0.1:1"}
+			w, err := topo.GuestIdentities(map[string]*rest.Config{"management": rc, "guest": rc, "cluster": rc}, "op", nil, nil)
+			if err != nil || (w != nil) != tc.wantWriter {
+				t.Errorf("writer %v, %v; want one: %v", w, err, tc.wantWriter)
+			}
+		})
+	}
+	topo := mustTopology(t, strings.Replace(hostedYAML, "hosted: {namespace: hcp, hostedControlPlane: example}",
+		"hosted: {namespace: hcp, hostedControlPlane: example, guestIdentity: {managementAPI: [{resource: deployments, name: kas}]}}", 1))
+	e, err := topo.Engine("op", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.GuestIdentity == nil || len(e.GuestIdentity.ManagementAPI) != 1 || e.GuestIdentity.ManagementAPI[0].Name != "kas" {
+		t.Errorf("engine guest identity %+v, want the configured managementAPI", e.GuestIdentity)
 	}
 }
 

@@ -31,6 +31,28 @@
 // reports what it finds as warnings (RuleScopeCheck). docs/naming.md lists what was
 // considered and left as it is.
 //
+// An operand placed on the management cluster acts on the guest, as its standalone service
+// account (RuleGuestIdentity, when Engine.GuestIdentity is set): for every pod-bearing object
+// (Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob, Pod) placed there, the
+// service account its pods name (spec.serviceAccountName, default "default") is its identity
+// on the guest. The pod template gets automountServiceAccountToken false (no token of the
+// management API server), the Secret volume GuestKubeconfigVolume of the kubeconfig Secret
+// GuestKubeconfigSecretName(namespace, account) mounted at GuestKubeconfigMountPath in every
+// container and init container, and KUBECONFIG naming the file; each change is recorded. The
+// service account object the operator writes goes to the guest, under its standalone identity
+// (so does a bare one when the operator writes none, and its namespace, RuleGuestNamespace,
+// when the guest may lack it); the pods still need a service account on
+// the management cluster to run as, so the renamed one stays there too, a copy with
+// automountServiceAccountToken false: two entries of one source, one per cluster, and a
+// reference resolves to the one on the referrer's cluster. The Roles, RoleBindings,
+// ClusterRoles and ClusterRoleBindings whose ServiceAccount subjects act on the guest land
+// on the guest with them, where their subjects act. Every service account of a simulated
+// namespace acts on the guest, in every plan: the operator may write an operand's RBAC in a
+// run without the operand. An operand, or a service account, that
+// GuestIdentity.ManagementAPI selects keeps its renamed service account, its token and its
+// RBAC in the HCP namespace. Plan.GuestIdentities lists the identities; the kubeconfig Secrets
+// hold tokens the guest issues, so package guestidentity writes them, not the plan.
+//
 // Workload selectors are immutable on the API server. A Deployment, StatefulSet, DaemonSet,
 // ReplicaSet or Job that already exists in the HCP namespace with its unscoped selector (one
 // applied before RuleSelectorScope) cannot take the scoped one: the plan shows the selector

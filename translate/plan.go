@@ -22,6 +22,10 @@ type Plan struct {
 	Entries []Entry `json:"entries"`
 	// Summary counts the entries per disposition.
 	Summary Summary `json:"summary"`
+	// GuestIdentities are the guest service accounts the plan's operands placed on the
+	// management cluster act as (RuleGuestIdentity), each with the kubeconfig Secret their
+	// pods mount; written at the I/O edge (package guestidentity), not as entries.
+	GuestIdentities []GuestServiceAccount `json:"guestIdentities,omitempty"`
 }
 
 // Target is where a mutation lands: a cluster and the identity it has there.

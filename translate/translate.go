@@ -62,6 +62,10 @@ type Engine struct {
 	// Policy bounds what the operator's outputs may grant, install or reach; nil checks
 	// nothing. Its rejections name the policy/ rules (see the package documentation).
 	Policy *Policy
+	// GuestIdentity, when set (the hosted topology), makes the operands placed on the
+	// management cluster act on the guest as their standalone service accounts
+	// (RuleGuestIdentity); nil leaves their pods' identities as they are.
+	GuestIdentity *GuestIdentity
 }
 
 // Standalone returns the engine of the standalone topology: every mutation to the one
@@ -82,6 +86,12 @@ type work struct {
 	entry Entry
 	obj   *yaml.RNode // the parsed body of object-bearing actions
 	final *yaml.RNode // the target object of an apply entry, once rewritten
+	// guestSA is the standalone service account a pod-bearing object placed on the
+	// management cluster acts as on the guest (RuleGuestIdentity); nil otherwise.
+	guestSA *saKey
+	// tokenless marks the renamed service account of RuleGuestIdentity on the management
+	// cluster: its token is not mounted into pods.
+	tokenless bool
 }
 
 // Plan translates every mutation of out. Mutations that may not be written are rejected
@@ -95,6 +105,7 @@ func (e Engine) Plan(out *contract.OutputDir) *Plan {
 		works[i] = e.place(&out.Mutations[i])
 	}
 	e.placeGuestSubjects(works)
+	works = append(works, e.placeGuestIdentities(works)...)
 	works = append(works, e.guestNamespaces(works)...)
 	index := e.checkCollisions(works)
 	for _, w := range works {
@@ -118,7 +129,7 @@ func (e Engine) Plan(out *contract.OutputDir) *Plan {
 	}
 	e.checkRBACContainment(works)
 	e.checkRBAC(works)
-	p := &Plan{Topology: e.Topology, Entries: make([]Entry, 0, len(works))}
+	p := &Plan{Topology: e.Topology, Entries: make([]Entry, 0, len(works)), GuestIdentities: guestIdentities(works)}
 	for _, w := range works {
 		p.Summary.add(w.entry.Disposition)
 		p.Entries = append(p.Entries, w.entry)
@@ -141,8 +152,9 @@ func (e Engine) Plan(out *contract.OutputDir) *Plan {
 // operator's guest objects live in but that the management side absorbs: in standalone one
 // Namespace served both. Each is the operator's own Namespace object when the plan holds
 // it, else a bare Namespace of that name when the operator declares it as a Management or
-// Configuration output (it exists before the operator runs), created on the guest
-// (RuleGuestNamespace) where it is missing.
+// Configuration output (it exists before the operator runs) or a guest identity's service
+// account lives in it (RuleGuestIdentity), created on the guest (RuleGuestNamespace) where
+// it is missing.
 func (e Engine) guestNamespaces(works []*work) []*work {
 	absorbed := map[string]*work{}
 	onGuest := map[string]bool{}
@@ -166,9 +178,15 @@ func (e Engine) guestNamespaces(works []*work) []*work {
 		}
 		from := absorbed[ns]
 		if from == nil {
-			if from = e.declaredAbsorbedNamespace(ns); from == nil {
-				continue
-			}
+			from = e.declaredAbsorbedNamespace(ns)
+		}
+		if from == nil && w.entry.Rule == RuleGuestIdentity {
+			// A guest identity's service account needs its namespace on the guest, whether
+			// or not the operator writes or declares it.
+			from = bareNamespace(ns)
+		}
+		if from == nil {
+			continue
 		}
 		onGuest[ns] = true
 		m := *from.m
@@ -201,6 +219,12 @@ func (e Engine) declaredAbsorbedNamespace(name string) *work {
 	if d := e.Router.Route(routing.Object{Class: contract.ClassManagement, Identity: id}); d.Disposition != routing.Absorbed {
 		return nil
 	}
+	return bareNamespace(name)
+}
+
+// bareNamespace returns a Namespace object of that name and nothing else, as work.
+func bareNamespace(name string) *work {
+	id := contract.Identity{Version: "v1", Resource: "namespaces", Name: name}
 	obj, err := yaml.Parse("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: " + strconv.Quote(name) + "\n")
 	if err != nil {
 		return nil
@@ -290,6 +314,9 @@ type placed struct {
 	target  contract.Identity
 }
 
+// onCluster prefixes the cluster of the index keys of sources by the cluster they land on.
+const onCluster = "@"
+
 // checkCollisions rejects mutations of distinct sources that land on the same target, and
 // returns the index from standalone object (cluster "") to where it lands.
 func (e Engine) checkCollisions(works []*work) map[objectKey]placed {
@@ -311,6 +338,9 @@ func (e Engine) checkCollisions(works []*work) map[objectKey]placed {
 		}
 		byTarget[tk] = w.entry.Source
 		bySource[keyOf("", w.entry.Source)] = placed{w.entry.Target.Cluster, w.entry.Target.Identity}
+		// A source may land on both clusters (a service account under RuleGuestIdentity): a
+		// reference resolves to the one on the referrer's cluster first.
+		bySource[keyOf(onCluster+w.entry.Target.Cluster, w.entry.Source)] = placed{w.entry.Target.Cluster, w.entry.Target.Identity}
 	}
 	return bySource
 }
@@ -426,6 +456,25 @@ func (e Engine) rewriteBody(w *work, index map[objectKey]placed) (*yaml.RNode, e
 		if err := set("labels", namespaces.LabelOperator, e.Operator, yaml.SetLabel(namespaces.LabelOperator, e.Operator)); err != nil {
 			return nil, err
 		}
+	}
+	if w.tokenless && !status {
+		before := obj.Copy()
+		if err := disableToken(obj); err != nil {
+			return nil, fmt.Errorf("%s: %w", RuleGuestIdentity, err)
+		}
+		record(diffNodes(before.YNode(), obj.YNode(), RuleGuestIdentity, ChangeTransformed))
+	}
+	if w.guestSA != nil && !status {
+		sa, err := e.Names.ToTarget(routing.ClusterManagement, contract.Identity{Version: "v1", Resource: "serviceaccounts", Namespace: w.guestSA.namespace, Name: w.guestSA.name})
+		if err != nil {
+			return nil, fmt.Errorf("%s: service account: %w", RuleGuestIdentity, err)
+		}
+		f := GuestKubeconfig{PodTemplatePath: podTemplatePaths[src.Resource], ServiceAccountName: sa.Name, SecretName: GuestKubeconfigSecretName(w.guestSA.namespace, w.guestSA.name)}
+		before := obj.Copy()
+		if _, err := f.Filter([]*yaml.RNode{obj}); err != nil {
+			return nil, err
+		}
+		record(diffNodes(before.YNode(), obj.YNode(), RuleGuestIdentity, ChangeTransformed))
 	}
 	if !status {
 		ctx := Context{Source: w.object(), Cluster: cluster, HCPNamespace: e.HCPNamespace, HostedControlPlane: e.HostedControlPlane}
@@ -574,6 +623,9 @@ func (r *renamer) resolve(gk schema.GroupKind, namespace, name string) (contract
 		return contract.Identity{}, "", false
 	}
 	src := contract.Identity{Group: gk.Group, Resource: resource, Namespace: namespace, Name: name}
+	if p, ok := r.index[keyOf(onCluster+r.from, src)]; ok {
+		return p.target, p.cluster, true
+	}
 	if p, ok := r.index[keyOf("", src)]; ok {
 		if p.cluster != r.from {
 			r.warn(fmt.Sprintf("refers to %s, which lands on the %s cluster, not the %s cluster", src, p.cluster, r.from))

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/pmezard/go-difflib/difflib"
 	"github.com/spf13/cobra"
@@ -313,6 +314,39 @@ func (o *ApplyOptions) Run(ctx context.Context) error {
 	}
 	if applyErr != nil {
 		return applyFailures(results, applyErr)
+	}
+	return o.guestKubeconfigs(ctx, plan)
+}
+
+// guestKubeconfigs writes the kubeconfig Secrets of the plan's guest identities (package
+// guestidentity), once the plan wrote their service accounts on the guest, and says so on
+// ErrOut. They are topolayer's own objects: written as the kubeconfigs' identity.
+func (o *ApplyOptions) guestKubeconfigs(ctx context.Context, plan *translate.Plan) error {
+	if len(plan.GuestIdentities) == 0 {
+		return nil
+	}
+	configs, err := o.configs(o.topo)
+	if err != nil {
+		return err
+	}
+	owner, err := o.topo.ResolveOwner(ctx, configs[o.topo.Home()], "")
+	if err != nil {
+		return fmt.Errorf("guest kubeconfigs: %w", err)
+	}
+	w, err := o.topo.GuestIdentities(configs, o.Operator, owner, nil)
+	if err != nil || w == nil {
+		return err
+	}
+	issued, err := w.Ensure(ctx, plan.GuestIdentities)
+	for _, is := range issued {
+		state := "unchanged"
+		if is.Written {
+			state = "written"
+		}
+		fmt.Fprintf(o.ErrOut, "guest kubeconfig secret %s (%s): %s, token expires %s\n", is.Identity.Secret, is.Identity.User(), state, is.ExpiresAt.UTC().Format(time.RFC3339))
+	}
+	if err != nil {
+		return fmt.Errorf("guest kubeconfigs: %w", err)
 	}
 	return nil
 }

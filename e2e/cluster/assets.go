@@ -124,6 +124,35 @@ func findModuleRoot(dir string) (string, bool) {
 	}
 }
 
+// Kubectl returns the path of a kubectl binary beside the API server's in assetsDir (see
+// AssetsDir), asking the repository's hack/envtest-assets.sh to build it there, from the Go
+// module proxy at the API server's version, when it is missing (about a minute, once).
+func Kubectl(ctx context.Context, assetsDir string, progress io.Writer) (string, error) {
+	bin := filepath.Join(assetsDir, "kubectl")
+	if fi, err := os.Stat(bin); err == nil && !fi.IsDir() && fi.Mode().Perm()&0o111 != 0 {
+		return bin, nil
+	}
+	root, err := ModuleRoot()
+	if err != nil {
+		return "", fmt.Errorf("kubectl: not in %s, and %s was not found: %w", assetsDir, AssetsScript, err)
+	}
+	cmd := exec.CommandContext(ctx, filepath.Join(root, AssetsScript))
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), EnvAssets+"="+assetsDir)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if progress != nil {
+		cmd.Stderr = io.MultiWriter(&stderr, progress)
+	}
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("kubectl: build into %s with %s: %w: %s", assetsDir, AssetsScript, err, lastLines(stderr.Bytes(), 10))
+	}
+	if _, err := os.Stat(bin); err != nil {
+		return "", fmt.Errorf("kubectl: %s did not build it into %s: %w", AssetsScript, assetsDir, err)
+	}
+	return bin, nil
+}
+
 // modulePathOf returns the module path that a go.mod file declares, or "".
 func modulePathOf(gomod string) string {
 	f, err := os.Open(gomod)

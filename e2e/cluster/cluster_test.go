@@ -198,7 +198,7 @@ func TestEnvironmentDefaults(t *testing.T) {
 			if diff := cmp.Diff(tc.clusters, tc.env.Clusters()); diff != "" {
 				t.Errorf("Clusters() (-want +got):\n%s", diff)
 			}
-			if got := tc.env.HostedControlPlane(); got != tc.hcp {
+			if got := tc.env.HostedControlPlane(); !cmp.Equal(got, tc.hcp) {
 				t.Errorf("HostedControlPlane() = %+v, want %+v", got, tc.hcp)
 			}
 			if cfg := tc.env.Config(tc.clusters[0]); cfg != nil {

@@ -218,7 +218,7 @@ func (e *Environment) Start(ctx context.Context) (err error) {
 	}
 
 	if hcp, ok := topo.HostedControlPlane(); ok {
-		if err := createHostedControlPlane(ctx, e.Config(topo.Home()), config.HostedTopology{Namespace: hcp.Namespace, HostedControlPlane: hcp.Name}); err != nil {
+		if err := createHostedControlPlane(ctx, e.Config(topo.Home()), config.HostedTopology{Namespace: hcp.Namespace, HostedControlPlane: hcp.Name}, e.Config(Guest).CAData); err != nil {
 			return fmt.Errorf("%s: %w", topo.Home(), err)
 		}
 	}
@@ -308,9 +308,21 @@ func (e *Environment) Stop() error {
 	return errors.Join(errs...)
 }
 
-// createHostedControlPlane creates the HCP namespace, its pull secret and the
-// HostedControlPlane object on the management server.
-func createHostedControlPlane(ctx context.Context, cfg *rest.Config, hcp config.HostedTopology) error {
+// RootCAConfigMap is the ConfigMap of an HCP namespace holding the guest API server's CA
+// (key ca.crt), as HyperShift's root-ca: where guest kubeconfigs find their CA by default.
+const RootCAConfigMap = config.DefaultGuestCAConfigMap
+
+// RootCA returns the root-ca ConfigMap of an HCP namespace for a guest CA bundle.
+func RootCA(namespace string, guestCA []byte) *corev1.ConfigMap {
+	return &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: RootCAConfigMap, Namespace: namespace},
+		Data:       map[string]string{config.DefaultGuestCAKey: string(guestCA)},
+	}
+}
+
+// createHostedControlPlane creates the HCP namespace, its pull secret, its root-ca ConfigMap
+// (the guest's CA) and the HostedControlPlane object on the management server.
+func createHostedControlPlane(ctx context.Context, cfg *rest.Config, hcp config.HostedTopology, guestCA []byte) error {
 	c, err := client.New(cfg, client.Options{})
 	if err != nil {
 		return err
@@ -337,7 +349,7 @@ func createHostedControlPlane(ctx context.Context, cfg *rest.Config, hcp config.
 	for _, o := range []struct {
 		resource string
 		obj      client.Object
-	}{{"namespace", ns}, {"secret", pullSecret}, {HostedControlPlaneGVR.GroupResource().String(), obj}} {
+	}{{"namespace", ns}, {"secret", pullSecret}, {"configmap", RootCA(hcp.Namespace, guestCA)}, {HostedControlPlaneGVR.GroupResource().String(), obj}} {
 		if err := c.Create(ctx, o.obj); err != nil {
 			return fmt.Errorf("create %s %s: %w", o.resource, client.ObjectKeyFromObject(o.obj), err)
 		}

@@ -103,7 +103,7 @@ func editExpected(t *testing.T, testDir, part string, edit func(string) string) 
 
 func TestADifferentExpectedFileFails(t *testing.T) {
 	dir := copyTest(t, sample.Name, "defaults")
-	editExpected(t, dir, "deployments/f45b-body-sample.yaml", func(s string) string {
+	editExpected(t, dir, "deployments/ad9e-body-sample.yaml", func(s string) string {
 		return strings.Replace(s, "replicas: 1\n", "replicas: 2\n", 1)
 	})
 	report, err := harness.Run(context.Background(), harness.Options{TestDir: dir, Runner: inProcess(t, sample.Name)})
@@ -115,7 +115,7 @@ func TestADifferentExpectedFileFails(t *testing.T) {
 	report.Print(&out)
 	for _, want := range []string{
 		"FAIL    . (defaults)",
-		"Management: differs: Apply deployments.apps openshift-sample/sample by \"sample-operator-Workload\" (expected Management/Apply/namespaces/openshift-sample/apps/deployments/f45b-body-sample.yaml, actual Management/Apply/namespaces/openshift-sample/apps/deployments/f45b-body-sample.yaml):",
+		"Management: differs: Apply deployments.apps openshift-sample/sample by \"sample-operator-Workload\" (expected Management/Apply/namespaces/openshift-sample/apps/deployments/ad9e-body-sample.yaml, actual Management/Apply/namespaces/openshift-sample/apps/deployments/ad9e-body-sample.yaml):",
 		"        body:\n        --- expected\n        +++ actual\n",
 		"        -  replicas: 2\n        +  replicas: 1\n",
 		"    actual output kept in " + report.OutputDir,

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
@@ -40,6 +41,9 @@ type EmbedOptions struct {
 	// Registerer receives topolayer's metrics; nil means controller-runtime's registry,
 	// which the manager's metrics endpoint serves.
 	Registerer prometheus.Registerer
+	// RefreshClock is the clock of the guest kubeconfigs' token refreshes (Options);
+	// nil means the real clock.
+	RefreshClock clock.WithTicker
 }
 
 // AddToManager adds topolayer to a controller-runtime manager that runs on the topology's
@@ -114,6 +118,7 @@ func AddToManager(ctx context.Context, mgr ctrlmanager.Manager, opts EmbedOption
 		Scheduler:    SchedulerOptions(cfg),
 		Registerer:   registerer,
 		Recorder:     mgr.GetEventRecorder("topolayer"),
+		RefreshClock: opts.RefreshClock,
 	})
 	if err != nil {
 		return nil, err

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/gather"
+	"github.com/topolayer/topolayer/guestidentity"
 	"github.com/topolayer/topolayer/mom/index"
 	"github.com/topolayer/topolayer/mom/runner"
 	"github.com/topolayer/topolayer/mom/scheduler"
@@ -74,6 +76,9 @@ type Options struct {
 	Recorder events.EventRecorder
 	// Now is the clock of --now and of status times; nil means time.Now.
 	Now func() time.Time
+	// RefreshClock is the clock of the guest kubeconfigs' token issue and refresh times
+	// (package guestidentity); nil means the real clock.
+	RefreshClock clock.WithTicker
 }
 
 // Manager runs operators when their inputs change: one set of informers over the union of
@@ -92,6 +97,9 @@ type Manager struct {
 	metrics   *metrics
 	readers   map[string]gather.Reader
 
+	// refresher rewrites the guest kubeconfig Secrets before their tokens expire.
+	refresher *guestidentity.Refresher
+
 	mu     sync.Mutex
 	writes *index.Writes
 }
@@ -103,6 +111,9 @@ type operatorState struct {
 	outputs *contract.OutputResources
 	engine  translate.Engine
 	targets map[string]apply.Target
+	// guest writes the kubeconfig Secrets of its operands' guest identities; nil on a
+	// topology without a guest.
+	guest *guestidentity.Writer
 
 	mu   sync.Mutex
 	runs int64
@@ -145,8 +156,12 @@ func New(ctx context.Context, opts Options) (*Manager, error) {
 			return nil, fmt.Errorf("manager: no cluster %s", c)
 		}
 	}
+	if opts.RefreshClock == nil {
+		opts.RefreshClock = clock.RealClock{}
+	}
 	m := &Manager{opts: opts, log: logr.FromContextOrDiscard(ctx).WithName("manager"), topo: topo, status: topo.Status(),
-		ops: map[string]*operatorState{}, ix: index.New(), writes: index.NewWrites(), readers: map[string]gather.Reader{}}
+		ops: map[string]*operatorState{}, ix: index.New(), writes: index.NewWrites(), readers: map[string]gather.Reader{},
+		refresher: guestidentity.NewRefresher(opts.RefreshClock)}
 	// The HostedControlPlane owns every object written in its namespace, status objects
 	// included; it is read once.
 	owner, err := topo.ResolveOwner(ctx, opts.Clusters[topo.Home()].GetConfig(), "")
@@ -224,7 +239,11 @@ func (m *Manager) prepare(ctx context.Context, op Operator) (*operatorState, err
 	if err != nil {
 		return nil, err
 	}
-	return &operatorState{Operator: op, inputs: in, outputs: out, engine: engine, targets: targets, written: newOwnWrites()}, nil
+	guest, err := m.topo.GuestIdentities(configs, op.Name, m.owner, m.opts.RefreshClock)
+	if err != nil {
+		return nil, err
+	}
+	return &operatorState{Operator: op, inputs: in, outputs: out, engine: engine, targets: targets, guest: guest, written: newOwnWrites()}, nil
 }
 
 // Operators returns the operators' names in configuration order.
@@ -256,6 +275,7 @@ func (m *Manager) Start(ctx context.Context) error {
 	for _, name := range m.order {
 		m.scheduler.Add(name)
 	}
+	go func() { _ = m.refresher.Start(ctx) }()
 	m.log.Info("running operators", "operators", m.order, "workDir", m.opts.WorkDir)
 	return m.scheduler.Start(ctx)
 }

@@ -238,6 +238,15 @@ func (m *Manager) runOnce(ctx context.Context, st *operatorState, dir string, re
 	if err != nil {
 		return digest, fmt.Errorf("apply: %w", err)
 	}
+	// The kubeconfig Secrets of its operands' guest identities, once the plan wrote their
+	// service accounts on the guest; the refresher keeps their tokens fresh from then on.
+	if st.guest != nil && len(plan.GuestIdentities) > 0 {
+		issued, err := st.guest.Ensure(ctx, plan.GuestIdentities)
+		m.refresher.Track(st.guest, issued)
+		if err != nil {
+			return digest, fmt.Errorf("apply: guest kubeconfigs: %w", err)
+		}
+	}
 	return digest, nil
 }
 

@@ -103,8 +103,12 @@ func TestCompare(t *testing.T) {
 			want: map[string]want{
 				"deployments.apps demo/web": {parity.Transformed, []parity.CauseKind{parity.CausePlaced,
 					parity.CauseRecorded, parity.CauseReference, parity.CauseRenamed, parity.CauseTransform}},
-				"serviceaccounts demo/web": {parity.RenamedOnly,
-					[]parity.CauseKind{parity.CausePlaced, parity.CauseRecorded, parity.CauseRenamed}},
+				// Its pods run as it without a token (translate.RuleGuestIdentity): the
+				// renamed account on the management cluster is compared.
+				"serviceaccounts demo/web": {parity.Transformed,
+					[]parity.CauseKind{parity.CausePlaced, parity.CauseRecorded, parity.CauseRenamed, parity.CauseTransform}},
+				// The account's namespace on the guest.
+				"namespaces demo": {parity.Transformed, []parity.CauseKind{parity.CauseAdded}},
 			},
 		},
 		"a Namespace is absorbed": {
@@ -146,8 +150,13 @@ func TestCompare(t *testing.T) {
 					p.Entries[i].Changes = slices.DeleteFunc(p.Entries[i].Changes, func(c translate.Change) bool { return c.Kind == translate.ChangeTransformed })
 				}
 			},
-			want: map[string]want{"deployments.apps demo/web": {parity.Unexplained, []parity.CauseKind{parity.CausePlaced,
-				parity.CauseRecorded, parity.CauseReference, parity.CauseRenamed, parity.CauseUnexplained}}},
+			want: map[string]want{
+				"deployments.apps demo/web": {parity.Unexplained, []parity.CauseKind{parity.CausePlaced,
+					parity.CauseRecorded, parity.CauseReference, parity.CauseRenamed, parity.CauseUnexplained}},
+				// The service account its pods run as, which the operator does not write.
+				"serviceaccounts demo/web": {parity.Transformed, []parity.CauseKind{parity.CauseAdded}},
+				"namespaces demo":          {parity.Transformed, []parity.CauseKind{parity.CauseAdded}},
+			},
 		},
 	}
 	for name, tc := range tests {

@@ -45,6 +45,10 @@ const (
 	CauseTransform CauseKind = "transformed"
 	// CauseOwner: the applier added the ownerReference to the HostedControlPlane.
 	CauseOwner CauseKind = "owner-added"
+	// CauseAdded: a rule of the hosted plan adds an object the operator did not write: a
+	// service account its operands act as (translate.RuleGuestIdentity), a namespace on the
+	// guest (translate.RuleGuestNamespace).
+	CauseAdded CauseKind = "added"
 	// CauseUnexplained: no rule explains the difference. A report with one fails.
 	CauseUnexplained CauseKind = "unexplained"
 )
@@ -371,6 +375,9 @@ func (c *comparer) object(s, h *Object, entries []translate.Entry) (*ObjectRepor
 		return nil, nil
 	case h == nil:
 		o.Differences = append(o.Differences, unexplained(AspectDisposition, "", "written", "(absent)", "the hosted side has no such object"))
+	case s == nil && len(entries) > 0 && !slices.ContainsFunc(entries, func(e translate.Entry) bool { return !addedBy(e.Rule) }):
+		o.Differences = append(o.Differences, Difference{Aspect: AspectDisposition, Standalone: "(absent)", Hosted: "written",
+			Causes: []Cause{{Kind: CauseAdded, By: entries[0].Rule, Detail: entries[0].Reason}}})
 	case s == nil:
 		o.Differences = append(o.Differences, unexplained(AspectDisposition, "", "(absent)", "written", "only the hosted side has it"))
 	default:
@@ -382,6 +389,11 @@ func (c *comparer) object(s, h *Object, entries []translate.Entry) (*ObjectRepor
 	}
 	o.Outcome = outcome(o.Differences, "")
 	return o, nil
+}
+
+// addedBy reports whether a rule adds objects of its own to a hosted plan.
+func addedBy(rule string) bool {
+	return rule == translate.RuleGuestIdentity || rule == translate.RuleGuestNamespace
 }
 
 func unexplained(a Aspect, path, s, h, detail string) Difference {
@@ -399,7 +411,7 @@ func outcome(diffs []Difference, fixed Outcome) Outcome {
 			switch c.Kind {
 			case CauseUnexplained:
 				return Unexplained
-			case CauseReference, CauseTransform:
+			case CauseReference, CauseTransform, CauseAdded:
 				if o == Identical || o == RenamedOnly {
 					o = Transformed
 				}

@@ -10,7 +10,8 @@
 //   - sample-operator-Workload creates the Namespace openshift-sample when it is missing and
 //     server-side applies the operand there: ServiceAccount, ConfigMap sample-config (the
 //     message), Secret sample-token (a service account token), Role, RoleBinding, Service and
-//     Deployment `sample` (SAMPLE_IMAGE, mounting the ConfigMap and the Secret), all in class
+//     Deployment `sample` (SAMPLE_IMAGE running cmd/sample-operand, which writes the
+//     ConfigMap sample-operand-status; mounting the ConfigMap and the Secret), all in class
 //     Management, and the ClusterRole and ClusterRoleBinding system:openshift:sample in class
 //     UserWorkload. It records DeploymentCreated or DeploymentUpdated events in
 //     openshift-sample-operator.

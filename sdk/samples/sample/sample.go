@@ -35,6 +35,11 @@ const (
 	ConfigMapName = "sample-config"
 	// SecretName is the operand's service account token.
 	SecretName = "sample-token"
+	// OperandStatusName is the ConfigMap the operand (cmd/sample-operand) writes in its
+	// namespace; its Role lets it write that one.
+	OperandStatusName = "sample-operand-status"
+	// OperandCommand is the operand's program in its image.
+	OperandCommand = "sample-operand"
 	// ClusterRoleName names the ClusterRole and ClusterRoleBinding of the operand.
 	ClusterRoleName = "system:openshift:sample"
 	// ClusterOperatorName is the operator's ClusterOperator.

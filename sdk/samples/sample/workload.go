@@ -146,6 +146,9 @@ func Operands(s Settings) []runtime.ApplyConfiguration {
 			WithType(corev1.SecretTypeServiceAccountToken),
 		rbacac.Role(OperandName, OperandNamespace).WithRules(
 			rbacac.PolicyRule().WithAPIGroups("").WithResources("configmaps").WithResourceNames(ConfigMapName).WithVerbs("get", "list", "watch"),
+			// The operand's status: create cannot be narrowed to a name, the rest is.
+			rbacac.PolicyRule().WithAPIGroups("").WithResources("configmaps").WithVerbs("create"),
+			rbacac.PolicyRule().WithAPIGroups("").WithResources("configmaps").WithResourceNames(OperandStatusName).WithVerbs("get", "update", "patch"),
 		),
 		rbacac.RoleBinding(OperandName, OperandNamespace).
 			WithRoleRef(rbacac.RoleRef().WithAPIGroup(rbacv1.GroupName).WithKind("Role").WithName(OperandName)).
@@ -178,6 +181,7 @@ func Deployment(s Settings, image string) *appsac.DeploymentApplyConfiguration {
 					WithContainers(coreac.Container().
 						WithName(OperandName).
 						WithImage(image).
+						WithCommand(OperandCommand).
 						WithEnv(coreac.EnvVar().WithName("MESSAGE").WithValueFrom(coreac.EnvVarSource().
 							WithConfigMapKeyRef(coreac.ConfigMapKeySelector().WithName(ConfigMapName).WithKey("message")))).
 						WithPorts(coreac.ContainerPort().WithName("https").WithContainerPort(8443)).

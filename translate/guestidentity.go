@@ -1,0 +1,493 @@
+package translate
+
+import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/routing"
+)
+
+// RuleGuestIdentity names what the engine does so that an operand placed on the management
+// cluster acts on the guest as its standalone service account: the pod template loses its
+// management API token and gets the guest kubeconfig, the service account exists on the
+// guest, and the RBAC of that service account lands on the guest.
+const RuleGuestIdentity = "hosted/guest-identity"
+
+// The guest kubeconfig of a pod: a Secret volume mounted in every container and init
+// container, and KUBECONFIG naming the file. The key is HyperShift's (podspec.KubeconfigKey).
+const (
+	// GuestKubeconfigVolume names the volume in the pod template.
+	GuestKubeconfigVolume = "topolayer-guest-kubeconfig"
+	// GuestKubeconfigMountPath is where every container finds it.
+	GuestKubeconfigMountPath = "/var/run/secrets/topolayer.dev/guest-kubeconfig"
+	// GuestKubeconfigKey is the Secret's key holding the kubeconfig, and the file's name.
+	GuestKubeconfigKey = "kubeconfig"
+	// GuestKubeconfigEnv is the environment variable client-go's loading rules read.
+	GuestKubeconfigEnv = "KUBECONFIG"
+	// guestKubeconfigSecretPrefix begins the Secret's name. It holds a '.', which no
+	// namespace and so no encoded name's namespace part holds, and hashed names lose.
+	guestKubeconfigSecretPrefix = "guest-kubeconfig."
+	// guestKubeconfigMode is the Secret volume's file mode, 0640 as HyperShift mounts its
+	// service-account kubeconfigs.
+	guestKubeconfigMode = 0o640
+)
+
+// GuestIdentity configures RuleGuestIdentity. A nil *GuestIdentity (the standalone
+// topology) changes nothing.
+type GuestIdentity struct {
+	// ManagementAPI selects the pod-bearing objects whose pods need the management API
+	// server, or their service accounts (config topology.hosted.guestIdentity.managementAPI):
+	// they keep their renamed service account's token, and the RBAC of that service account
+	// stays in the HCP namespace. A match of serviceaccounts holds in every plan, also those
+	// without the workload (the operator's RBAC may come in another run).
+	ManagementAPI []routing.Match
+}
+
+// IsPodBearing reports whether resource is a kind that carries pods: a pod template or a Pod.
+func IsPodBearing(resource string) bool {
+	_, ok := podTemplatePaths[resource]
+	return ok
+}
+
+// PodBearingResources lists the pod-bearing resources, sorted.
+func PodBearingResources() []string { return slices.Sorted(maps.Keys(podTemplatePaths)) }
+
+// IsIdentityResource reports whether GuestIdentity.ManagementAPI may select resource: a
+// pod-bearing one, or serviceaccounts.
+func IsIdentityResource(resource string) bool {
+	return IsPodBearing(resource) || resource == "serviceaccounts"
+}
+
+// needsManagementAPI reports whether a workload keeps its management identity.
+func (g *GuestIdentity) needsManagementAPI(o routing.Object) bool {
+	return slices.ContainsFunc(g.ManagementAPI, func(m routing.Match) bool { return m.Matches(o) })
+}
+
+// GuestServiceAccount is one identity operands of a plan act as on the guest: the standalone
+// service account, which the plan places on the guest under its standalone identity, and the
+// kubeconfig Secret in the HCP namespace that their pods mount. The Secret is not a plan
+// entry: it carries a token the guest issues, so it is written at the I/O edge (package
+// guestidentity).
+type GuestServiceAccount struct {
+	// Namespace and Name are the service account's, in standalone form and on the guest.
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// Secret names the kubeconfig Secret in the HCP namespace.
+	Secret string `json:"secret"`
+	// Workloads are the standalone identities of the pod-bearing objects acting as it.
+	Workloads []contract.Identity `json:"workloads"`
+}
+
+// User is the service account's user name on the guest.
+func (g GuestServiceAccount) User() string {
+	return "system:serviceaccount:" + g.Namespace + ":" + g.Name
+}
+
+// GuestKubeconfigSecretName returns the name of the kubeconfig Secret of a guest service
+// account in the HCP namespace. It cannot be an encoded name: the part before its first "--",
+// if any, holds a '.', so it is no namespace, and hashed names hold no '.'. A name too long
+// for a Secret ends in a hash of the namespace and name instead.
+func GuestKubeconfigSecretName(namespace, serviceAccount string) string {
+	name := guestKubeconfigSecretPrefix + namespace + "." + serviceAccount
+	if len(name) <= 253 {
+		return name
+	}
+	sum := sha256.Sum256([]byte(namespace + "/" + serviceAccount))
+	return guestKubeconfigSecretPrefix + namespace + "." + hex.EncodeToString(sum[:16])
+}
+
+// saKey is a standalone service account.
+type saKey struct{ namespace, name string }
+
+// placeGuestIdentities applies RuleGuestIdentity to the works placed so far. A service
+// account of a standalone namespace that the management cluster simulates is a guest
+// identity, unless a workload of the plan that needs the management API runs as it or
+// GuestIdentity.ManagementAPI selects it: its pods run on the management cluster but act on
+// the guest. So the pod-bearing objects placed on the management cluster are marked with
+// the account they act as; the account's object, if the operator writes it, goes to the
+// guest, and the bindings of guest identities with the roles they refer to follow (whether
+// or not the plan holds the workload: the operator may write its RBAC in another run). It
+// returns the entries it adds: the account on the guest when a workload of the plan acts as
+// it and the operator does not write it, and the renamed, tokenless one on the management
+// cluster that the pods run as.
+func (e Engine) placeGuestIdentities(works []*work) []*work {
+	if e.GuestIdentity == nil {
+		return nil
+	}
+	var order []saKey
+	acting := map[saKey]*work{}    // the first workload of the plan acting as each guest identity
+	management := map[saKey]bool{} // the service accounts of workloads that need the management API
+	for _, w := range works {
+		src := w.entry.Source
+		path, ok := podTemplatePaths[src.Resource]
+		if !ok || workloadGroups[src.Resource] != src.Group || !placedOn(w, routing.ClusterManagement) || w.obj == nil || w.m.Metadata.Action.IsStatus() || src.Namespace == "" {
+			continue
+		}
+		k := saKey{src.Namespace, serviceAccountOf(w.obj, path)}
+		if e.GuestIdentity.needsManagementAPI(w.object()) {
+			management[k] = true
+			continue
+		}
+		w.guestSA = &k
+		if acting[k] == nil {
+			acting[k] = w
+			order = append(order, k)
+		}
+	}
+	// isGuest says whether a service account acts on the guest; class is the class of the
+	// object that names it, for the configuration's matches.
+	isGuest := func(k saKey, class contract.Class) bool {
+		if k.namespace == "" || management[k] {
+			return false
+		}
+		return !e.GuestIdentity.needsManagementAPI(routing.Object{Class: class, Identity: contract.Identity{Version: "v1", Resource: "serviceaccounts", Namespace: k.namespace, Name: k.name}})
+	}
+	for k := range acting {
+		if !isGuest(k, acting[k].entry.Class) {
+			management[k] = true // selected as a service account that needs the management API
+		}
+	}
+	for _, w := range works {
+		if w.guestSA != nil && management[*w.guestSA] {
+			w.guestSA = nil // another workload acting as it needs the management API
+		}
+	}
+
+	// The service accounts the operator writes on the management side: to the guest.
+	written := map[saKey]bool{}
+	own := map[saKey]*work{}
+	var ownOrder []saKey
+	for _, w := range works {
+		src := w.entry.Source
+		if src.Group != "" || src.Resource != "serviceaccounts" || w.entry.Disposition != routing.Apply {
+			continue
+		}
+		k := saKey{src.Namespace, src.Name}
+		if w.entry.Target.Cluster == routing.ClusterGuest {
+			written[k] = true
+			continue
+		}
+		if !isGuest(k, w.entry.Class) || w.m.Metadata.Action.IsStatus() || !w.m.Metadata.Action.CarriesObject() || w.entry.Target.Cluster != routing.ClusterManagement {
+			continue
+		}
+		own[k] = w
+		ownOrder = append(ownOrder, k)
+		e.moveToGuestAs(w, RuleGuestIdentity, "a service account of a simulated namespace: its operands act on the guest as it")
+		written[k] = true
+	}
+	var added []*work
+	for _, k := range order {
+		if management[k] {
+			continue
+		}
+		if !written[k] {
+			added = append(added, e.serviceAccountWork(acting[k], nil, k, routing.ClusterGuest, "the identity its operands act as on the guest"))
+		}
+	}
+	// The renamed account the pods run as, on the management cluster, without a token: for
+	// the workloads of the plan and for those of other runs that name an account it writes.
+	seen := map[saKey]bool{}
+	for _, k := range append(order, ownOrder...) {
+		if seen[k] || management[k] {
+			continue
+		}
+		seen[k] = true
+		from := acting[k]
+		if from == nil {
+			from = own[k]
+		}
+		added = append(added, e.serviceAccountWork(from, own[k], k, routing.ClusterManagement, "its operands' pods run as it, without an API token"))
+	}
+
+	e.guestRBAC(works, isGuest)
+	return added
+}
+
+// guestRBAC moves to the guest the bindings placed on the management cluster that bind a
+// guest identity (and none that needs the management API), and the roles they refer to that
+// no binding left on the management cluster refers to.
+func (e Engine) guestRBAC(works []*work, isGuest func(saKey, contract.Class) bool) {
+	type roleKey struct{ kind, namespace, name string }
+	refOf := func(w *work) (roleKey, bool) {
+		ref := w.obj.Field("roleRef")
+		if ref == nil {
+			return roleKey{}, false
+		}
+		kind, name := fieldString(ref.Value, "kind"), fieldString(ref.Value, "name")
+		if kind == "ClusterRole" {
+			return roleKey{kind, "", name}, true
+		}
+		return roleKey{kind, w.entry.Source.Namespace, name}, true
+	}
+	moved, kept := map[roleKey]bool{}, map[roleKey]bool{}
+	for _, w := range works {
+		if !placedOn(w, routing.ClusterManagement) || !isBinding(w.entry.Source) || w.obj == nil {
+			continue
+		}
+		ref, hasRef := refOf(w)
+		anyGuest, anyManagement := false, false
+		for _, k := range serviceAccountSubjects(w.obj, w.entry.Source.Namespace) {
+			if isGuest(k, w.entry.Class) {
+				anyGuest = true
+			} else {
+				anyManagement = true
+			}
+		}
+		switch {
+		case anyGuest && !anyManagement:
+			e.moveToGuestAs(w, RuleGuestIdentity, "its subjects act on the guest as their standalone service accounts")
+			if hasRef {
+				moved[ref] = true
+			}
+		case anyGuest:
+			w.entry.Warnings = append(w.entry.Warnings, RuleGuestIdentity+": it binds service accounts acting on the guest and one that needs the management API; it stays on the management cluster, and grants nothing on the guest")
+			fallthrough
+		default:
+			if hasRef {
+				kept[ref] = true
+			}
+		}
+	}
+	for _, w := range works {
+		src := w.entry.Source
+		if !placedOn(w, routing.ClusterManagement) || src.Group != groupRBAC || w.obj == nil {
+			continue
+		}
+		var k roleKey
+		switch src.Resource {
+		case "roles":
+			k = roleKey{"Role", src.Namespace, src.Name}
+		case "clusterroles":
+			k = roleKey{"ClusterRole", "", src.Name}
+		default:
+			continue
+		}
+		switch {
+		case moved[k] && kept[k]:
+			w.entry.Warnings = append(w.entry.Warnings, RuleGuestIdentity+": bindings on both clusters refer to it; it stays on the management cluster, and the bindings moved to the guest refer to a role the guest lacks")
+		case moved[k]:
+			e.moveToGuestAs(w, RuleGuestIdentity, "a binding of service accounts acting on the guest refers to it")
+		}
+	}
+}
+
+// serviceAccountSubjects returns the ServiceAccount subjects of a binding in namespace ns
+// (a subject without a namespace is in the binding's).
+func serviceAccountSubjects(obj *yaml.RNode, ns string) []saKey {
+	subjects := obj.Field("subjects")
+	if subjects == nil {
+		return nil
+	}
+	elems, err := subjects.Value.Elements()
+	if err != nil {
+		return nil
+	}
+	var out []saKey
+	for _, s := range elems {
+		if fieldString(s, "kind") != "ServiceAccount" {
+			continue
+		}
+		k := saKey{fieldString(s, "namespace"), fieldString(s, "name")}
+		if k.namespace == "" {
+			k.namespace = ns
+		}
+		out = append(out, k)
+	}
+	return out
+}
+
+// serviceAccountOf returns the service account of the pod template at path in obj:
+// serviceAccountName, else the deprecated serviceAccount, else "default".
+func serviceAccountOf(obj *yaml.RNode, path []string) string {
+	spec := append(slices.Clone(path), "spec")
+	for _, field := range []string{"serviceAccountName", "serviceAccount"} {
+		if v, ok := fieldOf(obj, append(slices.Clone(spec), field)...); ok && v != "" {
+			return v
+		}
+	}
+	return "default"
+}
+
+// moveToGuestAs places w on the guest under its standalone identity, by rule.
+func (e Engine) moveToGuestAs(w *work, rule, why string) {
+	e.moveToGuest(w, why)
+	if w.entry.Disposition == routing.Apply {
+		w.entry.Rule = rule
+	}
+}
+
+// serviceAccountWork returns an entry of service account k on cluster that the operator
+// does not write there: on the guest its standalone identity, on the management cluster the
+// renamed account its operands' pods run as, whose token is not mounted (the rewrite sets
+// automountServiceAccountToken false and records it). The body is the operator's own
+// service account object when it writes one (own), else a bare one; it is applied with the
+// field manager of own, else of the workload w that acts as it.
+func (e Engine) serviceAccountWork(w, own *work, k saKey, cluster, why string) *work {
+	id := contract.Identity{Version: "v1", Resource: "serviceaccounts", Namespace: k.namespace, Name: k.name}
+	from := w
+	var obj *yaml.RNode
+	var err error
+	if own != nil && own.obj != nil {
+		from, obj = own, own.obj.Copy()
+		id.Version = own.entry.Source.Version
+	} else {
+		obj, err = yaml.Parse("apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: " + strconv.Quote(k.name) + "\n  namespace: " + strconv.Quote(k.namespace) + "\n")
+	}
+	class := contract.ClassUserWorkload
+	if cluster == routing.ClusterManagement {
+		class = w.entry.Class
+	}
+	m := &contract.Mutation{Class: class}
+	m.Metadata.Action = contract.ActionApply
+	m.Metadata.FieldManager = cmp.Or(from.m.Metadata.FieldManager, w.m.Metadata.FieldManager, e.Operator)
+	m.Metadata.SetIdentity(id)
+	reason := fmt.Sprintf("%s acts as it: %s", w.entry.Source, why)
+	if w == own {
+		reason = "the pods of workloads that name it run as it, without an API token"
+	}
+	sw := &work{m: m, obj: obj, tokenless: cluster == routing.ClusterManagement, entry: Entry{
+		Operator: e.Operator, Class: class, Action: m.Metadata.Action, Source: id,
+		Disposition: routing.Apply, Rule: RuleGuestIdentity,
+		Reason:     reason,
+		Transforms: []string{}, Warnings: []string{},
+	}}
+	if err != nil {
+		return sw.reject(RuleBody, err.Error())
+	}
+	if sw.m.Body, err = marshalBody(obj); err != nil {
+		return sw.reject(RuleBody, err.Error())
+	}
+	target, err := e.Names.ToTarget(cluster, id)
+	if err != nil {
+		return sw.reject(RuleNameMapping, err.Error())
+	}
+	sw.entry.Target = Target{Cluster: cluster, Identity: target}
+	return sw
+}
+
+// disableToken sets a service account's automountServiceAccountToken to false.
+func disableToken(obj *yaml.RNode) error {
+	return obj.PipeE(yaml.SetField("automountServiceAccountToken", falseNode()))
+}
+
+func falseNode() *yaml.RNode {
+	return yaml.NewRNode(&yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagBool, Value: "false"})
+}
+
+// guestIdentities returns the guest identities of the works that are applied, in plan order.
+func guestIdentities(works []*work) []GuestServiceAccount {
+	var out []GuestServiceAccount
+	at := map[saKey]int{}
+	for _, w := range works {
+		if w.guestSA == nil || w.entry.Disposition != routing.Apply {
+			continue
+		}
+		k := *w.guestSA
+		i, ok := at[k]
+		if !ok {
+			i = len(out)
+			at[k] = i
+			out = append(out, GuestServiceAccount{Namespace: k.namespace, Name: k.name, Secret: GuestKubeconfigSecretName(k.namespace, k.name)})
+		}
+		out[i].Workloads = append(out[i].Workloads, w.entry.Source)
+	}
+	return out
+}
+
+// GuestKubeconfig makes a pod template act as a guest service account: no management API
+// token, its own renamed service account on the management cluster, and the guest kubeconfig
+// Secret mounted in every container and init container with KUBECONFIG naming the file.
+type GuestKubeconfig struct {
+	// PodTemplatePath is the path of the pod template in the object (empty for a Pod).
+	PodTemplatePath []string `json:"podTemplatePath"`
+	// ServiceAccountName is the pod's service account on the management cluster.
+	ServiceAccountName string `json:"serviceAccountName"`
+	// SecretName is the kubeconfig Secret in the pod's namespace.
+	SecretName string `json:"secretName"`
+}
+
+var _ kio.Filter = GuestKubeconfig{}
+
+// Filter implements kio.Filter.
+func (f GuestKubeconfig) Filter(objs []*yaml.RNode) ([]*yaml.RNode, error) {
+	return kio.FilterAll(yaml.FilterFunc(func(o *yaml.RNode) (*yaml.RNode, error) {
+		spec, err := o.Pipe(yaml.LookupCreate(yaml.MappingNode, append(slices.Clone(f.PodTemplatePath), "spec")...))
+		if err != nil {
+			return nil, fmt.Errorf("%s: pod spec: %w", RuleGuestIdentity, err)
+		}
+		if err := spec.PipeE(yaml.SetField("automountServiceAccountToken", falseNode())); err != nil {
+			return nil, err
+		}
+		if err := spec.PipeE(yaml.SetField("serviceAccountName", yaml.NewStringRNode(f.ServiceAccountName))); err != nil {
+			return nil, err
+		}
+		if spec.Field("serviceAccount") != nil {
+			if err := spec.PipeE(yaml.SetField("serviceAccount", yaml.NewStringRNode(f.ServiceAccountName))); err != nil {
+				return nil, err
+			}
+		}
+		volume, err := yaml.Parse(fmt.Sprintf("name: %s\nsecret:\n  secretName: %s\n  defaultMode: %d\n", GuestKubeconfigVolume, strconv.Quote(f.SecretName), guestKubeconfigMode))
+		if err != nil {
+			return nil, err
+		}
+		if err := upsertNamed(spec, "volumes", volume); err != nil {
+			return nil, err
+		}
+		mount, err := yaml.Parse(fmt.Sprintf("name: %s\nmountPath: %s\nreadOnly: true\n", GuestKubeconfigVolume, GuestKubeconfigMountPath))
+		if err != nil {
+			return nil, err
+		}
+		env, err := yaml.Parse(fmt.Sprintf("name: %s\nvalue: %s\n", GuestKubeconfigEnv, GuestKubeconfigMountPath+"/"+GuestKubeconfigKey))
+		if err != nil {
+			return nil, err
+		}
+		for _, list := range []string{"initContainers", "containers"} {
+			containers := spec.Field(list)
+			if containers == nil {
+				continue
+			}
+			cs, err := containers.Value.Elements()
+			if err != nil {
+				return nil, fmt.Errorf("%s: %s: %w", RuleGuestIdentity, list, err)
+			}
+			for _, c := range cs {
+				if err := upsertNamed(c, "volumeMounts", mount.Copy()); err != nil {
+					return nil, err
+				}
+				if err := upsertNamed(c, "env", env.Copy()); err != nil {
+					return nil, err
+				}
+			}
+		}
+		return o, nil
+	})).Filter(objs)
+}
+
+// upsertNamed replaces the element of the list field of n with item's name, or appends item.
+func upsertNamed(n *yaml.RNode, field string, item *yaml.RNode) error {
+	list, err := n.Pipe(yaml.LookupCreate(yaml.SequenceNode, field))
+	if err != nil {
+		return fmt.Errorf("%s: %s: %w", RuleGuestIdentity, field, err)
+	}
+	name := fieldString(item, "name")
+	elems, err := list.Elements()
+	if err != nil {
+		return fmt.Errorf("%s: %s: %w", RuleGuestIdentity, field, err)
+	}
+	for i, e := range elems {
+		if fieldString(e, "name") == name {
+			list.YNode().Content[i] = item.YNode()
+			return nil
+		}
+	}
+	return list.PipeE(yaml.Append(item.YNode()))
+}
