@@ -222,18 +222,10 @@ func TestRealCAOHosted(t *testing.T) {
 	}
 	t.Logf("settled in %s: %v runs (%v), last result %s", converged.Round(time.Second), total(), settled[op], status.Data["result"])
 
-	mutating := func() float64 {
-		f := p.metrics(t)
-		var n float64
-		for _, m := range []string{"POST", "PUT", "PATCH", "DELETE"} {
-			n += sum(f, "rest_client_requests_total", map[string]string{"method": m})
-		}
-		return n
-	}
-	before := mutating()
+	before := p.mutatingRequests(t)
 	t.Logf("%v mutating requests to converge; now %s without any input change", before, quiet)
 	time.Sleep(quiet)
-	if d := mutating() - before; d != 0 {
+	if d := p.mutatingRequests(t) - before; d != 0 {
 		t.Errorf("%v mutating requests in %s without any input change, want 0; runs now %v", d, quiet, p.runs(t, op))
 	}
 
@@ -416,17 +408,9 @@ status:
 		t.Error("topolayer wrote none of the resident operator's objects")
 	}
 
-	mutating := func() float64 {
-		f := p.metrics(t)
-		var n float64
-		for _, m := range []string{"POST", "PUT", "PATCH", "DELETE"} {
-			n += sum(f, "rest_client_requests_total", map[string]string{"method": m})
-		}
-		return n
-	}
-	before := mutating()
+	before := p.mutatingRequests(t)
 	time.Sleep(quiet)
-	if d := mutating() - before; d != 0 {
+	if d := p.mutatingRequests(t) - before; d != 0 {
 		t.Errorf("%v mutating requests in %s without any input change, want 0; runs now %v", d, quiet, p.runs(t, op))
 	}
 }
@@ -515,4 +499,16 @@ func fieldsStillResident(t *testing.T, obj *unstructured.Unstructured, since tim
 		}
 	}
 	return theirs.Intersection(ours).Leaves(), wrote
+}
+
+// mutatingRequests is the number of mutating requests (POST, PUT, PATCH, DELETE) the process
+// has sent to the API servers, from its client metrics.
+func (p *runProcess) mutatingRequests(t *testing.T) float64 {
+	t.Helper()
+	f := p.metrics(t)
+	var n float64
+	for _, m := range []string{"POST", "PUT", "PATCH", "DELETE"} {
+		n += sum(f, "rest_client_requests_total", map[string]string{"method": m})
+	}
+	return n
 }
