@@ -46,12 +46,14 @@ func TestPlanTableShowsScopeWarnings(t *testing.T) {
 		want   []string
 	}{
 		"as configured": {hostedConfig, []string{
-			"\nWARNINGS\n",
-			"networkpolicies.networking.k8s.io/openshift-authentication/oauth-server-networkpolicy: " + translate.RuleSelectorScope + ": ",
+			"\nWARNINGS (",
+			"\n" + translate.RuleSelectorScope + " (1)\n",
+			"networkpolicies/oauth-server-networkpolicy: spec.ingress[1].from[0]: ",
 		}},
 		"with a patch that undoes the scoping": {config, []string{
-			"\nWARNINGS\n",
-			"networkpolicies.networking.k8s.io/openshift-authentication/default-deny-all: " + translate.RuleScopeCheck + ": spec.podSelector: does not keep to simulated namespace openshift-authentication",
+			"\nWARNINGS (",
+			"\n" + translate.RuleScopeCheck + " (1)\n",
+			"networkpolicies/default-deny-all: spec.podSelector: does not keep to simulated namespace openshift-authentication",
 		}},
 	} {
 		t.Run(name, func(t *testing.T) {
