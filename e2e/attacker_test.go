@@ -257,8 +257,9 @@ func TestAttackerTable(t *testing.T) {
 			if !agg.Allowed {
 				t.Errorf("%s as it landed violates Pod Security restricted: %s", key, agg.ForbiddenDetail())
 			}
-			if spec.NodeName != "" || len(spec.Volumes) > 0 {
-				t.Errorf("%s kept nodeName %q or volumes %v", key, spec.NodeName, spec.Volumes)
+			hostPaths := slices.ContainsFunc(spec.Volumes, func(v corev1.Volume) bool { return v.HostPath != nil })
+			if spec.NodeName != "" || hostPaths {
+				t.Errorf("%s kept nodeName %q or a hostPath volume: %v", key, spec.NodeName, spec.Volumes)
 			}
 			t.Logf("%s landed restricted: hostPID %v hostNetwork %v hostIPC %v, securityContext %+v", key, spec.HostPID, spec.HostNetwork, spec.HostIPC, spec.Containers[0].SecurityContext)
 		}
@@ -412,34 +413,76 @@ func TestAttackerTable(t *testing.T) {
 				}
 				return
 			}
+			// What may change: the objects applied (the attack's, contained), and what the
+			// operand's guest identity brings (hosted/guest-identity: its namespace, service
+			// account and their RBAC on the guest; its kubeconfig Secret on management).
 			landed := map[string]*unstructured.Unstructured{}
-			var want []string
+			want := map[string][]string{}
 			for _, r := range parseApply(t, stdout) {
-				c, dyn := r.Cluster, mgmt
-				if c != cluster.Management {
-					t.Fatalf("%s landed on %s", r.Source, c)
+				if r.Cluster == cluster.Guest || !isSource(a.mutations, r.Source) {
+					gr, rest, _ := strings.Cut(r.Target, "/")
+					if !guestIdentityKinds[gr] {
+						t.Fatalf("%s landed on %s as %s", r.Source, r.Cluster, r.Target)
+					}
+					if r.Status == "applied" {
+						ns, name, found := strings.Cut(rest, "/")
+						if !found {
+							ns, name = "", rest
+						}
+						want[r.Cluster] = append(want[r.Cluster], gr+" "+ns+"/"+name)
+					}
+					continue
+				}
+				if r.Cluster != cluster.Management {
+					t.Fatalf("%s landed on %s", r.Source, r.Cluster)
 				}
 				id := targetIdentity(t, a.mutations, r)
-				obj, err := resourceOf(dyn, id).Get(t.Context(), id.Name, metav1.GetOptions{})
+				obj, err := resourceOf(mgmt, id).Get(t.Context(), id.Name, metav1.GetOptions{})
 				if err != nil {
 					t.Fatal(err)
 				}
-				landed[c+":"+id.String()] = obj
-				want = append(want, id.GroupResource().String()+" "+id.Namespace+"/"+id.Name)
+				landed[r.Cluster+":"+id.String()] = obj
+				want[r.Cluster] = append(want[r.Cluster], id.GroupResource().String()+" "+id.Namespace+"/"+id.Name)
 				t.Cleanup(func() {
 					zero := int64(0)
-					if err := resourceOf(dyn, id).Delete(context.Background(), id.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil && !apierrors.IsNotFound(err) {
+					if err := resourceOf(mgmt, id).Delete(context.Background(), id.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil && !apierrors.IsNotFound(err) {
 						t.Errorf("clean up %s: %v", id, err)
 					}
 				})
 			}
-			slices.Sort(want)
-			if got := diff[cluster.Management]; !slices.Equal(got, want) || len(diff[cluster.Guest]) > 0 {
-				t.Errorf("the servers changed by %v, want only the management objects %v", diff, want)
+			for _, k := range diff[cluster.Management] {
+				if strings.HasPrefix(k, "secrets "+hcp.Namespace+"/guest-kubeconfig.") && !slices.Contains(want[cluster.Management], k) {
+					want[cluster.Management] = append(want[cluster.Management], k)
+				}
+			}
+			for _, c := range []string{cluster.Management, cluster.Guest} {
+				slices.Sort(want[c])
+				if got := diff[c]; !slices.Equal(got, want[c]) {
+					t.Errorf("%s changed by %v, want only %v", c, got, want[c])
+				}
 			}
 			a.check(t, landed)
 		})
 	}
+}
+
+// guestIdentityKinds are the resources hosted/guest-identity writes on the guest for an
+// operand of the management cluster: its namespace, its service account, and their RBAC.
+var guestIdentityKinds = map[string]bool{
+	"namespaces": true, "serviceaccounts": true,
+	"roles.rbac.authorization.k8s.io": true, "rolebindings.rbac.authorization.k8s.io": true,
+	"clusterroles.rbac.authorization.k8s.io": true, "clusterrolebindings.rbac.authorization.k8s.io": true,
+}
+
+// isSource reports whether source (group-resource/namespace/name) is one of ms.
+func isSource(ms []contract.Mutation, source string) bool {
+	for _, m := range ms {
+		id := m.Identity()
+		if source == id.GroupResource().String()+"/"+id.Namespace+"/"+id.Name {
+			return true
+		}
+	}
+	return false
 }
 
 // targetIdentity returns the identity on its cluster of an apply result's object (results
