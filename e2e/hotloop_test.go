@@ -71,15 +71,7 @@ func startManager(t *testing.T, cfg *config.TopologyConfig, ops []manager.Operat
 	if err != nil {
 		return nil, nil, err
 	}
-	ctx, stop := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	})
+	runUntilCleanup(t, t.Context(), mgr)
 	return m, reg, nil
 }
 

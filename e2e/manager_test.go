@@ -101,15 +101,7 @@ func TestManagerHosted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mctx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(mctx) }()
-	t.Cleanup(func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	})
+	runUntilCleanup(t, ctx, mgr)
 
 	mgmtCS, _ := clients(t, hosted.Config(cluster.Management))
 	echoed := func(op string) (string, error) {
@@ -184,4 +176,19 @@ func TestManagerHosted(t *testing.T) {
 		t.Errorf("the status does not name the change that caused the run:\n%s", st.Data["status.yaml"])
 	}
 	t.Logf("status of %s:\n%s", a, st.Data["status.yaml"])
+}
+
+// runUntilCleanup starts mgr until the end of the test, which then checks that it stopped
+// cleanly.
+func runUntilCleanup(t *testing.T, ctx context.Context, mgr ctrl.Manager) {
+	t.Helper()
+	mctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(mctx) }()
+	t.Cleanup(func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	})
 }

@@ -109,15 +109,7 @@ func TestRunRefreshesGuestKubeconfig(t *testing.T) {
 		Operators: []manager.Operator{operandOperator(opName, ns, name, &runs)}, WorkDir: t.TempDir(), RefreshClock: fake, Registerer: prometheus.NewRegistry()}); err != nil {
 		t.Fatal(err)
 	}
-	mctx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(mctx) }()
-	t.Cleanup(func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	})
+	runUntilCleanup(t, ctx, mgr)
 
 	mgmtCS, _ := clients(t, hosted.Config(cluster.Management))
 	secretName := translate.GuestKubeconfigSecretName(ns, name)

@@ -3,13 +3,13 @@ package main
 import (
 	"bytes"
 	"flag"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/topolayer/topolayer/contract/contracttest"
 	"github.com/topolayer/topolayer/sdk/samples/sample"
 )
 
@@ -66,29 +66,7 @@ func TestExampleOutputs(t *testing.T) {
 	if diff := cmp.Diff(string(want), string(gotDecl)); diff != "" {
 		t.Errorf("%s is not the sample operator's; %s\n(-committed +generated):\n%s", exampleOutputResources, regen, diff)
 	}
-	if diff := cmp.Diff(readTree(t, exampleOutputDir), readTree(t, gotDir)); diff != "" {
+	if diff := cmp.Diff(contracttest.ReadTree(t, exampleOutputDir), contracttest.ReadTree(t, gotDir)); diff != "" {
 		t.Errorf("%s is not the sample operator's output; %s\n(-committed +generated):\n%s", exampleOutputDir, regen, diff)
 	}
-}
-
-// readTree returns the files below dir by relative path.
-func readTree(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		out[filepath.ToSlash(rel)] = string(data)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
 }

@@ -148,16 +148,7 @@ func TestMalformedInputsWriteNothing(t *testing.T) {
 // writes nothing.
 func TestRejectedWritesNothing(t *testing.T) {
 	dir := contracttest.WriteValidOutputDir(t, filepath.Join(t.TempDir(), "out"))
-	declared := contracttest.ValidOutputResources()
-	declared.ManagementResources.ExactResources = declared.ManagementResources.ExactResources[1:] // forget the Namespace
-	declFile := filepath.Join(t.TempDir(), "output-resources.yaml")
-	data, err := contract.MarshalOutputResources(declared)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(declFile, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	declFile := withoutNamespaceDeclared(t)
 	stdout, _, err := run(t, "plan", "--config", standaloneConfig, "--from", dir, "--output-resources", declFile)
 	if err == nil || !strings.Contains(err.Error(), "1 of 8 mutations rejected") {
 		t.Fatalf("plan: %v", err)
@@ -231,4 +222,22 @@ func TestEmptyOutputDirRefused(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withoutNamespaceDeclared writes the valid output directory's declarations without its
+// Namespace (contracttest.ValidOutputResources' first exact resource) and returns the file:
+// one of its mutations is then undeclared.
+func withoutNamespaceDeclared(t *testing.T) string {
+	t.Helper()
+	declared := contracttest.ValidOutputResources()
+	declared.ManagementResources.ExactResources = declared.ManagementResources.ExactResources[1:]
+	declFile := filepath.Join(t.TempDir(), "output-resources.yaml")
+	data, err := contract.MarshalOutputResources(declared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(declFile, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return declFile
 }

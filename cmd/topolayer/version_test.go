@@ -3,13 +3,11 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"testing"
 
-	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/contract/contracttest"
 )
 
@@ -54,16 +52,7 @@ func TestVersion(t *testing.T) {
 // command line, 1 for a failure.
 func TestExitStatus(t *testing.T) {
 	dir := contracttest.WriteValidOutputDir(t, filepath.Join(t.TempDir(), "out"))
-	declared := contracttest.ValidOutputResources()
-	declared.ManagementResources.ExactResources = declared.ManagementResources.ExactResources[1:] // forget the Namespace
-	declFile := filepath.Join(t.TempDir(), "output-resources.yaml")
-	data, err := contract.MarshalOutputResources(declared)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(declFile, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	declFile := withoutNamespaceDeclared(t)
 	tests := map[string]struct {
 		args []string
 		want int
