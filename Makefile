@@ -26,6 +26,7 @@ FUZZTIME ?= 60s
 FUZZ_TARGETS := \
 	./contract:FuzzParseMetadata \
 	./contract:FuzzReadOutputDir \
+	./contract:FuzzParseObject \
 	./contract:FuzzReadInputDir \
 	./contract:FuzzParseOutputResources \
 	./contract:FuzzParseInputResources \

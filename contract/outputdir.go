@@ -2,7 +2,9 @@ package contract
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -13,7 +15,9 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 )
@@ -86,11 +90,32 @@ func ReadOutputDir(dir string, opts ReadOptions) (*OutputDir, error) {
 // ReadOutputDirContext is ReadOutputDir, stopping with ctx's error before the next file once
 // ctx is done.
 func ReadOutputDirContext(ctx context.Context, dir string, opts ReadOptions) (*OutputDir, error) {
+	var ms []Mutation
+	out, err := WalkOutputDir(ctx, dir, opts, func(m *Mutation) error {
+		ms = append(ms, *m)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out.Mutations = ms
+	sortMutations(out.Mutations)
+	return out, nil
+}
+
+// WalkOutputDir reads dir as ReadOutputDirContext does, but hands each mutation to visit as
+// soon as it is read and checked, in the order the reader meets them (not sorted), and keeps
+// none: the returned OutputDir has no Mutations. A reader of a large directory holds one
+// mutation at a time. visit's first error stops the walk and is returned; so is the reader's
+// error when a file is malformed, after visit has seen the mutations read before it, so a
+// caller must not publish what it made of them until WalkOutputDir returns nil.
+func WalkOutputDir(ctx context.Context, dir string, opts ReadOptions, visit func(*Mutation) error) (*OutputDir, error) {
 	r, err := newTreeReader(ctx, dir, opts)
 	if err != nil {
 		return nil, err
 	}
-	defer r.root.Close()
+	defer r.close()
+	r.visit = visit
 
 	out := &OutputDir{}
 	entries, err := fs.ReadDir(r.fsys, ".")
@@ -121,11 +146,12 @@ func ReadOutputDirContext(ctx context.Context, dir string, opts ReadOptions) (*O
 			r.fail(name, "", "", fmt.Errorf("unexpected entry: an output directory holds only %v, %s, %s and %s", Classes, ControllerResultsFile, stdoutLog, stderrLog))
 		}
 	}
+	if r.visitErr != nil {
+		return nil, r.visitErr
+	}
 	if err := r.err(); err != nil {
 		return nil, err
 	}
-	out.Mutations = r.mutations
-	sortMutations(out.Mutations)
 	return out, nil
 }
 
@@ -136,7 +162,7 @@ func ReadActionTree(dir string, class Class, opts ReadOptions) ([]Mutation, erro
 	if err != nil {
 		return nil, err
 	}
-	defer r.root.Close()
+	defer r.close()
 	r.readActions(".", class)
 	if err := r.err(); err != nil {
 		return nil, err
@@ -167,6 +193,43 @@ type treeReader struct {
 	errs      []error
 	dropped   int
 	mutations []Mutation
+	// dir and dirRoot are the folder the last file was read from and a root opened on it:
+	// the files of one mutation folder are read through it, so that each read resolves one
+	// name, not the whole path again.
+	lastDir string
+	dirRoot *os.Root
+	// visit, when set, receives each mutation instead of mutations; its first error stops
+	// the reader.
+	visit    func(*Mutation) error
+	visitErr error
+}
+
+// close closes the roots the reader opened.
+func (r *treeReader) close() {
+	if r.dirRoot != nil {
+		r.dirRoot.Close()
+	}
+	r.root.Close()
+}
+
+// rootOf returns a root opened on the folder rel is in, and rel's name in it.
+func (r *treeReader) rootOf(rel string) (*os.Root, string, error) {
+	dir, name := path.Split(rel)
+	if dir == "" {
+		return r.root, name, nil
+	}
+	if r.dirRoot == nil || dir != r.lastDir {
+		if r.dirRoot != nil {
+			r.dirRoot.Close()
+			r.dirRoot = nil
+		}
+		sub, err := r.root.OpenRoot(dir)
+		if err != nil {
+			return nil, "", err
+		}
+		r.dirRoot, r.lastDir = sub, dir
+	}
+	return r.dirRoot, name, nil
 }
 
 func newTreeReader(ctx context.Context, dir string, opts ReadOptions) (*treeReader, error) {
@@ -258,7 +321,11 @@ func (r *treeReader) read(rel string) ([]byte, error) {
 	if r.stopped != nil {
 		return nil, errStopped
 	}
-	data, err := readLimited(r.root, rel, r.opts.MaxFileSize)
+	root, name, err := r.rootOf(rel)
+	if err != nil {
+		return nil, err
+	}
+	data, err := readLimited(root, name, r.opts.MaxFileSize)
 	if err != nil {
 		return nil, err
 	}
@@ -287,9 +354,23 @@ func readLimited(root *os.Root, rel string, limit int64) ([]byte, error) {
 	if fi.Size() > limit {
 		return nil, fmt.Errorf("%d bytes, larger than the limit of %d", fi.Size(), limit)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
+	// Read the size Stat gave and one byte more, to see a file that grew meanwhile.
+	data := make([]byte, 0, fi.Size()+1)
+	for {
+		n, err := f.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if int64(len(data)) > limit {
+			break
+		}
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
 	}
 	if int64(len(data)) > limit {
 		return nil, fmt.Errorf("larger than the limit of %d bytes", limit)
@@ -456,7 +537,8 @@ func (r *treeReader) readMutation(rec *record, class Class, action Action, where
 		r.fail(bodyPath, obj, "", err)
 		return
 	}
-	if err := checkBody(md, body, r.opts.Discovery); err != nil {
+	object, err := checkBody(md, body, r.opts.Discovery)
+	if err != nil {
 		r.fail(bodyPath, obj, "", err)
 		return
 	}
@@ -473,90 +555,145 @@ func (r *treeReader) readMutation(rec *record, class Class, action Action, where
 			return
 		}
 	}
-	r.mutations = append(r.mutations, Mutation{
+	m := Mutation{
 		Class:    class,
 		Metadata: md,
 		Prefix:   rec.prefix,
 		Body:     body,
+		Object:   object,
 		Options:  options,
 		Path:     bodyPath,
-	})
-}
 
-// objectHeader is the part of a body the reader checks against the metadata.
-type objectHeader struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
-	Metadata   struct {
-		Name         string `json:"name"`
-		Namespace    string `json:"namespace"`
-		GenerateName string `json:"generateName"`
-	} `json:"metadata"`
+		read: &metadataRead{file: metaBytes, as: md},
+	}
+	if r.visit == nil {
+		r.mutations = append(r.mutations, m)
+		return
+	}
+	if err := r.visit(&m); err != nil {
+		r.visitErr, r.stopped = err, err
+	}
 }
 
 // checkBody decodes a body and checks it against its metadata: object-bearing actions need an
-// object of the metadata's group whose name, namespace and kind fit; JSON patches are lists;
-// merge patches are objects; Delete bodies are DeleteOptions.
-func checkBody(md Metadata, body []byte, disc *Discovery) error {
+// object of the metadata's group whose name, namespace and kind fit (it is returned, parsed);
+// JSON patches are lists; merge patches are objects; Delete bodies are DeleteOptions.
+func checkBody(md Metadata, body []byte, disc *Discovery) (*unstructured.Unstructured, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
-		return errors.New("empty body")
+		return nil, errors.New("empty body")
 	}
 	switch md.Action {
 	case ActionPatch, ActionPatchStatus:
 		if md.PatchType == PatchTypeJSON {
 			var ops []map[string]any
 			if err := yaml.Unmarshal(body, &ops); err != nil {
-				return fmt.Errorf("decode JSON patch: %w", err)
+				return nil, fmt.Errorf("decode JSON patch: %w", err)
 			}
 			for i, op := range ops {
 				if _, ok := op["op"].(string); !ok {
-					return fieldError(fmt.Sprintf("[%d].op", i), errors.New("required"))
+					return nil, fieldError(fmt.Sprintf("[%d].op", i), errors.New("required"))
 				}
 				if _, ok := op["path"].(string); !ok {
-					return fieldError(fmt.Sprintf("[%d].path", i), errors.New("required"))
+					return nil, fieldError(fmt.Sprintf("[%d].path", i), errors.New("required"))
 				}
 			}
-			return nil
+			return nil, nil
 		}
 		var patch map[string]any
 		if err := yaml.Unmarshal(body, &patch); err != nil {
-			return fmt.Errorf("decode %s: %w", md.PatchType, err)
+			return nil, fmt.Errorf("decode %s: %w", md.PatchType, err)
 		}
-		return nil
+		return nil, nil
 	case ActionDelete:
-		var h objectHeader
+		var h struct {
+			Kind string `json:"kind"`
+		}
 		if err := yaml.Unmarshal(body, &h); err != nil {
-			return fmt.Errorf("decode DeleteOptions: %w", err)
+			return nil, fmt.Errorf("decode DeleteOptions: %w", err)
 		}
 		if h.Kind != "DeleteOptions" {
-			return fieldError("kind", fmt.Errorf("%q, but a Delete body is a DeleteOptions", h.Kind))
+			return nil, fieldError("kind", fmt.Errorf("%q, but a Delete body is a DeleteOptions", h.Kind))
 		}
-		return nil
+		return nil, nil
 	}
-	var h objectHeader
-	if err := yaml.Unmarshal(body, &h); err != nil {
-		return fmt.Errorf("decode body: %w", err)
+	m, err := ParseObject(body)
+	if err != nil {
+		return nil, fmt.Errorf("decode body: %w", err)
 	}
-	gv, err := schema.ParseGroupVersion(h.APIVersion)
+	obj := &unstructured.Unstructured{Object: m}
+	return obj, checkObject(md, obj, disc)
+}
+
+// checkObject checks an object against its metadata: its group, namespace, name (or
+// generateName) and kind.
+func checkObject(md Metadata, obj *unstructured.Unstructured, disc *Discovery) error {
+	var h struct{ apiVersion, kind, name, namespace, generateName string }
+	var errs []error
+	field := func(to *string, path ...string) {
+		v, found, err := unstructured.NestedFieldNoCopy(obj.Object, path...)
+		if !found || v == nil {
+			return
+		}
+		s, ok := v.(string)
+		if err != nil || !ok {
+			errs = append(errs, fieldError(strings.Join(path, "."), fmt.Errorf("a %T, not a string", v)))
+			return
+		}
+		*to = s
+	}
+	if meta, ok := obj.Object["metadata"]; ok && meta != nil {
+		if _, ok := meta.(map[string]any); !ok {
+			return fieldError("metadata", fmt.Errorf("a %T, not an object", meta))
+		}
+	}
+	field(&h.apiVersion, "apiVersion")
+	field(&h.kind, "kind")
+	field(&h.name, "metadata", "name")
+	field(&h.namespace, "metadata", "namespace")
+	field(&h.generateName, "metadata", "generateName")
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	gv, err := schema.ParseGroupVersion(h.apiVersion)
 	switch {
-	case h.APIVersion == "":
+	case h.apiVersion == "":
 		return fieldError("apiVersion", errors.New("required"))
 	case err != nil:
 		return fieldError("apiVersion", err)
-	case h.Kind == "":
+	case h.kind == "":
 		return fieldError("kind", errors.New("required"))
 	case gv.Group != md.ResourceType.Group:
-		return fieldError("apiVersion", fmt.Errorf("%q is not in group %q of the metadata", h.APIVersion, md.ResourceType.Group))
-	case h.Metadata.Namespace != md.Namespace:
-		return fieldError("metadata.namespace", fmt.Errorf("%q, but the metadata says %q", h.Metadata.Namespace, md.Namespace))
-	case h.Metadata.Name != md.Name:
-		return fieldError("metadata.name", fmt.Errorf("%q, but the metadata says %q", h.Metadata.Name, md.Name))
-	case md.Name == "" && h.Metadata.GenerateName != md.GenerateName:
-		return fieldError("metadata.generateName", fmt.Errorf("%q, but the metadata says %q", h.Metadata.GenerateName, md.GenerateName))
+		return fieldError("apiVersion", fmt.Errorf("%q is not in group %q of the metadata", h.apiVersion, md.ResourceType.Group))
+	case h.namespace != md.Namespace:
+		return fieldError("metadata.namespace", fmt.Errorf("%q, but the metadata says %q", h.namespace, md.Namespace))
+	case h.name != md.Name:
+		return fieldError("metadata.name", fmt.Errorf("%q, but the metadata says %q", h.name, md.Name))
+	case md.Name == "" && h.generateName != md.GenerateName:
+		return fieldError("metadata.generateName", fmt.Errorf("%q, but the metadata says %q", h.generateName, md.GenerateName))
 	}
 	gvr := schema.GroupVersionResource{Group: md.ResourceType.Group, Version: gv.Version, Resource: md.ResourceType.Resource}
-	if kind, ok := disc.KindFor(gvr); ok && kind != h.Kind {
-		return fieldError("kind", fmt.Errorf("%q, but %s holds %s objects", h.Kind, gvr.GroupResource(), kind))
+	if kind, ok := disc.KindFor(gvr); ok && kind != h.kind {
+		return fieldError("kind", fmt.Errorf("%q, but %s holds %s objects", h.kind, gvr.GroupResource(), kind))
+	}
+	return nil
+}
+
+// ParseObjects parses the body of every object-bearing mutation of out that has no Object yet
+// and checks it against its metadata, as the reader does: for directories built in memory.
+func ParseObjects(out *OutputDir, disc *Discovery) error {
+	if disc == nil {
+		disc = DefaultDiscovery()
+	}
+	for i := range out.Mutations {
+		m := &out.Mutations[i]
+		if m.Object != nil || !m.Metadata.Action.CarriesObject() {
+			continue
+		}
+		obj, err := checkBody(m.Metadata, m.Body, disc)
+		if err != nil {
+			return fileErr(m.Path, m.Identity().String(), "", err)
+		}
+		m.Object = obj
 	}
 	return nil
 }
@@ -631,60 +768,216 @@ type File struct {
 // that would land on the same file (identical duplicates collapse, as in the contract).
 func planFiles(folders map[string][]Mutation, opts WriteOptions) ([]File, error) {
 	var files []File
-	written := map[string][]byte{}
+	seen := fileSet{}
 	var errs []error
-	add := func(p string, data []byte, id Identity) {
-		if prev, ok := written[p]; ok {
-			if !bytes.Equal(prev, data) {
-				errs = append(errs, fmt.Errorf("%s: %s: two different mutations would be written to this file", p, id))
-			}
-			return
-		}
-		written[p] = data
-		files = append(files, File{Path: p, Data: data})
-	}
 	for _, folder := range slices.Sorted(maps.Keys(folders)) {
 		for i := range folders[folder] {
-			m := &folders[folder][i]
-			meta, err := MarshalMetadata(m.Metadata, opts.NameKey)
+			fs, err := mutationFiles(folder, &folders[folder][i], opts, seen)
 			if err != nil {
-				errs = append(errs, fmt.Errorf("%s: %s: %w", folder, m.Identity(), err))
-				continue
+				errs = append(errs, err)
 			}
-			body, metaPath, optPath := MutationFiles(m)
-			add(path.Join(folder, body), m.Body, m.Identity())
-			add(path.Join(folder, metaPath), meta, m.Identity())
-			if m.Options != nil {
-				add(path.Join(folder, optPath), m.Options, m.Identity())
-			}
+			files = append(files, fs...)
 		}
 	}
 	return files, errors.Join(errs...)
 }
 
+// fileSet remembers the files a writer has placed, by a digest of their path, with a digest
+// of their content: a streaming writer of a large directory keeps 64 bytes a file.
+type fileSet map[[sha256.Size]byte][sha256.Size]byte
+
+func (s fileSet) add(path string, data []byte) (seen, same bool) {
+	key, sum := sha256.Sum256([]byte(path)), sha256.Sum256(data)
+	if prev, ok := s[key]; ok {
+		return true, prev == sum
+	}
+	s[key] = sum
+	return false, true
+}
+
+// mutationFiles returns the files of one mutation under folder that seen does not hold
+// already, and records them; a file seen with other content is an error.
+func mutationFiles(folder string, m *Mutation, opts WriteOptions, seen fileSet) ([]File, error) {
+	meta, err := m.metadataBytes(opts.NameKey)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", folder, m.Identity(), err)
+	}
+	body, metaPath, optPath := MutationFiles(m)
+	candidates := []File{{path.Join(folder, body), m.Body}, {path.Join(folder, metaPath), meta}}
+	if m.Options != nil {
+		candidates = append(candidates, File{path.Join(folder, optPath), m.Options})
+	}
+	var out []File
+	var errs []error
+	for _, f := range candidates {
+		if dup, same := seen.add(f.Path, f.Data); dup {
+			if !same {
+				errs = append(errs, fmt.Errorf("%s: %s: two different mutations would be written to this file", f.Path, m.Identity()))
+			}
+			continue
+		}
+		out = append(out, f)
+	}
+	return out, errors.Join(errs...)
+}
+
 // WriteFiles writes files below dir through an os.Root, so no path can place a file outside
 // it. dir must not exist or be empty.
 func WriteFiles(dir string, files []File) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	if entries, err := os.ReadDir(dir); err != nil {
-		return err
-	} else if len(entries) > 0 {
-		return fmt.Errorf("%s: directory is not empty", dir)
-	}
-	root, err := os.OpenRoot(dir)
+	fw, err := openFileWriter(dir)
 	if err != nil {
 		return err
 	}
-	defer root.Close()
 	for _, f := range files {
-		if err := root.MkdirAll(path.Dir(f.Path), 0o755); err != nil {
-			return fmt.Errorf("%s: %w", path.Join(dir, f.Path), err)
-		}
-		if err := root.WriteFile(f.Path, f.Data, 0o644); err != nil {
-			return fmt.Errorf("%s: %w", path.Join(dir, f.Path), err)
+		if err := fw.write(f); err != nil {
+			fw.close()
+			return err
 		}
 	}
+	return fw.close()
+}
+
+// fileWriter writes files below a directory through an os.Root. Files come folder by
+// folder: each folder is made and opened once, and each file is written by its name in it.
+type fileWriter struct {
+	dir    string
+	root   *os.Root
+	folder string
+	in     *os.Root
+}
+
+// openFileWriter makes dir, which must not exist or be empty, and opens it.
+func openFileWriter(dir string) (*fileWriter, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	if entries, err := os.ReadDir(dir); err != nil {
+		return nil, err
+	} else if len(entries) > 0 {
+		return nil, fmt.Errorf("%s: directory is not empty", dir)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &fileWriter{dir: dir, root: root}, nil
+}
+
+func (w *fileWriter) write(f File) error {
+	folder, name := path.Split(f.Path)
+	if w.in == nil || folder != w.folder {
+		if w.in != nil {
+			w.in.Close()
+			w.in = nil
+		}
+		d := cmp.Or(folder, ".")
+		if err := w.root.MkdirAll(d, 0o755); err != nil {
+			return fmt.Errorf("%s: %w", path.Join(w.dir, f.Path), err)
+		}
+		in, err := w.root.OpenRoot(d)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path.Join(w.dir, f.Path), err)
+		}
+		w.in, w.folder = in, folder
+	}
+	if err := w.in.WriteFile(name, f.Data, 0o644); err != nil {
+		return fmt.Errorf("%s: %w", path.Join(w.dir, f.Path), err)
+	}
 	return nil
+}
+
+func (w *fileWriter) close() error {
+	if w.in != nil {
+		w.in.Close()
+	}
+	return w.root.Close()
+}
+
+// FolderWriter writes mutations under named top folders of a directory one at a time, as
+// WriteFolders writes them all at once, for a writer that streams a plan: each mutation's
+// files are queued when it is given and written by a goroutine of the writer while the
+// caller reads and plans the next ones, so nothing is held but the queue and the paths
+// written. Unlike WriteFolders it cannot check everything before the first file: write into
+// a staging directory and publish it only once Close returned nil.
+type FolderWriter struct {
+	fw    *fileWriter
+	opts  WriteOptions
+	seen  fileSet
+	queue chan File
+	done  chan struct{}
+	err   atomic.Pointer[error] // the first error writing a file
+}
+
+// folderWriterQueue is how many files a FolderWriter holds before Write waits for the disk.
+const folderWriterQueue = 256
+
+// NewFolderWriter opens dir, which must be empty or absent, for writing. Close it.
+func NewFolderWriter(dir string, opts WriteOptions) (*FolderWriter, error) {
+	fw, err := openFileWriter(dir)
+	if err != nil {
+		return nil, err
+	}
+	w := &FolderWriter{fw: fw, opts: opts, seen: fileSet{}, queue: make(chan File, folderWriterQueue), done: make(chan struct{})}
+	go w.drain()
+	return w, nil
+}
+
+// drain writes the queued files; after an error it only empties the queue.
+func (w *FolderWriter) drain() {
+	defer close(w.done)
+	for f := range w.queue {
+		if w.err.Load() != nil {
+			continue
+		}
+		if err := w.fw.write(f); err != nil {
+			w.err.Store(&err)
+		}
+	}
+}
+
+// failed returns the first error writing a file, if any.
+func (w *FolderWriter) failed() error {
+	if err := w.err.Load(); err != nil {
+		return *err
+	}
+	return nil
+}
+
+// Write queues one mutation's files under folder (`<folder>/<Action>/...`). It returns an
+// error of a file written before, as soon as there is one.
+func (w *FolderWriter) Write(folder string, m *Mutation) error {
+	if err := w.failed(); err != nil {
+		return err
+	}
+	if msgs := validFolder(folder); msgs != "" {
+		return fmt.Errorf("%s: folder %q: %s", w.fw.dir, folder, msgs)
+	}
+	files, err := mutationFiles(folder, m, w.opts, w.seen)
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		w.queue <- f
+	}
+	return nil
+}
+
+// WriteFile queues one more file at rel, a slash-separated path inside the directory.
+func (w *FolderWriter) WriteFile(rel string, data []byte) error {
+	if err := w.failed(); err != nil {
+		return err
+	}
+	if dup, _ := w.seen.add(rel, data); dup {
+		return fmt.Errorf("%s: written already", path.Join(w.fw.dir, rel))
+	}
+	w.queue <- File{Path: rel, Data: data}
+	return nil
+}
+
+// Close waits for the queued files to be written and closes the directory; it returns the
+// first error writing a file. Call it once.
+func (w *FolderWriter) Close() error {
+	close(w.queue)
+	<-w.done
+	return errors.Join(w.failed(), w.fw.close())
 }

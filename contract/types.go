@@ -1,9 +1,11 @@
 package contract
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -224,11 +226,41 @@ type Mutation struct {
 	Prefix string
 	// Body is the body file's bytes.
 	Body []byte
+	// Object is Body parsed, for the actions that carry an object (Create, Update, Apply and
+	// their status forms): the reader parses each body once and checks it against the
+	// metadata, and what follows reads this, not Body. nil for patches and deletes, and for
+	// mutations built in memory that nobody parsed (ParseObjects fills it).
+	Object *unstructured.Unstructured
 	// Options is the options file's bytes; nil when the mutation has no options file.
 	Options []byte
 	// Path is the body file's path relative to the directory it was read from, for messages.
 	// The writer ignores it: paths are rebuilt from the metadata.
 	Path string
+
+	// read is the metadata file as the reader read it: a writer writes the file again as it
+	// was while Metadata is unchanged. nil for mutations built in memory.
+	read *metadataRead
+}
+
+// metadataRead is a metadata file as read and the metadata it decoded into.
+type metadataRead struct {
+	file []byte
+	as   Metadata
+}
+
+// DropContent drops what a mutation holds besides its identity and metadata (body, object,
+// options and the metadata file as read), for a streaming writer once it wrote them.
+func (m *Mutation) DropContent() {
+	m.Body, m.Object, m.Options, m.read = nil, nil, nil, nil
+}
+
+// metadataBytes returns the metadata file of m with the name key spelled key: the file as it
+// was read while the metadata is unchanged, else encoded anew.
+func (m *Mutation) metadataBytes(key NameKey) ([]byte, error) {
+	if r := m.read; r != nil && m.Metadata == r.as && cmp.Or(key, NameKeyName) == r.as.NameKey {
+		return r.file, nil
+	}
+	return MarshalMetadata(m.Metadata, key)
 }
 
 // Identity returns the identity of the object the mutation writes.

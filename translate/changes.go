@@ -1,6 +1,9 @@
 package translate
 
 import (
+	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -228,6 +231,8 @@ func nodeValue(n *yaml.Node) any {
 		return l
 	}
 	switch n.ShortTag() {
+	case yaml.NodeTagNull:
+		return nil
 	case yaml.NodeTagInt:
 		var i int64
 		if err := n.Decode(&i); err == nil {
@@ -254,6 +259,43 @@ func nodeValue(n *yaml.Node) any {
 		}
 	}
 	return n.Value
+}
+
+// treeOf builds the YAML tree of an unstructured object's content (keys in order), for the
+// filters that work on trees. It writes each scalar with the tag that keeps its type.
+func treeOf(v map[string]any) *yaml.RNode {
+	return yaml.NewRNode(nodeOf(v))
+}
+
+func nodeOf(v any) *yaml.Node {
+	switch v := v.(type) {
+	case map[string]any:
+		n := &yaml.Node{Kind: yaml.MappingNode, Tag: yaml.NodeTagMap, Content: make([]*yaml.Node, 0, 2*len(v))}
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagString, Value: k}, nodeOf(v[k]))
+		}
+		return n
+	case []any:
+		n := &yaml.Node{Kind: yaml.SequenceNode, Tag: yaml.NodeTagSeq, Content: make([]*yaml.Node, 0, len(v))}
+		for _, e := range v {
+			n.Content = append(n.Content, nodeOf(e))
+		}
+		return n
+	case string:
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagString, Value: v}
+	case bool:
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagBool, Value: strconv.FormatBool(v)}
+	case int64:
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagInt, Value: strconv.FormatInt(v, 10)}
+	case int:
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagInt, Value: strconv.Itoa(v)}
+	case float64:
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagFloat, Value: strconv.FormatFloat(v, 'g', -1, 64)}
+	case nil:
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagNull, Value: "null"}
+	}
+	// Other types do not occur in unstructured objects; write their text.
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagString, Value: fmt.Sprint(v)}
 }
 
 // unstructuredOf returns the object a node holds, as an unstructured object; nil when the

@@ -80,15 +80,15 @@ func claimSpecs(obj *yaml.RNode, resource string) map[string]*yaml.RNode {
 // namespace, be of a kind the engine maps, and land where the name mapping puts that object.
 func (e Engine) checkVolumeDataSources(w *work) {
 	if e.Policy == nil || w.entry.Disposition != routing.Apply || w.entry.Target.Cluster != routing.ClusterManagement ||
-		w.obj == nil || w.final == nil || w.m.Metadata.Action.IsStatus() {
+		w.src == nil || w.finalTree() == nil || w.m.Metadata.Action.IsStatus() {
 		return
 	}
 	src := w.entry.Source
 	if src.Group != "" && src.Group != "apps" && src.Group != "batch" {
 		return
 	}
-	final := claimSpecs(w.final, src.Resource)
-	for at, spec := range claimSpecs(w.obj, src.Resource) {
+	final := claimSpecs(w.finalTree(), src.Resource)
+	for at, spec := range claimSpecs(w.tree(), src.Resource) {
 		for _, field := range []string{"dataSource", "dataSourceRef"} {
 			ref := spec.Field(field)
 			if ref == nil || ref.Value.YNode().Kind != yaml.MappingNode {

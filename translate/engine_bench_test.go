@@ -4,21 +4,27 @@ import (
 	"testing"
 
 	"github.com/topolayer/topolayer/config"
+	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/hack/bench/synth"
 	"github.com/topolayer/topolayer/topology"
 	"github.com/topolayer/topolayer/translate"
 )
 
 // benchmarkPlan plans n synthetic mutations (shaped like the CAO corpus, see package synth)
-// per iteration and reports mutations per second and allocations per mutation.
+// per iteration and reports mutations per second and allocations per mutation. The bodies
+// are parsed once before the timer starts, as contract.ReadOutputDir parses them: the
+// engine's cost is measured, not the parser's (hack/bench's parse floor measures that).
 func benchmarkPlan(b *testing.B, engine translate.Engine, n int) {
 	out := synth.Output(n)
+	if err := contract.ParseObjects(out, nil); err != nil {
+		b.Fatal(err)
+	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
 		p := engine.Plan(out)
-		if len(p.Entries) != n {
-			b.Fatalf("%d entries, want %d", len(p.Entries), n)
+		if len(p.Entries) < n || p.Summary.Rejected > 0 {
+			b.Fatalf("%d entries (%d rejected), want %d or more, none rejected", len(p.Entries), p.Summary.Rejected, n)
 		}
 	}
 	b.StopTimer()
@@ -34,13 +40,26 @@ func BenchmarkPlanStandalone(b *testing.B) {
 // over 1,000 mutations (its cost per mutation grows with the directory's size; the report
 // of hack/bench compares 1,000 and 10,000).
 func BenchmarkPlanHosted(b *testing.B) {
-	cfg, err := config.Parse([]byte("apiVersion: topolayer.dev/v1alpha1\nkind: TopologyConfig\ntopology:\n  type: Hosted\n  hosted: {namespace: clusters-example, hostedControlPlane: example}\n"))
+	benchmarkPlan(b, syntheticEngine(b, hostedConfig), 1000)
+}
+
+// Configurations of the synthetic operator's tests and benchmarks.
+const (
+	standaloneConfig = "apiVersion: topolayer.dev/v1alpha1\nkind: TopologyConfig\ntopology:\n  type: Standalone\n"
+	hostedConfig     = "apiVersion: topolayer.dev/v1alpha1\nkind: TopologyConfig\ntopology:\n  type: Hosted\n  hosted: {namespace: clusters-example, hostedControlPlane: example}\n"
+)
+
+// syntheticEngine returns the engine of the topology of a configuration, for the operator
+// "synthetic" of package synth.
+func syntheticEngine(tb testing.TB, cfgYAML string) translate.Engine {
+	tb.Helper()
+	cfg, err := config.Parse([]byte(cfgYAML))
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	engine, err := topology.Engine(cfg, "synthetic", nil)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	benchmarkPlan(b, engine, 1000)
+	return engine
 }

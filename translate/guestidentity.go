@@ -129,10 +129,10 @@ func (e Engine) placeGuestIdentities(works []*work) []*work {
 	for _, w := range works {
 		src := w.entry.Source
 		path, ok := podTemplatePaths[src.Resource]
-		if !ok || workloadGroups[src.Resource] != src.Group || !placedOn(w, routing.ClusterManagement) || w.obj == nil || w.m.Metadata.Action.IsStatus() || src.Namespace == "" {
+		if !ok || workloadGroups[src.Resource] != src.Group || !placedOn(w, routing.ClusterManagement) || w.src == nil || w.m.Metadata.Action.IsStatus() || src.Namespace == "" {
 			continue
 		}
-		k := saKey{src.Namespace, serviceAccountOf(w.obj, path)}
+		k := saKey{src.Namespace, serviceAccountOf(w.tree(), path)}
 		if e.GuestIdentity.needsManagementAPI(w.object()) {
 			management[k] = true
 			continue
@@ -218,7 +218,7 @@ func (e Engine) placeGuestIdentities(works []*work) []*work {
 func (e Engine) guestRBAC(works []*work, isGuest func(saKey, contract.Class) bool) {
 	type roleKey struct{ kind, namespace, name string }
 	refOf := func(w *work) (roleKey, bool) {
-		ref := w.obj.Field("roleRef")
+		ref := w.tree().Field("roleRef")
 		if ref == nil {
 			return roleKey{}, false
 		}
@@ -230,12 +230,12 @@ func (e Engine) guestRBAC(works []*work, isGuest func(saKey, contract.Class) boo
 	}
 	moved, kept := map[roleKey]bool{}, map[roleKey]bool{}
 	for _, w := range works {
-		if !placedOn(w, routing.ClusterManagement) || !isBinding(w.entry.Source) || w.obj == nil {
+		if !placedOn(w, routing.ClusterManagement) || !isBinding(w.entry.Source) || w.src == nil {
 			continue
 		}
 		ref, hasRef := refOf(w)
 		anyGuest, anyManagement := false, false
-		for _, k := range serviceAccountSubjects(w.obj, w.entry.Source.Namespace) {
+		for _, k := range serviceAccountSubjects(w.tree(), w.entry.Source.Namespace) {
 			if isGuest(k, w.entry.Class) {
 				anyGuest = true
 			} else {
@@ -259,7 +259,7 @@ func (e Engine) guestRBAC(works []*work, isGuest func(saKey, contract.Class) boo
 	}
 	for _, w := range works {
 		src := w.entry.Source
-		if !placedOn(w, routing.ClusterManagement) || src.Group != groupRBAC || w.obj == nil {
+		if !placedOn(w, routing.ClusterManagement) || src.Group != groupRBAC || w.src == nil {
 			continue
 		}
 		var k roleKey
@@ -336,8 +336,8 @@ func (e Engine) serviceAccountWork(w, own *work, k saKey, cluster, why string) *
 	from := w
 	var obj *yaml.RNode
 	var err error
-	if own != nil && own.obj != nil {
-		from, obj = own, own.obj.Copy()
+	if own != nil && own.src != nil {
+		from, obj = own, own.tree().Copy()
 		id.Version = own.entry.Source.Version
 	} else {
 		obj, err = yaml.Parse("apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: " + strconv.Quote(k.name) + "\n  namespace: " + strconv.Quote(k.namespace) + "\n")
@@ -366,6 +366,10 @@ func (e Engine) serviceAccountWork(w, own *work, k saKey, cluster, why string) *
 	if sw.m.Body, err = marshalBody(obj); err != nil {
 		return sw.reject(RuleBody, err.Error())
 	}
+	if sw.src = unstructuredOf(obj); sw.src == nil {
+		return sw.reject(RuleBody, "the service account is not an object")
+	}
+	sw.m.Object = sw.src
 	target, err := e.Names.ToTarget(cluster, id)
 	if err != nil {
 		return sw.reject(RuleNameMapping, err.Error())

@@ -22,11 +22,11 @@ func (e Engine) placeGuestSubjects(works []*work) {
 	type roleKey struct{ namespace, name string }
 	moved := map[roleKey]bool{}
 	for _, w := range works {
-		if !placedOn(w, routing.ClusterManagement) || !isBinding(w.entry.Source) || w.obj == nil || !bindsUsersOrGroups(w.obj) {
+		if !placedOn(w, routing.ClusterManagement) || !isBinding(w.entry.Source) || w.src == nil || !bindsUsersOrGroups(w.tree()) {
 			continue
 		}
 		e.moveToGuest(w, "its subjects are users or groups, who act on the guest")
-		if ref := w.obj.Field("roleRef"); ref != nil && yaml.GetValue(ref.Value.Field("kind").Value) == "Role" {
+		if ref := w.tree().Field("roleRef"); ref != nil && yaml.GetValue(ref.Value.Field("kind").Value) == "Role" {
 			moved[roleKey{w.entry.Source.Namespace, yaml.GetValue(ref.Value.Field("name").Value)}] = true
 		}
 	}

@@ -339,12 +339,11 @@ func (c *RBACCeiling) roleRef(src contract.Identity, resource string, r rbacv1.R
 
 // standaloneRoleRef returns the roleRef of a binding as the operator wrote it.
 func standaloneRoleRef(w *work) (rbacv1.RoleRef, bool) {
-	if w.obj == nil {
+	if w.src == nil {
 		return rbacv1.RoleRef{}, false
 	}
-	m, ok := nodeValue(w.obj.YNode()).(map[string]any)
 	var b rbacv1.RoleBinding
-	if !ok || runtime.DefaultUnstructuredConverter.FromUnstructured(m, &b) != nil {
+	if runtime.DefaultUnstructuredConverter.FromUnstructured(w.src.Object, &b) != nil {
 		return rbacv1.RoleRef{}, false
 	}
 	return b.RoleRef, true

@@ -69,7 +69,7 @@ func (e Engine) serviceAccountTokens(works []*work) {
 			}
 			continue
 		}
-		name, ok := ServiceAccountTokenOf(w.obj)
+		name, ok := ServiceAccountTokenOf(w.tree())
 		if !ok || action.IsStatus() {
 			continue
 		}
@@ -94,8 +94,11 @@ func (e Engine) serviceAccountTokens(works []*work) {
 				src, field, sa, target.Namespace, w.entry.Target.Identity.Namespace))
 			continue
 		}
-		if w.final == nil || target.Name == name || w.final.GetAnnotations()[AnnotationServiceAccountName] == target.Name {
+		if f := w.finalTree(); f == nil || target.Name == name || f.GetAnnotations()[AnnotationServiceAccountName] == target.Name {
 			continue // nothing to rename, or the annotation-references step did (and recorded it)
+		}
+		if w.final == nil {
+			w.final, w.unchanged = w.tree().Copy(), false
 		}
 		if err := w.final.PipeE(yaml.SetAnnotation(AnnotationServiceAccountName, target.Name)); err != nil {
 			w.reject(RuleBody, fmt.Sprintf("%s: %s: %v", src, field, err))

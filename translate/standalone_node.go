@@ -44,7 +44,7 @@ const (
 // standaloneNodeMachinery says why the object of w is standalone-node machinery, or "".
 func standaloneNodeMachinery(w *work) string {
 	src := w.entry.Source
-	if w.obj == nil {
+	if w.src == nil {
 		// The prune controller deletes old revisions by their status ConfigMap (the copies
 		// it owns go with it).
 		if n, ok := revisionStatus(src); ok && w.m.Metadata.Action == contract.ActionDelete {
@@ -54,11 +54,11 @@ func standaloneNodeMachinery(w *work) string {
 	}
 	switch {
 	case src.Group == "" && src.Resource == "pods":
-		if node, ok := fieldOf(w.obj, "spec", "nodeName"); ok && node != "" {
+		if node, ok := fieldOf(w.tree(), "spec", "nodeName"); ok && node != "" {
 			return "a Pod bound to node " + node + " of the standalone cluster (installer, pruner or guard pod); a hosted control plane has no such node"
 		}
 	case src.Group == "policy" && src.Resource == "poddisruptionbudgets" && strings.HasSuffix(src.Name, guardPDBSuffix):
-		if app, _ := fieldOf(w.obj, "spec", "selector", "matchLabels", guardPodLabel); app == guardPods {
+		if app, _ := fieldOf(w.tree(), "spec", "selector", "matchLabels", guardPodLabel); app == guardPods {
 			return "the PodDisruptionBudget of static-pod guard pods, which a hosted control plane does not run"
 		}
 	case src.Group == "" && src.Resource == "configmaps" && strings.HasPrefix(src.Name, revisionStatusPrefix):
@@ -66,18 +66,18 @@ func standaloneNodeMachinery(w *work) string {
 		if !ok {
 			return ""
 		}
-		data, _ := fieldOf(w.obj, "data", "revision")
-		if _, ready := w.obj.GetAnnotations()[annotationRevisionReady]; data == n || ready {
+		data, _ := fieldOf(w.tree(), "data", "revision")
+		if _, ready := w.tree().GetAnnotations()[annotationRevisionReady]; data == n || ready {
 			return "static-pod revision " + n + " (the revision controller's status ConfigMap); a hosted control plane has no installer to read it"
 		}
 	case src.Group == "" && src.Resource == "serviceaccounts" && src.Name == installerSA:
 		return "the ServiceAccount of static-pod installer and pruner pods, which a hosted control plane does not run"
-	case src.Group == "" && src.Resource == "serviceaccounts" && src.Name == guardSA && w.obj.GetLabels()[guardPodLabel] == guardPods:
+	case src.Group == "" && src.Resource == "serviceaccounts" && src.Name == guardSA && w.tree().GetLabels()[guardPodLabel] == guardPods:
 		return "the ServiceAccount of static-pod guard pods, which a hosted control plane does not run"
-	case src.Group == groupRBAC && src.Resource == "clusterrolebindings" && installerBinding(w.obj, src.Name):
+	case src.Group == groupRBAC && src.Resource == "clusterrolebindings" && installerBinding(w.tree(), src.Name):
 		return "the cluster-admin binding of static-pod installer pods, which a hosted control plane does not run"
 	case src.Group == "" && (src.Resource == "configmaps" || src.Resource == "secrets"):
-		if n, ok := revisionCopy(w.obj, src.Name); ok {
+		if n, ok := revisionCopy(w.tree(), src.Name); ok {
 			return "a copy of " + strings.TrimSuffix(src.Name, "-"+n) + " for static-pod revision " + n + " (owned by " + revisionStatusPrefix + n + "); a hosted control plane has no installer to read it"
 		}
 	}

@@ -1,11 +1,12 @@
 package translate
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
@@ -84,8 +85,20 @@ func Standalone(operator string, declared *contract.OutputResources) Engine {
 type work struct {
 	m     *contract.Mutation
 	entry Entry
-	obj   *yaml.RNode // the parsed body of object-bearing actions
-	final *yaml.RNode // the target object of an apply entry, once rewritten
+	// src is the object of an object-bearing action as the operator wrote it (the reader's
+	// parse, shared: never changed); nil for patches and deletes.
+	src *unstructured.Unstructured
+	// obj is src as a YAML tree, built when first needed (tree); most entries of a
+	// standalone plan never need it.
+	obj *yaml.RNode
+	// final is the target object of an apply entry once rewritten; nil while it is src
+	// unchanged (unchanged) or there is none.
+	final *yaml.RNode
+	// unchanged marks an apply entry whose object is written as the operator wrote it.
+	unchanged bool
+	// finished marks an entry whose final object is set and checked (Engine.finish);
+	// settled one handed to the planner's settled function.
+	finished, settled bool
 	// guestSA is the standalone service account a pod-bearing object placed on the
 	// management cluster acts as on the guest (RuleGuestIdentity); nil otherwise.
 	guestSA *saKey
@@ -97,55 +110,162 @@ type work struct {
 // Plan translates every mutation of out. Mutations that may not be written are rejected
 // entries, not errors; check Plan.Rejected before applying.
 func (e Engine) Plan(out *contract.OutputDir) *Plan {
+	p := e.Planner(nil)
+	for i := range out.Mutations {
+		p.Add(&out.Mutations[i])
+	}
+	return p.Plan()
+}
+
+// Planner plans an output directory one mutation at a time, for a reader that streams it
+// (contract.WalkOutputDir): Engine.Plan is Add for each mutation, then Plan. With a settled
+// function, an entry that no later stage reads or changes is settled as soon as it is added
+// (an object the standalone topology writes as the operator wrote it, and not one of the
+// kinds the plan-wide checks read: RBAC, service accounts, secrets, namespaces): settled is
+// called with it and its body, object and metadata file are dropped (and the entry's
+// Mutation and Object: the plan keeps what plan.json shows), so that a directory of any size
+// is planned in bounded memory. Every other entry is settled by Plan, in plan order. A
+// Planner is used once, by one goroutine.
+type Planner struct {
+	e       Engine
+	works   []*work
+	settled func(*Entry) error
+	err     error
+}
+
+// Planner returns a planner of the engine; settled, when not nil, is called once for every
+// entry as soon as it is final (see Planner).
+func (e Engine) Planner(settled func(*Entry) error) *Planner {
 	if e.Discovery == nil {
 		e.Discovery = contract.DefaultDiscovery()
 	}
-	works := make([]*work, len(out.Mutations))
-	for i := range out.Mutations {
-		works[i] = e.place(&out.Mutations[i])
+	return &Planner{e: e, settled: settled}
+}
+
+// Add places one mutation. Its entry is settled at once when nothing later can change it;
+// then m's body and object are dropped (with a settled function only).
+func (p *Planner) Add(m *contract.Mutation) {
+	w := p.e.place(m)
+	p.works = append(p.works, w)
+	if p.settled == nil || p.err != nil || !p.e.settlesAlone(w) {
+		return
+	}
+	if w.entry.Disposition == routing.Apply {
+		p.e.rewrite(w, nil)
+	}
+	p.e.finish(w)
+	p.settle(w)
+}
+
+// settlesAlone reports whether no later stage of the plan reads or changes w: the
+// standalone topology's engine writes it as the operator wrote it, under its own identity,
+// and the plan-wide checks do not read its kind.
+func (e Engine) settlesAlone(w *work) bool {
+	if e.HCPNamespace != "" || e.changesBodies() || e.GuestIdentity != nil {
+		return false
+	}
+	src := w.entry.Source
+	switch {
+	case w.entry.Disposition == routing.Apply && w.entry.Target.Identity != src:
+		return false
+	case src.Group == groupRBAC, src.Group == "" && (src.Resource == "secrets" || src.Resource == "serviceaccounts" || src.Resource == "namespaces"):
+		return false
+	}
+	return true
+}
+
+// finish sets the final object of an entry and runs the checks that read one object.
+func (e Engine) finish(w *work) {
+	switch {
+	case w.entry.Disposition != routing.Apply:
+	case w.final != nil:
+		w.entry.Object = unstructuredOf(w.final)
+	case w.unchanged:
+		w.entry.Object = w.src
+	}
+	// Policy is the last stage: it checks the objects as they will be written, after every
+	// transform.
+	e.checkIdentityFields(w)
+	e.checkVolumeDataSources(w)
+	e.checkPrivileged(w)
+	e.checkPodSecurity(w)
+	w.finished = true
+}
+
+// settle hands a final entry to the settled function and, once it has it, drops the
+// entry's body and object: the settled function wrote what it needed.
+func (p *Planner) settle(w *work) {
+	if w.settled || p.settled == nil || p.err != nil {
+		return
+	}
+	w.settled = true
+	if err := p.settled(&w.entry); err != nil {
+		p.err = err
+		return
+	}
+	w.m.DropContent()
+	w.src, w.obj, w.final, w.entry.Object, w.entry.Mutation = nil, nil, nil, nil, nil
+}
+
+// Err returns the first error of the settled function; the planner settles nothing after it.
+func (p *Planner) Err() error { return p.err }
+
+// Plan runs the stages that read the whole plan and returns it; with a settled function,
+// it settles every entry Add did not. Entries keep the source directory's order whatever
+// order they were added in.
+func (p *Planner) Plan() *Plan {
+	e, works := p.e, p.works
+	if p.settled != nil {
+		// A streaming reader adds mutations in the order it meets them.
+		slices.SortStableFunc(works, func(a, b *work) int {
+			if c := cmp.Compare(slices.Index(contract.Classes, a.m.Class), slices.Index(contract.Classes, b.m.Class)); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.m.Path, b.m.Path)
+		})
 	}
 	e.placeGuestSubjects(works)
 	works = append(works, e.placeGuestIdentities(works)...)
 	works = append(works, e.guestNamespaces(works)...)
 	index := e.checkCollisions(works)
 	for _, w := range works {
-		if w.entry.Disposition == routing.Apply {
+		if w.entry.Disposition == routing.Apply && !w.finished {
 			e.rewrite(w, index)
 		}
 	}
 	e.serviceAccountTokens(works)
 	for _, w := range works {
-		if w.final != nil && w.entry.Disposition == routing.Apply {
-			w.entry.Object = unstructuredOf(w.final)
+		if !w.finished {
+			e.finish(w)
 		}
-	}
-	// Policy is the last stage: it checks the objects as they will be written, after every
-	// transform.
-	for _, w := range works {
-		e.checkIdentityFields(w)
-		e.checkVolumeDataSources(w)
-		e.checkPrivileged(w)
-		e.checkPodSecurity(w)
 	}
 	e.checkRBACContainment(works)
 	e.checkRBAC(works)
-	p := &Plan{Topology: e.Topology, Entries: make([]Entry, 0, len(works)), GuestIdentities: guestIdentities(works)}
+	plan := &Plan{Topology: e.Topology, Entries: make([]Entry, 0, len(works)), GuestIdentities: guestIdentities(works)}
 	for _, w := range works {
-		p.Summary.add(w.entry.Disposition)
-		p.Entries = append(p.Entries, w.entry)
+		plan.Summary.add(w.entry.Disposition)
 	}
 	if e.HCPNamespace != "" {
+		p := &Plan{Entries: make([]Entry, 0, len(works))}
+		for _, w := range works {
+			p.Entries = append(p.Entries, w.entry)
+		}
 		finals := make([]*yaml.RNode, len(works))
 		for i, w := range works {
 			if w.entry.Disposition == routing.Apply {
-				finals[i] = w.final
+				finals[i] = w.finalTree()
 			}
 		}
 		for _, v := range checkSimulatedNamespaces(p, finals, e.HCPNamespace, e.Discovery) {
-			p.Entries[v.Entry].Warnings = append(p.Entries[v.Entry].Warnings, RuleScopeCheck+": "+v.Message)
+			works[v.Entry].entry.Warnings = append(works[v.Entry].entry.Warnings, RuleScopeCheck+": "+v.Message)
 		}
 	}
-	return p
+	for i, w := range works {
+		p.settle(w)
+		plan.Entries = append(plan.Entries, w.entry)
+		works[i] = nil // the entry is in the plan now: let the work go
+	}
+	return plan
 }
 
 // guestNamespaces returns the entries that create on the guest the namespaces that the
@@ -164,7 +284,7 @@ func (e Engine) guestNamespaces(works []*work) []*work {
 			continue
 		}
 		switch {
-		case w.entry.Disposition == routing.Absorbed && w.obj != nil:
+		case w.entry.Disposition == routing.Absorbed && w.src != nil:
 			absorbed[id.Name] = w
 		case w.entry.Disposition == routing.Apply && w.entry.Target.Cluster == routing.ClusterGuest:
 			onGuest[id.Name] = true
@@ -194,7 +314,7 @@ func (e Engine) guestNamespaces(works []*work) []*work {
 		// Create, as the operator's own client would: where the namespace exists already
 		// (the guest's installer made it), it is left as it is.
 		m.Metadata.Action, m.Metadata.FieldManager, m.Metadata.PatchType = contract.ActionCreate, "", ""
-		out = append(out, &work{m: &m, obj: from.obj, entry: Entry{
+		out = append(out, &work{m: &m, src: from.src, obj: from.obj, entry: Entry{
 			Operator: e.Operator, Class: m.Class, Action: m.Metadata.Action, Source: from.entry.Source,
 			Target:      Target{Cluster: routing.ClusterGuest, Identity: from.entry.Source},
 			Disposition: routing.Apply, Rule: RuleGuestNamespace,
@@ -225,14 +345,11 @@ func (e Engine) declaredAbsorbedNamespace(name string) *work {
 // bareNamespace returns a Namespace object of that name and nothing else, as work.
 func bareNamespace(name string) *work {
 	id := contract.Identity{Version: "v1", Resource: "namespaces", Name: name}
-	obj, err := yaml.Parse("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: " + strconv.Quote(name) + "\n")
-	if err != nil {
-		return nil
-	}
-	m := &contract.Mutation{Class: contract.ClassManagement}
+	src := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name}}}
+	m := &contract.Mutation{Class: contract.ClassManagement, Object: src}
 	m.Metadata.Action = contract.ActionCreate
 	m.Metadata.SetIdentity(id)
-	return &work{m: m, obj: obj, entry: Entry{Source: id}}
+	return &work{m: m, src: src, entry: Entry{Source: id}}
 }
 
 // place decides a mutation's disposition, target cluster and target identity.
@@ -243,11 +360,15 @@ func (e Engine) place(m *contract.Mutation) *work {
 		Transforms: []string{}, Warnings: []string{}, SourcePath: m.Path,
 	}}
 	if m.Metadata.Action.CarriesObject() {
-		obj, err := yaml.Parse(string(m.Body))
-		if err != nil {
-			return w.reject(RuleBody, fmt.Sprintf("parse body: %v", err))
+		w.src = m.Object
+		if w.src == nil {
+			// A mutation built in memory: the reader parses what it reads.
+			obj, err := contract.ParseObject(m.Body)
+			if err != nil {
+				return w.reject(RuleBody, fmt.Sprintf("parse body: %v", err))
+			}
+			w.src = &unstructured.Unstructured{Object: obj}
 		}
-		w.obj = obj
 	}
 	if m.Class == contract.ClassUnspecified {
 		classes := e.Supplement.ClassesOf(src)
@@ -287,16 +408,34 @@ func (w *work) reject(rule, reason string) *work {
 	w.entry.Mutation = nil
 	w.entry.Object = nil
 	w.entry.Changes = nil
-	w.final = nil
+	w.final, w.unchanged = nil, false
 	return w
 }
 
 func (w *work) object() routing.Object {
 	o := routing.Object{Class: w.entry.Class, Identity: w.entry.Source}
-	if w.obj != nil {
-		o.Labels = w.obj.GetLabels()
+	if w.src != nil {
+		o.Labels = w.src.GetLabels()
 	}
 	return o
+}
+
+// tree returns src as a YAML tree, building it when first asked; nil when the action carries
+// no object. It is the operator's object: callers that change it copy it first.
+func (w *work) tree() *yaml.RNode {
+	if w.obj == nil && w.src != nil {
+		w.obj = treeOf(w.src.Object)
+	}
+	return w.obj
+}
+
+// finalTree returns the target object of an apply entry as a YAML tree: the rewritten one,
+// or the operator's own when it is written unchanged; nil when there is none.
+func (w *work) finalTree() *yaml.RNode {
+	if w.final == nil && w.unchanged {
+		return w.tree()
+	}
+	return w.final
 }
 
 // objectKey names an object regardless of version.
@@ -353,14 +492,12 @@ func (e Engine) rewrite(w *work, index map[objectKey]placed) {
 	tm.Class = w.entry.Class // a mutation written under Unspecified, placed by the supplement
 	tm.Metadata.SetIdentity(w.entry.Target.Identity)
 	tm.Path, tm.Prefix = "", ""
-	if w.obj == nil || (!e.changesBodies() && w.entry.Target.Identity == w.entry.Source) {
+	if w.src == nil || (!e.changesBodies() && w.entry.Target.Identity == w.entry.Source) {
 		if tm.Metadata.Identity() == w.m.Identity() {
 			tm.Prefix = w.m.Prefix // nothing changed: keep the file name too
 		}
 		w.entry.Mutation = &tm
-		if w.obj != nil {
-			w.final = w.obj
-		}
+		w.unchanged = w.src != nil
 		return
 	}
 	obj, err := e.rewriteBody(w, index)
@@ -383,7 +520,7 @@ func (e Engine) changesBodies() bool { return e.Annotate || len(e.Transforms) > 
 // rewriteBody returns the target object of an entry, and records in the entry each change
 // made on the way.
 func (e Engine) rewriteBody(w *work, index map[objectKey]placed) (*yaml.RNode, error) {
-	obj := w.obj.Copy()
+	obj := w.tree().Copy()
 	src, target, cluster := w.entry.Source, w.entry.Target.Identity, w.entry.Target.Cluster
 	status := w.m.Metadata.Action.IsStatus()
 	record := func(cs []Change) { w.entry.Changes = append(w.entry.Changes, cs...) }
@@ -593,14 +730,33 @@ func (e Engine) setIdentity(obj *yaml.RNode, src, target contract.Identity, rule
 }
 
 // marshalBody writes an object the way the contract does: through JSON into YAML, keys sorted.
-// objectJSON, not kyaml's MarshalJSON, writes the JSON: the latter is quadratic in the number
-// of keys of a mapping.
+// contract.NodeJSON, not kyaml's MarshalJSON, writes the JSON: the latter is quadratic in the
+// number of keys of a mapping.
 func marshalBody(obj *yaml.RNode) ([]byte, error) {
 	js, err := objectJSON(obj)
 	if err != nil {
 		return nil, err
 	}
 	return sigsyaml.JSONToYAML(js)
+}
+
+// objectJSON writes an object as JSON with the meaning kyaml's RNode.MarshalJSON gives it, in
+// time linear in the object's size. Like MarshalJSON it encodes the object to YAML first and
+// parses that again, so the tree contract.NodeJSON reads has the tags and styles the encoder
+// gave it (a flow mapping's empty value becomes "", not null, as it did through kyaml).
+func objectJSON(obj *yaml.RNode) ([]byte, error) {
+	if obj.YNode() == nil {
+		return []byte("null"), nil
+	}
+	s, err := obj.String()
+	if err != nil {
+		return nil, err
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(s), &doc); err != nil {
+		return nil, err
+	}
+	return contract.NodeJSON(&doc)
 }
 
 // renamer answers, for a reference inside one object, where the referenced object lands.

@@ -43,37 +43,47 @@ func (o *SourceOptions) validate() error {
 // load reads the configuration, the declarations and the output directory, stopping when ctx
 // is done.
 func (o *SourceOptions) load(ctx context.Context) error {
-	cfg, err := config.Load(o.ConfigFile)
-	if err != nil {
-		return fmt.Errorf("--config: %w", err)
-	}
-	o.cfg = cfg
-	if o.topo, err = topology.New(cfg); err != nil {
-		return fmt.Errorf("--config %s: %w", o.ConfigFile, err)
-	}
-	if o.OutputResourcesFile != "" {
-		data, err := os.ReadFile(o.OutputResourcesFile)
-		if err != nil {
-			return fmt.Errorf("--output-resources: %w", err)
-		}
-		if o.declared, err = contract.ParseOutputResources(data); err != nil {
-			return fmt.Errorf("--output-resources: %s: %w", o.OutputResourcesFile, err)
-		}
-	}
-	limit, err := o.maxOutputSize()
+	readOpts, err := o.loadConfig()
 	if err != nil {
 		return err
 	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if o.out, err = contract.ReadOutputDirContext(ctx, o.From, contract.ReadOptions{MaxTotalSize: limit}); err != nil {
+	if o.out, err = contract.ReadOutputDirContext(ctx, o.From, readOpts); err != nil {
 		return fmt.Errorf("--from: %w", err)
 	}
 	if len(o.out.Mutations) == 0 && !o.out.HasControllerResults {
 		return fmt.Errorf("--from %s: %w", o.From, errEmptyOutputDir)
 	}
 	return nil
+}
+
+// loadConfig reads the configuration and the declarations, and returns how the output
+// directory is to be read.
+func (o *SourceOptions) loadConfig() (contract.ReadOptions, error) {
+	cfg, err := config.Load(o.ConfigFile)
+	if err != nil {
+		return contract.ReadOptions{}, fmt.Errorf("--config: %w", err)
+	}
+	o.cfg = cfg
+	if o.topo, err = topology.New(cfg); err != nil {
+		return contract.ReadOptions{}, fmt.Errorf("--config %s: %w", o.ConfigFile, err)
+	}
+	if o.OutputResourcesFile != "" {
+		data, err := os.ReadFile(o.OutputResourcesFile)
+		if err != nil {
+			return contract.ReadOptions{}, fmt.Errorf("--output-resources: %w", err)
+		}
+		if o.declared, err = contract.ParseOutputResources(data); err != nil {
+			return contract.ReadOptions{}, fmt.Errorf("--output-resources: %s: %w", o.OutputResourcesFile, err)
+		}
+	}
+	limit, err := o.maxOutputSize()
+	if err != nil {
+		return contract.ReadOptions{}, err
+	}
+	return contract.ReadOptions{MaxTotalSize: limit}, nil
 }
 
 // errEmptyOutputDir refuses an output directory with neither a mutation nor

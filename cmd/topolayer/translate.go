@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/translate"
 )
 
@@ -64,13 +64,63 @@ func (o *TranslateOptions) Validate() error {
 	return errors.Join(errs...)
 }
 
-// Run translates and writes the directory.
+// Run translates and writes the directory. It streams: each mutation is read, planned and,
+// once its entry is final, written into a staging directory, and its body dropped, so a
+// directory of any size is translated in bounded memory; the staging directory replaces --to
+// only once every mutation is planned and none is rejected.
 func (o *TranslateOptions) Run(ctx context.Context) error {
-	plan, err := o.acceptedPlan(ctx)
+	readOpts, err := o.loadConfig()
 	if err != nil {
 		return err
 	}
-	if err := writeTranslated(o.To, plan, contract.WriteOptions{NameKey: contract.NameKey(o.NameKey)}, o.Overwrite); err != nil {
+	engine, err := o.topo.Engine(o.Operator, o.declared)
+	if err != nil {
+		return fmt.Errorf("--config %s: %w", o.ConfigFile, err)
+	}
+	var plan *translate.Plan
+	err = replaceDir(o.To, o.Overwrite, func(staged string) error {
+		w, err := contract.NewFolderWriter(staged, contract.WriteOptions{NameKey: contract.NameKey(o.NameKey)})
+		if err != nil {
+			return err
+		}
+		closed := false
+		defer func() {
+			if !closed {
+				w.Close()
+			}
+		}()
+		planner := engine.Planner(func(e *translate.Entry) error {
+			if e.Disposition != routing.Apply || e.Mutation == nil {
+				return nil
+			}
+			return w.Write(e.Target.Cluster, e.Mutation)
+		})
+		mutations := 0
+		out, err := contract.WalkOutputDir(ctx, o.From, readOpts, func(m *contract.Mutation) error {
+			mutations++
+			planner.Add(m)
+			return planner.Err()
+		})
+		if err != nil {
+			return fmt.Errorf("--from: %w", err)
+		}
+		if mutations == 0 && !out.HasControllerResults {
+			return fmt.Errorf("--from %s: %w", o.From, errEmptyOutputDir)
+		}
+		plan = planner.Plan()
+		if err := planner.Err(); err != nil {
+			return err
+		}
+		if err := rejectedError(plan); err != nil {
+			return err
+		}
+		closed = true
+		if err := w.Close(); err != nil {
+			return err
+		}
+		return writePlanFile(filepath.Join(staged, PlanFile), plan)
+	})
+	if err != nil {
 		return err
 	}
 	s := plan.Summary
@@ -78,16 +128,15 @@ func (o *TranslateOptions) Run(ctx context.Context) error {
 	return nil
 }
 
-// writeTranslated writes the plan's mutations and plan.json into to, whole or not at all.
-func writeTranslated(to string, plan *translate.Plan, opts contract.WriteOptions, overwrite bool) error {
-	return replaceDir(to, overwrite, func(staged string) error {
-		if err := contract.WriteFolders(staged, plan.ByCluster(), opts); err != nil {
-			return err
-		}
-		js, err := json.MarshalIndent(plan, "", "  ")
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(staged, PlanFile), append(js, '\n'), 0o644)
-	})
+// writePlanFile writes plan.json.
+func writePlanFile(path string, plan *translate.Plan) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := translate.WritePlanJSON(f, plan); err != nil {
+		f.Close()
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return f.Close()
 }

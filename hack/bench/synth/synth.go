@@ -12,7 +12,8 @@ type Shape struct {
 	Name string
 	// PerHundred is how many of every 100 mutations have this shape.
 	PerHundred int
-	make       func(i int) contract.Mutation
+	// make returns mutation i of the directory, the ord-th of its shape.
+	make func(i, ord int) contract.Mutation
 }
 
 // Mix is the composition of a synthetic output directory, per 100 mutations, modelled on
@@ -39,9 +40,10 @@ var Mix = []Shape{
 	{Name: "Delete rbac clusterroles (cluster-scoped)", PerHundred: 1, make: deleteClusterRole},
 }
 
-// schedule is Mix unrolled into 100 slots, interleaved so that every prefix has a similar mix.
-var schedule = func() []func(int) contract.Mutation {
-	out := make([]func(int) contract.Mutation, 0, 100)
+// schedule is Mix unrolled into 100 slots (indexes into Mix), interleaved so that every
+// prefix has a similar mix.
+var schedule = func() []int {
+	out := make([]int, 0, 100)
 	left := make([]int, len(Mix))
 	for i, s := range Mix {
 		left[i] = s.PerHundred
@@ -49,7 +51,7 @@ var schedule = func() []func(int) contract.Mutation {
 	for len(out) < 100 {
 		for i := range Mix {
 			if left[i] > 0 {
-				out = append(out, Mix[i].make)
+				out = append(out, i)
 				left[i]--
 			}
 		}
@@ -70,8 +72,11 @@ func Output(n int) *contract.OutputDir {
 		}},
 		Mutations: make([]contract.Mutation, 0, n),
 	}
+	ords := make([]int, len(Mix))
 	for i := range n {
-		out.Mutations = append(out.Mutations, schedule[i%100](i))
+		shape := schedule[i%100]
+		out.Mutations = append(out.Mutations, Mix[shape].make(i, ords[shape]))
+		ords[shape]++
 	}
 	return out
 }
@@ -104,7 +109,7 @@ func mutation(class contract.Class, m contract.Metadata, body string, options st
 	return mu
 }
 
-func event(i int) contract.Mutation {
+func event(i, _ int) contract.Mutation {
 	n := ns(i)
 	name := fmt.Sprintf("authentication-operator.%016x.%08x", 0x18599d2230299800+i, i*2654435761%0xffffffff)
 	body := fmt.Sprintf(`apiVersion: v1
@@ -153,7 +158,7 @@ func conditions(i int) string {
 `, i%7)
 }
 
-func applyStatus(i int) contract.Mutation {
+func applyStatus(i, _ int) contract.Mutation {
 	name := fmt.Sprintf("cluster-%d", i)
 	body := fmt.Sprintf(`apiVersion: operator.openshift.io/v1
 kind: Authentication
@@ -168,7 +173,7 @@ status:
 	return mutation(contract.ClassManagement, m, body, "fieldManager: WellKnownReadyController-WellKnownReady\nforce: true\n")
 }
 
-func update(i int) contract.Mutation {
+func update(i, _ int) contract.Mutation {
 	name := fmt.Sprintf("cluster-%d", i)
 	body := fmt.Sprintf(`apiVersion: operator.openshift.io/v1
 kind: Authentication
@@ -194,7 +199,7 @@ spec:
 	return mutation(contract.ClassManagement, md(contract.ActionUpdate, "operator.openshift.io", "v1", "authentications", "", name), body, "")
 }
 
-func updateStatus(i int) contract.Mutation {
+func updateStatus(i, _ int) contract.Mutation {
 	name := fmt.Sprintf("authentication-%d", i)
 	body := fmt.Sprintf(`apiVersion: config.openshift.io/v1
 kind: ClusterOperator
@@ -213,7 +218,7 @@ status:
 	return mutation(contract.ClassManagement, md(contract.ActionUpdateStatus, "config.openshift.io", "v1", "clusteroperators", "", name), body, "")
 }
 
-func deployment(i int) contract.Mutation {
+func deployment(i, _ int) contract.Mutation {
 	n := ns(i)
 	name := fmt.Sprintf("oauth-openshift-%d", i)
 	body := fmt.Sprintf(`apiVersion: apps/v1
@@ -279,7 +284,7 @@ spec:
 	return mutation(contract.ClassManagement, md(contract.ActionCreate, "apps", "v1", "deployments", n, name), body, "")
 }
 
-func configMap(i int) contract.Mutation {
+func configMap(i, _ int) contract.Mutation {
 	n := ns(i)
 	name := fmt.Sprintf("v4-0-config-system-cliconfig-%d", i)
 	body := fmt.Sprintf(`apiVersion: v1
@@ -295,7 +300,7 @@ metadata:
 	return mutation(contract.ClassManagement, md(contract.ActionCreate, "", "v1", "configmaps", n, name), body, "")
 }
 
-func secret(i int) contract.Mutation {
+func secret(i, _ int) contract.Mutation {
 	n := ns(i)
 	name := fmt.Sprintf("v4-0-config-system-session-%d", i)
 	body := fmt.Sprintf(`apiVersion: v1
@@ -310,7 +315,7 @@ type: Opaque
 	return mutation(contract.ClassManagement, md(contract.ActionCreate, "", "v1", "secrets", n, name), body, "")
 }
 
-func serviceAccount(i int) contract.Mutation {
+func serviceAccount(i, _ int) contract.Mutation {
 	n := ns(i)
 	name := fmt.Sprintf("oauth-openshift-%d", i)
 	class := contract.ClassManagement
@@ -321,7 +326,7 @@ func serviceAccount(i int) contract.Mutation {
 	return mutation(class, md(contract.ActionCreate, "", "v1", "serviceaccounts", n, name), body, "")
 }
 
-func service(i int) contract.Mutation {
+func service(i, _ int) contract.Mutation {
 	n := ns(i)
 	name := fmt.Sprintf("oauth-openshift-%d", i)
 	class := contract.ClassManagement
@@ -350,7 +355,7 @@ spec:
 	return mutation(class, md(contract.ActionCreate, "", "v1", "services", n, name), body, "")
 }
 
-func networkPolicy(i int) contract.Mutation {
+func networkPolicy(i, _ int) contract.Mutation {
 	n := ns(i)
 	name := fmt.Sprintf("oauth-server-networkpolicy-%d", i)
 	body := fmt.Sprintf(`apiVersion: networking.k8s.io/v1
@@ -375,10 +380,13 @@ spec:
 	return mutation(contract.ClassManagement, md(contract.ActionCreate, "networking.k8s.io", "v1", "networkpolicies", n, name), body, "")
 }
 
-func roleOrBinding(i int) contract.Mutation {
-	n := ns(i)
-	name := fmt.Sprintf("system:openshift:oauth-servercert-trust-%d", i)
-	if i%2 == 0 {
+// roleOrBinding writes Roles and RoleBindings in pairs, as CAO does: the RoleBinding of a
+// pair binds the Role of the pair, of the same name and namespace.
+func roleOrBinding(_, ord int) contract.Mutation {
+	pair := ord / 2
+	n := ns(pair)
+	name := fmt.Sprintf("system:openshift:oauth-servercert-trust-%d", pair)
+	if ord%2 == 0 {
 		body := fmt.Sprintf(`apiVersion: rbac.authorization.k8s.io/v1
 kind: Role
 metadata:
@@ -411,13 +419,15 @@ subjects:
 - kind: ServiceAccount
   name: oauth-openshift-%d
   namespace: openshift-authentication
-`, name, n, name, i)
+`, name, n, name, pair)
 	return mutation(contract.ClassManagement, md(contract.ActionCreate, "rbac.authorization.k8s.io", "v1", "rolebindings", n, name), body, "")
 }
 
-func clusterRoleOrBinding(i int) contract.Mutation {
-	name := fmt.Sprintf("system:openshift:useroauthaccesstoken-manager-%d", i)
-	if i%2 == 0 {
+// clusterRoleOrBinding writes ClusterRoles and ClusterRoleBindings in pairs, as CAO does:
+// the binding of a pair grants the ClusterRole of the pair, of the same name.
+func clusterRoleOrBinding(_, ord int) contract.Mutation {
+	name := fmt.Sprintf("system:openshift:useroauthaccesstoken-manager-%d", ord/2)
+	if ord%2 == 0 {
 		body := fmt.Sprintf(`apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
 metadata:
@@ -451,7 +461,7 @@ subjects:
 	return mutation(contract.ClassUserWorkload, md(contract.ActionCreate, "rbac.authorization.k8s.io", "v1", "clusterrolebindings", "", name), body, "")
 }
 
-func applyConfigMap(i int) contract.Mutation {
+func applyConfigMap(i, _ int) contract.Mutation {
 	n := ns(i)
 	name := fmt.Sprintf("audit-%d", i)
 	body := fmt.Sprintf(`apiVersion: v1
@@ -474,7 +484,7 @@ metadata:
 	return mutation(contract.ClassManagement, m, body, "fieldManager: audit-policy-controller\nforce: true\n")
 }
 
-func jsonPatch(i int) contract.Mutation {
+func jsonPatch(i, _ int) contract.Mutation {
 	name := fmt.Sprintf("authentication-%d", i)
 	body := "- op: test\n  path: /status/conditions/3/type\n  value: SomethingDegraded\n- op: remove\n  path: /status/conditions/3\n"
 	m := md(contract.ActionPatch, "config.openshift.io", "v1", "clusteroperators", "", name)
@@ -482,7 +492,7 @@ func jsonPatch(i int) contract.Mutation {
 	return mutation(contract.ClassManagement, m, body, "")
 }
 
-func mergePatch(i int) contract.Mutation {
+func mergePatch(i, _ int) contract.Mutation {
 	n := ns(i)
 	name := fmt.Sprintf("v4-0-config-system-trusted-ca-bundle-%d", i)
 	m := md(contract.ActionPatch, "", "v1", "configmaps", n, name)
@@ -490,7 +500,7 @@ func mergePatch(i int) contract.Mutation {
 	return mutation(contract.ClassManagement, m, fmt.Sprintf(`{"metadata":{"labels":{"config.openshift.io/inject-trusted-cabundle":"true","n":"%d"}}}`, i), "")
 }
 
-func patchStatus(i int) contract.Mutation {
+func patchStatus(i, _ int) contract.Mutation {
 	name := fmt.Sprintf("cluster-patched-%d", i)
 	m := md(contract.ActionPatchStatus, "operator.openshift.io", "v1", "authentications", "", name)
 	m.PatchType = contract.PatchTypeMerge
@@ -498,7 +508,7 @@ func patchStatus(i int) contract.Mutation {
 	return mutation(contract.ClassManagement, m, fmt.Sprintf(`{"status":{"readyReplicas":%d}}`, i%3), "fieldManager: status-patcher\n")
 }
 
-func deleteClusterRole(i int) contract.Mutation {
+func deleteClusterRole(i, _ int) contract.Mutation {
 	name := fmt.Sprintf("system:openshift:obsolete-%d", i)
 	return mutation(contract.ClassUserWorkload, md(contract.ActionDelete, "rbac.authorization.k8s.io", "v1", "clusterroles", "", name), "apiVersion: rbac.authorization.k8s.io/v1\nkind: DeleteOptions\n", "")
 }

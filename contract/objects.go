@@ -1,40 +1,24 @@
-package translate
+package contract
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
+	"time"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// objectJSON writes an object as JSON with the meaning kyaml's RNode.MarshalJSON gives it, in
-// time linear in the object's size. Like MarshalJSON it encodes the object to YAML first and
-// parses that again, so the tree bodyJSON reads has the tags and styles the encoder gave it.
-func objectJSON(obj *yaml.RNode) ([]byte, error) {
-	if obj.YNode() == nil {
-		return []byte("null"), nil
-	}
-	s, err := obj.String()
-	if err != nil {
-		return nil, err
-	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal([]byte(s), &doc); err != nil {
-		return nil, err
-	}
-	return bodyJSON(&doc)
-}
-
-// bodyJSON writes a parsed object as JSON with the meaning kyaml's RNode.MarshalJSON gives it
+// NodeJSON writes a parsed object as JSON with the meaning kyaml's RNode.MarshalJSON gives it
 // (an encode to YAML and a yaml.v3 decode into map[string]any), in time linear in the size of
 // the tree: yaml.v3's decoder compares every key of a mapping with every other, so a body of a
 // million keys took minutes. Scalars that are not plain strings are decoded by yaml.v3 itself,
 // one node at a time, so tags (!!int, !!float, !!bool, !!null, !!timestamp, !!binary) resolve
 // exactly as before; aliases are expanded, merge keys (<<) merged as yaml.v3 merges them,
 // duplicate keys refused, and excessive aliasing refused with yaml.v3's bound.
-func bodyJSON(n *yaml.Node) ([]byte, error) {
+func NodeJSON(n *yaml.Node) ([]byte, error) {
 	if n == nil {
 		return []byte("null"), nil
 	}
@@ -58,6 +42,28 @@ func bodyJSON(n *yaml.Node) ([]byte, error) {
 	return json.Marshal(v)
 }
 
+// ParseObject parses a body that holds one object (YAML or JSON) into the values an
+// unstructured object holds: map[string]any, []any, string, int64, float64, bool and nil. It
+// refuses what NodeJSON refuses (duplicate keys, keys that are not strings, excessive
+// aliasing), a root that is not a mapping, and numbers JSON cannot hold (NaN, infinities). It
+// reads the body once, in time linear in its size.
+func ParseObject(body []byte) (map[string]any, error) {
+	root, err := yaml.Parse(string(body))
+	if err != nil {
+		return nil, err
+	}
+	n := document(root.YNode())
+	if n.Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("line %d: a %s, not an object", n.Line, n.ShortTag())
+	}
+	d := &bodyDecoder{aliases: map[*yaml.Node]bool{}, unstructured: true}
+	m := map[string]any{}
+	if err := d.mapping(n, m, nil, true); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
 // document returns the content of a document node, or the node itself.
 func document(n *yaml.Node) *yaml.Node {
 	for n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
@@ -76,6 +82,8 @@ const (
 type bodyDecoder struct {
 	decodeCount, aliasCount, aliasDepth int
 	aliases                             map[*yaml.Node]bool // aliases being expanded, against cycles
+	// unstructured converts scalars to the types of unstructured objects (ParseObject).
+	unstructured bool
 }
 
 // count counts one node visited and refuses documents that expand aliases excessively.
@@ -137,7 +145,11 @@ func (d *bodyDecoder) value(n *yaml.Node) (any, error) {
 		})
 		return v, err
 	case yaml.ScalarNode:
-		return scalar(n)
+		v, err := scalar(n)
+		if err != nil || !d.unstructured {
+			return v, err
+		}
+		return unstructuredScalar(n, v)
 	case yaml.SequenceNode:
 		s := make([]any, 0, len(n.Content))
 		for _, c := range n.Content {
@@ -170,6 +182,28 @@ func scalar(n *yaml.Node) (any, error) {
 	var v any
 	if err := n.Decode(&v); err != nil {
 		return nil, err
+	}
+	return v, nil
+}
+
+// unstructuredScalar converts what yaml.v3 decoded a scalar into to what a JSON decode into
+// an unstructured object gives: int64 for integers (float64 beyond its range), a time as its
+// RFC 3339 text, and no NaN or infinity, which JSON cannot hold.
+func unstructuredScalar(n *yaml.Node, v any) (any, error) {
+	switch v := v.(type) {
+	case int:
+		return int64(v), nil
+	case uint64:
+		if v > math.MaxInt64 {
+			return float64(v), nil
+		}
+		return int64(v), nil
+	case float64:
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("line %d: %s is not a number JSON can hold", n.Line, n.Value)
+		}
+	case time.Time:
+		return v.Format(time.RFC3339Nano), nil
 	}
 	return v, nil
 }

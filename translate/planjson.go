@@ -1,0 +1,80 @@
+package translate
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+)
+
+// WritePlanJSON writes p as json.MarshalIndent(p, "", "  ") does, and a newline, one entry
+// at a time: the document of a large plan is never held whole.
+func WritePlanJSON(w io.Writer, p *Plan) error {
+	bw := bufio.NewWriter(w)
+	field := func(name string, v any, indent string) error {
+		js, err := json.MarshalIndent(v, indent, "  ")
+		if err != nil {
+			return err
+		}
+		if _, err := bw.WriteString(indent + `"` + name + `": `); err != nil {
+			return err
+		}
+		_, err = bw.Write(js)
+		return err
+	}
+	if _, err := bw.WriteString("{\n"); err != nil {
+		return err
+	}
+	if err := field("topology", p.Topology, "  "); err != nil {
+		return err
+	}
+	if p.Entries == nil {
+		if _, err := bw.WriteString(",\n  \"entries\": null"); err != nil {
+			return err
+		}
+	} else {
+		if _, err := bw.WriteString(",\n  \"entries\": ["); err != nil {
+			return err
+		}
+		for i := range p.Entries {
+			js, err := json.MarshalIndent(&p.Entries[i], "    ", "  ")
+			if err != nil {
+				return err
+			}
+			sep := ",\n    "
+			if i == 0 {
+				sep = "\n    "
+			}
+			if _, err := bw.WriteString(sep); err != nil {
+				return err
+			}
+			if _, err := bw.Write(js); err != nil {
+				return err
+			}
+		}
+		end := "\n  ]"
+		if len(p.Entries) == 0 {
+			end = "]"
+		}
+		if _, err := bw.WriteString(end); err != nil {
+			return err
+		}
+	}
+	if _, err := bw.WriteString(",\n"); err != nil {
+		return err
+	}
+	if err := field("summary", p.Summary, "  "); err != nil {
+		return err
+	}
+	if len(p.GuestIdentities) > 0 {
+		if _, err := bw.WriteString(",\n"); err != nil {
+			return err
+		}
+		if err := field("guestIdentities", p.GuestIdentities, "  "); err != nil {
+			return err
+		}
+	}
+	if _, err := bw.WriteString("\n}\n"); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
