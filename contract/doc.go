@@ -7,7 +7,12 @@
 //     file named `<prefix>-<body|metadata|options>-<name>.yaml` (with ':' written as
 //     "-COLON-"), plus controller-results.yaml. Metadata is read with the name key spelled
 //     `name` or the legacy `mame`, and written in the spelling asked for. Bodies and options
-//     travel as bytes and are never re-serialized.
+//     travel as bytes and are never re-serialized; a metadata file nothing changed is written
+//     as it was read. The body of an object-bearing action is parsed once, by the reader
+//     (ParseObject: duplicate keys, non-string keys, excessive aliasing and NaN refused),
+//     into Mutation.Object, which everything after it reads. WalkOutputDir hands mutations to
+//     a caller one at a time, and FolderWriter writes them one at a time, for a pipeline
+//     that streams a directory of any size.
 //   - input directories (ReadInputDir, WriteInputDir), must-gather-like, in list form and
 //     per-object form, answering Get and List exactly as the contract's fake API server does,
 //     with aggregated discovery files or the embedded default (DefaultDiscovery).

@@ -60,6 +60,13 @@
 // to an immutable field. The object has to be deleted and created again; topolayer does not
 // do that on its own.
 //
+// The engine reads each object as the reader parsed it (contract.Mutation.Object) and builds
+// a YAML tree only for what it rewrites: the standalone topology writes most objects as the
+// operator wrote them, bytes and all. A Planner plans a directory as a reader streams it
+// (contract.WalkOutputDir): an entry no plan-wide stage reads is settled as soon as it is
+// added, handed to the caller (who writes it) and its body dropped, so `topolayer translate`
+// holds the plan, not the directory. WritePlanJSON writes plan.json one entry at a time.
+//
 //	out, _ := contract.ReadOutputDir("out", contract.ReadOptions{})
 //	plan := translate.Standalone("my-operator", declared).Plan(out)
 //	if len(plan.Rejected()) > 0 { /* apply nothing */ }
