@@ -28,6 +28,7 @@ type RunOptions struct {
 	ClusterOptions
 	MetricsAddress string
 	ProbeAddress   string
+	PprofAddress   string // --pprof-bind-address
 	LeaderElect    bool
 	WorkDir        string
 	Verbosity      int
@@ -75,6 +76,7 @@ Lease is in the same namespace. SIGINT or SIGTERM stops it after the runs in pro
 	cmd.Flags().StringVar(&o.MetricsAddress, "metrics-bind-address", "", `address of the Prometheus metrics endpoint (default: manager.metricsAddress of the configuration, else 127.0.0.1:8080, loopback only; ":8080" serves every interface; "0" turns it off)`)
 	cmd.Flags().StringVar(&o.LogFormat, "log-format", "console", "log format on stderr: console (for a person) or json (one object a line, for a log collector)")
 	cmd.Flags().StringVar(&o.ProbeAddress, "health-probe-bind-address", "0", `address of the /healthz and /readyz endpoints ("0" turns them off)`)
+	cmd.Flags().StringVar(&o.PprofAddress, "pprof-bind-address", "0", `address of Go's /debug/pprof endpoints, to see where memory and CPU go (for example 127.0.0.1:6060; "0" turns them off)`)
 	cmd.Flags().BoolVar(&o.LeaderElect, "leader-elect", true, "elect a leader with a Lease, so that one replica runs at a time (also manager.leaderElection)")
 	cmd.Flags().StringVar(&o.WorkDir, "work-dir", "", "directory of the runs' input and output directories (default: manager.workDir, else a temporary directory)")
 	cmd.Flags().IntVarP(&o.Verbosity, "v", "v", 0, "log verbosity")
@@ -145,6 +147,7 @@ func (o *RunOptions) Run(cmd *cobra.Command) error {
 		Scheme:                  manager.Scheme(),
 		Metrics:                 metricsserver.Options{BindAddress: metricsAddr},
 		HealthProbeBindAddress:  o.ProbeAddress,
+		PprofBindAddress:        o.PprofAddress,
 		LeaderElection:          leader,
 		LeaderElectionID:        "topolayer",
 		GracefulShutdownTimeout: ptr(2 * time.Minute),
