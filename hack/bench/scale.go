@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -99,6 +102,11 @@ func (h *harness) runScale(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The first instance serves Go's profiles, to show where an idle instance's memory goes.
+	pprofAddr, err := freeLocalAddress()
+	if err != nil {
+		return err
+	}
 	start := time.Now()
 	sampler := newMemSampler(time.Second)
 	var cmds []*exec.Cmd
@@ -115,6 +123,7 @@ func (h *harness) runScale(ctx context.Context) error {
 				"--guest-kubeconfig", cluster.KubeconfigFile(kubeDir, cluster.Guest), "--metrics-bind-address", "0"}
 			if in == insts[0] {
 				h.rep.command(append(slices.Clone(args), "# and 99 more, one per HCP namespace, in waves of 10")...)
+				args = append(args, "--pprof-bind-address", pprofAddr)
 			}
 			in.started = time.Now()
 			if in.cmd, err = startLogged(args, filepath.Join(logDir, in.ns+".log"), nil); err != nil {
@@ -157,6 +166,7 @@ func (h *harness) runScale(ctx context.Context) error {
 	}
 	slices.Sort(rss)
 	slices.Sort(hwm)
+	profile := idleProfile(ctx, pprofAddr)
 	mem := sampler.finish()
 	var conv []time.Duration
 	for _, in := range insts {
@@ -176,8 +186,56 @@ func (h *harness) runScale(ctx context.Context) error {
 	h.rep.section("5. Scale", fmt.Sprintf(`
 One hosted environment (e2e/cluster: a management and a guest kube-apiserver). On the management server, %d HCP namespaces clusters-bench-000 ... each with its pull secret, HostedControlPlane object and the shadow of the sample operator's CR; on the guest, openshift-config/sample-settings. One `+"`topolayer run`"+` process per HCP namespace (both sample operators, debounce 1s, cooldown 2s, leader election on, metrics off), started in waves of %d: a wave starts when the previous one converged, so the 2 cores are not asked to start 100 managers at once. All instances share the one guest server, so they all read openshift-config there and write the same guest ClusterRole (idempotent server-side applies); a real fleet has one guest per hosted cluster.
 
-Converged: both status ConfigMaps of the instance (topolayer-sample-operator, topolayer-sample-audit-operator) in its HCP namespace say Succeeded, checked with one LIST per second by the harness.`, n, scaleWave))
+Converged: both status ConfigMaps of the instance (topolayer-sample-operator, topolayer-sample-audit-operator) in its HCP namespace say Succeeded, checked with one LIST per second by the harness.
+
+Where an idle instance's memory goes: the first instance, after the idle minute (its runtime's memory statistics, then the Go heap by allocation site, `+"`go tool pprof -top -sample_index=inuse_space`"+` of its /debug/pprof/heap, served by `+"`--pprof-bind-address`"+`):
+
+`+"```"+`
+%s
+`+"```"+``, n, scaleWave, profile))
 	return nil
+}
+
+// freeLocalAddress returns a loopback address with a port free now.
+func freeLocalAddress() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+// idleProfile returns the runtime memory statistics of the instance serving Go's profiles at
+// addr and the top of its heap profile, or why there are none.
+func idleProfile(ctx context.Context, addr string) string {
+	url := "http://" + addr + "/debug/pprof/heap"
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"?debug=1", nil)
+	if err != nil {
+		return err.Error()
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Sprintf("no profile: %v", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return fmt.Sprintf("no profile: %v", err)
+	}
+	var stats []string
+	for _, line := range strings.Split(string(body), "\n") {
+		for _, k := range []string{"# Sys ", "# HeapSys ", "# HeapInuse ", "# HeapIdle ", "# HeapReleased ", "# Stack ", "# MSpan ", "# GCSys ", "# OtherSys ", "# NumGC "} {
+			if strings.HasPrefix(line, k) {
+				stats = append(stats, strings.TrimPrefix(line, "# "))
+			}
+		}
+	}
+	top, err := exec.CommandContext(ctx, "go", "tool", "pprof", "-top", "-sample_index=inuse_space", "-nodecount=15", url).Output()
+	if err != nil {
+		top = []byte(fmt.Sprintf("go tool pprof: %v", err))
+	}
+	return strings.Join(stats, "\n") + "\n\n" + strings.TrimSpace(string(top))
 }
 
 // scaleConfig writes the configuration of one instance.
