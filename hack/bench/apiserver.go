@@ -155,6 +155,8 @@ type auditEvent struct {
 // auditCounts are requests from one client, by verb, read from the audit log.
 type auditCounts struct {
 	total, watches, lists, gets, leases int
+	// mutating counts create, update, patch, delete and deletecollection.
+	mutating int
 }
 
 // auditOffset returns the current size of the audit log: the start of a window.
@@ -204,6 +206,8 @@ func (s *apiServer) countAudit(from, to int64, prefixes ...string) (auditCounts,
 			c.lists++
 		case "get":
 			c.gets++
+		case "create", "update", "patch", "delete", "deletecollection":
+			c.mutating++
 		}
 		if e.ObjectRef != nil && e.ObjectRef.Resource == "leases" {
 			c.leases++
