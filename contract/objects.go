@@ -223,6 +223,10 @@ func isMerge(n *yaml.Node) bool {
 	return n.Kind == yaml.ScalarNode && n.Value == "<<" && (n.Tag == "" || n.Tag == "!" || n.ShortTag() == nodeTagMerge)
 }
 
+// smallMapping is the size up to which a mapping's keys are checked for duplicates without a
+// map.
+const smallMapping = 16
+
 // mapKey is a key as yaml.v3 compares keys for duplicates: kind and text.
 type mapKey struct {
 	kind  yaml.Kind
@@ -234,16 +238,34 @@ type mapKey struct {
 // and merge keys are applied after the mapping's own keys, which win. stringify converts
 // keys that are not strings to their text (the root, decoded into map[string]any).
 func (d *bodyDecoder) mapping(n *yaml.Node, out map[string]any, merged map[string]bool, stringify bool) error {
-	seen := make(map[mapKey]*yaml.Node, len(n.Content)/2)
 	var dups []string
-	for i := 0; i < len(n.Content); i += 2 {
-		k := n.Content[i]
-		mk := mapKey{k.Kind, k.Value}
-		if first, ok := seen[mk]; ok {
-			dups = append(dups, fmt.Sprintf("line %d: mapping key %#v already defined at line %d", k.Line, k.Value, first.Line))
-			continue
+	dup := func(k, first *yaml.Node) {
+		dups = append(dups, fmt.Sprintf("line %d: mapping key %#v already defined at line %d", k.Line, k.Value, first.Line))
+	}
+	if len(n.Content) <= 2*smallMapping {
+		// Most mappings of an object are small: comparing each key with those before it
+		// is cheaper than a map.
+	keys:
+		for i := 0; i < len(n.Content); i += 2 {
+			k := n.Content[i]
+			for j := 0; j < i; j += 2 {
+				if f := n.Content[j]; f.Kind == k.Kind && f.Value == k.Value {
+					dup(k, f)
+					continue keys
+				}
+			}
 		}
-		seen[mk] = k
+	} else {
+		seen := make(map[mapKey]*yaml.Node, len(n.Content)/2)
+		for i := 0; i < len(n.Content); i += 2 {
+			k := n.Content[i]
+			mk := mapKey{k.Kind, k.Value}
+			if first, ok := seen[mk]; ok {
+				dup(k, first)
+				continue
+			}
+			seen[mk] = k
+		}
 	}
 	if len(dups) > 0 {
 		return errors.New("yaml: unmarshal errors:\n  " + strings.Join(dups, "\n  "))
