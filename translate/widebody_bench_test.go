@@ -9,10 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/routing"
-	"github.com/topolayer/topolayer/topology"
 )
 
 // wideConfigMap is an output dir of one ConfigMap whose data holds keys entries: the shape
@@ -43,14 +41,7 @@ func cpuTime() time.Duration {
 // sigs.k8s.io/yaml's JSONToYAML). cpu-ns/key is the process's CPU time per key, which a
 // machine shared with other work does not inflate as it does ns/op.
 func BenchmarkPlanWideBody(b *testing.B) {
-	cfg, err := config.Parse([]byte("apiVersion: topolayer.dev/v1alpha1\nkind: TopologyConfig\ntopology:\n  type: Hosted\n  hosted: {namespace: clusters-example, hostedControlPlane: example}\n"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	engine, err := topology.Engine(cfg, "synthetic", nil)
-	if err != nil {
-		b.Fatal(err)
-	}
+	engine := syntheticEngine(b, hostedConfig)
 	for _, keys := range []int{250000, 1000000} {
 		b.Run(fmt.Sprintf("keys=%d", keys), func(b *testing.B) {
 			out := wideConfigMap(keys)
