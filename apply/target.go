@@ -328,6 +328,8 @@ func (w *writer) parse(obj *unstructured.Unstructured) error {
 	case action.CarriesObject():
 		if obj != nil {
 			w.desire = obj.DeepCopy()
+		} else if w.m.Object != nil {
+			w.desire = w.m.Object.DeepCopy()
 		} else if w.desire, err = decodeObject(w.m.Body); err != nil {
 			return err
 		}

@@ -73,6 +73,9 @@ func resourceDir(id Identity) string {
 // MutationFiles returns the slash-separated paths of a mutation's body, metadata and options
 // files relative to the top folder they are written under (a class folder, or a target
 // cluster folder of a translated directory): `<Action>/<scope>/<group>/<resource>/<P>-<kind>-<N>.yaml`.
+//
+// The prefix of a mutation without one is computed from Body: give it the bytes of a
+// rewritten object (Bytes) first.
 func MutationFiles(m *Mutation) (body, metadata, options string) {
 	prefix := m.Prefix
 	if prefix == "" {

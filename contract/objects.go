@@ -42,6 +42,21 @@ func NodeJSON(n *yaml.Node) ([]byte, error) {
 	return json.Marshal(v)
 }
 
+// NodeObject converts a parsed object (a mapping, or a document holding one) into the values
+// an unstructured object holds, with the meaning ParseObject gives it.
+func NodeObject(n *yaml.Node) (map[string]any, error) {
+	root := document(n)
+	if root.Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("line %d: a %s, not an object", root.Line, root.ShortTag())
+	}
+	d := &bodyDecoder{aliases: map[*yaml.Node]bool{}, unstructured: true}
+	m := map[string]any{}
+	if err := d.mapping(root, m, nil, true); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
 // ParseObject parses a body that holds one object (YAML or JSON) into the values an
 // unstructured object holds: map[string]any, []any, string, int64, float64, bool and nil. It
 // refuses what NodeJSON refuses (duplicate keys, keys that are not strings, excessive
@@ -52,16 +67,7 @@ func ParseObject(body []byte) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := document(root.YNode())
-	if n.Kind != yaml.MappingNode {
-		return nil, fmt.Errorf("line %d: a %s, not an object", n.Line, n.ShortTag())
-	}
-	d := &bodyDecoder{aliases: map[*yaml.Node]bool{}, unstructured: true}
-	m := map[string]any{}
-	if err := d.mapping(n, m, nil, true); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return NodeObject(root.YNode())
 }
 
 // document returns the content of a document node, or the node itself.

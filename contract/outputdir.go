@@ -802,8 +802,14 @@ func mutationFiles(folder string, m *Mutation, opts WriteOptions, seen fileSet) 
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s: %w", folder, m.Identity(), err)
 	}
-	body, metaPath, optPath := MutationFiles(m)
-	candidates := []File{{path.Join(folder, body), m.Body}, {path.Join(folder, metaPath), meta}}
+	data, err := m.Bytes()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", folder, err)
+	}
+	withBody := *m
+	withBody.Body = data
+	body, metaPath, optPath := MutationFiles(&withBody)
+	candidates := []File{{path.Join(folder, body), data}, {path.Join(folder, metaPath), meta}}
 	if m.Options != nil {
 		candidates = append(candidates, File{path.Join(folder, optPath), m.Options})
 	}

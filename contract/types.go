@@ -2,11 +2,13 @@ package contract
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
 )
 
 // Class is the cluster type a mutation is written for. On a standalone cluster all three
@@ -224,7 +226,8 @@ type Mutation struct {
 	// Prefix is the file-name prefix as read ("a92b", or "002" in old fixtures). When empty,
 	// the writer computes the contract's prefix from the body (see FilePrefix).
 	Prefix string
-	// Body is the body file's bytes.
+	// Body is the body file's bytes; nil for a mutation whose Object a translation rewrote,
+	// until a writer needs them (Bytes).
 	Body []byte
 	// Object is Body parsed, for the actions that carry an object (Create, Update, Apply and
 	// their status forms): the reader parses each body once and checks it against the
@@ -246,6 +249,20 @@ type Mutation struct {
 type metadataRead struct {
 	file []byte
 	as   Metadata
+}
+
+// Bytes returns the body file's bytes: Body, or, where a translation rewrote the object and
+// left Body empty, Object written as the contract's writer writes bodies (through JSON into
+// YAML, keys sorted).
+func (m *Mutation) Bytes() ([]byte, error) {
+	if m.Body != nil || m.Object == nil {
+		return m.Body, nil
+	}
+	js, err := json.Marshal(m.Object.Object)
+	if err != nil {
+		return nil, fmt.Errorf("%s: write the body: %w", m.Identity(), err)
+	}
+	return yaml.JSONToYAML(js)
 }
 
 // DropContent drops what a mutation holds besides its identity and metadata (body, object,

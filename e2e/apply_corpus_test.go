@@ -452,7 +452,7 @@ func checkPlanned(t *testing.T, plan *translate.Plan, operator string) {
 		switch {
 		case e.Action.IsStatus():
 			var planned map[string]any
-			if err := yaml.Unmarshal(e.Mutation.Body, &planned); err != nil {
+			if err := yaml.Unmarshal(contracttest.Bytes(t, e.Mutation), &planned); err != nil {
 				t.Fatalf("%s %s: %v", e.Action, id, err)
 			}
 			// A condition that did not transition keeps the time it had (an earlier case
@@ -553,7 +553,7 @@ func TestApplyCAOCorpusStandalone(t *testing.T) {
 					continue
 				}
 				var planned map[string]any
-				if err := yaml.Unmarshal(e.Mutation.Body, &planned); err != nil {
+				if err := yaml.Unmarshal(contracttest.Bytes(t, e.Mutation), &planned); err != nil {
 					t.Fatal(err)
 				}
 				// Conditions that did not transition keep their stored time.

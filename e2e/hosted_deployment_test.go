@@ -12,6 +12,7 @@ import (
 
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/contract/contracttest"
 	"github.com/topolayer/topolayer/contract/corpus"
 	"github.com/topolayer/topolayer/e2e/cluster"
 	"github.com/topolayer/topolayer/topology"
@@ -55,7 +56,7 @@ func TestTranslatedOAuthDeploymentAccepted(t *testing.T) {
 	var body []byte
 	for _, e := range plan.Entries {
 		if e.Source.Resource == "deployments" && e.Mutation != nil {
-			body = e.Mutation.Body
+			body = contracttest.Bytes(t, e.Mutation)
 		}
 	}
 	if body == nil {

@@ -167,7 +167,7 @@ func checkInverse(t *testing.T, names namespaces.Hosted, e translate.Entry) {
 				Labels      map[string]string `json:"labels"`
 			} `json:"metadata"`
 		}
-		if err := yaml.Unmarshal(e.Mutation.Body, &obj); err != nil {
+		if err := yaml.Unmarshal(contracttest.Bytes(t, e.Mutation), &obj); err != nil {
 			t.Fatalf("%s: translated body: %v", e.Source, err)
 		}
 		annotations = obj.Metadata.Annotations
@@ -237,7 +237,7 @@ func TestOAuthServerDeployment(t *testing.T) {
 			}
 		}
 	}
-	if err := yaml.Unmarshal(e.Mutation.Body, &d); err != nil {
+	if err := yaml.Unmarshal(contracttest.Bytes(t, e.Mutation), &d); err != nil {
 		t.Fatal(err)
 	}
 	if d.Metadata.Namespace != hcp || d.Metadata.Name != "openshift-authentication--oauth-openshift" {

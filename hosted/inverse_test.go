@@ -8,6 +8,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/contract/contracttest"
 	"github.com/topolayer/topolayer/contract/corpus"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/topology"
@@ -43,7 +44,7 @@ func TestInverseUndoesTranslation(t *testing.T) {
 					// no original to compare with.
 					continue
 				}
-				obj, err := yaml.Parse(string(e.Mutation.Body))
+				obj, err := yaml.Parse(string(contracttest.Bytes(t, e.Mutation)))
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -10,6 +10,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/topolayer/topolayer/contract"
 )
 
 // Change is one change the engine made to an object's body on its way to the target: where,
@@ -301,8 +303,8 @@ func nodeOf(v any) *yaml.Node {
 // unstructuredOf returns the object a node holds, as an unstructured object; nil when the
 // node is not a mapping.
 func unstructuredOf(obj *yaml.RNode) *unstructured.Unstructured {
-	m, ok := nodeValue(obj.YNode()).(map[string]any)
-	if !ok {
+	m, err := contract.NodeObject(obj.YNode())
+	if err != nil {
 		return nil
 	}
 	return &unstructured.Unstructured{Object: m}

@@ -8,6 +8,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/contract/contracttest"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/translate"
@@ -86,7 +87,7 @@ func TestPlanChanges(t *testing.T) {
 					t.Errorf("%s: changes (-want +got):\n%s", e.Source, diff)
 				}
 				var body map[string]any
-				if err := sigsyaml.Unmarshal(e.Mutation.Body, &body); err != nil {
+				if err := sigsyaml.Unmarshal(contracttest.Bytes(t, e.Mutation), &body); err != nil {
 					t.Fatal(err)
 				}
 				js, err := json.Marshal(e.Object.Object)

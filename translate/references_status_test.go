@@ -10,6 +10,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/contract/contracttest"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/translate"
 )
@@ -116,7 +117,7 @@ spec:
 			t.Fatalf("%s: inverse: %v %v", entry.Source, err, warnings)
 		}
 		var orig, gotBack map[string]any
-		_ = sigsyaml.Unmarshal(entry.Mutation.Body, &gotBack)
+		_ = sigsyaml.Unmarshal(contracttest.Bytes(t, entry.Mutation), &gotBack)
 		_ = sigsyaml.Unmarshal([]byte(back.MustString()), &gotBack)
 		_ = sigsyaml.Unmarshal([]byte(map[int]contract.Mutation{0: co, 1: cr}[i].Body), &orig)
 		if diff := cmp.Diff(orig["status"], gotBack["status"]); diff != "" {

@@ -104,12 +104,7 @@ func (e Engine) serviceAccountTokens(works []*work) {
 			w.reject(RuleBody, fmt.Sprintf("%s: %s: %v", src, field, err))
 			continue
 		}
-		body, err := marshalBody(w.final)
-		if err != nil {
-			w.reject(RuleBody, err.Error())
-			continue
-		}
-		w.entry.Mutation.Body = body
+		w.entry.Mutation.Body, w.entry.Mutation.Object = nil, nil // written from the final object
 		w.entry.Changes = append(w.entry.Changes, Change{Path: pointer([]string{"metadata", "annotations", AnnotationServiceAccountName}),
 			From: name, To: target.Name, By: RuleServiceAccountToken, Kind: ChangeReference, Detail: "the operator's own service account, renamed"})
 	}

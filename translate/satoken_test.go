@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/contract/contracttest"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/translate"
@@ -76,7 +77,7 @@ func TestServiceAccountTokens(t *testing.T) {
 				if got := e.Object.GetAnnotations()[translate.AnnotationServiceAccountName]; got != tc.wantName {
 					t.Errorf("final annotation %q, want %q", got, tc.wantName)
 				}
-				body, err := yaml.Parse(string(e.Mutation.Body))
+				body, err := yaml.Parse(string(contracttest.Bytes(t, e.Mutation)))
 				if err != nil {
 					t.Fatal(err)
 				}

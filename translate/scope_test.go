@@ -10,6 +10,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/contract/contracttest"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/translate"
@@ -195,7 +196,7 @@ func TestScopeSelectors(t *testing.T) {
 				t.Errorf("violations: %+v", v)
 			}
 			// The inverse mapping gives the operator its own object back.
-			obj, err := kyaml.Parse(string(e.Mutation.Body))
+			obj, err := kyaml.Parse(string(contracttest.Bytes(t, e.Mutation)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -286,7 +287,7 @@ func TestOutsideTableReferences(t *testing.T) {
 	inv := translate.Inverse{Names: namespaces.Hosted{Namespace: scopeHCP}}
 	for i, m := range []contract.Mutation{svc, cm, token} {
 		e := plan.Entries[i]
-		obj, err := kyaml.Parse(string(e.Mutation.Body))
+		obj, err := kyaml.Parse(string(contracttest.Bytes(t, e.Mutation)))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -179,7 +179,15 @@ func (e Engine) finish(w *work) {
 	switch {
 	case w.entry.Disposition != routing.Apply:
 	case w.final != nil:
-		w.entry.Object = unstructuredOf(w.final)
+		obj, err := contract.NodeObject(w.final.YNode())
+		if err != nil {
+			w.reject(RuleBody, fmt.Sprintf("%s: the rewritten object: %v", w.entry.Source, err))
+			break
+		}
+		w.entry.Object = &unstructured.Unstructured{Object: obj}
+		if w.entry.Mutation != nil {
+			w.entry.Mutation.Object = w.entry.Object
+		}
 	case w.unchanged:
 		w.entry.Object = w.src
 	}
@@ -505,12 +513,9 @@ func (e Engine) rewrite(w *work, index map[objectKey]placed) {
 		w.reject(RuleBody, err.Error())
 		return
 	}
-	body, err := marshalBody(obj)
-	if err != nil {
-		w.reject(RuleBody, err.Error())
-		return
-	}
-	tm.Body = body
+	// The body is written when a writer needs it (contract.Mutation.Bytes): an applier
+	// writes the object.
+	tm.Body, tm.Object = nil, nil
 	w.entry.Mutation = &tm
 	w.final = obj
 }

@@ -285,3 +285,14 @@ func ReadTree(tb testing.TB, dir string) map[string]string {
 	}
 	return files
 }
+
+// Bytes returns the body file a writer writes for m (contract.Mutation.Bytes): the operator's
+// bytes, or a rewritten object written out.
+func Bytes(tb testing.TB, m *contract.Mutation) []byte {
+	tb.Helper()
+	data, err := m.Bytes()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return data
+}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/routing"
@@ -137,8 +139,10 @@ func TestCompare(t *testing.T) {
 			mutations: []contract.Mutation{mutation(contract.ClassManagement, contract.ActionCreate, "/v1/configmaps", "demo", "settings",
 				`{apiVersion: v1, kind: ConfigMap, metadata: {name: settings, namespace: demo}, data: {k: v}}`)},
 			tamper: func(p *translate.Plan) {
-				m := p.Entries[0].Mutation
-				m.Body = bytes.Replace(m.Body, []byte("k: v"), []byte("k: changed"), 1)
+				// The hosted object as it will be written, changed behind the engine's back.
+				if err := unstructured.SetNestedField(p.Entries[0].Object.Object, "changed", "data", "k"); err != nil {
+					panic(err)
+				}
 			},
 			want: map[string]want{"configmaps demo/settings": {parity.Unexplained,
 				[]parity.CauseKind{parity.CausePlaced, parity.CauseRecorded, parity.CauseRenamed, parity.CauseUnexplained}}},

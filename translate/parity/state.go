@@ -106,8 +106,12 @@ func (o *Object) fold(action contract.Action, m *contract.Mutation) error {
 	case contract.ActionPatch, contract.ActionPatchStatus:
 		return o.patch(m)
 	}
+	data, err := m.Bytes()
+	if err != nil {
+		return err
+	}
 	var body map[string]any
-	if err := sigsyaml.Unmarshal(m.Body, &body); err != nil {
+	if err := sigsyaml.Unmarshal(data, &body); err != nil {
 		return fmt.Errorf("parse body: %w", err)
 	}
 	if body == nil {
