@@ -96,6 +96,9 @@ type Manager struct {
 	scheduler *scheduler.Scheduler
 	metrics   *metrics
 	readers   map[string]gather.Reader
+	// informed are the objects each cluster's informers hold, for the targets to skip the
+	// writes they show unchanged without a request.
+	informed map[string]*informed
 
 	// refresher rewrites the guest kubeconfig Secrets before their tokens expire.
 	refresher *guestidentity.Refresher
@@ -161,7 +164,10 @@ func New(ctx context.Context, opts Options) (*Manager, error) {
 	}
 	m := &Manager{opts: opts, log: logr.FromContextOrDiscard(ctx).WithName("manager"), topo: topo, status: topo.Status(),
 		ops: map[string]*operatorState{}, ix: index.New(), writes: index.NewWrites(), readers: map[string]gather.Reader{},
-		refresher: guestidentity.NewRefresher(opts.RefreshClock)}
+		informed: map[string]*informed{}, refresher: guestidentity.NewRefresher(opts.RefreshClock)}
+	for name, c := range opts.Clusters {
+		m.informed[name] = newInformed(c.GetCache())
+	}
 	// The HostedControlPlane owns every object written in its namespace, status objects
 	// included; it is read once.
 	owner, err := topo.ResolveOwner(ctx, opts.Clusters[topo.Home()].GetConfig(), "")
@@ -232,10 +238,12 @@ func (m *Manager) prepare(ctx context.Context, op Operator) (*operatorState, err
 		}
 	}
 	configs := map[string]*rest.Config{}
+	caches := map[string]apply.Cache{}
 	for name, c := range m.opts.Clusters {
 		configs[name] = c.GetConfig()
+		caches[name] = m.informed[name]
 	}
-	targets, err := m.topo.Targets(ctx, configs, topology.TargetOptions{Operator: op.Name, Impersonate: user, Owner: m.owner, Adopt: topology.AdoptionOf(op.Adopt, nil)})
+	targets, err := m.topo.Targets(ctx, configs, topology.TargetOptions{Operator: op.Name, Impersonate: user, Owner: m.owner, Adopt: topology.AdoptionOf(op.Adopt, nil), Caches: caches})
 	if err != nil {
 		return nil, err
 	}
