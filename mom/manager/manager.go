@@ -15,7 +15,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	"github.com/topolayer/topolayer/apply"
@@ -100,6 +99,9 @@ type Manager struct {
 	// writes they show unchanged without a request.
 	informed map[string]*informed
 
+	// statusWriter writes the status objects.
+	statusWriter statusWriter
+
 	// refresher rewrites the guest kubeconfig Secrets before their tokens expire.
 	refresher *guestidentity.Refresher
 
@@ -128,6 +130,8 @@ type operatorState struct {
 	// arrive before the write that caused it has returned.
 	applying bool
 	held     []heldChange
+	// reported is what its status object and events last said.
+	reported reported
 }
 
 // heldChange is a change that arrived while its operator was applying a plan.
@@ -175,6 +179,9 @@ func New(ctx context.Context, opts Options) (*Manager, error) {
 		return nil, fmt.Errorf("manager: %w", err)
 	}
 	m.owner = owner
+	if c := opts.Clusters[m.status.Cluster]; c != nil {
+		m.statusWriter = c.GetClient()
+	}
 	var errs []error
 	outputs := map[string]*contract.OutputResources{}
 	for _, op := range opts.Operators {
@@ -286,9 +293,4 @@ func (m *Manager) Start(ctx context.Context) error {
 	go func() { _ = m.refresher.Start(ctx) }()
 	m.log.Info("running operators", "operators", m.order, "workDir", m.opts.WorkDir)
 	return m.scheduler.Start(ctx)
-}
-
-// statusClient is the client of the status objects.
-func (m *Manager) statusClient() client.Client {
-	return m.opts.Clusters[m.status.Cluster].GetClient()
 }
