@@ -110,6 +110,7 @@ func (m *Manager) writeStatus(ctx context.Context, st *operatorState, rec RunRec
 		m.log.Error(err, "write the status object", "operator", st.Name)
 		return false
 	}
+	m.log.V(1).Info("status written", "operator", st.Name, "run", rec.Run, "result", rec.Result)
 	return true
 }
 
@@ -121,11 +122,13 @@ func outcomeKey(rec RunRecord) string {
 }
 
 // statusKey is what a run's status says beyond the run itself: the record without its
-// number, times, trigger, causes, counts and output size (the digest says whether the
-// outputs changed; events, which differ on every run, are not in it).
+// number, times, trigger, causes, counts, output size and digest. Whether the outputs
+// changed anything is Applied, which record looks at: the digest of the outputs changes
+// with every timestamp an operator stamps (--now in its conditions), which the writes
+// carry over (apply.CarryTransitionTimes) when nothing else changed.
 func statusKey(rec RunRecord) string {
 	rec.Run, rec.Started, rec.Duration, rec.Trigger, rec.Causes, rec.Phases = 0, "", "", "", nil, nil
-	rec.Applied, rec.Unchanged, rec.Mutations, rec.OutputSize = 0, 0, 0, 0
+	rec.Applied, rec.Unchanged, rec.Mutations, rec.OutputSize, rec.Digest = 0, 0, 0, 0, ""
 	body, err := yaml.Marshal(rec)
 	if err != nil {
 		return ""
