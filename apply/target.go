@@ -632,9 +632,10 @@ func (w *writer) prepareAdoption() error {
 	return nil
 }
 
-// keepOperatorLabel keeps on desire, a whole-object write, the operator label that an adoption put on
-// live when the body does not carry it (a topology that does not annotate): dropping it from
-// the write would remove the mark, and the next run would adopt the object again.
+// keepOperatorLabel keeps on desire, a whole-object write, the operator label that an
+// adoption put on live when the body does not carry it (a topology that does not annotate):
+// dropping it from the write would remove the mark, and the next run would adopt the object
+// again.
 func (w *writer) keepOperatorLabel(desire, live *unstructured.Unstructured) {
 	op := w.t.opts.Operator
 	if op == "" || w.m.Metadata.Action.IsStatus() || live.GetLabels()[namespaces.LabelOperator] != op {
