@@ -41,23 +41,29 @@ func content(obj *unstructured.Unstructured) map[string]any {
 // item's (the server's defaults fill the rest), except lists the API treats as sets or maps
 // (status conditions by type, and lists live's managedFields record by value or key), which
 // match in any order. A status condition that only moved its lastTransitionTime is unchanged
-// (CarryTransitionTimes). false means "not proven": the server has to be asked (a dry-run),
-// not that the apply changes something.
+// (CarryTransitionTimes). An item of a list keyed by fields that leaves a key field out (a
+// Service port without its protocol) matches the live item whose whole key manager's last
+// apply recorded: the server defaulted that field when manager applied the item. false
+// means "not proven": the server has to be asked (a dry-run), not that the apply changes
+// something.
 func AppliedNoOp(applied, live *unstructured.Unstructured, manager, subresource string) bool {
 	if applied == nil || live == nil {
 		return false
 	}
 	applied = CarryTransitionTimes(applied, live)
-	if !semanticSubset(applied.Object, live.Object, live) {
+	var own *metav1.ManagedFieldsEntry
+	mfs := live.GetManagedFields()
+	for i, mf := range mfs {
+		if mf.Manager == manager && mf.Operation == metav1.ManagedFieldsOperationApply && mf.Subresource == subresource {
+			own = &mfs[i]
+			break
+		}
+	}
+	c := comparer{shapes: listShapes(live), ownKeys: keysOwned(own)}
+	if !c.subset(applied.Object, live.Object, []string{}, true) {
 		return false
 	}
-	for _, mf := range live.GetManagedFields() {
-		if mf.Manager != manager || mf.Operation != metav1.ManagedFieldsOperationApply || mf.Subresource != subresource {
-			continue
-		}
-		return ownedHeld(mf, applied.Object)
-	}
-	return true
+	return own == nil || ownedHeld(*own, applied.Object)
 }
 
 // UpdatedNoOp reports whether a PUT of updated to live (to subresource: "" for the object,

@@ -47,8 +47,10 @@
 // On a ClusterTarget, what validation learned of an entry (its parsed body, the live object,
 // the dry-run's answer) is its write's, so each entry costs, for the whole apply:
 //
-//   - an existing object that the write would not change: one GET when the comparison with
-//     the live object proves it, a GET and a dry-run otherwise (a strategic-merge patch);
+//   - an existing object that the write would not change: nothing when the target's
+//     Options.Cache holds the object and the comparison with the cached copy proves it; one
+//     GET when the comparison with the live object proves it; a GET and a dry-run otherwise
+//     (a strategic-merge patch);
 //   - an object created or changed: a GET, a dry-run and the write;
 //   - an entry that depends on an earlier one (its object or namespace is created by the
 //     plan, or written before it): read again when it is written.

@@ -125,7 +125,7 @@ func checkPlan(plan *translate.Plan, targets map[string]Target) error {
 // body, the live object it read, the server's dry-run answer), so that ApplyPlan asks the
 // server nothing twice. ClusterTarget is one.
 type preparer interface {
-	prepare(ctx context.Context, m contract.Mutation, obj *unstructured.Unstructured, validate bool) (*writer, Result, error)
+	prepare(ctx context.Context, m contract.Mutation, obj *unstructured.Unstructured, validate, cached bool) (*writer, Result, error)
 }
 
 // DryRun asks every target what each apply entry of the plan would do, with server-side
@@ -171,7 +171,7 @@ func validate(ctx context.Context, plan *translate.Plan, targets map[string]Targ
 			var res Result
 			var err error
 			if isPreparer {
-				w, res, err = p.prepare(ctx, m, entryObject(e), true)
+				w, res, err = p.prepare(ctx, m, entryObject(e), true, true)
 			} else {
 				res, err = dr.DryRun(ctx, m)
 			}
@@ -197,6 +197,21 @@ func entryObject(e translate.Entry) *unstructured.Unstructured {
 		return nil
 	}
 	return e.Object.DeepCopy()
+}
+
+// reapply writes an entry that validation could not prepare for its write: it depends on
+// an earlier entry, or an earlier entry wrote its object (rewritten). A rewritten object is
+// read from the server, never from the target's cache, which may not have seen that write.
+func reapply(ctx context.Context, target Target, e translate.Entry, rewritten bool) (Result, error) {
+	p, ok := target.(preparer)
+	if !ok {
+		return target.Apply(ctx, *e.Mutation)
+	}
+	w, res, err := p.prepare(ctx, *e.Mutation, entryObject(e), false, !rewritten)
+	if err != nil {
+		return res, err
+	}
+	return w.commit(ctx)
 }
 
 // ApplyPlan validates the whole plan, then applies its apply entries in order on the targets
@@ -233,7 +248,7 @@ func ApplyPlan(ctx context.Context, plan *translate.Plan, targets map[string]Tar
 		if w := writers[i]; w != nil && !written[key] {
 			res, err = w.commit(ctx)
 		} else {
-			res, err = targets[r.Cluster].Apply(ctx, *plan.Entries[r.Index].Mutation)
+			res, err = reapply(ctx, targets[r.Cluster], plan.Entries[r.Index], written[key])
 		}
 		r.Change, r.Object, r.Live, r.Intermediate = res.Change, res.Object, res.Live, res.Intermediate
 		switch {

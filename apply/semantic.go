@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	"sigs.k8s.io/structured-merge-diff/v6/value"
 )
 
 // CarryTransitionTimes returns a copy of desire in which every status condition that did not
@@ -163,9 +165,63 @@ func listShapes(live *unstructured.Unstructured) map[string]listShape {
 // listPath is the key of a list reached by field names in listShapes.
 func listPath(names []string) string { return strings.Join(names, "\x00") }
 
-// comparer is subset with the list shapes of the live object.
+// keysOwned returns, for each list keyed by fields that mf (one manager's managedFields
+// entry; nil for none) reaches by field names from the object's root, the keys of the items
+// it owns, as managedFields print them (k:{"port":443,"protocol":"TCP"}): the keys the
+// server recorded after defaulting what that manager wrote.
+func keysOwned(mf *metav1.ManagedFieldsEntry) map[string]map[string]bool {
+	if mf == nil || mf.FieldsV1 == nil {
+		return nil
+	}
+	set := &fieldpath.Set{}
+	if err := set.FromJSON(bytes.NewReader(mf.FieldsV1.Raw)); err != nil {
+		return nil
+	}
+	out := map[string]map[string]bool{}
+	set.Iterate(func(p fieldpath.Path) {
+		var names []string
+		for _, pe := range p {
+			if pe.FieldName != nil {
+				names = append(names, *pe.FieldName)
+				continue
+			}
+			if pe.Key != nil {
+				lp := listPath(names)
+				if out[lp] == nil {
+					out[lp] = map[string]bool{}
+				}
+				out[lp][pe.String()] = true
+			}
+			return
+		}
+	})
+	return out
+}
+
+// itemKey is the managedFields form of the key of a list item (keysOwned); "" when the item
+// lacks a key field or is not an object.
+func itemKey(item any, keys []string) string {
+	m, ok := item.(map[string]any)
+	if !ok {
+		return ""
+	}
+	fl := make(value.FieldList, 0, len(keys))
+	for _, k := range keys {
+		v, ok := m[k]
+		if !ok {
+			return ""
+		}
+		fl = append(fl, value.Field{Name: k, Value: value.NewValueInterface(v)})
+	}
+	fl.Sort()
+	return fieldpath.PathElement{Key: &fl}.String()
+}
+
+// comparer is subset with the list shapes of the live object, and the item keys of the
+// keyed lists that the writing manager owns (ownKeys, from keysOwned; nil for none).
 type comparer struct {
-	shapes map[string]listShape
+	shapes  map[string]listShape
+	ownKeys map[string]map[string]bool
 }
 
 // subset reports whether every field of want holds the same value in have (see subset);
@@ -211,7 +267,10 @@ func (c comparer) subset(want, have any, path []string, rooted bool) bool {
 		case listSet:
 			return len(w) <= len(h) && c.matchUnordered(w, h, func(a, b any) bool { return scalarEqual(a, b) })
 		case listMap:
-			return len(w) <= len(h) && c.matchUnordered(w, h, func(a, b any) bool { return sameKeys(a, b, shape.keys) && c.subset(a, b, nil, false) })
+			owned := c.ownKeys[listPath(path)]
+			return len(w) <= len(h) && c.matchUnordered(w, h, func(a, b any) bool {
+				return (sameKeys(a, b, shape.keys) || defaultedKeys(a, b, shape.keys, owned)) && c.subset(a, b, nil, false)
+			})
 		}
 		if len(h) != len(w) {
 			return false
@@ -238,6 +297,23 @@ func (c comparer) matchUnordered(want, have []any, match func(w, h any) bool) bo
 			}
 		}
 		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// defaultedKeys reports whether want, a list item that leaves some key fields out, is the
+// live item have as the server defaulted it: the key fields want sets hold the same values
+// in have, and have's whole key is one the writing manager owns (owned, from keysOwned).
+func defaultedKeys(want, have any, keys []string, owned map[string]bool) bool {
+	w, ok := want.(map[string]any)
+	if !ok || len(owned) == 0 || !owned[itemKey(have, keys)] {
+		return false
+	}
+	h, _ := have.(map[string]any)
+	for _, k := range keys {
+		if wv, ok := w[k]; ok && !scalarEqual(wv, h[k]) {
 			return false
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // liveOperatorCR is an operator CR as a previous run left it: conditions stamped at 10:00, a
@@ -238,5 +239,58 @@ status:
 	// removes it.
 	if UpdatedNoOp(obj(t, restamped), live, "status") {
 		t.Error("UpdatedNoOp: a status without another manager's condition is a no-op")
+	}
+}
+
+// TestAppliedNoOpDefaultedKey: an applied list item that leaves out a key field the server
+// defaults (a Service port's protocol) is the live item whose key the manager's last apply
+// recorded, and only that one.
+func TestAppliedNoOpDefaultedKey(t *testing.T) {
+	live := func(protocol string) *unstructured.Unstructured {
+		return obj(t, `
+apiVersion: v1
+kind: Service
+metadata:
+  name: sample
+  namespace: ns
+  managedFields:
+  - manager: op
+    operation: Apply
+    apiVersion: v1
+    fieldsType: FieldsV1
+    fieldsV1:
+      f:spec:
+        f:ports:
+          'k:{"port":443,"protocol":"TCP"}': {.: {}, f:name: {}, f:port: {}, f:targetPort: {}}
+spec:
+  clusterIP: 10.0.0.1
+  ports:
+  - {name: https, port: 443, protocol: `+protocol+`, targetPort: https}
+`)
+	}
+	const applied = `
+apiVersion: v1
+kind: Service
+metadata: {name: sample, namespace: ns}
+spec:
+  ports:
+  - {name: https, port: 443, targetPort: https}
+`
+	for name, tc := range map[string]struct {
+		live          *unstructured.Unstructured
+		body, manager string
+		want          bool
+	}{
+		"protocol defaulted to what the manager's apply recorded": {live: live("TCP"), body: applied, manager: "op", want: true},
+		"another protocol than the recorded key":                  {live: live("UDP"), body: applied, manager: "op"},
+		"another manager: its key is not recorded":                {live: live("TCP"), body: applied, manager: "someone"},
+		"another port":       {live: live("TCP"), body: strings.Replace(applied, "port: 443", "port: 444", 1), manager: "op"},
+		"the protocol given": {live: live("TCP"), body: strings.Replace(applied, "port: 443,", "port: 443, protocol: TCP,", 1), manager: "op", want: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got := AppliedNoOp(obj(t, tc.body), tc.live, tc.manager, ""); got != tc.want {
+				t.Errorf("AppliedNoOp = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

@@ -118,6 +118,22 @@ type Options struct {
 	// operator or source stays a conflict. nil: such an object is a conflict on a target
 	// with RequireOwnership, and written over without moving ownership otherwise.
 	Adopt *Adoption
+	// Cache, when not nil, holds copies of some objects of the target's cluster (the
+	// informers of the caller's watches). A write that the cached object proves a no-op is
+	// skipped without any request: no read, no dry-run, no write. Anything else (an object
+	// the cache does not hold, one the comparison does not prove unchanged, a conflict, an
+	// adoption) is asked of the server as without a cache.
+	Cache Cache
+}
+
+// Cache is what a ClusterTarget reads of its cluster without asking the server: an
+// informer's store. A cached object may be stale; a write is skipped on it only when the
+// object holds everything the write would set (AppliedNoOp, UpdatedNoOp, PatchedNoOp).
+type Cache interface {
+	// Cached returns a copy of the cached object of resource gvr named namespace/name
+	// ("" for a cluster-scoped one); false when the cache does not hold it (the resource or
+	// the namespace is not cached, or the object is absent).
+	Cached(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, bool)
 }
 
 // Adoption is the policy of Options.Adopt.
@@ -264,7 +280,7 @@ func (t *ClusterTarget) mapping(gvr schema.GroupVersionResource) (*meta.RESTMapp
 
 // write does m, for real or as a dry-run: the two passes of prepare and commit.
 func (t *ClusterTarget) write(ctx context.Context, m contract.Mutation, dryRun bool) (Result, error) {
-	w, res, err := t.prepare(ctx, m, nil, dryRun)
+	w, res, err := t.prepare(ctx, m, nil, dryRun, true)
 	if err != nil || dryRun {
 		return res, err
 	}
@@ -276,9 +292,10 @@ func (t *ClusterTarget) write(ctx context.Context, m contract.Mutation, dryRun b
 // live object read once, ownership checked. An existing object that the comparison of the
 // body with it shows unchanged costs that one read. Otherwise the server is asked with a
 // dry-run: always when validate is set (a plan's validation), and for an existing object
-// when the comparison cannot prove the write a no-op. The returned writer keeps all of it
-// for commit.
-func (t *ClusterTarget) prepare(ctx context.Context, m contract.Mutation, obj *unstructured.Unstructured, validate bool) (*writer, Result, error) {
+// when the comparison cannot prove the write a no-op. With cached set, the target's Cache is
+// looked at first: a write that the cached object proves a no-op costs no request at all.
+// The returned writer keeps all of it for commit.
+func (t *ClusterTarget) prepare(ctx context.Context, m contract.Mutation, obj *unstructured.Unstructured, validate, cached bool) (*writer, Result, error) {
 	if !m.Metadata.Action.Valid() {
 		return nil, Result{}, fmt.Errorf("%s: unknown action %q", m.Identity(), m.Metadata.Action)
 	}
@@ -289,6 +306,12 @@ func (t *ClusterTarget) prepare(ctx context.Context, m contract.Mutation, obj *u
 	w := &writer{t: t, m: m, ri: ri, gvk: mapping.GroupVersionKind, namespaced: mapping.Scope.Name() == meta.RESTScopeNameNamespace}
 	if err := w.parse(obj); err != nil {
 		return nil, Result{}, fmt.Errorf("%s %s: %w", m.Metadata.Action, m.Identity(), err)
+	}
+	if cached {
+		if res, ok := w.cachedNoOp(ctx, mapping.Resource); ok {
+			w.decided = res
+			return w, res, nil
+		}
 	}
 	res, err := w.check(ctx, validate)
 	if err != nil {
@@ -454,7 +477,7 @@ func (w *writer) check(ctx context.Context, validate bool) (Result, error) {
 		// re-stamped without a change keep the live time, in the comparison and the write.
 		if w.desire != nil {
 			w.desire = CarryTransitionTimes(w.desire, live)
-			w.keepOperatorLabel(live)
+			w.keepOperatorLabel(w.desire, live)
 		}
 	}
 
@@ -496,7 +519,7 @@ func (w *writer) check(ctx context.Context, validate bool) (Result, error) {
 	}
 	// The object exists. A server-side apply of fields that the live object already holds,
 	// and that drops none of the fields its manager applied before, changes nothing.
-	if w.provenNoOp() {
+	if w.provenNoOp(w.desire, live) {
 		return Result{Change: ChangeNone, Skipped: true, Object: live, Live: live}, nil
 	}
 	// Otherwise ask the server what the write would store, and skip it when that is what
@@ -509,6 +532,42 @@ func (w *writer) check(ctx context.Context, validate bool) (Result, error) {
 		return Result{Change: ChangeNone, Skipped: true, Object: live, Live: live}, nil
 	}
 	return Result{Change: ChangeUpdate, Object: would, Live: live}, nil
+}
+
+// cachedNoOp decides the write from the target's Cache alone: when the cache holds the
+// object, the object is ours to write (no conflict, no adoption), and the comparison of the
+// body with the cached object proves that the write changes nothing, the write is skipped
+// and costs no request. ok is false otherwise: check asks the server. The cached object may
+// be stale; a skip needs it to hold everything the write would set, so a stale object that
+// lacks a field goes to the server. Deletions and generateName creates always do (an absent
+// object proves nothing). w.desire is not modified.
+func (w *writer) cachedNoOp(ctx context.Context, gvr schema.GroupVersionResource) (Result, bool) {
+	c, md := w.t.opts.Cache, w.m.Metadata
+	if c == nil || md.Name == "" || md.Action == contract.ActionDelete {
+		return Result{}, false
+	}
+	cached, ok := c.Cached(ctx, gvr, md.Namespace, md.Name)
+	if !ok || cached == nil {
+		return Result{}, false
+	}
+	skipped := Result{Change: ChangeNone, Skipped: true, Object: cached, Live: cached}
+	if md.Action == contract.ActionCreate && isNamespace(w.m.Identity()) && sourceOf(cached) == nil && cached.GetLabels()[namespaces.LabelOperator] == "" {
+		return skipped, true // shared ground, as check decides on the live Namespace
+	}
+	adopt, err := checkOwnership(w.t.name, w.m, w.desire, cached, w.t.opts.Operator, w.t.opts.RequireOwnership, w.t.opts.Adopt != nil)
+	if err != nil || adopt {
+		return Result{}, false
+	}
+	desire := w.desire
+	if desire != nil {
+		desire = CarryTransitionTimes(desire, cached) // a copy
+		w.keepOperatorLabel(desire, cached)
+	}
+	if !w.provenNoOp(desire, cached) {
+		return Result{}, false
+	}
+	w.live = cached
+	return skipped, true
 }
 
 // commit makes the write prepare decided, with what it read: one request, or none for a
@@ -575,15 +634,16 @@ func (w *writer) prepareAdoption() error {
 	return nil
 }
 
-// keepOperatorLabel keeps on a whole-object write the operator label that an adoption put on
-// live when the body does not carry it (a topology that does not annotate): dropping it from
-// the write would remove the mark, and the next run would adopt the object again.
-func (w *writer) keepOperatorLabel(live *unstructured.Unstructured) {
+// keepOperatorLabel keeps on desire, a whole-object write, the operator label that an
+// adoption put on live when the body does not carry it (a topology that does not annotate):
+// dropping it from the write would remove the mark, and the next run would adopt the object
+// again.
+func (w *writer) keepOperatorLabel(desire, live *unstructured.Unstructured) {
 	op := w.t.opts.Operator
 	if op == "" || w.m.Metadata.Action.IsStatus() || live.GetLabels()[namespaces.LabelOperator] != op {
 		return
 	}
-	labels := w.desire.GetLabels()
+	labels := desire.GetLabels()
 	if _, ok := labels[namespaces.LabelOperator]; ok {
 		return
 	}
@@ -591,7 +651,7 @@ func (w *writer) keepOperatorLabel(live *unstructured.Unstructured) {
 		labels = map[string]string{}
 	}
 	labels[namespaces.LabelOperator] = op
-	w.desire.SetLabels(labels)
+	desire.SetLabels(labels)
 }
 
 // writeFieldManager is the field manager of the write: applyFieldManager for a server-side
@@ -650,17 +710,22 @@ func (w *writer) sendDry(ctx context.Context, force bool) (*unstructured.Unstruc
 	return w.send(ctx, true)
 }
 
-// provenNoOp reports whether the comparison of the body with the live object proves that
-// the write changes nothing (AppliedNoOp, UpdatedNoOp, PatchedNoOp).
-func (w *writer) provenNoOp() bool {
+// provenNoOp reports whether the comparison of desire (the object to write, for actions
+// that carry one) with live, an existing object, proves that the write changes nothing
+// (AppliedNoOp, UpdatedNoOp, PatchedNoOp).
+func (w *writer) provenNoOp(desire, live *unstructured.Unstructured) bool {
 	switch w.m.Metadata.Action {
 	case contract.ActionUpdate, contract.ActionUpdateStatus:
-		return UpdatedNoOp(w.desire, w.live, w.subresource())
+		return UpdatedNoOp(desire, live, w.subresource())
 	case contract.ActionPatch, contract.ActionPatchStatus:
-		return PatchedNoOp(w.live, w.m.Metadata.PatchType, w.patch)
+		return PatchedNoOp(live, w.m.Metadata.PatchType, w.patch)
+	case contract.ActionCreate:
+		// A Create of an existing object is a server-side apply with the target's manager.
+		return AppliedNoOp(desire, live, w.t.opts.FieldManager, w.subresource())
+	case contract.ActionApply, contract.ActionApplyStatus:
+		return AppliedNoOp(desire, live, w.applyFieldManager(), w.subresource())
 	}
-	manager, ok := w.appliedBy()
-	return ok && AppliedNoOp(w.desire, w.live, manager, w.subresource())
+	return false
 }
 
 // appliedBy returns the field manager of a write that is a server-side apply of the body:

@@ -290,6 +290,9 @@ type TargetOptions struct {
 	// (apply.Options.Adopt) instead of refusing them; nil refuses them on a topology that
 	// requires ownership.
 	Adopt *apply.Adoption
+	// Caches are what the targets read without asking the server (apply.Options.Cache), by
+	// cluster name; a cluster without one asks the server for every write.
+	Caches map[string]apply.Cache
 }
 
 // AdoptionOf returns the adoption of an operator's writes: its configuration's adopt policy
@@ -346,7 +349,7 @@ func (t *Topology) Targets(ctx context.Context, clusters map[string]*rest.Config
 		if rc == nil {
 			return nil, fmt.Errorf("cluster %s: no client configuration", name)
 		}
-		opts := apply.Options{Impersonate: o.Impersonate, Operator: o.Operator, RequireOwnership: t.ownership, Namespace: t.bound[name], Adopt: o.Adopt}
+		opts := apply.Options{Impersonate: o.Impersonate, Operator: o.Operator, RequireOwnership: t.ownership, Namespace: t.bound[name], Adopt: o.Adopt, Cache: o.Caches[name]}
 		if opts.Namespace != "" {
 			opts.HostedControlPlane = owner
 		}

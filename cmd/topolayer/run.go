@@ -162,8 +162,10 @@ func (o *RunOptions) Run(cmd *cobra.Command) error {
 	}
 
 	// The manager runs on the topology's home cluster; on a confined one, its cache holds
-	// only that namespace, never the whole cluster.
+	// only that namespace, never the whole cluster; elsewhere each resource is watched in
+	// the namespaces its inputs name, and nowhere else.
 	mopts.Cache = manager.ClusterCacheOptions(topo, watches, topo.Home())
+	mopts.NewCache = manager.ClusterNewCache(topo, watches, topo.Home())
 	mopts.LeaderElectionNamespace, mopts.LeaderElectionID = topo.LeaderElection()
 	mgr, err := ctrl.NewManager(o.clusters[topo.Home()], mopts)
 	if err != nil {

@@ -11,6 +11,13 @@
 // then nothing is applied), applies the plan (validated whole first) and records the result:
 // a status ConfigMap per operator, Kubernetes events and Prometheus metrics.
 //
+// A run costs the API servers only what changes. The informers are opened once per
+// resource and namespace that some input needs (NewCacheFunc), never for the status
+// namespace. A plan entry whose object the informers hold and show unchanged sends no
+// request (apply.Options.Cache); the others are read, validated and written as package
+// apply does. The status object is written when a run changed something or ended otherwise
+// than the record it holds, events only when a run's outcome differs from the previous one.
+//
 // AddToManager adds it to a controller-runtime manager of the topology's home cluster (the
 // control-plane-operator's manager in HyperShift, or topolayer run's own):
 //

@@ -87,6 +87,7 @@ func AddToManager(ctx context.Context, mgr ctrlmanager.Manager, opts EmbedOption
 		c, err := cluster.New(rc, func(o *cluster.Options) {
 			o.Scheme = Scheme()
 			o.Cache = ClusterCacheOptions(topo, watches, name)
+			o.NewCache = ClusterNewCache(topo, watches, name)
 		})
 		if err != nil {
 			return nil, fmt.Errorf("manager: the %s cluster: %w", name, err)
@@ -131,15 +132,23 @@ func AddToManager(ctx context.Context, mgr ctrlmanager.Manager, opts EmbedOption
 
 // ClusterCacheOptions returns the cache options of one cluster of the topology: on a
 // cluster confined to a namespace, that namespace only (never cluster-wide); elsewhere the
-// namespaces the watches read there, plus the status namespace on the status cluster.
+// namespaces the watches read there. The status namespace is not cached: the manager only
+// writes its status objects, and keeps what it last wrote in memory.
 func ClusterCacheOptions(topo *topology.Topology, watches []Watch, cluster string) cache.Options {
 	if bound := topo.Bound(cluster); bound != "" {
 		return CacheOptions(nil, cluster, bound)
 	}
-	if status := topo.Status(); status.Cluster == cluster {
-		return CacheOptions(watches, cluster, status.Namespace)
-	}
 	return CacheOptions(watches, cluster)
+}
+
+// ClusterNewCache returns the cache constructor of one cluster of the topology: on a
+// cluster confined to a namespace, controller-runtime's (one namespace: one watch per
+// resource already); elsewhere NewCacheFunc, one watch per resource and namespace read.
+func ClusterNewCache(topo *topology.Topology, watches []Watch, cluster string) cache.NewCacheFunc {
+	if topo.Bound(cluster) != "" {
+		return cache.New
+	}
+	return NewCacheFunc(watches, cluster)
 }
 
 func ensureNamespace(ctx context.Context, mgr ctrlmanager.Manager, name string) error {

@@ -15,7 +15,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	"github.com/topolayer/topolayer/apply"
@@ -96,6 +95,12 @@ type Manager struct {
 	scheduler *scheduler.Scheduler
 	metrics   *metrics
 	readers   map[string]gather.Reader
+	// informed are the objects each cluster's informers hold, for the targets to skip the
+	// writes they show unchanged without a request.
+	informed map[string]*informed
+
+	// statusWriter writes the status objects.
+	statusWriter statusWriter
 
 	// refresher rewrites the guest kubeconfig Secrets before their tokens expire.
 	refresher *guestidentity.Refresher
@@ -125,6 +130,8 @@ type operatorState struct {
 	// arrive before the write that caused it has returned.
 	applying bool
 	held     []heldChange
+	// reported is what its status object and events last said.
+	reported reported
 }
 
 // heldChange is a change that arrived while its operator was applying a plan.
@@ -161,7 +168,10 @@ func New(ctx context.Context, opts Options) (*Manager, error) {
 	}
 	m := &Manager{opts: opts, log: logr.FromContextOrDiscard(ctx).WithName("manager"), topo: topo, status: topo.Status(),
 		ops: map[string]*operatorState{}, ix: index.New(), writes: index.NewWrites(), readers: map[string]gather.Reader{},
-		refresher: guestidentity.NewRefresher(opts.RefreshClock)}
+		informed: map[string]*informed{}, refresher: guestidentity.NewRefresher(opts.RefreshClock)}
+	for name, c := range opts.Clusters {
+		m.informed[name] = newInformed(c.GetCache())
+	}
 	// The HostedControlPlane owns every object written in its namespace, status objects
 	// included; it is read once.
 	owner, err := topo.ResolveOwner(ctx, opts.Clusters[topo.Home()].GetConfig(), "")
@@ -169,6 +179,9 @@ func New(ctx context.Context, opts Options) (*Manager, error) {
 		return nil, fmt.Errorf("manager: %w", err)
 	}
 	m.owner = owner
+	if c := opts.Clusters[m.status.Cluster]; c != nil {
+		m.statusWriter = c.GetClient()
+	}
 	var errs []error
 	outputs := map[string]*contract.OutputResources{}
 	for _, op := range opts.Operators {
@@ -232,10 +245,12 @@ func (m *Manager) prepare(ctx context.Context, op Operator) (*operatorState, err
 		}
 	}
 	configs := map[string]*rest.Config{}
+	caches := map[string]apply.Cache{}
 	for name, c := range m.opts.Clusters {
 		configs[name] = c.GetConfig()
+		caches[name] = m.informed[name]
 	}
-	targets, err := m.topo.Targets(ctx, configs, topology.TargetOptions{Operator: op.Name, Impersonate: user, Owner: m.owner, Adopt: topology.AdoptionOf(op.Adopt, nil)})
+	targets, err := m.topo.Targets(ctx, configs, topology.TargetOptions{Operator: op.Name, Impersonate: user, Owner: m.owner, Adopt: topology.AdoptionOf(op.Adopt, nil), Caches: caches})
 	if err != nil {
 		return nil, err
 	}
@@ -278,9 +293,4 @@ func (m *Manager) Start(ctx context.Context) error {
 	go func() { _ = m.refresher.Start(ctx) }()
 	m.log.Info("running operators", "operators", m.order, "workDir", m.opts.WorkDir)
 	return m.scheduler.Start(ctx)
-}
-
-// statusClient is the client of the status objects.
-func (m *Manager) statusClient() client.Client {
-	return m.opts.Clusters[m.status.Cluster].GetClient()
 }

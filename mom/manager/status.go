@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -24,34 +25,53 @@ const StatusFieldManager = "topolayer-manager"
 const LabelStatus = "topolayer.dev/status"
 
 // StatusName returns the name of an operator's status object: a ConfigMap in the status
-// namespace whose data holds the last run (keys result, run, lastRun, and status.yaml with
-// the whole RunRecord).
+// namespace whose data holds the last run that changed something or ended otherwise than
+// the run before it (keys result, run, lastRun, and status.yaml with the whole RunRecord);
+// runs that find everything as it was do not rewrite it (topolayer_operator_runs_total
+// counts every run).
 func StatusName(operator string) string { return "topolayer-" + operator }
 
-// record writes the status object of a run and an event about it. Failures to report are
+// statusWriter writes the status objects (a client.Client is one).
+type statusWriter interface {
+	Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error
+}
+
+// reported is what an operator's status object and events last said, so that a run that
+// would say the same again costs the API server nothing.
+type reported struct {
+	// status is the statusKey of the record the status object holds; "" before the first
+	// write, or after a failed one (the next run writes it).
+	status string
+	// outcome is the outcomeKey of the previous run; "" before the first.
+	outcome string
+}
+
+// record reports a run: it writes the operator's status object when the run changed
+// something on the clusters or its outcome differs from the record the object holds (a run
+// that found everything as it was leaves the object as it is: its run number and times are
+// in the metrics), and sends events only on a transition (a run whose outcome is the
+// previous run's sends none). At most one status write per run. Failures to report are
 // logged, never fatal.
 func (m *Manager) record(ctx context.Context, st *operatorState, rec RunRecord) {
 	if m.status.Cluster == "" || m.status.Namespace == "" {
 		return
 	}
-	body, err := yaml.Marshal(rec)
-	if err != nil {
-		m.log.Error(err, "encode the status", "operator", st.Name)
+	st.mu.Lock()
+	last := st.reported
+	st.mu.Unlock()
+	now := reported{status: statusKey(rec), outcome: outcomeKey(rec)}
+	if rec.Applied > 0 || now.status != last.status {
+		if !m.writeStatus(ctx, st, rec) {
+			now.status = ""
+		}
+	} else {
+		now.status = last.status
+	}
+	st.mu.Lock()
+	st.reported = now
+	st.mu.Unlock()
+	if now.outcome == last.outcome {
 		return
-	}
-	cm := corev1ac.ConfigMap(StatusName(st.Name), m.status.Namespace).
-		WithLabels(map[string]string{LabelStatus: "true", namespaces.LabelOperator: st.Name}).
-		WithData(map[string]string{
-			"result":      rec.Result,
-			"run":         strconv.FormatInt(rec.Run, 10),
-			"lastRun":     rec.Started,
-			"status.yaml": string(body),
-		})
-	if o := m.owner; o != nil {
-		cm.WithOwnerReferences(metav1ac.OwnerReference().WithAPIVersion(o.APIVersion).WithKind(o.Kind).WithName(o.Name).WithUID(o.UID))
-	}
-	if err := m.statusClient().Apply(ctx, cm, client.FieldOwner(StatusFieldManager), client.ForceOwnership); err != nil {
-		m.log.Error(err, "write the status object", "operator", st.Name)
 	}
 	switch rec.Result {
 	case ResultSucceeded:
@@ -66,6 +86,54 @@ func (m *Manager) record(ctx context.Context, st *operatorState, rec RunRecord) 
 	for _, c := range rec.Conflicts {
 		m.event(st.Name, corev1.EventTypeWarning, "Conflict", "%s", c)
 	}
+}
+
+// writeStatus writes rec to the operator's status object; false when it could not.
+func (m *Manager) writeStatus(ctx context.Context, st *operatorState, rec RunRecord) bool {
+	body, err := yaml.Marshal(rec)
+	if err != nil {
+		m.log.Error(err, "encode the status", "operator", st.Name)
+		return false
+	}
+	cm := corev1ac.ConfigMap(StatusName(st.Name), m.status.Namespace).
+		WithLabels(map[string]string{LabelStatus: "true", namespaces.LabelOperator: st.Name}).
+		WithData(map[string]string{
+			"result":      rec.Result,
+			"run":         strconv.FormatInt(rec.Run, 10),
+			"lastRun":     rec.Started,
+			"status.yaml": string(body),
+		})
+	if o := m.owner; o != nil {
+		cm.WithOwnerReferences(metav1ac.OwnerReference().WithAPIVersion(o.APIVersion).WithKind(o.Kind).WithName(o.Name).WithUID(o.UID))
+	}
+	if err := m.statusWriter.Apply(ctx, cm, client.FieldOwner(StatusFieldManager), client.ForceOwnership); err != nil {
+		m.log.Error(err, "write the status object", "operator", st.Name)
+		return false
+	}
+	m.log.V(1).Info("status written", "operator", st.Name, "run", rec.Run, "result", rec.Result)
+	return true
+}
+
+// outcomeKey is what a run's events say: its result, message, failed controllers, rejected
+// outputs and conflicts. Two runs with the same key are the same outcome.
+func outcomeKey(rec RunRecord) string {
+	return strings.Join([]string{rec.Result, rec.Message, strings.Join(rec.FailedControllers, "\n"),
+		strings.Join(rec.Rejected, "\n"), strings.Join(rec.Conflicts, "\n")}, "\x00")
+}
+
+// statusKey is what a run's status says beyond the run itself: the record without its
+// number, times, trigger, causes, counts, output size and digest. Whether the outputs
+// changed anything is Applied, which record looks at: the digest of the outputs changes
+// with every timestamp an operator stamps (--now in its conditions), which the writes
+// carry over (apply.CarryTransitionTimes) when nothing else changed.
+func statusKey(rec RunRecord) string {
+	rec.Run, rec.Started, rec.Duration, rec.Trigger, rec.Causes, rec.Phases = 0, "", "", "", nil, nil
+	rec.Applied, rec.Unchanged, rec.Mutations, rec.OutputSize, rec.Digest = 0, 0, 0, 0, ""
+	body, err := yaml.Marshal(rec)
+	if err != nil {
+		return ""
+	}
+	return string(body)
 }
 
 // observe reports the scheduler's hot loops and backoffs as events.

@@ -197,6 +197,7 @@ func (m *Manager) watch(ctx context.Context) error {
 		if _, err := inf.AddEventHandler(m.handler(w)); err != nil {
 			return fmt.Errorf("cluster %s: handler for %s: %w", w.Cluster, w.Resource, err)
 		}
+		m.informed[w.Cluster].add(w, gvk)
 		m.log.V(1).Info("watching", "cluster", w.Cluster, "resource", w.Resource.String(), "namespaces", w.Namespaces)
 	}
 	return nil
