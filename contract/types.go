@@ -232,7 +232,9 @@ type Mutation struct {
 	// Object is Body parsed, for the actions that carry an object (Create, Update, Apply and
 	// their status forms): the reader parses each body once and checks it against the
 	// metadata, and what follows reads this, not Body. nil for patches and deletes, and for
-	// mutations built in memory that nobody parsed (ParseObjects fills it).
+	// mutations built in memory that nobody parsed (ParseObjects fills it). Whoever changes
+	// Body of a parsed mutation sets Object to nil (the engine then parses Body) or keeps the
+	// two in step.
 	Object *unstructured.Unstructured
 	// Options is the options file's bytes; nil when the mutation has no options file.
 	Options []byte
