@@ -53,10 +53,22 @@ func Descendants(roots ...int) []int {
 	return out
 }
 
-// StatusBytes returns a "kB" field of /proc/<pid>/status (VmRSS, VmHWM) in bytes; 0 when the
-// process is gone.
+// StatusBytes returns a "kB" field of /proc/<pid>/status (VmRSS, VmHWM, RssAnon) in bytes; 0
+// when the process is gone.
 func StatusBytes(pid int, field string) int64 {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	return kBField(fmt.Sprintf("/proc/%d/status", pid), field)
+}
+
+// SmapsBytes returns a "kB" field of /proc/<pid>/smaps_rollup (Pss, Pss_Anon, Pss_File) in
+// bytes; 0 when the process is gone. Pss is the process's proportional share of its memory:
+// a page shared by n processes (the code of a binary they all run) counts 1/n.
+func SmapsBytes(pid int, field string) int64 {
+	return kBField(fmt.Sprintf("/proc/%d/smaps_rollup", pid), field)
+}
+
+// kBField returns the "<field>: <n> kB" line of a /proc file in bytes.
+func kBField(file, field string) int64 {
+	f, err := os.Open(file)
 	if err != nil {
 		return 0
 	}
