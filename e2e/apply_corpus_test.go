@@ -338,7 +338,8 @@ func grantsOnGuest(t *testing.T, guest kubernetes.Interface, plans []*translate.
 }
 
 // withImages returns ms with an image filled into every Deployment container that has none,
-// as the operator's environment (its image variables) would; nothing else changes.
+// as the operator's environment (its image variables) would, in each body and in the object
+// parsed from it; nothing else changes.
 func withImages(t *testing.T, ms []contract.Mutation) []contract.Mutation {
 	t.Helper()
 	out := make([]contract.Mutation, len(ms))
@@ -370,6 +371,10 @@ func withImages(t *testing.T, ms []contract.Mutation) []contract.Mutation {
 			t.Fatal(err)
 		}
 		out[i].Body = body
+		out[i].Object = nil // what translation reads: parsed again below, with the images
+	}
+	if err := contract.ParseObjects(&contract.OutputDir{Mutations: out}, nil); err != nil {
+		t.Fatal(err)
 	}
 	return out
 }
