@@ -148,14 +148,7 @@ func TestApplyCAOCorpus(t *testing.T) {
 	var plans []*translate.Plan
 	for _, c := range corpus.CAOCases(t) {
 		t.Run(c.Name, func(t *testing.T) {
-			out, err := contract.ReadOutputDir(c.ExpectedOutput, contract.ReadOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			declared, err := contract.ParseOutputResources(mustRead(t, c.OutputResources))
-			if err != nil {
-				t.Fatal(err)
-			}
+			out, declared := readCase(t, c)
 			plan := hostedPlan(t, operator, declared, withImages(t, out.Mutations)...)
 			total += plan.Summary.Apply
 			// Adoption off: the pre-installed CRD is refused, by name, with how to adopt it.
@@ -438,6 +431,34 @@ func mustRead(t *testing.T, file string) []byte {
 	return b
 }
 
+// caoCase returns the CAO corpus case whose name ends in "/"+name, failing the test when
+// the corpus has none.
+func caoCase(t *testing.T, name string) corpus.Case {
+	t.Helper()
+	for _, c := range corpus.CAOCases(t) {
+		if strings.HasSuffix(c.Name, "/"+name) {
+			return c
+		}
+	}
+	t.Fatalf("corpus case %s not found", name)
+	return corpus.Case{}
+}
+
+// readCase reads what corpus case c expects the operator to write and the operator's
+// output-resources declarations.
+func readCase(t *testing.T, c corpus.Case) (*contract.OutputDir, *contract.OutputResources) {
+	t.Helper()
+	out, err := contract.ReadOutputDir(c.ExpectedOutput, contract.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	declared, err := contract.ParseOutputResources(mustRead(t, c.OutputResources))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, declared
+}
+
 // checkPlanned checks that every object the plan creates, updates or applies is at its
 // planned location with its standalone identity and operator label, and that status writes
 // reached the status.
@@ -513,14 +534,7 @@ func TestApplyCAOCorpusStandalone(t *testing.T) {
 	var total, accepted int
 	for _, c := range corpus.CAOCases(t) {
 		t.Run(c.Name, func(t *testing.T) {
-			out, err := contract.ReadOutputDir(c.ExpectedOutput, contract.ReadOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			declared, err := contract.ParseOutputResources(mustRead(t, c.OutputResources))
-			if err != nil {
-				t.Fatal(err)
-			}
+			out, declared := readCase(t, c)
 			engine, err := topology.Engine(standaloneCfg, operator, declared)
 			if err != nil {
 				t.Fatal(err)
