@@ -41,10 +41,7 @@ func TestCLIPlanLiveDryRunCAO(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kubeDir := t.TempDir()
-	if err := hosted.WriteKubeconfigs(kubeDir); err != nil {
-		t.Fatal(err)
-	}
+	kubeDir := writeKubeconfigs(t, hosted)
 	f := &cliFixture{config: cfgFile, operator: c.Operator, extra: []string{"--output-resources", c.OutputResources},
 		from: from, kubeDir: kubeDir, mutations: ms, plan: engine.Plan(&contract.OutputDir{Mutations: ms})}
 

@@ -128,18 +128,12 @@ func removePlaced(t *testing.T, hcpNS string) {
 // topolayer run with the same configuration on the same inputs: both place the same objects.
 func TestHostedEmbedding(t *testing.T) {
 	hcpNS := hosted.HostedControlPlane().Namespace
-	kubeDir := t.TempDir()
-	if err := hosted.WriteKubeconfigs(kubeDir); err != nil {
-		t.Fatal(err)
-	}
+	kubeDir := writeKubeconfigs(t, hosted)
 	guestCS, _ := clients(t, hosted.Config(cluster.Guest))
 	resetSampleInputs(t, guestCS)
 	kubectl(t, cluster.KubeconfigFile(kubeDir, cluster.Guest), "create", "configmap", "sample-settings", "-n", "openshift-config", "--from-literal=replicas=2", "--from-literal=message=embedded")
 	cfgFile := demoConfig(t, "hosted-demo.yaml", nil)
-	kubeconfigs := []string{
-		"--management-kubeconfig", cluster.KubeconfigFile(kubeDir, cluster.Management),
-		"--guest-kubeconfig", cluster.KubeconfigFile(kubeDir, cluster.Guest),
-	}
+	kubeconfigs := hostedKubeconfigFlags(kubeDir)
 
 	// converge starts a program, waits until both operators have run and nothing is left to
 	// do, and returns what is placed.

@@ -35,19 +35,14 @@ func slowOperator(delay time.Duration) func(*config.TopologyConfig) {
 func TestRunSurvivesManagementRestart(t *testing.T) {
 	ctx := t.Context()
 	hcpNS := hosted.HostedControlPlane().Namespace
-	kubeDir := t.TempDir()
-	if err := hosted.WriteKubeconfigs(kubeDir); err != nil {
-		t.Fatal(err)
-	}
+	kubeDir := writeKubeconfigs(t, hosted)
 	guestCS, _ := clients(t, hosted.Config(cluster.Guest))
 	mgmtCS, mgmtDyn := clients(t, hosted.Config(cluster.Management))
 	resetSampleInputs(t, guestCS)
 	// What TestRunHosted may have left: this test wants the sample operator's first write.
 	_ = mgmtCS.AppsV1().Deployments(hcpNS).Delete(ctx, "openshift-sample--sample", metav1.DeleteOptions{})
 
-	p := startRun(t, "--config", demoConfig(t, "hosted-demo.yaml", slowOperator(4*time.Second)),
-		"--management-kubeconfig", cluster.KubeconfigFile(kubeDir, cluster.Management),
-		"--guest-kubeconfig", cluster.KubeconfigFile(kubeDir, cluster.Guest))
+	p := startRun(t, append([]string{"--config", demoConfig(t, "hosted-demo.yaml", slowOperator(4*time.Second))}, hostedKubeconfigFlags(kubeDir)...)...)
 	eventually(t, "the first runs", func(context.Context) (bool, error) {
 		return p.runs(t, sampleOp)[manager.TriggerStart] >= 1, nil
 	})

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -27,7 +26,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	"sigs.k8s.io/yaml"
 
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/e2e/cluster"
@@ -46,27 +44,16 @@ var (
 // the binaries built for the tests, with a short debounce, and returns its path.
 func demoConfig(t *testing.T, example string, edit func(*config.TopologyConfig)) string {
 	t.Helper()
-	cfg, err := config.Load(filepath.Join("..", "examples", example))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range cfg.Operators {
-		cfg.Operators[i].Command = []string{binary(t, cfg.Operators[i].Name)}
-	}
-	cfg.Scheduler.Debounce.Duration = 300 * time.Millisecond
-	cfg.Scheduler.Cooldown.Duration = 0
-	if edit != nil {
-		edit(cfg)
-	}
-	data, err := yaml.Marshal(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	file := filepath.Join(t.TempDir(), example)
-	if err := os.WriteFile(file, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return file
+	return configWith(t, example, func(cfg *config.TopologyConfig) {
+		for i := range cfg.Operators {
+			cfg.Operators[i].Command = []string{binary(t, cfg.Operators[i].Name)}
+		}
+		cfg.Scheduler.Debounce.Duration = 300 * time.Millisecond
+		cfg.Scheduler.Cooldown.Duration = 0
+		if edit != nil {
+			edit(cfg)
+		}
+	})
 }
 
 // runProcess is a `topolayer run` started by a test.
@@ -399,19 +386,14 @@ func resetSampleInputs(t *testing.T, cs kubernetes.Interface) {
 // the Sample CR.
 func TestRunHosted(t *testing.T) {
 	hcpNS := hosted.HostedControlPlane().Namespace
-	kubeDir := t.TempDir()
-	if err := hosted.WriteKubeconfigs(kubeDir); err != nil {
-		t.Fatal(err)
-	}
+	kubeDir := writeKubeconfigs(t, hosted)
 	guestCS, _ := clients(t, hosted.Config(cluster.Guest))
 	mgmtCS, mgmtDyn := clients(t, hosted.Config(cluster.Management))
 	resetSampleInputs(t, guestCS)
 
 	// The environment holds the operator's CR as HyperShift would create it: its shadow
 	// (cluster.Installed).
-	p := startRun(t, "--config", demoConfig(t, "hosted-demo.yaml", nil),
-		"--management-kubeconfig", cluster.KubeconfigFile(kubeDir, cluster.Management),
-		"--guest-kubeconfig", cluster.KubeconfigFile(kubeDir, cluster.Guest))
+	p := startRun(t, append([]string{"--config", demoConfig(t, "hosted-demo.yaml", nil)}, hostedKubeconfigFlags(kubeDir)...)...)
 	sampleScenario{
 		kubeconfig: cluster.KubeconfigFile(kubeDir, cluster.Guest),
 		user:       guestCS,
@@ -424,10 +406,7 @@ func TestRunHosted(t *testing.T) {
 // TestRunStandalone is the same acceptance on one cluster with
 // examples/standalone-demo.yaml: every name unchanged, status objects in topolayer-system.
 func TestRunStandalone(t *testing.T) {
-	kubeDir := t.TempDir()
-	if err := standalone.WriteKubeconfigs(kubeDir); err != nil {
-		t.Fatal(err)
-	}
+	kubeDir := writeKubeconfigs(t, standalone)
 	cs, dyn := clients(t, standalone.Config(cluster.Single))
 	resetSampleInputs(t, cs)
 	// The operator's own namespace, where it records events, and its CR come with its
