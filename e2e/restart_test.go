@@ -7,7 +7,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/e2e/cluster"
@@ -75,16 +74,7 @@ func TestRunSurvivesManagementRestart(t *testing.T) {
 
 	// Each standalone object the operator wrote exists once in the HCP namespace.
 	seen := map[string]string{}
-	for _, gvr := range []schema.GroupVersionResource{
-		{Group: "apps", Version: "v1", Resource: "deployments"},
-		{Version: "v1", Resource: "configmaps"},
-		{Version: "v1", Resource: "secrets"},
-		{Version: "v1", Resource: "serviceaccounts"},
-		{Version: "v1", Resource: "services"},
-		{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"},
-		{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"},
-		{Group: namespaces.ShadowGroup("config.openshift.io"), Version: "v1", Resource: "clusteroperators"},
-	} {
+	for _, gvr := range placedResources[cluster.Management] {
 		list, err := mgmtDyn.Resource(gvr).Namespace(hcpNS).List(ctx, metav1.ListOptions{LabelSelector: namespaces.LabelOperator + "=" + sampleOp})
 		if err != nil {
 			t.Fatalf("list %s: %v", gvr.Resource, err)
