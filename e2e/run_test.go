@@ -197,16 +197,29 @@ func eventually(t *testing.T, what string, cond func(context.Context) (bool, err
 // eventuallyWithin is eventually with another time limit.
 func eventuallyWithin(t *testing.T, what string, limit time.Duration, cond func(context.Context) (bool, error)) {
 	t.Helper()
-	err := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, limit, true, func(ctx context.Context) (bool, error) {
+	eventuallyEvery(t, what, 200*time.Millisecond, limit, cond)
+}
+
+// eventuallyEvery polls cond every interval for up to limit and fails the test, saying
+// what it waited for, if cond does not hold by then.
+func eventuallyEvery(t *testing.T, what string, interval, limit time.Duration, cond func(context.Context) (bool, error)) {
+	t.Helper()
+	if err := poll(t.Context(), interval, limit, cond); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// poll calls cond every interval, the first time at once, until it holds, for up to limit.
+// A not-found error means "not yet"; any other error of cond ends the wait. It returns the
+// error that ended the wait, or nil once cond holds.
+func poll(ctx context.Context, interval, limit time.Duration, cond func(context.Context) (bool, error)) error {
+	return wait.PollUntilContextTimeout(ctx, interval, limit, true, func(ctx context.Context) (bool, error) {
 		ok, err := cond(ctx)
 		if apierrors.IsNotFound(err) {
 			return false, nil
 		}
 		return ok, err
 	})
-	if err != nil {
-		t.Fatalf("%s: %v", what, err)
-	}
 }
 
 // settle waits until the scheduler has been idle (nothing running, nothing waiting) for
