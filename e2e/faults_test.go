@@ -350,8 +350,7 @@ func TestManagerOperatorFaults(t *testing.T) {
 // testFault runs one fault case; see TestManagerOperatorFaults.
 func testFault(t *testing.T, tc faultCase) {
 	ctx := t.Context()
-	cfg, _ := ownHostedControlPlane(t, "faults")
-	cfg.Scheduler.Debounce.Duration, cfg.Scheduler.Cooldown.Duration = 100*time.Millisecond, 0
+	cfg := managedHostedControlPlane(t, "faults")
 	hcpNS := cfg.Topology.Hosted.Namespace
 	sfx := uniqueSuffix(t)
 	faultOp, healthyOp := "faulty-"+sfx, "healthy-"+sfx

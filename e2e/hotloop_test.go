@@ -118,8 +118,7 @@ func eventReasons(t *testing.T, namespace, op string) map[string]string {
 // TestManagerConflicts: two operators that declare the same output do not start; an object
 // that another operator wrote is not overwritten, and the conflict is reported.
 func TestManagerConflicts(t *testing.T) {
-	cfg, _ := ownHostedControlPlane(t, "conflicts")
-	cfg.Scheduler.Debounce.Duration, cfg.Scheduler.Cooldown.Duration = 100*time.Millisecond, 0
+	cfg := managedHostedControlPlane(t, "conflicts")
 	hcpNS := cfg.Topology.Hosted.Namespace
 	constant := func(string) string { return "mine" }
 
@@ -176,8 +175,7 @@ func TestManagerConflicts(t *testing.T) {
 // TestManagerHotLoop: an operator whose every run changes what it reads (a counter it
 // increments) is detected after hotLoopThreshold self-triggered runs, reported, and damped.
 func TestManagerHotLoop(t *testing.T) {
-	cfg, _ := ownHostedControlPlane(t, "hotloop")
-	cfg.Scheduler.Debounce.Duration, cfg.Scheduler.Cooldown.Duration = 100*time.Millisecond, 0
+	cfg := managedHostedControlPlane(t, "hotloop")
 	cfg.Scheduler.HotLoopThreshold = 3
 	hcpNS := cfg.Topology.Hosted.Namespace
 	increment := func(read string) string {

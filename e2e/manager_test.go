@@ -15,6 +15,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/e2e/cluster"
 	"github.com/topolayer/topolayer/mom/manager"
@@ -188,6 +189,15 @@ func newManager(t *testing.T, mgmt *rest.Config, hcpNS string) ctrl.Manager {
 		t.Fatal(err)
 	}
 	return mgr
+}
+
+// managedHostedControlPlane is ownHostedControlPlane for a manager the test starts: its
+// scheduler runs an operator 100ms after a change, with no cooldown between runs.
+func managedHostedControlPlane(t *testing.T, name string) *config.TopologyConfig {
+	t.Helper()
+	cfg, _ := ownHostedControlPlane(t, name)
+	cfg.Scheduler.Debounce.Duration, cfg.Scheduler.Cooldown.Duration = 100*time.Millisecond, 0
+	return cfg
 }
 
 // runUntilCleanup starts mgr until the end of the test, which then checks that it stopped

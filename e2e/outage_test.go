@@ -171,8 +171,7 @@ func guestWriterOperator(op, settings string) manager.Operator {
 // guest change made during the outage.
 func TestManagerGuestOutage(t *testing.T) {
 	ctx := t.Context()
-	cfg, _ := ownHostedControlPlane(t, "outage")
-	cfg.Scheduler.Debounce.Duration, cfg.Scheduler.Cooldown.Duration = 100*time.Millisecond, 0
+	cfg := managedHostedControlPlane(t, "outage")
 	hcpNS := cfg.Topology.Hosted.Namespace
 	sfx := uniqueSuffix(t)
 	healer, writer := "healer-"+sfx, "guest-writer-"+sfx
