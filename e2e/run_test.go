@@ -222,14 +222,11 @@ func poll(ctx context.Context, interval, limit time.Duration, cond func(context.
 	})
 }
 
-// settle waits until the scheduler has been idle (nothing running, nothing waiting) for
-// 2s, longer than the test configuration's debounce, and returns the operators' run counts.
-func settle(t *testing.T, p *runProcess, operators ...string) map[string]runCounts {
-	t.Helper()
+// schedulerIdle is a condition to wait for: it holds once the scheduler of p has been idle
+// (nothing running, nothing waiting) for 2s, longer than the test configurations' debounce.
+func schedulerIdle(t *testing.T, p *runProcess) func(context.Context) (bool, error) {
 	var idleSince time.Time
-	// A real operator converges in a few runs of several seconds each (the
-	// cluster-authentication-operator: 4-6 runs of 4-8 s on a shared machine).
-	eventuallyWithin(t, "the scheduler idle", 2*time.Minute, func(context.Context) (bool, error) {
+	return func(context.Context) (bool, error) {
 		f := p.metrics(t)
 		busy := f == nil || sum(f, "topolayer_scheduler_running", nil)+sum(f, "topolayer_scheduler_queue_depth", nil) > 0
 		switch {
@@ -239,7 +236,16 @@ func settle(t *testing.T, p *runProcess, operators ...string) map[string]runCoun
 			idleSince = time.Now()
 		}
 		return !idleSince.IsZero() && time.Since(idleSince) >= 2*time.Second, nil
-	})
+	}
+}
+
+// settle waits until the scheduler is idle (see schedulerIdle) and returns the operators'
+// run counts.
+func settle(t *testing.T, p *runProcess, operators ...string) map[string]runCounts {
+	t.Helper()
+	// A real operator converges in a few runs of several seconds each (the
+	// cluster-authentication-operator: 4-6 runs of 4-8 s on a shared machine).
+	eventuallyWithin(t, "the scheduler idle", 2*time.Minute, schedulerIdle(t, p))
 	out := map[string]runCounts{}
 	for _, op := range operators {
 		out[op] = p.runs(t, op)

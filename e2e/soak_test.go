@@ -192,17 +192,7 @@ func TestSoak(t *testing.T) {
 	// minutes: a churn that returns to earlier values is taken for an oscillation, and the
 	// operators' runs are damped (up to 10m; see docs/reliability.md).
 	stopped := time.Now()
-	var idleSince time.Time
-	waitLong(t, "the scheduler idle after the churn", 11*time.Minute, func(context.Context) (bool, error) {
-		f := p.metrics(t)
-		switch busy := f == nil || sum(f, "topolayer_scheduler_running", nil)+sum(f, "topolayer_scheduler_queue_depth", nil) > 0; {
-		case busy:
-			idleSince = time.Time{}
-		case idleSince.IsZero():
-			idleSince = time.Now()
-		}
-		return !idleSince.IsZero() && time.Since(idleSince) >= 2*time.Second, nil
-	})
+	waitLong(t, "the scheduler idle after the churn", 11*time.Minute, schedulerIdle(t, p))
 	t.Logf("settled %s after the churn stopped", time.Since(stopped).Round(time.Second))
 	before := snapshot(t, mgmtDyn, hcpNS)
 	p.stop(t)
