@@ -148,14 +148,7 @@ func TestApplyCAOCorpus(t *testing.T) {
 	var plans []*translate.Plan
 	for _, c := range corpus.CAOCases(t) {
 		t.Run(c.Name, func(t *testing.T) {
-			out, err := contract.ReadOutputDir(c.ExpectedOutput, contract.ReadOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			declared, err := contract.ParseOutputResources(mustRead(t, c.OutputResources))
-			if err != nil {
-				t.Fatal(err)
-			}
+			out, declared := readCase(t, c)
 			plan := hostedPlan(t, operator, declared, withImages(t, out.Mutations)...)
 			total += plan.Summary.Apply
 			// Adoption off: the pre-installed CRD is refused, by name, with how to adopt it.
@@ -338,7 +331,8 @@ func grantsOnGuest(t *testing.T, guest kubernetes.Interface, plans []*translate.
 }
 
 // withImages returns ms with an image filled into every Deployment container that has none,
-// as the operator's environment (its image variables) would; nothing else changes.
+// as the operator's environment (its image variables) would, in each body and in the object
+// parsed from it; nothing else changes.
 func withImages(t *testing.T, ms []contract.Mutation) []contract.Mutation {
 	t.Helper()
 	out := make([]contract.Mutation, len(ms))
@@ -370,6 +364,10 @@ func withImages(t *testing.T, ms []contract.Mutation) []contract.Mutation {
 			t.Fatal(err)
 		}
 		out[i].Body = body
+		out[i].Object = nil // what translation reads: parsed again below, with the images
+	}
+	if err := contract.ParseObjects(&contract.OutputDir{Mutations: out}, nil); err != nil {
+		t.Fatal(err)
 	}
 	return out
 }
@@ -431,6 +429,34 @@ func mustRead(t *testing.T, file string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// caoCase returns the CAO corpus case whose name ends in "/"+name, failing the test when
+// the corpus has none.
+func caoCase(t *testing.T, name string) corpus.Case {
+	t.Helper()
+	for _, c := range corpus.CAOCases(t) {
+		if strings.HasSuffix(c.Name, "/"+name) {
+			return c
+		}
+	}
+	t.Fatalf("corpus case %s not found", name)
+	return corpus.Case{}
+}
+
+// readCase reads what corpus case c expects the operator to write and the operator's
+// output-resources declarations.
+func readCase(t *testing.T, c corpus.Case) (*contract.OutputDir, *contract.OutputResources) {
+	t.Helper()
+	out, err := contract.ReadOutputDir(c.ExpectedOutput, contract.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	declared, err := contract.ParseOutputResources(mustRead(t, c.OutputResources))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, declared
 }
 
 // checkPlanned checks that every object the plan creates, updates or applies is at its
@@ -508,14 +534,7 @@ func TestApplyCAOCorpusStandalone(t *testing.T) {
 	var total, accepted int
 	for _, c := range corpus.CAOCases(t) {
 		t.Run(c.Name, func(t *testing.T) {
-			out, err := contract.ReadOutputDir(c.ExpectedOutput, contract.ReadOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			declared, err := contract.ParseOutputResources(mustRead(t, c.OutputResources))
-			if err != nil {
-				t.Fatal(err)
-			}
+			out, declared := readCase(t, c)
 			engine, err := topology.Engine(standaloneCfg, operator, declared)
 			if err != nil {
 				t.Fatal(err)

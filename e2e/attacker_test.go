@@ -147,10 +147,7 @@ func TestAttackerTable(t *testing.T) {
 	ns := "openshift-attacker-" + uniqueSuffix(t)
 	mgmtCS, mgmt := clients(t, hosted.Config(cluster.Management))
 	guestCS, _ := clients(t, hosted.Config(cluster.Guest))
-	kubeDir := t.TempDir()
-	if err := hosted.WriteKubeconfigs(kubeDir); err != nil {
-		t.Fatal(err)
-	}
+	kubeDir := writeKubeconfigs(t, hosted)
 
 	// The HCP's own service account, whose token the operator must never get.
 	if _, err := mgmtCS.CoreV1().ServiceAccounts(hcp.Namespace).Create(t.Context(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "control-plane-operator"}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -370,9 +367,7 @@ func TestAttackerTable(t *testing.T) {
 			if a.declared {
 				sources = append(sources, "--output-resources", declarations(t, a.mutations))
 			}
-			args := append([]string{"apply"}, append(sources,
-				"--management-kubeconfig", cluster.KubeconfigFile(kubeDir, cluster.Management),
-				"--guest-kubeconfig", cluster.KubeconfigFile(kubeDir, cluster.Guest))...)
+			args := append(append([]string{"apply"}, sources...), hostedKubeconfigFlags(kubeDir)...)
 
 			before := bothServers(t)
 			start := time.Now()

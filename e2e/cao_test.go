@@ -158,16 +158,11 @@ func TestRealCAOHosted(t *testing.T) {
 	seed(t, mgmt, "management-status", "router", hcpNS, true)
 	seed(t, mgmt, "management-status", "router", hcpNS, true)
 
-	kubeDir := t.TempDir()
-	if err := hosted.WriteKubeconfigs(kubeDir); err != nil {
-		t.Fatal(err)
-	}
+	kubeDir := writeKubeconfigs(t, hosted)
 	start := time.Now()
 	// No leader election: its lease renewals are the only writes of an idle manager, and
 	// would hide the operator's in the count below.
-	p := startRun(t, "--config", cfgFile, "--leader-elect=false", "-v", "1",
-		"--management-kubeconfig", cluster.KubeconfigFile(kubeDir, cluster.Management),
-		"--guest-kubeconfig", cluster.KubeconfigFile(kubeDir, cluster.Guest))
+	p := startRun(t, append([]string{"--config", cfgFile, "--leader-elect=false", "-v", "1"}, hostedKubeconfigFlags(kubeDir)...)...)
 
 	mgmtCS, mgmtDyn := clients(t, mgmt)
 	guestCS, _ := clients(t, guest)
@@ -352,10 +347,7 @@ status:
     conditions: [{type: Admitted, status: "True", lastTransitionTime: "2026-01-01T00:00:00Z"}]
 `)}, "router", true)
 
-	kubeDir := t.TempDir()
-	if err := standalone.WriteKubeconfigs(kubeDir); err != nil {
-		t.Fatal(err)
-	}
+	kubeDir := writeKubeconfigs(t, standalone)
 	start := time.Now()
 	p := startRun(t, "--config", cfgFile, "--leader-elect=false", "-v", "1",
 		"--kubeconfig", cluster.KubeconfigFile(kubeDir, cluster.Single))

@@ -84,22 +84,14 @@ func newCLIFixture(t *testing.T, managementOnly bool) *cliFixture {
 	if err := contract.WriteOutputDir(from, &contract.OutputDir{Mutations: ms}, contract.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	kubeDir := t.TempDir()
-	if err := hosted.WriteKubeconfigs(kubeDir); err != nil {
-		t.Fatal(err)
-	}
+	kubeDir := writeKubeconfigs(t, hosted)
 	return &cliFixture{from: from, kubeDir: kubeDir, mutations: ms, plan: hostedPlan(t, cliOperator, nil, ms...)}
 }
 
 // args returns the flags naming the fixture's outputs and the hosted clusters.
 func (f *cliFixture) args(cmd string, extra ...string) []string {
 	config, operator := cmp.Or(f.config, filepath.Join("..", "examples", "hosted.yaml")), cmp.Or(f.operator, cliOperator)
-	args := []string{cmd,
-		"--config", config,
-		"--from", f.from, "--operator", operator,
-		"--management-kubeconfig", cluster.KubeconfigFile(f.kubeDir, cluster.Management),
-		"--guest-kubeconfig", cluster.KubeconfigFile(f.kubeDir, cluster.Guest),
-	}
+	args := append([]string{cmd, "--config", config, "--from", f.from, "--operator", operator}, hostedKubeconfigFlags(f.kubeDir)...)
 	return append(append(args, f.extra...), extra...)
 }
 
@@ -321,10 +313,7 @@ func TestCLIApplyStandalone(t *testing.T) {
 	if err := contract.WriteOutputDir(from, &contract.OutputDir{Mutations: ms}, contract.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	kubeDir := t.TempDir()
-	if err := standalone.WriteKubeconfigs(kubeDir); err != nil {
-		t.Fatal(err)
-	}
+	kubeDir := writeKubeconfigs(t, standalone)
 	args := func(cmd string, extra ...string) []string {
 		return append([]string{cmd, "--config", filepath.Join("..", "examples", "standalone.yaml"), "--from", from,
 			"--operator", cliOperator, "--kubeconfig", cluster.KubeconfigFile(kubeDir, cluster.Single)}, extra...)

@@ -28,20 +28,8 @@ func TestCLIPlanLiveDryRunCAO(t *testing.T) {
 	if os.Getenv(corpus.EnvVar) == "" {
 		t.Skipf("%s is not set", corpus.EnvVar)
 	}
-	var c corpus.Case
-	for _, cc := range corpus.CAOCases(t) {
-		if strings.HasSuffix(cc.Name, "/oauth-server-creation-minimal") {
-			c = cc
-		}
-	}
-	out, err := contract.ReadOutputDir(c.ExpectedOutput, contract.ReadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	declared, err := contract.ParseOutputResources(mustRead(t, c.OutputResources))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := caoCase(t, "oauth-server-creation-minimal")
+	out, declared := readCase(t, c)
 	ms := withImages(t, out.Mutations)
 	from := filepath.Join(t.TempDir(), "out")
 	if err := contract.WriteOutputDir(from, &contract.OutputDir{Mutations: ms}, contract.WriteOptions{}); err != nil {
@@ -53,10 +41,7 @@ func TestCLIPlanLiveDryRunCAO(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kubeDir := t.TempDir()
-	if err := hosted.WriteKubeconfigs(kubeDir); err != nil {
-		t.Fatal(err)
-	}
+	kubeDir := writeKubeconfigs(t, hosted)
 	f := &cliFixture{config: cfgFile, operator: c.Operator, extra: []string{"--output-resources", c.OutputResources},
 		from: from, kubeDir: kubeDir, mutations: ms, plan: engine.Plan(&contract.OutputDir{Mutations: ms})}
 

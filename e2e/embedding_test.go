@@ -38,12 +38,21 @@ var placedResources = map[string][]schema.GroupVersionResource{
 	},
 }
 
-// placed lists what the sample operators wrote (objects labelled with their names) on the
-// hosted environment, keyed cluster/resource/namespace/name. Each object is normalized to
-// what both runs must agree on: without the fields the server sets and without timestamps.
-func placed(t *testing.T, hcpNS string) map[string]map[string]any {
+// placedSelector selects the objects of both sample operators.
+const placedSelector = namespaces.LabelOperator + " in (" + sampleOp + "," + auditOp + ")"
+
+// placedClient is the client of one of placedResources where the outputs land.
+type placedClient struct {
+	cluster string
+	gvr     schema.GroupVersionResource
+	ri      dynamic.ResourceInterface
+}
+
+// placedClients returns a client for every cluster and resource of placedResources: in the
+// HCP namespace hcpNS on the management cluster, cluster-wide on the guest.
+func placedClients(t *testing.T, hcpNS string) []placedClient {
 	t.Helper()
-	out := map[string]map[string]any{}
+	var out []placedClient
 	for clusterName, gvrs := range placedResources {
 		_, dyn := clients(t, hosted.Config(clusterName))
 		for _, gvr := range gvrs {
@@ -51,35 +60,48 @@ func placed(t *testing.T, hcpNS string) map[string]map[string]any {
 			if clusterName == cluster.Management {
 				ri = dyn.Resource(gvr).Namespace(hcpNS)
 			}
-			list, err := ri.List(t.Context(), metav1.ListOptions{LabelSelector: namespaces.LabelOperator + " in (" + sampleOp + "," + auditOp + ")"})
-			if err != nil {
-				t.Fatalf("%s: list %s: %v", clusterName, gvr.Resource, err)
+			out = append(out, placedClient{cluster: clusterName, gvr: gvr, ri: ri})
+		}
+	}
+	return out
+}
+
+// placed lists what the sample operators wrote (objects labelled with their names) on the
+// hosted environment, keyed cluster/resource/namespace/name. Each object is normalized to
+// what both runs must agree on: without the fields the server sets and without timestamps.
+func placed(t *testing.T, hcpNS string) map[string]map[string]any {
+	t.Helper()
+	out := map[string]map[string]any{}
+	for _, pc := range placedClients(t, hcpNS) {
+		clusterName, gvr := pc.cluster, pc.gvr
+		list, err := pc.ri.List(t.Context(), metav1.ListOptions{LabelSelector: placedSelector})
+		if err != nil {
+			t.Fatalf("%s: list %s: %v", clusterName, gvr.Resource, err)
+		}
+		for _, o := range list.Items {
+			if gvr.Resource == "configmaps" && (o.GetName() == manager.StatusName(sampleOp) || o.GetName() == manager.StatusName(auditOp)) {
+				continue // topolayer's record of its runs, not an output
 			}
-			for _, o := range list.Items {
-				if gvr.Resource == "configmaps" && (o.GetName() == manager.StatusName(sampleOp) || o.GetName() == manager.StatusName(auditOp)) {
-					continue // topolayer's record of its runs, not an output
-				}
-				obj := o.DeepCopy().Object
-				if gvr.Resource == "services" {
-					// Allocated by the server on creation.
-					unstructured.RemoveNestedField(obj, "spec", "clusterIP")
-					unstructured.RemoveNestedField(obj, "spec", "clusterIPs")
-				}
-				md := obj["metadata"].(map[string]any)
-				for _, k := range []string{"uid", "resourceVersion", "creationTimestamp", "generation", "managedFields"} {
-					delete(md, k)
-				}
-				if o.GetLabels()[guestidentity.LabelGuestKubeconfig] == "true" {
-					// A guest kubeconfig holds a token the guest issued at the time of the
-					// write: the same Secret, not the same bytes.
-					delete(obj, "data")
-					annotations := md["annotations"].(map[string]any)
-					delete(annotations, guestidentity.AnnotationExpires)
-					delete(annotations, guestidentity.AnnotationRefresh)
-				}
-				dropTimestamps(obj)
-				out[strings.Join([]string{clusterName, gvr.Resource, o.GetNamespace(), o.GetName()}, "/")] = obj
+			obj := o.DeepCopy().Object
+			if gvr.Resource == "services" {
+				// Allocated by the server on creation.
+				unstructured.RemoveNestedField(obj, "spec", "clusterIP")
+				unstructured.RemoveNestedField(obj, "spec", "clusterIPs")
 			}
+			md := obj["metadata"].(map[string]any)
+			for _, k := range []string{"uid", "resourceVersion", "creationTimestamp", "generation", "managedFields"} {
+				delete(md, k)
+			}
+			if o.GetLabels()[guestidentity.LabelGuestKubeconfig] == "true" {
+				// A guest kubeconfig holds a token the guest issued at the time of the
+				// write: the same Secret, not the same bytes.
+				delete(obj, "data")
+				annotations := md["annotations"].(map[string]any)
+				delete(annotations, guestidentity.AnnotationExpires)
+				delete(annotations, guestidentity.AnnotationRefresh)
+			}
+			dropTimestamps(obj)
+			out[strings.Join([]string{clusterName, gvr.Resource, o.GetNamespace(), o.GetName()}, "/")] = obj
 		}
 	}
 	return out
@@ -105,17 +127,10 @@ func dropTimestamps(v any) {
 // removePlaced deletes what placed lists, and waits until it is gone.
 func removePlaced(t *testing.T, hcpNS string) {
 	t.Helper()
-	for clusterName, gvrs := range placedResources {
-		_, dyn := clients(t, hosted.Config(clusterName))
-		for _, gvr := range gvrs {
-			var ri dynamic.ResourceInterface = dyn.Resource(gvr)
-			if clusterName == cluster.Management {
-				ri = dyn.Resource(gvr).Namespace(hcpNS)
-			}
-			err := ri.DeleteCollection(t.Context(), metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: namespaces.LabelOperator + " in (" + sampleOp + "," + auditOp + ")"})
-			if err != nil && !apierrors.IsNotFound(err) {
-				t.Fatalf("%s: delete %s: %v", clusterName, gvr.Resource, err)
-			}
+	for _, pc := range placedClients(t, hcpNS) {
+		err := pc.ri.DeleteCollection(t.Context(), metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: placedSelector})
+		if err != nil && !apierrors.IsNotFound(err) {
+			t.Fatalf("%s: delete %s: %v", pc.cluster, pc.gvr.Resource, err)
 		}
 	}
 	eventually(t, "the sample operators' objects gone", func(context.Context) (bool, error) {
@@ -128,18 +143,12 @@ func removePlaced(t *testing.T, hcpNS string) {
 // topolayer run with the same configuration on the same inputs: both place the same objects.
 func TestHostedEmbedding(t *testing.T) {
 	hcpNS := hosted.HostedControlPlane().Namespace
-	kubeDir := t.TempDir()
-	if err := hosted.WriteKubeconfigs(kubeDir); err != nil {
-		t.Fatal(err)
-	}
+	kubeDir := writeKubeconfigs(t, hosted)
 	guestCS, _ := clients(t, hosted.Config(cluster.Guest))
 	resetSampleInputs(t, guestCS)
 	kubectl(t, cluster.KubeconfigFile(kubeDir, cluster.Guest), "create", "configmap", "sample-settings", "-n", "openshift-config", "--from-literal=replicas=2", "--from-literal=message=embedded")
 	cfgFile := demoConfig(t, "hosted-demo.yaml", nil)
-	kubeconfigs := []string{
-		"--management-kubeconfig", cluster.KubeconfigFile(kubeDir, cluster.Management),
-		"--guest-kubeconfig", cluster.KubeconfigFile(kubeDir, cluster.Guest),
-	}
+	kubeconfigs := hostedKubeconfigFlags(kubeDir)
 
 	// converge starts a program, waits until both operators have run and nothing is left to
 	// do, and returns what is placed.

@@ -17,11 +17,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	ctrl "sigs.k8s.io/controller-runtime"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/yaml"
 
 	"github.com/topolayer/topolayer/config"
@@ -29,7 +26,6 @@ import (
 	"github.com/topolayer/topolayer/e2e/cluster"
 	"github.com/topolayer/topolayer/mom/manager"
 	"github.com/topolayer/topolayer/mom/runner"
-	"github.com/topolayer/topolayer/routing"
 )
 
 // faultManagerOptions are what startFaultManager changes of startManager's setup.
@@ -48,37 +44,10 @@ type faultManagerOptions struct {
 // filesystem the test fills.
 func startFaultManager(t *testing.T, cfg *config.TopologyConfig, ops []manager.Operator, o faultManagerOptions) (*manager.Manager, *prometheus.Registry) {
 	t.Helper()
-	if o.guest == nil {
-		o.guest = hosted.Config(cluster.Guest)
-	}
-	if o.workDir == "" {
-		o.workDir = t.TempDir()
-	}
-	if o.management == nil {
-		o.management = hosted.Config(cluster.Management)
-	}
-	reg := prometheus.NewRegistry()
-	mgr, err := ctrl.NewManager(o.management, ctrl.Options{
-		Scheme:  manager.Scheme(),
-		Metrics: metricsserver.Options{BindAddress: "0"},
-		Cache:   manager.CacheOptions(nil, routing.ClusterManagement, cfg.Topology.Hosted.Namespace),
-	})
+	m, reg, err := startManagerWith(t, cfg, ops, o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := manager.AddToManager(t.Context(), mgr, manager.EmbedOptions{Topology: mustTopology(t, cfg), Clusters: map[string]*rest.Config{cluster.Guest: o.guest}, Operators: ops, WorkDir: o.workDir, Registerer: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, stop := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	})
 	return m, reg
 }
 
@@ -110,16 +79,7 @@ func runsWith(t *testing.T, reg *prometheus.Registry, op, result string) float64
 // waitLong polls cond every 100ms for up to timeout (not-found errors mean "not yet").
 func waitLong(t *testing.T, what string, timeout time.Duration, cond func(context.Context) (bool, error)) {
 	t.Helper()
-	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		ok, err := cond(ctx)
-		if apierrors.IsNotFound(err) {
-			return false, nil
-		}
-		return ok, err
-	})
-	if err != nil {
-		t.Fatalf("%s: %v", what, err)
-	}
+	eventuallyEvery(t, what, 100*time.Millisecond, timeout, cond)
 }
 
 // setGuestValue creates or updates the ConfigMap openshift-config/name on the guest with
@@ -170,17 +130,9 @@ func pairOperator(op, trigger, sfx string) *runner.InProcess {
 
 // pairOutputs computes pairOperator's outputs from an input directory.
 func pairOutputs(inputDir, trigger, sfx string) (*contract.OutputDir, error) {
-	in, err := contract.ReadInputDir(inputDir, contract.ReadOptions{})
+	value, err := inputValue(inputDir, trigger, "unset")
 	if err != nil {
 		return nil, fmt.Errorf("read the input dir: %w", err)
-	}
-	value := "unset"
-	for _, o := range in.Objects() {
-		if o.Resource == "configmaps" && o.Object.GetName() == trigger {
-			if v, ok, _ := unstructured.NestedString(o.Object.Object, "data", "value"); ok {
-				value = v
-			}
-		}
 	}
 	var ms []contract.Mutation
 	for _, name := range []string{"a-" + sfx, "b-" + sfx} {
@@ -398,8 +350,7 @@ func TestManagerOperatorFaults(t *testing.T) {
 // testFault runs one fault case; see TestManagerOperatorFaults.
 func testFault(t *testing.T, tc faultCase) {
 	ctx := t.Context()
-	cfg, _ := ownHostedControlPlane(t, "faults")
-	cfg.Scheduler.Debounce.Duration, cfg.Scheduler.Cooldown.Duration = 100*time.Millisecond, 0
+	cfg := managedHostedControlPlane(t, "faults")
 	hcpNS := cfg.Topology.Hosted.Namespace
 	sfx := uniqueSuffix(t)
 	faultOp, healthyOp := "faulty-"+sfx, "healthy-"+sfx

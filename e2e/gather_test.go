@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -46,15 +45,7 @@ func runtimeDeepCopy(m map[string]any) map[string]any {
 // the hosted translation and apply into an HCP namespace of the test's own; the others
 // directly on the guest), gathers them back and compares them with the input dir.
 func TestGatherAfterApply(t *testing.T) {
-	var c corpus.Case
-	for _, x := range corpus.CAOCases(t) {
-		if strings.HasSuffix(x.Name, "/oauth-server-creation-minimal") {
-			c = x
-		}
-	}
-	if c.Name == "" {
-		t.Fatal("corpus case oauth-server-creation-minimal not found")
-	}
+	c := caoCase(t, "oauth-server-creation-minimal")
 	const operator = corpus.CAO
 	ctx := t.Context()
 	inputs, err := contract.ParseInputResources(mustRead(t, c.InputResources))

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/yaml"
 )
 
 // clients builds a typed and a dynamic client for cfg, failing the test on error.
@@ -129,4 +130,43 @@ func ownHostedControlPlane(t *testing.T, name string) (*config.TopologyConfig, s
 		t.Fatal(err)
 	}
 	return cfg, file
+}
+
+// configWith writes a copy of an examples/ configuration, edited, and returns its path.
+func configWith(t *testing.T, example string, edit func(*config.TopologyConfig)) string {
+	t.Helper()
+	cfg, err := config.Load(filepath.Join("..", "examples", example))
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit(cfg)
+	data, err := yaml.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), example)
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+// writeKubeconfigs writes the kubeconfig files of env to a directory of the test's own
+// (cluster.KubeconfigFile names each) and returns the directory.
+func writeKubeconfigs(t *testing.T, env *cluster.Environment) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := env.WriteKubeconfigs(dir); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// hostedKubeconfigFlags are topolayer's flags naming the hosted environment's kubeconfig
+// files that writeKubeconfigs wrote to dir.
+func hostedKubeconfigFlags(dir string) []string {
+	return []string{
+		"--management-kubeconfig", cluster.KubeconfigFile(dir, cluster.Management),
+		"--guest-kubeconfig", cluster.KubeconfigFile(dir, cluster.Guest),
+	}
 }

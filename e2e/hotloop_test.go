@@ -10,10 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
-	ctrl "sigs.k8s.io/controller-runtime"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
@@ -21,7 +18,6 @@ import (
 	"github.com/topolayer/topolayer/mom/manager"
 	"github.com/topolayer/topolayer/mom/runner"
 	"github.com/topolayer/topolayer/namespaces"
-	"github.com/topolayer/topolayer/routing"
 )
 
 // configMapOperator is an in-process operator that reads the ConfigMap namespace/name (when
@@ -35,15 +31,9 @@ func configMapOperator(op, namespace, name string, reads bool, data func(read st
 	}
 	outputs := &contract.OutputResources{ManagementResources: contract.OutputResourceList{ExactResources: []contract.ExactResourceID{id}}}
 	fn := func(ctx context.Context, req runner.Request) error {
-		in, err := contract.ReadInputDir(req.InputDir, contract.ReadOptions{})
+		read, err := inputValue(req.InputDir, name, "")
 		if err != nil {
 			return err
-		}
-		read := ""
-		for _, o := range in.Objects() {
-			if o.Resource == "configmaps" && o.Object.GetName() == name {
-				read, _, _ = unstructured.NestedString(o.Object.Object, "data", "value")
-			}
 		}
 		body := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + ", namespace: " + namespace + "}\ndata: {value: \"" + data(read) + "\"}\n"
 		ms := []contract.Mutation{mutation(contract.ClassManagement, contract.ActionApply, "/v1/configmaps", namespace, name, body)}
@@ -58,16 +48,26 @@ func configMapOperator(op, namespace, name string, reads bool, data func(read st
 // with metrics in a registry of the test's, until the test ends.
 func startManager(t *testing.T, cfg *config.TopologyConfig, ops []manager.Operator) (*manager.Manager, *prometheus.Registry, error) {
 	t.Helper()
-	reg := prometheus.NewRegistry()
-	mgr, err := ctrl.NewManager(hosted.Config(cluster.Management), ctrl.Options{
-		Scheme:  manager.Scheme(),
-		Metrics: metricsserver.Options{BindAddress: "0"},
-		Cache:   manager.CacheOptions(nil, routing.ClusterManagement, cfg.Topology.Hosted.Namespace),
-	})
-	if err != nil {
-		t.Fatal(err)
+	return startManagerWith(t, cfg, ops, faultManagerOptions{})
+}
+
+// startManagerWith is startManager on the clusters and in the work directory of o, each the
+// shared environment's or a temporary directory where o leaves it unset. It returns the
+// error of manager.AddToManager, and starts nothing then.
+func startManagerWith(t *testing.T, cfg *config.TopologyConfig, ops []manager.Operator, o faultManagerOptions) (*manager.Manager, *prometheus.Registry, error) {
+	t.Helper()
+	if o.guest == nil {
+		o.guest = hosted.Config(cluster.Guest)
 	}
-	m, err := manager.AddToManager(t.Context(), mgr, manager.EmbedOptions{Topology: mustTopology(t, cfg), Clusters: map[string]*rest.Config{cluster.Guest: hosted.Config(cluster.Guest)}, Operators: ops, WorkDir: t.TempDir(), Registerer: reg})
+	if o.workDir == "" {
+		o.workDir = t.TempDir()
+	}
+	if o.management == nil {
+		o.management = hosted.Config(cluster.Management)
+	}
+	reg := prometheus.NewRegistry()
+	mgr := newManager(t, o.management, cfg.Topology.Hosted.Namespace)
+	m, err := manager.AddToManager(t.Context(), mgr, manager.EmbedOptions{Topology: mustTopology(t, cfg), Clusters: map[string]*rest.Config{cluster.Guest: o.guest}, Operators: ops, WorkDir: o.workDir, Registerer: reg})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -118,8 +118,7 @@ func eventReasons(t *testing.T, namespace, op string) map[string]string {
 // TestManagerConflicts: two operators that declare the same output do not start; an object
 // that another operator wrote is not overwritten, and the conflict is reported.
 func TestManagerConflicts(t *testing.T) {
-	cfg, _ := ownHostedControlPlane(t, "conflicts")
-	cfg.Scheduler.Debounce.Duration, cfg.Scheduler.Cooldown.Duration = 100*time.Millisecond, 0
+	cfg := managedHostedControlPlane(t, "conflicts")
 	hcpNS := cfg.Topology.Hosted.Namespace
 	constant := func(string) string { return "mine" }
 
@@ -176,8 +175,7 @@ func TestManagerConflicts(t *testing.T) {
 // TestManagerHotLoop: an operator whose every run changes what it reads (a counter it
 // increments) is detected after hotLoopThreshold self-triggered runs, reported, and damped.
 func TestManagerHotLoop(t *testing.T) {
-	cfg, _ := ownHostedControlPlane(t, "hotloop")
-	cfg.Scheduler.Debounce.Duration, cfg.Scheduler.Cooldown.Duration = 100*time.Millisecond, 0
+	cfg := managedHostedControlPlane(t, "hotloop")
 	cfg.Scheduler.HotLoopThreshold = 3
 	hcpNS := cfg.Topology.Hosted.Namespace
 	increment := func(read string) string {

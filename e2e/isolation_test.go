@@ -94,8 +94,7 @@ type tenant struct {
 // named by targets (standalone namespace/name), all with data value=v.
 func newTenant(t *testing.T, name string, targets [][2]string) *tenant {
 	t.Helper()
-	cfg, _ := ownHostedControlPlane(t, name)
-	cfg.Scheduler.Debounce.Duration, cfg.Scheduler.Cooldown.Duration = 100*time.Millisecond, 0
+	cfg := managedHostedControlPlane(t, name)
 	ns := cfg.Topology.Hosted.Namespace
 	cs, _ := clients(t, hosted.Config(cluster.Management))
 	ctx := t.Context()

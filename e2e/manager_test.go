@@ -11,11 +11,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/e2e/cluster"
 	"github.com/topolayer/topolayer/mom/manager"
@@ -40,17 +40,9 @@ func echoOperator(name, settings string, runs *atomic.Int64) manager.Operator {
 	}
 	fn := func(ctx context.Context, req runner.Request) error {
 		runs.Add(1)
-		in, err := contract.ReadInputDir(req.InputDir, contract.ReadOptions{})
+		value, err := inputValue(req.InputDir, settings, "unset")
 		if err != nil {
 			return err
-		}
-		value := "unset"
-		for _, o := range in.Objects() {
-			if o.Resource == "configmaps" && o.Object.GetName() == settings {
-				if v, ok, _ := unstructured.NestedString(o.Object.Object, "data", "value"); ok {
-					value = v
-				}
-			}
 		}
 		ms := []contract.Mutation{
 			mutation(contract.ClassManagement, contract.ActionApply, "/v1/configmaps", "openshift-echo", name,
@@ -61,6 +53,24 @@ func echoOperator(name, settings string, runs *atomic.Int64) manager.Operator {
 		return contract.WriteOutputDir(req.OutputDir, &contract.OutputDir{Mutations: ms}, contract.WriteOptions{})
 	}
 	return manager.Operator{Name: name, Runner: &runner.InProcess{Name: name, Func: fn, Inputs: inputs, Outputs: outputs}}
+}
+
+// inputValue reads the input directory dir and returns the data.value of the ConfigMap named
+// name in it, what the in-process operators of these tests compute their outputs from; def
+// when the directory holds no such ConfigMap or the ConfigMap has no value.
+func inputValue(dir, name, def string) (string, error) {
+	in, err := contract.ReadInputDir(dir, contract.ReadOptions{})
+	if err != nil {
+		return "", err
+	}
+	for _, o := range in.Objects() {
+		if o.Resource == "configmaps" && o.Object.GetName() == name {
+			if v, ok, _ := unstructured.NestedString(o.Object.Object, "data", "value"); ok {
+				return v, nil
+			}
+		}
+	}
+	return def, nil
 }
 
 // TestManagerHosted runs two in-process operators through manager.AddToManager on a hosted
@@ -89,14 +99,7 @@ func TestManagerHosted(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	mgr, err := ctrl.NewManager(hosted.Config(cluster.Management), ctrl.Options{
-		Scheme:  manager.Scheme(),
-		Metrics: metricsserver.Options{BindAddress: "0"},
-		Cache:   manager.CacheOptions(nil, routing.ClusterManagement, hcpNS),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	mgr := newManager(t, hosted.Config(cluster.Management), hcpNS)
 	m, err := manager.AddToManager(ctx, mgr, manager.EmbedOptions{Topology: mustTopology(t, cfg), Clusters: map[string]*rest.Config{cluster.Guest: hosted.Config(cluster.Guest)}, Operators: ops, WorkDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
@@ -113,13 +116,7 @@ func TestManagerHosted(t *testing.T) {
 	}
 	waitFor := func(what string, cond func() (bool, error)) {
 		t.Helper()
-		if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-			ok, err := cond()
-			if apierrors.IsNotFound(err) {
-				return false, nil
-			}
-			return ok, err
-		}); err != nil {
+		if err := poll(ctx, 100*time.Millisecond, 30*time.Second, func(context.Context) (bool, error) { return cond() }); err != nil {
 			t.Fatalf("%s: %v (status a: %+v, b: %+v)", what, err, m.Status(a), m.Status(b))
 		}
 	}
@@ -176,6 +173,31 @@ func TestManagerHosted(t *testing.T) {
 		t.Errorf("the status does not name the change that caused the run:\n%s", st.Data["status.yaml"])
 	}
 	t.Logf("status of %s:\n%s", a, st.Data["status.yaml"])
+}
+
+// newManager builds a controller-runtime manager on the management cluster of mgmt, as an
+// embedder of topolayer builds it: topolayer's scheme, its cache scoped to the HCP namespace
+// hcpNS, and no metrics endpoint.
+func newManager(t *testing.T, mgmt *rest.Config, hcpNS string) ctrl.Manager {
+	t.Helper()
+	mgr, err := ctrl.NewManager(mgmt, ctrl.Options{
+		Scheme:  manager.Scheme(),
+		Metrics: metricsserver.Options{BindAddress: "0"},
+		Cache:   manager.CacheOptions(nil, routing.ClusterManagement, hcpNS),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mgr
+}
+
+// managedHostedControlPlane is ownHostedControlPlane for a manager the test starts: its
+// scheduler runs an operator 100ms after a change, with no cooldown between runs.
+func managedHostedControlPlane(t *testing.T, name string) *config.TopologyConfig {
+	t.Helper()
+	cfg, _ := ownHostedControlPlane(t, name)
+	cfg.Scheduler.Debounce.Duration, cfg.Scheduler.Cooldown.Duration = 100*time.Millisecond, 0
+	return cfg
 }
 
 // runUntilCleanup starts mgr until the end of the test, which then checks that it stopped

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -10,7 +9,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"sigs.k8s.io/yaml"
 
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/e2e/cluster"
@@ -20,25 +18,6 @@ import (
 // sampleDefaultsOutput is the sample operator's output for a fresh cluster: its expected
 // output in the upstream test format, what `topolayer test` checks it against.
 var sampleDefaultsOutput = filepath.Join("..", "examples", "sample-operators", "tests", "sample-operator", "defaults", "expected-output")
-
-// configWith writes a copy of an examples/ configuration, edited, and returns its path.
-func configWith(t *testing.T, example string, edit func(*config.TopologyConfig)) string {
-	t.Helper()
-	cfg, err := config.Load(filepath.Join("..", "examples", example))
-	if err != nil {
-		t.Fatal(err)
-	}
-	edit(cfg)
-	data, err := yaml.Marshal(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	file := filepath.Join(t.TempDir(), example)
-	if err := os.WriteFile(file, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return file
-}
 
 // sampleOperandAllowed is what the sample operator's standalone RBAC grants its operand's
 // service account: the Role in openshift-sample and the ClusterRole system:openshift:sample.
@@ -63,13 +42,9 @@ func TestHostedOperandActsAsItsGuestIdentity(t *testing.T) {
 		// The guest API server as the management cluster's pods reach it: here, the test's.
 		c.Topology.Hosted.GuestIdentity.Server = guestCfg.Host
 	})
-	kubeDir := t.TempDir()
-	if err := hosted.WriteKubeconfigs(kubeDir); err != nil {
-		t.Fatal(err)
-	}
-	stdout, stderr, err := cliRun(t, bin, "apply", "--config", cfgFile, "--from", sampleDefaultsOutput, "--operator", sample.Name,
-		"--management-kubeconfig", cluster.KubeconfigFile(kubeDir, cluster.Management),
-		"--guest-kubeconfig", cluster.KubeconfigFile(kubeDir, cluster.Guest))
+	kubeDir := writeKubeconfigs(t, hosted)
+	stdout, stderr, err := cliRun(t, bin, append([]string{"apply", "--config", cfgFile, "--from", sampleDefaultsOutput, "--operator", sample.Name},
+		hostedKubeconfigFlags(kubeDir)...)...)
 	if err != nil {
 		t.Fatalf("apply: %v\n%s%s", err, stdout, stderr)
 	}
@@ -107,10 +82,7 @@ func TestStandaloneOperandActsAsItsServiceAccount(t *testing.T) {
 	kubectl := kubectlBinary(t)
 	bin := binary(t, "topolayer")
 	cfg := standalone.Config(cluster.Single)
-	kubeDir := t.TempDir()
-	if err := standalone.WriteKubeconfigs(kubeDir); err != nil {
-		t.Fatal(err)
-	}
+	kubeDir := writeKubeconfigs(t, standalone)
 	stdout, stderr, err := cliRun(t, bin, "apply", "--config", filepath.Join("..", "examples", "standalone.yaml"), "--from", sampleDefaultsOutput,
 		"--operator", sample.Name, "--kubeconfig", cluster.KubeconfigFile(kubeDir, cluster.Single))
 	if err != nil {

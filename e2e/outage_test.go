@@ -13,7 +13,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
@@ -145,17 +144,9 @@ func guestWriterOperator(op, settings string) manager.Operator {
 		}},
 	}
 	fn := func(ctx context.Context, req runner.Request) error {
-		in, err := contract.ReadInputDir(req.InputDir, contract.ReadOptions{})
+		v, err := inputValue(req.InputDir, settings, "unset")
 		if err != nil {
 			return err
-		}
-		v := "unset"
-		for _, o := range in.Objects() {
-			if o.Resource == "configmaps" && o.Object.GetName() == settings {
-				if s, ok, _ := unstructured.NestedString(o.Object.Object, "data", "value"); ok {
-					v = s
-				}
-			}
 		}
 		ms := []contract.Mutation{
 			mutation(contract.ClassManagement, contract.ActionApply, "/v1/configmaps", "openshift-mirror", op,
@@ -180,8 +171,7 @@ func guestWriterOperator(op, settings string) manager.Operator {
 // guest change made during the outage.
 func TestManagerGuestOutage(t *testing.T) {
 	ctx := t.Context()
-	cfg, _ := ownHostedControlPlane(t, "outage")
-	cfg.Scheduler.Debounce.Duration, cfg.Scheduler.Cooldown.Duration = 100*time.Millisecond, 0
+	cfg := managedHostedControlPlane(t, "outage")
 	hcpNS := cfg.Topology.Hosted.Namespace
 	sfx := uniqueSuffix(t)
 	healer, writer := "healer-"+sfx, "guest-writer-"+sfx

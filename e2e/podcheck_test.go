@@ -16,7 +16,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -378,17 +377,13 @@ func (p *pod) runOperand(t *testing.T, bin string, args []string, done func(cont
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+	err := poll(t.Context(), 100*time.Millisecond, 30*time.Second, func(ctx context.Context) (bool, error) {
 		select {
 		case err := <-exited:
 			return false, fmt.Errorf("%s exited: %v", filepath.Base(bin), err)
 		default:
 		}
-		ok, err := done(ctx)
-		if apierrors.IsNotFound(err) {
-			return false, nil
-		}
-		return ok, err
+		return done(ctx)
 	})
 	_ = cmd.Process.Signal(syscall.SIGTERM)
 	select {

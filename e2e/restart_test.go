@@ -7,7 +7,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/e2e/cluster"
@@ -35,19 +34,14 @@ func slowOperator(delay time.Duration) func(*config.TopologyConfig) {
 func TestRunSurvivesManagementRestart(t *testing.T) {
 	ctx := t.Context()
 	hcpNS := hosted.HostedControlPlane().Namespace
-	kubeDir := t.TempDir()
-	if err := hosted.WriteKubeconfigs(kubeDir); err != nil {
-		t.Fatal(err)
-	}
+	kubeDir := writeKubeconfigs(t, hosted)
 	guestCS, _ := clients(t, hosted.Config(cluster.Guest))
 	mgmtCS, mgmtDyn := clients(t, hosted.Config(cluster.Management))
 	resetSampleInputs(t, guestCS)
 	// What TestRunHosted may have left: this test wants the sample operator's first write.
 	_ = mgmtCS.AppsV1().Deployments(hcpNS).Delete(ctx, "openshift-sample--sample", metav1.DeleteOptions{})
 
-	p := startRun(t, "--config", demoConfig(t, "hosted-demo.yaml", slowOperator(4*time.Second)),
-		"--management-kubeconfig", cluster.KubeconfigFile(kubeDir, cluster.Management),
-		"--guest-kubeconfig", cluster.KubeconfigFile(kubeDir, cluster.Guest))
+	p := startRun(t, append([]string{"--config", demoConfig(t, "hosted-demo.yaml", slowOperator(4*time.Second))}, hostedKubeconfigFlags(kubeDir)...)...)
 	eventually(t, "the first runs", func(context.Context) (bool, error) {
 		return p.runs(t, sampleOp)[manager.TriggerStart] >= 1, nil
 	})
@@ -80,16 +74,7 @@ func TestRunSurvivesManagementRestart(t *testing.T) {
 
 	// Each standalone object the operator wrote exists once in the HCP namespace.
 	seen := map[string]string{}
-	for _, gvr := range []schema.GroupVersionResource{
-		{Group: "apps", Version: "v1", Resource: "deployments"},
-		{Version: "v1", Resource: "configmaps"},
-		{Version: "v1", Resource: "secrets"},
-		{Version: "v1", Resource: "serviceaccounts"},
-		{Version: "v1", Resource: "services"},
-		{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"},
-		{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"},
-		{Group: namespaces.ShadowGroup("config.openshift.io"), Version: "v1", Resource: "clusteroperators"},
-	} {
+	for _, gvr := range placedResources[cluster.Management] {
 		list, err := mgmtDyn.Resource(gvr).Namespace(hcpNS).List(ctx, metav1.ListOptions{LabelSelector: namespaces.LabelOperator + "=" + sampleOp})
 		if err != nil {
 			t.Fatalf("list %s: %v", gvr.Resource, err)

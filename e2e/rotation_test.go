@@ -15,15 +15,12 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clocktesting "k8s.io/utils/clock/testing"
-	ctrl "sigs.k8s.io/controller-runtime"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/e2e/cluster"
 	"github.com/topolayer/topolayer/guestidentity"
 	"github.com/topolayer/topolayer/mom/manager"
 	"github.com/topolayer/topolayer/mom/runner"
-	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/translate"
 )
 
@@ -97,14 +94,7 @@ func TestRunRefreshesGuestKubeconfig(t *testing.T) {
 	fake := clocktesting.NewFakeClock(time.Now())
 
 	ctx := t.Context()
-	mgr, err := ctrl.NewManager(hosted.Config(cluster.Management), ctrl.Options{
-		Scheme:  manager.Scheme(),
-		Metrics: metricsserver.Options{BindAddress: "0"},
-		Cache:   manager.CacheOptions(nil, routing.ClusterManagement, hcpNS),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	mgr := newManager(t, hosted.Config(cluster.Management), hcpNS)
 	if _, err := manager.AddToManager(ctx, mgr, manager.EmbedOptions{Topology: mustTopology(t, cfg), Clusters: map[string]*rest.Config{cluster.Guest: guestCfg},
 		Operators: []manager.Operator{operandOperator(opName, ns, name, &runs)}, WorkDir: t.TempDir(), RefreshClock: fake, Registerer: prometheus.NewRegistry()}); err != nil {
 		t.Fatal(err)

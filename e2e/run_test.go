@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -27,7 +26,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	"sigs.k8s.io/yaml"
 
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/e2e/cluster"
@@ -46,27 +44,16 @@ var (
 // the binaries built for the tests, with a short debounce, and returns its path.
 func demoConfig(t *testing.T, example string, edit func(*config.TopologyConfig)) string {
 	t.Helper()
-	cfg, err := config.Load(filepath.Join("..", "examples", example))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range cfg.Operators {
-		cfg.Operators[i].Command = []string{binary(t, cfg.Operators[i].Name)}
-	}
-	cfg.Scheduler.Debounce.Duration = 300 * time.Millisecond
-	cfg.Scheduler.Cooldown.Duration = 0
-	if edit != nil {
-		edit(cfg)
-	}
-	data, err := yaml.Marshal(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	file := filepath.Join(t.TempDir(), example)
-	if err := os.WriteFile(file, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return file
+	return configWith(t, example, func(cfg *config.TopologyConfig) {
+		for i := range cfg.Operators {
+			cfg.Operators[i].Command = []string{binary(t, cfg.Operators[i].Name)}
+		}
+		cfg.Scheduler.Debounce.Duration = 300 * time.Millisecond
+		cfg.Scheduler.Cooldown.Duration = 0
+		if edit != nil {
+			edit(cfg)
+		}
+	})
 }
 
 // runProcess is a `topolayer run` started by a test.
@@ -210,26 +197,36 @@ func eventually(t *testing.T, what string, cond func(context.Context) (bool, err
 // eventuallyWithin is eventually with another time limit.
 func eventuallyWithin(t *testing.T, what string, limit time.Duration, cond func(context.Context) (bool, error)) {
 	t.Helper()
-	err := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, limit, true, func(ctx context.Context) (bool, error) {
+	eventuallyEvery(t, what, 200*time.Millisecond, limit, cond)
+}
+
+// eventuallyEvery polls cond every interval for up to limit and fails the test, saying
+// what it waited for, if cond does not hold by then.
+func eventuallyEvery(t *testing.T, what string, interval, limit time.Duration, cond func(context.Context) (bool, error)) {
+	t.Helper()
+	if err := poll(t.Context(), interval, limit, cond); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// poll calls cond every interval, the first time at once, until it holds, for up to limit.
+// A not-found error means "not yet"; any other error of cond ends the wait. It returns the
+// error that ended the wait, or nil once cond holds.
+func poll(ctx context.Context, interval, limit time.Duration, cond func(context.Context) (bool, error)) error {
+	return wait.PollUntilContextTimeout(ctx, interval, limit, true, func(ctx context.Context) (bool, error) {
 		ok, err := cond(ctx)
 		if apierrors.IsNotFound(err) {
 			return false, nil
 		}
 		return ok, err
 	})
-	if err != nil {
-		t.Fatalf("%s: %v", what, err)
-	}
 }
 
-// settle waits until the scheduler has been idle (nothing running, nothing waiting) for
-// 2s, longer than the test configuration's debounce, and returns the operators' run counts.
-func settle(t *testing.T, p *runProcess, operators ...string) map[string]runCounts {
-	t.Helper()
+// schedulerIdle is a condition to wait for: it holds once the scheduler of p has been idle
+// (nothing running, nothing waiting) for 2s, longer than the test configurations' debounce.
+func schedulerIdle(t *testing.T, p *runProcess) func(context.Context) (bool, error) {
 	var idleSince time.Time
-	// A real operator converges in a few runs of several seconds each (the
-	// cluster-authentication-operator: 4-6 runs of 4-8 s on a shared machine).
-	eventuallyWithin(t, "the scheduler idle", 2*time.Minute, func(context.Context) (bool, error) {
+	return func(context.Context) (bool, error) {
 		f := p.metrics(t)
 		busy := f == nil || sum(f, "topolayer_scheduler_running", nil)+sum(f, "topolayer_scheduler_queue_depth", nil) > 0
 		switch {
@@ -239,7 +236,16 @@ func settle(t *testing.T, p *runProcess, operators ...string) map[string]runCoun
 			idleSince = time.Now()
 		}
 		return !idleSince.IsZero() && time.Since(idleSince) >= 2*time.Second, nil
-	})
+	}
+}
+
+// settle waits until the scheduler is idle (see schedulerIdle) and returns the operators'
+// run counts.
+func settle(t *testing.T, p *runProcess, operators ...string) map[string]runCounts {
+	t.Helper()
+	// A real operator converges in a few runs of several seconds each (the
+	// cluster-authentication-operator: 4-6 runs of 4-8 s on a shared machine).
+	eventuallyWithin(t, "the scheduler idle", 2*time.Minute, schedulerIdle(t, p))
 	out := map[string]runCounts{}
 	for _, op := range operators {
 		out[op] = p.runs(t, op)
@@ -399,19 +405,14 @@ func resetSampleInputs(t *testing.T, cs kubernetes.Interface) {
 // the Sample CR.
 func TestRunHosted(t *testing.T) {
 	hcpNS := hosted.HostedControlPlane().Namespace
-	kubeDir := t.TempDir()
-	if err := hosted.WriteKubeconfigs(kubeDir); err != nil {
-		t.Fatal(err)
-	}
+	kubeDir := writeKubeconfigs(t, hosted)
 	guestCS, _ := clients(t, hosted.Config(cluster.Guest))
 	mgmtCS, mgmtDyn := clients(t, hosted.Config(cluster.Management))
 	resetSampleInputs(t, guestCS)
 
 	// The environment holds the operator's CR as HyperShift would create it: its shadow
 	// (cluster.Installed).
-	p := startRun(t, "--config", demoConfig(t, "hosted-demo.yaml", nil),
-		"--management-kubeconfig", cluster.KubeconfigFile(kubeDir, cluster.Management),
-		"--guest-kubeconfig", cluster.KubeconfigFile(kubeDir, cluster.Guest))
+	p := startRun(t, append([]string{"--config", demoConfig(t, "hosted-demo.yaml", nil)}, hostedKubeconfigFlags(kubeDir)...)...)
 	sampleScenario{
 		kubeconfig: cluster.KubeconfigFile(kubeDir, cluster.Guest),
 		user:       guestCS,
@@ -424,10 +425,7 @@ func TestRunHosted(t *testing.T) {
 // TestRunStandalone is the same acceptance on one cluster with
 // examples/standalone-demo.yaml: every name unchanged, status objects in topolayer-system.
 func TestRunStandalone(t *testing.T) {
-	kubeDir := t.TempDir()
-	if err := standalone.WriteKubeconfigs(kubeDir); err != nil {
-		t.Fatal(err)
-	}
+	kubeDir := writeKubeconfigs(t, standalone)
 	cs, dyn := clients(t, standalone.Config(cluster.Single))
 	resetSampleInputs(t, cs)
 	// The operator's own namespace, where it records events, and its CR come with its

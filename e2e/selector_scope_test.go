@@ -39,14 +39,7 @@ func scopeCases(t *testing.T) []scopeCase {
 	var out []scopeCase
 	if os.Getenv(corpus.EnvVar) != "" {
 		for _, c := range corpus.CAOCases(t) {
-			dir, err := contract.ReadOutputDir(c.ExpectedOutput, contract.ReadOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			declared, err := contract.ParseOutputResources(mustRead(t, c.OutputResources))
-			if err != nil {
-				t.Fatal(err)
-			}
+			dir, declared := readCase(t, c)
 			out = append(out, scopeCase{name: c.Name, operator: corpus.CAO, out: dir, declared: declared})
 		}
 	}

@@ -96,16 +96,11 @@ func TestSoak(t *testing.T) {
 	}
 	ctx := t.Context()
 	hcpNS := hosted.HostedControlPlane().Namespace
-	kubeDir := t.TempDir()
-	if err := hosted.WriteKubeconfigs(kubeDir); err != nil {
-		t.Fatal(err)
-	}
+	kubeDir := writeKubeconfigs(t, hosted)
 	guestCS, _ := clients(t, hosted.Config(cluster.Guest))
 	_, mgmtDyn := clients(t, hosted.Config(cluster.Management))
 	resetSampleInputs(t, guestCS)
-	args := []string{"--config", demoConfig(t, "hosted-demo.yaml", nil),
-		"--management-kubeconfig", cluster.KubeconfigFile(kubeDir, cluster.Management),
-		"--guest-kubeconfig", cluster.KubeconfigFile(kubeDir, cluster.Guest)}
+	args := append([]string{"--config", demoConfig(t, "hosted-demo.yaml", nil)}, hostedKubeconfigFlags(kubeDir)...)
 	p := startRun(t, args...)
 	eventually(t, "the first runs", func(context.Context) (bool, error) {
 		return p.runs(t, sampleOp)["start"] >= 1 && p.runs(t, auditOp)["start"] >= 1, nil
@@ -197,17 +192,7 @@ func TestSoak(t *testing.T) {
 	// minutes: a churn that returns to earlier values is taken for an oscillation, and the
 	// operators' runs are damped (up to 10m; see docs/reliability.md).
 	stopped := time.Now()
-	var idleSince time.Time
-	waitLong(t, "the scheduler idle after the churn", 11*time.Minute, func(context.Context) (bool, error) {
-		f := p.metrics(t)
-		switch busy := f == nil || sum(f, "topolayer_scheduler_running", nil)+sum(f, "topolayer_scheduler_queue_depth", nil) > 0; {
-		case busy:
-			idleSince = time.Time{}
-		case idleSince.IsZero():
-			idleSince = time.Now()
-		}
-		return !idleSince.IsZero() && time.Since(idleSince) >= 2*time.Second, nil
-	})
+	waitLong(t, "the scheduler idle after the churn", 11*time.Minute, schedulerIdle(t, p))
 	t.Logf("settled %s after the churn stopped", time.Since(stopped).Round(time.Second))
 	before := snapshot(t, mgmtDyn, hcpNS)
 	p.stop(t)

@@ -63,12 +63,7 @@ skipped. The directory appears whole or not at all.`,
 
 // Validate checks the flags without side effects.
 func (o *GatherOptions) Validate() error {
-	var errs []error
-	for _, f := range []struct{ name, v string }{{"--config", o.ConfigFile}, {"--input-resources", o.InputResourcesFile}, {"--to", o.To}, {"--operator", o.Operator}} {
-		if f.v == "" {
-			errs = append(errs, errors.New(f.name+" is required"))
-		}
-	}
+	errs := requiredFlags([]flagValue{{"--config", o.ConfigFile}, {"--input-resources", o.InputResourcesFile}, {"--to", o.To}, {"--operator", o.Operator}})
 	errs = append(errs, o.ClusterOptions.validate())
 	return errors.Join(errs...)
 }

@@ -28,23 +28,7 @@ func TestGatherValidate(t *testing.T) {
 		{"both", both, []string{"exclusive"}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := tt.o.Validate()
-			if len(tt.want) == 0 {
-				if err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			if err == nil {
-				t.Fatal("no error")
-			}
-			for _, w := range tt.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not mention %q", err, w)
-				}
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { checkErr(t, tt.o.Validate(), tt.want) })
 	}
 }
 

@@ -214,18 +214,12 @@ func (o *ParityOptions) Complete() error {
 
 // Validate checks the flags without side effects.
 func (o *ParityOptions) Validate() error {
-	var errs []error
-	for _, f := range []struct{ flag, value string }{
+	return errors.Join(requiredFlags([]flagValue{
 		{"--config-standalone", o.StandaloneConfig},
 		{"--config-hosted", o.HostedConfig},
 		{"--from", o.From},
 		{"--operator", o.Operator},
-	} {
-		if f.value == "" {
-			errs = append(errs, fmt.Errorf("%s is required", f.flag))
-		}
-	}
-	return errors.Join(errs...)
+	})...)
 }
 
 // Run translates the outputs with both configurations, prints the report, and fails when a

@@ -67,12 +67,7 @@ func (o *PruneOptions) Complete() error {
 
 // Validate checks the flags without side effects.
 func (o *PruneOptions) Validate() error {
-	var errs []error
-	for _, f := range []struct{ name, v string }{{"--input-resources", o.InputResourcesFile}, {"--from", o.From}, {"--to", o.To}} {
-		if f.v == "" {
-			errs = append(errs, errors.New(f.name+" is required"))
-		}
-	}
+	errs := requiredFlags([]flagValue{{"--input-resources", o.InputResourcesFile}, {"--from", o.From}, {"--to", o.To}})
 	if o.From != "" && o.From == o.To {
 		errs = append(errs, errors.New("--to must not be --from"))
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -61,6 +62,21 @@ type options interface {
 // completer is options with a Complete step.
 type completer interface {
 	Complete() error
+}
+
+// flagValue is a flag's name and the value it was given.
+type flagValue struct{ name, value string }
+
+// requiredFlags returns, in order, a "NAME is required" error for each flag of flags that
+// was given no value: the start of a Validate.
+func requiredFlags(flags []flagValue) []error {
+	var errs []error
+	for _, f := range flags {
+		if f.value == "" {
+			errs = append(errs, errors.New(f.name+" is required"))
+		}
+	}
+	return errs
 }
 
 // runCommand is the RunE of a command whose options follow the pattern.

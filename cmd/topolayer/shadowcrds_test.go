@@ -308,21 +308,7 @@ func TestShadowCRDsFlags(t *testing.T) {
 			if err := o.Complete(); err != nil {
 				t.Fatal(err)
 			}
-			err := o.Validate()
-			if len(tc.wantErr) == 0 {
-				if err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			if err == nil {
-				t.Fatalf("no error, want %q", tc.wantErr)
-			}
-			for _, want := range tc.wantErr {
-				if !strings.Contains(err.Error(), want) {
-					t.Errorf("error %q does not contain %q", err, want)
-				}
-			}
+			checkErr(t, o.Validate(), tc.wantErr)
 		})
 	}
 }

@@ -143,14 +143,7 @@ stray files, an empty options file), the test passes with a warning saying why.`
 
 // Validate checks the flags without side effects.
 func (o *TestApplyConfigurationOptions) Validate() error {
-	var errs []error
-	if o.TestDir == "" {
-		errs = append(errs, errors.New("--test-dir is required"))
-	}
-	if o.OutputDir == "" {
-		errs = append(errs, errors.New("--output-dir is required"))
-	}
-	return errors.Join(errs...)
+	return errors.Join(requiredFlags([]flagValue{{"--test-dir", o.TestDir}, {"--output-dir", o.OutputDir}})...)
 }
 
 // Run runs the tests, prints the report on Out, and fails when a test failed.
