@@ -320,6 +320,13 @@ func RootCA(namespace string, guestCA []byte) *corev1.ConfigMap {
 	}
 }
 
+// CreateHostedControlPlane creates one more hosted control plane on the management server of
+// a started hosted environment, as Start creates its own: the HCP namespace, its pull secret,
+// its root-ca ConfigMap (the guest server's CA) and the HostedControlPlane object.
+func (e *Environment) CreateHostedControlPlane(ctx context.Context, hcp config.HostedTopology) error {
+	return createHostedControlPlane(ctx, e.Config(Management), hcp, e.Config(Guest).CAData)
+}
+
 // createHostedControlPlane creates the HCP namespace, its pull secret, its root-ca ConfigMap
 // (the guest's CA) and the HostedControlPlane object on the management server.
 func createHostedControlPlane(ctx context.Context, cfg *rest.Config, hcp config.HostedTopology, guestCA []byte) error {

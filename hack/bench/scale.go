@@ -24,7 +24,6 @@ import (
 	"github.com/topolayer/topolayer/e2e/cluster"
 	"github.com/topolayer/topolayer/mom/manager"
 	"github.com/topolayer/topolayer/namespaces"
-	"github.com/topolayer/topolayer/translate"
 
 	"github.com/topolayer/topolayer/hack/proctree"
 )
@@ -86,7 +85,7 @@ func (h *harness) runScale(ctx context.Context) error {
 	var insts []*instance
 	for i := range n {
 		ns := fmt.Sprintf("clusters-bench-%03d", i)
-		if err := createHCP(ctx, mgmt, ns); err != nil {
+		if err := createHCP(ctx, env, mgmt, ns); err != nil {
 			return err
 		}
 		insts = append(insts, &instance{ns: ns})
@@ -269,35 +268,19 @@ operators:
 	return path, nil
 }
 
-// createHCP creates an HCP namespace as e2e/cluster does for its own: the namespace, its
-// pull secret, the HostedControlPlane object, and the shadow of the sample operator's CR.
-func createHCP(ctx context.Context, c client.Client, ns string) error {
-	hcp := &unstructured.Unstructured{Object: map[string]any{
-		"spec": map[string]any{
-			"releaseImage":  cluster.ReleaseImage,
-			"pullSecret":    map[string]any{"name": translate.PullSecretName},
-			"configuration": map[string]any{},
-		},
-	}}
-	hcp.SetGroupVersionKind(cluster.HostedControlPlaneGVK)
-	hcp.SetNamespace(ns)
-	hcp.SetName("example")
+// createHCP creates a hosted control plane as e2e/cluster creates its own (namespace, pull
+// secret, root-ca with the guest's CA, HostedControlPlane object) and the shadow of the
+// sample operator's CR in it.
+func createHCP(ctx context.Context, env *cluster.Environment, c client.Client, ns string) error {
+	if err := env.CreateHostedControlPlane(ctx, config.HostedTopology{Namespace: ns, HostedControlPlane: "example"}); err != nil {
+		return fmt.Errorf("HCP namespace %s: %w", ns, err)
+	}
 	sample := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"managementState": "Managed"}}}
 	sample.SetGroupVersionKind(sampleShadow)
 	sample.SetNamespace(ns)
 	sample.SetName("cluster")
-	for _, o := range []client.Object{
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{cluster.LabelHCPNamespace: "true"}}},
-		&corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Name: translate.PullSecretName, Namespace: ns},
-			Type:       corev1.SecretTypeDockerConfigJson,
-			Data:       map[string][]byte{corev1.DockerConfigJsonKey: []byte(`{"auths":{}}`)},
-		},
-		hcp, sample,
-	} {
-		if err := c.Create(ctx, o); err != nil {
-			return fmt.Errorf("HCP namespace %s: create %T %s: %w", ns, o, o.GetName(), err)
-		}
+	if err := c.Create(ctx, sample); err != nil {
+		return fmt.Errorf("HCP namespace %s: create the sample CR's shadow: %w", ns, err)
 	}
 	return nil
 }
