@@ -354,24 +354,12 @@ func readLimited(root *os.Root, rel string, limit int64) ([]byte, error) {
 	if fi.Size() > limit {
 		return nil, fmt.Errorf("%d bytes, larger than the limit of %d", fi.Size(), limit)
 	}
-	// Read the size Stat gave and one byte more, to see a file that grew meanwhile.
-	data := make([]byte, 0, fi.Size()+1)
-	for {
-		n, err := f.Read(data[len(data):cap(data)])
-		data = data[:len(data)+n]
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		if int64(len(data)) > limit {
-			break
-		}
-		if len(data) == cap(data) {
-			data = append(data, 0)[:len(data)]
-		}
+	// The buffer holds the size Stat gave, so a file read whole is read without growing it.
+	buf := bytes.NewBuffer(make([]byte, 0, fi.Size()+bytes.MinRead))
+	if _, err := buf.ReadFrom(io.LimitReader(f, limit+1)); err != nil {
+		return nil, err
 	}
+	data := buf.Bytes()
 	if int64(len(data)) > limit {
 		return nil, fmt.Errorf("larger than the limit of %d bytes", limit)
 	}

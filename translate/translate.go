@@ -179,12 +179,12 @@ func (e Engine) finish(w *work) {
 	switch {
 	case w.entry.Disposition != routing.Apply:
 	case w.final != nil:
-		obj, err := contract.NodeObject(w.final.YNode())
-		if err != nil {
-			w.reject(RuleBody, fmt.Sprintf("%s: the rewritten object: %v", w.entry.Source, err))
+		obj := unstructuredOf(w.final)
+		if obj == nil {
+			w.reject(RuleBody, fmt.Sprintf("%s: the rewritten object is not one object", w.entry.Source))
 			break
 		}
-		w.entry.Object = &unstructured.Unstructured{Object: obj}
+		w.entry.Object = obj
 		if w.entry.Mutation != nil {
 			w.entry.Mutation.Object = w.entry.Object
 		}
@@ -254,9 +254,9 @@ func (p *Planner) Plan() *Plan {
 		plan.Summary.add(w.entry.Disposition)
 	}
 	if e.HCPNamespace != "" {
-		p := &Plan{Entries: make([]Entry, 0, len(works))}
+		draft := &Plan{Entries: make([]Entry, 0, len(works))}
 		for _, w := range works {
-			p.Entries = append(p.Entries, w.entry)
+			draft.Entries = append(draft.Entries, w.entry)
 		}
 		finals := make([]*yaml.RNode, len(works))
 		for i, w := range works {
@@ -264,7 +264,7 @@ func (p *Planner) Plan() *Plan {
 				finals[i] = w.finalTree()
 			}
 		}
-		for _, v := range checkSimulatedNamespaces(p, finals, e.HCPNamespace, e.Discovery) {
+		for _, v := range checkSimulatedNamespaces(draft, finals, e.HCPNamespace, e.Discovery) {
 			works[v.Entry].entry.Warnings = append(works[v.Entry].entry.Warnings, RuleScopeCheck+": "+v.Message)
 		}
 	}
