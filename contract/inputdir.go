@@ -397,8 +397,96 @@ func (d *InputDir) List(gvr schema.GroupVersionResource, namespace string, selec
 // empty or absent. Every object needs a group, a resource and a name; all objects of one list
 // must share an apiVersion.
 func WriteInputDir(dir string, objs []*InputObject) error {
+	layout, err := layoutInputDir(objs)
+	if err != nil {
+		return err
+	}
+	files := make([]File, 0, len(layout))
+	var errs []error
+	for _, f := range layout {
+		var doc any
+		if f.list {
+			raw := make([]any, 0, len(f.objects))
+			for _, it := range f.objects {
+				raw = append(raw, it.Object.Object)
+			}
+			first := f.objects[0].Object
+			doc = map[string]any{"apiVersion": first.GetAPIVersion(), "kind": first.GetKind() + "List", "metadata": map[string]any{}, "items": raw}
+		} else {
+			doc = f.objects[0].Object.Object
+		}
+		data, err := yaml.Marshal(doc)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", f.path, err))
+			continue
+		}
+		files = append(files, File{Path: f.path, Data: data})
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	return WriteFiles(dir, files)
+}
+
+// NewInputDir is the input directory that ReadInputDir would read from the directory
+// WriteInputDir writes of objs, made in memory: the same objects (copies), in the same files,
+// answering GET and LIST alike, with disc as its discovery (nil: DefaultDiscovery(), as for a
+// directory without discovery files). It is how an in-process operator reads its inputs
+// without a directory on disk.
+func NewInputDir(objs []*InputObject, disc *Discovery) (*InputDir, error) {
+	layout, err := layoutInputDir(objs)
+	if err != nil {
+		return nil, err
+	}
+	if disc == nil {
+		disc = DefaultDiscovery()
+	}
+	d := &InputDir{
+		Discovery:  disc,
+		lists:      map[scopeKey][]*InputObject{},
+		perObject:  map[scopeKey][]*InputObject{},
+		namespaces: map[string]*InputObject{},
+	}
+	var errs []error
+	for _, f := range layout {
+		for i, o := range f.objects {
+			c := &InputObject{Group: o.Group, Resource: o.Resource, Namespace: o.Namespace, Object: o.Object.DeepCopy(), File: f.path, InList: f.list}
+			if err := checkInputObject(c, !f.list); err != nil {
+				field := ""
+				if f.list {
+					field = fmt.Sprintf("items[%d]", i)
+				}
+				errs = append(errs, fileErr(f.path, c.Identity().String(), field, err))
+				continue
+			}
+			if f.list {
+				key := scopeKey{c.Group, c.Resource, c.Namespace}
+				d.lists[key] = append(d.lists[key], c)
+			} else {
+				d.namespaces[c.Object.GetName()] = c
+			}
+			d.objects = append(d.objects, c)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// inputFile is one file of an input directory in list form: a list of objects of one
+// resource in one namespace, or one Namespace object.
+type inputFile struct {
+	path    string
+	list    bool
+	objects []*InputObject
+}
+
+// layoutInputDir places objects in the files of an input directory in list form, sorted by
+// path, each list sorted by name: the layout WriteInputDir writes and NewInputDir holds.
+func layoutInputDir(objs []*InputObject) ([]inputFile, error) {
 	lists := map[scopeKey][]*InputObject{}
-	var files []File
+	var files []inputFile
 	var errs []error
 	for _, o := range objs {
 		id := o.Identity()
@@ -407,12 +495,7 @@ func WriteInputDir(dir string, objs []*InputObject) error {
 			continue
 		}
 		if id.IsNamespace() {
-			data, err := yaml.Marshal(o.Object.Object)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", id, err))
-				continue
-			}
-			files = append(files, File{Path: path.Join(namespacesDir, id.Name, id.Name+".yaml"), Data: data})
+			files = append(files, inputFile{path: path.Join(namespacesDir, id.Name, id.Name+".yaml"), objects: []*InputObject{o}})
 			continue
 		}
 		key := scopeKey{o.Group, o.Resource, o.Namespace}
@@ -422,31 +505,25 @@ func WriteInputDir(dir string, objs []*InputObject) error {
 		items := lists[key]
 		sort.SliceStable(items, func(i, j int) bool { return items[i].Object.GetName() < items[j].Object.GetName() })
 		apiVersion, kind := items[0].Object.GetAPIVersion(), items[0].Object.GetKind()
-		list := map[string]any{"apiVersion": apiVersion, "kind": kind + "List", "metadata": map[string]any{}}
-		var raw []any
+		kept := items[:0:0]
 		for _, it := range items {
 			if it.Object.GetAPIVersion() != apiVersion || it.Object.GetKind() != kind {
 				errs = append(errs, fmt.Errorf("%s: %s %s in a list of %s %s", it.Identity(), it.Object.GetAPIVersion(), it.Object.GetKind(), apiVersion, kind))
 				continue
 			}
-			raw = append(raw, it.Object.Object)
-		}
-		list["items"] = raw
-		data, err := yaml.Marshal(list)
-		if err != nil {
-			errs = append(errs, err)
-			continue
+			kept = append(kept, it)
 		}
 		p := path.Join(clusterScopedDir, GroupDir(key.group), key.resource+".yaml")
 		if key.namespace != "" {
 			p = path.Join(namespacesDir, key.namespace, GroupDir(key.group), key.resource+".yaml")
 		}
-		files = append(files, File{Path: p, Data: data})
+		files = append(files, inputFile{path: p, list: true, objects: kept})
 	}
 	if err := errors.Join(errs...); err != nil {
-		return err
+		return nil, err
 	}
-	return WriteFiles(dir, files)
+	slices.SortStableFunc(files, func(a, b inputFile) int { return strings.Compare(a.path, b.path) })
+	return files, nil
 }
 
 func compareScope(a, b scopeKey) int {

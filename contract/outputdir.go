@@ -686,6 +686,77 @@ func ParseObjects(out *OutputDir, disc *Discovery) error {
 	return nil
 }
 
+// CheckOutputDir checks an output directory that an operator built in memory (an in-process
+// operator's) as ReadOutputDir checks one on disk, and prepares it as the reader would: every
+// mutation of a known class, with valid metadata, a body that fits it (parsed into Object),
+// options that decode, no two mutations on the same files, no file over opts.MaxFileSize and
+// all of them within opts.MaxTotalSize (sizes as the writer would write them, metadata
+// excluded); Path set to the body file the writer would write and the mutations sorted as the
+// reader sorts them. Every problem is reported, each naming its file.
+func CheckOutputDir(out *OutputDir, opts ReadOptions) error {
+	opts = opts.withDefaults()
+	var errs []error
+	fail := func(file, object, field string, err error) {
+		if len(errs) < maxReportedErrors {
+			errs = append(errs, fileErr(file, object, field, err))
+		}
+	}
+	if out == nil {
+		return errors.New("no output directory")
+	}
+	seen := map[string]bool{}
+	var total int64
+	for i := range out.Mutations {
+		m := &out.Mutations[i]
+		body, _, options := MutationFiles(m)
+		m.Path = path.Join(string(m.Class), body)
+		obj := m.Identity().String()
+		if !m.Class.Valid() {
+			fail(m.Path, obj, "", fmt.Errorf("class %q is not one of %v", m.Class, Classes))
+			continue
+		}
+		if seen[m.Path] {
+			fail(m.Path, obj, "", errors.New("a second mutation on the same files"))
+			continue
+		}
+		seen[m.Path] = true
+		if err := m.Metadata.Validate(); err != nil {
+			fail(m.Path, obj, "", fmt.Errorf("metadata: %w", err))
+			continue
+		}
+		for _, f := range []struct {
+			name string
+			size int64
+		}{{m.Path, int64(len(m.Body))}, {path.Join(string(m.Class), options), int64(len(m.Options))}} {
+			total += f.size
+			switch {
+			case f.size > opts.MaxFileSize:
+				fail(f.name, obj, "", fmt.Errorf("%d bytes, over the limit of %d", f.size, opts.MaxFileSize))
+			case opts.MaxTotalSize > 0 && total > opts.MaxTotalSize:
+				fail(f.name, obj, "", fmt.Errorf("the output is over its limit of %d bytes", opts.MaxTotalSize))
+			}
+		}
+		// The body is what the operator wrote; an Object it set beside it is not trusted.
+		parsed, err := checkBody(m.Metadata, m.Body, opts.Discovery)
+		if err != nil {
+			fail(m.Path, obj, "", err)
+			continue
+		}
+		m.Object = parsed
+		if len(m.Options) > 0 {
+			var decoded map[string]any
+			if err := yaml.Unmarshal(m.Options, &decoded); err != nil {
+				fail(path.Join(string(m.Class), options), obj, "", fmt.Errorf("decode options: %w", err))
+			}
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	sortMutations(out.Mutations)
+	return nil
+}
+
 // WriteOptions tunes a writer.
 type WriteOptions struct {
 	// NameKey spells the name key of metadata files; NameKeyName when empty.

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/mom/runner"
 )
 
 // ApplyConfiguration is the contract's apply-configuration: it reads opts.InputDir, runs
@@ -31,9 +32,6 @@ import (
 // failed controllers (ErrControllerFailed) and undeclared writes (ErrUndeclared, filed under
 // Unspecified). The returned OutputDir is what was written, or nil when nothing could run.
 func (o *Operator) ApplyConfiguration(ctx context.Context, opts Options) (*contract.OutputDir, error) {
-	if err := o.Validate(); err != nil {
-		return nil, err
-	}
 	var errs []error
 	if opts.InputDir == "" {
 		errs = append(errs, errors.New("--input-dir is required"))
@@ -41,18 +39,65 @@ func (o *Operator) ApplyConfiguration(ctx context.Context, opts Options) (*contr
 	if opts.OutputDir == "" {
 		errs = append(errs, errors.New("--output-dir is required"))
 	}
-	enabled, err := o.selectControllers(opts.Controllers)
-	errs = append(errs, err)
 	if err := errors.Join(errs...); err != nil {
-		return nil, err
+		return nil, errors.Join(o.Validate(), err)
 	}
-	now := opts.Now
-	if now.IsZero() {
-		now = time.Now()
+	if err := o.Validate(); err != nil {
+		return nil, err
 	}
 	in, err := contract.ReadInputDir(opts.InputDir, contract.ReadOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("read input directory: %w", err)
+	}
+	out, runErr := o.apply(ctx, in, opts.Now, opts.Controllers)
+	if out == nil {
+		return nil, runErr
+	}
+	if err := writeOutputDir(opts.OutputDir, out, contract.WriteOptions{NameKey: o.MetadataNameKey}); err != nil {
+		return nil, errors.Join(runErr, fmt.Errorf("write output directory: %w", err))
+	}
+	return out, runErr
+}
+
+// ApplyObjects is ApplyConfiguration over objects in memory, for an in-process runner: the
+// controllers read inputs (what the input directory would hold, see contract.NewInputDir,
+// with disc as its discovery, nil for the default) and the output directory is returned, not
+// written. Its results are the ones ApplyConfiguration writes for the same objects.
+func (o *Operator) ApplyObjects(ctx context.Context, inputs []*contract.InputObject, disc *contract.Discovery, now time.Time, controllers []string) (*contract.OutputDir, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	in, err := contract.NewInputDir(inputs, disc)
+	if err != nil {
+		return nil, fmt.Errorf("inputs: %w", err)
+	}
+	return o.apply(ctx, in, now, controllers)
+}
+
+// InMemory returns a runner of the operator in the caller's process over objects in memory
+// (runner.InMemory): what `topolayer run` and an embedding use instead of forking the
+// operator's binary. Its Run, the directory form, behaves as the binary's apply-configuration.
+func (o *Operator) InMemory(limits runner.Limits) *runner.InMemory {
+	return &runner.InMemory{
+		Name:    o.Name,
+		Inputs:  &o.InputResources,
+		Outputs: &o.OutputResources,
+		Limits:  limits,
+		Func: func(ctx context.Context, req runner.ObjectsRequest) (*contract.OutputDir, error) {
+			return o.ApplyObjects(ctx, req.Inputs, req.Discovery, req.Now, req.Controllers)
+		},
+	}
+}
+
+// apply runs the selected controllers over in and returns the output directory they make;
+// nil with the error when nothing could run.
+func (o *Operator) apply(ctx context.Context, in *contract.InputDir, now time.Time, controllers []string) (*contract.OutputDir, error) {
+	enabled, err := o.selectControllers(controllers)
+	if err != nil {
+		return nil, err
+	}
+	if now.IsZero() {
+		now = time.Now()
 	}
 	env, err := newFakeEnv(o.scheme(), in, o.CRDs)
 	if err != nil {
@@ -65,6 +110,7 @@ func (o *Operator) ApplyConfiguration(ctx context.Context, opts Options) (*contr
 		return nil, err
 	}
 
+	var errs []error
 	results := make([]contract.ControllerResult, 0, len(o.Controllers))
 	for _, c := range o.Controllers {
 		if !enabled[c.Name] {
@@ -92,9 +138,6 @@ func (o *Operator) ApplyConfiguration(ctx context.Context, opts Options) (*contr
 		ControllerResults:    &contract.ControllerResults{ControllerResults: results},
 		HasControllerResults: true,
 		Mutations:            mutations,
-	}
-	if err := writeOutputDir(opts.OutputDir, out, contract.WriteOptions{NameKey: o.MetadataNameKey}); err != nil {
-		return nil, errors.Join(append(errs, fmt.Errorf("write output directory: %w", err))...)
 	}
 	return out, errors.Join(errs...)
 }

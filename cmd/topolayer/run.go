@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
@@ -142,31 +141,10 @@ func (o *RunOptions) Run(cmd *cobra.Command) error {
 	if workDir == "" {
 		workDir = cfg.Manager.WorkDir
 	}
-	leader := o.LeaderElect && *cfg.Manager.LeaderElection
-	mopts := ctrl.Options{
-		Scheme:                  manager.Scheme(),
-		Metrics:                 metricsserver.Options{BindAddress: metricsAddr},
-		HealthProbeBindAddress:  o.ProbeAddress,
-		PprofBindAddress:        o.PprofAddress,
-		LeaderElection:          leader,
-		LeaderElectionID:        "topolayer",
-		GracefulShutdownTimeout: ptr(2 * time.Minute),
-		// OpenShift's leader-election timings (library-go's defaults): a leader keeps its
-		// lease through a kube-apiserver restart or rollout instead of exiting after 10s
-		// without it. The lease is released on a clean shutdown, so that a successor does
-		// not wait for it to expire.
-		LeaseDuration:                 ptr(137 * time.Second),
-		RenewDeadline:                 ptr(107 * time.Second),
-		RetryPeriod:                   ptr(26 * time.Second),
-		LeaderElectionReleaseOnCancel: leader,
-	}
-
-	// The manager runs on the topology's home cluster; on a confined one, its cache holds
-	// only that namespace, never the whole cluster; elsewhere each resource is watched in
-	// the namespaces its inputs name, and nowhere else.
-	mopts.Cache = manager.ClusterCacheOptions(topo, watches, topo.Home())
-	mopts.NewCache = manager.ClusterNewCache(topo, watches, topo.Home())
-	mopts.LeaderElectionNamespace, mopts.LeaderElectionID = topo.LeaderElection()
+	mopts := manager.HomeOptions(topo, watches, o.LeaderElect && *cfg.Manager.LeaderElection)
+	mopts.Metrics = metricsserver.Options{BindAddress: metricsAddr}
+	mopts.HealthProbeBindAddress = o.ProbeAddress
+	mopts.PprofBindAddress = o.PprofAddress
 	mgr, err := ctrl.NewManager(o.clusters[topo.Home()], mopts)
 	if err != nil {
 		return err
@@ -209,5 +187,3 @@ func newLogger(w io.Writer, format string, verbosity int) (logr.Logger, error) {
 
 // zapLevel maps -v to a zap level: 0 info, 1 and more debug levels.
 func zapLevel(v int) zapcore.Level { return zapcore.Level(-v) }
-
-func ptr[T any](v T) *T { return &v }

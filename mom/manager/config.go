@@ -1,7 +1,9 @@
 package manager
 
 import (
+	"fmt"
 	"path/filepath"
+	"slices"
 
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/mom/runner"
@@ -52,4 +54,40 @@ func SchedulerOptions(cfg *config.TopologyConfig) scheduler.Options {
 		o.MutationsPerMinute = s.MutationsPerMinute
 	}
 	return o
+}
+
+// Linked is an operator linked into this process, an sdk.Operator: it runs in memory, over
+// the objects gathered from the caches, with no fork, no exec and no directory on disk.
+type Linked interface {
+	InMemory(runner.Limits) *runner.InMemory
+}
+
+// LinkInProcess gives each operator of ops that linked names the in-memory runner of the
+// linked operator, with the limits its configuration sets (its timeout and output size; a
+// memory limit does not apply in process). Every linked name must be an operator of ops.
+func LinkInProcess(ops []Operator, linked map[string]Linked) error {
+	found := map[string]bool{}
+	for i := range ops {
+		l, ok := linked[ops[i].Name]
+		if !ok {
+			continue
+		}
+		var limits runner.Limits
+		if exe, ok := ops[i].Runner.(*runner.Exec); ok {
+			limits = exe.Limits
+		}
+		ops[i].Runner = l.InMemory(limits)
+		found[ops[i].Name] = true
+	}
+	var missing []string
+	for name := range linked {
+		if !found[name] {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		return fmt.Errorf("linked operators %v are not in the configuration's operators", missing)
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
@@ -129,6 +130,34 @@ func AddToManager(ctx context.Context, mgr ctrlmanager.Manager, opts EmbedOption
 	}
 	return m, nil
 }
+
+// HomeOptions returns the options of the controller-runtime manager that `topolayer run`
+// starts on the topology's home cluster, for a program that runs topolayer as its main job:
+// topolayer's scheme; the cache of ClusterCacheOptions (on a confined cluster only its
+// namespace, never the whole cluster; elsewhere each resource watched in the namespaces its
+// inputs name, and nowhere else); leader election (when leaderElect) in the topology's
+// namespace and name with OpenShift's timings (library-go's defaults: a leader keeps its lease
+// through a kube-apiserver restart or rollout instead of exiting after 10s without it), the
+// lease released on a clean shutdown so that a successor does not wait for it to expire;
+// two minutes to shut down gracefully. Metrics, probes and pprof are the caller's to set.
+func HomeOptions(topo *topology.Topology, watches []Watch, leaderElect bool) ctrlmanager.Options {
+	ns, id := topo.LeaderElection()
+	return ctrlmanager.Options{
+		Scheme:                        Scheme(),
+		Cache:                         ClusterCacheOptions(topo, watches, topo.Home()),
+		NewCache:                      ClusterNewCache(topo, watches, topo.Home()),
+		LeaderElection:                leaderElect,
+		LeaderElectionNamespace:       ns,
+		LeaderElectionID:              id,
+		LeaseDuration:                 ptr(137 * time.Second),
+		RenewDeadline:                 ptr(107 * time.Second),
+		RetryPeriod:                   ptr(26 * time.Second),
+		LeaderElectionReleaseOnCancel: leaderElect,
+		GracefulShutdownTimeout:       ptr(2 * time.Minute),
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
 
 // ClusterCacheOptions returns the cache options of one cluster of the topology: on a
 // cluster confined to a namespace, that namespace only (never cluster-wide); elsewhere the

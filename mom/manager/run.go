@@ -145,15 +145,7 @@ const runTimeout = 10 * time.Minute
 var errRejected = errors.New("outputs rejected")
 
 // runOnce does the work of one run in dir and returns the digest of the outputs.
-func (m *Manager) runOnce(ctx context.Context, st *operatorState, dir string, rec *RunRecord) (string, error) {
-	inputDir, outputDir := filepath.Join(dir, "input"), filepath.Join(dir, "output")
-	if err := os.RemoveAll(dir); err != nil {
-		return "", err
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", err
-	}
-
+func (m *Manager) runOnce(ctx context.Context, st *operatorState, dir string, rec *RunRecord) (digest string, err error) {
 	// Gather the inputs from the caches, in standalone form.
 	t0 := m.opts.Now()
 	g, err := gather.Gather(ctx, gather.Options{Placement: m.topo, Inputs: st.inputs, Outputs: st.outputs, Readers: m.readers})
@@ -162,33 +154,46 @@ func (m *Manager) runOnce(ctx context.Context, st *operatorState, dir string, re
 	}
 	rec.Inputs = len(g.Objects)
 	m.resolveReferences(st, g.Objects)
-	if err := contract.WriteInputDir(inputDir, g.Objects); err != nil {
-		return "", fmt.Errorf("write the input dir: %w", err)
+
+	// Run the operator offline: over the objects when it runs in process, else over a
+	// directory written for it.
+	var outputs *contract.OutputDir
+	var runErr, readErr error
+	if mem, ok := st.Runner.(runner.ObjectRunner); ok {
+		// Nothing is on disk; a failed run leaves its directories for inspection, as a
+		// binary's does.
+		defer func() {
+			if err != nil {
+				keepForInspection(dir, g.Objects, outputs)
+			}
+		}()
+		m.phase(rec, "gather", t0)
+		t0 = m.opts.Now()
+		var res *runner.Result
+		outputs, res, runErr = mem.RunObjects(ctx, runner.ObjectsRequest{Operator: st.Name, Inputs: g.Objects, Now: m.opts.Now(), Controllers: st.Controllers})
+		if res != nil {
+			rec.Sandbox, rec.OutputSize = res.Sandbox, res.OutputBytes
+		}
+		if outputs == nil {
+			readErr = errors.New("the operator returned no outputs")
+		}
+		m.phase(rec, "operator", t0)
+	} else if outputs, runErr, readErr, err = m.runDirs(ctx, st, dir, g.Objects, rec, t0); err != nil {
+		return "", err
+	}
+	if runErr != nil && (st.OnControllerFailure == config.RefuseOnControllerFailure || !exitedNonZero(runErr)) {
+		return "", fmt.Errorf("run the operator: %w", runErr)
 	}
 
-	m.phase(rec, "gather", t0)
-
-	// Run the operator offline.
-	t0 = m.opts.Now()
-	res, err := st.Runner.Run(ctx, runner.Request{Operator: st.Name, InputDir: inputDir, OutputDir: outputDir, Now: m.opts.Now(), Controllers: st.Controllers})
-	if res != nil {
-		rec.Sandbox, rec.OutputSize = res.Sandbox, res.OutputBytes
-	}
-	m.phase(rec, "operator", t0)
-	if err != nil && (st.OnControllerFailure == config.RefuseOnControllerFailure || !exitedNonZero(err)) {
-		return "", fmt.Errorf("run the operator: %w", err)
-	}
-
-	// Read, filter and translate its outputs.
-	outputs, readErr := contract.ReadOutputDir(outputDir, contract.ReadOptions{})
-	if rec.FailedControllers, err = partialRun(err, outputs, readErr); err != nil {
+	// Filter and translate its outputs.
+	if rec.FailedControllers, err = partialRun(runErr, outputs, readErr); err != nil {
 		return "", err
 	}
 	if readErr != nil {
 		return "", fmt.Errorf("%w: read the output dir: %w", errRejected, readErr)
 	}
 	rec.Mutations = len(outputs.Mutations)
-	digest := digestOf(outputs.Mutations)
+	digest = digestOf(outputs.Mutations)
 	rec.Digest = digest[:12]
 	plan := st.engine.Plan(outputs)
 	if rejected := plan.Rejected(); len(rejected) > 0 {
@@ -248,6 +253,45 @@ func (m *Manager) runOnce(ctx context.Context, st *operatorState, dir string, re
 		}
 	}
 	return digest, nil
+}
+
+// runDirs runs an operator binary over a directory: it writes the input directory into
+// dir/input, runs the operator, and reads dir/output. It returns the outputs, the run's
+// error and the reader's; err when the input directory could not be written.
+func (m *Manager) runDirs(ctx context.Context, st *operatorState, dir string, inputs []*contract.InputObject, rec *RunRecord, t0 time.Time) (out *contract.OutputDir, runErr, readErr, err error) {
+	inputDir, outputDir := filepath.Join(dir, "input"), filepath.Join(dir, "output")
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, nil, nil, err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, nil, nil, err
+	}
+	if err := contract.WriteInputDir(inputDir, inputs); err != nil {
+		return nil, nil, nil, fmt.Errorf("write the input dir: %w", err)
+	}
+	m.phase(rec, "gather", t0)
+
+	t0 = m.opts.Now()
+	res, runErr := st.Runner.Run(ctx, runner.Request{Operator: st.Name, InputDir: inputDir, OutputDir: outputDir, Now: m.opts.Now(), Controllers: st.Controllers})
+	if res != nil {
+		rec.Sandbox, rec.OutputSize = res.Sandbox, res.OutputBytes
+	}
+	m.phase(rec, "operator", t0)
+	out, readErr = contract.ReadOutputDir(outputDir, contract.ReadOptions{})
+	return out, runErr, readErr, nil
+}
+
+// keepForInspection writes the input and output directories of a failed in-process run
+// into dir (input/, output/), where a binary's run leaves them, so that run's keepLast keeps
+// them as last-failed. Best effort: the run has failed already.
+func keepForInspection(dir string, inputs []*contract.InputObject, out *contract.OutputDir) {
+	if err := os.RemoveAll(dir); err != nil {
+		return
+	}
+	_ = contract.WriteInputDir(filepath.Join(dir, "input"), inputs)
+	if out != nil {
+		_ = contract.WriteOutputDir(filepath.Join(dir, "output"), out, contract.WriteOptions{})
+	}
 }
 
 // exitedNonZero reports whether a run's error is only that the operator process exited

@@ -54,7 +54,11 @@ var errTimedOut = errors.New("operator timeout")
 // Resources returns the declared Inputs and Outputs (empty declarations when nil). The
 // returned values are shared with the runner; do not modify them.
 func (r *InProcess) Resources(context.Context) (*contract.InputResources, *contract.OutputResources, error) {
-	in, out := r.Inputs, r.Outputs
+	return declared(r.Inputs, r.Outputs)
+}
+
+// declared returns the declarations, empty ones for nil.
+func declared(in *contract.InputResources, out *contract.OutputResources) (*contract.InputResources, *contract.OutputResources, error) {
 	if in == nil {
 		in = &contract.InputResources{}
 	}
@@ -75,15 +79,36 @@ func (r *InProcess) Run(ctx context.Context, req Request) (*Result, error) {
 		return nil, err
 	}
 	req.Operator, req.InputDir, req.OutputDir = op, in, out
+	res, fnErr, err := contain(ctx, op, r.Limits.Timeout, func(ctx context.Context) error { return r.Func(ctx, req) })
+	if err != nil {
+		// The function did not finish before its context ended; its output is partial and
+		// left for inspection.
+		res.OutputBytes, _ = dirSize(out)
+		return res, err
+	}
+	var panicErr *PanicError
+	if fnErr != nil && !errors.As(fnErr, &panicErr) {
+		fnErr = fmt.Errorf("operator %q: %s: %w", op, cmdApplyConfiguration, fnErr)
+	}
+	size, sizeErr := checkOutputSize(op, out, r.Limits.OutputSize)
+	res.OutputBytes = size
+	return res, errors.Join(fnErr, sizeErr)
+}
 
+// contain calls fn in a goroutine under timeout (0: none), recovering a panic into a
+// *PanicError, and waits for it. It returns the run's Result (ExitCode 1 when fn failed,
+// panicked or did not finish), fn's error (or the *PanicError), and err when fn did not
+// finish: a *TimeoutError at the timeout (abandoned or not), or an error wrapping ctx's when
+// ctx ended and fn ignored it.
+func contain(ctx context.Context, op string, timeout time.Duration, fn func(context.Context) error) (res *Result, fnErr, err error) {
 	runCtx, cancel := ctx, context.CancelFunc(func() {})
-	if r.Limits.Timeout > 0 {
-		runCtx, cancel = context.WithTimeoutCause(ctx, r.Limits.Timeout, errTimedOut)
+	if timeout > 0 {
+		runCtx, cancel = context.WithTimeoutCause(ctx, timeout, errTimedOut)
 	}
 	defer cancel()
 
 	log := logger(ctx)
-	log.V(1).Info("operator started", "command", cmdApplyConfiguration, "sandbox", "in-process")
+	log.V(1).Info("operator started", "command", cmdApplyConfiguration, "sandbox", sandboxInProcess)
 	start := time.Now()
 	done := make(chan error, 1) // buffered: an abandoned function must not block forever
 	go func() {
@@ -92,10 +117,9 @@ func (r *InProcess) Run(ctx context.Context, req Request) (*Result, error) {
 				done <- &PanicError{Operator: op, Value: v, Stack: string(debug.Stack())}
 			}
 		}()
-		done <- r.Func(runCtx, req)
+		done <- fn(runCtx)
 	}()
 
-	var fnErr error
 	abandoned := false
 	select {
 	case fnErr = <-done:
@@ -108,29 +132,22 @@ func (r *InProcess) Run(ctx context.Context, req Request) (*Result, error) {
 		}
 		grace.Stop()
 	}
-	res := &Result{Operator: op, Duration: time.Since(start), Sandbox: "in-process"}
+	res = &Result{Operator: op, Duration: time.Since(start), Sandbox: sandboxInProcess}
 	log.V(1).Info("operator finished", "command", cmdApplyConfiguration, "duration", res.Duration, "error", fnErr)
-
-	var panicErr *PanicError
-	isPanic := errors.As(fnErr, &panicErr)
 	if fnErr != nil || abandoned {
 		res.ExitCode = 1
 	}
-	if abandoned || (fnErr != nil && !isPanic && runCtx.Err() != nil) {
-		// The function did not finish before its context ended; its output is partial and
-		// left for inspection.
-		res.OutputBytes, _ = dirSize(out)
+	var panicErr *PanicError
+	if abandoned || (fnErr != nil && !errors.As(fnErr, &panicErr) && runCtx.Err() != nil) {
 		if errors.Is(context.Cause(runCtx), errTimedOut) {
-			return res, &TimeoutError{Operator: op, Command: cmdApplyConfiguration, Timeout: r.Limits.Timeout, Abandoned: abandoned}
+			return res, fnErr, &TimeoutError{Operator: op, Command: cmdApplyConfiguration, Timeout: timeout, Abandoned: abandoned}
 		}
 		if abandoned {
-			return res, fmt.Errorf("operator %q: %s: abandoned: %w", op, cmdApplyConfiguration, ctx.Err())
+			return res, fnErr, fmt.Errorf("operator %q: %s: abandoned: %w", op, cmdApplyConfiguration, ctx.Err())
 		}
 	}
-	if fnErr != nil && !isPanic {
-		fnErr = fmt.Errorf("operator %q: %s: %w", op, cmdApplyConfiguration, fnErr)
-	}
-	size, sizeErr := checkOutputSize(op, out, r.Limits.OutputSize)
-	res.OutputBytes = size
-	return res, errors.Join(fnErr, sizeErr)
+	return res, fnErr, nil
 }
+
+// sandboxInProcess is Result.Sandbox of the runners that run Go functions.
+const sandboxInProcess = "in-process"

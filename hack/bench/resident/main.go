@@ -5,10 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"strconv"
 	"time"
 
-	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -59,47 +57,16 @@ func run(operator, leNamespace string) error {
 	if err != nil {
 		return fmt.Errorf("manager: %w", err)
 	}
-	r := &reconciler{c: mgr.GetClient(), operator: operator, kinds: fleet.OperatorKinds(i)}
+	r := &fleet.Reconciler{Client: mgr.GetClient(), Operator: operator, Kinds: fleet.OperatorKinds(i)}
 	one := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
 		return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: fleet.OutputNamespace, Name: fleet.OutputName(operator)}}}
 	})
 	b := ctrl.NewControllerManagedBy(mgr).Named(operator)
-	for _, k := range r.kinds {
+	for _, k := range r.Kinds {
 		b = b.Watches(fleet.Kinds[k].New(""), one)
 	}
 	if err := b.Complete(r); err != nil {
 		return fmt.Errorf("controller: %w", err)
 	}
 	return mgr.Start(ctrl.SetupSignalHandler())
-}
-
-// reconciler applies the operator's output: the highest sequence number among its inputs,
-// read from the cache.
-type reconciler struct {
-	c        client.Client
-	operator string
-	kinds    []int
-}
-
-func (r *reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
-	var seq int64
-	for _, k := range r.kinds {
-		list := fleet.Kinds[k].NewList()
-		if err := r.c.List(ctx, list, client.InNamespace(fleet.Namespace)); err != nil {
-			return reconcile.Result{}, fmt.Errorf("list %s: %w", fleet.Kinds[k].GVR.Resource, err)
-		}
-		items, err := metaItems(list)
-		if err != nil {
-			return reconcile.Result{}, err
-		}
-		for _, a := range items {
-			seq = max(seq, fleet.Seq(a))
-		}
-	}
-	cm := corev1ac.ConfigMap(fleet.OutputName(r.operator), fleet.OutputNamespace).
-		WithData(map[string]string{fleet.SeqKey: strconv.FormatInt(seq, 10)})
-	if err := r.c.Apply(ctx, cm, client.FieldOwner(fleet.FieldManager), client.ForceOwnership); err != nil {
-		return reconcile.Result{}, fmt.Errorf("apply the output: %w", err)
-	}
-	return reconcile.Result{}, nil
 }

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/topolayer/topolayer/config"
+	"github.com/topolayer/topolayer/hack/bench/fleet"
+	"github.com/topolayer/topolayer/mom/manager"
+	"github.com/topolayer/topolayer/topology"
+)
+
+func main() {
+	configFile := flag.String("config", "", "the TopologyConfig (standalone) naming the fleet's operators")
+	kubeconfig := flag.String("kubeconfig", "", "the cluster's kubeconfig")
+	workDir := flag.String("work-dir", "", "where failed runs leave their directories")
+	pprof := flag.String("pprof-bind-address", "0", "the pprof endpoint; 0 disables it")
+	flag.Parse()
+	ctrl.SetLogger(zap.New())
+	if err := run(ctrl.SetupSignalHandler(), *configFile, *kubeconfig, *workDir, *pprof); err != nil {
+		fmt.Fprintln(os.Stderr, "inproc:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, configFile, kubeconfig, workDir, pprof string) error {
+	cfg, err := config.Load(configFile)
+	if err != nil {
+		return err
+	}
+	topo, err := topology.New(cfg)
+	if err != nil {
+		return fmt.Errorf("%s: %w", configFile, err)
+	}
+	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return fmt.Errorf("--kubeconfig: %w", err)
+	}
+	ops := manager.OperatorsFromConfig(cfg, filepath.Dir(configFile))
+	linked := map[string]manager.Linked{}
+	for _, op := range ops {
+		l, err := fleet.Operator(op.Name)
+		if err != nil {
+			return err
+		}
+		linked[op.Name] = l
+	}
+	if err := manager.LinkInProcess(ops, linked); err != nil {
+		return err
+	}
+	decl, err := manager.Declare(ctx, ops)
+	if err != nil {
+		return err
+	}
+	watches, err := manager.Watches(topo, decl)
+	if err != nil {
+		return err
+	}
+	mopts := manager.HomeOptions(topo, watches, *cfg.Manager.LeaderElection)
+	mopts.Metrics = metricsserver.Options{BindAddress: "0"}
+	mopts.HealthProbeBindAddress = "0"
+	mopts.PprofBindAddress = pprof
+	mgr, err := ctrl.NewManager(rc, mopts)
+	if err != nil {
+		return err
+	}
+	if _, err := manager.AddToManager(ctx, mgr, manager.EmbedOptions{
+		Topology: topo, Operators: ops, Declarations: decl, WorkDir: workDir,
+	}); err != nil {
+		return err
+	}
+	return mgr.Start(ctx)
+}
