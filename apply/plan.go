@@ -125,7 +125,7 @@ func checkPlan(plan *translate.Plan, targets map[string]Target) error {
 // body, the live object it read, the server's dry-run answer), so that ApplyPlan asks the
 // server nothing twice. ClusterTarget is one.
 type preparer interface {
-	prepare(ctx context.Context, m contract.Mutation, obj *unstructured.Unstructured, validate, cached bool) (*writer, Result, error)
+	prepare(ctx context.Context, m contract.Mutation, obj *unstructured.Unstructured, level ask, cached bool) (*writer, Result, error)
 }
 
 // DryRun asks every target what each apply entry of the plan would do, with server-side
@@ -135,13 +135,15 @@ type preparer interface {
 // that are not DryRunners are not asked: their entries stay StatusNotRun. The error joins
 // the static problems of the plan and every failed entry.
 func DryRun(ctx context.Context, plan *translate.Plan, targets map[string]Target) ([]EntryResult, error) {
-	results, _, err := validate(ctx, plan, targets)
+	results, _, err := validate(ctx, plan, targets, askAll)
 	return results, err
 }
 
 // validate is DryRun, keeping for each entry asked of a preparer what it learned (nil for
-// the others).
-func validate(ctx context.Context, plan *translate.Plan, targets map[string]Target) ([]EntryResult, []*writer, error) {
+// the others). level says what a preparer asks the server (askAll: a dry-run of every write;
+// askNothing: the live objects only). DryRunners that are not preparers are asked a dry-run
+// whatever the level.
+func validate(ctx context.Context, plan *translate.Plan, targets map[string]Target, level ask) ([]EntryResult, []*writer, error) {
 	if err := checkPlan(plan, targets); err != nil {
 		return nil, nil, err
 	}
@@ -171,7 +173,7 @@ func validate(ctx context.Context, plan *translate.Plan, targets map[string]Targ
 			var res Result
 			var err error
 			if isPreparer {
-				w, res, err = p.prepare(ctx, m, entryObject(e), true, true)
+				w, res, err = p.prepare(ctx, m, entryObject(e), level, true)
 			} else {
 				res, err = dr.DryRun(ctx, m)
 			}
@@ -187,6 +189,41 @@ func validate(ctx context.Context, plan *translate.Plan, targets map[string]Targ
 		writers = append(writers, w)
 	}
 	return results, writers, errors.Join(errs...)
+}
+
+// writes counts the entries that would write: not proven unchanged by what validation read.
+func writes(results []EntryResult, writers []*writer) int {
+	n := 0
+	for i, r := range results {
+		switch {
+		case r.Status != StatusValid && r.Status != StatusNotRun:
+		case writers[i] != nil && writers[i].decided.Skipped:
+		default:
+			n++
+		}
+	}
+	return n
+}
+
+// dryRunWrites asks a dry-run of every prepared entry that would write: a plan that writes
+// more than one entry is validated whole before its first write.
+func dryRunWrites(ctx context.Context, results []EntryResult, writers []*writer) error {
+	var errs []error
+	for i := range results {
+		w, r := writers[i], &results[i]
+		if w == nil || w.decided.Skipped {
+			continue
+		}
+		res, err := w.dryRun(ctx, w.decided)
+		r.Change, r.Object, r.Live = res.Change, res.Object, res.Live
+		if err != nil {
+			r.Status, r.Err = StatusFailed, err
+			errs = append(errs, fmt.Errorf("entry %d: %s %s: %w", r.Index, r.Action, r.Identity, err))
+			continue
+		}
+		w.decided = res
+	}
+	return errors.Join(errs...)
 }
 
 // entryObject is the final object of a plan entry (translate.Entry.Object), copied: the
@@ -207,7 +244,7 @@ func reapply(ctx context.Context, target Target, e translate.Entry, rewritten bo
 	if !ok {
 		return target.Apply(ctx, *e.Mutation)
 	}
-	w, res, err := p.prepare(ctx, *e.Mutation, entryObject(e), false, !rewritten)
+	w, res, err := p.prepare(ctx, *e.Mutation, entryObject(e), askNothing, !rewritten)
 	if err != nil {
 		return res, err
 	}
@@ -217,20 +254,28 @@ func reapply(ctx context.Context, target Target, e translate.Entry, rewritten bo
 // ApplyPlan validates the whole plan, then applies its apply entries in order on the targets
 // named by their clusters, and stops at the first failure.
 //
-// Validation is DryRun: a rejected entry, a cluster without a target, or an entry that
-// fails its server-side dry-run (admission, validation, RBAC, conflict) means nothing is
-// written; the results then carry the dry-run's findings. After validation, each entry is
-// applied (StatusApplied), or skipped when it would change nothing (StatusSkipped); the first
-// failure (StatusFailed) stops the plan, and the entries after it are StatusNotRun.
+// Validation: a rejected entry, a cluster without a target, an entry whose object is someone
+// else's, or one that fails its server-side dry-run (admission, validation, RBAC, conflict)
+// means nothing is written; the results then carry the findings. A dry-run is asked only when
+// it can prevent a partial write: when more than one entry would write. A plan whose entries
+// all prove unchanged but one writes that one alone, and its write is its own validation
+// (refused, it wrote nothing). After validation, each entry is applied (StatusApplied), or
+// skipped when it changes nothing (StatusSkipped); the first failure (StatusFailed) stops the
+// plan, and the entries after it are StatusNotRun.
 //
 // What validation learned of an entry on a ClusterTarget is its write's: an existing object
-// that the entry would not change costs one request (the read that shows it unchanged) for
-// the whole apply, and a write sends nothing but itself after its validation. An entry is
-// read again only when an earlier entry of the plan wrote its object, or when validation
-// could not ask the server before that earlier entry (it creates the object or its
-// namespace).
+// that the entry would not change costs one request (the read that shows it unchanged, none
+// when the target's cache shows it) for the whole apply, and a write sends nothing but itself
+// after its validation. A server-side apply of an object the target wrote last is not read
+// first: it carries the resourceVersion that write left as a precondition, and is read and
+// decided again only when someone changed the object since. An entry is read again when an
+// earlier entry of the plan wrote its object, or when validation could not ask the server
+// before that earlier entry (it creates the object or its namespace).
 func ApplyPlan(ctx context.Context, plan *translate.Plan, targets map[string]Target) ([]EntryResult, error) {
-	results, writers, err := validate(ctx, plan, targets)
+	results, writers, err := validate(ctx, plan, targets, askNothing)
+	if err == nil && writes(results, writers) > 1 {
+		err = dryRunWrites(ctx, results, writers)
+	}
 	if err != nil {
 		for i := range results {
 			if results[i].Status != StatusFailed {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -176,6 +177,12 @@ type ClusterTarget struct {
 	opts   Options
 	client dynamic.Interface
 	mapper meta.ResettableRESTMapper
+
+	mu sync.Mutex
+	// written are the objects this target's server-side applies left, by resource,
+	// namespace and name: the next apply of one sends its resourceVersion as a
+	// precondition instead of reading it first.
+	written map[writtenKey]*unstructured.Unstructured
 }
 
 var _ DryRunner = (*ClusterTarget)(nil)
@@ -280,22 +287,40 @@ func (t *ClusterTarget) mapping(gvr schema.GroupVersionResource) (*meta.RESTMapp
 
 // write does m, for real or as a dry-run: the two passes of prepare and commit.
 func (t *ClusterTarget) write(ctx context.Context, m contract.Mutation, dryRun bool) (Result, error) {
-	w, res, err := t.prepare(ctx, m, nil, dryRun, true)
+	level := askChanged
+	if dryRun {
+		level = askAll
+	}
+	w, res, err := t.prepare(ctx, m, nil, level, true)
 	if err != nil || dryRun {
 		return res, err
 	}
 	return w.commit(ctx)
 }
 
+// ask says what prepare asks the server besides the live object.
+type ask int
+
+const (
+	// askNothing decides the write from the live object alone (and the cache): the write,
+	// when made, is its own validation, and tells whether it changed anything.
+	askNothing ask = iota
+	// askChanged asks a dry-run where the comparison cannot prove an existing object
+	// unchanged, to skip the write when the server would store what is there.
+	askChanged
+	// askAll asks a dry-run of every write: a plan's validation, before anything is written.
+	askAll
+)
+
 // prepare reads what a write of m needs and decides what it would do, without writing: the
 // body parsed once (or obj, an already parsed body, when not nil; it is not modified), the
 // live object read once, ownership checked. An existing object that the comparison of the
-// body with it shows unchanged costs that one read. Otherwise the server is asked with a
-// dry-run: always when validate is set (a plan's validation), and for an existing object
-// when the comparison cannot prove the write a no-op. With cached set, the target's Cache is
-// looked at first: a write that the cached object proves a no-op costs no request at all.
-// The returned writer keeps all of it for commit.
-func (t *ClusterTarget) prepare(ctx context.Context, m contract.Mutation, obj *unstructured.Unstructured, validate, cached bool) (*writer, Result, error) {
+// body with it shows unchanged costs that one read; so does a write decided without asking
+// more (askNothing). With askChanged and askAll the server is asked with a dry-run as ask
+// says. With cached set, the target's Cache is looked at first: a write that the cached
+// object proves a no-op costs no request at all. The returned writer keeps all of it for
+// commit.
+func (t *ClusterTarget) prepare(ctx context.Context, m contract.Mutation, obj *unstructured.Unstructured, level ask, cached bool) (*writer, Result, error) {
 	if !m.Metadata.Action.Valid() {
 		return nil, Result{}, fmt.Errorf("%s: unknown action %q", m.Identity(), m.Metadata.Action)
 	}
@@ -303,7 +328,7 @@ func (t *ClusterTarget) prepare(ctx context.Context, m contract.Mutation, obj *u
 	if err != nil {
 		return nil, Result{}, err
 	}
-	w := &writer{t: t, m: m, ri: ri, gvk: mapping.GroupVersionKind, namespaced: mapping.Scope.Name() == meta.RESTScopeNameNamespace}
+	w := &writer{t: t, m: m, ri: ri, gvk: mapping.GroupVersionKind, gvr: mapping.Resource, namespaced: mapping.Scope.Name() == meta.RESTScopeNameNamespace}
 	if err := w.parse(obj); err != nil {
 		return nil, Result{}, fmt.Errorf("%s %s: %w", m.Metadata.Action, m.Identity(), err)
 	}
@@ -313,7 +338,10 @@ func (t *ClusterTarget) prepare(ctx context.Context, m contract.Mutation, obj *u
 			return w, res, nil
 		}
 	}
-	res, err := w.check(ctx, validate)
+	res, err := w.decide(ctx, cached)
+	if err == nil && !res.Skipped && (level == askAll || (level == askChanged && (res.Change == ChangeUpdate || res.Change == ChangeAdopt))) {
+		res, err = w.dryRun(ctx, res)
+	}
 	if err != nil {
 		return nil, res, fmt.Errorf("%s %s: %w", m.Metadata.Action, m.Identity(), err)
 	}
@@ -327,16 +355,20 @@ type writer struct {
 	m          contract.Mutation
 	ri         dynamic.ResourceInterface
 	gvk        schema.GroupVersionKind
+	gvr        schema.GroupVersionResource
 	namespaced bool
 
-	opts       writeOptions
-	desire     *unstructured.Unstructured // the object to write, for actions that carry one
-	patch      []byte                     // the JSON patch body, for Patch actions
-	delete     metav1.DeleteOptions       // for Delete
-	live       *unstructured.Unstructured // nil when absent
-	decided    Result                     // what the write does, as prepare found
-	adopt      bool                       // the write adopts live (Options.Adopt)
-	moveFields []byte                     // the managedFields patch sent before an adopting write; nil for none
+	opts   writeOptions
+	desire *unstructured.Unstructured // the object to write, for actions that carry one
+	patch  []byte                     // the JSON patch body, for Patch actions
+	delete metav1.DeleteOptions       // for Delete
+	live   *unstructured.Unstructured // nil when absent
+	// remembered is set when live is the object this target's last write left, not read:
+	// the write then carries its resourceVersion as a precondition (see decide).
+	remembered bool
+	decided    Result // what the write does, as prepare found
+	adopt      bool   // the write adopts live (Options.Adopt)
+	moveFields []byte // the managedFields patch sent before an adopting write; nil for none
 }
 
 // parse decodes the options and the body once: the object to write (obj when not nil),
@@ -435,26 +467,28 @@ func dryRunOpt(dry bool) []string {
 	return nil
 }
 
-// check reads the live object and decides what the write does (see prepare).
-func (w *writer) check(ctx context.Context, validate bool) (Result, error) {
+// decide reads the live object (or takes the one the target's last write left, see
+// remembered) and decides what the write would do without asking the server anything else:
+// ChangeNone (skipped: a proven no-op, an absent object to delete, a namespace that is shared
+// ground), ChangeCreate, ChangeDelete, ChangeAdopt or ChangeUpdate (not proven a no-op: the
+// write, or a dry-run of it, tells). Ownership is checked here, and the adoption prepared.
+func (w *writer) decide(ctx context.Context, remember bool) (Result, error) {
 	action := w.m.Metadata.Action
 	if action == contract.ActionCreate && w.m.Metadata.Name == "" {
-		// generateName: a new object every time.
-		if !validate {
-			return Result{Change: ChangeCreate}, nil
-		}
-		obj, err := w.ri.Create(ctx, w.desire, metav1.CreateOptions{DryRun: dryRunOpt(true), FieldManager: w.t.opts.FieldManager})
-		if err != nil {
-			return Result{}, err
-		}
-		return Result{Change: ChangeCreate, Object: obj}, nil
+		return Result{Change: ChangeCreate}, nil // generateName: a new object every time
 	}
-	live, err := w.ri.Get(ctx, w.m.Metadata.Name, metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		live = nil
-	case err != nil:
-		return Result{}, fmt.Errorf("read the live object: %w", err)
+	var live *unstructured.Unstructured
+	if r := w.recalled(remember); r != nil {
+		live, w.remembered = r, true
+	} else {
+		var err error
+		live, err = w.ri.Get(ctx, w.m.Metadata.Name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			live = nil
+		case err != nil:
+			return Result{}, fmt.Errorf("read the live object: %w", err)
+		}
 	}
 	w.live = live
 	if live != nil && action == contract.ActionCreate && isNamespace(w.m.Identity()) && sourceOf(live) == nil && live.GetLabels()[namespaces.LabelOperator] == "" {
@@ -480,58 +514,90 @@ func (w *writer) check(ctx context.Context, validate bool) (Result, error) {
 			w.keepOperatorLabel(w.desire, live)
 		}
 	}
-
-	if action == contract.ActionDelete {
-		if live == nil {
-			return Result{Change: ChangeNone, Skipped: true}, nil
-		}
-		if validate {
-			if err := w.sendDelete(ctx, true); apierrors.IsNotFound(err) {
-				return Result{Change: ChangeNone, Skipped: true}, nil
-			} else if err != nil {
-				return Result{Live: live}, err
-			}
-		}
+	switch {
+	case action == contract.ActionDelete && live == nil:
+		return Result{Change: ChangeNone, Skipped: true}, nil
+	case action == contract.ActionDelete:
 		return Result{Change: ChangeDelete, Live: live}, nil
+	case live == nil && action != contract.ActionCreate && action != contract.ActionApply:
+		return Result{}, apierrors.NewNotFound(w.m.Identity().GroupResource(), w.m.Metadata.Name)
+	case live == nil:
+		return Result{Change: ChangeCreate}, nil
+	case w.adopt:
+		// The object is taken over: the write happens whatever the comparison says, for the
+		// marks and the field ownership.
+		return Result{Change: ChangeAdopt, Live: live}, nil
+	case !w.remembered && w.provenNoOp(w.desire, live):
+		// A server-side apply of fields that the live object already holds, and that drops
+		// none of the fields its manager applied before, changes nothing.
+		return Result{Change: ChangeNone, Skipped: true, Object: live, Live: live}, nil
 	}
-	if live == nil {
-		if action != contract.ActionCreate && action != contract.ActionApply {
-			return Result{}, apierrors.NewNotFound(w.m.Identity().GroupResource(), w.m.Metadata.Name)
+	return Result{Change: ChangeUpdate, Live: live}, nil
+}
+
+// recalled returns, for a server-side apply that changes the object this target's last
+// write left (remember set), that object: the write needs no read, it carries the object's
+// resourceVersion as a precondition. An apply that the remembered object shows unchanged is
+// decided on the live object (a read, not a write), and so is every other action.
+func (w *writer) recalled(remember bool) *unstructured.Unstructured {
+	action := w.m.Metadata.Action
+	if !remember || w.desire == nil || (action != contract.ActionApply && action != contract.ActionApplyStatus) {
+		return nil
+	}
+	r := w.t.recall(w.gvr, w.m.Metadata.Namespace, w.m.Metadata.Name)
+	if r == nil {
+		return nil
+	}
+	desire := CarryTransitionTimes(w.desire, r) // a copy
+	w.keepOperatorLabel(desire, r)
+	if w.provenNoOp(desire, r) {
+		return nil
+	}
+	return r
+}
+
+// dryRun asks the server what the write decide decided would do (dryRun=All), and makes an
+// update that would store what is there a skip. Nothing is written.
+func (w *writer) dryRun(ctx context.Context, res Result) (Result, error) {
+	switch res.Change {
+	case ChangeCreate:
+		var obj *unstructured.Unstructured
+		var err error
+		if w.m.Metadata.Action == contract.ActionCreate && w.m.Metadata.Name == "" {
+			obj, err = w.ri.Create(ctx, w.desire, metav1.CreateOptions{DryRun: dryRunOpt(true), FieldManager: w.t.opts.FieldManager})
+		} else {
+			obj, err = w.send(ctx, true)
 		}
-		if !validate {
-			return Result{Change: ChangeCreate}, nil
-		}
-		obj, err := w.send(ctx, true)
 		if err != nil {
 			return Result{}, err
 		}
 		return Result{Change: ChangeCreate, Object: obj}, nil
-	}
-	if w.adopt {
-		// The object is taken over: the write happens whatever the comparison says, for the
-		// marks and the field ownership. The dry-run forces a server-side apply, because the
-		// fields it would conflict on are the previous managers', moved before the write.
+	case ChangeDelete:
+		if err := w.sendDelete(ctx, true); apierrors.IsNotFound(err) {
+			return Result{Change: ChangeNone, Skipped: true}, nil
+		} else if err != nil {
+			return Result{Live: w.live}, err
+		}
+		return res, nil
+	case ChangeAdopt:
+		// The dry-run forces a server-side apply, because the fields it would conflict on
+		// are the previous managers', moved before the write.
 		would, err := w.sendDry(ctx, true)
 		if err != nil {
-			return Result{Live: live}, err
+			return Result{Live: w.live}, err
 		}
-		return Result{Change: ChangeAdopt, Object: would, Live: live}, nil
+		return Result{Change: ChangeAdopt, Object: would, Live: w.live}, nil
+	case ChangeUpdate:
+		would, err := w.send(ctx, true)
+		if err != nil {
+			return Result{Live: w.live}, err
+		}
+		if Equivalent(w.live, would) {
+			return Result{Change: ChangeNone, Skipped: true, Object: w.live, Live: w.live}, nil
+		}
+		return Result{Change: ChangeUpdate, Object: would, Live: w.live}, nil
 	}
-	// The object exists. A server-side apply of fields that the live object already holds,
-	// and that drops none of the fields its manager applied before, changes nothing.
-	if w.provenNoOp(w.desire, live) {
-		return Result{Change: ChangeNone, Skipped: true, Object: live, Live: live}, nil
-	}
-	// Otherwise ask the server what the write would store, and skip it when that is what
-	// is there.
-	would, err := w.send(ctx, true)
-	if err != nil {
-		return Result{Live: live}, err
-	}
-	if Equivalent(live, would) {
-		return Result{Change: ChangeNone, Skipped: true, Object: live, Live: live}, nil
-	}
-	return Result{Change: ChangeUpdate, Object: would, Live: live}, nil
+	return res, nil
 }
 
 // cachedNoOp decides the write from the target's Cache alone: when the cache holds the
@@ -573,6 +639,38 @@ func (w *writer) cachedNoOp(ctx context.Context, gvr schema.GroupVersionResource
 // commit makes the write prepare decided, with what it read: one request, or none for a
 // skipped write.
 func (w *writer) commit(ctx context.Context) (Result, error) {
+	res, err := w.write(ctx)
+	if err != nil && w.remembered && (apierrors.IsConflict(err) || apierrors.IsNotFound(err) || apierrors.IsInvalid(err)) {
+		// The object is not the one this target's last write left (someone changed or
+		// removed it since): forget it, read it, decide again and write.
+		w.t.forget(w.gvr, w.m.Metadata.Namespace, w.m.Metadata.Name)
+		w.remembered = false
+		if w.desire != nil {
+			w.desire.SetResourceVersion("")
+		}
+		if w.decided, err = w.decide(ctx, false); err != nil {
+			return Result{Live: w.live}, fmt.Errorf("%s %s: %w", w.m.Metadata.Action, w.m.Identity(), err)
+		}
+		res, err = w.write(ctx)
+	}
+	if err != nil {
+		return Result{Live: w.live}, fmt.Errorf("%s %s: %w", w.m.Metadata.Action, w.m.Identity(), err)
+	}
+	// What the server holds now, as far as this write knows: the object it wrote, or the one
+	// it read and left as it was.
+	switch {
+	case res.Change == ChangeDelete || res.Object == nil || w.m.Metadata.Name == "":
+		w.t.forget(w.gvr, w.m.Metadata.Namespace, w.m.Metadata.Name)
+	default:
+		w.t.remember(w.gvr, res.Object)
+	}
+	return res, nil
+}
+
+// write sends the write prepare decided: one request (two for an adoption that moves field
+// ownership first), none for a skipped write. An update decided without a dry-run that the
+// server stored as it was (the same resourceVersion) is reported skipped.
+func (w *writer) write(ctx context.Context) (Result, error) {
 	res := w.decided
 	if res.Skipped {
 		return res, nil
@@ -600,11 +698,46 @@ func (w *writer) commit(ctx context.Context) (Result, error) {
 		}
 	default:
 		res.Object, err = w.send(ctx, false)
+		if err == nil && w.live != nil && res.Object.GetResourceVersion() == w.live.GetResourceVersion() {
+			res = Result{Change: ChangeNone, Skipped: true, Object: res.Object, Live: w.live}
+		}
 	}
-	if err != nil {
-		return Result{Live: w.live}, fmt.Errorf("%s %s: %w", w.m.Metadata.Action, w.m.Identity(), err)
+	return res, err
+}
+
+// remember keeps obj, what a write of this target left on the server, so that the next
+// server-side apply of it needs no read (see decide); recall returns it, forget drops it.
+// Only the objects this target wrote are kept, one copy each.
+func (t *ClusterTarget) remember(gvr schema.GroupVersionResource, obj *unstructured.Unstructured) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.written == nil {
+		t.written = map[writtenKey]*unstructured.Unstructured{}
 	}
-	return res, nil
+	c := obj.DeepCopy()
+	unstructured.RemoveNestedField(c.Object, "metadata", "managedFields")
+	t.written[writtenKey{gvr, obj.GetNamespace(), obj.GetName()}] = c
+}
+
+func (t *ClusterTarget) recall(gvr schema.GroupVersionResource, namespace, name string) *unstructured.Unstructured {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if o := t.written[writtenKey{gvr, namespace, name}]; o != nil {
+		return o.DeepCopy()
+	}
+	return nil
+}
+
+func (t *ClusterTarget) forget(gvr schema.GroupVersionResource, namespace, name string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.written, writtenKey{gvr, namespace, name})
+}
+
+// writtenKey names an object a target wrote.
+type writtenKey struct {
+	gvr             schema.GroupVersionResource
+	namespace, name string
 }
 
 // prepareAdoption readies the adoption of the live object (checkOwnership found it
@@ -798,7 +931,14 @@ func (w *writer) applyFieldManager() string {
 }
 
 func (w *writer) applyPatch(ctx context.Context, fieldManager string, force bool, dryRun []string) (*unstructured.Unstructured, error) {
-	body, err := w.desire.MarshalJSON()
+	obj := w.desire
+	if w.remembered {
+		// The live object was not read: the apply holds only if the object is still the
+		// one this target's last write left.
+		obj = obj.DeepCopy()
+		obj.SetResourceVersion(w.live.GetResourceVersion())
+	}
+	body, err := obj.MarshalJSON()
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"errors"
 	"net/http"
 	"path"
 	"slices"
@@ -8,11 +9,16 @@ import (
 	"sync"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/topolayer/topolayer/apply"
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/e2e/cluster"
+	"github.com/topolayer/topolayer/translate"
 )
 
 // request is one HTTP request a target sent.
@@ -237,4 +243,128 @@ func withoutDiscovery(rs []request) ([]request, int) {
 		}
 	}
 	return out, len(rs) - len(out)
+}
+
+// TestApplyChangedRequestCount: a plan that changes one object sends that write alone (a
+// plan of one write validates itself: no dry-run), and a server-side apply of an object the
+// target wrote last sends no read: it carries the resourceVersion its last write left as a
+// precondition. When someone else changed the object since, the precondition fails, and the
+// target reads the object, decides again and writes: an object someone else now holds is not
+// taken over on the strength of an old write. An object removed since is created again by
+// the apply (the server does not hold a removed object's resourceVersion against a create),
+// as the read would have decided.
+func TestApplyChangedRequestCount(t *testing.T) {
+	const operator = "e2e-changed"
+	hcp := hosted.HostedControlPlane()
+	log := &countingLog{}
+	mgmtCfg := log.wrap(hosted.Config(cluster.Management))
+	mgmt, err := apply.NewClusterTarget(cluster.Management, mgmtCfg, apply.Options{Namespace: hcp.Namespace, Operator: operator, RequireOwnership: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	targets := map[string]apply.Target{cluster.Management: mgmt}
+	planOf := func(value string) *translate.Plan {
+		m := mutation(contract.ClassManagement, contract.ActionApply, "/v1/configmaps", "openshift-sample", "changed-apply", configMap("changed-apply", "k: \""+value+"\""))
+		m.Options = []byte("fieldManager: e2e-changed\nforce: true\n")
+		return hostedPlan(t, operator, nil, m)
+	}
+	applyOnce := func(value string) ([]request, apply.EntryResult) {
+		t.Helper()
+		log.record(true)
+		res := mustApply(t, planOf(value), targets)
+		sent, _ := withoutDiscovery(log.requests())
+		log.record(false)
+		if len(res) != 1 {
+			t.Fatalf("results %+v", res)
+		}
+		return sent, res[0]
+	}
+	cs, err := kubernetes.NewForConfig(hosted.Config(cluster.Management))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The object's name on the management cluster: the plan's, whatever the translation made
+	// of the standalone name.
+	id := planOf("0").Entries[0].Mutation.Identity()
+	live := func() map[string]string {
+		t.Helper()
+		cm, err := cs.CoreV1().ConfigMaps(id.Namespace).Get(t.Context(), id.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cm.Data
+	}
+
+	for _, step := range []struct {
+		name   string
+		before func()
+		value  string
+		want   []string // method (and dry-run) of each request, in order
+		status apply.Status
+	}{
+		{name: "created: a read, then the write alone", value: "1", want: []string{"GET", "PATCH"}, status: apply.StatusApplied},
+		{name: "changed: the write alone, no read", value: "2", want: []string{"PATCH"}, status: apply.StatusApplied},
+		{name: "unchanged: a read, no write", value: "2", want: []string{"GET"}, status: apply.StatusSkipped},
+		{name: "changed again after the read: the write alone", value: "3", want: []string{"PATCH"}, status: apply.StatusApplied},
+		{
+			name: "someone else changed it: the precondition fails, read, written",
+			before: func() {
+				patch := []byte(`{"data":{"other":"kept"}}`)
+				if _, err := cs.CoreV1().ConfigMaps(id.Namespace).Patch(t.Context(), id.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "someone-else"}); err != nil {
+					t.Fatal(err)
+				}
+			},
+			value: "4", want: []string{"PATCH", "GET", "PATCH"}, status: apply.StatusApplied,
+		},
+		{
+			name: "someone else removed it: created again by the write alone",
+			before: func() {
+				if err := cs.CoreV1().ConfigMaps(id.Namespace).Delete(t.Context(), id.Name, metav1.DeleteOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			},
+			value: "5", want: []string{"PATCH"}, status: apply.StatusApplied,
+		},
+	} {
+		if step.before != nil {
+			step.before()
+		}
+		sent, res := applyOnce(step.value)
+		var got []string
+		for _, q := range sent {
+			got = append(got, strings.TrimSuffix(q.method+" "+map[bool]string{true: "dry-run"}[q.dryRun], " "))
+		}
+		if !slices.Equal(got, step.want) || res.Status != step.status {
+			t.Errorf("%s: requests %v and %s (%v), want %v and %s", step.name, sent, res.Status, res.Err, step.want, step.status)
+		}
+		if v := live()["k"]; v != step.value {
+			t.Errorf("%s: the live object holds k=%q, want %q", step.name, v, step.value)
+		}
+	}
+	if v := live()["other"]; v != "" {
+		// The object was removed and created again after the other writer's field.
+		t.Errorf("a field of the object removed came back: other=%q", v)
+	}
+
+	// Someone else's object now stands where the target's was: the precondition fails, the
+	// read shows an object without the operator's mark, and the write is refused.
+	if err := cs.CoreV1().ConfigMaps(id.Namespace).Delete(t.Context(), id.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	foreign := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: id.Name, Namespace: id.Namespace}, Data: map[string]string{"k": "theirs"}}
+	if _, err := cs.CoreV1().ConfigMaps(id.Namespace).Create(t.Context(), foreign, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	log.record(true)
+	res, err := apply.ApplyPlan(t.Context(), planOf("6"), targets)
+	sent, _ := withoutDiscovery(log.requests())
+	log.record(false)
+	var conflict *apply.ConflictError
+	if err == nil || len(res) != 1 || !errors.As(res[0].Err, &conflict) {
+		t.Errorf("someone else's object: %v, %+v; want a conflict", err, res)
+	}
+	t.Logf("someone else's object: requests %v: %v", sent, err)
+	if v := live()["k"]; v != "theirs" {
+		t.Errorf("someone else's object was written: k=%q", v)
+	}
 }

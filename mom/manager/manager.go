@@ -75,6 +75,10 @@ type Options struct {
 	Recorder events.EventRecorder
 	// Now is the clock of --now and of status times; nil means time.Now.
 	Now func() time.Time
+	// StatusQuiet is how long an operator's runs must be quiet before the status record of
+	// a run that changed objects but not the outcome is written (see StatusName); 0 means
+	// DefaultStatusQuiet.
+	StatusQuiet time.Duration
 	// RefreshClock is the clock of the guest kubeconfigs' token issue and refresh times
 	// (package guestidentity); nil means the real clock.
 	RefreshClock clock.WithTicker
@@ -132,6 +136,8 @@ type operatorState struct {
 	held     []heldChange
 	// reported is what its status object and events last said.
 	reported reported
+	// pending is the record its status object does not hold yet (deferStatus).
+	pending pendingStatus
 }
 
 // heldChange is a change that arrived while its operator was applying a plan.
@@ -292,5 +298,7 @@ func (m *Manager) Start(ctx context.Context) error {
 	}
 	go func() { _ = m.refresher.Start(ctx) }()
 	m.log.Info("running operators", "operators", m.order, "workDir", m.opts.WorkDir)
-	return m.scheduler.Start(ctx)
+	err := m.scheduler.Start(ctx)
+	m.flushAll(context.WithoutCancel(ctx))
+	return err
 }

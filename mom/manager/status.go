@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
@@ -25,11 +26,22 @@ const StatusFieldManager = "topolayer-manager"
 const LabelStatus = "topolayer.dev/status"
 
 // StatusName returns the name of an operator's status object: a ConfigMap in the status
-// namespace whose data holds the last run that changed something or ended otherwise than
-// the run before it (keys result, run, lastRun, and status.yaml with the whole RunRecord);
-// runs that find everything as it was do not rewrite it (topolayer_operator_runs_total
-// counts every run).
+// namespace whose data holds a run (keys result, run, lastRun, and status.yaml with the whole
+// RunRecord). A run whose outcome differs from the one the object holds is written at once;
+// a run that changed objects on the clusters with the same outcome is written once the
+// operator's runs have been quiet for the manager's StatusQuiet, or at the latest after
+// statusMaxAge of such runs, so that an operator run on every change does not write its
+// status on every change; runs that find everything as it was do not rewrite it
+// (topolayer_operator_runs_total counts every run).
 func StatusName(operator string) string { return "topolayer-" + operator }
+
+// Status write timing: DefaultStatusQuiet is how long an operator's runs must be quiet
+// before the record of a run that changed objects, not the outcome, is written; no such
+// record waits more than statusQuietRuns times the quiet time.
+const (
+	DefaultStatusQuiet = 5 * time.Second
+	statusQuietRuns    = 12
+)
 
 // statusWriter writes the status objects (a client.Client is one).
 type statusWriter interface {
@@ -46,12 +58,12 @@ type reported struct {
 	outcome string
 }
 
-// record reports a run: it writes the operator's status object when the run changed
-// something on the clusters or its outcome differs from the record the object holds (a run
-// that found everything as it was leaves the object as it is: its run number and times are
-// in the metrics), and sends events only on a transition (a run whose outcome is the
-// previous run's sends none). At most one status write per run. Failures to report are
-// logged, never fatal.
+// record reports a run: it writes the operator's status object at once when the run's
+// outcome differs from the record the object holds, defers the write of a run that changed
+// something on the clusters with the same outcome (deferStatus), and leaves the object as it
+// is after a run that found everything as it was (its run number and times are in the
+// metrics). Events are sent only on a transition (a run whose outcome is the previous run's
+// sends none). At most one status write per run. Failures to report are logged, never fatal.
 func (m *Manager) record(ctx context.Context, st *operatorState, rec RunRecord) {
 	if m.status.Cluster == "" || m.status.Namespace == "" {
 		return
@@ -60,15 +72,20 @@ func (m *Manager) record(ctx context.Context, st *operatorState, rec RunRecord) 
 	last := st.reported
 	st.mu.Unlock()
 	now := reported{status: statusKey(rec), outcome: outcomeKey(rec)}
-	if rec.Applied > 0 || now.status != last.status {
+	switch {
+	case now.status != last.status:
+		m.takePending(st)
 		if !m.writeStatus(ctx, st, rec) {
 			now.status = ""
 		}
-	} else {
-		now.status = last.status
+	case rec.Applied > 0:
+		m.deferStatus(ctx, st, rec)
 	}
 	st.mu.Lock()
-	st.reported = now
+	if st.reported.status == last.status { // a deferred write that failed meanwhile cleared it
+		st.reported.status = now.status
+	}
+	st.reported.outcome = now.outcome
 	st.mu.Unlock()
 	if now.outcome == last.outcome {
 		return
@@ -87,6 +104,86 @@ func (m *Manager) record(ctx context.Context, st *operatorState, rec RunRecord) 
 		m.event(st.Name, corev1.EventTypeWarning, "Conflict", "%s", c)
 	}
 }
+
+// pendingStatus is the record of an operator's latest run not yet written to its status
+// object, and when the first such run since the last write ended.
+type pendingStatus struct {
+	rec   *RunRecord
+	since time.Time
+	timer *time.Timer
+}
+
+// statusQuiet is how long an operator's runs must be quiet before a deferred status write.
+func (m *Manager) statusQuiet() time.Duration {
+	if m.opts.StatusQuiet > 0 {
+		return m.opts.StatusQuiet
+	}
+	return DefaultStatusQuiet
+}
+
+// deferStatus keeps rec as the operator's pending status and writes it when the operator's
+// runs have been quiet for statusQuiet, or now when records have been pending for
+// statusQuietRuns times that long.
+func (m *Manager) deferStatus(ctx context.Context, st *operatorState, rec RunRecord) {
+	quiet := m.statusQuiet()
+	st.mu.Lock()
+	p := &st.pending
+	p.rec = &rec
+	if p.since.IsZero() {
+		p.since = m.opts.Now()
+	}
+	if m.opts.Now().Sub(p.since) < statusQuietRuns*quiet {
+		if p.timer == nil {
+			p.timer = time.AfterFunc(quiet, func() { m.flushStatus(context.WithoutCancel(ctx), st) })
+		} else {
+			p.timer.Reset(quiet)
+		}
+		st.mu.Unlock()
+		return
+	}
+	st.mu.Unlock()
+	m.flushStatus(ctx, st)
+}
+
+// takePending takes the operator's pending status record, if any, and stops its timer.
+func (m *Manager) takePending(st *operatorState) *RunRecord {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	p := &st.pending
+	if p.timer != nil {
+		p.timer.Stop()
+	}
+	rec := p.rec
+	*p = pendingStatus{}
+	return rec
+}
+
+// flushStatus writes the operator's pending status record, if any. A failed write clears
+// what the object is known to hold, so that the next run writes it.
+func (m *Manager) flushStatus(ctx context.Context, st *operatorState) {
+	rec := m.takePending(st)
+	if rec == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, statusWriteTimeout)
+	defer cancel()
+	if !m.writeStatus(ctx, st, *rec) {
+		st.mu.Lock()
+		st.reported.status = ""
+		st.mu.Unlock()
+	}
+}
+
+// flushAll writes every operator's pending status record: on shutdown, so that the status
+// objects say what the last runs did.
+func (m *Manager) flushAll(ctx context.Context) {
+	for _, name := range m.order {
+		m.flushStatus(ctx, m.ops[name])
+	}
+}
+
+// statusWriteTimeout bounds one deferred status write.
+const statusWriteTimeout = 30 * time.Second
 
 // writeStatus writes rec to the operator's status object; false when it could not.
 func (m *Manager) writeStatus(ctx context.Context, st *operatorState, rec RunRecord) bool {
