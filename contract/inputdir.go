@@ -522,7 +522,11 @@ func layoutInputDir(objs []*InputObject) ([]inputFile, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	slices.SortStableFunc(files, func(a, b inputFile) int { return strings.Compare(a.path, b.path) })
+	// Sorted as ReadInputDir walks a directory, one sorted folder at a time: by path
+	// segments, so that namespaces/a/ comes before namespaces/a-b/ as it does there.
+	slices.SortStableFunc(files, func(a, b inputFile) int {
+		return slices.Compare(strings.Split(a.path, "/"), strings.Split(b.path, "/"))
+	})
 	return files, nil
 }
 
