@@ -1,7 +1,11 @@
 // Package sdk runs operators written with controller-runtime under the
 // multi-operator-manager (MOM) contract, offline: an operator author declares what the
 // operator reads and writes, lists its controllers as reconciler factories, and gets the
-// contract's command line (Operator.Command) or an in-process entry point (Operator.Run).
+// contract's command line (Operator.Command), an in-process entry point over directories
+// (Operator.Run), and one over objects in memory (Operator.ApplyObjects, and the runner
+// Operator.InMemory that `topolayer run`'s manager uses for an operator linked into its
+// process: manager.LinkInProcess). The outputs are the same either way (TestInMemoryEqualsExec
+// runs the sample operators' tests both ways).
 //
 // An apply-configuration run:
 //   - reads the must-gather-like input directory (contract.ReadInputDir) and loads its objects

@@ -6,17 +6,22 @@
 // management cluster, the guest cluster; or the one cluster). A change is mapped back to its
 // standalone identity and, through mom/index, to the operators that read it; mom/scheduler
 // decides when each runs (debounce, cooldown, budget, concurrency, backoff, hot loops). A
-// run gathers the inputs from the caches into an input directory, runs the operator offline
-// (mom/runner), reads its output directory, translates it (rejecting anything undeclared:
-// then nothing is applied), applies the plan (validated whole first) and records the result:
-// a status ConfigMap per operator, Kubernetes events and Prometheus metrics.
+// run gathers the inputs from the caches, runs the operator offline (mom/runner) — a binary
+// over an input directory it writes and an output directory it reads, or an operator built
+// with the SDK and linked into the process (LinkInProcess) over the gathered objects, in
+// memory — translates its outputs (rejecting anything undeclared: then nothing is applied),
+// applies the plan and records the result: a status ConfigMap per operator, Kubernetes events
+// and Prometheus metrics.
 //
 // A run costs the API servers only what changes. The informers are opened once per
 // resource and namespace that some input needs (NewCacheFunc), never for the status
 // namespace. A plan entry whose object the informers hold and show unchanged sends no
-// request (apply.Options.Cache); the others are read, validated and written as package
-// apply does. The status object is written when a run changed something or ended otherwise
-// than the record it holds, events only when a run's outcome differs from the previous one.
+// request (apply.Options.Cache); the others are read and written as package apply does (a
+// dry-run only for a plan that writes more than one entry; no read before a server-side
+// apply that changes what the target wrote last). The status object is written at once when
+// a run ends otherwise than the record it holds, and, for runs that only changed objects,
+// once the operator's runs are quiet (Options.StatusQuiet); events only when a run's outcome
+// differs from the previous one.
 //
 // AddToManager adds it to a controller-runtime manager of the topology's home cluster (the
 // control-plane-operator's manager in HyperShift, or topolayer run's own):
@@ -28,4 +33,10 @@
 //		Clusters: map[string]*rest.Config{"guest": guestConfig}, // the clusters besides mgr's
 //	})
 //	if err != nil { ... } // m runs on the leader, with mgr
+//
+// An embedding that links operators built with the SDK runs them in memory:
+//
+//	ops := manager.OperatorsFromConfig(cfg, configDir)
+//	err := manager.LinkInProcess(ops, map[string]manager.Linked{"sample-operator": sampleOp})
+//	m, err := manager.AddToManager(ctx, mgr, manager.EmbedOptions{Topology: topo, Operators: ops})
 package manager

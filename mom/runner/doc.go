@@ -3,7 +3,7 @@
 // A Runner answers two questions: what does the operator read and what may it write
 // (Resources, from the contract's input-resources and output-resources commands), and what
 // would it write now (Run, the contract's apply-configuration: an input dir in, an output dir
-// out). Two implementations exist:
+// out). Three implementations exist:
 //
 //   - Exec runs a contract binary in a sandbox: a clean environment (PATH, a temporary
 //     HOME and the configured Env, nothing inherited: no KUBECONFIG, no in-cluster
@@ -14,6 +14,12 @@
 //     space, and a watched output size.
 //   - InProcess runs a Go function with the same request: panics are recovered, the timeout
 //     is a context deadline, the output size is checked afterwards.
+//   - InMemory runs an operator built with the operator SDK (sdk.Operator.InMemory) over
+//     objects in memory: it is also an ObjectRunner, whose RunObjects takes the objects the
+//     input directory would hold and returns the output directory, checked as a reader
+//     checks one on disk (contract.CheckOutputDir), with no fork, no exec and no directory.
+//     It is contained as InProcess is; a function that fails returns a *CrashError with
+//     exit code 1 and its outputs, as an exec'd operator that exits 1 does.
 //
 // Failures that callers branch on are typed: *TimeoutError, *CrashError, *PanicError and
 // *OutputTooLargeError, each naming the operator; match them with errors.As.

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -20,18 +19,18 @@ import (
 
 func main() {
 	configFile := flag.String("config", "", "the TopologyConfig (standalone) naming the fleet's operators")
-	kubeconfig := flag.String("kubeconfig", "", "the cluster's kubeconfig")
 	workDir := flag.String("work-dir", "", "where failed runs leave their directories")
 	pprof := flag.String("pprof-bind-address", "0", "the pprof endpoint; 0 disables it")
 	flag.Parse()
+	// --kubeconfig is controller-runtime's own flag (ctrl.GetConfig reads it).
 	ctrl.SetLogger(zap.New())
-	if err := run(ctrl.SetupSignalHandler(), *configFile, *kubeconfig, *workDir, *pprof); err != nil {
+	if err := run(ctrl.SetupSignalHandler(), *configFile, *workDir, *pprof); err != nil {
 		fmt.Fprintln(os.Stderr, "inproc:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, configFile, kubeconfig, workDir, pprof string) error {
+func run(ctx context.Context, configFile, workDir, pprof string) error {
 	cfg, err := config.Load(configFile)
 	if err != nil {
 		return err
@@ -40,9 +39,9 @@ func run(ctx context.Context, configFile, kubeconfig, workDir, pprof string) err
 	if err != nil {
 		return fmt.Errorf("%s: %w", configFile, err)
 	}
-	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	rc, err := ctrl.GetConfig()
 	if err != nil {
-		return fmt.Errorf("--kubeconfig: %w", err)
+		return fmt.Errorf("kubeconfig: %w", err)
 	}
 	ops := manager.OperatorsFromConfig(cfg, filepath.Dir(configFile))
 	linked := map[string]manager.Linked{}
