@@ -117,6 +117,23 @@ func readTree(t *testing.T, dir string) map[string][]byte {
 	return files
 }
 
+// writeTree writes files (relative path -> content) below a fresh temporary directory
+// and returns that directory.
+func writeTree(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for rel, content := range files {
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
 // upstreamBinary unpacks the upstream multi-operator-manager from TOPOLAYER_OPERATORS into
 // the repository's cache folder, or returns "" when the variable is unset.
 func upstreamBinary(t *testing.T) string {
