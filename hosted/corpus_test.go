@@ -53,11 +53,18 @@ func readDeclared(t *testing.T, file string) *contract.OutputResources {
 // planCase translates one corpus case with the minimal hosted configuration.
 func planCase(t *testing.T, c corpus.Case) (*contract.OutputDir, *translate.Plan) {
 	t.Helper()
+	return planCaseWith(t, c, loadConfig(t), readDeclared(t, c.OutputResources))
+}
+
+// planCaseWith translates one corpus case with cfg, for an operator that declares the
+// output resources declared (nil: none).
+func planCaseWith(t *testing.T, c corpus.Case, cfg *config.TopologyConfig, declared *contract.OutputResources) (*contract.OutputDir, *translate.Plan) {
+	t.Helper()
 	out, err := contract.ReadOutputDir(c.ExpectedOutput, contract.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	engine, err := topology.Engine(loadConfig(t), c.Operator, readDeclared(t, c.OutputResources))
+	engine, err := topology.Engine(cfg, c.Operator, declared)
 	if err != nil {
 		t.Fatal(err)
 	}
