@@ -122,14 +122,12 @@ func readTree(t *testing.T, dir string) map[string][]byte {
 func writeTree(t *testing.T, files map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
+	var tree []contract.File
 	for rel, content := range files {
-		p := filepath.Join(dir, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		tree = append(tree, contract.File{Path: rel, Data: []byte(content)})
+	}
+	if err := contract.WriteFiles(dir, tree); err != nil {
+		t.Fatal(err)
 	}
 	return dir
 }
