@@ -175,7 +175,7 @@ func TestWriteCRD(t *testing.T) {
 	for _, name := range []string{"", "..", "a/b"} {
 		bad := s.DeepCopy()
 		bad.Name = name
-		if err := WriteCRD(dir, bad); err == nil || !strings.Contains(err.Error(), "not a file name") {
+		if err := WriteCRD(dir, bad); !errorContains(err, "not a file name") {
 			t.Errorf("name %q: error %v", name, err)
 		}
 	}
