@@ -53,11 +53,18 @@ func readDeclared(t *testing.T, file string) *contract.OutputResources {
 // planCase translates one corpus case with the minimal hosted configuration.
 func planCase(t *testing.T, c corpus.Case) (*contract.OutputDir, *translate.Plan) {
 	t.Helper()
+	return planCaseWith(t, c, loadConfig(t), readDeclared(t, c.OutputResources))
+}
+
+// planCaseWith translates one corpus case with cfg, for an operator that declares the
+// output resources declared (nil: none).
+func planCaseWith(t *testing.T, c corpus.Case, cfg *config.TopologyConfig, declared *contract.OutputResources) (*contract.OutputDir, *translate.Plan) {
+	t.Helper()
 	out, err := contract.ReadOutputDir(c.ExpectedOutput, contract.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	engine, err := topology.Engine(loadConfig(t), c.Operator, readDeclared(t, c.OutputResources))
+	engine, err := topology.Engine(cfg, c.Operator, declared)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,38 +311,35 @@ func TestGoldenPlans(t *testing.T) {
 		t.Run(c.Name, func(t *testing.T) {
 			_, plan := planCase(t, c)
 			dir := filepath.Join("testdata", "golden", filepath.Base(c.Dir))
-			got := map[string]string{}
-			js, err := json.MarshalIndent(plan, "", "  ")
-			if err != nil {
-				t.Fatal(err)
-			}
-			got["plan.json"] = string(js) + "\n"
-			tmp := filepath.Join(t.TempDir(), "translated")
-			if err := contract.WriteFolders(tmp, plan.ByCluster(), contract.WriteOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			for k, v := range contracttest.ReadTree(t, tmp) {
-				got[filepath.ToSlash(filepath.Join("translated", k))] = v
-			}
 			if *update {
 				if err := os.RemoveAll(dir); err != nil {
 					t.Fatal(err)
 				}
-				for name, content := range got {
-					p := filepath.Join(dir, name)
-					if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-						t.Fatal(err)
-					}
-					if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-						t.Fatal(err)
-					}
-				}
+				writeGoldenPlan(t, dir, plan)
 				return
 			}
-			if diff := cmp.Diff(contracttest.ReadTree(t, dir), got); diff != "" {
+			tmp := t.TempDir()
+			writeGoldenPlan(t, tmp, plan)
+			if diff := cmp.Diff(contracttest.ReadTree(t, dir), contracttest.ReadTree(t, tmp)); diff != "" {
 				t.Errorf("golden files differ (-want +got); run go test ./hosted -update if the change is intended:\n%s", diff)
 			}
 		})
+	}
+}
+
+// writeGoldenPlan writes what TestGoldenPlans compares below dir: the plan as plan.json
+// and its mutations, by cluster, under translated/.
+func writeGoldenPlan(t *testing.T, dir string, plan *translate.Plan) {
+	t.Helper()
+	js, err := json.MarshalIndent(plan, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := contract.WriteFolders(filepath.Join(dir, "translated"), plan.ByCluster(), contract.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "plan.json"), append(js, '\n'), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 

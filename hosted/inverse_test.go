@@ -7,11 +7,9 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
 
-	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/contract/contracttest"
 	"github.com/topolayer/topolayer/contract/corpus"
 	"github.com/topolayer/topolayer/namespaces"
-	"github.com/topolayer/topolayer/topology"
 	"github.com/topolayer/topolayer/translate"
 )
 
@@ -25,15 +23,7 @@ func TestInverseUndoesTranslation(t *testing.T) {
 	checked := 0
 	for _, c := range corpus.Cases(t) {
 		t.Run(c.Name, func(t *testing.T) {
-			out, err := contract.ReadOutputDir(c.ExpectedOutput, contract.ReadOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			engine, err := topology.Engine(cfg, c.Operator, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			plan := engine.Plan(out)
+			out, plan := planCaseWith(t, c, cfg, nil)
 			original := map[string][]byte{} // body by source file: the engine may add entries
 			for _, m := range out.Mutations {
 				original[m.Path] = m.Body

@@ -1,8 +1,6 @@
 package prune_test
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/topolayer/topolayer/contract"
@@ -32,20 +30,10 @@ items:
 		if err != nil {
 			return
 		}
-		dir := t.TempDir()
-		files := map[string]string{
+		dir := writeTree(t, map[string]string{
 			"cluster-scoped-resources/config.openshift.io/ingresses.yaml": string(ingresses),
 			"namespaces/a/core/configmaps.yaml":                           mustGather["namespaces/a/core/configmaps.yaml"],
-		}
-		for rel, content := range files {
-			p := filepath.Join(dir, rel)
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
+		})
 		in, err := contract.ReadInputDir(dir, contract.ReadOptions{})
 		if err != nil {
 			return

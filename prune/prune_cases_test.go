@@ -49,17 +49,7 @@ items:
 }
 
 func TestPrune(t *testing.T) {
-	dir := t.TempDir()
-	for rel, content := range mustGather {
-		p := filepath.Join(dir, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	in, err := contract.ReadInputDir(dir, contract.ReadOptions{})
+	in, err := contract.ReadInputDir(writeTree(t, mustGather), contract.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -117,6 +117,21 @@ func readTree(t *testing.T, dir string) map[string][]byte {
 	return files
 }
 
+// writeTree writes files (relative path -> content) below a fresh temporary directory
+// and returns that directory.
+func writeTree(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	var tree []contract.File
+	for rel, content := range files {
+		tree = append(tree, contract.File{Path: rel, Data: []byte(content)})
+	}
+	if err := contract.WriteFiles(dir, tree); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
 // upstreamBinary unpacks the upstream multi-operator-manager from TOPOLAYER_OPERATORS into
 // the repository's cache folder, or returns "" when the variable is unset.
 func upstreamBinary(t *testing.T) string {

@@ -283,16 +283,8 @@ func (e Engine) guestRBAC(works []*work, isGuest func(saKey, contract.Class) boo
 // serviceAccountSubjects returns the ServiceAccount subjects of a binding in namespace ns
 // (a subject without a namespace is in the binding's).
 func serviceAccountSubjects(obj *yaml.RNode, ns string) []saKey {
-	subjects := obj.Field("subjects")
-	if subjects == nil {
-		return nil
-	}
-	elems, err := subjects.Value.Elements()
-	if err != nil {
-		return nil
-	}
 	var out []saKey
-	for _, s := range elems {
+	for _, s := range bindingSubjects(obj) {
 		if fieldString(s, "kind") != "ServiceAccount" {
 			continue
 		}

@@ -46,17 +46,23 @@ func isBinding(id contract.Identity) bool {
 	return id.Group == groupRBAC && (id.Resource == "rolebindings" || id.Resource == "clusterrolebindings")
 }
 
-// bindsUsersOrGroups reports whether a binding's subjects include a User or a Group.
-func bindsUsersOrGroups(obj *yaml.RNode) bool {
+// bindingSubjects returns the elements of a binding's subjects: none when the field is
+// absent or not a list.
+func bindingSubjects(obj *yaml.RNode) []*yaml.RNode {
 	subjects := obj.Field("subjects")
 	if subjects == nil {
-		return false
+		return nil
 	}
 	elems, err := subjects.Value.Elements()
 	if err != nil {
-		return false
+		return nil
 	}
-	for _, s := range elems {
+	return elems
+}
+
+// bindsUsersOrGroups reports whether a binding's subjects include a User or a Group.
+func bindsUsersOrGroups(obj *yaml.RNode) bool {
+	for _, s := range bindingSubjects(obj) {
 		if k := s.Field("kind"); k != nil {
 			if kind := yaml.GetValue(k.Value); kind == "User" || kind == "Group" {
 				return true

@@ -11,6 +11,25 @@ import (
 	"github.com/topolayer/topolayer/translate"
 )
 
+// planAlone plans m alone with engine and returns its entry. With a wantRule, the entry
+// must be rejected by that rule with a reason naming wantReason, and planAlone reports
+// false: there is nothing more to check. Otherwise the entry must be applied (the test
+// stops if it is not) and planAlone reports true.
+func planAlone(t *testing.T, engine translate.Engine, m contract.Mutation, wantRule, wantReason string) (translate.Entry, bool) {
+	t.Helper()
+	e := engine.Plan(&contract.OutputDir{Mutations: []contract.Mutation{m}}).Entries[0]
+	if wantRule != "" {
+		if e.Disposition != routing.Rejected || e.Rule != wantRule || !strings.Contains(e.Reason, wantReason) {
+			t.Errorf("%s by %s: %s; want rejected by %s naming %q", e.Disposition, e.Rule, e.Reason, wantRule, wantReason)
+		}
+		return e, false
+	}
+	if e.Disposition != routing.Apply {
+		t.Fatalf("%s by %s: %s", e.Disposition, e.Rule, e.Reason)
+	}
+	return e, true
+}
+
 func TestPatchIdentityFields(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -90,16 +109,9 @@ func TestIdentityFieldsInPlans(t *testing.T) {
 			translate.RuleIdentityFields, "kind: transform config-patch", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := tc.engine.Plan(&contract.OutputDir{Mutations: []contract.Mutation{tc.m}})
-			e := p.Entries[0]
-			if tc.wantRule != "" {
-				if e.Disposition != routing.Rejected || e.Rule != tc.wantRule || !strings.Contains(e.Reason, tc.wantReason) {
-					t.Errorf("%s by %s: %s; want rejected by %s naming %q", e.Disposition, e.Rule, e.Reason, tc.wantRule, tc.wantReason)
-				}
+			e, applied := planAlone(t, tc.engine, tc.m, tc.wantRule, tc.wantReason)
+			if !applied {
 				return
-			}
-			if e.Disposition != routing.Apply {
-				t.Fatalf("%s by %s: %s", e.Disposition, e.Rule, e.Reason)
 			}
 			if got := len(e.Object.GetOwnerReferences()) > 0; got != tc.wantOwners {
 				t.Errorf("ownerReferences %v, want present: %v", e.Object.GetOwnerReferences(), tc.wantOwners)

@@ -143,13 +143,7 @@ func (r *inverseRenamer) Rename(ref Reference) (Renamed, bool) {
 	if !ok || (src.Namespace == ref.Namespace && src.Name == ref.Name && src.Group == ref.Kind.Group) {
 		return Renamed{}, false
 	}
-	out := Renamed{Namespace: src.Namespace, Name: src.Name}
-	if resource, _ := r.inv.Discovery.ResourceForKind(ref.Kind); resource != src.Resource {
-		if kind, ok := r.inv.Discovery.KindForResource(src.GroupResource()); ok {
-			out.Kind = kind
-		}
-	}
-	return out, true
+	return renamedAs(r.inv.Discovery, ref.Kind, src), true
 }
 
 // involvedObject maps an event's involvedObject back.

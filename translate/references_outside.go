@@ -165,24 +165,33 @@ func isDNSChar(c byte, dot bool) bool {
 // (which another run of the operator writes: the renamer warns it is dangling). Names of
 // other namespaces (kubernetes.default.svc) are left as they are.
 func (r *renamer) rewriteServiceDNS(text string) (string, bool) {
-	matches := findServiceDNS(text)
-	if len(matches) == 0 {
-		return text, false
-	}
-	var b strings.Builder
-	last, changed := 0, false
-	for _, m := range matches {
+	return replaceServiceDNS(text, func(m dnsMatch) (string, string, bool) {
 		src := contract.Identity{Resource: "services", Namespace: m.namespace, Name: m.name}
 		_, inPlan := r.index[keyOf("", src)]
 		if !inPlan && !r.simulatesNamespace(m.namespace) {
-			continue
+			return "", "", false
 		}
 		target, _, ok := r.resolve(kindService, m.namespace, m.name)
 		if !ok || (target.Name == m.name && target.Namespace == m.namespace) {
+			return "", "", false
+		}
+		return target.Name, target.Namespace, true
+	})
+}
+
+// replaceServiceDNS replaces each Service DNS name in text for which to names another
+// Service (its name and namespace), keeping the name's suffix (.svc, .svc.cluster.local),
+// and reports whether it replaced any.
+func replaceServiceDNS(text string, to func(dnsMatch) (name, namespace string, ok bool)) (string, bool) {
+	var b strings.Builder
+	last, changed := 0, false
+	for _, m := range findServiceDNS(text) {
+		name, namespace, ok := to(m)
+		if !ok {
 			continue
 		}
 		b.WriteString(text[last:m.start])
-		b.WriteString(target.Name + "." + target.Namespace + ".svc" + m.suffix)
+		b.WriteString(name + "." + namespace + ".svc" + m.suffix)
 		last, changed = m.end, true
 	}
 	if !changed {
@@ -230,26 +239,16 @@ func (r *inverseRenamer) outsideTable(obj *yaml.RNode, ns string) error {
 		return nil
 	}
 	return rewriteData(obj, gk == kindSecret, func(text string) (string, bool) {
-		matches := findServiceDNS(text)
-		var b strings.Builder
-		last, changed := 0, false
-		for _, m := range matches {
+		return replaceServiceDNS(text, func(m dnsMatch) (string, string, bool) {
 			if m.namespace != ns {
-				continue
+				return "", "", false
 			}
 			src, ok := r.lookup(kindService, m.namespace, m.name)
 			if !ok || src.Namespace == "" || (src.Namespace == m.namespace && src.Name == m.name) {
-				continue
+				return "", "", false
 			}
-			b.WriteString(text[last:m.start])
-			b.WriteString(src.Name + "." + src.Namespace + ".svc" + m.suffix)
-			last, changed = m.end, true
-		}
-		if !changed {
-			return text, false
-		}
-		b.WriteString(text[last:])
-		return b.String(), true
+			return src.Name, src.Namespace, true
+		})
 	})
 }
 

@@ -1,7 +1,10 @@
 package translate
 
 import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/topolayer/topolayer/contract"
 )
 
 var _ Renamer = (*renamer)(nil)
@@ -12,13 +15,20 @@ func (r *renamer) Rename(ref Reference) (Renamed, bool) {
 	if !ok {
 		return Renamed{}, false
 	}
+	return renamedAs(r.engine.Discovery, ref.Kind, target), true
+}
+
+// renamedAs is where a reference to an object of kind lands when the object becomes
+// target: its namespace and name, and its kind when target is of another resource than
+// kind's (a ClusterRole placed as a Role).
+func renamedAs(d *contract.Discovery, kind schema.GroupKind, target contract.Identity) Renamed {
 	out := Renamed{Namespace: target.Namespace, Name: target.Name}
-	if resource, _ := r.engine.Discovery.ResourceForKind(ref.Kind); resource != target.Resource {
-		if kind, ok := r.engine.Discovery.KindForResource(target.GroupResource()); ok {
-			out.Kind = kind
+	if resource, _ := d.ResourceForKind(kind); resource != target.Resource {
+		if k, ok := d.KindForResource(target.GroupResource()); ok {
+			out.Kind = k
 		}
 	}
-	return out, true
+	return out
 }
 
 // rewriteReferences rewrites the references inside obj with the table of references; what the

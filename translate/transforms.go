@@ -233,52 +233,54 @@ var _ kio.Filter = DropHostPathVolumes{}
 
 // Filter implements kio.Filter.
 func (f DropHostPathVolumes) Filter(objs []*yaml.RNode) ([]*yaml.RNode, error) {
-	return kio.FilterAll(yaml.FilterFunc(func(o *yaml.RNode) (*yaml.RNode, error) {
-		spec, err := o.Pipe(yaml.Lookup(append(slices.Clone(f.PodTemplatePath), "spec")...))
-		if err != nil || spec == nil {
-			return o, err
+	return PodSecurityFilter{PodTemplatePath: f.PodTemplatePath, Edit: func(_, spec *yaml.RNode) error {
+		return dropHostPathVolumes(spec)
+	}}.Filter(objs)
+}
+
+// dropHostPathVolumes removes the hostPath volumes of a pod spec and the containers' and
+// init containers' mounts of them.
+func dropHostPathVolumes(spec *yaml.RNode) error {
+	volumes, err := spec.Pipe(yaml.Lookup("volumes"))
+	if err != nil || volumes == nil {
+		return err
+	}
+	dropped := map[string]bool{}
+	elems, err := volumes.Elements()
+	if err != nil {
+		return err
+	}
+	for _, v := range elems {
+		if v.Field("hostPath") != nil {
+			dropped[yaml.GetValue(v.Field("name").Value)] = true
 		}
-		volumes, err := spec.Pipe(yaml.Lookup("volumes"))
-		if err != nil || volumes == nil {
-			return o, err
+	}
+	if len(dropped) == 0 {
+		return nil
+	}
+	if err := keepElements(volumes, func(e *yaml.RNode) bool { return !dropped[fieldString(e, "name")] }); err != nil {
+		return err
+	}
+	for _, list := range []string{"containers", "initContainers"} {
+		containers, err := spec.Pipe(yaml.Lookup(list))
+		if err != nil || containers == nil {
+			continue
 		}
-		dropped := map[string]bool{}
-		elems, err := volumes.Elements()
+		cs, err := containers.Elements()
 		if err != nil {
-			return nil, err
+			return err
 		}
-		for _, v := range elems {
-			if v.Field("hostPath") != nil {
-				dropped[yaml.GetValue(v.Field("name").Value)] = true
-			}
-		}
-		if len(dropped) == 0 {
-			return o, nil
-		}
-		if err := keepElements(volumes, func(e *yaml.RNode) bool { return !dropped[fieldString(e, "name")] }); err != nil {
-			return nil, err
-		}
-		for _, list := range []string{"containers", "initContainers"} {
-			containers, err := spec.Pipe(yaml.Lookup(list))
-			if err != nil || containers == nil {
+		for _, c := range cs {
+			mounts, err := c.Pipe(yaml.Lookup("volumeMounts"))
+			if err != nil || mounts == nil {
 				continue
 			}
-			cs, err := containers.Elements()
-			if err != nil {
-				return nil, err
-			}
-			for _, c := range cs {
-				mounts, err := c.Pipe(yaml.Lookup("volumeMounts"))
-				if err != nil || mounts == nil {
-					continue
-				}
-				if err := keepElements(mounts, func(e *yaml.RNode) bool { return !dropped[fieldString(e, "name")] }); err != nil {
-					return nil, err
-				}
+			if err := keepElements(mounts, func(e *yaml.RNode) bool { return !dropped[fieldString(e, "name")] }); err != nil {
+				return err
 			}
 		}
-		return o, nil
-	})).Filter(objs)
+	}
+	return nil
 }
 
 func fieldString(n *yaml.RNode, field string) string {

@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
+
+	"github.com/topolayer/topolayer/contract"
 )
 
 // configMap is a document that is not a CRD.
@@ -22,14 +24,12 @@ metadata:
 func writeFiles(t *testing.T, files map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
+	var tree []contract.File
 	for name, content := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		tree = append(tree, contract.File{Path: name, Data: []byte(content)})
+	}
+	if err := contract.WriteFiles(dir, tree); err != nil {
+		t.Fatal(err)
 	}
 	return dir
 }
@@ -175,7 +175,7 @@ func TestWriteCRD(t *testing.T) {
 	for _, name := range []string{"", "..", "a/b"} {
 		bad := s.DeepCopy()
 		bad.Name = name
-		if err := WriteCRD(dir, bad); err == nil || !strings.Contains(err.Error(), "not a file name") {
+		if err := WriteCRD(dir, bad); !errorContains(err, "not a file name") {
 			t.Errorf("name %q: error %v", name, err)
 		}
 	}

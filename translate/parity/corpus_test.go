@@ -9,7 +9,6 @@ import (
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/contract/corpus"
-	"github.com/topolayer/topolayer/topology"
 	"github.com/topolayer/topolayer/translate"
 	"github.com/topolayer/topolayer/translate/parity"
 )
@@ -82,21 +81,9 @@ func compareDir(t *testing.T, dir, outputResources, operator string) *parity.Rep
 		}
 	}
 	scfg, err := config.Load(filepath.Join("..", "..", "examples", "standalone.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	se := engineOf(t, scfg, err, operator, declared)
 	hcfg, err := config.Load(filepath.Join("..", "..", "examples", "hosted.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	se, err := topology.Engine(scfg, operator, declared)
-	if err != nil {
-		t.Fatal(err)
-	}
-	he, err := topology.Engine(hcfg, operator, declared)
-	if err != nil {
-		t.Fatal(err)
-	}
+	he := engineOf(t, hcfg, err, operator, declared)
 	report, err := parity.Compare(se.Plan(out), he.Plan(out), parity.OptionsFor(he))
 	if err != nil {
 		t.Fatal(err)

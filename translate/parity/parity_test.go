@@ -62,21 +62,24 @@ spec:
 func plans(t *testing.T, out *contract.OutputDir) (s, h *translate.Plan, he translate.Engine) {
 	t.Helper()
 	scfg, err := config.Parse([]byte(standaloneConfig))
-	if err != nil {
-		t.Fatal(err)
-	}
+	se := engineOf(t, scfg, err, "demo-operator", nil)
 	hcfg, err := config.Parse([]byte(hostedConfig))
-	if err != nil {
-		t.Fatal(err)
-	}
-	se, err := topology.Engine(scfg, "demo-operator", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if he, err = topology.Engine(hcfg, "demo-operator", nil); err != nil {
-		t.Fatal(err)
-	}
+	he = engineOf(t, hcfg, err, "demo-operator", nil)
 	return se.Plan(out), he.Plan(out), he
+}
+
+// engineOf returns the engine of the topology of cfg for operator and the output resources
+// it declares; err is the error of reading or parsing cfg, which fails the test.
+func engineOf(t *testing.T, cfg *config.TopologyConfig, err error, operator string, declared *contract.OutputResources) translate.Engine {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := topology.Engine(cfg, operator, declared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
 }
 
 func TestCompare(t *testing.T) {

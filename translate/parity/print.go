@@ -69,6 +69,7 @@ func hostedSide(o ObjectReport) string {
 	return "(" + string(o.Outcome) + ")"
 }
 
+// where names the part of an object d is in: its aspect, and its path when it has one.
 func where(d Difference) string {
 	if d.Path == "" {
 		return string(d.Aspect)

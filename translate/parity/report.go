@@ -221,11 +221,7 @@ func (r *Report) Err() error {
 			if d.Explained() {
 				continue
 			}
-			where := string(d.Aspect)
-			if d.Path != "" {
-				where += " " + d.Path
-			}
-			errs = append(errs, fmt.Errorf("%s: %s: %s -> %s", o.Source, where, d.Standalone, d.Hosted))
+			errs = append(errs, fmt.Errorf("%s: %s: %s -> %s", o.Source, where(d), d.Standalone, d.Hosted))
 		}
 	}
 	if len(errs) == 0 {
