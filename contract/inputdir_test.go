@@ -1,7 +1,6 @@
 package contract_test
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/contract/contracttest"
 )
 
 var (
@@ -81,13 +81,9 @@ func TestInputDirGetAndList(t *testing.T) {
 func TestInputDirListFilesWinEverywhere(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "in")
 	writeValidInputDir(t, dir)
-	extra := filepath.Join(dir, "namespaces/other/core/configmaps/lonely.yaml")
-	if err := os.MkdirAll(filepath.Dir(extra), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(extra, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: lonely\n  namespace: other\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	contracttest.WriteFiles(t, dir, map[string]string{
+		"namespaces/other/core/configmaps/lonely.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: lonely\n  namespace: other\n",
+	})
 	in, err := contract.ReadInputDir(dir, contract.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -152,13 +148,8 @@ func TestMalformedInputDirs(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "in")
 			writeValidInputDir(t, dir)
+			contracttest.WriteFiles(t, dir, map[string]string{tc.file: tc.content})
 			p := filepath.Join(dir, tc.file)
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(p, []byte(tc.content), 0o644); err != nil {
-				t.Fatal(err)
-			}
 			_, err := contract.ReadInputDir(dir, contract.ReadOptions{})
 			if err == nil {
 				t.Fatal("no error")

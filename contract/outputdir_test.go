@@ -114,14 +114,8 @@ func TestMetadataNameKeys(t *testing.T) {
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := contract.ParseMetadata([]byte(tc.in))
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("error %v, want %q", err, tc.wantErr)
-				}
+			if contracttest.CheckErr(t, err, tc.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Fatalf("(-want +got):\n%s", diff)
