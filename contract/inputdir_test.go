@@ -24,10 +24,7 @@ var (
 func TestInputDirGetAndList(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "in")
 	writeValidInputDir(t, dir)
-	in, err := contract.ReadInputDir(dir, contract.ReadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	in := contracttest.ReadInputDir(t, dir)
 	if in.HasDiscovery || in.Discovery.Len() == 0 {
 		t.Fatalf("want the default discovery, got HasDiscovery=%v with %d resources", in.HasDiscovery, in.Discovery.Len())
 	}
@@ -84,10 +81,7 @@ func TestInputDirListFilesWinEverywhere(t *testing.T) {
 	contracttest.WriteFiles(t, dir, map[string]string{
 		"namespaces/other/core/configmaps/lonely.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: lonely\n  namespace: other\n",
 	})
-	in, err := contract.ReadInputDir(dir, contract.ReadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	in := contracttest.ReadInputDir(t, dir)
 	if got := in.List(configmaps, "", nil); len(got) != 1 || got[0].GetName() != "sample-settings" {
 		t.Fatalf("cluster-wide LIST must read list files only, got %d objects", len(got))
 	}
@@ -99,18 +93,12 @@ func TestInputDirListFilesWinEverywhere(t *testing.T) {
 func TestWriteInputDirRoundTrip(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "in")
 	writeValidInputDir(t, dir)
-	in, err := contract.ReadInputDir(dir, contract.ReadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	in := contracttest.ReadInputDir(t, dir)
 	out := filepath.Join(t.TempDir(), "out")
 	if err := contract.WriteInputDir(out, in.Objects()); err != nil {
 		t.Fatal(err)
 	}
-	again, err := contract.ReadInputDir(out, contract.ReadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	again := contracttest.ReadInputDir(t, out)
 	if len(again.Objects()) != len(in.Objects()) {
 		t.Fatalf("wrote %d objects, read back %d", len(in.Objects()), len(again.Objects()))
 	}

@@ -15,10 +15,7 @@ import (
 
 func TestReadValidOutputDir(t *testing.T) {
 	dir := contracttest.WriteValidOutputDir(t, filepath.Join(t.TempDir(), "out"))
-	out, err := contract.ReadOutputDir(dir, contract.ReadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := contracttest.ReadOutputDir(t, dir)
 	want := contracttest.ValidMutations()
 	if len(out.Mutations) != len(want) {
 		t.Fatalf("read %d mutations, wrote %d", len(out.Mutations), len(want))

@@ -320,3 +320,21 @@ func CheckErr(tb testing.TB, err error, want string) (wanted bool) {
 	}
 	return true
 }
+
+// ReadOutputDir reads the output directory dir with the default options, failing tb if it
+// does not read.
+func ReadOutputDir(tb testing.TB, dir string) *contract.OutputDir {
+	tb.Helper()
+	out, err := contract.ReadOutputDir(dir, contract.ReadOptions{})
+	must(tb, err)
+	return out
+}
+
+// ReadInputDir reads the input directory dir with the default options, failing tb if it does
+// not read.
+func ReadInputDir(tb testing.TB, dir string) *contract.InputDir {
+	tb.Helper()
+	in, err := contract.ReadInputDir(dir, contract.ReadOptions{})
+	must(tb, err)
+	return in
+}
