@@ -1,8 +1,10 @@
 package contracttest
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -337,4 +339,22 @@ func ReadInputDir(tb testing.TB, dir string) *contract.InputDir {
 	in, err := contract.ReadInputDir(dir, contract.ReadOptions{})
 	must(tb, err)
 	return in
+}
+
+// BuildOperators builds the Go operator programs pkgs (as the go command names them, relative
+// to the test's package) into a new temporary directory whose name starts with prefix, for a
+// TestMain that runs them as binaries; the caller removes the directory. The go command writes
+// to os.Stdout and os.Stderr.
+func BuildOperators(prefix string, pkgs ...string) (dir string, err error) {
+	dir, err = os.MkdirTemp("", prefix)
+	if err != nil {
+		return "", err
+	}
+	build := exec.Command("go", append([]string{"build", "-o", dir + string(filepath.Separator)}, pkgs...)...)
+	build.Stdout, build.Stderr = os.Stdout, os.Stderr
+	if err := build.Run(); err != nil {
+		_ = os.RemoveAll(dir)
+		return "", fmt.Errorf("go build %s: %w", strings.Join(pkgs, " "), err)
+	}
+	return dir, nil
 }
