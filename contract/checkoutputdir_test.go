@@ -34,10 +34,7 @@ func applyConfigMap(name, data string) contract.Mutation {
 // Path, same parsed Object.
 func TestCheckOutputDirAsRead(t *testing.T) {
 	dir := contracttest.WriteValidOutputDir(t, filepath.Join(t.TempDir(), "out"))
-	read, err := contract.ReadOutputDir(dir, contract.ReadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	read := contracttest.ReadOutputDir(t, dir)
 	out := &contract.OutputDir{Mutations: contracttest.ValidMutations()}
 	if err := contract.CheckOutputDir(out, contract.ReadOptions{}); err != nil {
 		t.Fatalf("CheckOutputDir of the valid mutations: %v", err)

@@ -54,10 +54,7 @@ func TestCorpusOldFixtures(t *testing.T) {
 	for _, side := range []string{"lhs", "rhs"} {
 		t.Run(side, func(t *testing.T) {
 			src := corpus.Path(t, corpus.MOM, "pkg/library/libraryapplyconfiguration/testdata/need-useful-diff", side)
-			out, err := contract.ReadOutputDir(src, contract.ReadOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			out := contracttest.ReadOutputDir(t, src)
 			dir := filepath.Join(t.TempDir(), "out")
 			if err := contract.WriteOutputDir(dir, out, contract.WriteOptions{NameKey: contract.NameKeyLegacy}); err != nil {
 				t.Fatal(err)
@@ -75,10 +72,7 @@ func TestCorpusClassMatching(t *testing.T) {
 	for _, c := range corpus.CAOCases(t) {
 		t.Run(c.Name, func(t *testing.T) {
 			declared := readOutputResources(t, c.OutputResources)
-			out, err := contract.ReadOutputDir(c.ExpectedOutput, contract.ReadOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			out := contracttest.ReadOutputDir(t, c.ExpectedOutput)
 			for _, m := range out.Mutations {
 				got := declared.ClassesOf(m.Identity())
 				if !slices.Equal(got, []contract.Class{m.Class}) {
@@ -100,14 +94,7 @@ func TestCorpusDeclarationsParse(t *testing.T) {
 	for _, f := range inputs {
 		rel, _ := filepath.Rel(root, f)
 		t.Run(rel, func(t *testing.T) {
-			data, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			in, err := contract.ParseInputResources(data)
-			if err != nil {
-				t.Fatal(err)
-			}
+			in := parseFile(t, f, contract.ParseInputResources)
 			l := in.ApplyConfigurationResources
 			if len(l.ExactResources)+len(l.LabelSelectedResources)+len(l.ResourceReferences) == 0 {
 				t.Fatal("parsed no resources")
@@ -137,10 +124,7 @@ func TestCorpusInputDirs(t *testing.T) {
 	for _, d := range dirs {
 		rel, _ := filepath.Rel(root, d)
 		t.Run(rel, func(t *testing.T) {
-			in, err := contract.ReadInputDir(d, contract.ReadOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			in := contracttest.ReadInputDir(t, d)
 			if len(in.Objects()) == 0 {
 				t.Fatal("no objects read")
 			}
@@ -163,13 +147,19 @@ func TestCorpusInputDirs(t *testing.T) {
 
 func readOutputResources(t *testing.T, file string) *contract.OutputResources {
 	t.Helper()
+	return parseFile(t, file, contract.ParseOutputResources)
+}
+
+// parseFile reads file and parses it with parse, failing t if either fails.
+func parseFile[T any](t *testing.T, file string, parse func([]byte) (T, error)) T {
+	t.Helper()
 	data, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err := contract.ParseOutputResources(data)
+	v, err := parse(data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return o
+	return v
 }

@@ -18,10 +18,7 @@ import (
 // the metadata is unchanged; a changed identity is written anew.
 func TestFolderWriterWritesWhatWriteFoldersWrites(t *testing.T) {
 	src := contracttest.WriteValidOutputDir(t, filepath.Join(t.TempDir(), "src"))
-	out, err := contract.ReadOutputDir(src, contract.ReadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := contracttest.ReadOutputDir(t, src)
 	renamed := out.Mutations[0]
 	renamed.Metadata.Name += "-renamed"
 	renamed.Prefix = ""
@@ -89,10 +86,7 @@ func TestFolderWriterRefusesCollisions(t *testing.T) {
 // keeps none, and stops at the visitor's first error.
 func TestWalkOutputDir(t *testing.T) {
 	dir := contracttest.WriteValidOutputDir(t, filepath.Join(t.TempDir(), "out"))
-	want, err := contract.ReadOutputDir(dir, contract.ReadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	want := contracttest.ReadOutputDir(t, dir)
 	var paths []string
 	out, err := contract.WalkOutputDir(context.Background(), dir, contract.ReadOptions{}, func(m *contract.Mutation) error {
 		if m.Metadata.Action.CarriesObject() && m.Object == nil {

@@ -18,17 +18,10 @@ func FuzzParseOutputResources(f *testing.F) {
 	f.Add([]byte("managementResources:\n  eventingNamespaces: [\"\"]\n"))
 	f.Add([]byte("{\"managementResources\": {\"exactResources\": [{\"group\": \"\", \"resource\": \"secrets\", \"name\": \"x\", \"version\": \"v1\"}]}}"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		o, err := contract.ParseOutputResources(data)
-		if err != nil {
+		o, ok := checkFixedPoint(t, data, contract.ParseOutputResources, contract.MarshalOutputResources)
+		if !ok {
 			return
 		}
-		checkFixedPoint(t, data, func(d []byte) ([]byte, error) {
-			o, err := contract.ParseOutputResources(d)
-			if err != nil {
-				return nil, err
-			}
-			return contract.MarshalOutputResources(o)
-		}, func() ([]byte, error) { return contract.MarshalOutputResources(o) })
 		for _, c := range contract.Classes[:3] {
 			for _, e := range o.ForClass(c).ExactResources {
 				id := contract.Identity{Group: e.Group, Version: e.Version, Resource: e.Resource, Namespace: e.Namespace, Name: e.Name}
@@ -53,17 +46,7 @@ func FuzzParseInputResources(f *testing.F) {
 	f.Add([]byte("applyConfigurationResources:\n  resourceReferences:\n  - type: ClusterScopedReference\n    referringResource: {group: a, version: v1, resource: b, name: c}\n    clusterScopedReference: {group: a, version: v1, resource: d, nameJSONPath: '$.spec[?(@.name == \"a\" && @.x == \"b\")].n'}\n"))
 	f.Add([]byte("applyConfigurationResources:\n  labelSelectedResources:\n  - {group: \"\", version: v1, resource: secrets, labelSelector: {matchLabels: {\"a/b/c\": x}}}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		in, err := contract.ParseInputResources(data)
-		if err != nil {
-			return
-		}
-		checkFixedPoint(t, data, func(d []byte) ([]byte, error) {
-			in, err := contract.ParseInputResources(d)
-			if err != nil {
-				return nil, err
-			}
-			return contract.MarshalInputResources(in)
-		}, func() ([]byte, error) { return contract.MarshalInputResources(in) })
+		checkFixedPoint(t, data, contract.ParseInputResources, contract.MarshalInputResources)
 	})
 }
 
@@ -85,19 +68,28 @@ func FuzzParseTestDescription(f *testing.F) {
 	})
 }
 
-// checkFixedPoint checks that the printed form of an accepted document (print) parses and
-// prints again to the same bytes (reprint).
-func checkFixedPoint(t *testing.T, input []byte, reprint func([]byte) ([]byte, error), print func() ([]byte, error)) {
+// checkFixedPoint parses input; when it parses (ok), it checks that the printed form of the
+// document (print) parses and prints again to the same bytes.
+func checkFixedPoint[T any](t *testing.T, input []byte, parse func([]byte) (T, error), print func(T) ([]byte, error)) (doc T, ok bool) {
 	t.Helper()
-	printed, err := print()
+	doc, err := parse(input)
+	if err != nil {
+		return doc, false
+	}
+	printed, err := print(doc)
 	if err != nil {
 		t.Fatalf("an accepted document does not print: %v\ninput:\n%s", err, input)
 	}
-	again, err := reprint(printed)
+	reparsed, err := parse(printed)
 	if err != nil {
 		t.Fatalf("a printed document does not parse: %v\ninput:\n%s\nprinted:\n%s", err, input, printed)
+	}
+	again, err := print(reparsed)
+	if err != nil {
+		t.Fatalf("a printed document does not print again: %v\ninput:\n%s\nprinted:\n%s", err, input, printed)
 	}
 	if !bytes.Equal(printed, again) {
 		t.Fatalf("printing is not a fixed point:\ninput:\n%s\nprinted:\n%s\nprinted again:\n%s", input, printed, again)
 	}
+	return doc, true
 }

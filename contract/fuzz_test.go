@@ -124,13 +124,5 @@ func writeValidInputDir(t testing.TB, dir string) {
 		"cluster-scoped-resources/config.openshift.io/infrastructures/cluster.yaml": "apiVersion: config.openshift.io/v1\nkind: Infrastructure\nmetadata:\n  name: cluster\nspec: {}\n",
 		"cluster-scoped-resources/operator.openshift.io/authentications.yaml":       "apiVersion: operator.openshift.io/v1\nkind: AuthenticationList\nitems:\n- apiVersion: operator.openshift.io/v1\n  kind: Authentication\n  metadata:\n    name: cluster\n",
 	}
-	for rel, content := range files {
-		p := filepath.Join(dir, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	contracttest.WriteFiles(t, dir, files)
 }

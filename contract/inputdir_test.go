@@ -1,7 +1,6 @@
 package contract_test
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/contract/contracttest"
 )
 
 var (
@@ -24,10 +24,7 @@ var (
 func TestInputDirGetAndList(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "in")
 	writeValidInputDir(t, dir)
-	in, err := contract.ReadInputDir(dir, contract.ReadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	in := contracttest.ReadInputDir(t, dir)
 	if in.HasDiscovery || in.Discovery.Len() == 0 {
 		t.Fatalf("want the default discovery, got HasDiscovery=%v with %d resources", in.HasDiscovery, in.Discovery.Len())
 	}
@@ -81,17 +78,10 @@ func TestInputDirGetAndList(t *testing.T) {
 func TestInputDirListFilesWinEverywhere(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "in")
 	writeValidInputDir(t, dir)
-	extra := filepath.Join(dir, "namespaces/other/core/configmaps/lonely.yaml")
-	if err := os.MkdirAll(filepath.Dir(extra), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(extra, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: lonely\n  namespace: other\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	in, err := contract.ReadInputDir(dir, contract.ReadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	contracttest.WriteFiles(t, dir, map[string]string{
+		"namespaces/other/core/configmaps/lonely.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: lonely\n  namespace: other\n",
+	})
+	in := contracttest.ReadInputDir(t, dir)
 	if got := in.List(configmaps, "", nil); len(got) != 1 || got[0].GetName() != "sample-settings" {
 		t.Fatalf("cluster-wide LIST must read list files only, got %d objects", len(got))
 	}
@@ -103,18 +93,12 @@ func TestInputDirListFilesWinEverywhere(t *testing.T) {
 func TestWriteInputDirRoundTrip(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "in")
 	writeValidInputDir(t, dir)
-	in, err := contract.ReadInputDir(dir, contract.ReadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	in := contracttest.ReadInputDir(t, dir)
 	out := filepath.Join(t.TempDir(), "out")
 	if err := contract.WriteInputDir(out, in.Objects()); err != nil {
 		t.Fatal(err)
 	}
-	again, err := contract.ReadInputDir(out, contract.ReadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	again := contracttest.ReadInputDir(t, out)
 	if len(again.Objects()) != len(in.Objects()) {
 		t.Fatalf("wrote %d objects, read back %d", len(in.Objects()), len(again.Objects()))
 	}
@@ -152,13 +136,8 @@ func TestMalformedInputDirs(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "in")
 			writeValidInputDir(t, dir)
+			contracttest.WriteFiles(t, dir, map[string]string{tc.file: tc.content})
 			p := filepath.Join(dir, tc.file)
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(p, []byte(tc.content), 0o644); err != nil {
-				t.Fatal(err)
-			}
 			_, err := contract.ReadInputDir(dir, contract.ReadOptions{})
 			if err == nil {
 				t.Fatal("no error")

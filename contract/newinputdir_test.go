@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/contract/contracttest"
 )
 
 // inputObject builds an InputObject the way a cache hands it over: group, resource and
@@ -58,10 +59,7 @@ func TestNewInputDirAnswersAsReadInputDir(t *testing.T) {
 	if err := contract.WriteInputDir(dir, newInputObjects()); err != nil {
 		t.Fatal(err)
 	}
-	want, err := contract.ReadInputDir(dir, contract.ReadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	want := contracttest.ReadInputDir(t, dir)
 	got, err := contract.NewInputDir(newInputObjects(), nil)
 	if err != nil {
 		t.Fatal(err)

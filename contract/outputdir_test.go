@@ -15,10 +15,7 @@ import (
 
 func TestReadValidOutputDir(t *testing.T) {
 	dir := contracttest.WriteValidOutputDir(t, filepath.Join(t.TempDir(), "out"))
-	out, err := contract.ReadOutputDir(dir, contract.ReadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := contracttest.ReadOutputDir(t, dir)
 	want := contracttest.ValidMutations()
 	if len(out.Mutations) != len(want) {
 		t.Fatalf("read %d mutations, wrote %d", len(out.Mutations), len(want))
@@ -114,14 +111,8 @@ func TestMetadataNameKeys(t *testing.T) {
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := contract.ParseMetadata([]byte(tc.in))
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("error %v, want %q", err, tc.wantErr)
-				}
+			if contracttest.CheckErr(t, err, tc.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Fatalf("(-want +got):\n%s", diff)

@@ -36,28 +36,25 @@ func (o *Operator) Command() *cobra.Command {
 }
 
 func (o *Operator) inputResourcesCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "input-resources",
-		Short: "Print what apply-configuration reads, as YAML",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			data, err := contract.MarshalInputResources(o.PrintedInputResources())
-			if err != nil {
-				return err
-			}
-			_, err = cmd.OutOrStdout().Write(data)
-			return err
-		},
-	}
+	return printCommand("input-resources", "Print what apply-configuration reads, as YAML", func() ([]byte, error) {
+		return contract.MarshalInputResources(o.PrintedInputResources())
+	})
 }
 
 func (o *Operator) outputResourcesCommand() *cobra.Command {
+	return printCommand("output-resources", "Print what apply-configuration may write, per class, as YAML", func() ([]byte, error) {
+		return contract.MarshalOutputResources(&o.OutputResources)
+	})
+}
+
+// printCommand is a command without arguments that prints the document marshal returns.
+func printCommand(use, short string, marshal func() ([]byte, error)) *cobra.Command {
 	return &cobra.Command{
-		Use:   "output-resources",
-		Short: "Print what apply-configuration may write, per class, as YAML",
+		Use:   use,
+		Short: short,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			data, err := contract.MarshalOutputResources(&o.OutputResources)
+			data, err := marshal()
 			if err != nil {
 				return err
 			}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -32,19 +31,13 @@ func TestMain(m *testing.M) {
 }
 
 func runSuite(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "sdk-operators-")
+	dir, err := contracttest.BuildOperators("sdk-operators-", "../cmd/sample-operator", "../cmd/sample-audit-operator")
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
+		fmt.Fprintln(os.Stderr, "build the sample operators:", err)
 		return 1
 	}
 	defer os.RemoveAll(dir)
 	binDir = dir
-	build := exec.Command("go", "build", "-o", dir+string(filepath.Separator), "../cmd/sample-operator", "../cmd/sample-audit-operator")
-	build.Stdout, build.Stderr = os.Stdout, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build the sample operators:", err)
-		return 1
-	}
 	return m.Run()
 }
 

@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/contract/contracttest"
 )
 
 var testNow = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -70,15 +71,7 @@ metadata:
 func writeTree(t *testing.T, files map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
-	for name, content := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	contracttest.WriteFiles(t, dir, files)
 	return dir
 }
 
@@ -609,14 +602,8 @@ func TestCommand(t *testing.T) {
 			cmd.SetOut(&out)
 			cmd.SetErr(&errOut)
 			err := cmd.Execute()
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("error %v, want %q", err, tc.wantErr)
-				}
+			if contracttest.CheckErr(t, err, tc.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if diff := cmp.Diff(tc.wantOut, out.String()); diff != "" {
 				t.Errorf("stdout (-want +got):\n%s", diff)

@@ -93,38 +93,23 @@ func (w *controllerLog) funcs() interceptor.Funcs {
 	return interceptor.Funcs{
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 			m, err := w.objectWrite(contract.ActionCreate, obj, (&client.CreateOptions{}).ApplyOptions(opts).AsCreateOptions())
-			if err != nil {
-				return err
-			}
-			return w.pass(m, c.Create(ctx, obj, opts...))
+			return w.send(m, err, func() error { return c.Create(ctx, obj, opts...) })
 		},
 		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
 			m, err := w.objectWrite(contract.ActionUpdate, obj, (&client.UpdateOptions{}).ApplyOptions(opts).AsUpdateOptions())
-			if err != nil {
-				return err
-			}
-			return w.pass(m, c.Update(ctx, obj, opts...))
+			return w.send(m, err, func() error { return c.Update(ctx, obj, opts...) })
 		},
 		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
 			m, err := w.patchWrite(false, obj, patch, (&client.PatchOptions{}).ApplyOptions(opts).AsPatchOptions())
-			if err != nil {
-				return err
-			}
-			return w.pass(m, c.Patch(ctx, obj, patch, opts...))
+			return w.send(m, err, func() error { return c.Patch(ctx, obj, patch, opts...) })
 		},
 		Apply: func(ctx context.Context, c client.WithWatch, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
 			m, err := w.applyWrite(contract.ActionApply, obj, (&client.ApplyOptions{}).ApplyOptions(opts).AsPatchOptions())
-			if err != nil {
-				return err
-			}
-			return w.pass(m, c.Apply(ctx, obj, opts...))
+			return w.send(m, err, func() error { return c.Apply(ctx, obj, opts...) })
 		},
 		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
 			m, err := w.deleteWrite(obj, (&client.DeleteOptions{}).ApplyOptions(opts).AsDeleteOptions())
-			if err != nil {
-				return err
-			}
-			return w.pass(m, c.Delete(ctx, obj, opts...))
+			return w.send(m, err, func() error { return c.Delete(ctx, obj, opts...) })
 		},
 		DeleteAllOf: func(_ context.Context, _ client.WithWatch, obj client.Object, _ ...client.DeleteAllOfOption) error {
 			gvk, _ := apiutil.GVKForObject(obj, w.env.scheme)
@@ -139,10 +124,7 @@ func (w *controllerLog) funcs() interceptor.Funcs {
 			}
 			o := (&client.SubResourceUpdateOptions{}).ApplyOptions(opts)
 			m, err := w.objectWrite(contract.ActionUpdateStatus, obj, o.AsUpdateOptions())
-			if err != nil {
-				return err
-			}
-			return w.pass(m, c.SubResource(sub).Update(ctx, obj, opts...))
+			return w.send(m, err, func() error { return c.SubResource(sub).Update(ctx, obj, opts...) })
 		},
 		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
 			if sub != statusSubresource {
@@ -150,10 +132,7 @@ func (w *controllerLog) funcs() interceptor.Funcs {
 			}
 			o := (&client.SubResourcePatchOptions{}).ApplyOptions(opts)
 			m, err := w.patchWrite(true, obj, patch, o.AsPatchOptions())
-			if err != nil {
-				return err
-			}
-			return w.pass(m, c.SubResource(sub).Patch(ctx, obj, patch, opts...))
+			return w.send(m, err, func() error { return c.SubResource(sub).Patch(ctx, obj, patch, opts...) })
 		},
 		SubResourceApply: func(ctx context.Context, c client.Client, sub string, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
 			if sub != statusSubresource {
@@ -161,21 +140,23 @@ func (w *controllerLog) funcs() interceptor.Funcs {
 			}
 			o := (&client.SubResourceApplyOptions{}).ApplyOpts(opts)
 			m, err := w.applyWrite(contract.ActionApplyStatus, obj, o.AsPatchOptions())
-			if err != nil {
-				return err
-			}
-			return w.pass(m, c.SubResource(sub).Apply(ctx, obj, opts...))
+			return w.send(m, err, func() error { return c.SubResource(sub).Apply(ctx, obj, opts...) })
 		},
 	}
 }
 
-// pass records m when the fake API server accepted the write (err is nil) and returns err.
-// A write the server rejects is not recorded: a real server would not have stored it either.
-func (w *controllerLog) pass(m contract.Mutation, err error) error {
-	if err == nil {
-		w.add(m)
+// send passes a write, recorded as m, on to the fake API server (write) and keeps m when the
+// server accepted it. A write that could not be recorded (err) is not sent; a write the server
+// rejects is not kept: a real server would not have stored it either.
+func (w *controllerLog) send(m contract.Mutation, err error, write func() error) error {
+	if err != nil {
+		return err
 	}
-	return err
+	if err := write(); err != nil {
+		return err
+	}
+	w.add(m)
+	return nil
 }
 
 // metadata starts the metadata of a write to an object of kind gvk.

@@ -1,8 +1,10 @@
 package contracttest
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -164,14 +166,10 @@ func MalformedOutputDirs(tb testing.TB) []Malformed {
 		must(tb, os.Symlink(outside, filepath.Join(dir, "Management/Create/namespaces/elsewhere")))
 	})
 	add("dot-dot namespace in metadata", cmDir, `namespace: ".."`, none, func(dir string) {
-		p := cm(dir, "metadata")
-		data, _ := os.ReadFile(p)
-		must(tb, os.WriteFile(p, []byte(strings.Replace(string(data), "namespace: openshift-sample", "namespace: ..", 1)), 0o644))
+		replaceIn(tb, cm(dir, "metadata"), "namespace: openshift-sample", "namespace: ..")
 	})
 	add("path in metadata name", deployDir, "may not contain '/'", none, func(dir string) {
-		p := findFile(tb, filepath.Join(dir, deployDir), "-metadata-")
-		data, _ := os.ReadFile(p)
-		must(tb, os.WriteFile(p, []byte(strings.Replace(string(data), "name: sample", "name: ../../../etc/passwd", 1)), 0o644))
+		replaceIn(tb, findFile(tb, filepath.Join(dir, deployDir), "-metadata-"), "name: sample", "name: ../../../etc/passwd")
 	})
 	add("unreadable file: a named pipe", cmDir, "not a regular file", none, func(dir string) {
 		p := cm(dir, "body")
@@ -186,24 +184,16 @@ func MalformedOutputDirs(tb testing.TB) []Malformed {
 	add("oversized body", deployDir, "larger than the limit", contract.ReadOptions{MaxFileSize: 200}, func(string) {})
 	add("oversized directory", "Management", "bytes in total", contract.ReadOptions{MaxTotalSize: 1000}, func(string) {})
 	add("body kind contradicts its folder", cmDir, `kind: "Secret", but configmaps holds ConfigMap objects`, none, func(dir string) {
-		p := cm(dir, "body")
-		data, _ := os.ReadFile(p)
-		must(tb, os.WriteFile(p, []byte(strings.Replace(string(data), "kind: ConfigMap", "kind: Secret", 1)), 0o644))
+		replaceIn(tb, cm(dir, "body"), "kind: ConfigMap", "kind: Secret")
 	})
 	add("body group contradicts metadata", deployDir, `"v1" is not in group "apps"`, none, func(dir string) {
-		p := findFile(tb, filepath.Join(dir, deployDir), "-body-")
-		data, _ := os.ReadFile(p)
-		must(tb, os.WriteFile(p, []byte(strings.Replace(string(data), "apiVersion: apps/v1", "apiVersion: v1", 1)), 0o644))
+		replaceIn(tb, findFile(tb, filepath.Join(dir, deployDir), "-body-"), "apiVersion: apps/v1", "apiVersion: v1")
 	})
 	add("body name contradicts metadata", cmDir, "metadata.name", none, func(dir string) {
-		p := cm(dir, "body")
-		data, _ := os.ReadFile(p)
-		must(tb, os.WriteFile(p, []byte(strings.Replace(string(data), "name: settings", "name: other", 1)), 0o644))
+		replaceIn(tb, cm(dir, "body"), "name: settings", "name: other")
 	})
 	add("metadata action contradicts its folder", authApplied, "but the file is in the ApplyStatus folder", none, func(dir string) {
-		p := findFile(tb, filepath.Join(dir, authApplied), "-metadata-")
-		data, _ := os.ReadFile(p)
-		must(tb, os.WriteFile(p, []byte(strings.Replace(string(data), "action: ApplyStatus", "action: Apply", 1)), 0o644))
+		replaceIn(tb, findFile(tb, filepath.Join(dir, authApplied), "-metadata-"), "action: ApplyStatus", "action: Apply")
 	})
 	add("file name contradicts metadata", cmDir, "the file name says", none, func(dir string) {
 		for _, k := range []string{"body", "metadata"} {
@@ -226,9 +216,7 @@ func MalformedOutputDirs(tb testing.TB) []Malformed {
 		must(tb, os.WriteFile(findFile(tb, filepath.Join(dir, authPatched), "-body-"), []byte("op: remove\n"), 0o644))
 	})
 	add("patch without a patch type", cmPatched, "patchType", none, func(dir string) {
-		p := findFile(tb, filepath.Join(dir, cmPatched), "-metadata-")
-		data, _ := os.ReadFile(p)
-		must(tb, os.WriteFile(p, []byte(strings.Replace(string(data), "patchType: application/merge-patch+json\n", "", 1)), 0o644))
+		replaceIn(tb, findFile(tb, filepath.Join(dir, cmPatched), "-metadata-"), "patchType: application/merge-patch+json\n", "")
 	})
 	add("empty body", cmDir, "empty body", none, func(dir string) {
 		must(tb, os.WriteFile(cm(dir, "body"), nil, 0o644))
@@ -254,6 +242,14 @@ func findFile(tb testing.TB, dir, fragment string) string {
 	}
 	tb.Fatalf("no file with %q in %s", fragment, dir)
 	return ""
+}
+
+// replaceIn rewrites file p with its first from replaced by to.
+func replaceIn(tb testing.TB, p, from, to string) {
+	tb.Helper()
+	data, err := os.ReadFile(p)
+	must(tb, err)
+	must(tb, os.WriteFile(p, []byte(strings.Replace(string(data), from, to, 1)), 0o644))
 }
 
 func must(tb testing.TB, err error) {
@@ -295,4 +291,70 @@ func Bytes(tb testing.TB, m *contract.Mutation) []byte {
 		tb.Fatal(err)
 	}
 	return data
+}
+
+// WriteFiles writes files, by slash-separated path relative to dir, with their content,
+// making the folders they need.
+func WriteFiles(tb testing.TB, dir string, files map[string]string) {
+	tb.Helper()
+	for rel, content := range files {
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		must(tb, os.MkdirAll(filepath.Dir(p), 0o755))
+		must(tb, os.WriteFile(p, []byte(content), 0o644))
+	}
+}
+
+// CheckErr checks err against what a table case wants: an error containing want when want is
+// not empty, no error when it is; otherwise it fails tb at once. It reports whether an error
+// was wanted, so that the case can end there:
+//
+//	if contracttest.CheckErr(t, err, tc.wantErr) {
+//		return
+//	}
+func CheckErr(tb testing.TB, err error, want string) (wanted bool) {
+	tb.Helper()
+	if want == "" {
+		must(tb, err)
+		return false
+	}
+	if err == nil || !strings.Contains(err.Error(), want) {
+		tb.Fatalf("error %v, want one containing %q", err, want)
+	}
+	return true
+}
+
+// ReadOutputDir reads the output directory dir with the default options, failing tb if it
+// does not read.
+func ReadOutputDir(tb testing.TB, dir string) *contract.OutputDir {
+	tb.Helper()
+	out, err := contract.ReadOutputDir(dir, contract.ReadOptions{})
+	must(tb, err)
+	return out
+}
+
+// ReadInputDir reads the input directory dir with the default options, failing tb if it does
+// not read.
+func ReadInputDir(tb testing.TB, dir string) *contract.InputDir {
+	tb.Helper()
+	in, err := contract.ReadInputDir(dir, contract.ReadOptions{})
+	must(tb, err)
+	return in
+}
+
+// BuildOperators builds the Go operator programs pkgs (as the go command names them, relative
+// to the test's package) into a new temporary directory whose name starts with prefix, for a
+// TestMain that runs them as binaries; the caller removes the directory. The go command writes
+// to os.Stdout and os.Stderr.
+func BuildOperators(prefix string, pkgs ...string) (dir string, err error) {
+	dir, err = os.MkdirTemp("", prefix)
+	if err != nil {
+		return "", err
+	}
+	build := exec.Command("go", append([]string{"build", "-o", dir + string(filepath.Separator)}, pkgs...)...)
+	build.Stdout, build.Stderr = os.Stdout, os.Stderr
+	if err := build.Run(); err != nil {
+		_ = os.RemoveAll(dir)
+		return "", fmt.Errorf("go build %s: %w", strings.Join(pkgs, " "), err)
+	}
+	return dir, nil
 }

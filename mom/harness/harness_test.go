@@ -296,22 +296,10 @@ func TestDiscover(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			root := t.TempDir()
-			for p, content := range tc.files {
-				full := filepath.Join(root, p)
-				_ = os.MkdirAll(filepath.Dir(full), 0o755)
-				if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
+			contracttest.WriteFiles(t, root, tc.files)
 			got, err := harness.Discover(root, tc.requireExpected)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("error %v, want %q", err, tc.wantErr)
-				}
+			if contracttest.CheckErr(t, err, tc.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			var names []string
 			for _, g := range got {
@@ -496,27 +484,16 @@ func TestCompareReadsAsUpstream(t *testing.T) {
 			f[cmDir+"0000-body-cm.yaml"], f[cmDir+"0000-metadata-cm.yaml"] = f[cmDir+"1234-body-cm.yaml"], f[cmDir+"1234-metadata-cm.yaml"]
 		}, pass: true},
 	}
-	write := func(dir string, files map[string]string) {
-		for name, data := range files {
-			p := filepath.Join(dir, filepath.FromSlash(name))
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
-			write(filepath.Join(dir, "expected"), base)
+			contracttest.WriteFiles(t, filepath.Join(dir, "expected"), base)
 			files := map[string]string{}
 			for k, v := range base {
 				files[k] = v
 			}
 			tc.edit(files)
-			write(filepath.Join(dir, "actual"), files)
+			contracttest.WriteFiles(t, filepath.Join(dir, "actual"), files)
 			got := harness.Compare(filepath.Join(dir, "expected"), filepath.Join(dir, "actual"))
 			if (len(got) == 0) != tc.pass {
 				t.Errorf("differences %q, want pass %v", got, tc.pass)

@@ -3,9 +3,10 @@ package runner
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/topolayer/topolayer/contract/contracttest"
 )
 
 // operators are the test operator programs of testdata/operators, built once by TestMain.
@@ -19,23 +20,17 @@ func TestMain(m *testing.M) {
 }
 
 func runSuite(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "runner-operators-")
+	pkgs := make([]string, len(operators))
+	for i, op := range operators {
+		pkgs[i] = "./testdata/operators/" + op
+	}
+	dir, err := contracttest.BuildOperators("runner-operators-", pkgs...)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
+		fmt.Fprintln(os.Stderr, "build test operators:", err)
 		return 1
 	}
 	defer os.RemoveAll(dir)
 	binDir = dir
-	args := []string{"build", "-o", dir + string(filepath.Separator)}
-	for _, op := range operators {
-		args = append(args, "./testdata/operators/"+op)
-	}
-	build := exec.Command("go", args...)
-	build.Stdout, build.Stderr = os.Stdout, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build test operators:", err)
-		return 1
-	}
 	return m.Run()
 }
 

@@ -2,7 +2,6 @@ package sample_test
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/contract/contracttest"
 	"github.com/topolayer/topolayer/sdk/samples/sample"
 )
 
@@ -75,15 +75,7 @@ func TestConditions(t *testing.T) {
 func runSample(t *testing.T, files map[string]string) (*contract.OutputDir, error) {
 	t.Helper()
 	in := t.TempDir()
-	for p, content := range files {
-		full := filepath.Join(in, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	contracttest.WriteFiles(t, in, files)
 	op, err := sample.New("")
 	if err != nil {
 		t.Fatal(err)
