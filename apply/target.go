@@ -557,8 +557,37 @@ func (w *writer) recalled(remember bool) *unstructured.Unstructured {
 }
 
 // dryRun asks the server what the write decide decided would do (dryRun=All), and makes an
-// update that would store what is there a skip. Nothing is written.
+// update that would store what is there a skip. Nothing is written. A remembered object
+// that is not the live one any more is read, and the write decided and asked again.
 func (w *writer) dryRun(ctx context.Context, res Result) (Result, error) {
+	out, err := w.dryRunOnce(ctx, res)
+	if err != nil && w.stale(err) {
+		if res, err = w.redecide(ctx); err != nil || res.Skipped {
+			return res, err
+		}
+		return w.dryRunOnce(ctx, res)
+	}
+	return out, err
+}
+
+// stale reports whether err says that the object the write remembered (see recalled) is not
+// the live one any more: someone changed or removed it since this target's last write.
+func (w *writer) stale(err error) bool {
+	return w.remembered && (apierrors.IsConflict(err) || apierrors.IsNotFound(err) || apierrors.IsInvalid(err))
+}
+
+// redecide forgets the remembered object, reads the live one and decides the write again.
+func (w *writer) redecide(ctx context.Context) (Result, error) {
+	w.t.forget(w.gvr, w.m.Metadata.Namespace, w.m.Metadata.Name)
+	w.remembered = false
+	res, err := w.decide(ctx, false)
+	if err == nil {
+		w.decided = res
+	}
+	return res, err
+}
+
+func (w *writer) dryRunOnce(ctx context.Context, res Result) (Result, error) {
 	switch res.Change {
 	case ChangeCreate:
 		var obj *unstructured.Unstructured
@@ -640,15 +669,10 @@ func (w *writer) cachedNoOp(ctx context.Context, gvr schema.GroupVersionResource
 // skipped write.
 func (w *writer) commit(ctx context.Context) (Result, error) {
 	res, err := w.write(ctx)
-	if err != nil && w.remembered && (apierrors.IsConflict(err) || apierrors.IsNotFound(err) || apierrors.IsInvalid(err)) {
-		// The object is not the one this target's last write left (someone changed or
-		// removed it since): forget it, read it, decide again and write.
-		w.t.forget(w.gvr, w.m.Metadata.Namespace, w.m.Metadata.Name)
-		w.remembered = false
-		if w.desire != nil {
-			w.desire.SetResourceVersion("")
-		}
-		if w.decided, err = w.decide(ctx, false); err != nil {
+	if err != nil && w.stale(err) {
+		// The object is not the one this target's last write left (someone changed it
+		// since): read it, decide again and write.
+		if _, err = w.redecide(ctx); err != nil {
 			return Result{Live: w.live}, fmt.Errorf("%s %s: %w", w.m.Metadata.Action, w.m.Identity(), err)
 		}
 		res, err = w.write(ctx)

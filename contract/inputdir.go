@@ -2,6 +2,7 @@ package contract
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -450,7 +451,12 @@ func NewInputDir(objs []*InputObject, disc *Discovery) (*InputDir, error) {
 	var errs []error
 	for _, f := range layout {
 		for i, o := range f.objects {
-			c := &InputObject{Group: o.Group, Resource: o.Resource, Namespace: o.Namespace, Object: o.Object.DeepCopy(), File: f.path, InList: f.list}
+			obj, err := readBack(o.Object.Object)
+			if err != nil {
+				errs = append(errs, fileErr(f.path, o.Identity().String(), "", err))
+				continue
+			}
+			c := &InputObject{Group: o.Group, Resource: o.Resource, Namespace: o.Namespace, Object: &unstructured.Unstructured{Object: obj}, File: f.path, InList: f.list}
 			if err := checkInputObject(c, !f.list); err != nil {
 				field := ""
 				if f.list {
@@ -472,6 +478,63 @@ func NewInputDir(objs []*InputObject, disc *Discovery) (*InputDir, error) {
 		return nil, err
 	}
 	return d, nil
+}
+
+// readBack copies an object as writing it to a file and reading it back would: the reader
+// decodes JSON values, so every number is a float64 and every map a map[string]any, whatever
+// Go types the caller held (an informer's object converted to unstructured holds int64s; code
+// that builds objects may hold ints, which a deep copy refuses). Values JSON cannot hold are
+// an error, as they would be for the writer.
+func readBack(obj map[string]any) (map[string]any, error) {
+	v, err := readBackValue(obj)
+	if err != nil {
+		return nil, err
+	}
+	return v.(map[string]any), nil
+}
+
+func readBackValue(v any) (any, error) {
+	switch v := v.(type) {
+	case nil, string, bool, float64:
+		return v, nil
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			c, err := readBackValue(e)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = c
+		}
+		return out, nil
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			c, err := readBackValue(e)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = c
+		}
+		return out, nil
+	case int64:
+		return float64(v), nil
+	case int:
+		return float64(v), nil
+	case int32:
+		return float64(v), nil
+	}
+	// Anything else (typed slices or maps, other numbers): through JSON, as the writer
+	// would write it and the reader read it.
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var out any
+	if err := json.Unmarshal(data, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // inputFile is one file of an input directory in list form: a list of objects of one

@@ -346,6 +346,26 @@ func TestApplyChangedRequestCount(t *testing.T) {
 		t.Errorf("a field of the object removed came back: other=%q", v)
 	}
 
+	// A plan of two writes is validated whole, by dry-runs: the dry-run of the remembered
+	// object that someone changed since fails its precondition, and the object is read and
+	// asked again; nothing is refused.
+	patch := []byte(`{"data":{"other":"again"}}`)
+	if _, err := cs.CoreV1().ConfigMaps(id.Namespace).Patch(t.Context(), id.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "someone-else"}); err != nil {
+		t.Fatal(err)
+	}
+	second := mutation(contract.ClassManagement, contract.ActionApply, "/v1/configmaps", "openshift-sample", "changed-second", configMap("changed-second", `k: "x"`))
+	second.Options = []byte("fieldManager: e2e-changed\nforce: true\n")
+	first := mutation(contract.ClassManagement, contract.ActionApply, "/v1/configmaps", "openshift-sample", "changed-apply", configMap("changed-apply", `k: "7"`))
+	first.Options = second.Options
+	log.record(true)
+	res := mustApply(t, hostedPlan(t, operator, nil, first, second), targets)
+	sent, _ := withoutDiscovery(log.requests())
+	log.record(false)
+	t.Logf("two writes, one remembered and changed since: %v", sent)
+	if v := live()["k"]; v != "7" || len(res) != 2 || res[0].Status != apply.StatusApplied || res[1].Status != apply.StatusApplied {
+		t.Errorf("two writes, one remembered and changed since: k=%q, %+v", v, res)
+	}
+
 	// Someone else's object now stands where the target's was: the precondition fails, the
 	// read shows an object without the operator's mark, and the write is refused.
 	if err := cs.CoreV1().ConfigMaps(id.Namespace).Delete(t.Context(), id.Name, metav1.DeleteOptions{}); err != nil {
@@ -356,8 +376,8 @@ func TestApplyChangedRequestCount(t *testing.T) {
 		t.Fatal(err)
 	}
 	log.record(true)
-	res, err := apply.ApplyPlan(t.Context(), planOf("6"), targets)
-	sent, _ := withoutDiscovery(log.requests())
+	res, err = apply.ApplyPlan(t.Context(), planOf("6"), targets)
+	sent, _ = withoutDiscovery(log.requests())
 	log.record(false)
 	var conflict *apply.ConflictError
 	if err == nil || len(res) != 1 || !errors.As(res[0].Err, &conflict) {

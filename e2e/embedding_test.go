@@ -139,8 +139,10 @@ func removePlaced(t *testing.T, hcpNS string) {
 }
 
 // TestHostedEmbedding runs examples/hosted-embedding, a control-plane-operator in miniature
-// that embeds topolayer with manager.AddToManager, against the hosted environment, and then
-// topolayer run with the same configuration on the same inputs: both place the same objects.
+// that embeds topolayer with manager.AddToManager and links the sample operators in
+// (--in-process: they run in memory, over the objects gathered from the caches), against the
+// hosted environment, and then topolayer run with the same configuration on the same inputs,
+// running the operators' binaries: both place the same objects.
 func TestHostedEmbedding(t *testing.T) {
 	hcpNS := hosted.HostedControlPlane().Namespace
 	kubeDir := writeKubeconfigs(t, hosted)
@@ -152,13 +154,27 @@ func TestHostedEmbedding(t *testing.T) {
 
 	// converge starts a program, waits until both operators have run and nothing is left to
 	// do, and returns what is placed.
-	converge := func(name string, p *runProcess) map[string]map[string]any {
+	mgmtCS, _ := clients(t, hosted.Config(cluster.Management))
+	converge := func(name string, inProcess bool, p *runProcess) map[string]map[string]any {
 		t.Helper()
 		eventually(t, name+": the first runs", func(context.Context) (bool, error) {
 			return p.runs(t, sampleOp)[manager.TriggerStart] >= 1 && p.runs(t, auditOp)[manager.TriggerStart] >= 1, nil
 		})
 		settle(t, p, sampleOp, auditOp)
 		p.stop(t)
+		for _, op := range []string{sampleOp, auditOp} {
+			st, err := mgmtCS.CoreV1().ConfigMaps(hcpNS).Get(t.Context(), manager.StatusName(op), metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rec manager.RunRecord
+			if err := yaml.Unmarshal([]byte(st.Data["status.yaml"]), &rec); err != nil {
+				t.Fatal(err)
+			}
+			if rec.Result != manager.ResultSucceeded || (rec.Sandbox == "in-process") != inProcess {
+				t.Errorf("%s: the last run of %s: %s in sandbox %q, want %s, in process: %t", name, op, rec.Result, rec.Sandbox, manager.ResultSucceeded, inProcess)
+			}
+		}
 		got := placed(t, hcpNS)
 		if len(got) == 0 {
 			t.Fatalf("%s placed nothing", name)
@@ -167,9 +183,9 @@ func TestHostedEmbedding(t *testing.T) {
 	}
 
 	removePlaced(t, hcpNS)
-	embedded := converge("hosted-embedding", startProcess(t, binary(t, "hosted-embedding"), append([]string{"--config", cfgFile}, kubeconfigs...)...))
+	embedded := converge("hosted-embedding", true, startProcess(t, binary(t, "hosted-embedding"), append([]string{"--config", cfgFile, "--in-process"}, kubeconfigs...)...))
 	removePlaced(t, hcpNS)
-	run := converge("topolayer run", startRun(t, append([]string{"--config", cfgFile}, kubeconfigs...)...))
+	run := converge("topolayer run", false, startRun(t, append([]string{"--config", cfgFile}, kubeconfigs...)...))
 
 	t.Logf("hosted-embedding and topolayer run each placed %d objects", len(embedded))
 	for key, want := range run {

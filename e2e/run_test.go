@@ -228,7 +228,9 @@ func schedulerIdle(t *testing.T, p *runProcess) func(context.Context) (bool, err
 	var idleSince time.Time
 	return func(context.Context) (bool, error) {
 		f := p.metrics(t)
-		busy := f == nil || sum(f, "topolayer_scheduler_running", nil)+sum(f, "topolayer_scheduler_queue_depth", nil) > 0
+		// A status record deferred until the operator's runs are quiet is written after the
+		// runs: the manager is idle once it is.
+		busy := f == nil || sum(f, "topolayer_scheduler_running", nil)+sum(f, "topolayer_scheduler_queue_depth", nil)+sum(f, "topolayer_operator_status_pending", nil) > 0
 		switch {
 		case busy:
 			idleSince = time.Time{}

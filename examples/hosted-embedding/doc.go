@@ -10,6 +10,10 @@
 // leader election, event recorder and metrics, and starts no second manager. The guest
 // cluster is reached through its kubeconfig, as the control-plane-operator reaches it.
 //
+// With --in-process, the sample operators are linked into the program (manager.LinkInProcess)
+// and run in memory, over the objects topolayer gathers from its caches: no fork, no exec, no
+// directory on disk. Their outputs are the same as their binaries' (e2e TestHostedEmbedding).
+//
 // Usage:
 //
 //	hosted-embedding --config examples/hosted-demo.yaml \

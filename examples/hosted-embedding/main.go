@@ -23,6 +23,8 @@ import (
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/mom/manager"
 	"github.com/topolayer/topolayer/routing"
+	"github.com/topolayer/topolayer/sdk/samples/sample"
+	"github.com/topolayer/topolayer/sdk/samples/sampleaudit"
 	"github.com/topolayer/topolayer/topology"
 )
 
@@ -33,18 +35,19 @@ func main() {
 	flag.StringVar(&guestKubeconfig, "guest-kubeconfig", "", "the guest cluster's kubeconfig (the control-plane-operator mounts the hosted cluster's admin kubeconfig)")
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "the metrics endpoint, shared by the operator's controllers and topolayer")
 	flag.StringVar(&workDir, "work-dir", "", "where topolayer keeps its runs' directories (default: a temporary directory)")
+	inProcess := flag.Bool("in-process", false, "run the sample operators linked into this program, in memory, instead of their binaries")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
 
-	if err := run(ctrl.SetupSignalHandler(), configFile, managementKubeconfig, guestKubeconfig, metricsAddr, workDir); err != nil {
+	if err := run(ctrl.SetupSignalHandler(), configFile, managementKubeconfig, guestKubeconfig, metricsAddr, workDir, *inProcess); err != nil {
 		fmt.Fprintln(os.Stderr, "hosted-embedding:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, configFile, managementKubeconfig, guestKubeconfig, metricsAddr, workDir string) error {
+func run(ctx context.Context, configFile, managementKubeconfig, guestKubeconfig, metricsAddr, workDir string, inProcess bool) error {
 	cfg, err := config.Load(configFile)
 	if err != nil {
 		return err
@@ -92,10 +95,19 @@ func run(ctx context.Context, configFile, managementKubeconfig, guestKubeconfig,
 
 	// topolayer: the operators of the configuration, run when what they read changes, their
 	// outputs placed in the HCP namespace and in the guest cluster.
+	// The operators of the configuration, each a binary; with --in-process, the sample
+	// operators linked into this program run in memory over the objects topolayer gathers
+	// from its caches, as the control-plane-operator would run the operators it links.
+	ops := manager.OperatorsFromConfig(cfg, filepath.Dir(configFile))
+	if inProcess {
+		if err := linkSamples(cfg, ops); err != nil {
+			return err
+		}
+	}
 	if _, err := manager.AddToManager(ctx, mgr, manager.EmbedOptions{
 		Topology:  topo,
 		Clusters:  map[string]*rest.Config{routing.ClusterGuest: guest},
-		ConfigDir: filepath.Dir(configFile),
+		Operators: ops,
 		WorkDir:   workDir,
 	}); err != nil {
 		return err
@@ -105,6 +117,30 @@ func run(ctx context.Context, configFile, managementKubeconfig, guestKubeconfig,
 
 // addHostedControlPlaneController stands for the control-plane-operator's controllers: it
 // logs each change of the HostedControlPlane in namespace.
+// linkSamples links the sample operators (sdk/samples) that the configuration names: the
+// sample operator with the operand image its configured environment gives (SAMPLE_IMAGE, as
+// its binary reads it).
+func linkSamples(cfg *config.TopologyConfig, ops []manager.Operator) error {
+	linked := map[string]manager.Linked{}
+	for _, op := range cfg.Operators {
+		switch op.Name {
+		case sample.Name:
+			l, err := sample.New(op.Env["SAMPLE_IMAGE"])
+			if err != nil {
+				return err
+			}
+			linked[op.Name] = l
+		case sampleaudit.Name:
+			l, err := sampleaudit.New()
+			if err != nil {
+				return err
+			}
+			linked[op.Name] = l
+		}
+	}
+	return manager.LinkInProcess(ops, linked)
+}
+
 func addHostedControlPlaneController(mgr ctrl.Manager, namespace string) error {
 	hcp := &unstructured.Unstructured{}
 	hcp.SetGroupVersionKind(apply.HostedControlPlaneGVR.GroupVersion().WithKind("HostedControlPlane"))

@@ -22,6 +22,7 @@ type harness struct {
 	out, binDir, assets, scratch string
 	benchBinDir                  string
 	quick                        bool
+	sides                        string
 	rep                          *report
 	start                        time.Time
 }
@@ -48,6 +49,7 @@ func main() {
 	scratchRoot := flag.String("scratch", defaultScratch, "where the synthetic directories, logs and work directories go (removed at the end)")
 	sections := flag.String("sections", "translation,caches,scale", "sections to run")
 	flag.BoolVar(&h.quick, "quick", false, "smaller sizes, for trying the harness out")
+	flag.StringVar(&h.sides, "sides", "", "with caches: only these sides (a, b, b2, c, c2), for trying one out; the report needs all (default)")
 	keep := flag.Bool("keep", false, "keep the scratch directory")
 	flag.Parse()
 	// controller-runtime's and envtest's own logs: errors only.

@@ -15,6 +15,9 @@ type metrics struct {
 	applied   *prometheus.CounterVec
 	rejected  *prometheus.CounterVec
 	conflicts *prometheus.CounterVec
+	// statusPending counts the operators whose last runs' status record is not written yet
+	// (deferred until their runs are quiet).
+	statusPending prometheus.Gauge
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -26,6 +29,8 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		applied:   prometheus.NewCounterVec(opts("applied_mutations_total", "Mutations written to a cluster (unchanged ones are not)."), []string{"operator"}),
 		rejected:  prometheus.NewCounterVec(opts("rejected_outputs_total", "Output mutations rejected against the declarations or the placement."), []string{"operator"}),
 		conflicts: prometheus.NewCounterVec(opts("conflicts_total", "Objects written by this operator that another operator wrote too."), []string{"operator"}),
+		statusPending: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "topolayer", Subsystem: "operator", Name: "status_pending",
+			Help: "Operators whose status object waits for their runs to be quiet before it is written."}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: "topolayer", Subsystem: "operator", Name: "run_duration_seconds",
 			Help:    "Duration of whole runs: gather, operator, translate and apply.",
@@ -36,7 +41,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		return m, nil
 	}
 	var registered []prometheus.Collector
-	for _, c := range []prometheus.Collector{m.runs, m.duration, m.applied, m.rejected, m.conflicts} {
+	for _, c := range []prometheus.Collector{m.runs, m.duration, m.applied, m.rejected, m.conflicts, m.statusPending} {
 		if err := reg.Register(c); err != nil {
 			for _, r := range registered {
 				reg.Unregister(r)

@@ -128,6 +128,9 @@ func (m *Manager) deferStatus(ctx context.Context, st *operatorState, rec RunRec
 	quiet := m.statusQuiet()
 	st.mu.Lock()
 	p := &st.pending
+	if p.rec == nil && m.metrics != nil {
+		m.metrics.statusPending.Inc()
+	}
 	p.rec = &rec
 	if p.since.IsZero() {
 		p.since = m.opts.Now()
@@ -154,6 +157,9 @@ func (m *Manager) takePending(st *operatorState) *RunRecord {
 		p.timer.Stop()
 	}
 	rec := p.rec
+	if rec != nil && m.metrics != nil {
+		m.metrics.statusPending.Dec()
+	}
 	*p = pendingStatus{}
 	return rec
 }

@@ -23,8 +23,9 @@ func main() {
 	pprof := flag.String("pprof-bind-address", "0", "the pprof endpoint; 0 disables it")
 	flag.Parse()
 	// --kubeconfig is controller-runtime's own flag (ctrl.GetConfig reads it).
-	ctrl.SetLogger(zap.New())
-	if err := run(ctrl.SetupSignalHandler(), *configFile, *workDir, *pprof); err != nil {
+	log := zap.New()
+	ctrl.SetLogger(log)
+	if err := run(ctrl.LoggerInto(ctrl.SetupSignalHandler(), log), *configFile, *workDir, *pprof); err != nil {
 		fmt.Fprintln(os.Stderr, "inproc:", err)
 		os.Exit(1)
 	}
