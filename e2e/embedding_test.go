@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -19,19 +20,23 @@ import (
 	"github.com/topolayer/topolayer/namespaces"
 )
 
+// hcpResources are the types the sample operators write in the HCP namespace, apart from
+// their shadow ClusterOperators.
+var hcpResources = []schema.GroupVersionResource{
+	{Group: "apps", Version: "v1", Resource: "deployments"},
+	{Version: "v1", Resource: "configmaps"},
+	{Version: "v1", Resource: "secrets"},
+	{Version: "v1", Resource: "serviceaccounts"},
+	{Version: "v1", Resource: "services"},
+	{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"},
+	{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"},
+}
+
 // placedResources are the resources the sample operators' outputs land in, hosted: in the
 // HCP namespace of the management cluster, and cluster-scoped on the guest.
 var placedResources = map[string][]schema.GroupVersionResource{
-	cluster.Management: {
-		{Group: "apps", Version: "v1", Resource: "deployments"},
-		{Version: "v1", Resource: "configmaps"},
-		{Version: "v1", Resource: "secrets"},
-		{Version: "v1", Resource: "serviceaccounts"},
-		{Version: "v1", Resource: "services"},
-		{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"},
-		{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"},
-		{Group: namespaces.ShadowGroup("config.openshift.io"), Version: "v1", Resource: "clusteroperators"},
-	},
+	cluster.Management: append(slices.Clip(hcpResources),
+		schema.GroupVersionResource{Group: namespaces.ShadowGroup("config.openshift.io"), Version: "v1", Resource: "clusteroperators"}),
 	cluster.Guest: {
 		{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"},
 		{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"},

@@ -14,7 +14,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/topolayer/topolayer/e2e/cluster"
@@ -44,23 +43,12 @@ func median(samples []soakSample, f func(soakSample) float64) float64 {
 	return vs[len(vs)/2]
 }
 
-// soakGVRs are the types the sample operators write in the HCP namespace.
-var soakGVRs = []schema.GroupVersionResource{
-	{Group: "apps", Version: "v1", Resource: "deployments"},
-	{Version: "v1", Resource: "configmaps"},
-	{Version: "v1", Resource: "secrets"},
-	{Version: "v1", Resource: "serviceaccounts"},
-	{Version: "v1", Resource: "services"},
-	{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"},
-	{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"},
-}
-
 // snapshot returns what topolayer wrote in namespace (objects labelled with an operator),
 // keyed by resource/name, without the fields every write changes.
 func snapshot(t *testing.T, dyn dynamic.Interface, namespace string) map[string]map[string]any {
 	t.Helper()
 	out := map[string]map[string]any{}
-	for _, gvr := range soakGVRs {
+	for _, gvr := range hcpResources {
 		list, err := dyn.Resource(gvr).Namespace(namespace).List(t.Context(), metav1.ListOptions{LabelSelector: namespaces.LabelOperator})
 		if err != nil {
 			t.Fatalf("list %s: %v", gvr.Resource, err)
