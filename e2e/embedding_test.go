@@ -147,13 +147,10 @@ func removePlaced(t *testing.T, hcpNS string) {
 // that embeds topolayer with manager.AddToManager, against the hosted environment, and then
 // topolayer run with the same configuration on the same inputs: both place the same objects.
 func TestHostedEmbedding(t *testing.T) {
-	hcpNS := hosted.HostedControlPlane().Namespace
-	kubeDir := writeKubeconfigs(t, hosted)
-	guestCS, _ := clients(t, hosted.Config(cluster.Guest))
-	resetSampleInputs(t, guestCS)
-	kubectl(t, cluster.KubeconfigFile(kubeDir, cluster.Guest), "create", "configmap", "sample-settings", "-n", "openshift-config", "--from-literal=replicas=2", "--from-literal=message=embedded")
+	h := newHostedSample(t)
+	kubectl(t, cluster.KubeconfigFile(h.kubeDir, cluster.Guest), "create", "configmap", "sample-settings", "-n", "openshift-config", "--from-literal=replicas=2", "--from-literal=message=embedded")
 	cfgFile := demoConfig(t, "hosted-demo.yaml", nil)
-	kubeconfigs := hostedKubeconfigFlags(kubeDir)
+	kubeconfigs := hostedKubeconfigFlags(h.kubeDir)
 
 	// converge starts a program, waits until both operators have run and nothing is left to
 	// do, and returns what is placed.
@@ -164,16 +161,16 @@ func TestHostedEmbedding(t *testing.T) {
 		})
 		settle(t, p, sampleOp, auditOp)
 		p.stop(t)
-		got := placed(t, hcpNS)
+		got := placed(t, h.hcpNS)
 		if len(got) == 0 {
 			t.Fatalf("%s placed nothing", name)
 		}
 		return got
 	}
 
-	removePlaced(t, hcpNS)
+	removePlaced(t, h.hcpNS)
 	embedded := converge("hosted-embedding", startProcess(t, binary(t, "hosted-embedding"), append([]string{"--config", cfgFile}, kubeconfigs...)...))
-	removePlaced(t, hcpNS)
+	removePlaced(t, h.hcpNS)
 	run := converge("topolayer run", startRun(t, append([]string{"--config", cfgFile}, kubeconfigs...)...))
 
 	t.Logf("hosted-embedding and topolayer run each placed %d objects", len(embedded))
