@@ -16,7 +16,6 @@ import (
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/e2e/cluster"
 	"github.com/topolayer/topolayer/namespaces"
-	"github.com/topolayer/topolayer/topology"
 	"github.com/topolayer/topolayer/translate"
 )
 
@@ -184,14 +183,7 @@ func TestApplyAdoptStandalone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	engine, err := topology.Engine(cfg, e2eOperator, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan := engine.Plan(&contract.OutputDir{Mutations: []contract.Mutation{m}})
-	if rejected := plan.Rejected(); len(rejected) > 0 {
-		t.Fatalf("rejected entries: %+v", rejected)
-	}
+	plan := mustPlan(t, cfg, e2eOperator, nil, m)
 	_, dyn := clients(t, standalone.Config(cluster.Single))
 	ri := dyn.Resource(m.Identity().GroupVersionResource()).Namespace(ns)
 	resident := object(t, strings.Replace(body, "k: ours", "k: theirs", 1))

@@ -29,7 +29,6 @@ import (
 	"github.com/topolayer/topolayer/e2e/cluster"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
-	"github.com/topolayer/topolayer/topology"
 	"github.com/topolayer/topolayer/translate"
 )
 
@@ -535,14 +534,7 @@ func TestApplyCAOCorpusStandalone(t *testing.T) {
 	for _, c := range corpus.CAOCases(t) {
 		t.Run(c.Name, func(t *testing.T) {
 			out, declared := readCase(t, c)
-			engine, err := topology.Engine(standaloneCfg, operator, declared)
-			if err != nil {
-				t.Fatal(err)
-			}
-			plan := engine.Plan(&contract.OutputDir{Mutations: withImages(t, out.Mutations)})
-			if rejected := plan.Rejected(); len(rejected) > 0 {
-				t.Fatalf("rejected entries: %+v", rejected)
-			}
+			plan := mustPlan(t, standaloneCfg, operator, declared, withImages(t, out.Mutations)...)
 			total += plan.Summary.Apply
 			dry, _ := apply.DryRun(ctx, plan, targets)
 			for _, r := range dry {

@@ -84,6 +84,13 @@ func hostedPlan(t *testing.T, operator string, declared *contract.OutputResource
 	if err != nil {
 		t.Fatal(err)
 	}
+	return mustPlan(t, cfg, operator, declared, ms...)
+}
+
+// mustPlan translates mutations (standalone form) with cfg, failing the test when the plan
+// rejects an entry.
+func mustPlan(t *testing.T, cfg *config.TopologyConfig, operator string, declared *contract.OutputResources, ms ...contract.Mutation) *translate.Plan {
+	t.Helper()
 	engine, err := topology.Engine(cfg, operator, declared)
 	if err != nil {
 		t.Fatal(err)

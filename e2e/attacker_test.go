@@ -544,15 +544,7 @@ func declarations(t *testing.T, ms []contract.Mutation) string {
 			Namespace:              id.Namespace, Name: id.Name,
 		})
 	}
-	data, err := yaml.Marshal(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	file := filepath.Join(t.TempDir(), "output-resources.yaml")
-	if err := os.WriteFile(file, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return file
+	return writeYAML(t, "output-resources.yaml", out)
 }
 
 // writeConfig writes examples/hosted.yaml changed by edit into a file of the test's own.
@@ -567,14 +559,7 @@ func writeConfig(t *testing.T, name string, edit func(map[string]any)) string {
 		t.Fatal(err)
 	}
 	edit(c)
-	if data, err = yaml.Marshal(c); err != nil {
-		t.Fatal(err)
-	}
-	file := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(file, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return file
+	return writeYAML(t, name, c)
 }
 
 // policyOf returns the policy section of a configuration, creating it.

@@ -17,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
-	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/yaml"
 
@@ -84,14 +83,7 @@ func seed(t *testing.T, cfg *rest.Config, dir, fieldManager, namespace string, s
 func serverSideApply(t *testing.T, cfg *rest.Config, objs []*unstructured.Unstructured, fieldManager string, status bool) []*unstructured.Unstructured {
 	t.Helper()
 	_, dyn := clients(t, cfg)
-	hc, err := rest.HTTPClientFor(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mapper, err := apiutil.NewDynamicRESTMapper(cfg, hc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mapper := restMapper(t, cfg)
 	var out []*unstructured.Unstructured
 	for _, u := range objs {
 		gvk := u.GroupVersionKind()
@@ -136,20 +128,10 @@ func TestRealCAOHosted(t *testing.T) {
 	quiet := caoQuiet(t)
 	own, _ := ownHostedControlPlane(t, "cao")
 	hcpNS := own.Topology.Hosted.Namespace
-	cfg, err := config.Load(filepath.Join("..", "examples", "cluster-authentication-operator", "hosted.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Topology.Hosted = own.Topology.Hosted
-	cfg.Operators[0].Command = []string{bin}
-	data, err := yaml.Marshal(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfgFile := filepath.Join(t.TempDir(), "hosted.yaml")
-	if err := os.WriteFile(cfgFile, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cfgFile := configWith(t, filepath.Join("cluster-authentication-operator", "hosted.yaml"), func(cfg *config.TopologyConfig) {
+		cfg.Topology.Hosted = own.Topology.Hosted
+		cfg.Operators[0].Command = []string{bin}
+	})
 
 	mgmt, guest := hosted.Config(cluster.Management), hosted.Config(cluster.Guest)
 	seed(t, guest, "guest", "installer", "", false)
@@ -303,20 +285,10 @@ func TestRealCAOStandalone(t *testing.T) {
 		t.Skipf("%s is not set: no CAO corpus for the resident operator's objects", corpus.EnvVar)
 	}
 	quiet := caoQuiet(t)
-	cfg, err := config.Load(filepath.Join("..", "examples", "cluster-authentication-operator", "standalone.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Operators[0].Command = []string{bin}
-	cfg.Manager.Namespace = newNamespace(t, standalone.Config(cluster.Single))
-	data, err := yaml.Marshal(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfgFile := filepath.Join(t.TempDir(), "standalone.yaml")
-	if err := os.WriteFile(cfgFile, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cfgFile := configWith(t, filepath.Join("cluster-authentication-operator", "standalone.yaml"), func(cfg *config.TopologyConfig) {
+		cfg.Operators[0].Command = []string{bin}
+		cfg.Manager.Namespace = newNamespace(t, standalone.Config(cluster.Single))
+	})
 
 	rc := standalone.Config(cluster.Single)
 	seed(t, rc, "cluster", "installer", "", false)
@@ -365,14 +337,7 @@ status:
 
 	// Adopted: the same objects, and for each one topolayer wrote, no field still owned by
 	// the resident operator that topolayer now applies.
-	hc, err := rest.HTTPClientFor(rc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mapper, err := apiutil.NewDynamicRESTMapper(rc, hc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mapper := restMapper(t, rc)
 	var adopted int
 	for _, before := range resident {
 		gvk := before.GroupVersionKind()

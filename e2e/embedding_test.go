@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -19,19 +20,23 @@ import (
 	"github.com/topolayer/topolayer/namespaces"
 )
 
+// hcpResources are the types the sample operators write in the HCP namespace, apart from
+// their shadow ClusterOperators.
+var hcpResources = []schema.GroupVersionResource{
+	{Group: "apps", Version: "v1", Resource: "deployments"},
+	{Version: "v1", Resource: "configmaps"},
+	{Version: "v1", Resource: "secrets"},
+	{Version: "v1", Resource: "serviceaccounts"},
+	{Version: "v1", Resource: "services"},
+	{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"},
+	{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"},
+}
+
 // placedResources are the resources the sample operators' outputs land in, hosted: in the
 // HCP namespace of the management cluster, and cluster-scoped on the guest.
 var placedResources = map[string][]schema.GroupVersionResource{
-	cluster.Management: {
-		{Group: "apps", Version: "v1", Resource: "deployments"},
-		{Version: "v1", Resource: "configmaps"},
-		{Version: "v1", Resource: "secrets"},
-		{Version: "v1", Resource: "serviceaccounts"},
-		{Version: "v1", Resource: "services"},
-		{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"},
-		{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"},
-		{Group: namespaces.ShadowGroup("config.openshift.io"), Version: "v1", Resource: "clusteroperators"},
-	},
+	cluster.Management: append(slices.Clip(hcpResources),
+		schema.GroupVersionResource{Group: namespaces.ShadowGroup("config.openshift.io"), Version: "v1", Resource: "clusteroperators"}),
 	cluster.Guest: {
 		{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"},
 		{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"},
@@ -144,13 +149,10 @@ func removePlaced(t *testing.T, hcpNS string) {
 // hosted environment, and then topolayer run with the same configuration on the same inputs,
 // running the operators' binaries: both place the same objects.
 func TestHostedEmbedding(t *testing.T) {
-	hcpNS := hosted.HostedControlPlane().Namespace
-	kubeDir := writeKubeconfigs(t, hosted)
-	guestCS, _ := clients(t, hosted.Config(cluster.Guest))
-	resetSampleInputs(t, guestCS)
-	kubectl(t, cluster.KubeconfigFile(kubeDir, cluster.Guest), "create", "configmap", "sample-settings", "-n", "openshift-config", "--from-literal=replicas=2", "--from-literal=message=embedded")
+	h := newHostedSample(t)
+	kubectl(t, cluster.KubeconfigFile(h.kubeDir, cluster.Guest), "create", "configmap", "sample-settings", "-n", "openshift-config", "--from-literal=replicas=2", "--from-literal=message=embedded")
 	cfgFile := demoConfig(t, "hosted-demo.yaml", nil)
-	kubeconfigs := hostedKubeconfigFlags(kubeDir)
+	kubeconfigs := hostedKubeconfigFlags(h.kubeDir)
 
 	// converge starts a program, waits until both operators have run and nothing is left to
 	// do, and returns what is placed.
@@ -163,7 +165,7 @@ func TestHostedEmbedding(t *testing.T) {
 		settle(t, p, sampleOp, auditOp)
 		p.stop(t)
 		for _, op := range []string{sampleOp, auditOp} {
-			st, err := mgmtCS.CoreV1().ConfigMaps(hcpNS).Get(t.Context(), manager.StatusName(op), metav1.GetOptions{})
+			st, err := mgmtCS.CoreV1().ConfigMaps(h.hcpNS).Get(t.Context(), manager.StatusName(op), metav1.GetOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -175,16 +177,16 @@ func TestHostedEmbedding(t *testing.T) {
 				t.Errorf("%s: the last run of %s: %s in sandbox %q, want %s, in process: %t", name, op, rec.Result, rec.Sandbox, manager.ResultSucceeded, inProcess)
 			}
 		}
-		got := placed(t, hcpNS)
+		got := placed(t, h.hcpNS)
 		if len(got) == 0 {
 			t.Fatalf("%s placed nothing", name)
 		}
 		return got
 	}
 
-	removePlaced(t, hcpNS)
+	removePlaced(t, h.hcpNS)
 	embedded := converge("hosted-embedding", true, startProcess(t, binary(t, "hosted-embedding"), append([]string{"--config", cfgFile, "--in-process"}, kubeconfigs...)...))
-	removePlaced(t, hcpNS)
+	removePlaced(t, h.hcpNS)
 	run := converge("topolayer run", false, startRun(t, append([]string{"--config", cfgFile}, kubeconfigs...)...))
 
 	t.Logf("hosted-embedding and topolayer run each placed %d objects", len(embedded))

@@ -347,36 +347,53 @@ func TestManagerOperatorFaults(t *testing.T) {
 	}
 }
 
+// managedHCP is a hosted control plane of a test's own for the manager it starts (see
+// managedHostedControlPlane), a suffix for the test's object names, and clients of both
+// clusters.
+type managedHCP struct {
+	cfg     *config.TopologyConfig
+	hcpNS   string // the HCP namespace
+	sfx     string // see uniqueSuffix
+	guestCS *kubernetes.Clientset
+	mgmtCS  *kubernetes.Clientset
+}
+
+// newManagedHCP creates a hosted control plane named name for a manager of the test's own.
+func newManagedHCP(t *testing.T, name string) managedHCP {
+	t.Helper()
+	m := managedHCP{cfg: managedHostedControlPlane(t, name), sfx: uniqueSuffix(t)}
+	m.hcpNS = m.cfg.Topology.Hosted.Namespace
+	m.guestCS, _ = clients(t, hosted.Config(cluster.Guest))
+	m.mgmtCS, _ = clients(t, hosted.Config(cluster.Management))
+	return m
+}
+
 // testFault runs one fault case; see TestManagerOperatorFaults.
 func testFault(t *testing.T, tc faultCase) {
 	ctx := t.Context()
-	cfg := managedHostedControlPlane(t, "faults")
-	hcpNS := cfg.Topology.Hosted.Namespace
-	sfx := uniqueSuffix(t)
-	faultOp, healthyOp := "faulty-"+sfx, "healthy-"+sfx
-	trigger, settings := "trigger-"+sfx, "settings-"+sfx
-	guestCS, _ := clients(t, hosted.Config(cluster.Guest))
-	mgmtCS, _ := clients(t, hosted.Config(cluster.Management))
-	setGuestValue(t, guestCS, trigger, "v1")
-	setGuestValue(t, guestCS, settings, "h1")
+	m := newManagedHCP(t, "faults")
+	faultOp, healthyOp := "faulty-"+m.sfx, "healthy-"+m.sfx
+	trigger, settings := "trigger-"+m.sfx, "settings-"+m.sfx
+	setGuestValue(t, m.guestCS, trigger, "v1")
+	setGuestValue(t, m.guestCS, settings, "h1")
 
-	sw := &switchRunner{good: pairOperator(faultOp, trigger, sfx)}
+	sw := &switchRunner{good: pairOperator(faultOp, trigger, m.sfx)}
 	if tc.faulty != nil {
-		sw.faulty = tc.faulty(faultOp, trigger, sfx)
+		sw.faulty = tc.faulty(faultOp, trigger, m.sfx)
 	}
 	var healthyRuns atomic.Int64
 	workDir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(workDir, faultOp), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	_, reg := startFaultManager(t, cfg, []manager.Operator{{Name: faultOp, Runner: sw}, echoOperator(healthyOp, settings, &healthyRuns)}, faultManagerOptions{workDir: workDir})
+	_, reg := startFaultManager(t, m.cfg, []manager.Operator{{Name: faultOp, Runner: sw}, echoOperator(healthyOp, settings, &healthyRuns)}, faultManagerOptions{workDir: workDir})
 
 	pair := func(ctx context.Context) (string, string, error) {
-		a, err := valueOf(ctx, mgmtCS, hcpNS, "openshift-fault--a-"+sfx)
+		a, err := valueOf(ctx, m.mgmtCS, m.hcpNS, "openshift-fault--a-"+m.sfx)
 		if err != nil {
 			return "", "", err
 		}
-		b, err := valueOf(ctx, mgmtCS, hcpNS, "openshift-fault--b-"+sfx)
+		b, err := valueOf(ctx, m.mgmtCS, m.hcpNS, "openshift-fault--b-"+m.sfx)
 		return a, b, err
 	}
 	pairIs := func(want string) func(context.Context) (bool, error) {
@@ -387,7 +404,7 @@ func testFault(t *testing.T, tc faultCase) {
 	}
 	healthyIs := func(want string) func(context.Context) (bool, error) {
 		return func(ctx context.Context) (bool, error) {
-			v, err := valueOf(ctx, mgmtCS, hcpNS, "openshift-echo--"+healthyOp)
+			v, err := valueOf(ctx, m.mgmtCS, m.hcpNS, "openshift-echo--"+healthyOp)
 			return v == want, err
 		}
 	}
@@ -403,7 +420,7 @@ func testFault(t *testing.T, tc faultCase) {
 		repair = func() { sw.broken.Store(false) }
 	}
 	failedBefore := runsWith(t, reg, faultOp, tc.result)
-	setGuestValue(t, guestCS, trigger, "v2")
+	setGuestValue(t, m.guestCS, trigger, "v2")
 
 	// Record when each failed run ends: three of them show the backoff growing.
 	var failedAt []time.Time
@@ -428,7 +445,7 @@ func testFault(t *testing.T, tc faultCase) {
 	}
 
 	// The status object and the event say why.
-	st, err := mgmtCS.CoreV1().ConfigMaps(hcpNS).Get(ctx, manager.StatusName(faultOp), metav1.GetOptions{})
+	st, err := m.mgmtCS.CoreV1().ConfigMaps(m.hcpNS).Get(ctx, manager.StatusName(faultOp), metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -440,12 +457,12 @@ func testFault(t *testing.T, tc faultCase) {
 		t.Errorf("status of %s: result %s, want %s with %q:\n%s", faultOp, st.Data["result"], tc.result, tc.message, st.Data["status.yaml"])
 	}
 	waitLong(t, "the "+tc.reason+" event", 30*time.Second, func(context.Context) (bool, error) {
-		return strings.Contains(eventReasons(t, hcpNS, faultOp)[tc.reason], tc.message), nil
+		return strings.Contains(eventReasons(t, m.hcpNS, faultOp)[tc.reason], tc.message), nil
 	})
-	t.Logf("%s event: %s", tc.reason, eventReasons(t, hcpNS, faultOp)[tc.reason])
+	t.Logf("%s event: %s", tc.reason, eventReasons(t, m.hcpNS, faultOp)[tc.reason])
 
 	// The healthy operator keeps converging meanwhile.
-	setGuestValue(t, guestCS, settings, "h2")
+	setGuestValue(t, m.guestCS, settings, "h2")
 	waitLong(t, "the healthy operator converging during the fault", 30*time.Second, healthyIs("h2"))
 	if a, b, err := pair(ctx); err != nil || a != "v1" || b != "v1" {
 		t.Errorf("during the fault: objects at %q and %q, want both v1 (%v)", a, b, err)
@@ -455,16 +472,16 @@ func testFault(t *testing.T, tc faultCase) {
 	repair()
 	waitLong(t, "the new state after the repair: both objects at v2", 90*time.Second, pairIs("v2"))
 	waitLong(t, "a succeeded status", 30*time.Second, func(ctx context.Context) (bool, error) {
-		st, err := mgmtCS.CoreV1().ConfigMaps(hcpNS).Get(ctx, manager.StatusName(faultOp), metav1.GetOptions{})
+		st, err := m.mgmtCS.CoreV1().ConfigMaps(m.hcpNS).Get(ctx, manager.StatusName(faultOp), metav1.GetOptions{})
 		return err == nil && st.Data["result"] == manager.ResultSucceeded, err
 	})
-	fresh := freshPair(t, trigger, sfx, "v2")
-	for _, name := range []string{"a-" + sfx, "b-" + sfx} {
-		if got, err := valueOf(ctx, mgmtCS, hcpNS, "openshift-fault--"+name); err != nil || got != fresh[name] {
+	fresh := freshPair(t, trigger, m.sfx, "v2")
+	for _, name := range []string{"a-" + m.sfx, "b-" + m.sfx} {
+		if got, err := valueOf(ctx, m.mgmtCS, m.hcpNS, "openshift-fault--"+name); err != nil || got != fresh[name] {
 			t.Errorf("%s after the repair: %q (%v), a fresh run writes %q", name, got, err, fresh[name])
 		}
 	}
-	if _, err := mgmtCS.CoreV1().ConfigMaps(hcpNS).Get(ctx, "openshift-fault--escape-"+sfx, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := m.mgmtCS.CoreV1().ConfigMaps(m.hcpNS).Get(ctx, "openshift-fault--escape-"+m.sfx, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("an object of a rejected plan exists (or cannot be read: %v)", err)
 	}
 }

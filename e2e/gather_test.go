@@ -22,7 +22,6 @@ import (
 	"github.com/topolayer/topolayer/e2e/cluster"
 	"github.com/topolayer/topolayer/gather"
 	"github.com/topolayer/topolayer/routing"
-	"github.com/topolayer/topolayer/topology"
 )
 
 // serverSet are the metadata fields the servers set, stripped before comparing.
@@ -127,14 +126,7 @@ func TestGatherAfterApply(t *testing.T) {
 		expected = append(expected, o)
 	}
 
-	engine, err := topology.Engine(cfg, operator, outputs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan := engine.Plan(&contract.OutputDir{Mutations: management})
-	if rejected := plan.Rejected(); len(rejected) > 0 {
-		t.Fatalf("rejected: %+v", rejected)
-	}
+	plan := mustPlan(t, cfg, operator, outputs, management...)
 	owner, err := apply.ResolveHostedControlPlane(ctx, mgmtCfg, hcpNS, "gather")
 	if err != nil {
 		t.Fatal(err)

@@ -12,12 +12,14 @@ import (
 	"github.com/topolayer/topolayer/e2e/cluster"
 	"github.com/topolayer/topolayer/topology"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/yaml"
 )
 
@@ -125,14 +127,11 @@ func ownHostedControlPlane(t *testing.T, name string) (*config.TopologyConfig, s
 	if err != nil {
 		t.Fatal(err)
 	}
-	file := filepath.Join(t.TempDir(), "topology.yaml")
-	if err := os.WriteFile(file, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return cfg, file
+	return cfg, writeFile(t, "topology.yaml", data)
 }
 
-// configWith writes a copy of an examples/ configuration, edited, and returns its path.
+// configWith writes a copy of an examples/ configuration, edited, and returns its path
+// (a file of the same base name).
 func configWith(t *testing.T, example string, edit func(*config.TopologyConfig)) string {
 	t.Helper()
 	cfg, err := config.Load(filepath.Join("..", "examples", example))
@@ -140,15 +139,43 @@ func configWith(t *testing.T, example string, edit func(*config.TopologyConfig))
 		t.Fatal(err)
 	}
 	edit(cfg)
-	data, err := yaml.Marshal(cfg)
+	return writeYAML(t, filepath.Base(example), cfg)
+}
+
+// writeYAML writes v as YAML into a file named name in a directory of the test's own and
+// returns its path.
+func writeYAML(t *testing.T, name string, v any) string {
+	t.Helper()
+	data, err := yaml.Marshal(v)
 	if err != nil {
 		t.Fatal(err)
 	}
-	file := filepath.Join(t.TempDir(), example)
+	return writeFile(t, name, data)
+}
+
+// writeFile writes data into a file named name in a directory of the test's own and
+// returns its path.
+func writeFile(t *testing.T, name string, data []byte) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), name)
 	if err := os.WriteFile(file, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return file
+}
+
+// restMapper returns a REST mapper that discovers the resources cfg's server serves.
+func restMapper(t *testing.T, cfg *rest.Config) meta.RESTMapper {
+	t.Helper()
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mapper, err := apiutil.NewDynamicRESTMapper(cfg, hc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mapper
 }
 
 // writeKubeconfigs writes the kubeconfig files of env to a directory of the test's own

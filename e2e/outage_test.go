@@ -171,14 +171,10 @@ func guestWriterOperator(op, settings string) manager.Operator {
 // guest change made during the outage.
 func TestManagerGuestOutage(t *testing.T) {
 	ctx := t.Context()
-	cfg := managedHostedControlPlane(t, "outage")
-	hcpNS := cfg.Topology.Hosted.Namespace
-	sfx := uniqueSuffix(t)
-	healer, writer := "healer-"+sfx, "guest-writer-"+sfx
-	settings, healed := "outage-"+sfx, "heal-"+sfx
-	guestCS, _ := clients(t, hosted.Config(cluster.Guest))
-	mgmtCS, _ := clients(t, hosted.Config(cluster.Management))
-	setGuestValue(t, guestCS, settings, "one")
+	m := newManagedHCP(t, "outage")
+	healer, writer := "healer-"+m.sfx, "guest-writer-"+m.sfx
+	settings, healed := "outage-"+m.sfx, "heal-"+m.sfx
+	setGuestValue(t, m.guestCS, settings, "one")
 
 	guestURL, err := url.Parse(hosted.Config(cluster.Guest).Host)
 	if err != nil {
@@ -189,18 +185,18 @@ func TestManagerGuestOutage(t *testing.T) {
 		configMapOperator(healer, "openshift-heal", healed, true, func(string) string { return "healed" }),
 		guestWriterOperator(writer, settings),
 	}
-	_, reg := startFaultManager(t, cfg, ops, faultManagerOptions{guest: proxy.via(t, hosted.Config(cluster.Guest))})
+	_, reg := startFaultManager(t, m.cfg, ops, faultManagerOptions{guest: proxy.via(t, hosted.Config(cluster.Guest))})
 	t.Cleanup(func() {
 		if !t.Failed() {
 			return
 		}
-		v, err := valueOf(context.Background(), mgmtCS, hcpNS, "openshift-mirror--"+writer)
+		v, err := valueOf(context.Background(), m.mgmtCS, m.hcpNS, "openshift-mirror--"+writer)
 		t.Logf("mirror: %q %v", v, err)
-		if cr, err := guestCS.RbacV1().ClusterRoles().Get(context.Background(), writer, metav1.GetOptions{}); err == nil {
+		if cr, err := m.guestCS.RbacV1().ClusterRoles().Get(context.Background(), writer, metav1.GetOptions{}); err == nil {
 			t.Logf("ClusterRole annotations: %v", cr.Annotations)
 		}
 		for _, op := range []string{healer, writer} {
-			st, err := mgmtCS.CoreV1().ConfigMaps(hcpNS).Get(context.Background(), manager.StatusName(op), metav1.GetOptions{})
+			st, err := m.mgmtCS.CoreV1().ConfigMaps(m.hcpNS).Get(context.Background(), manager.StatusName(op), metav1.GetOptions{})
 			if err != nil {
 				t.Logf("status of %s: %v", op, err)
 				continue
@@ -211,11 +207,11 @@ func TestManagerGuestOutage(t *testing.T) {
 
 	mirrored := func(want string) func(context.Context) (bool, error) {
 		return func(ctx context.Context) (bool, error) {
-			v, err := valueOf(ctx, mgmtCS, hcpNS, "openshift-mirror--"+writer)
+			v, err := valueOf(ctx, m.mgmtCS, m.hcpNS, "openshift-mirror--"+writer)
 			if err != nil || v != want {
 				return false, err
 			}
-			cr, err := guestCS.RbacV1().ClusterRoles().Get(ctx, writer, metav1.GetOptions{})
+			cr, err := m.guestCS.RbacV1().ClusterRoles().Get(ctx, writer, metav1.GetOptions{})
 			return err == nil && cr.Annotations["topolayer.dev/value"] == want, err
 		}
 	}
@@ -228,26 +224,26 @@ func TestManagerGuestOutage(t *testing.T) {
 	t.Logf("guest unreachable for the manager from %s", downAt.Format(time.TimeOnly))
 	failedBefore := runsWith(t, reg, writer, manager.ResultFailed)
 	// A guest change the manager cannot see yet; management changes that run both operators.
-	setGuestValue(t, guestCS, settings, "two")
+	setGuestValue(t, m.guestCS, settings, "two")
 	tamper := func(name string) {
 		t.Helper()
-		cm, err := mgmtCS.CoreV1().ConfigMaps(hcpNS).Get(ctx, name, metav1.GetOptions{})
+		cm, err := m.mgmtCS.CoreV1().ConfigMaps(m.hcpNS).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		cm.Data["value"] = "tampered"
-		if _, err := mgmtCS.CoreV1().ConfigMaps(hcpNS).Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+		if _, err := m.mgmtCS.CoreV1().ConfigMaps(m.hcpNS).Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	healedIs := func(ctx context.Context) (bool, error) {
-		v, err := valueOf(ctx, mgmtCS, hcpNS, "openshift-heal--"+healed)
+		v, err := valueOf(ctx, m.mgmtCS, m.hcpNS, "openshift-heal--"+healed)
 		return v == "healed", err
 	}
 	// Neither half of a plan that cannot reach the guest is written: the management
 	// ConfigMap stays as the test left it, the ClusterRole as the last plan did.
 	unwritten := func(ctx context.Context) error {
-		if v, err := valueOf(ctx, mgmtCS, hcpNS, "openshift-mirror--"+writer); err != nil || v != "tampered" {
+		if v, err := valueOf(ctx, m.mgmtCS, m.hcpNS, "openshift-mirror--"+writer); err != nil || v != "tampered" {
 			return fmt.Errorf("the management half of a plan that could not reach the guest was written: %q (%v)", v, err)
 		}
 		return nil
@@ -269,7 +265,7 @@ func TestManagerGuestOutage(t *testing.T) {
 	if err := unwritten(ctx); err != nil {
 		t.Error(err)
 	}
-	st, err := mgmtCS.CoreV1().ConfigMaps(hcpNS).Get(ctx, manager.StatusName(writer), metav1.GetOptions{})
+	st, err := m.mgmtCS.CoreV1().ConfigMaps(m.hcpNS).Get(ctx, manager.StatusName(writer), metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,7 +278,7 @@ func TestManagerGuestOutage(t *testing.T) {
 	}
 	failedDuring := runsWith(t, reg, writer, manager.ResultFailed) - failedBefore
 	t.Logf("status during the outage: %s: %s", rec.Result, rec.Message)
-	t.Logf("RunFailed event: %s", eventReasons(t, hcpNS, writer)["RunFailed"])
+	t.Logf("RunFailed event: %s", eventReasons(t, m.hcpNS, writer)["RunFailed"])
 
 	time.Sleep(time.Until(downAt.Add(outage)))
 	proxy.setDown(false)
@@ -298,7 +294,7 @@ func TestManagerGuestOutage(t *testing.T) {
 	waitLong(t, "convergence after the guest is back", 3*time.Minute, mirrored("two"))
 	t.Logf("converged %s after the guest came back", time.Since(upAt).Round(100*time.Millisecond))
 	waitLong(t, "a succeeded status", 30*time.Second, func(ctx context.Context) (bool, error) {
-		st, err := mgmtCS.CoreV1().ConfigMaps(hcpNS).Get(ctx, manager.StatusName(writer), metav1.GetOptions{})
+		st, err := m.mgmtCS.CoreV1().ConfigMaps(m.hcpNS).Get(ctx, manager.StatusName(writer), metav1.GetOptions{})
 		return err == nil && st.Data["result"] == manager.ResultSucceeded, err
 	})
 }

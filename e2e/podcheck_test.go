@@ -66,6 +66,39 @@ func materialize(t *testing.T, cs kubernetes.Interface, cfg *rest.Config, namesp
 	if c == nil {
 		t.Fatalf("no container %s in %s/%s", container, namespace, podName)
 	}
+	// sourceData reads the data of the Secret or the ConfigMap (kind "secret" or "configmap")
+	// name: of a ConfigMap, its data and, with binary, its binaryData. One that does not exist
+	// has none, and is missing unless optional.
+	sourceData := func(kind, name string, optional *bool, binary bool) (map[string][]byte, error) {
+		var data map[string][]byte
+		var err error
+		if kind == "secret" {
+			var s *corev1.Secret
+			if s, err = cs.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{}); err == nil {
+				data = s.Data
+			}
+		} else {
+			var cm *corev1.ConfigMap
+			if cm, err = cs.CoreV1().ConfigMaps(namespace).Get(ctx, name, metav1.GetOptions{}); err == nil {
+				data = map[string][]byte{}
+				for k, s := range cm.Data {
+					data[k] = []byte(s)
+				}
+				if binary {
+					for k, b := range cm.BinaryData {
+						data[k] = b
+					}
+				}
+			}
+		}
+		if apierrors.IsNotFound(err) {
+			if !ptr.Deref(optional, false) {
+				p.missing = append(p.missing, kind+" "+name)
+			}
+			return nil, nil
+		}
+		return data, err
+	}
 	volumes := map[string]corev1.Volume{}
 	for _, v := range spec.Volumes {
 		volumes[v.Name] = v
@@ -74,51 +107,26 @@ func materialize(t *testing.T, cs kubernetes.Interface, cfg *rest.Config, namesp
 	// kubelet would make empty (emptyDir) or that this check does not read.
 	files := func(v corev1.Volume) map[string][]byte {
 		out := map[string][]byte{}
-		fromSecret := func(name string, items []corev1.KeyToPath, optional *bool) {
-			s, err := cs.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
-			if apierrors.IsNotFound(err) {
-				if !ptr.Deref(optional, false) {
-					p.missing = append(p.missing, "secret "+name)
-				}
-				return
-			}
+		// from projects the data of the Secret or ConfigMap name into out.
+		from := func(kind, name string, items []corev1.KeyToPath, optional *bool) {
+			data, err := sourceData(kind, name, optional, true)
 			if err != nil {
-				t.Fatalf("volume %s: secret %s/%s: %v", v.Name, namespace, name, err)
-			}
-			project(out, s.Data, items)
-		}
-		fromConfigMap := func(name string, items []corev1.KeyToPath, optional *bool) {
-			cm, err := cs.CoreV1().ConfigMaps(namespace).Get(ctx, name, metav1.GetOptions{})
-			if apierrors.IsNotFound(err) {
-				if !ptr.Deref(optional, false) {
-					p.missing = append(p.missing, "configmap "+name)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("volume %s: configmap %s/%s: %v", v.Name, namespace, name, err)
-			}
-			data := map[string][]byte{}
-			for k, s := range cm.Data {
-				data[k] = []byte(s)
-			}
-			for k, b := range cm.BinaryData {
-				data[k] = b
+				t.Fatalf("volume %s: %s %s/%s: %v", v.Name, kind, namespace, name, err)
 			}
 			project(out, data, items)
 		}
 		switch {
 		case v.Secret != nil:
-			fromSecret(v.Secret.SecretName, v.Secret.Items, v.Secret.Optional)
+			from("secret", v.Secret.SecretName, v.Secret.Items, v.Secret.Optional)
 		case v.ConfigMap != nil:
-			fromConfigMap(v.ConfigMap.Name, v.ConfigMap.Items, v.ConfigMap.Optional)
+			from("configmap", v.ConfigMap.Name, v.ConfigMap.Items, v.ConfigMap.Optional)
 		case v.Projected != nil:
 			for _, src := range v.Projected.Sources {
 				switch {
 				case src.Secret != nil:
-					fromSecret(src.Secret.Name, src.Secret.Items, src.Secret.Optional)
+					from("secret", src.Secret.Name, src.Secret.Items, src.Secret.Optional)
 				case src.ConfigMap != nil:
-					fromConfigMap(src.ConfigMap.Name, src.ConfigMap.Items, src.ConfigMap.Optional)
+					from("configmap", src.ConfigMap.Name, src.ConfigMap.Items, src.ConfigMap.Optional)
 				}
 			}
 		}
@@ -165,29 +173,9 @@ func materialize(t *testing.T, cs kubernetes.Interface, cfg *rest.Config, namesp
 
 	// The environment.
 	lookup := func(kind, name, key string, optional *bool) (string, bool) {
-		var data map[string][]byte
-		switch kind {
-		case "secret":
-			s, err := cs.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
-			if err == nil {
-				data = s.Data
-			} else if !apierrors.IsNotFound(err) {
-				t.Fatalf("container %s: env from secret %s/%s: %v", c.Name, namespace, name, err)
-			} else if !ptr.Deref(optional, false) {
-				p.missing = append(p.missing, "secret "+name)
-			}
-		default:
-			cm, err := cs.CoreV1().ConfigMaps(namespace).Get(ctx, name, metav1.GetOptions{})
-			if err == nil {
-				data = map[string][]byte{}
-				for k, s := range cm.Data {
-					data[k] = []byte(s)
-				}
-			} else if !apierrors.IsNotFound(err) {
-				t.Fatalf("container %s: env from configmap %s/%s: %v", c.Name, namespace, name, err)
-			} else if !ptr.Deref(optional, false) {
-				p.missing = append(p.missing, "configmap "+name)
-			}
+		data, err := sourceData(kind, name, optional, false)
+		if err != nil {
+			t.Fatalf("container %s: env from %s %s/%s: %v", c.Name, kind, namespace, name, err)
 		}
 		v, ok := data[key]
 		return string(v), ok
@@ -201,31 +189,22 @@ func materialize(t *testing.T, cs kubernetes.Interface, cfg *rest.Config, namesp
 		env[k] = v
 	}
 	for _, from := range c.EnvFrom {
+		var kind, name string
+		var optional *bool
 		switch {
 		case from.ConfigMapRef != nil:
-			cm, err := cs.CoreV1().ConfigMaps(namespace).Get(ctx, from.ConfigMapRef.Name, metav1.GetOptions{})
-			if apierrors.IsNotFound(err) && !ptr.Deref(from.ConfigMapRef.Optional, false) {
-				p.missing = append(p.missing, "configmap "+from.ConfigMapRef.Name)
-			} else if err != nil && !apierrors.IsNotFound(err) {
-				t.Fatalf("container %s: envFrom configmap %s: %v", c.Name, from.ConfigMapRef.Name, err)
-			}
-			if err == nil {
-				for k, v := range cm.Data {
-					set(from.Prefix+k, v)
-				}
-			}
+			kind, name, optional = "configmap", from.ConfigMapRef.Name, from.ConfigMapRef.Optional
 		case from.SecretRef != nil:
-			s, err := cs.CoreV1().Secrets(namespace).Get(ctx, from.SecretRef.Name, metav1.GetOptions{})
-			if apierrors.IsNotFound(err) && !ptr.Deref(from.SecretRef.Optional, false) {
-				p.missing = append(p.missing, "secret "+from.SecretRef.Name)
-			} else if err != nil && !apierrors.IsNotFound(err) {
-				t.Fatalf("container %s: envFrom secret %s: %v", c.Name, from.SecretRef.Name, err)
-			}
-			if err == nil {
-				for k, v := range s.Data {
-					set(from.Prefix+k, string(v))
-				}
-			}
+			kind, name, optional = "secret", from.SecretRef.Name, from.SecretRef.Optional
+		default:
+			continue
+		}
+		data, err := sourceData(kind, name, optional, false)
+		if err != nil {
+			t.Fatalf("container %s: envFrom %s %s: %v", c.Name, kind, name, err)
+		}
+		for k, v := range data {
+			set(from.Prefix+k, string(v))
 		}
 	}
 	for _, e := range c.Env {

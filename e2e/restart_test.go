@@ -33,15 +33,11 @@ func slowOperator(delay time.Duration) func(*config.TopologyConfig) {
 // object written once.
 func TestRunSurvivesManagementRestart(t *testing.T) {
 	ctx := t.Context()
-	hcpNS := hosted.HostedControlPlane().Namespace
-	kubeDir := writeKubeconfigs(t, hosted)
-	guestCS, _ := clients(t, hosted.Config(cluster.Guest))
-	mgmtCS, mgmtDyn := clients(t, hosted.Config(cluster.Management))
-	resetSampleInputs(t, guestCS)
+	h := newHostedSample(t)
 	// What TestRunHosted may have left: this test wants the sample operator's first write.
-	_ = mgmtCS.AppsV1().Deployments(hcpNS).Delete(ctx, "openshift-sample--sample", metav1.DeleteOptions{})
+	_ = h.mgmtCS.AppsV1().Deployments(h.hcpNS).Delete(ctx, "openshift-sample--sample", metav1.DeleteOptions{})
 
-	p := startRun(t, append([]string{"--config", demoConfig(t, "hosted-demo.yaml", slowOperator(4*time.Second))}, hostedKubeconfigFlags(kubeDir)...)...)
+	p := h.startRun(t, slowOperator(4*time.Second))
 	eventually(t, "the first runs", func(context.Context) (bool, error) {
 		return p.runs(t, sampleOp)[manager.TriggerStart] >= 1, nil
 	})
@@ -50,13 +46,13 @@ func TestRunSurvivesManagementRestart(t *testing.T) {
 
 	// The change starts a run after the debounce; the operator then sleeps 4s, during which
 	// the management API server goes away for 3s: the run gathers, then cannot apply.
-	kubectl(t, cluster.KubeconfigFile(kubeDir, cluster.Guest), "create", "configmap", "sample-settings", "-n", "openshift-config", "--from-literal=replicas=2")
+	kubectl(t, cluster.KubeconfigFile(h.kubeDir, cluster.Guest), "create", "configmap", "sample-settings", "-n", "openshift-config", "--from-literal=replicas=2")
 	time.Sleep(time.Second)
 	if err := hosted.RestartAPIServer(cluster.Management, 3*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "the sample Deployment with 2 replicas after the restart", func(ctx context.Context) (bool, error) {
-		d, err := mgmtCS.AppsV1().Deployments(hcpNS).Get(ctx, "openshift-sample--sample", metav1.GetOptions{})
+		d, err := h.mgmtCS.AppsV1().Deployments(h.hcpNS).Get(ctx, "openshift-sample--sample", metav1.GetOptions{})
 		return err == nil && *d.Spec.Replicas == 2, err
 	})
 	settle(t, p, sampleOp, auditOp)
@@ -64,7 +60,7 @@ func TestRunSurvivesManagementRestart(t *testing.T) {
 	if failed := sum(f, "topolayer_operator_runs_total", map[string]string{"operator": sampleOp, "result": manager.ResultFailed}) - failedBefore; failed < 1 {
 		t.Errorf("no run of %s failed while the management API server was down: the restart missed the run", sampleOp)
 	}
-	st, err := mgmtCS.CoreV1().ConfigMaps(hcpNS).Get(ctx, manager.StatusName(sampleOp), metav1.GetOptions{})
+	st, err := h.mgmtCS.CoreV1().ConfigMaps(h.hcpNS).Get(ctx, manager.StatusName(sampleOp), metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +71,7 @@ func TestRunSurvivesManagementRestart(t *testing.T) {
 	// Each standalone object the operator wrote exists once in the HCP namespace.
 	seen := map[string]string{}
 	for _, gvr := range placedResources[cluster.Management] {
-		list, err := mgmtDyn.Resource(gvr).Namespace(hcpNS).List(ctx, metav1.ListOptions{LabelSelector: namespaces.LabelOperator + "=" + sampleOp})
+		list, err := h.mgmtDyn.Resource(gvr).Namespace(h.hcpNS).List(ctx, metav1.ListOptions{LabelSelector: namespaces.LabelOperator + "=" + sampleOp})
 		if err != nil {
 			t.Fatalf("list %s: %v", gvr.Resource, err)
 		}
@@ -89,6 +85,6 @@ func TestRunSurvivesManagementRestart(t *testing.T) {
 		}
 	}
 	if len(seen) < 8 {
-		t.Errorf("found %d objects of %s in %s, want at least 8: %v", len(seen), sampleOp, hcpNS, seen)
+		t.Errorf("found %d objects of %s in %s, want at least 8: %v", len(seen), sampleOp, h.hcpNS, seen)
 	}
 }

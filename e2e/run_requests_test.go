@@ -24,22 +24,12 @@ import (
 // resource or namespace is no input's): an entry that the cache shows unchanged costs
 // nothing.
 func TestRunRequestsForChange(t *testing.T) {
-	kubeDir := t.TempDir()
-	if err := standalone.WriteKubeconfigs(kubeDir); err != nil {
-		t.Fatal(err)
-	}
-	cs, _ := clients(t, standalone.Config(cluster.Single))
-	resetSampleInputs(t, cs)
-	cfgFile := demoConfig(t, "standalone-demo.yaml", nil)
-	cfg, err := config.Load(cfgFile)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newStandaloneSample(t)
 	// No leader election: its lease renewals would be writes of their own.
-	p := startRun(t, "--config", cfgFile, "--leader-elect=false", "-v", "1", "--kubeconfig", cluster.KubeconfigFile(kubeDir, cluster.Single))
-	kubectl(t, cluster.KubeconfigFile(kubeDir, cluster.Single), "create", "configmap", "sample-settings", "-n", "openshift-config", "--from-literal=replicas=2")
+	p := startRun(t, "--config", s.cfgFile, "--leader-elect=false", "-v", "1", "--kubeconfig", cluster.KubeconfigFile(s.kubeDir, cluster.Single))
+	kubectl(t, cluster.KubeconfigFile(s.kubeDir, cluster.Single), "create", "configmap", "sample-settings", "-n", "openshift-config", "--from-literal=replicas=2")
 	eventually(t, "the sample Deployment", func(ctx context.Context) (bool, error) {
-		_, err := cs.AppsV1().Deployments("openshift-sample").Get(ctx, "sample", metav1.GetOptions{})
+		_, err := s.cs.AppsV1().Deployments("openshift-sample").Get(ctx, "sample", metav1.GetOptions{})
 		return err == nil, err
 	})
 	before := settle(t, p, sampleOp, auditOp)
@@ -54,7 +44,7 @@ func TestRunRequestsForChange(t *testing.T) {
 	start := requests()
 
 	// A change of an input that no operator's output depends on.
-	if _, err := cs.CoreV1().ConfigMaps("openshift-config").Patch(t.Context(), "sample-settings", types.MergePatchType,
+	if _, err := s.cs.CoreV1().ConfigMaps("openshift-config").Patch(t.Context(), "sample-settings", types.MergePatchType,
 		[]byte(`{"metadata":{"annotations":{"topolayer.dev/e2e-touched":"yes"}}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +59,7 @@ func TestRunRequestsForChange(t *testing.T) {
 		mutating += end[m] - start[m]
 	}
 	gets := end["GET"] - start["GET"]
-	uncached := uncachedEntries(t, cfg, cfgFile, p.workDir(t), before, after)
+	uncached := uncachedEntries(t, s.cfg, s.cfgFile, p.workDir(t), before, after)
 	t.Logf("after a change that changes no output: %v mutating requests, %v GETs; %d plan entries whose objects are not cached", mutating, gets, uncached)
 	if mutating != 0 {
 		t.Errorf("%v mutating requests for runs that change nothing, want 0", mutating)

@@ -401,49 +401,89 @@ func resetSampleInputs(t *testing.T, cs kubernetes.Interface) {
 	}
 }
 
+// hostedSample is the hosted environment made ready for a run of the sample operators: the
+// kubeconfigs written, clients of both clusters, the scenario's inputs removed from the guest.
+type hostedSample struct {
+	hcpNS   string // the HCP namespace
+	kubeDir string // where the kubeconfigs are, see writeKubeconfigs
+	guestCS *kubernetes.Clientset
+	mgmtCS  *kubernetes.Clientset
+	mgmtDyn *dynamic.DynamicClient
+}
+
+// newHostedSample makes the hosted environment ready for a run of the sample operators.
+func newHostedSample(t *testing.T) hostedSample {
+	t.Helper()
+	h := hostedSample{hcpNS: hosted.HostedControlPlane().Namespace, kubeDir: writeKubeconfigs(t, hosted)}
+	h.guestCS, _ = clients(t, hosted.Config(cluster.Guest))
+	h.mgmtCS, h.mgmtDyn = clients(t, hosted.Config(cluster.Management))
+	resetSampleInputs(t, h.guestCS)
+	return h
+}
+
+// startRun starts topolayer run on the hosted environment with examples/hosted-demo.yaml,
+// edited by edit (nil: as it is).
+func (h hostedSample) startRun(t *testing.T, edit func(*config.TopologyConfig)) *runProcess {
+	t.Helper()
+	return startRun(t, append([]string{"--config", demoConfig(t, "hosted-demo.yaml", edit)}, hostedKubeconfigFlags(h.kubeDir)...)...)
+}
+
 // TestRunHosted is the acceptance of topolayer run in the hosted topology with both sample
 // operators of examples/hosted-demo.yaml: inputs under openshift-config on the guest, the
 // operand in the HCP namespace, the ClusterRole on the guest, the status on the shadow of
 // the Sample CR.
 func TestRunHosted(t *testing.T) {
-	hcpNS := hosted.HostedControlPlane().Namespace
-	kubeDir := writeKubeconfigs(t, hosted)
-	guestCS, _ := clients(t, hosted.Config(cluster.Guest))
-	mgmtCS, mgmtDyn := clients(t, hosted.Config(cluster.Management))
-	resetSampleInputs(t, guestCS)
+	h := newHostedSample(t)
 
 	// The environment holds the operator's CR as HyperShift would create it: its shadow
 	// (cluster.Installed).
-	p := startRun(t, append([]string{"--config", demoConfig(t, "hosted-demo.yaml", nil)}, hostedKubeconfigFlags(kubeDir)...)...)
+	p := h.startRun(t, nil)
 	sampleScenario{
-		kubeconfig: cluster.KubeconfigFile(kubeDir, cluster.Guest),
-		user:       guestCS,
-		operand:    mgmtCS, operandNS: hcpNS, deployment: "openshift-sample--sample",
-		sample: mgmtDyn.Resource(shadowSampleGVR).Namespace(hcpNS),
-		status: mgmtCS, statusNS: hcpNS,
+		kubeconfig: cluster.KubeconfigFile(h.kubeDir, cluster.Guest),
+		user:       h.guestCS,
+		operand:    h.mgmtCS, operandNS: h.hcpNS, deployment: "openshift-sample--sample",
+		sample: h.mgmtDyn.Resource(shadowSampleGVR).Namespace(h.hcpNS),
+		status: h.mgmtCS, statusNS: h.hcpNS,
 	}.run(t, p)
+}
+
+// standaloneSample is the standalone environment made ready for a run of the sample
+// operators, as hostedSample is the hosted one, with examples/standalone-demo.yaml.
+type standaloneSample struct {
+	kubeDir string // where the kubeconfigs are, see writeKubeconfigs
+	cs      *kubernetes.Clientset
+	dyn     *dynamic.DynamicClient
+	cfgFile string                 // examples/standalone-demo.yaml, see demoConfig
+	cfg     *config.TopologyConfig // what cfgFile holds
+}
+
+// newStandaloneSample makes the standalone environment ready for a run of the sample
+// operators.
+func newStandaloneSample(t *testing.T) standaloneSample {
+	t.Helper()
+	s := standaloneSample{kubeDir: writeKubeconfigs(t, standalone)}
+	s.cs, s.dyn = clients(t, standalone.Config(cluster.Single))
+	resetSampleInputs(t, s.cs)
+	s.cfgFile = demoConfig(t, "standalone-demo.yaml", nil)
+	var err error
+	if s.cfg, err = config.Load(s.cfgFile); err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 // TestRunStandalone is the same acceptance on one cluster with
 // examples/standalone-demo.yaml: every name unchanged, status objects in topolayer-system.
 func TestRunStandalone(t *testing.T) {
-	kubeDir := writeKubeconfigs(t, standalone)
-	cs, dyn := clients(t, standalone.Config(cluster.Single))
-	resetSampleInputs(t, cs)
+	s := newStandaloneSample(t)
 	// The operator's own namespace, where it records events, and its CR come with its
 	// installation on a standalone cluster (cluster.Installed), not from its outputs.
-
-	cfgFile := demoConfig(t, "standalone-demo.yaml", nil)
-	cfg, err := config.Load(cfgFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := startRun(t, "--config", cfgFile, "--kubeconfig", cluster.KubeconfigFile(kubeDir, cluster.Single))
+	p := startRun(t, "--config", s.cfgFile, "--kubeconfig", cluster.KubeconfigFile(s.kubeDir, cluster.Single))
 	sampleScenario{
-		kubeconfig: cluster.KubeconfigFile(kubeDir, cluster.Single),
-		user:       cs,
-		operand:    cs, operandNS: "openshift-sample", deployment: "sample",
-		sample: dyn.Resource(sampleGVR),
-		status: cs, statusNS: cfg.Manager.Namespace,
+		kubeconfig: cluster.KubeconfigFile(s.kubeDir, cluster.Single),
+		user:       s.cs,
+		operand:    s.cs, operandNS: "openshift-sample", deployment: "sample",
+		sample: s.dyn.Resource(sampleGVR),
+		status: s.cs, statusNS: s.cfg.Manager.Namespace,
 	}.run(t, p)
 }

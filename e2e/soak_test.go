@@ -14,10 +14,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/topolayer/topolayer/e2e/cluster"
 	"github.com/topolayer/topolayer/namespaces"
 )
 
@@ -44,23 +42,12 @@ func median(samples []soakSample, f func(soakSample) float64) float64 {
 	return vs[len(vs)/2]
 }
 
-// soakGVRs are the types the sample operators write in the HCP namespace.
-var soakGVRs = []schema.GroupVersionResource{
-	{Group: "apps", Version: "v1", Resource: "deployments"},
-	{Version: "v1", Resource: "configmaps"},
-	{Version: "v1", Resource: "secrets"},
-	{Version: "v1", Resource: "serviceaccounts"},
-	{Version: "v1", Resource: "services"},
-	{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"},
-	{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"},
-}
-
 // snapshot returns what topolayer wrote in namespace (objects labelled with an operator),
 // keyed by resource/name, without the fields every write changes.
 func snapshot(t *testing.T, dyn dynamic.Interface, namespace string) map[string]map[string]any {
 	t.Helper()
 	out := map[string]map[string]any{}
-	for _, gvr := range soakGVRs {
+	for _, gvr := range hcpResources {
 		list, err := dyn.Resource(gvr).Namespace(namespace).List(t.Context(), metav1.ListOptions{LabelSelector: namespaces.LabelOperator})
 		if err != nil {
 			t.Fatalf("list %s: %v", gvr.Resource, err)
@@ -95,13 +82,9 @@ func TestSoak(t *testing.T) {
 		t.Fatalf("%s=%q: want a duration of at least 3m", EnvSoak, v)
 	}
 	ctx := t.Context()
-	hcpNS := hosted.HostedControlPlane().Namespace
-	kubeDir := writeKubeconfigs(t, hosted)
-	guestCS, _ := clients(t, hosted.Config(cluster.Guest))
-	_, mgmtDyn := clients(t, hosted.Config(cluster.Management))
-	resetSampleInputs(t, guestCS)
-	args := append([]string{"--config", demoConfig(t, "hosted-demo.yaml", nil)}, hostedKubeconfigFlags(kubeDir)...)
-	p := startRun(t, args...)
+	h := newHostedSample(t)
+	args := append([]string{"--config", demoConfig(t, "hosted-demo.yaml", nil)}, hostedKubeconfigFlags(h.kubeDir)...)
+	p := startRun(t, args...) // the fresh run after the churn runs with the same arguments
 	eventually(t, "the first runs", func(context.Context) (bool, error) {
 		return p.runs(t, sampleOp)["start"] >= 1 && p.runs(t, auditOp)["start"] >= 1, nil
 	})
@@ -113,16 +96,16 @@ func TestSoak(t *testing.T) {
 			name, key, value = "audit-policy", "policy", []string{"Default", "WriteRequestBodies", "AllRequestBodies", "None"}[rng.IntN(4)]
 		}
 		if rng.IntN(10) == 0 { // now and then the object goes away and comes back
-			err := guestCS.CoreV1().ConfigMaps("openshift-config").Delete(ctx, name, metav1.DeleteOptions{})
+			err := h.guestCS.CoreV1().ConfigMaps("openshift-config").Delete(ctx, name, metav1.DeleteOptions{})
 			if apierrors.IsNotFound(err) {
 				err = nil
 			}
 			return err
 		}
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "openshift-config"}, Data: map[string]string{key: value}}
-		_, err := guestCS.CoreV1().ConfigMaps("openshift-config").Update(ctx, cm, metav1.UpdateOptions{})
+		_, err := h.guestCS.CoreV1().ConfigMaps("openshift-config").Update(ctx, cm, metav1.UpdateOptions{})
 		if apierrors.IsNotFound(err) {
-			_, err = guestCS.CoreV1().ConfigMaps("openshift-config").Create(ctx, cm, metav1.CreateOptions{})
+			_, err = h.guestCS.CoreV1().ConfigMaps("openshift-config").Create(ctx, cm, metav1.CreateOptions{})
 		}
 		return err
 	}
@@ -194,14 +177,14 @@ func TestSoak(t *testing.T) {
 	stopped := time.Now()
 	waitLong(t, "the scheduler idle after the churn", 11*time.Minute, schedulerIdle(t, p))
 	t.Logf("settled %s after the churn stopped", time.Since(stopped).Round(time.Second))
-	before := snapshot(t, mgmtDyn, hcpNS)
+	before := snapshot(t, h.mgmtDyn, h.hcpNS)
 	p.stop(t)
 	fresh := startRun(t, args...)
 	eventually(t, "the fresh run's first runs", func(context.Context) (bool, error) {
 		return fresh.runs(t, sampleOp)["start"] >= 1 && fresh.runs(t, auditOp)["start"] >= 1, nil
 	})
 	settle(t, fresh, sampleOp, auditOp)
-	after := snapshot(t, mgmtDyn, hcpNS)
+	after := snapshot(t, h.mgmtDyn, h.hcpNS)
 	if len(before) == 0 {
 		t.Fatal("no objects of the operators found")
 	}

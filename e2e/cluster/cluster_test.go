@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -35,28 +36,22 @@ func TestHostedControlPlaneCRDIsValid(t *testing.T) {
 
 func TestManagementCRDs(t *testing.T) {
 	var payload []*apiextensionsv1.CustomResourceDefinition
-	for _, doc := range []string{`
-metadata: {name: widgets.example.com}
+	// manifest is the manifest of a CRD of one served version with an open schema.
+	manifest := func(group, kind, plural, scope string) string {
+		return `
+metadata: {name: ` + plural + "." + group + `}
 spec:
-  group: example.com
-  names: {kind: Widget, listKind: WidgetList, plural: widgets, singular: widget}
-  scope: Cluster
+  group: ` + group + `
+  names: {kind: ` + kind + `, listKind: ` + kind + `List, plural: ` + plural + `, singular: ` + strings.ToLower(kind) + `}
+  scope: ` + scope + `
   versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object}}}]
-`, `
-metadata: {name: gadgets.example.com}
-spec:
-  group: example.com
-  names: {kind: Gadget, listKind: GadgetList, plural: gadgets, singular: gadget}
-  scope: Namespaced
-  versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object}}}]
-`, `
-metadata: {name: routes.route.openshift.io}
-spec:
-  group: route.openshift.io
-  names: {kind: Route, listKind: RouteList, plural: routes, singular: route}
-  scope: Namespaced
-  versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object}}}]
-`} {
+`
+	}
+	for _, doc := range []string{
+		manifest("example.com", "Widget", "widgets", "Cluster"),
+		manifest("example.com", "Gadget", "gadgets", "Namespaced"),
+		manifest("route.openshift.io", "Route", "routes", "Namespaced"),
+	} {
 		crd := &apiextensionsv1.CustomResourceDefinition{}
 		if err := yaml.Unmarshal([]byte(doc), crd); err != nil {
 			t.Fatal(err)
