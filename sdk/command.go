@@ -1,10 +1,14 @@
 package sdk
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"slices"
+	"syscall"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -33,6 +37,25 @@ func (o *Operator) Command() *cobra.Command {
 	}
 	root.AddCommand(o.inputResourcesCommand(), o.outputResourcesCommand(), o.applyConfigurationCommand())
 	return root
+}
+
+// Main is an operator binary's whole main function: it builds the operator with build, runs
+// its command line (Command) on os.Args until SIGINT or SIGTERM, and exits with code 1 after
+// printing the error on stderr when building or running fails.
+//
+//	func main() { sdk.Main(func() (*sdk.Operator, error) { return myoperator.New() }) }
+func Main(build func() (*Operator, error)) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	op, err := build()
+	if err == nil {
+		err = op.Command().ExecuteContext(ctx)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		stop()
+		os.Exit(1)
+	}
 }
 
 func (o *Operator) inputResourcesCommand() *cobra.Command {

@@ -125,14 +125,6 @@ func (o *RunOptions) Run(cmd *cobra.Command) error {
 	cfg := topo.Config()
 
 	ops := manager.OperatorsFromConfig(cfg, filepath.Dir(o.ConfigFile))
-	decl, err := manager.Declare(ctx, ops)
-	if err != nil {
-		return err
-	}
-	watches, err := manager.Watches(topo, decl)
-	if err != nil {
-		return err
-	}
 	metricsAddr := o.MetricsAddress
 	if metricsAddr == "" {
 		metricsAddr = cfg.Manager.MetricsAddress
@@ -141,7 +133,10 @@ func (o *RunOptions) Run(cmd *cobra.Command) error {
 	if workDir == "" {
 		workDir = cfg.Manager.WorkDir
 	}
-	mopts := manager.HomeOptions(topo, watches, o.LeaderElect && *cfg.Manager.LeaderElection)
+	mopts, decl, err := manager.HomeOptions(ctx, topo, ops, o.LeaderElect && *cfg.Manager.LeaderElection)
+	if err != nil {
+		return err
+	}
 	mopts.Metrics = metricsserver.Options{BindAddress: metricsAddr}
 	mopts.HealthProbeBindAddress = o.ProbeAddress
 	mopts.PprofBindAddress = o.PprofAddress

@@ -131,16 +131,26 @@ func AddToManager(ctx context.Context, mgr ctrlmanager.Manager, opts EmbedOption
 	return m, nil
 }
 
-// HomeOptions returns the options of the controller-runtime manager that `topolayer run`
-// starts on the topology's home cluster, for a program that runs topolayer as its main job:
-// topolayer's scheme; the cache of ClusterCacheOptions (on a confined cluster only its
-// namespace, never the whole cluster; elsewhere each resource watched in the namespaces its
-// inputs name, and nowhere else); leader election (when leaderElect) in the topology's
+// HomeOptions asks the operators for their declarations and returns them with the options
+// of the controller-runtime manager that `topolayer run` starts on the topology's home
+// cluster, for a program that runs topolayer as its main job: topolayer's scheme; the cache
+// of ClusterCacheOptions over the watches the declarations need (on a confined cluster only
+// its namespace, never the whole cluster; elsewhere each resource watched in the namespaces
+// its inputs name, and nowhere else); leader election (when leaderElect) in the topology's
 // namespace and name with OpenShift's timings (library-go's defaults: a leader keeps its lease
 // through a kube-apiserver restart or rollout instead of exiting after 10s without it), the
 // lease released on a clean shutdown so that a successor does not wait for it to expire;
-// two minutes to shut down gracefully. Metrics, probes and pprof are the caller's to set.
-func HomeOptions(topo *topology.Topology, watches []Watch, leaderElect bool) ctrlmanager.Options {
+// two minutes to shut down gracefully. Metrics, probes and pprof are the caller's to set;
+// pass the declarations to AddToManager (EmbedOptions.Declarations).
+func HomeOptions(ctx context.Context, topo *topology.Topology, ops []Operator, leaderElect bool) (ctrlmanager.Options, map[string]Declarations, error) {
+	decl, err := Declare(ctx, ops)
+	if err != nil {
+		return ctrlmanager.Options{}, nil, err
+	}
+	watches, err := Watches(topo, decl)
+	if err != nil {
+		return ctrlmanager.Options{}, nil, err
+	}
 	ns, id := topo.LeaderElection()
 	return ctrlmanager.Options{
 		Scheme:                        Scheme(),
@@ -154,7 +164,7 @@ func HomeOptions(topo *topology.Topology, watches []Watch, leaderElect bool) ctr
 		RetryPeriod:                   ptr(26 * time.Second),
 		LeaderElectionReleaseOnCancel: leaderElect,
 		GracefulShutdownTimeout:       ptr(2 * time.Minute),
-	}
+	}, decl, nil
 }
 
 func ptr[T any](v T) *T { return &v }

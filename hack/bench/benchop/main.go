@@ -1,25 +1,12 @@
 package main
 
 import (
-	"context"
-	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/topolayer/topolayer/hack/bench/fleet"
+	"github.com/topolayer/topolayer/sdk"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	op, err := fleet.Operator(os.Getenv("BENCH_OPERATOR"))
-	if err == nil {
-		err = op.Command().ExecuteContext(ctx)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "benchop:", err)
-		stop()
-		os.Exit(1)
-	}
+	sdk.Main(func() (*sdk.Operator, error) { return fleet.Operator(os.Getenv("BENCH_OPERATOR")) })
 }

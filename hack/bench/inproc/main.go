@@ -56,15 +56,10 @@ func run(ctx context.Context, configFile, workDir, pprof string) error {
 	if err := manager.LinkInProcess(ops, linked); err != nil {
 		return err
 	}
-	decl, err := manager.Declare(ctx, ops)
+	mopts, decl, err := manager.HomeOptions(ctx, topo, ops, *cfg.Manager.LeaderElection)
 	if err != nil {
 		return err
 	}
-	watches, err := manager.Watches(topo, decl)
-	if err != nil {
-		return err
-	}
-	mopts := manager.HomeOptions(topo, watches, *cfg.Manager.LeaderElection)
 	mopts.Metrics = metricsserver.Options{BindAddress: "0"}
 	mopts.HealthProbeBindAddress = "0"
 	mopts.PprofBindAddress = pprof
