@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/topolayer/topolayer/hack/bench/fleet"
+	"github.com/topolayer/topolayer/mom/manager"
 
 	"github.com/topolayer/topolayer/hack/proctree"
 )
@@ -309,7 +310,9 @@ func (h *harness) runSide(ctx context.Context, s *cachesSetup, o sideOptions) (*
 	res.changes = len(changes)
 	slices.Sort(res.latencies)
 
-	time.Sleep(2 * time.Second) // the audit log's batch
+	// The audit log's batch; and the status records topolayer defers until an operator's
+	// runs are quiet are written after its last runs: they are the workload's, not idle.
+	time.Sleep(2*time.Second + manager.DefaultStatusQuiet)
 	offIdle := s.srv.auditOffset()
 	if o.idle > 0 {
 		var poller *exec.Cmd
