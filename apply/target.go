@@ -548,12 +548,22 @@ func (w *writer) recalled(remember bool) *unstructured.Unstructured {
 	if r == nil {
 		return nil
 	}
-	desire := CarryTransitionTimes(w.desire, r) // a copy
-	w.keepOperatorLabel(desire, r)
-	if w.provenNoOp(desire, r) {
+	if w.unchangedOn(r) {
 		return nil
 	}
 	return r
+}
+
+// unchangedOn reports whether the comparison proves the write a no-op on obj, an object the
+// server held (read, cached or remembered), as decide would compare it: with the conditions'
+// times and the operator label carried over from obj to a copy of the object to write.
+func (w *writer) unchangedOn(obj *unstructured.Unstructured) bool {
+	desire := w.desire
+	if desire != nil {
+		desire = CarryTransitionTimes(desire, obj) // a copy
+		w.keepOperatorLabel(desire, obj)
+	}
+	return w.provenNoOp(desire, obj)
 }
 
 // dryRun asks the server what the write decide decided would do (dryRun=All), and makes an
@@ -653,12 +663,7 @@ func (w *writer) cachedNoOp(ctx context.Context, gvr schema.GroupVersionResource
 	if err != nil || adopt {
 		return Result{}, false
 	}
-	desire := w.desire
-	if desire != nil {
-		desire = CarryTransitionTimes(desire, cached) // a copy
-		w.keepOperatorLabel(desire, cached)
-	}
-	if !w.provenNoOp(desire, cached) {
+	if !w.unchangedOn(cached) {
 		return Result{}, false
 	}
 	w.live = cached
