@@ -90,6 +90,9 @@ type Summary struct {
 	Rejected int `json:"rejected"`
 }
 
+// Total is the number of entries the summary counts.
+func (s Summary) Total() int { return s.Apply + s.Absorbed + s.Dropped + s.Rejected }
+
 func (s *Summary) add(d routing.Disposition) {
 	switch d {
 	case routing.Apply:

@@ -9,6 +9,16 @@ import (
 // WritePlanJSON writes p as json.MarshalIndent(p, "", "  ") does, and a newline, one entry
 // at a time: the document of a large plan is never held whole.
 func WritePlanJSON(w io.Writer, p *Plan) error {
+	n := len(p.Entries)
+	if p.Entries == nil {
+		n = -1
+	}
+	return writePlanJSON(w, p, n, func(i int) ([]byte, error) { return entryJSON(&p.Entries[i]) })
+}
+
+// writePlanJSON writes plan.json with n entries, entry(i) the i-th's form (entryJSON), and
+// the rest of the document from p; n < 0 writes "entries": null.
+func writePlanJSON(w io.Writer, p *Plan, n int, entry func(i int) ([]byte, error)) error {
 	bw := bufio.NewWriter(w)
 	field := func(name string, v any, indent string) error {
 		js, err := json.MarshalIndent(v, indent, "  ")
@@ -27,7 +37,7 @@ func WritePlanJSON(w io.Writer, p *Plan) error {
 	if err := field("topology", p.Topology, "  "); err != nil {
 		return err
 	}
-	if p.Entries == nil {
+	if n < 0 {
 		if _, err := bw.WriteString(",\n  \"entries\": null"); err != nil {
 			return err
 		}
@@ -35,8 +45,8 @@ func WritePlanJSON(w io.Writer, p *Plan) error {
 		if _, err := bw.WriteString(",\n  \"entries\": ["); err != nil {
 			return err
 		}
-		for i := range p.Entries {
-			js, err := json.MarshalIndent(&p.Entries[i], "    ", "  ")
+		for i := range n {
+			js, err := entry(i)
 			if err != nil {
 				return err
 			}
@@ -52,7 +62,7 @@ func WritePlanJSON(w io.Writer, p *Plan) error {
 			}
 		}
 		end := "\n  ]"
-		if len(p.Entries) == 0 {
+		if n == 0 {
 			end = "]"
 		}
 		if _, err := bw.WriteString(end); err != nil {

@@ -1,9 +1,11 @@
 package translate_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -14,14 +16,19 @@ import (
 
 // TestPlannerStreams: a planner fed one mutation at a time, in any order, with a settled
 // function, makes the plan Engine.Plan makes (plan.json is the same), settles every entry
-// exactly once, and settles early what no later stage reads.
+// exactly once, and settles early what no later stage reads. With a spill, the entries
+// settled early wait in it: Plan reads them back, and WritePlan writes the same plan.json
+// as WritePlanJSON does with the plan of Engine.Plan.
 func TestPlannerStreams(t *testing.T) {
 	for _, tc := range []struct {
 		name, config string
+		spill        bool
 		wantEarly    bool
 	}{
-		{"standalone", standaloneConfig, true},
-		{"hosted", hostedConfig, false},
+		{"standalone", standaloneConfig, false, true},
+		{"hosted", hostedConfig, false, false},
+		{"standalone, spilled", standaloneConfig, true, true},
+		{"hosted, spilled", hostedConfig, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			engine := syntheticEngine(t, tc.config)
@@ -33,34 +40,55 @@ func TestPlannerStreams(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := json.Marshal(engine.Plan(out))
+			wantPlan := engine.Plan(out)
+			want, err := json.Marshal(wantPlan)
 			if err != nil {
 				t.Fatal(err)
 			}
-
-			// The reader's order, not sorted, shuffled further.
-			var streamed []*contract.Mutation
-			if _, err := contract.WalkOutputDir(context.Background(), dir, contract.ReadOptions{}, func(m *contract.Mutation) error {
-				streamed = append(streamed, m)
-				return nil
-			}); err != nil {
+			var wantJSON bytes.Buffer
+			if err := translate.WritePlanJSON(&wantJSON, wantPlan); err != nil {
 				t.Fatal(err)
 			}
-			rand.New(rand.NewPCG(1, 2)).Shuffle(len(streamed), func(i, j int) { streamed[i], streamed[j] = streamed[j], streamed[i] })
+
+			// The reader's order, not sorted, shuffled further; read again for each planner
+			// (a planner drops the bodies of what it settles).
+			stream := func() []*contract.Mutation {
+				var streamed []*contract.Mutation
+				if _, err := contract.WalkOutputDir(context.Background(), dir, contract.ReadOptions{}, func(m *contract.Mutation) error {
+					streamed = append(streamed, m)
+					return nil
+				}); err != nil {
+					t.Fatal(err)
+				}
+				rand.New(rand.NewPCG(1, 2)).Shuffle(len(streamed), func(i, j int) { streamed[i], streamed[j] = streamed[j], streamed[i] })
+				return streamed
+			}
 			settled := map[string]int{}
 			early := 0
 			adding := true
-			p := engine.Planner(func(e *translate.Entry) error {
-				settled[e.SourcePath+" "+e.Source.String()+" "+string(e.Action)+" "+e.Target.Cluster+" "+e.Rule]++
-				if adding {
-					early++
+			newPlanner := func() *translate.Planner {
+				p := engine.Planner(func(e *translate.Entry) error {
+					settled[e.SourcePath+" "+e.Source.String()+" "+string(e.Action)+" "+e.Target.Cluster+" "+e.Rule]++
+					if adding {
+						early++
+					}
+					return nil
+				})
+				if tc.spill {
+					f, err := os.CreateTemp(t.TempDir(), "spill")
+					if err != nil {
+						t.Fatal(err)
+					}
+					t.Cleanup(func() { f.Close() })
+					p.SpillTo(f)
 				}
-				return nil
-			})
-			for _, m := range streamed {
-				p.Add(m)
+				for _, m := range stream() {
+					p.Add(m)
+				}
+				adding = false
+				return p
 			}
-			adding = false
+			p := newPlanner()
 			plan := p.Plan()
 			if err := p.Err(); err != nil {
 				t.Fatal(err)
@@ -82,6 +110,24 @@ func TestPlannerStreams(t *testing.T) {
 			}
 			if early > 0 != tc.wantEarly {
 				t.Errorf("%d entries settled while adding; want some: %v", early, tc.wantEarly)
+			}
+
+			// WritePlan, on a planner fed the same mutations, writes the same plan.json.
+			adding = true
+			clear(settled)
+			var gotJSON bytes.Buffer
+			written, err := newPlanner().WritePlan(&gotJSON)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if gotJSON.String() != wantJSON.String() {
+				t.Fatalf("WritePlan's plan.json differs from WritePlanJSON's:\n got %.600s\nwant %.600s", gotJSON.String(), wantJSON.String())
+			}
+			if written.Summary != wantPlan.Summary {
+				t.Errorf("WritePlan's summary %+v, want %+v", written.Summary, wantPlan.Summary)
+			}
+			if len(settled) != len(plan.Entries) {
+				t.Errorf("WritePlan: %d entries settled, the plan has %d", len(settled), len(plan.Entries))
 			}
 		})
 	}

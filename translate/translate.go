@@ -1,8 +1,9 @@
 package translate
 
 import (
-	"cmp"
+	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 
@@ -131,6 +132,14 @@ type Planner struct {
 	works   []*work
 	settled func(*Entry) error
 	err     error
+
+	// spill, when set (SpillTo), holds the plan.json form of the entries settled while
+	// adding; spilled says where each is, spillSummary counts them.
+	spill        Spill
+	spilled      []spilled
+	spillBuf     []byte
+	spillOff     int64
+	spillSummary Summary
 }
 
 // Planner returns a planner of the engine; settled, when not nil, is called once for every
@@ -155,7 +164,17 @@ func (p *Planner) Add(m *contract.Mutation) {
 	}
 	p.e.finish(w)
 	p.settle(w)
+	if p.spill != nil && w.settled && p.err == nil && w.entry.Disposition != routing.Rejected {
+		p.spillWork(w)
+		p.works = p.works[:len(p.works)-1]
+	}
 }
+
+// SpillTo makes the planner keep the entries it settles while adding in s, not in memory,
+// until the plan is written (WritePlan), so that its memory grows with the entries a
+// plan-wide stage reads, not with the directory. Only a planner with a settled function
+// settles while adding; call SpillTo before the first Add. Rejected entries stay in memory.
+func (p *Planner) SpillTo(s Spill) { p.spill = s }
 
 // settlesAlone reports whether no later stage of the plan reads or changes w: the
 // standalone topology's engine writes it as the operator wrote it, under its own identity,
@@ -220,18 +239,68 @@ func (p *Planner) Err() error { return p.err }
 
 // Plan runs the stages that read the whole plan and returns it; with a settled function,
 // it settles every entry Add did not. Entries keep the source directory's order whatever
-// order they were added in.
+// order they were added in. The entries of a spill (SpillTo) are read back into the plan;
+// WritePlan writes them without holding them.
 func (p *Planner) Plan() *Plan {
+	plan, order := p.complete()
+	if len(p.spilled) == 0 || p.err != nil {
+		return plan
+	}
+	kept := plan.Entries
+	plan.Entries = make([]Entry, 0, len(order))
+	r := &spillReader{r: p.spill}
+	for _, ref := range order {
+		if ref >= 0 {
+			plan.Entries = append(plan.Entries, kept[ref])
+			continue
+		}
+		s := p.spilled[-ref-1]
+		js, err := r.entry(s)
+		var e Entry
+		if err == nil {
+			err = json.Unmarshal(js, &e)
+		}
+		if err != nil {
+			p.err = fmt.Errorf("%s: %w", s.path, err)
+			return plan
+		}
+		e.SourcePath = s.path
+		plan.Entries = append(plan.Entries, e)
+	}
+	return plan
+}
+
+// WritePlan runs the stages that read the whole plan, as Plan does, and writes its plan.json
+// to w (WritePlanJSON's document), reading the entries of a spill back one at a time. It
+// returns the plan without the spilled entries: its Entries are the others, in order (every
+// rejected entry among them), its Summary counts them all.
+func (p *Planner) WritePlan(w io.Writer) (*Plan, error) {
+	plan, order := p.complete()
+	if p.err != nil {
+		return nil, p.err
+	}
+	r := &spillReader{r: p.spill}
+	err := writePlanJSON(w, plan, len(order), func(i int) ([]byte, error) {
+		if ref := order[i]; ref >= 0 {
+			return entryJSON(&plan.Entries[ref])
+		}
+		return r.entry(p.spilled[-order[i]-1])
+	})
+	return plan, err
+}
+
+// complete runs the stages that read the whole plan and settles what Add did not. It returns
+// the plan of the entries in memory and the order of all of them: an index into the plan's
+// Entries, or -(i+1) for the i-th spilled entry.
+func (p *Planner) complete() (*Plan, []int) {
 	e, works := p.e, p.works
+	p.flushSpill()
 	if p.settled != nil {
 		// A streaming reader adds mutations in the order it meets them.
-		slices.SortStableFunc(works, func(a, b *work) int {
-			if c := cmp.Compare(slices.Index(contract.Classes, a.m.Class), slices.Index(contract.Classes, b.m.Class)); c != 0 {
-				return c
-			}
-			return cmp.Compare(a.m.Path, b.m.Path)
-		})
+		slices.SortStableFunc(works, func(a, b *work) int { return planOrder(a.m.Class, a.m.Path, b.m.Class, b.m.Path) })
+		slices.SortStableFunc(p.spilled, func(a, b spilled) int { return planOrder(a.class, a.path, b.class, b.path) })
 	}
+	read := len(works) // the works the reader added; the stages below add some
 	e.placeGuestSubjects(works)
 	works = append(works, e.placeGuestIdentities(works)...)
 	works = append(works, e.guestNamespaces(works)...)
@@ -249,7 +318,7 @@ func (p *Planner) Plan() *Plan {
 	}
 	e.checkRBACContainment(works)
 	e.checkRBAC(works)
-	plan := &Plan{Topology: e.Topology, Entries: make([]Entry, 0, len(works)), GuestIdentities: guestIdentities(works)}
+	plan := &Plan{Topology: e.Topology, Summary: p.spillSummary, Entries: make([]Entry, 0, len(works)), GuestIdentities: guestIdentities(works)}
 	for _, w := range works {
 		plan.Summary.add(w.entry.Disposition)
 	}
@@ -268,12 +337,23 @@ func (p *Planner) Plan() *Plan {
 			works[v.Entry].entry.Warnings = append(works[v.Entry].entry.Warnings, RuleScopeCheck+": "+v.Message)
 		}
 	}
+	order := make([]int, 0, len(works)+len(p.spilled))
+	s := 0
 	for i, w := range works {
+		// The spilled entries go among the ones the reader added, in the directory's order,
+		// and before those the stages added.
+		for ; s < len(p.spilled) && (i >= read || planOrder(p.spilled[s].class, p.spilled[s].path, w.m.Class, w.m.Path) < 0); s++ {
+			order = append(order, -(s + 1))
+		}
 		p.settle(w)
 		plan.Entries = append(plan.Entries, w.entry)
+		order = append(order, i)
 		works[i] = nil // the entry is in the plan now: let the work go
 	}
-	return plan
+	for ; s < len(p.spilled); s++ {
+		order = append(order, -(s + 1))
+	}
+	return plan, order
 }
 
 // guestNamespaces returns the entries that create on the guest the namespaces that the

@@ -141,7 +141,7 @@ func rejectedError(p *translate.Plan) error {
 		return nil
 	}
 	errs := make([]error, 0, len(rejected)+1)
-	errs = append(errs, fmt.Errorf("%d of %d mutations rejected; nothing is written", len(rejected), len(p.Entries)))
+	errs = append(errs, fmt.Errorf("%d of %d mutations rejected; nothing is written", len(rejected), p.Summary.Total()))
 	for _, e := range rejected {
 		errs = append(errs, fmt.Errorf("%s: %s: %s", e.SourcePath, e.Source, e.Reason))
 	}

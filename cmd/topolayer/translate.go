@@ -95,6 +95,14 @@ func (o *TranslateOptions) Run(ctx context.Context) error {
 			}
 			return w.Write(e.Target.Cluster, e.Mutation)
 		})
+		// The entries settled while reading wait for plan.json in a file beside the
+		// staging directory (removed with it), not in memory.
+		spill, err := os.CreateTemp(filepath.Dir(staged), "plan-entries-")
+		if err != nil {
+			return err
+		}
+		defer spill.Close()
+		planner.SpillTo(spill)
 		mutations := 0
 		out, err := contract.WalkOutputDir(ctx, o.From, readOpts, func(m *contract.Mutation) error {
 			mutations++
@@ -107,9 +115,15 @@ func (o *TranslateOptions) Run(ctx context.Context) error {
 		if mutations == 0 && !out.HasControllerResults {
 			return fmt.Errorf("--from %s: %w", o.From, errEmptyOutputDir)
 		}
-		plan = planner.Plan()
-		if err := planner.Err(); err != nil {
+		// The plan settles the entries it still holds (the writer writes them) as it
+		// writes plan.json.
+		f, err := os.Create(filepath.Join(staged, PlanFile))
+		if err != nil {
 			return err
+		}
+		defer f.Close()
+		if plan, err = planner.WritePlan(f); err != nil {
+			return fmt.Errorf("%s: %w", PlanFile, err)
 		}
 		if err := rejectedError(plan); err != nil {
 			return err
@@ -118,7 +132,7 @@ func (o *TranslateOptions) Run(ctx context.Context) error {
 		if err := w.Close(); err != nil {
 			return err
 		}
-		return writePlanFile(filepath.Join(staged, PlanFile), plan)
+		return f.Close()
 	})
 	if err != nil {
 		return err
@@ -126,17 +140,4 @@ func (o *TranslateOptions) Run(ctx context.Context) error {
 	s := plan.Summary
 	fmt.Fprintf(o.Out, "wrote %s: %d mutations to apply, %d absorbed, %d dropped\n", o.To, s.Apply, s.Absorbed, s.Dropped)
 	return nil
-}
-
-// writePlanFile writes plan.json.
-func writePlanFile(path string, plan *translate.Plan) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := translate.WritePlanJSON(f, plan); err != nil {
-		f.Close()
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return f.Close()
 }

@@ -82,7 +82,7 @@ func (h *harness) run(ctx context.Context, scratchRoot, sections string, keep bo
 	}
 	h.logf("scratch %s", h.scratch)
 	h.benchBinDir = filepath.Join(h.scratch, "bin")
-	args := []string{"go", "build", "-o", h.benchBinDir + "/", "./hack/bench/benchop", "./hack/bench/inproc", "./hack/bench/resident", "./hack/bench/poller"}
+	args := []string{"go", "build", "-o", h.benchBinDir + "/", "./hack/bench/benchop", "./hack/bench/inproc", "./hack/bench/resident", "./hack/bench/poller", "./hack/bench/peakrss"}
 	h.rep.command(args...)
 	if out, err := exec.CommandContext(ctx, args[0], args[1:]...).CombinedOutput(); err != nil {
 		return fmt.Errorf("%s: %w\n%s", strings.Join(args, " "), err, out)
