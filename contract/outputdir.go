@@ -965,16 +965,23 @@ func (w *fileWriter) close() error {
 // written. Unlike WriteFolders it cannot check everything before the first file: write into
 // a staging directory and publish it only once Close returned nil.
 type FolderWriter struct {
-	fw    *fileWriter
-	opts  WriteOptions
-	seen  fileSet
-	queue chan File
+	fw   *fileWriter
+	opts WriteOptions
+	seen fileSet
+	// batch gathers files until folderWriterBatch of them go to the queue at once: one
+	// wake-up of the writing goroutine per batch, not per file.
+	batch []File
+	queue chan []File
 	done  chan struct{}
 	err   atomic.Pointer[error] // the first error writing a file
 }
 
-// folderWriterQueue is how many files a FolderWriter holds before Write waits for the disk.
-const folderWriterQueue = 256
+// A FolderWriter holds at most folderWriterQueue batches of folderWriterBatch files before
+// Write waits for the disk.
+const (
+	folderWriterBatch = 64
+	folderWriterQueue = 4
+)
 
 // NewFolderWriter opens dir, which must be empty or absent, for writing. Close it.
 func NewFolderWriter(dir string, opts WriteOptions) (*FolderWriter, error) {
@@ -982,7 +989,7 @@ func NewFolderWriter(dir string, opts WriteOptions) (*FolderWriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &FolderWriter{fw: fw, opts: opts, seen: fileSet{}, queue: make(chan File, folderWriterQueue), done: make(chan struct{})}
+	w := &FolderWriter{fw: fw, opts: opts, seen: fileSet{}, queue: make(chan []File, folderWriterQueue), done: make(chan struct{})}
 	go w.drain()
 	return w, nil
 }
@@ -990,13 +997,24 @@ func NewFolderWriter(dir string, opts WriteOptions) (*FolderWriter, error) {
 // drain writes the queued files; after an error it only empties the queue.
 func (w *FolderWriter) drain() {
 	defer close(w.done)
-	for f := range w.queue {
-		if w.err.Load() != nil {
-			continue
+	for batch := range w.queue {
+		for _, f := range batch {
+			if w.err.Load() != nil {
+				break
+			}
+			if err := w.fw.write(f); err != nil {
+				w.err.Store(&err)
+			}
 		}
-		if err := w.fw.write(f); err != nil {
-			w.err.Store(&err)
-		}
+	}
+}
+
+// enqueue adds files to the batch and hands a full batch to the writing goroutine.
+func (w *FolderWriter) enqueue(files ...File) {
+	w.batch = append(w.batch, files...)
+	if len(w.batch) >= folderWriterBatch {
+		w.queue <- w.batch
+		w.batch = make([]File, 0, folderWriterBatch+2)
 	}
 }
 
@@ -1021,9 +1039,7 @@ func (w *FolderWriter) Write(folder string, m *Mutation) error {
 	if err != nil {
 		return err
 	}
-	for _, f := range files {
-		w.queue <- f
-	}
+	w.enqueue(files...)
 	return nil
 }
 
@@ -1035,13 +1051,16 @@ func (w *FolderWriter) WriteFile(rel string, data []byte) error {
 	if dup, _ := w.seen.add(rel, data); dup {
 		return fmt.Errorf("%s: written already", path.Join(w.fw.dir, rel))
 	}
-	w.queue <- File{Path: rel, Data: data}
+	w.enqueue(File{Path: rel, Data: data})
 	return nil
 }
 
 // Close waits for the queued files to be written and closes the directory; it returns the
 // first error writing a file. Call it once.
 func (w *FolderWriter) Close() error {
+	if len(w.batch) > 0 {
+		w.queue <- w.batch
+	}
 	close(w.queue)
 	<-w.done
 	return errors.Join(w.failed(), w.fw.close())
