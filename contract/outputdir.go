@@ -842,11 +842,21 @@ func planFiles(folders map[string][]Mutation, opts WriteOptions) ([]File, error)
 }
 
 // fileSet remembers the files a writer has placed, by a digest of their path, with a digest
-// of their content: a streaming writer of a large directory keeps 64 bytes a file.
-type fileSet map[[sha256.Size]byte][sha256.Size]byte
+// of their content, each SHA-256 cut to 128 bits (a collision among the files of a directory
+// is as unlikely as with the whole digest): a streaming writer of a large directory keeps
+// 32 bytes a file.
+type fileSet map[digest128]digest128
+
+// digest128 is the first half of a SHA-256 digest.
+type digest128 [16]byte
+
+func digestOf(b []byte) digest128 {
+	sum := sha256.Sum256(b)
+	return digest128(sum[:16])
+}
 
 func (s fileSet) add(path string, data []byte) (seen, same bool) {
-	key, sum := sha256.Sum256([]byte(path)), sha256.Sum256(data)
+	key, sum := digestOf([]byte(path)), digestOf(data)
 	if prev, ok := s[key]; ok {
 		return true, prev == sum
 	}

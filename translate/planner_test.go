@@ -4,13 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/hack/bench/synth"
+	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/translate"
 )
 
@@ -130,5 +134,70 @@ func TestPlannerStreams(t *testing.T) {
 				t.Errorf("WritePlan: %d entries settled, the plan has %d", len(settled), len(plan.Entries))
 			}
 		})
+	}
+}
+
+// TestPlannerSpillsServiceAccounts: a standalone planner with a spill settles service
+// accounts and Secrets that carry no token while adding them, and still knows the accounts
+// it wrote: a token Secret naming one of them is applied, one naming another account and a
+// patch of the token's annotation are refused, exactly as Engine.Plan decides.
+func TestPlannerSpillsServiceAccounts(t *testing.T) {
+	const ns = "openshift-sample"
+	token := func(name, account string) contract.Mutation {
+		return policyMutation(contract.ActionApply, "", "secrets", ns, name,
+			"apiVersion: v1\nkind: Secret\nmetadata: {name: "+name+", namespace: "+ns+", annotations: {kubernetes.io/service-account.name: "+account+"}}\ntype: kubernetes.io/service-account-token\n")
+	}
+	patch := policyMutation(contract.ActionPatch, "", "secrets", ns, "patched", `{"metadata":{"annotations":{"kubernetes.io/service-account.name":"other"}}}`)
+	patch.Metadata.PatchType = contract.PatchTypeMerge
+	ms := []contract.Mutation{
+		token("a-token", "sample"),
+		token("b-token", "other"),
+		policyMutation(contract.ActionApply, "", "secrets", ns, "opaque", "apiVersion: v1\nkind: Secret\nmetadata: {name: opaque, namespace: "+ns+"}\ntype: Opaque\n"),
+		patch,
+		policyMutation(contract.ActionApply, "", "serviceaccounts", ns, "sample", "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: sample, namespace: "+ns+"}\n"),
+	}
+	for i := range ms {
+		ms[i].Path = fmt.Sprintf("Management/%d-body.yaml", i) // a reader's paths: the plan's order
+	}
+	engine := translate.Standalone("op", nil)
+	engine.Policy = &translate.Policy{}
+	want := engine.Plan(&contract.OutputDir{Mutations: slices.Clone(ms)})
+
+	early := map[string]bool{}
+	adding := true
+	p := engine.Planner(func(e *translate.Entry) error {
+		if adding {
+			early[e.Source.Name] = true
+		}
+		return nil
+	})
+	f, err := os.CreateTemp(t.TempDir(), "spill")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p.SpillTo(f)
+	for i := len(ms) - 1; i >= 0; i-- { // the account after the Secrets that name it
+		m := ms[i]
+		p.Add(&m)
+	}
+	adding = false
+	got := p.Plan()
+	if err := p.Err(); err != nil {
+		t.Fatal(err)
+	}
+	gotJSON, _ := json.Marshal(got)
+	wantJSON, _ := json.Marshal(want)
+	if string(gotJSON) != string(wantJSON) {
+		t.Fatalf("the spilled plan differs from Engine.Plan's:\n got %s\nwant %s", gotJSON, wantJSON)
+	}
+	wantDisposition := map[string]routing.Disposition{"a-token": routing.Apply, "b-token": routing.Rejected, "opaque": routing.Apply, "patched": routing.Rejected, "sample": routing.Apply}
+	for _, e := range got.Entries {
+		if e.Disposition != wantDisposition[e.Source.Name] {
+			t.Errorf("%s: %s (%s), want %s", e.Source, e.Disposition, e.Reason, wantDisposition[e.Source.Name])
+		}
+	}
+	if want := map[string]bool{"opaque": true, "sample": true}; !maps.Equal(early, want) {
+		t.Errorf("settled while adding: %v, want %v", early, want)
 	}
 }

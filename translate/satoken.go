@@ -40,6 +40,27 @@ func ServiceAccountTokenOf(obj *yaml.RNode) (string, bool) {
 	return obj.GetAnnotations()[AnnotationServiceAccountName], true
 }
 
+// writes reports whether the plan writes w's object: applies or absorbs it, not deletes it.
+func writes(w *work) bool {
+	d := w.entry.Disposition
+	return (d == routing.Apply || d == routing.Absorbed) && w.m.Metadata.Action != contract.ActionDelete
+}
+
+// mayCarryToken reports whether serviceAccountTokens reads w, a Secret: a Secret of type
+// kubernetes.io/service-account-token, or a change other than a delete whose body names the
+// token's annotation.
+func mayCarryToken(w *work) bool {
+	action := w.m.Metadata.Action
+	switch {
+	case !action.CarriesObject():
+		return action != contract.ActionDelete && bytes.Contains(w.m.Body, []byte(AnnotationServiceAccountName))
+	case w.src == nil:
+		return true
+	}
+	o := w.src.Object
+	return o["kind"] == "Secret" && o["apiVersion"] == "v1" && o["type"] == SecretTypeServiceAccountToken
+}
+
 // ServiceAccountID returns the identity of the service account name in namespace.
 func ServiceAccountID(namespace, name string) contract.Identity {
 	return contract.Identity{Version: "v1", Resource: "serviceaccounts", Namespace: namespace, Name: name}
@@ -49,10 +70,11 @@ func ServiceAccountID(namespace, name string) contract.Identity {
 // the plan applies to the name its account lands as on the Secret's cluster, and rejects the
 // Secrets of accounts that are not the operator's, and patches of Secrets that name the
 // annotation. It runs once every body is rewritten, before the policy checks.
-func (e Engine) serviceAccountTokens(works []*work) {
-	written := map[objectKey]bool{}
+// written holds the objects the plan writes besides works' (a planner's spilled entries); it
+// is added to.
+func (e Engine) serviceAccountTokens(works []*work, written map[objectKey]bool) {
 	for _, w := range works {
-		if d := w.entry.Disposition; (d == routing.Apply || d == routing.Absorbed) && w.m.Metadata.Action != contract.ActionDelete {
+		if writes(w) {
 			written[keyOf("", w.entry.Source)] = true
 		}
 	}

@@ -140,6 +140,9 @@ type Planner struct {
 	spillBuf     []byte
 	spillOff     int64
 	spillSummary Summary
+	// written are the standalone objects of the spilled entries that the plan writes
+	// (serviceAccountTokens reads them).
+	written map[objectKey]bool
 }
 
 // Planner returns a planner of the engine; settled, when not nil, is called once for every
@@ -148,7 +151,7 @@ func (e Engine) Planner(settled func(*Entry) error) *Planner {
 	if e.Discovery == nil {
 		e.Discovery = contract.DefaultDiscovery()
 	}
-	return &Planner{e: e, settled: settled}
+	return &Planner{e: e, settled: settled, written: map[objectKey]bool{}}
 }
 
 // Add places one mutation. Its entry is settled at once when nothing later can change it;
@@ -165,6 +168,9 @@ func (p *Planner) Add(m *contract.Mutation) {
 	p.e.finish(w)
 	p.settle(w)
 	if p.spill != nil && w.settled && p.err == nil && w.entry.Disposition != routing.Rejected {
+		if writes(w) {
+			p.written[keyOf("", w.entry.Source)] = true
+		}
 		p.spillWork(w)
 		p.works = p.works[:len(p.works)-1]
 	}
@@ -178,7 +184,9 @@ func (p *Planner) SpillTo(s Spill) { p.spill = s }
 
 // settlesAlone reports whether no later stage of the plan reads or changes w: the
 // standalone topology's engine writes it as the operator wrote it, under its own identity,
-// and the plan-wide checks do not read its kind.
+// and the plan-wide checks do not read it. Those are the RBAC checks (every role and binding)
+// and serviceAccountTokens (the Secrets that may carry a service account's token, and the
+// identities of the service accounts written, which the planner keeps: writes).
 func (e Engine) settlesAlone(w *work) bool {
 	if e.HCPNamespace != "" || e.changesBodies() || e.GuestIdentity != nil {
 		return false
@@ -187,8 +195,10 @@ func (e Engine) settlesAlone(w *work) bool {
 	switch {
 	case w.entry.Disposition == routing.Apply && w.entry.Target.Identity != src:
 		return false
-	case src.Group == groupRBAC, src.Group == "" && (src.Resource == "secrets" || src.Resource == "serviceaccounts" || src.Resource == "namespaces"):
+	case src.Group == groupRBAC:
 		return false
+	case src.Group == "" && src.Resource == "secrets":
+		return !mayCarryToken(w)
 	}
 	return true
 }
@@ -310,7 +320,7 @@ func (p *Planner) complete() (*Plan, []int) {
 			e.rewrite(w, index)
 		}
 	}
-	e.serviceAccountTokens(works)
+	e.serviceAccountTokens(works, p.written)
 	for _, w := range works {
 		if !w.finished {
 			e.finish(w)
