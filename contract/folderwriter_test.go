@@ -57,28 +57,39 @@ func TestFolderWriterWritesWhatWriteFoldersWrites(t *testing.T) {
 }
 
 // TestFolderWriterRefusesCollisions: a second, different mutation for the same file is an
-// error; an identical one collapses.
+// error (of a later Write or of Close: the writer's goroutine finds it); an identical one
+// collapses; a folder that is a path is refused at once.
 func TestFolderWriterRefusesCollisions(t *testing.T) {
 	ms := contracttest.ValidMutations()
-	w, err := contract.NewFolderWriter(filepath.Join(t.TempDir(), "out"), contract.WriteOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	if err := w.Write("cluster", &ms[1]); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Write("cluster", &ms[1]); err != nil {
-		t.Fatalf("an identical mutation: %v", err)
-	}
 	twin := ms[1]
 	twin.Prefix = contract.FilePrefix(ms[1].Body, nil)
 	twin.Metadata.ControllerInstanceName = "another"
-	if err := w.Write("cluster", &twin); err == nil || !strings.Contains(err.Error(), "two different mutations") {
-		t.Fatalf("collision: %v", err)
-	}
-	if err := w.Write("../x", &ms[1]); err == nil {
-		t.Fatal("a folder with a path was accepted")
+	for _, tc := range []struct {
+		name    string
+		writes  []*contract.Mutation
+		wantErr string
+	}{
+		{"the same mutation twice", []*contract.Mutation{&ms[1], &ms[1]}, ""},
+		{"two mutations for one file", []*contract.Mutation{&ms[1], &twin}, "two different mutations would be written to this file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, err := contract.NewFolderWriter(filepath.Join(t.TempDir(), "out"), contract.WriteOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var errs []error
+			for _, m := range tc.writes {
+				errs = append(errs, w.Write("cluster", m))
+			}
+			if err := w.Write("../x", &ms[1]); err == nil {
+				t.Error("a folder with a path was accepted")
+			}
+			errs = append(errs, w.Close())
+			err = errors.Join(errs...)
+			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
+				t.Fatalf("error %v, want %q", err, tc.wantErr)
+			}
+		})
 	}
 }
 
