@@ -64,8 +64,11 @@
 // a YAML tree only for what it rewrites: the standalone topology writes most objects as the
 // operator wrote them, bytes and all. A Planner plans a directory as a reader streams it
 // (contract.WalkOutputDir): an entry no plan-wide stage reads is settled as soon as it is
-// added, handed to the caller (who writes it) and its body dropped, so `topolayer translate`
-// holds the plan, not the directory. WritePlanJSON writes plan.json one entry at a time.
+// added, handed to the caller (who writes it) and its body dropped; with a spill
+// (Planner.SpillTo, a temporary file) its plan.json form waits there, not in memory, and
+// Planner.WritePlan writes plan.json reading it back, so `topolayer translate` holds the
+// entries a plan-wide stage reads (RBAC, token Secrets), not the directory nor the plan.
+// WritePlanJSON writes a plan held in memory one entry at a time.
 //
 //	out, _ := contract.ReadOutputDir("out", contract.ReadOptions{})
 //	plan := translate.Standalone("my-operator", declared).Plan(out)
