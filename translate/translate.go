@@ -525,7 +525,9 @@ func (e Engine) changesBodies() bool { return e.Annotate || len(e.Transforms) > 
 // rewriteBody returns the target object of an entry, and records in the entry each change
 // made on the way.
 func (e Engine) rewriteBody(w *work, index map[objectKey]placed) (*yaml.RNode, error) {
-	obj := w.tree().Copy()
+	obj := yaml.NewRNode(copyTree(w.tree().YNode()))
+	// The operator's object is the first snapshot: obj starts as its copy.
+	snap := &snapshot{copy: w.tree().YNode()}
 	src, target, cluster := w.entry.Source, w.entry.Target.Identity, w.entry.Target.Cluster
 	status := w.m.Metadata.Action.IsStatus()
 	record := func(cs []Change) { w.entry.Changes = append(w.entry.Changes, cs...) }
@@ -537,16 +539,16 @@ func (e Engine) rewriteBody(w *work, index map[objectKey]placed) (*yaml.RNode, e
 	if status {
 		w.entry.Warnings = append(w.entry.Warnings, r.warnings...)
 	} else {
-		var before *yaml.RNode
+		var before *yaml.Node
 		if len(nameReferrers[obj.GetKind()]) > 0 {
-			before = obj.Copy()
+			before = snap.before(obj.YNode())
 		}
 		changed, _, err := RewriteReferences(obj, r)
 		if err != nil {
 			return nil, fmt.Errorf("rewrite references: %w", err)
 		}
 		if len(changed) > 0 && before != nil {
-			record(diffNodes(before.YNode(), obj.YNode(), ByReferenceTable, ChangeReference))
+			record(diffNodes(before, obj.YNode(), ByReferenceTable, ChangeReference))
 		}
 		if err := e.rewriteOutsideTable(obj, r, record); err != nil {
 			return nil, err
@@ -554,19 +556,19 @@ func (e Engine) rewriteBody(w *work, index map[objectKey]placed) (*yaml.RNode, e
 		w.entry.Warnings = append(w.entry.Warnings, r.warnings...)
 		if e.scopes(cluster, src, target) && scopable(src.Group, src.Resource) {
 			s := &scoper{ns: src.Namespace, hcp: e.HCPNamespace, operator: e.Operator, simulated: func(ns string) bool { return e.simulatesNamespace(r, ns) }}
-			before := obj.Copy()
+			before := snap.before(obj.YNode())
 			if err := s.scope(obj, src.Group, src.Resource); err != nil {
 				return nil, fmt.Errorf("%s: %w", RuleSelectorScope, err)
 			}
-			record(diffNodes(before.YNode(), obj.YNode(), RuleSelectorScope, ChangeTransformed))
+			record(diffNodes(before, obj.YNode(), RuleSelectorScope, ChangeTransformed))
 			w.entry.Warnings = append(w.entry.Warnings, s.warnings...)
 		}
 		if src.IsEvent() {
-			before := obj.Copy()
+			before := snap.before(obj.YNode())
 			if err := rewriteInvolvedObject(obj, r, target.Namespace); err != nil {
 				return nil, fmt.Errorf("rewrite involvedObject: %w", err)
 			}
-			record(diffNodes(before.YNode(), obj.YNode(), ByEventInvolvedObject, ChangeReference))
+			record(diffNodes(before, obj.YNode(), ByEventInvolvedObject, ChangeReference))
 		}
 	}
 	changes, err := e.setIdentity(obj, src, target, w.entry.Rule)
@@ -600,11 +602,11 @@ func (e Engine) rewriteBody(w *work, index map[objectKey]placed) (*yaml.RNode, e
 		}
 	}
 	if w.tokenless && !status {
-		before := obj.Copy()
+		before := snap.before(obj.YNode())
 		if err := disableToken(obj); err != nil {
 			return nil, fmt.Errorf("%s: %w", RuleGuestIdentity, err)
 		}
-		record(diffNodes(before.YNode(), obj.YNode(), RuleGuestIdentity, ChangeTransformed))
+		record(diffNodes(before, obj.YNode(), RuleGuestIdentity, ChangeTransformed))
 	}
 	if w.guestSA != nil && !status {
 		sa, err := e.Names.ToTarget(routing.ClusterManagement, contract.Identity{Version: "v1", Resource: "serviceaccounts", Namespace: w.guestSA.namespace, Name: w.guestSA.name})
@@ -612,11 +614,11 @@ func (e Engine) rewriteBody(w *work, index map[objectKey]placed) (*yaml.RNode, e
 			return nil, fmt.Errorf("%s: service account: %w", RuleGuestIdentity, err)
 		}
 		f := GuestKubeconfig{PodTemplatePath: podTemplatePaths[src.Resource], ServiceAccountName: sa.Name, SecretName: GuestKubeconfigSecretName(w.guestSA.namespace, w.guestSA.name)}
-		before := obj.Copy()
+		before := snap.before(obj.YNode())
 		if _, err := f.Filter([]*yaml.RNode{obj}); err != nil {
 			return nil, err
 		}
-		record(diffNodes(before.YNode(), obj.YNode(), RuleGuestIdentity, ChangeTransformed))
+		record(diffNodes(before, obj.YNode(), RuleGuestIdentity, ChangeTransformed))
 	}
 	if !status {
 		ctx := Context{Source: w.object(), Cluster: cluster, HCPNamespace: e.HCPNamespace, HostedControlPlane: e.HostedControlPlane}
@@ -628,7 +630,7 @@ func (e Engine) rewriteBody(w *work, index map[objectKey]placed) (*yaml.RNode, e
 			if err != nil {
 				return nil, fmt.Errorf("transform %s: %w", t.Name, err)
 			}
-			before := obj.Copy()
+			before := snap.before(obj.YNode())
 			out, err := f.Filter([]*yaml.RNode{obj})
 			if err != nil {
 				return nil, fmt.Errorf("transform %s: %w", t.Name, err)
@@ -638,7 +640,7 @@ func (e Engine) rewriteBody(w *work, index map[objectKey]placed) (*yaml.RNode, e
 			}
 			obj = out[0]
 			w.entry.Transforms = append(w.entry.Transforms, t.Name)
-			record(diffNodes(before.YNode(), obj.YNode(), t.Name, ChangeTransformed))
+			record(diffNodes(before, obj.YNode(), t.Name, ChangeTransformed))
 		}
 	}
 	return obj, nil
