@@ -326,7 +326,7 @@ func (c *neutralCheck) node(n *yaml.Node, root bool) bool {
 		case n.Tag == yaml.NodeTagNull:
 			return n.Value != ""
 		case n.Tag == "" && n.Style == 0:
-			return !yaml.IsYaml1_1NonString(n)
+			return !nonString(n)
 		}
 		return true
 	case yaml.MappingNode:

@@ -76,7 +76,7 @@ func podLabelsPath(resource string) ([]string, bool) {
 func selectorSites(obj *yaml.RNode, group, resource string) []selectorSite {
 	var out []selectorSite
 	at := func(path ...string) *yaml.RNode {
-		n, err := obj.Pipe(yaml.Lookup(path...))
+		n, err := lookup(obj, path...)
 		if err != nil || n == nil || n.YNode().Kind != yaml.MappingNode {
 			return nil
 		}

@@ -237,7 +237,7 @@ func (f DropHostPathVolumes) Filter(objs []*yaml.RNode) ([]*yaml.RNode, error) {
 // dropHostPathVolumes removes the hostPath volumes of a pod spec and the containers' and
 // init containers' mounts of them.
 func dropHostPathVolumes(spec *yaml.RNode) error {
-	volumes, err := spec.Pipe(yaml.Lookup("volumes"))
+	volumes, err := lookup(spec, "volumes")
 	if err != nil || volumes == nil {
 		return err
 	}
@@ -258,7 +258,7 @@ func dropHostPathVolumes(spec *yaml.RNode) error {
 		return err
 	}
 	for _, list := range []string{"containers", "initContainers"} {
-		containers, err := spec.Pipe(yaml.Lookup(list))
+		containers, err := lookup(spec, list)
 		if err != nil || containers == nil {
 			continue
 		}
@@ -267,7 +267,7 @@ func dropHostPathVolumes(spec *yaml.RNode) error {
 			return err
 		}
 		for _, c := range cs {
-			mounts, err := c.Pipe(yaml.Lookup("volumeMounts"))
+			mounts, err := lookup(c, "volumeMounts")
 			if err != nil || mounts == nil {
 				continue
 			}

@@ -585,7 +585,7 @@ func (e Engine) rewriteBody(w *work, index map[objectKey]placed) (*yaml.RNode, e
 				}
 				from = old
 			}
-			if err := obj.PipeE(f); err != nil {
+			if err := setMetadataString(obj, field, k, v, f); err != nil {
 				return err
 			}
 			record([]Change{{Path: pointer([]string{"metadata", field, k}), From: from, To: v, By: ByAnnotate, Kind: ChangeRecorded, Detail: detailRecorded}})
@@ -648,7 +648,7 @@ func (e Engine) rewriteBody(w *work, index map[objectKey]placed) (*yaml.RNode, e
 
 // fieldOf returns the string at path in obj, if there is one.
 func fieldOf(obj *yaml.RNode, path ...string) (string, bool) {
-	n, err := obj.Pipe(yaml.Lookup(path...))
+	n, err := lookup(obj, path...)
 	if err != nil || n == nil || n.YNode().Kind != yaml.ScalarNode || n.IsNil() {
 		return "", false
 	}
@@ -681,7 +681,7 @@ func (e Engine) setIdentity(obj *yaml.RNode, src, target contract.Identity, rule
 			kind = ChangeShadowed
 		}
 		if err := set([]string{"apiVersion"}, gv, kind, ByNamespaces, src.Group+" -> "+target.Group, func() error {
-			return obj.PipeE(yaml.SetField("apiVersion", yaml.NewStringRNode(gv)))
+			return setString(obj, yaml.NewStringRNode(gv).YNode(), "apiVersion")
 		}); err != nil {
 			return nil, err
 		}
@@ -692,23 +692,26 @@ func (e Engine) setIdentity(obj *yaml.RNode, src, target contract.Identity, rule
 			return nil, fmt.Errorf("no kind known for %s", target.GroupVersionResource())
 		}
 		if err := set([]string{"kind"}, kind, ChangeConverted, rule, src.Resource+" -> "+target.Resource, func() error {
-			return obj.PipeE(yaml.SetField("kind", yaml.NewStringRNode(kind)))
+			return setString(obj, yaml.NewStringRNode(kind).YNode(), "kind")
 		}); err != nil {
 			return nil, err
 		}
 	}
 	if target.Namespace != src.Namespace {
 		if err := set([]string{"metadata", "namespace"}, target.Namespace, ChangeRenamed, ByNamespaces, detailRenamed, func() error {
-			return obj.SetNamespace(target.Namespace)
+			if target.Namespace == "" {
+				return obj.SetNamespace("")
+			}
+			return setString(obj, &yaml.Node{Kind: yaml.ScalarNode, Value: target.Namespace}, "metadata", "namespace") // as SetNamespace
 		}); err != nil {
 			return nil, err
 		}
 		if path, ok := podTemplatePaths[src.Resource]; ok {
 			metaPath := append(slices.Clone(path), "metadata")
-			meta, err := obj.Pipe(yaml.Lookup(metaPath...))
+			meta, err := lookup(obj, metaPath...)
 			if err == nil && meta != nil && meta.Field("namespace") != nil {
 				if err := set(append(metaPath, "namespace"), target.Namespace, ChangeRenamed, ByNamespaces, detailRenamed, func() error {
-					return meta.PipeE(yaml.SetField("namespace", yaml.NewStringRNode(target.Namespace)))
+					return setString(meta, yaml.NewStringRNode(target.Namespace).YNode(), "namespace")
 				}); err != nil {
 					return nil, err
 				}
@@ -717,18 +720,14 @@ func (e Engine) setIdentity(obj *yaml.RNode, src, target contract.Identity, rule
 	}
 	if target.Name != src.Name {
 		if err := set([]string{"metadata", "name"}, target.Name, ChangeRenamed, ByNamespaces, detailRenamed, func() error {
-			return obj.SetName(target.Name)
+			return setString(obj, &yaml.Node{Kind: yaml.ScalarNode, Value: target.Name}, "metadata", "name") // as SetName
 		}); err != nil {
 			return nil, err
 		}
 	}
 	if target.GenerateName != src.GenerateName {
 		if err := set([]string{"metadata", "generateName"}, target.GenerateName, ChangeRenamed, ByNamespaces, detailRenamed, func() error {
-			meta, err := obj.Pipe(yaml.LookupCreate(yaml.MappingNode, "metadata"))
-			if err != nil {
-				return err
-			}
-			return meta.PipeE(yaml.SetField("generateName", yaml.NewStringRNode(target.GenerateName)))
+			return setString(obj, yaml.NewStringRNode(target.GenerateName).YNode(), "metadata", "generateName")
 		}); err != nil {
 			return nil, err
 		}
@@ -864,7 +863,7 @@ func rewriteEventReferences(obj *yaml.RNode, discovery *contract.Discovery, reso
 			set["namespace"] = eventNamespace
 		}
 		for _, k := range slices.Sorted(maps.Keys(set)) {
-			if err := ref.Value.PipeE(yaml.SetField(k, yaml.NewStringRNode(set[k]))); err != nil {
+			if err := setString(ref.Value, yaml.NewStringRNode(set[k]).YNode(), k); err != nil {
 				return err
 			}
 		}

@@ -1,0 +1,120 @@
+package translate
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// TestPlainString: what plainString proves a string, YAML 1.1 reads as a string.
+func TestPlainString(t *testing.T) {
+	values := []string{"", "a", "ab", "v1", "apps/v1", "clusters-example", "RuntimeDefault", "x.y_z-1/2", "ns1",
+		"1", "1.5", "-1", "+1", ".5", ".inf", ".NaN", "0x1f", "0o7", "1_000", "1:20", "2001-12-14", "1e3", "~", "<<", "=",
+		"a b", "a: b", "a#b", "#a", "[a]", "{a: b}", "a,b", "!a", "&a", "*a", "|", ">", "%a", "@a", "`a", "'a'", "\"a\""}
+	for _, w := range []string{"y", "yes", "n", "no", "true", "false", "on", "off", "null"} {
+		values = append(values, w, strings.ToUpper(w), strings.ToUpper(w[:1])+w[1:], w+"x", "x"+w)
+	}
+	for _, v := range values {
+		nonString := yaml.IsValueNonString(v)
+		if plainString(v) && nonString {
+			t.Errorf("plainString(%q) but YAML 1.1 reads it as another type", v)
+		}
+		if got := nonStringNode(v); got != nonString {
+			t.Errorf("nonString(%q) = %v, IsValueNonString %v", v, got, nonString)
+		}
+	}
+}
+
+func nonStringNode(v string) bool { return nonString(&yaml.Node{Kind: yaml.ScalarNode, Value: v}) }
+
+// TestSetHelpersMatchKyaml: setString, setMetadataString and lookup give what kyaml's
+// SetMapField, SetAnnotation, SetLabel and Lookup give, on objects of many shapes.
+func TestSetHelpersMatchKyaml(t *testing.T) {
+	objects := []string{
+		"apiVersion: v1\nkind: ConfigMap\n",
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {}\n",
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: \"b\"}\n",
+		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: 'a'\n  annotations: {}\n  labels: {x: y}\n",
+		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  annotations: {}\n",
+		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  annotations: {k: \"1\"}\n  labels: {k: old}\n",
+		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  annotations: null\n",
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: null\n",
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: x\n",
+		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  labels: [a]\n",
+	}
+	values := []string{"v", "true", "1", "yes", "a\nb", "clusters-example", ""}
+	for _, src := range objects {
+		for _, v := range values {
+			for _, c := range []struct {
+				name  string
+				kyaml func(*yaml.RNode) error
+				ours  func(*yaml.RNode) error
+			}{
+				{"annotation", func(o *yaml.RNode) error { return o.PipeE(yaml.SetAnnotation("k", v)) },
+					func(o *yaml.RNode) error {
+						return setMetadataString(o, "annotations", "k", v, yaml.SetAnnotation("k", v))
+					}},
+				{"label", func(o *yaml.RNode) error { return o.PipeE(yaml.SetLabel("k", v)) },
+					func(o *yaml.RNode) error { return setMetadataString(o, "labels", "k", v, yaml.SetLabel("k", v)) }},
+				{"name", func(o *yaml.RNode) error { return o.SetName(v) },
+					func(o *yaml.RNode) error {
+						return setString(o, &yaml.Node{Kind: yaml.ScalarNode, Value: v}, "metadata", "name")
+					}},
+				{"generateName", func(o *yaml.RNode) error {
+					meta, err := o.Pipe(yaml.LookupCreate(yaml.MappingNode, "metadata"))
+					if err != nil {
+						return err
+					}
+					return meta.PipeE(yaml.SetField("generateName", yaml.NewStringRNode(v)))
+				}, func(o *yaml.RNode) error {
+					return setString(o, yaml.NewStringRNode(v).YNode(), "metadata", "generateName")
+				}},
+				{"apiVersion", func(o *yaml.RNode) error { return o.PipeE(yaml.SetField("apiVersion", yaml.NewStringRNode(v))) },
+					func(o *yaml.RNode) error { return setString(o, yaml.NewStringRNode(v).YNode(), "apiVersion") }},
+				{"new field", func(o *yaml.RNode) error { return o.PipeE(yaml.SetField("new", yaml.NewStringRNode(v))) },
+					func(o *yaml.RNode) error { return setString(o, yaml.NewStringRNode(v).YNode(), "new") }},
+			} {
+				t.Run(fmt.Sprintf("%s/%q/%q", c.name, src, v), func(t *testing.T) {
+					want, got := yaml.MustParse(src), yaml.MustParse(src)
+					wantErr, gotErr := c.kyaml(want), c.ours(got)
+					if (wantErr != nil) != (gotErr != nil) {
+						t.Fatalf("error %v, kyaml's %v", gotErr, wantErr)
+					}
+					if d := nodeDiffExact(want.YNode(), got.YNode(), ""); d != "" {
+						t.Errorf("%s\ngot:\n%s\nkyaml:\n%s", d, got.MustString(), want.MustString())
+					}
+				})
+			}
+		}
+		for _, path := range [][]string{{"metadata"}, {"metadata", "name"}, {"metadata", "annotations", "k"}, {"metadata", "labels", "0"}, {"metadata", "x", "y"}, {}} {
+			o := yaml.MustParse(src)
+			want, wantErr := o.Pipe(yaml.Lookup(path...))
+			got, gotErr := lookup(o, path...)
+			if (wantErr != nil) != (gotErr != nil) || (want == nil) != (got == nil) || (want != nil && want.YNode() != got.YNode()) {
+				t.Errorf("lookup(%q, %q) = %v, %v; kyaml %v, %v", src, path, got, gotErr, want, wantErr)
+			}
+		}
+	}
+}
+
+// nodeDiffExact is nodeDiff with every tag and style compared.
+func nodeDiffExact(want, got *yaml.Node, at string) string {
+	switch {
+	case want == nil || got == nil:
+		if want != got {
+			return fmt.Sprintf("%s: %v, want %v", at, got, want)
+		}
+		return ""
+	case want.Kind != got.Kind, want.Tag != got.Tag, want.Value != got.Value, want.Style != got.Style, len(want.Content) != len(got.Content):
+		return fmt.Sprintf("%s: kind %v tag %q value %q style %v (%d nodes), want kind %v tag %q value %q style %v (%d nodes)",
+			at, got.Kind, got.Tag, got.Value, got.Style, len(got.Content), want.Kind, want.Tag, want.Value, want.Style, len(want.Content))
+	}
+	for i := range want.Content {
+		if d := nodeDiffExact(want.Content[i], got.Content[i], fmt.Sprintf("%s/%d", at, i)); d != "" {
+			return d
+		}
+	}
+	return ""
+}
