@@ -115,7 +115,7 @@ func diffNodes(before, after *yaml.Node, by, kind string) []Change {
 			return
 		case a != nil && b != nil && a.Kind == yaml.SequenceNode && b.Kind == yaml.SequenceNode && len(a.Content) == len(b.Content):
 			for i := range a.Content {
-				walk(append(path[:len(path):len(path)], strconv.Itoa(i)), a.Content[i], b.Content[i])
+				walk(append(path, strconv.Itoa(i)), a.Content[i], b.Content[i])
 			}
 			return
 		case a != nil && b != nil && nodesEqual(a, b):
@@ -128,29 +128,85 @@ func diffNodes(before, after *yaml.Node, by, kind string) []Change {
 }
 
 // walkMappings walks the keys of two mappings (either may be nil): a's keys in order, then the
-// keys only b has.
+// keys only b has. The walk appends to path: a child's path shares its parent's array, which
+// holds while the walk is in the child (the walk is depth first and reads path only then).
 func walkMappings(path []string, a, b *yaml.Node, walk func([]string, *yaml.Node, *yaml.Node)) {
-	inB := map[string]*yaml.Node{}
-	if b != nil {
-		for i := 0; i+1 < len(b.Content); i += 2 {
-			inB[b.Content[i].Value] = b.Content[i+1]
-		}
-	}
-	seen := map[string]bool{}
+	inA, inB := keysOf(a), keysOf(b)
 	if a != nil {
 		for i := 0; i+1 < len(a.Content); i += 2 {
 			k := a.Content[i].Value
-			seen[k] = true
-			walk(append(path[:len(path):len(path)], k), a.Content[i+1], inB[k])
+			walk(append(path, k), a.Content[i+1], inB.value(k))
 		}
 	}
 	if b != nil {
 		for i := 0; i+1 < len(b.Content); i += 2 {
-			if k := b.Content[i].Value; !seen[k] {
-				walk(append(path[:len(path):len(path)], k), nil, b.Content[i+1])
+			if k := b.Content[i].Value; !inA.has(k) {
+				walk(append(path, k), nil, b.Content[i+1])
 			}
 		}
 	}
+}
+
+// mappingKeys finds the values of a mapping's keys: by scanning a small mapping, through an
+// index of a large one.
+type mappingKeys struct {
+	m     *yaml.Node
+	index map[string]*yaml.Node
+}
+
+// smallMapping is the most keys a mapping has for mappingKeys to scan it.
+const smallMapping = 16
+
+func keysOf(m *yaml.Node) mappingKeys {
+	k := mappingKeys{m: m}
+	if m != nil && len(m.Content) > 2*smallMapping {
+		k.index = make(map[string]*yaml.Node, len(m.Content)/2)
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			k.index[m.Content[i].Value] = m.Content[i+1]
+		}
+	}
+	return k
+}
+
+// value returns the value of key (the last, with duplicate keys, as an index holds it); nil
+// for none.
+func (k mappingKeys) value(key string) *yaml.Node {
+	if k.index != nil {
+		return k.index[key]
+	}
+	return mappingValueIn(k.m, key)
+}
+
+func (k mappingKeys) has(key string) bool {
+	if k.index != nil {
+		_, ok := k.index[key]
+		return ok
+	}
+	return k.m != nil && hasKey(k.m, key)
+}
+
+// mappingValueIn returns the value of key in the mapping m (nil for none, or a nil m); with
+// duplicate keys, the last, as a map of the keys would.
+func mappingValueIn(m *yaml.Node, key string) *yaml.Node {
+	if m == nil {
+		return nil
+	}
+	var v *yaml.Node
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			v = m.Content[i+1]
+		}
+	}
+	return v
+}
+
+func hasKey(m *yaml.Node, key string) bool {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return true
+		}
+	}
+	return false
 }
 
 // deref follows aliases and documents; a null scalar is nil.
@@ -196,13 +252,10 @@ func nodesEqual(a, b *yaml.Node) bool {
 		if len(a.Content) != len(b.Content) {
 			return false
 		}
-		inB := make(map[string]*yaml.Node, len(b.Content)/2)
-		for i := 0; i+1 < len(b.Content); i += 2 {
-			inB[b.Content[i].Value] = b.Content[i+1]
-		}
+		inB := keysOf(b)
 		for i := 0; i+1 < len(a.Content); i += 2 {
-			v, ok := inB[a.Content[i].Value]
-			if !ok || !nodesEqual(a.Content[i+1], v) {
+			k := a.Content[i].Value
+			if !inB.has(k) || !nodesEqual(a.Content[i+1], inB.value(k)) {
 				return false
 			}
 		}

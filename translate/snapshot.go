@@ -18,6 +18,15 @@ func (s *snapshot) before(obj *yaml.Node) *yaml.Node {
 	return s.copy
 }
 
+// diff returns the changes of a step, as diffNodes does, from before (what before returned)
+// to obj: none, without a diff, when obj is still identical to it.
+func (s *snapshot) diff(before, obj *yaml.Node, by, kind string) []Change {
+	if identical(before, obj) {
+		return nil
+	}
+	return diffNodes(before, obj, by, kind)
+}
+
 // identical reports whether two trees are the same: kinds, tags, styles, values, anchors,
 // aliases and content in order.
 func identical(a, b *yaml.Node) bool {

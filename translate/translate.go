@@ -548,7 +548,7 @@ func (e Engine) rewriteBody(w *work, index map[objectKey]placed) (*yaml.RNode, e
 			return nil, fmt.Errorf("rewrite references: %w", err)
 		}
 		if len(changed) > 0 && before != nil {
-			record(diffNodes(before, obj.YNode(), ByReferenceTable, ChangeReference))
+			record(snap.diff(before, obj.YNode(), ByReferenceTable, ChangeReference))
 		}
 		if err := e.rewriteOutsideTable(obj, r, record); err != nil {
 			return nil, err
@@ -560,7 +560,7 @@ func (e Engine) rewriteBody(w *work, index map[objectKey]placed) (*yaml.RNode, e
 			if err := s.scope(obj, src.Group, src.Resource); err != nil {
 				return nil, fmt.Errorf("%s: %w", RuleSelectorScope, err)
 			}
-			record(diffNodes(before, obj.YNode(), RuleSelectorScope, ChangeTransformed))
+			record(snap.diff(before, obj.YNode(), RuleSelectorScope, ChangeTransformed))
 			w.entry.Warnings = append(w.entry.Warnings, s.warnings...)
 		}
 		if src.IsEvent() {
@@ -568,7 +568,7 @@ func (e Engine) rewriteBody(w *work, index map[objectKey]placed) (*yaml.RNode, e
 			if err := rewriteInvolvedObject(obj, r, target.Namespace); err != nil {
 				return nil, fmt.Errorf("rewrite involvedObject: %w", err)
 			}
-			record(diffNodes(before, obj.YNode(), ByEventInvolvedObject, ChangeReference))
+			record(snap.diff(before, obj.YNode(), ByEventInvolvedObject, ChangeReference))
 		}
 	}
 	changes, err := e.setIdentity(obj, src, target, w.entry.Rule)
@@ -606,7 +606,7 @@ func (e Engine) rewriteBody(w *work, index map[objectKey]placed) (*yaml.RNode, e
 		if err := disableToken(obj); err != nil {
 			return nil, fmt.Errorf("%s: %w", RuleGuestIdentity, err)
 		}
-		record(diffNodes(before, obj.YNode(), RuleGuestIdentity, ChangeTransformed))
+		record(snap.diff(before, obj.YNode(), RuleGuestIdentity, ChangeTransformed))
 	}
 	if w.guestSA != nil && !status {
 		sa, err := e.Names.ToTarget(routing.ClusterManagement, contract.Identity{Version: "v1", Resource: "serviceaccounts", Namespace: w.guestSA.namespace, Name: w.guestSA.name})
@@ -618,7 +618,7 @@ func (e Engine) rewriteBody(w *work, index map[objectKey]placed) (*yaml.RNode, e
 		if _, err := f.Filter([]*yaml.RNode{obj}); err != nil {
 			return nil, err
 		}
-		record(diffNodes(before, obj.YNode(), RuleGuestIdentity, ChangeTransformed))
+		record(snap.diff(before, obj.YNode(), RuleGuestIdentity, ChangeTransformed))
 	}
 	if !status {
 		ctx := Context{Source: w.object(), Cluster: cluster, HCPNamespace: e.HCPNamespace, HostedControlPlane: e.HostedControlPlane}
@@ -640,7 +640,7 @@ func (e Engine) rewriteBody(w *work, index map[objectKey]placed) (*yaml.RNode, e
 			}
 			obj = out[0]
 			w.entry.Transforms = append(w.entry.Transforms, t.Name)
-			record(diffNodes(before, obj.YNode(), t.Name, ChangeTransformed))
+			record(snap.diff(before, obj.YNode(), t.Name, ChangeTransformed))
 		}
 	}
 	return obj, nil
