@@ -32,17 +32,66 @@ func TestCopyTree(t *testing.T) {
 	}
 }
 
-// TestSnapshot: a snapshot is copied again only once the object changed.
+// TestSnapshot: a snapshot is the object as it was, whatever the steps did, and shares no
+// node with it; the operator's tree it starts as is never changed.
 func TestSnapshot(t *testing.T) {
-	obj := yaml.MustParse("a: {b: c}\n").YNode()
-	s := &snapshot{}
-	first := s.before(obj)
-	if s.before(obj) != first {
-		t.Error("copied again, unchanged")
+	src := yaml.MustParse("a: {b: c, l: [1, 2]}\nm: {x: 1, y: 2, z: 3}\nr: &r {k: v}\ns: *r\n").YNode()
+	pristine := yaml.CopyYNode(src)
+	obj := copyTree(src)
+	s := &snapshot{copy: src}
+	steps := map[string]func(){
+		"nothing":     func() {},
+		"scalar":      func() { obj.Content[1].Content[1].Value = "d" },
+		"style":       func() { obj.Content[1].Content[1].Style = yaml.DoubleQuotedStyle },
+		"key removed": func() { removeField(obj.Content[3], "y") },
+		"key added":   func() { setScalar(obj.Content[3], "w", &yaml.Node{Kind: yaml.ScalarNode, Value: "4"}) },
+		"key renamed": func() { obj.Content[3].Content[0].Value = "x2" },
+		"list grows": func() {
+			l := obj.Content[1].Content[3]
+			l.Content = append(l.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: "3"})
+		},
+		"list shrinks":    func() { l := obj.Content[1].Content[3]; l.Content = l.Content[:1] },
+		"kind changes":    func() { obj.Content[1].Content[3] = &yaml.Node{Kind: yaml.ScalarNode, Value: "x"} },
+		"mapping emptied": func() { obj.Content[3].Content = nil },
+		"root key first": func() {
+			obj.Content = append([]*yaml.Node{{Kind: yaml.ScalarNode, Value: "0"}, {Kind: yaml.MappingNode}}, obj.Content...)
+		},
 	}
-	obj.Content[1].Content[1].Value = "d"
-	second := s.before(obj)
-	if second == first || !identical(second, obj) {
-		t.Error("not copied again, changed")
+	for _, name := range []string{"nothing", "scalar", "style", "nothing", "key removed", "key added", "key renamed", "list grows", "list shrinks", "kind changes", "mapping emptied", "root key first", "nothing"} {
+		before := s.before(obj)
+		if !identical(before, obj) {
+			t.Fatalf("before %s: the snapshot differs from the object", name)
+		}
+		if shared := sharedNodes(before, obj); shared {
+			t.Fatalf("before %s: the snapshot shares nodes with the object", name)
+		}
+		steps[name]()
+		if !identical(src, pristine) {
+			t.Fatalf("after %s: the operator's tree changed", name)
+		}
 	}
+}
+
+// sharedNodes reports whether two trees share a node (aliases' targets aside).
+func sharedNodes(a, b *yaml.Node) bool {
+	seen := map[*yaml.Node]bool{}
+	var walk func(n *yaml.Node, mark bool) bool
+	walk = func(n *yaml.Node, mark bool) bool {
+		if n == nil {
+			return false
+		}
+		if mark {
+			seen[n] = true
+		} else if seen[n] {
+			return true
+		}
+		for _, c := range n.Content {
+			if walk(c, mark) {
+				return true
+			}
+		}
+		return false
+	}
+	walk(a, true)
+	return walk(b, false)
 }
