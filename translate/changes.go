@@ -317,11 +317,85 @@ func nodeValue(n *yaml.Node) any {
 }
 
 // treeOf builds the YAML tree of an unstructured object's content (keys in order), for the
-// filters that work on trees. It writes each scalar with the tag that keeps its type.
+// filters that work on trees. It writes each scalar with the tag that keeps its type. The
+// nodes, content slices and sorted keys of the tree are allocated at once (treeBuilder).
 func treeOf(v map[string]any) *yaml.RNode {
-	return yaml.NewRNode(nodeOf(v))
+	var size treeSize
+	size.add(v)
+	b := treeBuilder{
+		nodes: make([]yaml.Node, 0, size.nodes),
+		refs:  make([]*yaml.Node, 0, size.refs),
+		keys:  make([]string, 0, size.keys),
+	}
+	return yaml.NewRNode(b.node(v))
 }
 
+// treeSize counts what the tree of a value holds.
+type treeSize struct{ nodes, refs, keys int }
+
+func (s *treeSize) add(v any) {
+	s.nodes++
+	switch v := v.(type) {
+	case map[string]any:
+		s.nodes += len(v)
+		s.refs += 2 * len(v)
+		s.keys += len(v)
+		for _, e := range v {
+			s.add(e)
+		}
+	case []any:
+		s.refs += len(v)
+		for _, e := range v {
+			s.add(e)
+		}
+	}
+}
+
+// treeBuilder hands out the nodes, content slices and key slices of one treeOf.
+type treeBuilder struct {
+	nodes []yaml.Node
+	refs  []*yaml.Node
+	keys  []string
+}
+
+func (b *treeBuilder) new(n yaml.Node) *yaml.Node {
+	b.nodes = append(b.nodes, n)
+	return &b.nodes[len(b.nodes)-1]
+}
+
+// content returns n content slots; a full slice expression, so that appending to one node's
+// content does not overwrite the next's.
+func (b *treeBuilder) content(n int) []*yaml.Node {
+	start := len(b.refs)
+	b.refs = b.refs[:start+n]
+	return b.refs[start : start : start+n]
+}
+
+func (b *treeBuilder) node(v any) *yaml.Node {
+	switch v := v.(type) {
+	case map[string]any:
+		n := b.new(yaml.Node{Kind: yaml.MappingNode, Tag: yaml.NodeTagMap, Content: b.content(2 * len(v))})
+		start := len(b.keys)
+		for k := range v {
+			b.keys = append(b.keys, k)
+		}
+		keys := b.keys[start:len(b.keys):len(b.keys)]
+		slices.Sort(keys)
+		for _, k := range keys {
+			n.Content = append(n.Content, b.new(yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagString, Value: k}), b.node(v[k]))
+		}
+		return n
+	case []any:
+		n := b.new(yaml.Node{Kind: yaml.SequenceNode, Tag: yaml.NodeTagSeq, Content: b.content(len(v))})
+		for _, e := range v {
+			n.Content = append(n.Content, b.node(e))
+		}
+		return n
+	}
+	return b.new(scalarOf(v))
+}
+
+// nodeOf returns the node of a value, as treeOf writes it.
 func nodeOf(v any) *yaml.Node {
 	switch v := v.(type) {
 	case map[string]any:
@@ -336,21 +410,29 @@ func nodeOf(v any) *yaml.Node {
 			n.Content = append(n.Content, nodeOf(e))
 		}
 		return n
+	}
+	n := scalarOf(v)
+	return &n
+}
+
+// scalarOf returns the node of a scalar value of an unstructured object.
+func scalarOf(v any) yaml.Node {
+	switch v := v.(type) {
 	case string:
-		return &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagString, Value: v}
+		return yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagString, Value: v}
 	case bool:
-		return &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagBool, Value: strconv.FormatBool(v)}
+		return yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagBool, Value: strconv.FormatBool(v)}
 	case int64:
-		return &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagInt, Value: strconv.FormatInt(v, 10)}
+		return yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagInt, Value: strconv.FormatInt(v, 10)}
 	case int:
-		return &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagInt, Value: strconv.Itoa(v)}
+		return yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagInt, Value: strconv.Itoa(v)}
 	case float64:
-		return &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagFloat, Value: strconv.FormatFloat(v, 'g', -1, 64)}
+		return yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagFloat, Value: strconv.FormatFloat(v, 'g', -1, 64)}
 	case nil:
-		return &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagNull, Value: "null"}
+		return yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagNull, Value: "null"}
 	}
 	// Other types do not occur in unstructured objects; write their text.
-	return &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagString, Value: fmt.Sprint(v)}
+	return yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagString, Value: fmt.Sprint(v)}
 }
 
 // unstructuredOf returns the object a node holds, as an unstructured object; nil when the

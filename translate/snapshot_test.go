@@ -95,3 +95,17 @@ func sharedNodes(a, b *yaml.Node) bool {
 	walk(a, true)
 	return walk(b, false)
 }
+
+// TestTreeOf: treeOf builds the tree nodeOf builds, node by node.
+func TestTreeOf(t *testing.T) {
+	for _, v := range []map[string]any{
+		{},
+		{"a": "x", "b": true, "c": int64(1), "d": 1.5, "e": nil, "f": 3},
+		{"m": map[string]any{"z": "1", "a": []any{"x", map[string]any{"k": "v"}, []any{}, nil}}, "l": []any{}, "e": map[string]any{}},
+		{"odd": []string{"a"}},
+	} {
+		if d := nodeDiffExact(nodeOf(v), treeOf(v).YNode(), ""); d != "" {
+			t.Errorf("%v: %s", v, d)
+		}
+	}
+}
