@@ -43,6 +43,10 @@ func TestSetHelpersMatchKyaml(t *testing.T) {
 		"apiVersion: v1\nkind: ConfigMap\nmetadata: null\n",
 		"apiVersion: v1\nkind: ConfigMap\nmetadata: x\n",
 		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  labels: [a]\n",
+		"apiVersion: apps/v1\nkind: Deployment\nspec:\n  template:\n    metadata:\n      labels: {k: old, a: b}\n",
+		"apiVersion: apps/v1\nkind: Deployment\nspec:\n  template: {}\n",
+		"apiVersion: apps/v1\nkind: Deployment\nspec:\n  template: null\n",
+		"apiVersion: apps/v1\nkind: Deployment\nspec:\n  template:\n    metadata: x\n",
 	}
 	values := []string{"v", "true", "1", "yes", "a\nb", "clusters-example", ""}
 	for _, src := range objects {
@@ -70,6 +74,15 @@ func TestSetHelpersMatchKyaml(t *testing.T) {
 					return meta.PipeE(yaml.SetField("generateName", yaml.NewStringRNode(v)))
 				}, func(o *yaml.RNode) error {
 					return setString(o, yaml.NewStringRNode(v).YNode(), "metadata", "generateName")
+				}},
+				{"template label", func(o *yaml.RNode) error {
+					labels, err := o.Pipe(yaml.LookupCreate(yaml.MappingNode, "spec", "template", "metadata", "labels"))
+					if err != nil {
+						return err
+					}
+					return labels.PipeE(yaml.SetField("k", yaml.NewStringRNode(v)))
+				}, func(o *yaml.RNode) error {
+					return setString(o, yaml.NewStringRNode(v).YNode(), "spec", "template", "metadata", "labels", "k")
 				}},
 				{"apiVersion", func(o *yaml.RNode) error { return o.PipeE(yaml.SetField("apiVersion", yaml.NewStringRNode(v))) },
 					func(o *yaml.RNode) error { return setString(o, yaml.NewStringRNode(v).YNode(), "apiVersion") }},

@@ -317,18 +317,15 @@ var _ kio.Filter = AddLabels{}
 func (f AddLabels) Filter(objs []*yaml.RNode) ([]*yaml.RNode, error) {
 	return kio.FilterAll(yaml.FilterFunc(func(o *yaml.RNode) (*yaml.RNode, error) {
 		for _, k := range slices.Sorted(maps.Keys(f.Labels)) { // deterministic output
-			if err := o.PipeE(yaml.SetLabel(k, f.Labels[k])); err != nil {
+			if err := setMetadataString(o, "labels", k, f.Labels[k], yaml.SetLabel(k, f.Labels[k])); err != nil {
 				return nil, fmt.Errorf("set label %q: %w", k, err)
 			}
 			if len(f.PodTemplatePath) == 0 {
 				continue
 			}
-			path := append(slices.Clone(f.PodTemplatePath), "metadata", "labels")
-			labels, err := o.Pipe(yaml.LookupCreate(yaml.MappingNode, path...))
-			if err != nil {
-				return nil, err
-			}
-			if err := labels.PipeE(yaml.SetField(k, yaml.NewStringRNode(f.Labels[k]))); err != nil {
+			// As LookupCreate of the template's labels, then SetField.
+			path := append(slices.Clone(f.PodTemplatePath), "metadata", "labels", k)
+			if err := setString(o, yaml.NewStringRNode(f.Labels[k]).YNode(), path...); err != nil {
 				return nil, err
 			}
 		}
