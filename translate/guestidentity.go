@@ -327,12 +327,12 @@ func (e Engine) serviceAccountWork(w, own *work, k saKey, cluster, why string) *
 	id := contract.Identity{Version: "v1", Resource: "serviceaccounts", Namespace: k.namespace, Name: k.name}
 	from := w
 	var obj *yaml.RNode
-	var err error
 	if own != nil && own.src != nil {
-		from, obj = own, own.tree().Copy()
+		from, obj = own, yaml.NewRNode(copyTree(own.tree().YNode()))
 		id.Version = own.entry.Source.Version
 	} else {
-		obj, err = yaml.Parse("apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: " + strconv.Quote(k.name) + "\n  namespace: " + strconv.Quote(k.namespace) + "\n")
+		// The tree a parse of the object's YAML gives, as the engine builds trees (keys in order).
+		obj = treeOf(map[string]any{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": map[string]any{"name": k.name, "namespace": k.namespace}})
 	}
 	class := contract.ClassUserWorkload
 	if cluster == routing.ClusterManagement {
@@ -352,9 +352,7 @@ func (e Engine) serviceAccountWork(w, own *work, k saKey, cluster, why string) *
 		Reason:     reason,
 		Transforms: []string{}, Warnings: []string{},
 	}}
-	if err != nil {
-		return sw.reject(RuleBody, err.Error())
-	}
+	var err error
 	if sw.m.Body, err = marshalBody(obj); err != nil {
 		return sw.reject(RuleBody, err.Error())
 	}

@@ -2,6 +2,7 @@ package translate
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -130,4 +131,22 @@ func nodeDiffExact(want, got *yaml.Node, at string) string {
 		}
 	}
 	return ""
+}
+
+// TestBareServiceAccountTree: the tree serviceAccountWork builds for a bare service account
+// holds what the parse of its YAML (the names quoted as Go quotes them) held, keys in order,
+// and is written to the same body.
+func TestBareServiceAccountTree(t *testing.T) {
+	for _, name := range []string{"sa", "a-b.c", "true", "1", "ünï", "tab\there", "line\nbreak", "q\"uote", "\u2028", "\x01"} {
+		parsed := yaml.MustParse("apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: " + strconv.Quote(name) + "\n  namespace: " + strconv.Quote(name+"-ns") + "\n")
+		built := treeOf(map[string]any{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": map[string]any{"name": name, "namespace": name + "-ns"}})
+		if d := nodeDiff(parsed.YNode(), built.YNode(), ""); d != "" {
+			t.Errorf("%q: %s", name, d)
+		}
+		want, err1 := marshalBody(parsed)
+		got, err2 := marshalBody(built)
+		if err1 != nil || err2 != nil || string(got) != string(want) {
+			t.Errorf("%q: body %q (%v), the parse's %q (%v)", name, got, err2, want, err1)
+		}
+	}
 }
