@@ -11,8 +11,10 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/routing"
@@ -329,12 +331,14 @@ func (e Engine) serviceAccountWork(w, own *work, k saKey, cluster, why string) *
 	id := contract.Identity{Version: "v1", Resource: "serviceaccounts", Namespace: k.namespace, Name: k.name}
 	from := w
 	var obj *yaml.RNode
+	var bare map[string]any
 	if own != nil && own.src != nil {
 		from, obj = own, yaml.NewRNode(copyTree(own.tree().YNode()))
 		id.Version = own.entry.Source.Version
 	} else {
 		// The tree a parse of the object's YAML gives, as the engine builds trees (keys in order).
-		obj = treeOf(map[string]any{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": map[string]any{"name": k.name, "namespace": k.namespace}})
+		bare = map[string]any{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": map[string]any{"name": k.name, "namespace": k.namespace}}
+		obj = treeOf(bare)
 	}
 	class := contract.ClassUserWorkload
 	if cluster == routing.ClusterManagement {
@@ -355,11 +359,20 @@ func (e Engine) serviceAccountWork(w, own *work, k saKey, cluster, why string) *
 		Transforms: []string{}, Warnings: []string{},
 	}}
 	var err error
-	if sw.m.Body, err = marshalBody(obj); err != nil {
-		return sw.reject(RuleBody, err.Error())
-	}
-	if sw.src = unstructuredOf(obj); sw.src == nil {
-		return sw.reject(RuleBody, "the service account is not an object")
+	if bare != nil {
+		// marshalBody's and unstructuredOf's results for an object of strings: its JSON as
+		// YAML, and itself.
+		if sw.m.Body, err = sigsyaml.Marshal(bare); err != nil {
+			return sw.reject(RuleBody, err.Error())
+		}
+		sw.src = &unstructured.Unstructured{Object: bare}
+	} else {
+		if sw.m.Body, err = marshalBody(obj); err != nil {
+			return sw.reject(RuleBody, err.Error())
+		}
+		if sw.src = unstructuredOf(obj); sw.src == nil {
+			return sw.reject(RuleBody, "the service account is not an object")
+		}
 	}
 	sw.m.Object = sw.src
 	target, err := e.Names.ToTarget(cluster, id)

@@ -2,11 +2,13 @@ package translate
 
 import (
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+	sigsyaml "sigs.k8s.io/yaml"
 )
 
 // TestPlainString: what plainString proves a string, YAML 1.1 reads as a string.
@@ -133,9 +135,8 @@ func nodeDiffExact(want, got *yaml.Node, at string) string {
 	return ""
 }
 
-// TestBareServiceAccountTree: the tree serviceAccountWork builds for a bare service account
-// holds what the parse of its YAML (the names quoted as Go quotes them) held, keys in order,
-// and is written to the same body.
+// TestBareServiceAccountTree: the tree, body and object serviceAccountWork builds for a bare
+// service account are what the parse of its YAML (the names quoted as Go quotes them) gave.
 func TestBareServiceAccountTree(t *testing.T) {
 	for _, name := range []string{"sa", "a-b.c", "true", "1", "ünï", "tab\there", "line\nbreak", "q\"uote", "\u2028", "\x01"} {
 		parsed := yaml.MustParse("apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: " + strconv.Quote(name) + "\n  namespace: " + strconv.Quote(name+"-ns") + "\n")
@@ -143,10 +144,14 @@ func TestBareServiceAccountTree(t *testing.T) {
 		if d := nodeDiff(parsed.YNode(), built.YNode(), ""); d != "" {
 			t.Errorf("%q: %s", name, d)
 		}
+		bare := map[string]any{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": map[string]any{"name": name, "namespace": name + "-ns"}}
 		want, err1 := marshalBody(parsed)
-		got, err2 := marshalBody(built)
+		got, err2 := sigsyaml.Marshal(bare)
 		if err1 != nil || err2 != nil || string(got) != string(want) {
 			t.Errorf("%q: body %q (%v), the parse's %q (%v)", name, got, err2, want, err1)
+		}
+		if obj := unstructuredOf(parsed); obj == nil || !reflect.DeepEqual(obj.Object, bare) {
+			t.Errorf("%q: object %v, the parse's %v", name, bare, obj)
 		}
 	}
 }
