@@ -220,10 +220,19 @@ func deref(n *yaml.Node) *yaml.Node {
 			return nil
 		}
 	}
-	if n != nil && n.Kind == yaml.ScalarNode && n.ShortTag() == yaml.NodeTagNull {
+	if n != nil && n.Kind == yaml.ScalarNode && shortTag(n) == yaml.NodeTagNull {
 		return nil
 	}
 	return n
+}
+
+// shortTag is n.ShortTag(), without its work for the tags the engine's trees hold: a tag in
+// the short "!!" form is its own short tag.
+func shortTag(n *yaml.Node) string {
+	if strings.HasPrefix(n.Tag, "!!") {
+		return n.Tag
+	}
+	return n.ShortTag()
 }
 
 // nodesEqual compares two nodes as JSON values.
@@ -237,7 +246,7 @@ func nodesEqual(a, b *yaml.Node) bool {
 	}
 	switch a.Kind {
 	case yaml.ScalarNode:
-		return a.ShortTag() == b.ShortTag() && a.Value == b.Value
+		return a.Value == b.Value && shortTag(a) == shortTag(b)
 	case yaml.SequenceNode:
 		if len(a.Content) != len(b.Content) {
 			return false
@@ -285,7 +294,7 @@ func nodeValue(n *yaml.Node) any {
 		}
 		return l
 	}
-	switch n.ShortTag() {
+	switch shortTag(n) {
 	case yaml.NodeTagNull:
 		return nil
 	case yaml.NodeTagInt:
