@@ -63,8 +63,10 @@ func mappingAt(m *yaml.Node, path ...string) (*yaml.Node, bool) {
 	}
 	for _, p := range path {
 		if !plainKey(p) {
-			return nil, false
+			return nil, false // before creating anything: LookupCreate makes lists for indexes
 		}
+	}
+	for _, p := range path {
 		v := mappingValue(m, p)
 		switch {
 		case v == nil:
@@ -127,12 +129,26 @@ func nonString(n *yaml.Node) bool {
 // setString sets the string field at path under obj (its parent mappings created as kyaml's
 // LookupCreate does) to the scalar v, as obj.SetMapField(v, path...) does.
 func setString(obj *yaml.RNode, v *yaml.Node, path ...string) error {
+	if obj.IsNil() {
+		return obj.SetMapField(yaml.NewRNode(v), path...)
+	}
 	parent, ok := mappingAt(obj.YNode(), path[:len(path)-1]...)
 	if !ok {
 		return obj.SetMapField(yaml.NewRNode(v), path...)
 	}
 	setScalar(parent, path[len(path)-1], v)
 	return nil
+}
+
+// lookupCreate is kyaml's LookupCreate of a mapping (n.Pipe(yaml.LookupCreate(yaml.MappingNode,
+// path...))) without its filter chain where the path is mappings or missing.
+func lookupCreate(n *yaml.RNode, path ...string) (*yaml.RNode, error) {
+	if !n.IsNil() {
+		if m, ok := mappingAt(n.YNode(), path...); ok {
+			return yaml.NewRNode(m), nil
+		}
+	}
+	return n.Pipe(yaml.LookupCreate(yaml.MappingNode, path...))
 }
 
 // setMetadataString sets metadata.<field>.<key> of obj to value as kyaml's SetAnnotation and

@@ -32,8 +32,9 @@ func TestPlainString(t *testing.T) {
 
 func nonStringNode(v string) bool { return nonString(&yaml.Node{Kind: yaml.ScalarNode, Value: v}) }
 
-// TestSetHelpersMatchKyaml: setString, setMetadataString and lookup give what kyaml's
-// SetMapField, SetAnnotation, SetLabel and Lookup give, on objects of many shapes.
+// TestSetHelpersMatchKyaml: setString, setMetadataString, lookupCreate and lookup give what
+// kyaml's SetMapField, SetAnnotation, SetLabel, LookupCreate and Lookup give, on objects of
+// many shapes.
 func TestSetHelpersMatchKyaml(t *testing.T) {
 	objects := []string{
 		"apiVersion: v1\nkind: ConfigMap\n",
@@ -102,6 +103,17 @@ func TestSetHelpersMatchKyaml(t *testing.T) {
 						t.Errorf("%s\ngot:\n%s\nkyaml:\n%s", d, got.MustString(), want.MustString())
 					}
 				})
+			}
+		}
+		for _, path := range [][]string{{"metadata"}, {"metadata", "labels"}, {"spec", "template", "metadata"}, {"metadata", "labels", "0"}, {}} {
+			want, got := yaml.MustParse(src), yaml.MustParse(src)
+			_, wantErr := want.Pipe(yaml.LookupCreate(yaml.MappingNode, path...))
+			_, gotErr := lookupCreate(got, path...)
+			if (wantErr != nil) != (gotErr != nil) {
+				t.Errorf("lookupCreate(%q, %q): error %v, kyaml's %v", src, path, gotErr, wantErr)
+			}
+			if d := nodeDiffExact(want.YNode(), got.YNode(), ""); d != "" {
+				t.Errorf("lookupCreate(%q, %q): %s", src, path, d)
 			}
 		}
 		for _, path := range [][]string{{"metadata"}, {"metadata", "name"}, {"metadata", "annotations", "k"}, {"metadata", "labels", "0"}, {"metadata", "x", "y"}, {}} {

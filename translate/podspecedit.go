@@ -96,7 +96,7 @@ func podSpecPatch(path []string, spec map[string]any) (*yaml.RNode, error) {
 // quotedNew quotes a string scalar as kyaml's FieldSetter does when it writes a new value: a
 // plain string a YAML 1.1 parser reads as something else is double-quoted.
 func quotedNew(n *yaml.Node) *yaml.Node {
-	if yaml.IsYNodeString(n) && n.Style == 0 && yaml.IsYaml1_1NonString(n) {
+	if yaml.IsYNodeString(n) && n.Style == 0 && nonString(n) {
 		n.Style = yaml.DoubleQuotedStyle
 	}
 	return n
