@@ -1,6 +1,8 @@
 package translate
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -47,6 +49,14 @@ func TestDiffNodes(t *testing.T) {
 			before: "a: null\n", after: "b: true\n",
 			want: []change{{"/b", nil, true}},
 		},
+		"large mappings, through an index": {
+			before: "m: {" + manyKeys(20) + ", gone: x, same: {a: [1]}}\n", after: "m: {new: y, " + manyKeys(20) + ", same: {a: [1]}, k3: changed}\n",
+			want: []change{{"/m/k3", "v3", "changed"}, {"/m/gone", "x", nil}, {"/m/new", nil, "y"}},
+		},
+		"deep paths keep their segments": {
+			before: "a: {b: {c: 1, d: 2}, e: [{f: 1}, {g: 2}]}\n", after: "a: {b: {c: 3, d: 4}, e: [{f: 5}, {g: 6}]}\n",
+			want: []change{{"/a/b/c", int64(1), int64(3)}, {"/a/b/d", int64(2), int64(4)}, {"/a/e/0/f", int64(1), int64(5)}, {"/a/e/1/g", int64(2), int64(6)}},
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -62,4 +72,13 @@ func TestDiffNodes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// manyKeys returns n flow mapping entries kI: vI.
+func manyKeys(n int) string {
+	var entries []string
+	for i := range n {
+		entries = append(entries, fmt.Sprintf("k%d: v%d", i, i))
+	}
+	return strings.Join(entries, ", ")
 }

@@ -105,7 +105,7 @@ func checkSimulatedNamespaces(p *Plan, finals []*yaml.RNode, hcp string, discove
 		objs[i] = obj
 		if path, ok := podLabelsPath(e.Source.Resource); ok && (e.Source.Resource == "pods" && e.Source.Group == "" || workloadGroups[e.Source.Resource] == e.Source.Group) {
 			set := labels.Set{}
-			if m, err := obj.Pipe(yaml.Lookup(path...)); err == nil && m != nil {
+			if m, err := lookup(obj, path...); err == nil && m != nil {
 				_ = m.VisitFields(func(n *yaml.MapNode) error {
 					set[n.Key.YNode().Value] = n.Value.YNode().Value
 					return nil

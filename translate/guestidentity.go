@@ -8,9 +8,13 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"sync"
+	"unicode/utf8"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/routing"
@@ -327,12 +331,14 @@ func (e Engine) serviceAccountWork(w, own *work, k saKey, cluster, why string) *
 	id := contract.Identity{Version: "v1", Resource: "serviceaccounts", Namespace: k.namespace, Name: k.name}
 	from := w
 	var obj *yaml.RNode
-	var err error
+	var bare map[string]any
 	if own != nil && own.src != nil {
-		from, obj = own, own.tree().Copy()
+		from, obj = own, yaml.NewRNode(copyTree(own.tree().YNode()))
 		id.Version = own.entry.Source.Version
 	} else {
-		obj, err = yaml.Parse("apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: " + strconv.Quote(k.name) + "\n  namespace: " + strconv.Quote(k.namespace) + "\n")
+		// The tree a parse of the object's YAML gives, as the engine builds trees (keys in order).
+		bare = map[string]any{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": map[string]any{"name": k.name, "namespace": k.namespace}}
+		obj = treeOf(bare)
 	}
 	class := contract.ClassUserWorkload
 	if cluster == routing.ClusterManagement {
@@ -352,14 +358,21 @@ func (e Engine) serviceAccountWork(w, own *work, k saKey, cluster, why string) *
 		Reason:     reason,
 		Transforms: []string{}, Warnings: []string{},
 	}}
-	if err != nil {
-		return sw.reject(RuleBody, err.Error())
-	}
-	if sw.m.Body, err = marshalBody(obj); err != nil {
-		return sw.reject(RuleBody, err.Error())
-	}
-	if sw.src = unstructuredOf(obj); sw.src == nil {
-		return sw.reject(RuleBody, "the service account is not an object")
+	var err error
+	if bare != nil {
+		// marshalBody's and unstructuredOf's results for an object of strings: its JSON as
+		// YAML, and itself.
+		if sw.m.Body, err = sigsyaml.Marshal(bare); err != nil {
+			return sw.reject(RuleBody, err.Error())
+		}
+		sw.src = &unstructured.Unstructured{Object: bare}
+	} else {
+		if sw.m.Body, err = marshalBody(obj); err != nil {
+			return sw.reject(RuleBody, err.Error())
+		}
+		if sw.src = unstructuredOf(obj); sw.src == nil {
+			return sw.reject(RuleBody, "the service account is not an object")
+		}
 	}
 	sw.m.Object = sw.src
 	target, err := e.Names.ToTarget(cluster, id)
@@ -420,30 +433,29 @@ func (f GuestKubeconfig) Filter(objs []*yaml.RNode) ([]*yaml.RNode, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: pod spec: %w", RuleGuestIdentity, err)
 		}
-		if err := spec.PipeE(yaml.SetField("automountServiceAccountToken", falseNode())); err != nil {
+		if err := setString(spec, falseNode().YNode(), "automountServiceAccountToken"); err != nil {
 			return nil, err
 		}
-		if err := spec.PipeE(yaml.SetField("serviceAccountName", yaml.NewStringRNode(f.ServiceAccountName))); err != nil {
+		if err := setString(spec, yaml.NewStringRNode(f.ServiceAccountName).YNode(), "serviceAccountName"); err != nil {
 			return nil, err
 		}
 		if spec.Field("serviceAccount") != nil {
-			if err := spec.PipeE(yaml.SetField("serviceAccount", yaml.NewStringRNode(f.ServiceAccountName))); err != nil {
+			if err := setString(spec, yaml.NewStringRNode(f.ServiceAccountName).YNode(), "serviceAccount"); err != nil {
 				return nil, err
 			}
 		}
-		volume, err := yaml.Parse(fmt.Sprintf("name: %s\nsecret:\n  secretName: %s\n  defaultMode: %d\n", GuestKubeconfigVolume, strconv.Quote(f.SecretName), guestKubeconfigMode))
+		items, err := guestKubeconfigItems()
 		if err != nil {
+			return nil, err
+		}
+		volume, mount, env := items[0].Copy(), items[1], items[2]
+		if secretName, _ := lookup(volume, "secret", "secretName"); utf8.ValidString(f.SecretName) {
+			// What the parse of the name quoted as Go quotes it gives, for a valid UTF-8 name.
+			secretName.YNode().Value = f.SecretName
+		} else if volume, err = parseGuestKubeconfigVolume(f.SecretName); err != nil {
 			return nil, err
 		}
 		if err := upsertNamed(spec, "volumes", volume); err != nil {
-			return nil, err
-		}
-		mount, err := yaml.Parse(fmt.Sprintf("name: %s\nmountPath: %s\nreadOnly: true\n", GuestKubeconfigVolume, GuestKubeconfigMountPath))
-		if err != nil {
-			return nil, err
-		}
-		env, err := yaml.Parse(fmt.Sprintf("name: %s\nvalue: %s\n", GuestKubeconfigEnv, GuestKubeconfigMountPath+"/"+GuestKubeconfigKey))
-		if err != nil {
 			return nil, err
 		}
 		for _, list := range []string{"initContainers", "containers"} {
@@ -466,6 +478,26 @@ func (f GuestKubeconfig) Filter(objs []*yaml.RNode) ([]*yaml.RNode, error) {
 		}
 		return o, nil
 	})).Filter(objs)
+}
+
+// guestKubeconfigItems returns the volume (of an empty secret name), volume mount and env var
+// that GuestKubeconfig adds, parsed once; callers copy them.
+var guestKubeconfigItems = sync.OnceValues(func() ([3]*yaml.RNode, error) {
+	var items [3]*yaml.RNode
+	var err error
+	if items[0], err = parseGuestKubeconfigVolume(""); err != nil {
+		return items, err
+	}
+	if items[1], err = yaml.Parse(fmt.Sprintf("name: %s\nmountPath: %s\nreadOnly: true\n", GuestKubeconfigVolume, GuestKubeconfigMountPath)); err != nil {
+		return items, err
+	}
+	items[2], err = yaml.Parse(fmt.Sprintf("name: %s\nvalue: %s\n", GuestKubeconfigEnv, GuestKubeconfigMountPath+"/"+GuestKubeconfigKey))
+	return items, err
+})
+
+// parseGuestKubeconfigVolume parses the guest kubeconfig volume of a secret.
+func parseGuestKubeconfigVolume(secretName string) (*yaml.RNode, error) {
+	return yaml.Parse(fmt.Sprintf("name: %s\nsecret:\n  secretName: %s\n  defaultMode: %d\n", GuestKubeconfigVolume, strconv.Quote(secretName), guestKubeconfigMode))
 }
 
 // upsertNamed replaces the element of the list field of n with item's name, or appends item.

@@ -37,11 +37,17 @@ var identityFields = []string{"/apiVersion", "/kind", "/metadata/name", "/metada
 // field itself, a part of it, or a whole that holds it (the object, metadata).
 func identityField(pointer string) string {
 	for _, f := range identityFields {
-		if pointer == f || strings.HasPrefix(pointer, f+"/") || strings.HasPrefix(f, pointer+"/") || pointer == "" {
+		if pointer == f || under(pointer, f) || under(f, pointer) || pointer == "" {
 			return f
 		}
 	}
 	return ""
+}
+
+// under reports whether the JSON pointer p is below the pointer above (p has above+"/" as a
+// prefix).
+func under(p, above string) bool {
+	return len(p) > len(above) && p[len(above)] == '/' && strings.HasPrefix(p, above)
 }
 
 // dotted prints a JSON pointer as a field path: "/metadata/name" as "metadata.name".
@@ -128,8 +134,11 @@ func (e Engine) checkIdentityFields(w *work) {
 		return
 	}
 	for _, c := range w.entry.Changes {
+		if c.Kind != ChangeTransformed {
+			continue
+		}
 		f := identityField(c.Path)
-		if c.Kind != ChangeTransformed || f == "" {
+		if f == "" {
 			continue
 		}
 		if c.By == ProfileHyperShift+"/drop-owner-references" && f == "/metadata/ownerReferences" && c.To == nil {

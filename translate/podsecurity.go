@@ -149,11 +149,11 @@ var _ kio.Filter = PodSecurityFilter{}
 // Filter implements kio.Filter.
 func (f PodSecurityFilter) Filter(objs []*yaml.RNode) ([]*yaml.RNode, error) {
 	return kio.FilterAll(yaml.FilterFunc(func(o *yaml.RNode) (*yaml.RNode, error) {
-		spec, err := o.Pipe(yaml.Lookup(append(slices.Clone(f.PodTemplatePath), "spec")...))
+		spec, err := lookup(o, append(slices.Clone(f.PodTemplatePath), "spec")...)
 		if err != nil || spec == nil {
 			return o, err
 		}
-		meta, err := o.Pipe(yaml.Lookup(append(slices.Clone(f.PodTemplatePath), "metadata")...))
+		meta, err := lookup(o, append(slices.Clone(f.PodTemplatePath), "metadata")...)
 		if err != nil {
 			return nil, err
 		}
@@ -165,7 +165,7 @@ func (f PodSecurityFilter) Filter(objs []*yaml.RNode) ([]*yaml.RNode, error) {
 func containersOf(spec *yaml.RNode) ([]*yaml.RNode, error) {
 	var out []*yaml.RNode
 	for _, list := range containerLists {
-		l, err := spec.Pipe(yaml.Lookup(list))
+		l, err := lookup(spec, list)
 		if err != nil {
 			return nil, err
 		}
@@ -183,7 +183,7 @@ func containersOf(spec *yaml.RNode) ([]*yaml.RNode, error) {
 
 // clearIf removes field of the mapping at path under n when keep returns false for its value.
 func clearIf(n *yaml.RNode, field string, keep func(v string) bool, path ...string) error {
-	parent, err := n.Pipe(yaml.Lookup(path...))
+	parent, err := lookup(n, path...)
 	if err != nil || parent == nil {
 		return err
 	}
@@ -223,7 +223,7 @@ func stripHostPorts(_, spec *yaml.RNode) error {
 		return err
 	}
 	for _, c := range cs {
-		ports, err := c.Pipe(yaml.Lookup("ports"))
+		ports, err := lookup(c, "ports")
 		if err != nil || ports == nil {
 			continue
 		}
@@ -277,7 +277,7 @@ func stripPrivilege(_, spec *yaml.RNode) error {
 				return err
 			}
 		}
-		add, err := c.Pipe(yaml.Lookup("securityContext", "capabilities", "add"))
+		add, err := lookup(c, "securityContext", "capabilities", "add")
 		if err != nil {
 			return err
 		}
@@ -330,7 +330,7 @@ func stripSecurityOverrides(meta, spec *yaml.RNode) error {
 			return err
 		}
 	}
-	if sysctls, err := spec.Pipe(yaml.Lookup("securityContext", "sysctls")); err != nil {
+	if sysctls, err := lookup(spec, "securityContext", "sysctls"); err != nil {
 		return err
 	} else if sysctls != nil {
 		if err := keepElements(sysctls, func(e *yaml.RNode) bool { return slices.Contains(safeSysctls, fieldString(e, "name")) }); err != nil {
@@ -340,7 +340,7 @@ func stripSecurityOverrides(meta, spec *yaml.RNode) error {
 	if meta == nil {
 		return nil
 	}
-	annotations, err := meta.Pipe(yaml.Lookup("annotations"))
+	annotations, err := lookup(meta, "annotations")
 	if err != nil || annotations == nil {
 		return err
 	}
@@ -389,7 +389,7 @@ func boolNode(b bool) *yaml.RNode {
 
 // setIfAbsent sets field of the mapping at path under n (created if need be) when it is absent.
 func setIfAbsent(n *yaml.RNode, field string, value *yaml.RNode, path ...string) error {
-	if existing, err := n.Pipe(yaml.Lookup(append(slices.Clone(path), field)...)); err != nil || existing != nil {
+	if existing, err := lookup(n, append(slices.Clone(path), field)...); err != nil || existing != nil {
 		return err
 	}
 	parent, err := n.Pipe(yaml.LookupCreate(yaml.MappingNode, path...))

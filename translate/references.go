@@ -117,7 +117,17 @@ func RewriteReferences(obj *yaml.RNode, r Renamer) (changed, dangling []string, 
 		return nil, nil, fmt.Errorf("rewrite references: %w", err)
 	}
 	c := refCollector{obj: obj}
+	group, version := resid.ParseGroupVersion(obj.GetApiVersion())
 	for _, rf := range rfs {
+		if (rf.spec.Group != "" && rf.spec.Group != group) || (rf.spec.Version != "" && rf.spec.Version != version) {
+			continue // as the filter's isMatchGVK (the kind matches: nameReferrers is by kind)
+		}
+		if nodes, ok := fieldSpecTargets(obj.YNode(), rf.parts, nil); ok && c.visitAll(rf, nodes) == nil {
+			continue
+		}
+		// kustomize's filter where the walk is not sure to find what it finds, or a visit
+		// fails: it words the error. It visits again what the walk visited, which changes
+		// nothing (a reference is recorded once per row).
 		f := fieldspec.Filter{FieldSpec: rf.spec, SetValue: func(n *yaml.RNode) error { return c.visit(rf, n) }}
 		if _, err := f.Filter(obj); err != nil {
 			return nil, nil, fmt.Errorf("rewrite references: field %s: %w", rf.path, err)
@@ -160,6 +170,7 @@ type nameReferrer struct {
 	field    string          // the referring field's own name
 	topLevel bool            // spec.Path is the field itself: its parent is the object
 	path     string          // the table's path, dotted, to name a field found through an alias
+	parts    []string        // spec.Path split as the filter splits it
 }
 
 // nameReferrers indexes the table by referrer kind, in table order. Built once, never changed.
@@ -185,6 +196,7 @@ func indexReferrers(table []NameReference) map[string][]nameReferrer {
 				}
 				rf.spec.Path = strings.Join(escaped, "/")
 			}
+			rf.parts = utils.PathSplitter(rf.spec.Path, "/")
 			out[spec.Kind] = append(out[spec.Kind], rf)
 		}
 	}
@@ -210,6 +222,50 @@ type refCollector struct {
 	obj   *yaml.RNode
 	refs  []*nameRef
 	index map[*yaml.Node]*nameRef
+}
+
+// fieldSpecTargets appends to out what kustomize's fieldspec filter (no creation) hands its
+// SetValue for path under n, in its order: it follows mapping keys and every element of a
+// list, and stops at a null or a missing field. ok is false where the filter would do more or
+// fail: a segment that is not a plain key or names a list ("x[]", which turns a null into a
+// list), a scalar where the path goes on.
+func fieldSpecTargets(n *yaml.Node, path []string, out []*yaml.Node) ([]*yaml.Node, bool) {
+	switch {
+	case n == nil:
+		return out, true
+	case len(path) == 0:
+		return append(out, n), true
+	case n.Tag == yaml.NodeTagNull:
+		return out, true
+	}
+	switch n.Kind {
+	case yaml.SequenceNode:
+		for _, e := range n.Content {
+			var ok bool
+			if out, ok = fieldSpecTargets(e, path, out); !ok {
+				return nil, false
+			}
+		}
+		return out, true
+	case yaml.MappingNode:
+		if !plainKey(path[0]) || strings.HasSuffix(path[0], "[]") {
+			return nil, false
+		}
+		return fieldSpecTargets(mappingValue(n, path[0]), path[1:], out)
+	case yaml.AliasNode:
+		return fieldSpecTargets(n.Alias, path, out)
+	}
+	return nil, false
+}
+
+// visitAll visits what the filter of rf found, in order.
+func (c *refCollector) visitAll(rf nameReferrer, nodes []*yaml.Node) error {
+	for _, n := range nodes {
+		if err := c.visit(rf, yaml.NewRNode(n)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // visit receives what the filter found: the field itself for a top-level referrer, or the

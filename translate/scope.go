@@ -76,7 +76,7 @@ func podLabelsPath(resource string) ([]string, bool) {
 func selectorSites(obj *yaml.RNode, group, resource string) []selectorSite {
 	var out []selectorSite
 	at := func(path ...string) *yaml.RNode {
-		n, err := obj.Pipe(yaml.Lookup(path...))
+		n, err := lookup(obj, path...)
 		if err != nil || n == nil || n.YNode().Kind != yaml.MappingNode {
 			return nil
 		}
@@ -167,7 +167,7 @@ type scoper struct {
 // selectors (see RuleSelectorScope).
 func (s *scoper) scope(obj *yaml.RNode, group, resource string) error {
 	if path, ok := podLabelsPath(resource); ok && (group == "" && resource == "pods" || workloadGroups[resource] == group) {
-		labels, err := obj.Pipe(yaml.LookupCreate(yaml.MappingNode, path...))
+		labels, err := lookupCreate(obj, path...)
 		if err != nil {
 			return err
 		}
@@ -175,7 +175,7 @@ func (s *scoper) scope(obj *yaml.RNode, group, resource string) error {
 			if kv[1] == "" {
 				continue
 			}
-			if err := labels.PipeE(yaml.SetField(kv[0], yaml.NewStringRNode(kv[1]))); err != nil {
+			if err := setString(labels, yaml.NewStringRNode(kv[1]).YNode(), kv[0]); err != nil {
 				return err
 			}
 		}
@@ -190,11 +190,11 @@ func (s *scoper) scope(obj *yaml.RNode, group, resource string) error {
 
 func (s *scoper) site(site selectorSite) error {
 	if site.plain {
-		sel, err := site.parent.Pipe(yaml.LookupCreate(yaml.MappingNode, site.field))
+		sel, err := lookupCreate(site.parent, site.field)
 		if err != nil {
 			return err
 		}
-		return sel.PipeE(yaml.SetField(namespaces.LabelNamespace, yaml.NewStringRNode(s.ns)))
+		return setString(sel, yaml.NewStringRNode(s.ns).YNode(), namespaces.LabelNamespace)
 	}
 	if !site.peer {
 		return narrow(site.parent, site.field, []string{s.ns})
@@ -261,16 +261,16 @@ func (s *scoper) warn(msg string) {
 // narrow adds to the LabelSelector parent.field (created when absent) the requirement that
 // the namespace label be one of nss.
 func narrow(parent *yaml.RNode, field string, nss []string) error {
-	sel, err := parent.Pipe(yaml.LookupCreate(yaml.MappingNode, field))
+	sel, err := lookupCreate(parent, field)
 	if err != nil {
 		return err
 	}
 	if len(nss) == 1 {
-		ml, err := sel.Pipe(yaml.LookupCreate(yaml.MappingNode, "matchLabels"))
+		ml, err := lookupCreate(sel, "matchLabels")
 		if err != nil {
 			return err
 		}
-		return ml.PipeE(yaml.SetField(namespaces.LabelNamespace, yaml.NewStringRNode(nss[0])))
+		return setString(ml, yaml.NewStringRNode(nss[0]).YNode(), namespaces.LabelNamespace)
 	}
 	exprs, err := sel.Pipe(yaml.LookupCreate(yaml.SequenceNode, "matchExpressions"))
 	if err != nil {

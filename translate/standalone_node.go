@@ -101,7 +101,7 @@ func installerBinding(obj *yaml.RNode, name string) bool {
 	if role, _ := fieldOf(obj, "roleRef", "name"); role != "cluster-admin" {
 		return false
 	}
-	subjects, err := obj.Pipe(yaml.Lookup("subjects"))
+	subjects, err := lookup(obj, "subjects")
 	if err != nil || subjects == nil {
 		return false
 	}
@@ -138,7 +138,7 @@ func revisionCopy(obj *yaml.RNode, name string) (string, bool) {
 	if _, err := strconv.ParseUint(n, 10, 31); err != nil {
 		return "", false
 	}
-	refs, err := obj.Pipe(yaml.Lookup("metadata", "ownerReferences"))
+	refs, err := lookup(obj, "metadata", "ownerReferences")
 	if err != nil || refs == nil {
 		return "", false
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	"sigs.k8s.io/kustomize/api/filters/patchjson6902"
@@ -160,9 +161,7 @@ func HyperShiftProfile() []Transform {
 			out = append(out, Transform{Name: ProfileHyperShift + "/" + name, Cluster: routing.ClusterManagement, Match: match, Filter: f, Strips: strips})
 		}
 		add := func(name string, f func(Context) (kio.Filter, error)) { addT(name, false, f) }
-		add("drop-standalone-scheduling", func(Context) (kio.Filter, error) {
-			return podSpecPatch(path, map[string]any{"nodeSelector": nil, "tolerations": nil, "affinity": nil, "priorityClassName": nil})
-		})
+		add("drop-standalone-scheduling", constEdit(path, map[string]any{"nodeSelector": nil, "tolerations": nil, "affinity": nil, "priorityClassName": nil}))
 		addT("drop-host-path-volumes", true, func(Context) (kio.Filter, error) { return DropHostPathVolumes{PodTemplatePath: path}, nil })
 		for _, t := range podSecurityTransforms() {
 			addT(t.name, t.strips, func(Context) (kio.Filter, error) {
@@ -175,18 +174,25 @@ func HyperShiftProfile() []Transform {
 				LabelControlPlaneComponent: c.Source.Identity.Name,
 			}}, nil
 		})
+		var scheduling sync.Map // hosted control plane namespace -> podSpecEdit
 		add("control-plane-scheduling", func(c Context) (kio.Filter, error) {
-			return podSpecPatch(path, map[string]any{
+			if e, ok := scheduling.Load(c.HCPNamespace); ok {
+				return e.(podSpecEdit), nil
+			}
+			e, err := newPodSpecEdit(path, map[string]any{
 				"priorityClassName": PriorityClassControlPlane,
 				"tolerations": []any{
 					map[string]any{"key": TaintControlPlane, "operator": "Equal", "value": "true", "effect": "NoSchedule"},
 					map[string]any{"key": TaintCluster, "operator": "Equal", "value": c.HCPNamespace, "effect": "NoSchedule"},
 				},
 			})
+			if err != nil {
+				return nil, err
+			}
+			scheduling.Store(c.HCPNamespace, e)
+			return e, nil
 		})
-		add("pull-secret", func(Context) (kio.Filter, error) {
-			return podSpecPatch(path, map[string]any{"imagePullSecrets": []any{map[string]any{"name": PullSecretName}}})
-		})
+		add("pull-secret", constEdit(path, map[string]any{"imagePullSecrets": []any{map[string]any{"name": PullSecretName}}}))
 	}
 	out = append(out, Transform{Name: ProfileHyperShift + "/drop-owner-references", Cluster: routing.ClusterManagement, Strips: false,
 		Filter: func(Context) (kio.Filter, error) { return dropOwnerReferences{}, nil }})
@@ -205,21 +211,11 @@ func (dropOwnerReferences) Filter(objs []*yaml.RNode) ([]*yaml.RNode, error) {
 	})).Filter(objs)
 }
 
-// podSpecPatch builds a strategic-merge patch that sets fields of the pod spec under path.
-func podSpecPatch(path []string, spec map[string]any) (kio.Filter, error) {
-	patch := map[string]any{"spec": spec}
-	for i := len(path) - 1; i >= 0; i-- {
-		patch = map[string]any{path[i]: patch}
-	}
-	data, err := sigsyaml.Marshal(patch)
-	if err != nil {
-		return nil, err
-	}
-	node, err := yaml.Parse(string(data))
-	if err != nil {
-		return nil, err
-	}
-	return patchstrategicmerge.Filter{Patch: node}, nil
+// constEdit returns the filter of a transform that makes the same pod spec edit on every
+// object, built once.
+func constEdit(path []string, spec map[string]any) func(Context) (kio.Filter, error) {
+	e, err := newPodSpecEdit(path, spec)
+	return func(Context) (kio.Filter, error) { return e, err }
 }
 
 // DropHostPathVolumes removes the hostPath volumes of a pod template and every container's
@@ -241,7 +237,7 @@ func (f DropHostPathVolumes) Filter(objs []*yaml.RNode) ([]*yaml.RNode, error) {
 // dropHostPathVolumes removes the hostPath volumes of a pod spec and the containers' and
 // init containers' mounts of them.
 func dropHostPathVolumes(spec *yaml.RNode) error {
-	volumes, err := spec.Pipe(yaml.Lookup("volumes"))
+	volumes, err := lookup(spec, "volumes")
 	if err != nil || volumes == nil {
 		return err
 	}
@@ -262,7 +258,7 @@ func dropHostPathVolumes(spec *yaml.RNode) error {
 		return err
 	}
 	for _, list := range []string{"containers", "initContainers"} {
-		containers, err := spec.Pipe(yaml.Lookup(list))
+		containers, err := lookup(spec, list)
 		if err != nil || containers == nil {
 			continue
 		}
@@ -271,7 +267,7 @@ func dropHostPathVolumes(spec *yaml.RNode) error {
 			return err
 		}
 		for _, c := range cs {
-			mounts, err := c.Pipe(yaml.Lookup("volumeMounts"))
+			mounts, err := lookup(c, "volumeMounts")
 			if err != nil || mounts == nil {
 				continue
 			}
@@ -321,18 +317,15 @@ var _ kio.Filter = AddLabels{}
 func (f AddLabels) Filter(objs []*yaml.RNode) ([]*yaml.RNode, error) {
 	return kio.FilterAll(yaml.FilterFunc(func(o *yaml.RNode) (*yaml.RNode, error) {
 		for _, k := range slices.Sorted(maps.Keys(f.Labels)) { // deterministic output
-			if err := o.PipeE(yaml.SetLabel(k, f.Labels[k])); err != nil {
+			if err := setMetadataString(o, "labels", k, f.Labels[k], yaml.SetLabel(k, f.Labels[k])); err != nil {
 				return nil, fmt.Errorf("set label %q: %w", k, err)
 			}
 			if len(f.PodTemplatePath) == 0 {
 				continue
 			}
-			path := append(slices.Clone(f.PodTemplatePath), "metadata", "labels")
-			labels, err := o.Pipe(yaml.LookupCreate(yaml.MappingNode, path...))
-			if err != nil {
-				return nil, err
-			}
-			if err := labels.PipeE(yaml.SetField(k, yaml.NewStringRNode(f.Labels[k]))); err != nil {
+			// As LookupCreate of the template's labels, then SetField.
+			path := append(slices.Clone(f.PodTemplatePath), "metadata", "labels", k)
+			if err := setString(o, yaml.NewStringRNode(f.Labels[k]).YNode(), path...); err != nil {
 				return nil, err
 			}
 		}

@@ -615,7 +615,9 @@ func (e Engine) changesBodies() bool { return e.Annotate || len(e.Transforms) > 
 // rewriteBody returns the target object of an entry, and records in the entry each change
 // made on the way.
 func (e Engine) rewriteBody(w *work, index map[objectKey]placed) (*yaml.RNode, error) {
-	obj := w.tree().Copy()
+	obj := yaml.NewRNode(copyTree(w.tree().YNode()))
+	// The operator's object is the first snapshot: obj starts as its copy.
+	snap := &snapshot{copy: w.tree().YNode()}
 	src, target, cluster := w.entry.Source, w.entry.Target.Identity, w.entry.Target.Cluster
 	status := w.m.Metadata.Action.IsStatus()
 	record := func(cs []Change) { w.entry.Changes = append(w.entry.Changes, cs...) }
@@ -627,16 +629,16 @@ func (e Engine) rewriteBody(w *work, index map[objectKey]placed) (*yaml.RNode, e
 	if status {
 		w.entry.Warnings = append(w.entry.Warnings, r.warnings...)
 	} else {
-		var before *yaml.RNode
+		var before *yaml.Node
 		if len(nameReferrers[obj.GetKind()]) > 0 {
-			before = obj.Copy()
+			before = snap.before(obj.YNode())
 		}
 		changed, _, err := RewriteReferences(obj, r)
 		if err != nil {
 			return nil, fmt.Errorf("rewrite references: %w", err)
 		}
 		if len(changed) > 0 && before != nil {
-			record(diffNodes(before.YNode(), obj.YNode(), ByReferenceTable, ChangeReference))
+			record(snap.diff(before, obj.YNode(), ByReferenceTable, ChangeReference))
 		}
 		if err := e.rewriteOutsideTable(obj, r, record); err != nil {
 			return nil, err
@@ -644,19 +646,19 @@ func (e Engine) rewriteBody(w *work, index map[objectKey]placed) (*yaml.RNode, e
 		w.entry.Warnings = append(w.entry.Warnings, r.warnings...)
 		if e.scopes(cluster, src, target) && scopable(src.Group, src.Resource) {
 			s := &scoper{ns: src.Namespace, hcp: e.HCPNamespace, operator: e.Operator, simulated: func(ns string) bool { return e.simulatesNamespace(r, ns) }}
-			before := obj.Copy()
+			before := snap.before(obj.YNode())
 			if err := s.scope(obj, src.Group, src.Resource); err != nil {
 				return nil, fmt.Errorf("%s: %w", RuleSelectorScope, err)
 			}
-			record(diffNodes(before.YNode(), obj.YNode(), RuleSelectorScope, ChangeTransformed))
+			record(snap.diff(before, obj.YNode(), RuleSelectorScope, ChangeTransformed))
 			w.entry.Warnings = append(w.entry.Warnings, s.warnings...)
 		}
 		if src.IsEvent() {
-			before := obj.Copy()
+			before := snap.before(obj.YNode())
 			if err := rewriteInvolvedObject(obj, r, target.Namespace); err != nil {
 				return nil, fmt.Errorf("rewrite involvedObject: %w", err)
 			}
-			record(diffNodes(before.YNode(), obj.YNode(), ByEventInvolvedObject, ChangeReference))
+			record(snap.diff(before, obj.YNode(), ByEventInvolvedObject, ChangeReference))
 		}
 	}
 	changes, err := e.setIdentity(obj, src, target, w.entry.Rule)
@@ -673,7 +675,7 @@ func (e Engine) rewriteBody(w *work, index map[objectKey]placed) (*yaml.RNode, e
 				}
 				from = old
 			}
-			if err := obj.PipeE(f); err != nil {
+			if err := setMetadataString(obj, field, k, v, f); err != nil {
 				return err
 			}
 			record([]Change{{Path: pointer([]string{"metadata", field, k}), From: from, To: v, By: ByAnnotate, Kind: ChangeRecorded, Detail: detailRecorded}})
@@ -690,11 +692,11 @@ func (e Engine) rewriteBody(w *work, index map[objectKey]placed) (*yaml.RNode, e
 		}
 	}
 	if w.tokenless && !status {
-		before := obj.Copy()
+		before := snap.before(obj.YNode())
 		if err := disableToken(obj); err != nil {
 			return nil, fmt.Errorf("%s: %w", RuleGuestIdentity, err)
 		}
-		record(diffNodes(before.YNode(), obj.YNode(), RuleGuestIdentity, ChangeTransformed))
+		record(snap.diff(before, obj.YNode(), RuleGuestIdentity, ChangeTransformed))
 	}
 	if w.guestSA != nil && !status {
 		sa, err := e.Names.ToTarget(routing.ClusterManagement, contract.Identity{Version: "v1", Resource: "serviceaccounts", Namespace: w.guestSA.namespace, Name: w.guestSA.name})
@@ -702,11 +704,11 @@ func (e Engine) rewriteBody(w *work, index map[objectKey]placed) (*yaml.RNode, e
 			return nil, fmt.Errorf("%s: service account: %w", RuleGuestIdentity, err)
 		}
 		f := GuestKubeconfig{PodTemplatePath: podTemplatePaths[src.Resource], ServiceAccountName: sa.Name, SecretName: GuestKubeconfigSecretName(w.guestSA.namespace, w.guestSA.name)}
-		before := obj.Copy()
+		before := snap.before(obj.YNode())
 		if _, err := f.Filter([]*yaml.RNode{obj}); err != nil {
 			return nil, err
 		}
-		record(diffNodes(before.YNode(), obj.YNode(), RuleGuestIdentity, ChangeTransformed))
+		record(snap.diff(before, obj.YNode(), RuleGuestIdentity, ChangeTransformed))
 	}
 	if !status {
 		ctx := Context{Source: w.object(), Cluster: cluster, HCPNamespace: e.HCPNamespace, HostedControlPlane: e.HostedControlPlane}
@@ -718,7 +720,7 @@ func (e Engine) rewriteBody(w *work, index map[objectKey]placed) (*yaml.RNode, e
 			if err != nil {
 				return nil, fmt.Errorf("transform %s: %w", t.Name, err)
 			}
-			before := obj.Copy()
+			before := snap.before(obj.YNode())
 			out, err := f.Filter([]*yaml.RNode{obj})
 			if err != nil {
 				return nil, fmt.Errorf("transform %s: %w", t.Name, err)
@@ -728,7 +730,7 @@ func (e Engine) rewriteBody(w *work, index map[objectKey]placed) (*yaml.RNode, e
 			}
 			obj = out[0]
 			w.entry.Transforms = append(w.entry.Transforms, t.Name)
-			record(diffNodes(before.YNode(), obj.YNode(), t.Name, ChangeTransformed))
+			record(snap.diff(before, obj.YNode(), t.Name, ChangeTransformed))
 		}
 	}
 	return obj, nil
@@ -736,7 +738,7 @@ func (e Engine) rewriteBody(w *work, index map[objectKey]placed) (*yaml.RNode, e
 
 // fieldOf returns the string at path in obj, if there is one.
 func fieldOf(obj *yaml.RNode, path ...string) (string, bool) {
-	n, err := obj.Pipe(yaml.Lookup(path...))
+	n, err := lookup(obj, path...)
 	if err != nil || n == nil || n.YNode().Kind != yaml.ScalarNode || n.IsNil() {
 		return "", false
 	}
@@ -769,7 +771,7 @@ func (e Engine) setIdentity(obj *yaml.RNode, src, target contract.Identity, rule
 			kind = ChangeShadowed
 		}
 		if err := set([]string{"apiVersion"}, gv, kind, ByNamespaces, src.Group+" -> "+target.Group, func() error {
-			return obj.PipeE(yaml.SetField("apiVersion", yaml.NewStringRNode(gv)))
+			return setString(obj, yaml.NewStringRNode(gv).YNode(), "apiVersion")
 		}); err != nil {
 			return nil, err
 		}
@@ -780,23 +782,26 @@ func (e Engine) setIdentity(obj *yaml.RNode, src, target contract.Identity, rule
 			return nil, fmt.Errorf("no kind known for %s", target.GroupVersionResource())
 		}
 		if err := set([]string{"kind"}, kind, ChangeConverted, rule, src.Resource+" -> "+target.Resource, func() error {
-			return obj.PipeE(yaml.SetField("kind", yaml.NewStringRNode(kind)))
+			return setString(obj, yaml.NewStringRNode(kind).YNode(), "kind")
 		}); err != nil {
 			return nil, err
 		}
 	}
 	if target.Namespace != src.Namespace {
 		if err := set([]string{"metadata", "namespace"}, target.Namespace, ChangeRenamed, ByNamespaces, detailRenamed, func() error {
-			return obj.SetNamespace(target.Namespace)
+			if target.Namespace == "" {
+				return obj.SetNamespace("")
+			}
+			return setString(obj, &yaml.Node{Kind: yaml.ScalarNode, Value: target.Namespace}, "metadata", "namespace") // as SetNamespace
 		}); err != nil {
 			return nil, err
 		}
 		if path, ok := podTemplatePaths[src.Resource]; ok {
 			metaPath := append(slices.Clone(path), "metadata")
-			meta, err := obj.Pipe(yaml.Lookup(metaPath...))
+			meta, err := lookup(obj, metaPath...)
 			if err == nil && meta != nil && meta.Field("namespace") != nil {
 				if err := set(append(metaPath, "namespace"), target.Namespace, ChangeRenamed, ByNamespaces, detailRenamed, func() error {
-					return meta.PipeE(yaml.SetField("namespace", yaml.NewStringRNode(target.Namespace)))
+					return setString(meta, yaml.NewStringRNode(target.Namespace).YNode(), "namespace")
 				}); err != nil {
 					return nil, err
 				}
@@ -805,18 +810,14 @@ func (e Engine) setIdentity(obj *yaml.RNode, src, target contract.Identity, rule
 	}
 	if target.Name != src.Name {
 		if err := set([]string{"metadata", "name"}, target.Name, ChangeRenamed, ByNamespaces, detailRenamed, func() error {
-			return obj.SetName(target.Name)
+			return setString(obj, &yaml.Node{Kind: yaml.ScalarNode, Value: target.Name}, "metadata", "name") // as SetName
 		}); err != nil {
 			return nil, err
 		}
 	}
 	if target.GenerateName != src.GenerateName {
 		if err := set([]string{"metadata", "generateName"}, target.GenerateName, ChangeRenamed, ByNamespaces, detailRenamed, func() error {
-			meta, err := obj.Pipe(yaml.LookupCreate(yaml.MappingNode, "metadata"))
-			if err != nil {
-				return err
-			}
-			return meta.PipeE(yaml.SetField("generateName", yaml.NewStringRNode(target.GenerateName)))
+			return setString(obj, yaml.NewStringRNode(target.GenerateName).YNode(), "metadata", "generateName")
 		}); err != nil {
 			return nil, err
 		}
@@ -952,7 +953,7 @@ func rewriteEventReferences(obj *yaml.RNode, discovery *contract.Discovery, reso
 			set["namespace"] = eventNamespace
 		}
 		for _, k := range slices.Sorted(maps.Keys(set)) {
-			if err := ref.Value.PipeE(yaml.SetField(k, yaml.NewStringRNode(set[k]))); err != nil {
+			if err := setString(ref.Value, yaml.NewStringRNode(set[k]).YNode(), k); err != nil {
 				return err
 			}
 		}

@@ -1,0 +1,457 @@
+package translate
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"sigs.k8s.io/kustomize/api/filters/patchstrategicmerge"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/openapi"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+	sigsyaml "sigs.k8s.io/yaml"
+)
+
+// podSpecEdit sets or removes top-level fields of the pod spec under a pod template path,
+// with the result kustomize's strategic merge of the same patch (podSpecPatch) gives, without
+// its walk of the whole object. The profile's patches only remove fields (null), replace a
+// scalar or a list without merge key (tolerations), or merge into a list by name
+// (imagePullSecrets); the edit does those directly.
+//
+// The strategic merge walks every field of the object, not just the patch's: it quotes the
+// strings a YAML 1.1 parser would not read as strings, and rebuilds each list that has a merge
+// key, which merges elements of equal keys and drops empty ones. The quoting of a scalar tagged
+// !!str changes nothing any output reads (its tag says it is a string); everything else does.
+// So the edit runs only on objects where that walk changes nothing else (smpNeutral); on any
+// other object, and where the patch meets a field of another kind, it runs the strategic merge
+// itself. TestPodSpecEditMatchesStrategicMerge compares the two.
+type podSpecEdit struct {
+	// path is the path of the pod template in the object.
+	path []string
+	// patch is the strategic-merge patch, parsed; spec its pod spec mapping.
+	patch, spec *yaml.RNode
+	// fields are the patch's pod spec fields, in the order the merge visits them (sorted).
+	fields []podSpecField
+}
+
+// podSpecField is one field of a podSpecEdit's patch.
+type podSpecField struct {
+	name string
+	// value is the patch's value, as the merge writes it where the field is new (its strings
+	// quoted as FieldSetter quotes them); nil removes the field.
+	value *yaml.Node
+}
+
+var _ kio.Filter = podSpecEdit{}
+
+// newPodSpecEdit returns the edit of the pod spec under path that the strategic-merge patch
+// podSpecPatch(path, spec) makes. Values are nil (remove the field), strings, or lists of
+// mappings of strings: a list the schema merges (by name) is merged, any other replaced.
+func newPodSpecEdit(path []string, spec map[string]any) (podSpecEdit, error) {
+	patch, err := podSpecPatch(path, spec)
+	if err != nil {
+		return podSpecEdit{}, err
+	}
+	e := podSpecEdit{path: path, patch: patch}
+	e.spec, err = patch.Pipe(yaml.Lookup(append(slices.Clone(path), "spec")...))
+	if err != nil || e.spec == nil {
+		return podSpecEdit{}, fmt.Errorf("patch %v: no pod spec", path)
+	}
+	fields, err := e.spec.Fields()
+	if err != nil {
+		return podSpecEdit{}, err
+	}
+	slices.Sort(fields)
+	for _, name := range fields {
+		v := e.spec.Field(name).Value.YNode()
+		f := podSpecField{name: name}
+		switch {
+		case v.Tag == yaml.NodeTagNull:
+		case v.Kind == yaml.ScalarNode:
+			f.value = quotedNew(yaml.CopyYNode(v))
+		case v.Kind == yaml.SequenceNode:
+			f.value = yaml.CopyYNode(v)
+		default:
+			return podSpecEdit{}, fmt.Errorf("patch %v: field %s: a %s", path, name, v.ShortTag())
+		}
+		e.fields = append(e.fields, f)
+	}
+	return e, nil
+}
+
+// podSpecPatch builds the strategic-merge patch that sets fields of the pod spec under path.
+func podSpecPatch(path []string, spec map[string]any) (*yaml.RNode, error) {
+	patch := map[string]any{"spec": spec}
+	for i := len(path) - 1; i >= 0; i-- {
+		patch = map[string]any{path[i]: patch}
+	}
+	data, err := sigsyaml.Marshal(patch)
+	if err != nil {
+		return nil, err
+	}
+	return yaml.Parse(string(data))
+}
+
+// quotedNew quotes a string scalar as kyaml's FieldSetter does when it writes a new value: a
+// plain string a YAML 1.1 parser reads as something else is double-quoted.
+func quotedNew(n *yaml.Node) *yaml.Node {
+	if yaml.IsYNodeString(n) && n.Style == 0 && nonString(n) {
+		n.Style = yaml.DoubleQuotedStyle
+	}
+	return n
+}
+
+// Filter implements kio.Filter.
+func (e podSpecEdit) Filter(objs []*yaml.RNode) ([]*yaml.RNode, error) {
+	for i, o := range objs {
+		if e.edit(o.YNode()) {
+			continue
+		}
+		out, err := patchstrategicmerge.Filter{Patch: e.patch.Copy()}.Filter([]*yaml.RNode{o})
+		if err != nil {
+			return nil, err
+		}
+		if len(out) != 1 {
+			return nil, fmt.Errorf("strategic merge returned %d objects", len(out))
+		}
+		objs[i] = out[0]
+	}
+	return objs, nil
+}
+
+// edit makes the edit on obj and reports true when it can: obj is neutral to the strategic
+// merge's walk, and every node on the patch's path is of the kind the patch expects.
+// It changes nothing when it reports false.
+func (e podSpecEdit) edit(obj *yaml.Node) bool {
+	if !smpNeutral(obj) {
+		return false
+	}
+	segments := append(slices.Clone(e.path), "spec")
+	// Check first, so that nothing changes when the merge must do it.
+	n := obj
+	for _, s := range segments {
+		v := mappingValue(n, s)
+		if v == nil || v.Tag == yaml.NodeTagNull {
+			n = nil
+			break
+		}
+		if v.Kind != yaml.MappingNode {
+			return false
+		}
+		n = v
+	}
+	apiVersion, kind := scalarValue(mappingValue(obj, "apiVersion")), scalarValue(mappingValue(obj, "kind"))
+	for _, f := range e.fields {
+		if f.value == nil || f.value.Kind != yaml.SequenceNode {
+			continue
+		}
+		// A list the schema merges is merged by name; the patch's lists hold names only.
+		if merges, keys := listStrategy(apiVersion, kind, append(slices.Clone(segments), f.name)); merges && !slices.Equal(keys, []string{"name"}) {
+			return false
+		}
+	}
+	if n != nil {
+		for _, f := range e.fields {
+			v := mappingValue(n, f.name)
+			if f.value == nil || v == nil || v.Tag == yaml.NodeTagNull {
+				continue
+			}
+			if v.Kind != f.value.Kind {
+				return false
+			}
+		}
+	}
+	// Edit. The merge gives an empty mapping on the path the style of the patch's (block), and
+	// adds what is missing or null as the patch's own mapping.
+	n, keyTag := obj, ""
+	for i, s := range segments {
+		if len(n.Content) == 0 {
+			n.Style = 0
+		}
+		v := mappingValue(n, s)
+		if v == nil || v.Tag == yaml.NodeTagNull {
+			n, keyTag = created(n, segments[i:]), yaml.NodeTagString
+			break
+		}
+		n = v
+		if i == len(segments)-1 && len(n.Content) == 0 {
+			n.Style = 0
+		}
+	}
+	for _, f := range e.fields {
+		old := mappingValue(n, f.name)
+		switch {
+		case f.value == nil:
+			removeField(n, f.name)
+		case f.value.Kind != yaml.SequenceNode:
+			setField(n, f.name, yaml.CopyYNode(f.value), keyTag)
+		default:
+			if merges, _ := listStrategy(apiVersion, kind, append(slices.Clone(segments), f.name)); !merges {
+				setField(n, f.name, yaml.CopyYNode(f.value), keyTag)
+				break
+			}
+			var elems []*yaml.Node
+			if old != nil && old.Tag != yaml.NodeTagNull {
+				elems = old.Content
+			}
+			setField(n, f.name, &yaml.Node{Kind: yaml.SequenceNode, Content: mergedByName(elems, f.value.Content)}, keyTag)
+		}
+	}
+	return true
+}
+
+// created sets the first of segments, missing or null in the mapping m, to a mapping, and
+// the rest under it, as the merge adds the patch's own mappings there (their keys are the
+// patch's, tagged; the pod spec's fields are set after); it returns the innermost.
+func created(m *yaml.Node, segments []string) *yaml.Node {
+	keyTag := ""
+	for _, s := range segments {
+		m, keyTag = setField(m, s, &yaml.Node{Kind: yaml.MappingNode, Tag: yaml.NodeTagMap}, keyTag), yaml.NodeTagString
+	}
+	return m
+}
+
+// mergedByName returns the elements of a list whose merge key is name, dest, merged with the
+// patch's as the strategic merge (prepending, as kustomize's patches do) merges them: the
+// patch's elements first, each the element of dest of the same name with the patch's name
+// node (in the old one's style) or else the patch's own, its strings quoted as new values
+// are; then the other elements of dest, in order. The merge writes the list as a new,
+// untagged node.
+func mergedByName(dest, patch []*yaml.Node) []*yaml.Node {
+	out := make([]*yaml.Node, 0, len(dest)+len(patch))
+	merged := make([]bool, len(dest))
+	for _, p := range patch {
+		name := mappingValue(p, "name")
+		i := slices.IndexFunc(dest, func(d *yaml.Node) bool { return mappingValue(d, "name").Value == name.Value })
+		if i >= 0 {
+			setField(dest[i], "name", yaml.CopyYNode(name), "")
+			out, merged[i] = append(out, dest[i]), true
+			continue
+		}
+		elem := yaml.CopyYNode(p)
+		for j := 1; j < len(elem.Content); j += 2 {
+			quotedNew(elem.Content[j])
+		}
+		out = append(out, elem)
+	}
+	for i, d := range dest {
+		if !merged[i] {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// mappingValue returns the value of key in the mapping m, or nil.
+func mappingValue(m *yaml.Node, key string) *yaml.Node {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// setField sets key of the mapping m to v as kyaml's FieldSetter does: an existing value is
+// replaced and its style kept (an empty mapping or list first takes v's style, as the merge
+// gives it); a new key is appended, tagged keyTag (FieldSetter's are untagged, the patch's
+// !!str). It returns v.
+func setField(m *yaml.Node, key string, v *yaml.Node, keyTag string) *yaml.Node {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value != key {
+			continue
+		}
+		old := m.Content[i+1]
+		if old.Kind != yaml.ScalarNode && len(old.Content) == 0 {
+			old.Style = v.Style
+		}
+		v.Style = old.Style
+		m.Content[i+1] = v
+		return v
+	}
+	m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: keyTag, Value: key}, v)
+	return v
+}
+
+// removeField removes key from the mapping m.
+func removeField(m *yaml.Node, key string) {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			m.Content = slices.Delete(m.Content, i, i+2)
+			return
+		}
+	}
+}
+
+// smpNeutral reports whether kustomize's strategic merge, walking obj, would change nothing
+// in it but the style of scalars tagged !!str (which no output reads: the tag says what they
+// are). It is conservative: it says false for whatever it does not prove neutral. The walk
+// (kyaml's walk.Walker with merge2.Merger, one source) visits every field of every mapping and
+// the elements of the lists the OpenAPI schema gives a merge strategy, and
+//   - quotes an untagged plain scalar that YAML 1.1 does not read as a string: it becomes one;
+//   - drops a field whose value is null written as nothing;
+//   - rebuilds a list with a merge strategy: elements of equal keys merge, empty ones go, a
+//     list of scalars loses its duplicates and its elements' tags;
+//   - takes a schema from comments, and from apiVersion and kind where a field has none.
+func smpNeutral(obj *yaml.Node) bool {
+	if obj.Kind != yaml.MappingNode {
+		return false
+	}
+	c := neutralCheck{apiVersion: scalarValue(mappingValue(obj, "apiVersion")), kind: scalarValue(mappingValue(obj, "kind"))}
+	return c.node(obj, true)
+}
+
+// neutralCheck is one smpNeutral walk: the object's type, and the path of the node visited
+// (map keys, and "[]" for list elements), for the schema of the lists it meets.
+type neutralCheck struct {
+	apiVersion, kind string
+	path             []string
+}
+
+func scalarValue(n *yaml.Node) string {
+	if n == nil || n.Kind != yaml.ScalarNode || n.Tag == yaml.NodeTagNull {
+		return ""
+	}
+	return n.Value
+}
+
+func (c *neutralCheck) node(n *yaml.Node, root bool) bool {
+	if n.HeadComment != "" || n.LineComment != "" || n.FootComment != "" {
+		return false
+	}
+	switch n.Kind {
+	case yaml.ScalarNode:
+		switch {
+		case n.Tag == yaml.NodeTagNull:
+			return n.Value != ""
+		case n.Tag == "" && n.Style == 0:
+			return !nonString(n)
+		}
+		return true
+	case yaml.MappingNode:
+		if !root && mappingValue(n, "apiVersion") != nil && mappingValue(n, "kind") != nil {
+			return false // the walk would look for a schema of its own type
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if k.Kind != yaml.ScalarNode || k.HeadComment != "" || k.LineComment != "" || k.FootComment != "" {
+				return false
+			}
+			for j := 0; j < i; j += 2 {
+				if n.Content[j].Value == k.Value {
+					return false
+				}
+			}
+			c.path = append(c.path, k.Value)
+			ok := c.node(n.Content[i+1], false)
+			c.path = c.path[:len(c.path)-1]
+			if !ok {
+				return false
+			}
+		}
+		return true
+	case yaml.SequenceNode:
+		merges, keys := listStrategy(c.apiVersion, c.kind, c.path)
+		if !merges || len(n.Content) == 0 {
+			return true // the walk does not enter a list without merge strategy
+		}
+		if len(keys) == 0 || !distinctKeys(n.Content, keys) {
+			return false
+		}
+		c.path = append(c.path, "[]")
+		defer func() { c.path = c.path[:len(c.path)-1] }()
+		for _, e := range n.Content {
+			if !c.node(e, false) {
+				return false
+			}
+		}
+		return true
+	}
+	return false // aliases, documents
+}
+
+// distinctKeys reports whether every element of a list is a non-empty mapping, each of the
+// keys is set (not empty) in every element or in none, at least one is set, and no two
+// elements have the same values for them: then the merge keeps each element where it is.
+func distinctKeys(elems []*yaml.Node, keys []string) bool {
+	var set []string
+	for _, k := range keys {
+		n := 0
+		for _, e := range elems {
+			if e.Kind != yaml.MappingNode || len(e.Content) == 0 {
+				return false
+			}
+			if scalarValue(mappingValue(e, k)) != "" {
+				n++
+			} else if v := mappingValue(e, k); v != nil && v.Kind != yaml.ScalarNode {
+				return false
+			}
+		}
+		switch n {
+		case len(elems):
+			set = append(set, k)
+		case 0:
+		default:
+			return false
+		}
+	}
+	if len(set) == 0 {
+		return false
+	}
+	seen := make(map[string]bool, len(elems))
+	for _, e := range elems {
+		var b strings.Builder
+		for _, k := range set {
+			b.WriteString(scalarValue(mappingValue(e, k)))
+			b.WriteByte(0)
+		}
+		if seen[b.String()] {
+			return false
+		}
+		seen[b.String()] = true
+	}
+	return true
+}
+
+// listStrategies caches listStrategy by type and path.
+var listStrategies sync.Map
+
+// listStrategy returns whether the OpenAPI schema kyaml knows gives the list at path (map keys,
+// "[]" for list elements) of an object of that type a merge strategy, and its merge keys.
+func listStrategy(apiVersion, kind string, path []string) (bool, []string) {
+	key := apiVersion + "\x00" + kind + "\x00" + strings.Join(path, "\x00")
+	if v, ok := listStrategies.Load(key); ok {
+		s := v.(strategy)
+		return s.merges, s.keys
+	}
+	var s strategy
+	if apiVersion != "" && kind != "" {
+		rs := openapi.SchemaForResourceType(yaml.TypeMeta{APIVersion: apiVersion, Kind: kind})
+		for _, p := range path {
+			if rs == nil {
+				break
+			}
+			if p == "[]" {
+				rs = rs.Elements()
+			} else {
+				rs = rs.Field(p)
+			}
+		}
+		if rs != nil {
+			ps, _ := rs.PatchStrategyAndKey()
+			if slices.Contains(strings.Split(ps, ","), "merge") {
+				s.merges = true
+				_, s.keys = rs.PatchStrategyAndKeyList()
+			}
+		}
+	}
+	listStrategies.Store(key, s)
+	return s.merges, s.keys
+}
+
+// strategy is a list's merge strategy (listStrategy).
+type strategy struct {
+	merges bool
+	keys   []string
+}

@@ -1,0 +1,168 @@
+package translate
+
+import "sigs.k8s.io/kustomize/kyaml/yaml"
+
+// snapshot is a copy of an object being rewritten, as it was before the step that is about to
+// change it, for diffNodes to record that step's changes. Most steps change nothing, and those
+// that do change little: the snapshot is brought up to date by copying only the subtrees of
+// the object that differ from it.
+type snapshot struct {
+	copy *yaml.Node
+	// own says the snapshot may be changed: it is not the operator's tree it starts as.
+	own bool
+}
+
+// before returns a tree identical to obj as it is now (identical), disjoint from it, for the
+// next step to be diffed against; the caller does not change it.
+func (s *snapshot) before(obj *yaml.Node) *yaml.Node {
+	switch {
+	case s.own:
+		s.copy = syncTree(s.copy, obj)
+	case s.copy == nil || !identical(s.copy, obj):
+		s.copy, s.own = copyTree(obj), true
+	}
+	return s.copy
+}
+
+// diff returns the changes of a step, as diffNodes does, from before (what before returned)
+// to obj: none, without a diff, when obj is still identical to it.
+func (s *snapshot) diff(before, obj *yaml.Node, by, kind string) []Change {
+	if identical(before, obj) {
+		return nil
+	}
+	return diffNodes(before, obj, by, kind)
+}
+
+// identical reports whether two trees are the same: kinds, tags, styles, values, anchors,
+// aliases and content in order.
+func identical(a, b *yaml.Node) bool {
+	if a == b {
+		return true
+	}
+	if a == nil || b == nil || a.Kind != b.Kind || a.Tag != b.Tag || a.Style != b.Style || a.Value != b.Value ||
+		a.Anchor != b.Anchor || a.Alias != b.Alias || len(a.Content) != len(b.Content) {
+		return false
+	}
+	for i := range a.Content {
+		if !identical(a.Content[i], b.Content[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// copyTree returns a deep copy of a tree, as kyaml's CopyYNode does (aliases still point to
+// their anchors in n), in two allocations: one for the nodes, one for their content slices.
+func copyTree(n *yaml.Node) *yaml.Node {
+	if n == nil {
+		return nil
+	}
+	nodes, refs := countTree(n)
+	c := treeCopier{nodes: make([]yaml.Node, 0, nodes), refs: make([]*yaml.Node, 0, refs)}
+	return c.copy(n)
+}
+
+// countTree returns the number of nodes of a tree and the number of its content references.
+func countTree(n *yaml.Node) (nodes, refs int) {
+	nodes, refs = 1, len(n.Content)
+	for _, e := range n.Content {
+		if e != nil {
+			en, er := countTree(e)
+			nodes, refs = nodes+en, refs+er
+		}
+	}
+	return nodes, refs
+}
+
+// treeCopier hands out the nodes and content slices of one copyTree.
+type treeCopier struct {
+	nodes []yaml.Node
+	refs  []*yaml.Node
+}
+
+func (c *treeCopier) copy(n *yaml.Node) *yaml.Node {
+	c.nodes = append(c.nodes, *n)
+	out := &c.nodes[len(c.nodes)-1]
+	if len(n.Content) == 0 {
+		return out
+	}
+	start := len(c.refs)
+	c.refs = c.refs[:start+len(n.Content)]
+	// A full slice expression: appending to one node's content must not overwrite the next's.
+	out.Content = c.refs[start : start+len(n.Content) : start+len(n.Content)]
+	for i, e := range n.Content {
+		if e != nil {
+			out.Content[i] = c.copy(e)
+		}
+	}
+	return out
+}
+
+// syncTree makes s, a tree of the snapshot's own, identical to o and returns it (s itself, or
+// a copy of o where s is nil or of another kind): it keeps the nodes of s that already match,
+// matches a mapping's keys by name where o has gained or lost some, and copies what s lacks.
+// No node of o ends up in the result.
+func syncTree(s, o *yaml.Node) *yaml.Node {
+	if s == nil || o == nil || s.Kind != o.Kind || s.Alias != o.Alias {
+		return copyTree(o)
+	}
+	if s.Tag != o.Tag || s.Style != o.Style || s.Value != o.Value || s.Anchor != o.Anchor {
+		content := s.Content
+		*s = *o
+		s.Content = content
+	}
+	switch {
+	case len(o.Content) == 0:
+		if len(s.Content) != 0 {
+			s.Content = nil
+		}
+	case len(s.Content) == len(o.Content) && (o.Kind != yaml.MappingNode || sameKeys(s, o)):
+		for i, e := range o.Content {
+			if c := syncTree(s.Content[i], e); c != s.Content[i] {
+				s.Content[i] = c
+			}
+		}
+	case o.Kind == yaml.MappingNode && len(o.Content)%2 == 0:
+		s.Content = syncMapping(s.Content, o.Content)
+	default:
+		content := make([]*yaml.Node, len(o.Content))
+		for i, e := range o.Content {
+			var old *yaml.Node
+			if i < len(s.Content) {
+				old = s.Content[i]
+			}
+			content[i] = syncTree(old, e)
+		}
+		s.Content = content
+	}
+	return s
+}
+
+// sameKeys reports whether two mappings of one length have the same keys in order.
+func sameKeys(a, b *yaml.Node) bool {
+	for i := 0; i < len(a.Content); i += 2 {
+		if a.Content[i].Value != b.Content[i].Value {
+			return false
+		}
+	}
+	return true
+}
+
+// syncMapping returns the content of a mapping identical to o, built from the key-value pairs
+// of s of the same key (each used once) and copies of the pairs s lacks.
+func syncMapping(s, o []*yaml.Node) []*yaml.Node {
+	out := make([]*yaml.Node, len(o))
+	used := make([]bool, len(s))
+	for i := 0; i+1 < len(o); i += 2 {
+		j := 0
+		for ; j+1 < len(s) && (used[j] || s[j].Value != o[i].Value); j += 2 {
+		}
+		if j+1 < len(s) {
+			used[j] = true
+			out[i], out[i+1] = syncTree(s[j], o[i]), syncTree(s[j+1], o[i+1])
+		} else {
+			out[i], out[i+1] = copyTree(o[i]), copyTree(o[i+1])
+		}
+	}
+	return out
+}
