@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
-	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/routing"
@@ -358,22 +357,13 @@ func (e Engine) serviceAccountWork(w, own *work, k saKey, cluster, why string) *
 		Reason:     reason,
 		Transforms: []string{}, Warnings: []string{},
 	}}
-	var err error
 	if bare != nil {
-		// marshalBody's and unstructuredOf's results for an object of strings: its JSON as
-		// YAML, and itself.
-		if sw.m.Body, err = sigsyaml.Marshal(bare); err != nil {
-			return sw.reject(RuleBody, err.Error())
-		}
-		sw.src = &unstructured.Unstructured{Object: bare}
-	} else {
-		if sw.m.Body, err = marshalBody(obj); err != nil {
-			return sw.reject(RuleBody, err.Error())
-		}
-		if sw.src = unstructuredOf(obj); sw.src == nil {
-			return sw.reject(RuleBody, "the service account is not an object")
-		}
+		sw.src = &unstructured.Unstructured{Object: bare} // unstructuredOf's result for an object of strings
+	} else if sw.src = unstructuredOf(obj); sw.src == nil {
+		return sw.reject(RuleBody, "the service account is not an object")
 	}
+	// The source mutation carries its object; its body is written from it if anyone asks
+	// (contract.Mutation.Bytes): the engine rewrites the object and writes the target's.
 	sw.m.Object = sw.src
 	target, err := e.Names.ToTarget(cluster, id)
 	if err != nil {
