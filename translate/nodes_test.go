@@ -127,26 +127,6 @@ func TestSetHelpersMatchKyaml(t *testing.T) {
 	}
 }
 
-// nodeDiffExact is nodeDiff with every tag and style compared.
-func nodeDiffExact(want, got *yaml.Node, at string) string {
-	switch {
-	case want == nil || got == nil:
-		if want != got {
-			return fmt.Sprintf("%s: %v, want %v", at, got, want)
-		}
-		return ""
-	case want.Kind != got.Kind, want.Tag != got.Tag, want.Value != got.Value, want.Style != got.Style, len(want.Content) != len(got.Content):
-		return fmt.Sprintf("%s: kind %v tag %q value %q style %v (%d nodes), want kind %v tag %q value %q style %v (%d nodes)",
-			at, got.Kind, got.Tag, got.Value, got.Style, len(got.Content), want.Kind, want.Tag, want.Value, want.Style, len(want.Content))
-	}
-	for i := range want.Content {
-		if d := nodeDiffExact(want.Content[i], got.Content[i], fmt.Sprintf("%s/%d", at, i)); d != "" {
-			return d
-		}
-	}
-	return ""
-}
-
 // TestBareServiceAccountTree: the tree, body and object serviceAccountWork builds for a bare
 // service account are what the parse of its YAML (the names quoted as Go quotes them) gave.
 func TestBareServiceAccountTree(t *testing.T) {
