@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 
 	"github.com/spf13/cobra"
 
@@ -104,11 +105,15 @@ func (o *TranslateOptions) Run(ctx context.Context) error {
 		defer spill.Close()
 		planner.SpillTo(spill)
 		mutations := 0
+		stage := startPlanning(planner)
+		defer stage.wait()
 		out, err := contract.WalkOutputDir(ctx, o.From, readOpts, func(m *contract.Mutation) error {
 			mutations++
-			planner.Add(m)
-			return planner.Err()
+			return stage.add(m)
 		})
+		if err == nil {
+			err = stage.wait()
+		}
 		if err != nil {
 			return fmt.Errorf("--from: %w", err)
 		}
@@ -139,5 +144,75 @@ func (o *TranslateOptions) Run(ctx context.Context) error {
 	}
 	s := plan.Summary
 	fmt.Fprintf(o.Out, "wrote %s: %d mutations to apply, %d absorbed, %d dropped\n", o.To, s.Apply, s.Absorbed, s.Dropped)
+	return nil
+}
+
+// planning runs a planner's Add on a goroutine of its own, fed in batches, so that the reader
+// reads and parses the next mutations while the planner places, checks and settles these (on
+// a machine of several cores, the two halves of translate's critical path overlap). The
+// planner is the stage's until wait returns.
+type planning struct {
+	planner *translate.Planner
+	batch   []*contract.Mutation
+	batches chan []*contract.Mutation
+	done    chan struct{}
+	waited  bool
+	err     atomic.Pointer[error] // the planner's first error
+}
+
+// planningBatch is how many mutations go to the planner at once; planningQueue how many
+// batches wait for it before the reader does.
+const (
+	planningBatch = 64
+	planningQueue = 4
+)
+
+// startPlanning starts the planner's goroutine. Call wait.
+func startPlanning(p *translate.Planner) *planning {
+	s := &planning{planner: p, batches: make(chan []*contract.Mutation, planningQueue), done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		for batch := range s.batches {
+			for _, m := range batch {
+				if s.err.Load() != nil {
+					break
+				}
+				p.Add(m)
+				if err := p.Err(); err != nil {
+					s.err.Store(&err)
+				}
+			}
+		}
+	}()
+	return s
+}
+
+// add queues one mutation; it returns the planner's first error, once it has one.
+func (s *planning) add(m *contract.Mutation) error {
+	if err := s.err.Load(); err != nil {
+		return *err
+	}
+	s.batch = append(s.batch, m)
+	if len(s.batch) >= planningBatch {
+		s.batches <- s.batch
+		s.batch = make([]*contract.Mutation, 0, planningBatch)
+	}
+	return nil
+}
+
+// wait hands the planner the last batch, waits for it to add everything and returns its
+// first error. Calls after the first only return that error.
+func (s *planning) wait() error {
+	if !s.waited {
+		s.waited = true
+		if len(s.batch) > 0 {
+			s.batches <- s.batch
+		}
+		close(s.batches)
+		<-s.done
+	}
+	if err := s.err.Load(); err != nil {
+		return *err
+	}
 	return nil
 }
