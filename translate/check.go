@@ -114,6 +114,30 @@ func checkSimulatedNamespaces(p *Plan, finals []*yaml.RNode, hcp string, discove
 			pods = append(pods, pod{ns: e.Source.Namespace, labels: set, entry: i})
 		}
 	}
+	// The pod templates by the value of their namespace label: a selector that requires the
+	// label to be one of some values matches only those (without the index, the check was
+	// quadratic in the plan's workloads).
+	byLabel := map[string][]int{}
+	for j, pd := range pods {
+		if v, ok := pd.labels[namespaces.LabelNamespace]; ok {
+			byLabel[v] = append(byLabel[v], j)
+		}
+	}
+	podsFor := func(required []string) []pod {
+		if len(required) == 0 {
+			return pods
+		}
+		var idx []int
+		for _, v := range slices.Compact(slices.Sorted(slices.Values(required))) {
+			idx = append(idx, byLabel[v]...)
+		}
+		slices.Sort(idx) // plan order, as the warnings were
+		out := make([]pod, len(idx))
+		for k, j := range idx {
+			out[k] = pods[j]
+		}
+		return out
+	}
 	for _, i := range slices.Sorted(maps.Keys(statuses)) {
 		for _, msg := range staleStatusReferences(statuses[i], moved) {
 			out = append(out, Violation{i, msg})
@@ -162,7 +186,7 @@ func checkSimulatedNamespaces(p *Plan, finals []*yaml.RNode, hcp string, discove
 			if len(required) == 0 || !subset(required, allowed) {
 				bad("%s: does not keep to simulated namespace %s (%s is not required to be one of %s)", where, strings.Join(allowed, ", "), namespaces.LabelNamespace, strings.Join(allowed, ", "))
 			}
-			for _, pd := range pods {
+			for _, pd := range podsFor(required) {
 				if !slices.Contains(allowed, pd.ns) && sel.Matches(pd.labels) {
 					bad("%s: selects the pods of %s from simulated namespace %s", where, p.Entries[pd.entry].Source, pd.ns)
 				}

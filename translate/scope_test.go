@@ -101,6 +101,29 @@ func TestScopeTwoNamespaces(t *testing.T) {
 			t.Errorf("violations %q do not say %q", joined, want)
 		}
 	}
+
+	// And one that requires the other namespace's label: it selects that namespace's pods
+	// (the check looks them up by the label's value) and no pod outside the plan.
+	for i, e := range plan.Entries {
+		if e.Source.Resource == "services" && e.Source.Namespace == "ns-a" {
+			if err := unstructured.SetNestedField(plan.Entries[i].Object.Object, "ns-b", "spec", "selector", namespaces.LabelNamespace); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	msgs = nil
+	for _, x := range translate.CheckSimulatedNamespaces(plan, scopeHCP, nil, hcpPod) {
+		msgs = append(msgs, x.Message)
+	}
+	joined = strings.Join(msgs, "\n")
+	for _, want := range []string{"does not keep to simulated namespace ns-a", "selects the pods of deployments.apps ns-b/x"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("violations %q do not say %q", joined, want)
+		}
+	}
+	if strings.Contains(joined, "selects a pod outside the plan") {
+		t.Errorf("violations %q: a selector that requires ns-b selects the control plane's pod", joined)
+	}
 }
 
 // TestScopeSelectors checks the scoped form of each kind of selector.
