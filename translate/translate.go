@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
-	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/namespaces"
@@ -823,36 +822,6 @@ func (e Engine) setIdentity(obj *yaml.RNode, src, target contract.Identity, rule
 		}
 	}
 	return changes, nil
-}
-
-// marshalBody writes an object the way the contract does: through JSON into YAML, keys sorted.
-// contract.NodeJSON, not kyaml's MarshalJSON, writes the JSON: the latter is quadratic in the
-// number of keys of a mapping.
-func marshalBody(obj *yaml.RNode) ([]byte, error) {
-	js, err := objectJSON(obj)
-	if err != nil {
-		return nil, err
-	}
-	return sigsyaml.JSONToYAML(js)
-}
-
-// objectJSON writes an object as JSON with the meaning kyaml's RNode.MarshalJSON gives it, in
-// time linear in the object's size. Like MarshalJSON it encodes the object to YAML first and
-// parses that again, so the tree contract.NodeJSON reads has the tags and styles the encoder
-// gave it (a flow mapping's empty value becomes "", not null, as it did through kyaml).
-func objectJSON(obj *yaml.RNode) ([]byte, error) {
-	if obj.YNode() == nil {
-		return []byte("null"), nil
-	}
-	s, err := obj.String()
-	if err != nil {
-		return nil, err
-	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal([]byte(s), &doc); err != nil {
-		return nil, err
-	}
-	return contract.NodeJSON(&doc)
 }
 
 // renamer answers, for a reference inside one object, where the referenced object lands.
