@@ -180,6 +180,17 @@ func (d *bodyDecoder) value(n *yaml.Node) (any, error) {
 	return nil, fmt.Errorf("line %d: cannot decode node with unknown kind %d", n.Line, n.Kind)
 }
 
+// ScalarValue decodes one scalar node into the value an unstructured object holds, as
+// NodeObject decodes it (a string as it is, anything else through yaml.v3: int64, float64,
+// bool, nil or a time as its RFC 3339 text).
+func ScalarValue(n *yaml.Node) (any, error) {
+	v, err := scalar(n)
+	if err != nil {
+		return nil, err
+	}
+	return unstructuredScalar(n, v)
+}
+
 // scalar decodes one scalar: a string as it is, anything else through yaml.v3.
 func scalar(n *yaml.Node) (any, error) {
 	if n.ShortTag() == yaml.NodeTagString {

@@ -28,14 +28,41 @@ var claimSpecPaths = map[string][][]string{
 	"statefulsets":           {{"spec", "volumeClaimTemplates", "[]", "spec"}},
 }
 
-// claimSpecs returns the claim specs in obj, a standalone-form object of resource, each with
-// its field path ("spec.volumeClaimTemplates[0].spec",
-// "spec.template.spec.volumes[name=scratch].ephemeral.volumeClaimTemplate.spec").
-func claimSpecs(obj *yaml.RNode, resource string) map[string]*yaml.RNode {
+// claimSpecPathsOf returns the paths of the claim specs of resource.
+func claimSpecPathsOf(resource string) [][]string {
 	paths := slices.Clone(claimSpecPaths[resource])
 	if template, ok := podTemplatePaths[resource]; ok {
 		paths = append(paths, slices.Concat(template, []string{"spec", "volumes", "[]", "ephemeral", "volumeClaimTemplate", "spec"}))
 	}
+	return paths
+}
+
+// clonesVolumes reports whether a claim spec of obj, an unstructured object of resource, has
+// a dataSource or dataSourceRef mapping: what checkVolumeDataSources reads.
+func clonesVolumes(obj map[string]any, resource string) bool {
+	var walk func(v any, path []string) bool
+	walk = func(v any, path []string) bool {
+		if len(path) == 0 {
+			m, _ := v.(map[string]any)
+			_, source := m["dataSource"].(map[string]any)
+			_, sourceRef := m["dataSourceRef"].(map[string]any)
+			return source || sourceRef
+		}
+		if path[0] == "[]" {
+			l, _ := v.([]any)
+			return slices.ContainsFunc(l, func(e any) bool { return walk(e, path[1:]) })
+		}
+		m, _ := v.(map[string]any)
+		return m != nil && walk(m[path[0]], path[1:])
+	}
+	return slices.ContainsFunc(claimSpecPathsOf(resource), func(p []string) bool { return walk(obj, p) })
+}
+
+// claimSpecs returns the claim specs in obj, a standalone-form object of resource, each with
+// its field path ("spec.volumeClaimTemplates[0].spec",
+// "spec.template.spec.volumes[name=scratch].ephemeral.volumeClaimTemplate.spec").
+func claimSpecs(obj *yaml.RNode, resource string) map[string]*yaml.RNode {
+	paths := claimSpecPathsOf(resource)
 	out := map[string]*yaml.RNode{}
 	var walk func(n *yaml.RNode, path []string, at string)
 	walk = func(n *yaml.RNode, path []string, at string) {
@@ -86,6 +113,9 @@ func (e Engine) checkVolumeDataSources(w *work) {
 	src := w.entry.Source
 	if src.Group != "" && src.Group != "apps" && src.Group != "batch" {
 		return
+	}
+	if !clonesVolumes(w.src.Object, src.Resource) {
+		return // no claim with a source: no tree to build
 	}
 	final := claimSpecs(w.finalTree(), src.Resource)
 	for at, spec := range claimSpecs(w.tree(), src.Resource) {

@@ -135,7 +135,7 @@ func (e Engine) placeGuestIdentities(works []*work) []*work {
 		if !ok || workloadGroups[src.Resource] != src.Group || !placedOn(w, routing.ClusterManagement) || w.src == nil || w.m.Metadata.Action.IsStatus() || src.Namespace == "" {
 			continue
 		}
-		k := saKey{src.Namespace, serviceAccountOf(w.tree(), path)}
+		k := saKey{src.Namespace, serviceAccountOf(w.src.Object, path)}
 		if e.GuestIdentity.needsManagementAPI(w.object()) {
 			management[k] = true
 			continue
@@ -302,14 +302,28 @@ func serviceAccountSubjects(obj *yaml.RNode, ns string) []saKey {
 
 // serviceAccountOf returns the service account of the pod template at path in obj:
 // serviceAccountName, else the deprecated serviceAccount, else "default".
-func serviceAccountOf(obj *yaml.RNode, path []string) string {
-	spec := append(slices.Clone(path), "spec")
+func serviceAccountOf(obj map[string]any, path []string) string {
+	spec, _ := valueAt(obj, append(slices.Clone(path), "spec")...).(map[string]any)
 	for _, field := range []string{"serviceAccountName", "serviceAccount"} {
-		if v, ok := fieldOf(obj, append(slices.Clone(spec), field)...); ok && v != "" {
+		if v, ok := spec[field].(string); ok && v != "" {
 			return v
 		}
 	}
 	return "default"
+}
+
+// valueAt returns the value at path in an unstructured object: nil where a mapping on the
+// way lacks the key or a value on the way is not a mapping.
+func valueAt(obj map[string]any, path ...string) any {
+	var v any = obj
+	for _, k := range path {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[k]
+	}
+	return v
 }
 
 // moveToGuestAs places w on the guest under its standalone identity, by rule.

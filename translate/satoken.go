@@ -91,6 +91,9 @@ func (e Engine) serviceAccountTokens(works []*work, written map[objectKey]bool) 
 			}
 			continue
 		}
+		if !mayCarryToken(w) {
+			continue // not a token Secret: no tree to build
+		}
 		name, ok := ServiceAccountTokenOf(w.tree())
 		if !ok || action.IsStatus() {
 			continue

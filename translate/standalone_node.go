@@ -77,7 +77,7 @@ func standaloneNodeMachinery(w *work) string {
 	case src.Group == groupRBAC && src.Resource == "clusterrolebindings" && installerBinding(w.tree(), src.Name):
 		return "the cluster-admin binding of static-pod installer pods, which a hosted control plane does not run"
 	case src.Group == "" && (src.Resource == "configmaps" || src.Resource == "secrets"):
-		if n, ok := revisionCopy(w.tree(), src.Name); ok {
+		if n, ok := revisionCopy(w.src.Object, src.Name); ok {
 			return "a copy of " + strings.TrimSuffix(src.Name, "-"+n) + " for static-pod revision " + n + " (owned by " + revisionStatusPrefix + n + "); a hosted control plane has no installer to read it"
 		}
 	}
@@ -129,7 +129,7 @@ func revisionStatus(src contract.Identity) (string, bool) {
 
 // revisionCopy says whether obj, named name, is a per-revision copy the revision controller
 // made: name is "<name>-N" and a ConfigMap "revision-status-N" owns it. It returns N.
-func revisionCopy(obj *yaml.RNode, name string) (string, bool) {
+func revisionCopy(obj map[string]any, name string) (string, bool) {
 	i := strings.LastIndexByte(name, '-')
 	if i <= 0 {
 		return "", false
@@ -138,13 +138,10 @@ func revisionCopy(obj *yaml.RNode, name string) (string, bool) {
 	if _, err := strconv.ParseUint(n, 10, 31); err != nil {
 		return "", false
 	}
-	refs, err := lookup(obj, "metadata", "ownerReferences")
-	if err != nil || refs == nil {
-		return "", false
-	}
-	els, _ := refs.Elements()
-	for _, ref := range els {
-		if fieldString(ref, "apiVersion") == "v1" && fieldString(ref, "kind") == "ConfigMap" && fieldString(ref, "name") == revisionStatusPrefix+n {
+	refs, _ := valueAt(obj, "metadata", "ownerReferences").([]any)
+	for _, ref := range refs {
+		r, _ := ref.(map[string]any)
+		if r["apiVersion"] == "v1" && r["kind"] == "ConfigMap" && r["name"] == revisionStatusPrefix+n {
 			return n, true
 		}
 	}

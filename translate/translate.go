@@ -207,12 +207,16 @@ func (e Engine) finish(w *work) {
 	switch {
 	case w.entry.Disposition != routing.Apply:
 	case w.final != nil:
-		obj := unstructuredOf(w.final)
-		if obj == nil {
+		var src map[string]any
+		if w.src != nil {
+			src = w.src.Object
+		}
+		obj, err := objectOf(w.final.YNode(), src)
+		if err != nil {
 			w.reject(RuleBody, fmt.Sprintf("%s: the rewritten object is not one object", w.entry.Source))
 			break
 		}
-		w.entry.Object = obj
+		w.entry.Object = &unstructured.Unstructured{Object: obj}
 		if w.entry.Mutation != nil {
 			w.entry.Mutation.Object = w.entry.Object
 		}
@@ -614,9 +618,16 @@ func (e Engine) changesBodies() bool { return e.Annotate || len(e.Transforms) > 
 // rewriteBody returns the target object of an entry, and records in the entry each change
 // made on the way.
 func (e Engine) rewriteBody(w *work, index map[objectKey]placed) (*yaml.RNode, error) {
-	obj := yaml.NewRNode(copyTree(w.tree().YNode()))
-	// The operator's object is the first snapshot: obj starts as its copy.
-	snap := &snapshot{copy: w.tree().YNode()}
+	// obj is the operator's object built afresh. When an earlier stage built the operator's
+	// tree (w.obj), obj is its copy and it is the first snapshot; otherwise the snapshot copies
+	// obj before the first step that may change it.
+	var obj *yaml.RNode
+	snap := &snapshot{}
+	if w.obj != nil {
+		obj, snap.copy = yaml.NewRNode(copyTree(w.obj.YNode())), w.obj.YNode()
+	} else {
+		obj = treeOf(w.src.Object)
+	}
 	src, target, cluster := w.entry.Source, w.entry.Target.Identity, w.entry.Target.Cluster
 	status := w.m.Metadata.Action.IsStatus()
 	record := func(cs []Change) { w.entry.Changes = append(w.entry.Changes, cs...) }
