@@ -102,6 +102,12 @@ func pointer(path []string) string {
 // lacks is compared with an empty one, so that each key it brings is a change of its own) and
 // sequences of equal length index by index. One walk of the two trees: linear in their size.
 func diffNodes(before, after *yaml.Node, by, kind string) []Change {
+	return diffNodesAt(nil, before, after, by, kind)
+}
+
+// diffNodesAt is diffNodes of two subtrees at path: their changes as diffNodes lists them for
+// two objects that differ only there.
+func diffNodesAt(path []string, before, after *yaml.Node, by, kind string) []Change {
 	var out []Change
 	var walk func(path []string, a, b *yaml.Node)
 	walk = func(path []string, a, b *yaml.Node) {
@@ -123,7 +129,7 @@ func diffNodes(before, after *yaml.Node, by, kind string) []Change {
 		}
 		out = append(out, Change{Path: pointer(path), From: nodeValue(a), To: nodeValue(b), By: by, Kind: kind})
 	}
-	walk(nil, before, after)
+	walk(slices.Clip(slices.Clone(path)), before, after)
 	return out
 }
 

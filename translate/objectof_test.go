@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/topolayer/topolayer/contract"
@@ -120,5 +122,81 @@ spec:
 				}
 			}
 		})
+	}
+}
+
+// TestEventReferenceChanges: the changes rewriteEventReferences records are the ones a diff of
+// the event before and after lists, in its order, whatever the event's references hold.
+func TestEventReferenceChanges(t *testing.T) {
+	resolve := func(gk schema.GroupKind, namespace, name string) (contract.Identity, bool) {
+		switch {
+		case gk.Kind == "Deployment" && name == "web":
+			return contract.Identity{Group: "apps", Resource: "deployments", Namespace: "hcp", Name: namespace + "-web"}, true
+		case gk.Kind == "Node":
+			return contract.Identity{Resource: "nodes", Name: name}, true
+		case gk.Kind == "Widget":
+			return contract.Identity{Group: "shadow.example.com", Resource: "widgets", Namespace: "hcp", Name: name}, true
+		}
+		return contract.Identity{}, false
+	}
+	for _, body := range []string{
+		"kind: Event\ninvolvedObject: {apiVersion: apps/v1, kind: Deployment, name: web, namespace: ns}\n",
+		"kind: Event\ninvolvedObject: {kind: Deployment, name: web, namespace: ns}\n",
+		"kind: Event\ninvolvedObject: {name: web, kind: Deployment, apiVersion: apps/v1}\n",
+		"kind: Event\ninvolvedObject: {namespace: ns, name: web, kind: Deployment, apiVersion: apps/v1}\n",
+		"kind: Event\ninvolvedObject: {apiVersion: apps/v1, kind: Deployment, name: web, namespace: null}\n",
+		"kind: Event\ninvolvedObject: {apiVersion: v1, kind: Pod, name: p, namespace: other}\n",
+		"kind: Event\ninvolvedObject: {apiVersion: v1, kind: Pod, name: p, namespace: hcp}\n",
+		"kind: Event\ninvolvedObject: {apiVersion: v1, kind: Node, name: n}\n",
+		"kind: Event\ninvolvedObject: {apiVersion: example.com/v1, kind: Widget, name: w, namespace: ns}\n",
+		"kind: Event\nrelated: {apiVersion: apps/v1, kind: Deployment, name: web, namespace: ns}\nregarding: {apiVersion: v1, kind: Pod, name: p, namespace: ns}\n",
+		"kind: Event\ninvolvedObject: {apiVersion: apps/v1, kind: Deployment, name: web, namespace: 12}\n",
+		"kind: Event\ninvolvedObject: {apiVersion: apps/v1, kind: Deployment, name: web, namespace: {a: b}}\n",
+		"kind: Event\ninvolvedObject: [a]\n",
+	} {
+		obj := yaml.MustParse(body)
+		before := copyTree(obj.YNode())
+		got, err := rewriteEventReferences(obj, contract.DefaultDiscovery(), resolve, "hcp")
+		if err != nil {
+			t.Fatalf("%q: %v", body, err)
+		}
+		if want := diffNodes(before, obj.YNode(), "", ""); !reflect.DeepEqual(got, want) {
+			t.Errorf("%q: recorded %v, the diff %v", body, got, want)
+		}
+	}
+}
+
+// TestScopedFilterChanges: a scoped filter's changes, diffed in its scope, are the ones a diff
+// of the whole object lists.
+func TestScopedFilterChanges(t *testing.T) {
+	for _, body := range []string{
+		"kind: ConfigMap\nmetadata: {name: a, ownerReferences: [{apiVersion: v1, kind: ConfigMap, name: b, uid: u}]}\n",
+		"kind: ConfigMap\nmetadata: {name: a}\n",
+		"kind: ConfigMap\nmetadata: {name: a, ownerReferences: null}\n",
+		"kind: ConfigMap\nmetadata: {name: a, ownerReferences: {weird: map}}\n",
+		"kind: ConfigMap\nmetadata: null\n",
+		"kind: ConfigMap\n",
+		"kind: ConfigMap\nmetadata: [a]\n",
+	} {
+		for _, f := range []kio.Filter{dropOwnerReferences{}} {
+			obj := yaml.MustParse(body)
+			whole := copyTree(obj.YNode())
+			scope, scoped := scopeOf(f, obj.YNode())
+			var before *yaml.Node
+			if scoped {
+				before = copyTree(scope.at)
+			}
+			if _, err := f.Filter([]*yaml.RNode{obj}); err != nil {
+				t.Fatalf("%q: %v", body, err)
+			}
+			want := diffNodes(whole, obj.YNode(), "", "")
+			if !scoped {
+				continue // the engine diffs the whole object
+			}
+			after, _ := lookupNode(obj.YNode(), scope.path...)
+			if got := diffNodesAt(scope.path, before, after, "", ""); !reflect.DeepEqual(got, want) {
+				t.Errorf("%q: in scope %v, the whole object's %v", body, got, want)
+			}
+		}
 	}
 }

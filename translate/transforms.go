@@ -205,6 +205,11 @@ func HyperShiftProfile() []Transform {
 // tie the object's lifetime to it.
 type dropOwnerReferences struct{}
 
+// scope implements scopedFilter.
+func (dropOwnerReferences) scope(*yaml.Node) ([]string, bool) {
+	return []string{"metadata", "ownerReferences"}, true
+}
+
 func (dropOwnerReferences) Filter(objs []*yaml.RNode) ([]*yaml.RNode, error) {
 	return kio.FilterAll(yaml.FilterFunc(func(o *yaml.RNode) (*yaml.RNode, error) {
 		return o, clearIf(o, "ownerReferences", nil, "metadata")

@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/topolayer/topolayer/contract"
@@ -560,8 +561,8 @@ const onCluster = "@"
 // checkCollisions rejects mutations of distinct sources that land on the same target, and
 // returns the index from standalone object (cluster "") to where it lands.
 func (e Engine) checkCollisions(works []*work) map[objectKey]placed {
-	bySource := map[objectKey]placed{}
-	byTarget := map[objectKey]contract.Identity{}
+	bySource := make(map[objectKey]placed, 2*len(works))
+	byTarget := make(map[objectKey]contract.Identity, len(works))
 	for _, w := range works {
 		d := w.entry.Disposition
 		if (d != routing.Apply && d != routing.Absorbed) || w.entry.Source.Name == "" {
@@ -630,6 +631,11 @@ func (e Engine) rewriteBody(w *work, index map[objectKey]placed) (*yaml.RNode, e
 	}
 	src, target, cluster := w.entry.Source, w.entry.Target.Identity, w.entry.Target.Cluster
 	status := w.m.Metadata.Action.IsStatus()
+	if w.entry.Changes == nil && e.Annotate {
+		// The identity, the source annotations and the operator label are most of an
+		// object's changes.
+		w.entry.Changes = make([]Change, 0, 16)
+	}
 	record := func(cs []Change) { w.entry.Changes = append(w.entry.Changes, cs...) }
 
 	r := &renamer{engine: e, index: index, from: cluster, referrer: src}
@@ -664,11 +670,14 @@ func (e Engine) rewriteBody(w *work, index map[objectKey]placed) (*yaml.RNode, e
 			w.entry.Warnings = append(w.entry.Warnings, s.warnings...)
 		}
 		if src.IsEvent() {
-			before := snap.before(obj.YNode())
-			if err := rewriteInvolvedObject(obj, r, target.Namespace); err != nil {
+			changes, err := rewriteInvolvedObject(obj, r, target.Namespace)
+			if err != nil {
 				return nil, fmt.Errorf("rewrite involvedObject: %w", err)
 			}
-			record(snap.diff(before, obj.YNode(), ByEventInvolvedObject, ChangeReference))
+			for i := range changes {
+				changes[i].By, changes[i].Kind = ByEventInvolvedObject, ChangeReference
+			}
+			record(changes)
 		}
 	}
 	changes, err := e.setIdentity(obj, src, target, w.entry.Rule)
@@ -688,7 +697,7 @@ func (e Engine) rewriteBody(w *work, index map[objectKey]placed) (*yaml.RNode, e
 			if err := setMetadataString(obj, field, k, v, f); err != nil {
 				return err
 			}
-			record([]Change{{Path: pointer([]string{"metadata", field, k}), From: from, To: v, By: ByAnnotate, Kind: ChangeRecorded, Detail: detailRecorded}})
+			w.entry.Changes = append(w.entry.Changes, Change{Path: "/metadata/" + field + "/" + pointerEscape(k), From: from, To: v, By: ByAnnotate, Kind: ChangeRecorded, Detail: detailRecorded})
 			return nil
 		}
 		annotations := namespaces.SourceAnnotations(src)
@@ -730,7 +739,15 @@ func (e Engine) rewriteBody(w *work, index map[objectKey]placed) (*yaml.RNode, e
 			if err != nil {
 				return nil, fmt.Errorf("transform %s: %w", t.Name, err)
 			}
-			before := snap.before(obj.YNode())
+			// A filter that keeps to one subtree of this object is diffed there; any other
+			// against the snapshot of the whole object.
+			var before *yaml.Node
+			scope, scoped := scopeOf(f, obj.YNode())
+			if scoped {
+				before = copyTree(scope.at)
+			} else {
+				before = snap.before(obj.YNode())
+			}
 			out, err := f.Filter([]*yaml.RNode{obj})
 			if err != nil {
 				return nil, fmt.Errorf("transform %s: %w", t.Name, err)
@@ -740,10 +757,44 @@ func (e Engine) rewriteBody(w *work, index map[objectKey]placed) (*yaml.RNode, e
 			}
 			obj = out[0]
 			w.entry.Transforms = append(w.entry.Transforms, t.Name)
-			record(snap.diff(before, obj.YNode(), t.Name, ChangeTransformed))
+			if scoped {
+				after, _ := lookupNode(obj.YNode(), scope.path...)
+				record(diffNodesAt(scope.path, before, after, t.Name, ChangeTransformed))
+			} else {
+				record(snap.diff(before, obj.YNode(), t.Name, ChangeTransformed))
+			}
 		}
 	}
 	return obj, nil
+}
+
+// scopedFilter is a transform's filter that, on a given object, changes nothing outside the
+// subtree at one path: the engine copies and diffs that subtree around it, not the object.
+type scopedFilter interface {
+	// scope returns the path; false when the filter may change obj elsewhere.
+	scope(obj *yaml.Node) ([]string, bool)
+}
+
+// filterScope is where a scoped filter works on an object: the path, and the subtree there
+// before it runs (nil when there is none).
+type filterScope struct {
+	path []string
+	at   *yaml.Node
+}
+
+// scopeOf returns the scope of f on obj; false when f is not scoped on obj, or a node on the
+// scope's path is neither a mapping nor missing (the scope then says nothing of it).
+func scopeOf(f kio.Filter, obj *yaml.Node) (filterScope, bool) {
+	sf, ok := f.(scopedFilter)
+	if !ok {
+		return filterScope{}, false
+	}
+	path, ok := sf.scope(obj)
+	if !ok || len(path) == 0 {
+		return filterScope{}, false
+	}
+	at, ok := lookupNode(obj, path...)
+	return filterScope{path: path, at: at}, ok
 }
 
 // fieldOf returns the string at path in obj, if there is one.
@@ -891,22 +942,37 @@ func (r *renamer) warn(msg string) {
 	}
 }
 
-// rewriteInvolvedObject renames an event's references with the engine's renamer.
-func rewriteInvolvedObject(obj *yaml.RNode, r *renamer, eventNamespace string) error {
+// rewriteInvolvedObject renames an event's references with the engine's renamer, and
+// returns the changes it made.
+func rewriteInvolvedObject(obj *yaml.RNode, r *renamer, eventNamespace string) ([]Change, error) {
 	return rewriteEventReferences(obj, r.engine.Discovery, func(gk schema.GroupKind, namespace, name string) (contract.Identity, bool) {
 		target, _, ok := r.resolve(gk, namespace, name)
 		return target, ok
 	}, eventNamespace)
 }
 
+// eventReferenceFields are the fields of an event that name an object.
+var eventReferenceFields = []string{"involvedObject", "regarding", "related"}
+
 // rewriteEventReferences renames an event's involvedObject (core) or regarding and related
 // (events.k8s.io) with resolve, which returns the target identity of the object a reference
-// names (false when it knows none). A reference without apiVersion is resolved by its kind
-// when one group of discovery has it. The API server requires involvedObject.namespace to be
-// the event's own namespace, so a namespaced reference that cannot be resolved still follows
-// the event into eventNamespace.
-func rewriteEventReferences(obj *yaml.RNode, discovery *contract.Discovery, resolve func(gk schema.GroupKind, namespace, name string) (contract.Identity, bool), eventNamespace string) error {
-	for _, field := range []string{"involvedObject", "regarding", "related"} {
+// names (false when it knows none), and returns the changes it made (path, from, to), in the
+// order a diff of the object before and after lists them. A reference without apiVersion is
+// resolved by its kind when one group of discovery has it. The API server requires
+// involvedObject.namespace to be the event's own namespace, so a namespaced reference that
+// cannot be resolved still follows the event into eventNamespace.
+func rewriteEventReferences(obj *yaml.RNode, discovery *contract.Discovery, resolve func(gk schema.GroupKind, namespace, name string) (contract.Identity, bool), eventNamespace string) ([]Change, error) {
+	var changes []Change
+	root := obj.YNode()
+	var fields []string // in the object's order, as a diff walks them
+	if root.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(root.Content); i += 2 {
+			if k := root.Content[i].Value; slices.Contains(eventReferenceFields, k) && !slices.Contains(fields, k) {
+				fields = append(fields, k)
+			}
+		}
+	}
+	for _, field := range fields {
 		ref := obj.Field(field)
 		if ref == nil || ref.Value == nil || ref.Value.YNode().Kind != yaml.MappingNode {
 			continue
@@ -932,11 +998,25 @@ func rewriteEventReferences(obj *yaml.RNode, discovery *contract.Discovery, reso
 		} else if ns != "" && ns != eventNamespace {
 			set["namespace"] = eventNamespace
 		}
+		m := ref.Value.YNode()
+		made := map[string]Change{}
 		for _, k := range slices.Sorted(maps.Keys(set)) {
-			if err := setString(ref.Value, yaml.NewStringRNode(set[k]).YNode(), k); err != nil {
-				return err
+			old, v := mappingValueIn(m, k), yaml.NewStringRNode(set[k]).YNode()
+			if !nodesEqual(old, v) {
+				made[k] = Change{Path: pointer([]string{field, k}), From: nodeValue(old), To: set[k]}
+			}
+			if err := setString(ref.Value, v, k); err != nil {
+				return nil, err
+			}
+		}
+		// The reference's keys are now the ones it had, in its order, then the ones it
+		// gained (appended in the order set): the order a diff lists their changes in.
+		for i := 0; i+1 < len(m.Content) && len(made) > 0; i += 2 {
+			if c, ok := made[m.Content[i].Value]; ok {
+				changes = append(changes, c)
+				delete(made, m.Content[i].Value)
 			}
 		}
 	}
-	return nil
+	return changes, nil
 }
