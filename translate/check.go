@@ -8,10 +8,10 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/selection"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
-	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/namespaces"
@@ -239,11 +239,13 @@ func siteSelector(site selectorSite) (labels.Selector, []string, error) {
 			return nil, nil, nil
 		}
 	} else {
-		s, err := v.Value.String()
-		if err != nil {
-			return nil, nil, err
+		// The selector's values as JSON holds them (a YAML 1.1 reading of its text would make
+		// "on" or "no" booleans).
+		m, ok := nodeValue(v.Value.YNode()).(map[string]any)
+		if !ok {
+			return nil, nil, fmt.Errorf("a selector is a mapping, not %s", v.Value.YNode().ShortTag())
 		}
-		if err := sigsyaml.Unmarshal([]byte(s), &ls); err != nil {
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &ls); err != nil {
 			return nil, nil, err
 		}
 	}

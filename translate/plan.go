@@ -74,7 +74,8 @@ type Entry struct {
 	Mutation *contract.Mutation `json:"-"`
 	// Object is the final object, as Mutation.Body holds it, parsed: what policy checks and
 	// what an applier writes without parsing the body again. nil unless the disposition is
-	// apply and the action carries an object.
+	// apply and the action carries an object. It shares the values the engine left as they
+	// were with the operator's object (the mutation's): copy it before changing it.
 	Object *unstructured.Unstructured `json:"-"`
 }
 

@@ -156,6 +156,11 @@ func TestScopeSelectors(t *testing.T) {
 			body:  "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: s, namespace: a}\nspec: {selector: {}}\n",
 			field: []string{"spec", "selector"}, want: "{matchLabels: {topolayer.dev/namespace: a}}",
 		},
+		"a label value YAML 1.1 reads as a boolean": {
+			group: "networking.k8s.io", resource: "networkpolicies",
+			body:  "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: s, namespace: a}\nspec: {podSelector: {matchLabels: {app: 'on'}}}\n",
+			field: []string{"spec", "podSelector"}, want: "{matchLabels: {app: 'on', topolayer.dev/namespace: a}}",
+		},
 		"networkpolicy deny-all": {
 			group: "networking.k8s.io", resource: "networkpolicies",
 			body:  "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: s, namespace: a}\nspec: {podSelector: {}}\n",
@@ -217,6 +222,9 @@ func TestScopeSelectors(t *testing.T) {
 			}
 			if v := translate.CheckSimulatedNamespaces(plan, scopeHCP, nil); len(v) != 0 {
 				t.Errorf("violations: %+v", v)
+			}
+			if w := strings.Join(e.Warnings, "\n"); c.warn == "" && strings.Contains(w, translate.RuleScopeCheck) {
+				t.Errorf("warnings of the scope check: %s", w)
 			}
 			// The inverse mapping gives the operator its own object back.
 			obj, err := kyaml.Parse(string(contracttest.Bytes(t, e.Mutation)))
