@@ -43,6 +43,12 @@ func BenchmarkPlanHosted(b *testing.B) {
 	benchmarkPlan(b, syntheticEngine(b, hostedConfig), 1000)
 }
 
+// BenchmarkPlanHostedLarge is BenchmarkPlanHosted over 10,000 mutations: make bench holds the
+// engine to the same rate at both sizes.
+func BenchmarkPlanHostedLarge(b *testing.B) {
+	benchmarkPlan(b, syntheticEngine(b, hostedConfig), 10000)
+}
+
 // Configurations of the synthetic operator's tests and benchmarks.
 const (
 	standaloneConfig = "apiVersion: topolayer.dev/v1alpha1\nkind: TopologyConfig\ntopology:\n  type: Standalone\n"

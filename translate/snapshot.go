@@ -10,17 +10,26 @@ type snapshot struct {
 	copy *yaml.Node
 	// own says the snapshot may be changed: it is not the operator's tree it starts as.
 	own bool
+	// synced says the object has not changed since before last returned copy: nothing to
+	// bring up to date. Steps that change the object and record their own changes, without
+	// before and diff, call touched.
+	synced bool
 }
+
+// touched says the object may have changed since the last before.
+func (s *snapshot) touched() { s.synced = false }
 
 // before returns a tree identical to obj as it is now (identical), disjoint from it, for the
 // next step to be diffed against; the caller does not change it.
 func (s *snapshot) before(obj *yaml.Node) *yaml.Node {
 	switch {
+	case s.synced:
 	case s.own:
 		s.copy = syncTree(s.copy, obj)
 	case s.copy == nil || !identical(s.copy, obj):
 		s.copy, s.own = copyTree(obj), true
 	}
+	s.synced = true
 	return s.copy
 }
 
@@ -30,6 +39,7 @@ func (s *snapshot) diff(before, obj *yaml.Node, by, kind string) []Change {
 	if identical(before, obj) {
 		return nil
 	}
+	s.synced = false
 	return diffNodes(before, obj, by, kind)
 }
 

@@ -57,7 +57,9 @@ func TestSnapshot(t *testing.T) {
 			obj.Content = append([]*yaml.Node{{Kind: yaml.ScalarNode, Value: "0"}, {Kind: yaml.MappingNode}}, obj.Content...)
 		},
 	}
-	for _, name := range []string{"nothing", "scalar", "style", "nothing", "key removed", "key added", "key renamed", "list grows", "list shrinks", "kind changes", "mapping emptied", "root key first", "nothing"} {
+	// A step is followed by its diff, or (every other step) says it touched the object, as
+	// the steps that record their own changes do.
+	for i, name := range []string{"nothing", "scalar", "style", "nothing", "key removed", "key added", "key renamed", "list grows", "list shrinks", "kind changes", "mapping emptied", "root key first", "nothing", "key added", "nothing"} {
 		before := s.before(obj)
 		if !identical(before, obj) {
 			t.Fatalf("before %s: the snapshot differs from the object", name)
@@ -66,6 +68,11 @@ func TestSnapshot(t *testing.T) {
 			t.Fatalf("before %s: the snapshot shares nodes with the object", name)
 		}
 		steps[name]()
+		if i%2 == 0 {
+			s.diff(before, obj, "", "")
+		} else {
+			s.touched()
+		}
 		if !identical(src, pristine) {
 			t.Fatalf("after %s: the operator's tree changed", name)
 		}

@@ -634,7 +634,7 @@ func (e Engine) rewriteBody(w *work, index map[objectKey]placed) (*yaml.RNode, e
 	if w.entry.Changes == nil && e.Annotate {
 		// The identity, the source annotations and the operator label are most of an
 		// object's changes.
-		w.entry.Changes = make([]Change, 0, 16)
+		w.entry.Changes = make([]Change, 0, 10)
 	}
 	record := func(cs []Change) { w.entry.Changes = append(w.entry.Changes, cs...) }
 
@@ -642,6 +642,7 @@ func (e Engine) rewriteBody(w *work, index map[objectKey]placed) (*yaml.RNode, e
 	if err := e.rewriteStatusReferences(obj, r, record); err != nil {
 		return nil, fmt.Errorf("rewrite status references: %w", err)
 	}
+	snap.touched()
 	if status {
 		w.entry.Warnings = append(w.entry.Warnings, r.warnings...)
 	} else {
@@ -659,6 +660,7 @@ func (e Engine) rewriteBody(w *work, index map[objectKey]placed) (*yaml.RNode, e
 		if err := e.rewriteOutsideTable(obj, r, record); err != nil {
 			return nil, err
 		}
+		snap.touched()
 		w.entry.Warnings = append(w.entry.Warnings, r.warnings...)
 		if e.scopes(cluster, src, target) && scopable(src.Group, src.Resource) {
 			s := &scoper{ns: src.Namespace, hcp: e.HCPNamespace, operator: e.Operator, simulated: func(ns string) bool { return e.simulatesNamespace(r, ns) }}
@@ -685,6 +687,7 @@ func (e Engine) rewriteBody(w *work, index map[objectKey]placed) (*yaml.RNode, e
 		return nil, err
 	}
 	record(changes)
+	snap.touched() // and the annotations below
 	if e.Annotate && !status {
 		set := func(field, k, v string, f yaml.Filter) error {
 			var from any
@@ -758,6 +761,7 @@ func (e Engine) rewriteBody(w *work, index map[objectKey]placed) (*yaml.RNode, e
 			obj = out[0]
 			w.entry.Transforms = append(w.entry.Transforms, t.Name)
 			if scoped {
+				snap.touched()
 				after, _ := lookupNode(obj.YNode(), scope.path...)
 				record(diffNodesAt(scope.path, before, after, t.Name, ChangeTransformed))
 			} else {
