@@ -115,6 +115,10 @@ func diffNodesAt(path []string, before, after *yaml.Node, by, kind string) []Cha
 		switch {
 		case a == nil && b == nil:
 			return
+		case a != nil && b != nil && len(a.Content) > 0 && identical(a, b):
+			// The same tree is the same value: skip the walk of its keys (most of an object
+			// is what a step left alone).
+			return
 		case a != nil && b != nil && a.Kind == yaml.MappingNode && b.Kind == yaml.MappingNode,
 			a == nil && b.Kind == yaml.MappingNode, b == nil && a.Kind == yaml.MappingNode:
 			walkMappings(path, a, b, walk)

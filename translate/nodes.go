@@ -155,7 +155,7 @@ func lookupCreate(n *yaml.RNode, path ...string) (*yaml.RNode, error) {
 // SetLabel do: the value a single-quoted string, in the old value's style where there is one;
 // an annotation first drops an empty annotations mapping, and then an empty metadata. Where
 // metadata or the field is there but not a mapping, kyaml's filter f does it.
-func setMetadataString(obj *yaml.RNode, field, key, value string, f yaml.Filter) error {
+func setMetadataString(obj *yaml.RNode, field, key, value string) error {
 	root := obj.YNode()
 	meta := mappingValue(root, "metadata")
 	var m *yaml.Node
@@ -163,7 +163,10 @@ func setMetadataString(obj *yaml.RNode, field, key, value string, f yaml.Filter)
 		m = mappingValue(meta, field)
 	}
 	if root.Kind != yaml.MappingNode || (meta != nil && meta.Kind != yaml.MappingNode) || (m != nil && m.Kind != yaml.MappingNode) {
-		return obj.PipeE(f)
+		if field == yaml.AnnotationsField {
+			return obj.PipeE(yaml.SetAnnotation(key, value))
+		}
+		return obj.PipeE(yaml.SetLabel(key, value))
 	}
 	if field == yaml.AnnotationsField {
 		if m != nil && len(m.Content) == 0 {

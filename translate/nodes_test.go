@@ -55,6 +55,14 @@ func TestSetHelpersMatchKyaml(t *testing.T) {
 	}
 	values := []string{"v", "true", "1", "yes", "a\nb", "clusters-example", ""}
 	for _, src := range objects {
+		for _, field := range []string{"annotations", "labels"} {
+			obj := yaml.MustParse(src)
+			got, gotOK := metadataString(obj, field, "k")
+			want, wantOK := fieldOf(obj, "metadata", field, "k")
+			if got != want || gotOK != wantOK {
+				t.Errorf("%q: metadataString %s: %q %v, fieldOf %q %v", src, field, got, gotOK, want, wantOK)
+			}
+		}
 		for _, v := range values {
 			for _, c := range []struct {
 				name  string
@@ -63,10 +71,10 @@ func TestSetHelpersMatchKyaml(t *testing.T) {
 			}{
 				{"annotation", func(o *yaml.RNode) error { return o.PipeE(yaml.SetAnnotation("k", v)) },
 					func(o *yaml.RNode) error {
-						return setMetadataString(o, "annotations", "k", v, yaml.SetAnnotation("k", v))
+						return setMetadataString(o, "annotations", "k", v)
 					}},
 				{"label", func(o *yaml.RNode) error { return o.PipeE(yaml.SetLabel("k", v)) },
-					func(o *yaml.RNode) error { return setMetadataString(o, "labels", "k", v, yaml.SetLabel("k", v)) }},
+					func(o *yaml.RNode) error { return setMetadataString(o, "labels", "k", v) }},
 				{"name", func(o *yaml.RNode) error { return o.SetName(v) },
 					func(o *yaml.RNode) error {
 						return setString(o, &yaml.Node{Kind: yaml.ScalarNode, Value: v}, "metadata", "name")

@@ -322,7 +322,7 @@ var _ kio.Filter = AddLabels{}
 func (f AddLabels) Filter(objs []*yaml.RNode) ([]*yaml.RNode, error) {
 	return kio.FilterAll(yaml.FilterFunc(func(o *yaml.RNode) (*yaml.RNode, error) {
 		for _, k := range slices.Sorted(maps.Keys(f.Labels)) { // deterministic output
-			if err := setMetadataString(o, "labels", k, f.Labels[k], yaml.SetLabel(k, f.Labels[k])); err != nil {
+			if err := setMetadataString(o, "labels", k, f.Labels[k]); err != nil {
 				return nil, fmt.Errorf("set label %q: %w", k, err)
 			}
 			if len(f.PodTemplatePath) == 0 {

@@ -689,15 +689,15 @@ func (e Engine) rewriteBody(w *work, index map[objectKey]placed) (*yaml.RNode, e
 	record(changes)
 	snap.touched() // and the annotations below
 	if e.Annotate && !status {
-		set := func(field, k, v string, f yaml.Filter) error {
+		set := func(field, k, v string) error {
 			var from any
-			if old, ok := fieldOf(obj, "metadata", field, k); ok {
+			if old, ok := metadataString(obj, field, k); ok {
 				if old == v {
 					return nil
 				}
 				from = old
 			}
-			if err := setMetadataString(obj, field, k, v, f); err != nil {
+			if err := setMetadataString(obj, field, k, v); err != nil {
 				return err
 			}
 			w.entry.Changes = append(w.entry.Changes, Change{Path: "/metadata/" + field + "/" + pointerEscape(k), From: from, To: v, By: ByAnnotate, Kind: ChangeRecorded, Detail: detailRecorded})
@@ -705,11 +705,11 @@ func (e Engine) rewriteBody(w *work, index map[objectKey]placed) (*yaml.RNode, e
 		}
 		annotations := namespaces.SourceAnnotations(src)
 		for _, k := range slices.Sorted(maps.Keys(annotations)) {
-			if err := set("annotations", k, annotations[k], yaml.SetAnnotation(k, annotations[k])); err != nil {
+			if err := set("annotations", k, annotations[k]); err != nil {
 				return nil, err
 			}
 		}
-		if err := set("labels", namespaces.LabelOperator, e.Operator, yaml.SetLabel(namespaces.LabelOperator, e.Operator)); err != nil {
+		if err := set("labels", namespaces.LabelOperator, e.Operator); err != nil {
 			return nil, err
 		}
 	}
@@ -799,6 +799,19 @@ func scopeOf(f kio.Filter, obj *yaml.Node) (filterScope, bool) {
 	}
 	at, ok := lookupNode(obj, path...)
 	return filterScope{path: path, at: at}, ok
+}
+
+// metadataString is fieldOf(obj, "metadata", field, key), without its lookup's allocations
+// where the path is mappings.
+func metadataString(obj *yaml.RNode, field, key string) (string, bool) {
+	n, ok := lookupNode(obj.YNode(), "metadata", field, key)
+	switch {
+	case !ok:
+		return fieldOf(obj, "metadata", field, key)
+	case n == nil || n.Kind != yaml.ScalarNode || n.Tag == yaml.NodeTagNull:
+		return "", false
+	}
+	return n.Value, true
 }
 
 // fieldOf returns the string at path in obj, if there is one.
