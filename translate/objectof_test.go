@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/routing"
 )
 
 // TestObjectOf: the object objectOf returns for a rewritten tree is the one
@@ -167,8 +168,23 @@ func TestEventReferenceChanges(t *testing.T) {
 }
 
 // TestScopedFilterChanges: a scoped filter's changes, diffed in its scope, are the ones a diff
-// of the whole object lists.
+// of the whole object lists, in its order, for the profile's scoped transforms on objects of
+// many shapes.
 func TestScopedFilterChanges(t *testing.T) {
+	var filters []kio.Filter
+	ctx := Context{Source: routing.Object{Identity: contract.Identity{Group: "apps", Resource: "deployments", Namespace: "ns", Name: "d"}}, Cluster: "management", HCPNamespace: "hcp"}
+	for _, tr := range HyperShiftProfile() {
+		f, err := tr.Filter(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := f.(scopedFilter); ok && (tr.Match.Resource == "" || tr.Match.Resource == "deployments") {
+			filters = append(filters, f)
+		}
+	}
+	if len(filters) < 4 {
+		t.Fatalf("%d scoped transforms in the profile, want drop-owner-references and the pod spec edits", len(filters))
+	}
 	for _, body := range []string{
 		"kind: ConfigMap\nmetadata: {name: a, ownerReferences: [{apiVersion: v1, kind: ConfigMap, name: b, uid: u}]}\n",
 		"kind: ConfigMap\nmetadata: {name: a}\n",
@@ -177,25 +193,33 @@ func TestScopedFilterChanges(t *testing.T) {
 		"kind: ConfigMap\nmetadata: null\n",
 		"kind: ConfigMap\n",
 		"kind: ConfigMap\nmetadata: [a]\n",
+		"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  template:\n    spec:\n      priorityClassName: x\n      nodeSelector: {a: b}\n      containers: [{name: c, image: i}]\n      tolerations: [{key: k, operator: Exists}]\n      imagePullSecrets: [{name: other}]\n",
+		"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  template:\n    spec:\n      containers: [{name: c, image: i}]\n      affinity: {nodeAffinity: {}}\n      imagePullSecrets: [{name: pull-secret}]\n",
+		"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  template:\n    spec: {}\n",
+		"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  template:\n    spec: null\n",
+		"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  template: {}\n",
+		"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec: {}\n",
+		"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n",
+		"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  template:\n    spec:\n      tolerations: null\n      imagePullSecrets: []\n      zzz: 1\n      priorityClassName: \"\"\n",
 	} {
-		for _, f := range []kio.Filter{dropOwnerReferences{}} {
+		for _, f := range filters {
 			obj := yaml.MustParse(body)
 			whole := copyTree(obj.YNode())
 			scope, scoped := scopeOf(f, obj.YNode())
-			var before *yaml.Node
-			if scoped {
-				before = copyTree(scope.at)
+			if !scoped {
+				continue // the engine runs the filter and diffs the whole object
 			}
-			if _, err := f.Filter([]*yaml.RNode{obj}); err != nil {
+			scope.edit()
+			filtered := yaml.MustParse(body)
+			if _, err := f.Filter([]*yaml.RNode{filtered}); err != nil {
 				t.Fatalf("%q: %v", body, err)
 			}
-			want := diffNodes(whole, obj.YNode(), "", "")
-			if !scoped {
-				continue // the engine diffs the whole object
+			if !identical(obj.YNode(), filtered.YNode()) {
+				t.Errorf("%q, %T: the edit made %s, the filter %s", body, f, obj.MustString(), filtered.MustString())
 			}
-			after, _ := lookupNode(obj.YNode(), scope.path...)
-			if got := diffNodesAt(scope.path, before, after, "", ""); !reflect.DeepEqual(got, want) {
-				t.Errorf("%q: in scope %v, the whole object's %v", body, got, want)
+			want := diffNodes(whole, obj.YNode(), "by", ChangeTransformed)
+			if got := scope.changes(obj.YNode(), "by"); !reflect.DeepEqual(got, want) {
+				t.Errorf("%q, %T: in scope %v, the whole object's %v", body, f, got, want)
 			}
 		}
 	}

@@ -124,11 +124,33 @@ func (e podSpecEdit) Filter(objs []*yaml.RNode) ([]*yaml.RNode, error) {
 // merge's walk, and every node on the patch's path is of the kind the patch expects.
 // It changes nothing when it reports false.
 func (e podSpecEdit) edit(obj *yaml.Node) bool {
+	if !e.direct(obj) {
+		return false
+	}
+	e.apply(obj)
+	return true
+}
+
+// scope implements scopedFilter: where the edit is direct, it changes the pod spec's fields
+// it edits and nothing else (it may create the pod spec and its parents, empty but for them).
+func (e podSpecEdit) scope(obj *yaml.Node) ([]string, []string, func(), bool) {
+	if !e.direct(obj) {
+		return nil, nil, nil, false
+	}
+	keys := make([]string, len(e.fields))
+	for i, f := range e.fields {
+		keys[i] = f.name
+	}
+	return append(slices.Clone(e.path), "spec"), keys, func() { e.apply(obj) }, true
+}
+
+// direct reports whether the edit can be made on obj directly: obj is neutral to the strategic
+// merge's walk, and every node on the patch's path is of the kind the patch expects.
+func (e podSpecEdit) direct(obj *yaml.Node) bool {
 	if !smpNeutral(obj) {
 		return false
 	}
 	segments := append(slices.Clone(e.path), "spec")
-	// Check first, so that nothing changes when the merge must do it.
 	n := obj
 	for _, s := range segments {
 		v := mappingValue(n, s)
@@ -162,7 +184,14 @@ func (e podSpecEdit) edit(obj *yaml.Node) bool {
 			}
 		}
 	}
-	// Edit. The merge gives an empty mapping on the path the style of the patch's (block), and
+	return true
+}
+
+// apply makes the edit on obj, which direct accepted.
+func (e podSpecEdit) apply(obj *yaml.Node) {
+	segments := append(slices.Clone(e.path), "spec")
+	apiVersion, kind := scalarValue(mappingValue(obj, "apiVersion")), scalarValue(mappingValue(obj, "kind"))
+	// The merge gives an empty mapping on the path the style of the patch's (block), and
 	// adds what is missing or null as the patch's own mapping.
 	n, keyTag := obj, ""
 	for i, s := range segments {
@@ -198,7 +227,6 @@ func (e podSpecEdit) edit(obj *yaml.Node) bool {
 			setField(n, f.name, &yaml.Node{Kind: yaml.SequenceNode, Content: mergedByName(elems, f.value.Content)}, keyTag)
 		}
 	}
-	return true
 }
 
 // created sets the first of segments, missing or null in the mapping m, to a mapping, and

@@ -206,8 +206,12 @@ func HyperShiftProfile() []Transform {
 type dropOwnerReferences struct{}
 
 // scope implements scopedFilter.
-func (dropOwnerReferences) scope(*yaml.Node) ([]string, bool) {
-	return []string{"metadata", "ownerReferences"}, true
+func (dropOwnerReferences) scope(obj *yaml.Node) ([]string, []string, func(), bool) {
+	meta := mappingValue(obj, "metadata")
+	if meta == nil || meta.Kind != yaml.MappingNode {
+		return nil, nil, nil, false // Filter says what it makes of it
+	}
+	return []string{"metadata"}, []string{"ownerReferences"}, func() { removeField(meta, "ownerReferences") }, true
 }
 
 func (dropOwnerReferences) Filter(objs []*yaml.RNode) ([]*yaml.RNode, error) {

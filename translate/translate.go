@@ -744,13 +744,14 @@ func (e Engine) rewriteBody(w *work, index map[objectKey]placed) (*yaml.RNode, e
 			}
 			// A filter that keeps to one subtree of this object is diffed there; any other
 			// against the snapshot of the whole object.
-			var before *yaml.Node
-			scope, scoped := scopeOf(f, obj.YNode())
-			if scoped {
-				before = copyTree(scope.at)
-			} else {
-				before = snap.before(obj.YNode())
+			if scope, ok := scopeOf(f, obj.YNode()); ok {
+				scope.edit()
+				snap.touched()
+				w.entry.Transforms = append(w.entry.Transforms, t.Name)
+				record(scope.changes(obj.YNode(), t.Name))
+				continue
 			}
+			before := snap.before(obj.YNode())
 			out, err := f.Filter([]*yaml.RNode{obj})
 			if err != nil {
 				return nil, fmt.Errorf("transform %s: %w", t.Name, err)
@@ -760,45 +761,72 @@ func (e Engine) rewriteBody(w *work, index map[objectKey]placed) (*yaml.RNode, e
 			}
 			obj = out[0]
 			w.entry.Transforms = append(w.entry.Transforms, t.Name)
-			if scoped {
-				snap.touched()
-				after, _ := lookupNode(obj.YNode(), scope.path...)
-				record(diffNodesAt(scope.path, before, after, t.Name, ChangeTransformed))
-			} else {
-				record(snap.diff(before, obj.YNode(), t.Name, ChangeTransformed))
-			}
+			record(snap.diff(before, obj.YNode(), t.Name, ChangeTransformed))
 		}
 	}
 	return obj, nil
 }
 
-// scopedFilter is a transform's filter that, on a given object, changes nothing outside the
-// subtree at one path: the engine copies and diffs that subtree around it, not the object.
+// scopedFilter is a transform's filter that, on a given object, changes only some keys of one
+// mapping (and may create that mapping and its parents, holding nothing else): the engine
+// copies and diffs those keys' values around the edit, not the object.
 type scopedFilter interface {
-	// scope returns the path; false when the filter may change obj elsewhere.
-	scope(obj *yaml.Node) ([]string, bool)
+	// scope returns the mapping's path, the keys, and the edit that makes on obj what Filter
+	// makes; false when the filter may change obj elsewhere (the engine runs Filter).
+	scope(obj *yaml.Node) (path, keys []string, edit func(), ok bool)
 }
 
-// filterScope is where a scoped filter works on an object: the path, and the subtree there
-// before it runs (nil when there is none).
+// filterScope is where a scoped filter works on an object: the mapping's path, the keys, their
+// values there before the edit, and the edit.
 type filterScope struct {
-	path []string
-	at   *yaml.Node
+	path, keys []string
+	before     *yaml.Node
+	edit       func()
 }
 
-// scopeOf returns the scope of f on obj; false when f is not scoped on obj, or a node on the
-// scope's path is neither a mapping nor missing (the scope then says nothing of it).
+// scopeOf returns the scope of f on obj, with a copy of the values it may change; false when
+// f is not scoped on obj, or a node on the scope's path is neither a mapping nor missing (the
+// scope then says nothing of it).
 func scopeOf(f kio.Filter, obj *yaml.Node) (filterScope, bool) {
 	sf, ok := f.(scopedFilter)
 	if !ok {
 		return filterScope{}, false
 	}
-	path, ok := sf.scope(obj)
+	path, keys, edit, ok := sf.scope(obj)
 	if !ok || len(path) == 0 {
 		return filterScope{}, false
 	}
 	at, ok := lookupNode(obj, path...)
-	return filterScope{path: path, at: at}, ok
+	if !ok || (at != nil && at.Kind != yaml.MappingNode) {
+		return filterScope{}, false
+	}
+	return filterScope{path: path, keys: keys, before: copyTree(scopedKeys(at, keys)), edit: edit}, true
+}
+
+// changes returns the changes the filter made in obj: a diff of the scope's keys before and
+// after, which lists them as a diff of the whole object does (the mapping's keys in their
+// order, then those it gained).
+func (s filterScope) changes(obj *yaml.Node, by string) []Change {
+	after, _ := lookupNode(obj, s.path...)
+	if after != nil && after.Kind != yaml.MappingNode {
+		after = nil
+	}
+	return diffNodesAt(s.path, s.before, scopedKeys(after, s.keys), by, ChangeTransformed)
+}
+
+// scopedKeys returns a mapping of the pairs of m whose key is one of keys, in m's order; nil
+// for a nil m.
+func scopedKeys(m *yaml.Node, keys []string) *yaml.Node {
+	if m == nil {
+		return nil
+	}
+	out := &yaml.Node{Kind: yaml.MappingNode, Tag: yaml.NodeTagMap}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if slices.Contains(keys, m.Content[i].Value) {
+			out.Content = append(out.Content, m.Content[i], m.Content[i+1])
+		}
+	}
+	return out
 }
 
 // metadataString is fieldOf(obj, "metadata", field, key), without its lookup's allocations
