@@ -378,21 +378,45 @@ func (c *refCollector) add(rf nameReferrer, name, ns, kind, at *yaml.Node) {
 
 // locate names each reference by its path in the object, and sorts them in document order.
 func (c *refCollector) locate() {
-	want := make(map[*yaml.Node]*nameRef, len(c.refs))
-	for _, r := range c.refs {
-		want[r.at] = r
+	// The reference at a node is the last recorded there: through an index, or for a few
+	// references (most objects have one to four) a scan from the end.
+	var want map[*yaml.Node]*nameRef
+	left := 0
+	if len(c.refs) > smallMapping {
+		want = make(map[*yaml.Node]*nameRef, len(c.refs))
+		for _, r := range c.refs {
+			want[r.at] = r
+		}
+		left = len(want)
+	} else {
+		for i, r := range c.refs {
+			if !slices.ContainsFunc(c.refs[:i], func(o *nameRef) bool { return o.at == r.at }) {
+				left++
+			}
+		}
+	}
+	at := func(n *yaml.Node) (*nameRef, bool) {
+		if want != nil {
+			r, ok := want[n]
+			return r, ok
+		}
+		for i := len(c.refs) - 1; i >= 0; i-- {
+			if c.refs[i].at == n {
+				return c.refs[i], true
+			}
+		}
+		return nil, false
 	}
 	var (
 		stack []refSegment
 		ord   int
-		left  = len(want)
 	)
 	var walk func(n *yaml.Node)
 	walk = func(n *yaml.Node) {
 		if left == 0 {
 			return
 		}
-		if r, ok := want[n]; ok && r.loc == "" {
+		if r, ok := at(n); ok && r.loc == "" {
 			r.loc, r.ord = refRender(stack), ord
 			left--
 		}

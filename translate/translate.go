@@ -734,7 +734,8 @@ func (e Engine) rewriteBody(w *work, index map[objectKey]placed) (*yaml.RNode, e
 	}
 	if !status {
 		ctx := Context{Source: w.object(), Cluster: cluster, HCPNamespace: e.HCPNamespace, HostedControlPlane: e.HostedControlPlane}
-		for _, t := range e.Transforms {
+		for i := range e.Transforms {
+			t := &e.Transforms[i]
 			if !t.selects(ctx.Source, cluster) || (t.Strips && e.Policy.podSecurity() == PodSecurityReject) {
 				continue
 			}
