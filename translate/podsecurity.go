@@ -2,6 +2,7 @@ package translate
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -105,7 +106,7 @@ func podSecurityReason(obj map[string]any, path []string) string {
 	where := strings.Join(append(slices.Clone(path), "spec"), ".")
 	var tmpl corev1.PodTemplateSpec
 	if m != nil {
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &tmpl); err != nil {
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(withoutUncheckedFields(m), &tmpl); err != nil {
 			return fmt.Sprintf("%s: decode: %v", where, err)
 		}
 	}
@@ -121,6 +122,47 @@ func podSecurityReason(obj map[string]any, path []string) string {
 		return ""
 	}
 	return fmt.Sprintf("%s %s", where, strings.Join(problems, "; "))
+}
+
+// uncheckedContainerFields are the fields of a container no Pod Security check reads (nor the
+// nodeName check): the conversion to a pod template, the check's main cost, skips them.
+var uncheckedContainerFields = []string{"args", "command", "env", "envFrom", "image", "resources", "volumeMounts"}
+
+// withoutUncheckedFields returns a pod template (an unstructured value) whose containers lack
+// uncheckedContainerFields: a shallow copy where it has them, the template itself otherwise.
+func withoutUncheckedFields(tmpl map[string]any) map[string]any {
+	spec, _ := tmpl["spec"].(map[string]any)
+	var outSpec map[string]any
+	for _, list := range containerLists {
+		l, _ := spec[list].([]any)
+		var outList []any
+		for i, c := range l {
+			cm, _ := c.(map[string]any)
+			if !slices.ContainsFunc(uncheckedContainerFields, func(f string) bool { _, ok := cm[f]; return ok }) {
+				continue
+			}
+			if outList == nil {
+				outList = slices.Clone(l)
+			}
+			trimmed := maps.Clone(cm)
+			for _, f := range uncheckedContainerFields {
+				delete(trimmed, f)
+			}
+			outList[i] = trimmed
+		}
+		if outList != nil {
+			if outSpec == nil {
+				outSpec = maps.Clone(spec)
+			}
+			outSpec[list] = outList
+		}
+	}
+	if outSpec == nil {
+		return tmpl
+	}
+	out := maps.Clone(tmpl)
+	out["spec"] = outSpec
+	return out
 }
 
 // safeSysctls are the sysctls Pod Security "baseline" (and so "restricted") allows.

@@ -736,6 +736,9 @@ func (e Engine) rewriteBody(w *work, index map[objectKey]placed) (*yaml.RNode, e
 		ctx := Context{Source: w.object(), Cluster: cluster, HCPNamespace: e.HCPNamespace, HostedControlPlane: e.HostedControlPlane}
 		for i := range e.Transforms {
 			t := &e.Transforms[i]
+			if t.Match.Resource != "" && t.Match.Resource != src.Resource {
+				continue // most of the profile's transforms are for one kind of workload
+			}
 			if !t.selects(ctx.Source, cluster) || (t.Strips && e.Policy.podSecurity() == PodSecurityReject) {
 				continue
 			}
