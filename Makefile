@@ -47,6 +47,8 @@ build: ## build bin/topolayer, the sample operators and the sample operand
 test: ## run every test (unit, corpus, e2e)
 	@[[ -n "$$KUBEBUILDER_ASSETS" ]] || { echo "make: hack/envtest-assets.sh found no kube-apiserver and etcd (see above)" >&2; exit 1; }
 	$(GO) test -count=1 -timeout 60m ./...
+	@# The hosted engine plans on every core: its parallel plan under the race detector.
+	$(GO) test -count=1 -race -run 'TestParallelPlan' ./translate
 
 demo: build ## run both sample operators through topolayer, hosted then standalone, on local API servers
 	@$(GO) run ./hack/demo -bin bin -examples examples

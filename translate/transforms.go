@@ -97,7 +97,14 @@ func (p Patch) Transform() (Transform, error) {
 	default:
 		return Transform{}, errors.New("set strategicMerge or json6902")
 	}
-	return Transform{Name: p.Name, Cluster: p.Cluster, Match: p.Match, Filter: func(Context) (kio.Filter, error) { return filter, nil }}, nil
+	return Transform{Name: p.Name, Cluster: p.Cluster, Match: p.Match, Filter: func(Context) (kio.Filter, error) {
+		if smp, ok := filter.(patchstrategicmerge.Filter); ok {
+			// The merge may move the patch's nodes into the object: each object gets a copy,
+			// so that no two objects (or two plans' goroutines) share them.
+			return patchstrategicmerge.Filter{Patch: smp.Patch.Copy()}, nil
+		}
+		return filter, nil
+	}}, nil
 }
 
 // podTemplatePaths says where the pod template of each workload kind is.

@@ -319,17 +319,19 @@ func (p *Planner) complete() (*Plan, []int) {
 	works = append(works, e.placeGuestIdentities(works)...)
 	works = append(works, e.guestNamespaces(works)...)
 	index := e.checkCollisions(works)
-	for _, w := range works {
+	// Each entry's rewrite and checks read the plan-wide placement and change only the entry:
+	// they run on every core.
+	eachWork(works, func(w *work) {
 		if w.entry.Disposition == routing.Apply && !w.finished {
 			e.rewrite(w, index)
 		}
-	}
+	})
 	e.serviceAccountTokens(works, p.written)
-	for _, w := range works {
+	eachWork(works, func(w *work) {
 		if !w.finished {
 			e.finish(w)
 		}
-	}
+	})
 	e.checkRBACContainment(works)
 	e.checkRBAC(works)
 	plan := &Plan{Topology: e.Topology, Summary: p.spillSummary, Entries: make([]Entry, 0, len(works)), GuestIdentities: guestIdentities(works)}
