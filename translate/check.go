@@ -143,10 +143,15 @@ func checkSimulatedNamespaces(p *Plan, finals []*yaml.RNode, hcp string, discove
 			out = append(out, Violation{i, msg})
 		}
 	}
-	for _, i := range slices.Sorted(maps.Keys(objs)) {
+	// Each object's selectors and references are checked on their own, on every core; the
+	// violations keep plan order.
+	checked := slices.Sorted(maps.Keys(objs))
+	found := make([][]Violation, len(checked))
+	forEach(len(checked), func(k int) {
+		i := checked[k]
 		e, obj := p.Entries[i], objs[i]
 		bad := func(format string, args ...any) {
-			out = append(out, Violation{i, fmt.Sprintf(format, args...)})
+			found[k] = append(found[k], Violation{i, fmt.Sprintf(format, args...)})
 		}
 		for _, site := range selectorSites(obj, e.Source.Group, e.Source.Resource) {
 			where := strings.Join(site.path, ".")
@@ -203,6 +208,9 @@ func checkSimulatedNamespaces(p *Plan, finals []*yaml.RNode, hcp string, discove
 		}, simNames) {
 			bad("%s", msg)
 		}
+	})
+	for _, v := range found {
+		out = append(out, v...)
 	}
 	return out
 }
