@@ -1,6 +1,10 @@
 package translate
 
-import "sigs.k8s.io/kustomize/kyaml/yaml"
+import (
+	"sync"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
 
 // snapshot is a copy of an object being rewritten, as it was before the step that is about to
 // change it, for diffNodes to record that step's changes. Most steps change nothing, and those
@@ -8,6 +12,9 @@ import "sigs.k8s.io/kustomize/kyaml/yaml"
 // the object that differ from it.
 type snapshot struct {
 	copy *yaml.Node
+	// arena holds the nodes of the snapshot's own copies; release hands it to the next
+	// rewrite.
+	arena *nodeArena
 	// own says the snapshot may be changed: it is not the operator's tree it starts as.
 	own bool
 	// synced says the object has not changed since before last returned copy: nothing to
@@ -25,12 +32,26 @@ func (s *snapshot) before(obj *yaml.Node) *yaml.Node {
 	switch {
 	case s.synced:
 	case s.own:
-		s.copy = syncTree(s.copy, obj)
+		s.copy = s.arena.sync(s.copy, obj)
 	case s.copy == nil || !identical(s.copy, obj):
-		s.copy, s.own = copyTree(obj), true
+		if s.arena == nil {
+			s.arena = arenas.Get().(*nodeArena)
+		}
+		s.copy, s.own = s.arena.copy(obj), true
 	}
 	s.synced = true
 	return s.copy
+}
+
+// release ends the snapshot: its copies are dropped (nothing outside the rewrite holds them:
+// the changes diffs record are values of their own) and their arena goes back for the next
+// snapshot.
+func (s *snapshot) release() {
+	if s.arena != nil {
+		s.arena.reset()
+		arenas.Put(s.arena)
+	}
+	s.copy, s.arena, s.own, s.synced = nil, nil, false, false
 }
 
 // diff returns the changes of a step, as diffNodes does, from before (what before returned)
@@ -63,13 +84,49 @@ func identical(a, b *yaml.Node) bool {
 
 // copyTree returns a deep copy of a tree, as kyaml's CopyYNode does (aliases still point to
 // their anchors in n), in two allocations: one for the nodes, one for their content slices.
-func copyTree(n *yaml.Node) *yaml.Node {
+func copyTree(n *yaml.Node) *yaml.Node { return (*nodeArena)(nil).copy(n) }
+
+// nodeArena hands out the nodes and content slices of a snapshot's copies from chunks that
+// the next snapshot reuses (arenas): the copies of a rewrite, most of what the engine would
+// otherwise allocate and collect per object, are made in memory already there. A nil arena
+// allocates afresh.
+type nodeArena struct {
+	nodes []yaml.Node
+	refs  []*yaml.Node
+}
+
+// arenas are the node arenas of the snapshots no rewrite uses at the moment.
+var arenas = sync.Pool{New: func() any { return &nodeArena{} }}
+
+// copy returns a deep copy of n, as copyTree does, made in the arena.
+func (a *nodeArena) copy(n *yaml.Node) *yaml.Node {
 	if n == nil {
 		return nil
 	}
 	nodes, refs := countTree(n)
-	c := treeCopier{nodes: make([]yaml.Node, 0, nodes), refs: make([]*yaml.Node, 0, refs)}
-	return c.copy(n)
+	if a == nil {
+		c := treeCopier{nodes: make([]yaml.Node, 0, nodes), refs: make([]*yaml.Node, 0, refs)}
+		return c.copy(n)
+	}
+	if cap(a.nodes)-len(a.nodes) < nodes {
+		// A new chunk; the nodes already handed out stay where they are.
+		a.nodes = make([]yaml.Node, 0, max(2*cap(a.nodes), nodes, 256))
+	}
+	if cap(a.refs)-len(a.refs) < refs {
+		a.refs = make([]*yaml.Node, 0, max(2*cap(a.refs), refs, 512))
+	}
+	c := treeCopier{nodes: a.nodes[len(a.nodes):len(a.nodes):cap(a.nodes)], refs: a.refs[len(a.refs):len(a.refs):cap(a.refs)]}
+	out := c.copy(n)
+	a.nodes, a.refs = a.nodes[:len(a.nodes)+len(c.nodes)], a.refs[:len(a.refs)+len(c.refs)]
+	return out
+}
+
+// reset makes the arena's last chunk free for the next snapshot, clearing what it held (so
+// that it keeps nothing of the old trees alive).
+func (a *nodeArena) reset() {
+	clear(a.nodes)
+	clear(a.refs)
+	a.nodes, a.refs = a.nodes[:0], a.refs[:0]
 }
 
 // countTree returns the number of nodes of a tree and the number of its content references.
@@ -112,9 +169,12 @@ func (c *treeCopier) copy(n *yaml.Node) *yaml.Node {
 // a copy of o where s is nil or of another kind): it keeps the nodes of s that already match,
 // matches a mapping's keys by name where o has gained or lost some, and copies what s lacks.
 // No node of o ends up in the result.
-func syncTree(s, o *yaml.Node) *yaml.Node {
+func syncTree(s, o *yaml.Node) *yaml.Node { return (*nodeArena)(nil).sync(s, o) }
+
+// sync is syncTree, making its copies in the arena.
+func (a *nodeArena) sync(s, o *yaml.Node) *yaml.Node {
 	if s == nil || o == nil || s.Kind != o.Kind || s.Alias != o.Alias {
-		return copyTree(o)
+		return a.copy(o)
 	}
 	if s.Tag != o.Tag || s.Style != o.Style || s.Value != o.Value || s.Anchor != o.Anchor {
 		content := s.Content
@@ -128,12 +188,12 @@ func syncTree(s, o *yaml.Node) *yaml.Node {
 		}
 	case len(s.Content) == len(o.Content) && (o.Kind != yaml.MappingNode || sameKeys(s, o)):
 		for i, e := range o.Content {
-			if c := syncTree(s.Content[i], e); c != s.Content[i] {
+			if c := a.sync(s.Content[i], e); c != s.Content[i] {
 				s.Content[i] = c
 			}
 		}
 	case o.Kind == yaml.MappingNode && len(o.Content)%2 == 0:
-		s.Content = syncMapping(s.Content, o.Content)
+		s.Content = a.syncMapping(s.Content, o.Content)
 	default:
 		content := make([]*yaml.Node, len(o.Content))
 		for i, e := range o.Content {
@@ -141,7 +201,7 @@ func syncTree(s, o *yaml.Node) *yaml.Node {
 			if i < len(s.Content) {
 				old = s.Content[i]
 			}
-			content[i] = syncTree(old, e)
+			content[i] = a.sync(old, e)
 		}
 		s.Content = content
 	}
@@ -160,7 +220,7 @@ func sameKeys(a, b *yaml.Node) bool {
 
 // syncMapping returns the content of a mapping identical to o, built from the key-value pairs
 // of s of the same key (each used once) and copies of the pairs s lacks.
-func syncMapping(s, o []*yaml.Node) []*yaml.Node {
+func (a *nodeArena) syncMapping(s, o []*yaml.Node) []*yaml.Node {
 	out := make([]*yaml.Node, len(o))
 	used := make([]bool, len(s))
 	for i := 0; i+1 < len(o); i += 2 {
@@ -169,9 +229,9 @@ func syncMapping(s, o []*yaml.Node) []*yaml.Node {
 		}
 		if j+1 < len(s) {
 			used[j] = true
-			out[i], out[i+1] = syncTree(s[j], o[i]), syncTree(s[j+1], o[i+1])
+			out[i], out[i+1] = a.sync(s[j], o[i]), a.sync(s[j+1], o[i+1])
 		} else {
-			out[i], out[i+1] = copyTree(o[i]), copyTree(o[i+1])
+			out[i], out[i+1] = a.copy(o[i]), a.copy(o[i+1])
 		}
 	}
 	return out

@@ -626,6 +626,7 @@ func (e Engine) rewriteBody(w *work, index map[objectKey]placed) (*yaml.RNode, e
 	// obj before the first step that may change it.
 	var obj *yaml.RNode
 	snap := &snapshot{}
+	defer snap.release()
 	if w.obj != nil {
 		obj, snap.copy = yaml.NewRNode(copyTree(w.obj.YNode())), w.obj.YNode()
 	} else {
