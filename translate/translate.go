@@ -6,6 +6,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -318,12 +319,12 @@ func (p *Planner) complete() (*Plan, []int) {
 	e.placeGuestSubjects(works)
 	works = append(works, e.placeGuestIdentities(works)...)
 	works = append(works, e.guestNamespaces(works)...)
-	index := e.checkCollisions(works)
+	places := &placements{index: e.checkCollisions(works)}
 	// Each entry's rewrite and checks read the plan-wide placement and change only the entry:
 	// they run on every core.
 	eachWork(works, func(w *work) {
 		if w.entry.Disposition == routing.Apply && !w.finished {
-			e.rewrite(w, index)
+			e.rewrite(w, places)
 		}
 	})
 	e.serviceAccountTokens(works, p.written)
@@ -551,6 +552,45 @@ func keyOf(cluster string, id contract.Identity) objectKey {
 	return objectKey{cluster, id.Group, id.Resource, id.Namespace, id.Name}
 }
 
+// placements are where the plan's sources land (checkCollisions' index) and, learnt while
+// the entries are rewritten (on every core), where the objects outside the plan that they
+// name are expected.
+type placements struct {
+	index   map[objectKey]placed
+	outside sync.Map // objectKey -> outsideTarget
+}
+
+// outsideTarget is where an object outside the plan is expected, or why it cannot be mapped,
+// and the warning of a reference to it.
+type outsideTarget struct {
+	target  contract.Identity
+	err     error
+	warning string
+}
+
+// outsideTarget returns the target of src, an object outside the plan on the referrer's
+// cluster (the topology's name mapping), remembered for the plan.
+func (r *renamer) outsideTarget(src contract.Identity) outsideTarget {
+	var k objectKey
+	if r.outside != nil {
+		k = keyOf(r.from, src)
+		if v, ok := r.outside.Load(k); ok {
+			return v.(outsideTarget)
+		}
+	}
+	var t outsideTarget
+	t.target, t.err = r.engine.Names.ToTarget(r.from, src)
+	if t.err != nil {
+		t.warning = fmt.Sprintf("refers to %s, which cannot be mapped: %v", src, t.err)
+	} else {
+		t.warning = fmt.Sprintf("dangling reference: %s is not in the plan; it is expected as %s", src, t.target)
+	}
+	if r.outside != nil {
+		r.outside.Store(k, t)
+	}
+	return t
+}
+
 // placed is where a source object lands.
 type placed struct {
 	cluster string
@@ -591,7 +631,7 @@ func (e Engine) checkCollisions(works []*work) map[objectKey]placed {
 // rewrite builds the target mutation of an apply entry: identity, references, annotations and
 // transforms in the body of object-bearing actions, metadata for all. It records the final
 // object and every change made to it in the entry.
-func (e Engine) rewrite(w *work, index map[objectKey]placed) {
+func (e Engine) rewrite(w *work, places *placements) {
 	tm := *w.m
 	tm.Class = w.entry.Class // a mutation written under Unspecified, placed by the supplement
 	tm.Metadata.SetIdentity(w.entry.Target.Identity)
@@ -604,7 +644,7 @@ func (e Engine) rewrite(w *work, index map[objectKey]placed) {
 		w.unchanged = w.src != nil
 		return
 	}
-	obj, err := e.rewriteBody(w, index)
+	obj, err := e.rewriteBody(w, places)
 	if err != nil {
 		w.reject(RuleBody, err.Error())
 		return
@@ -620,7 +660,7 @@ func (e Engine) changesBodies() bool { return e.Annotate || len(e.Transforms) > 
 
 // rewriteBody returns the target object of an entry, and records in the entry each change
 // made on the way.
-func (e Engine) rewriteBody(w *work, index map[objectKey]placed) (*yaml.RNode, error) {
+func (e Engine) rewriteBody(w *work, places *placements) (*yaml.RNode, error) {
 	// obj is the operator's object built afresh. When an earlier stage built the operator's
 	// tree (w.obj), obj is its copy and it is the first snapshot; otherwise the snapshot copies
 	// obj before the first step that may change it.
@@ -641,7 +681,10 @@ func (e Engine) rewriteBody(w *work, index map[objectKey]placed) (*yaml.RNode, e
 	}
 	record := func(cs []Change) { w.entry.Changes = append(w.entry.Changes, cs...) }
 
-	r := &renamer{engine: e, index: index, from: cluster, referrer: src}
+	r := &renamer{engine: e, from: cluster, referrer: src}
+	if places != nil {
+		r.index, r.outside = places.index, &places.outside
+	}
 	if err := e.rewriteStatusReferences(obj, r, record); err != nil {
 		return nil, fmt.Errorf("rewrite status references: %w", err)
 	}
@@ -940,8 +983,11 @@ func (e Engine) setIdentity(obj *yaml.RNode, src, target contract.Identity, rule
 
 // renamer answers, for a reference inside one object, where the referenced object lands.
 type renamer struct {
-	engine   Engine
-	index    map[objectKey]placed
+	engine Engine
+	index  map[objectKey]placed
+	// outside remembers where the objects outside the plan that references name are
+	// expected (objectKey -> outsideTarget): many objects name the same ones. nil for none.
+	outside  *sync.Map
 	from     string            // the referrer's target cluster
 	referrer contract.Identity // the referrer's standalone identity
 	warnings []string
@@ -979,13 +1025,12 @@ func (r *renamer) resolve(gk schema.GroupKind, namespace, name string) (contract
 	if target, ok := r.everyNamespace(src); ok {
 		return target, r.from, true
 	}
-	target, err := r.engine.Names.ToTarget(r.from, src)
-	if err != nil {
-		r.warn(fmt.Sprintf("refers to %s, which cannot be mapped: %v", src, err))
+	t := r.outsideTarget(src)
+	r.warn(t.warning)
+	if t.err != nil {
 		return contract.Identity{}, "", false
 	}
-	r.warn(fmt.Sprintf("dangling reference: %s is not in the plan; it is expected as %s", src, target))
-	return target, r.from, true
+	return t.target, r.from, true
 }
 
 func (r *renamer) warn(msg string) {
