@@ -291,9 +291,15 @@ func staleReferences(obj *yaml.RNode, hcp string, stale func(gk schema.GroupKind
 	}
 	gv, _ := schema.ParseGroupVersion(obj.GetApiVersion())
 	gk := schema.GroupKind{Group: gv.Group, Kind: obj.GetKind()}
-	annotations := obj.GetAnnotations()
+	var annotations map[string]string // read when a reference of the table is the object's
 	for _, a := range AnnotationReferences {
-		if name := annotations[a.Annotation]; a.Referrer == gk && name != "" && stale(a.To, name) {
+		if a.Referrer != gk {
+			continue
+		}
+		if annotations == nil {
+			annotations = obj.GetAnnotations()
+		}
+		if name := annotations[a.Annotation]; name != "" && stale(a.To, name) {
 			out = append(out, fmt.Sprintf("annotation %s names %s %s, which the plan renamed", a.Annotation, a.To.Kind, name))
 		}
 	}
