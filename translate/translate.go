@@ -113,9 +113,10 @@ type work struct {
 // entries, not errors; check Plan.Rejected before applying.
 func (e Engine) Plan(out *contract.OutputDir) *Plan {
 	p := e.Planner(nil)
-	for i := range out.Mutations {
-		p.Add(&out.Mutations[i])
-	}
+	// Without a settled function, Add only places: each mutation is placed on its own, on
+	// every core.
+	p.works = make([]*work, len(out.Mutations))
+	forEach(len(out.Mutations), func(i int) { p.works[i] = p.e.place(&out.Mutations[i]) })
 	return p.Plan()
 }
 
