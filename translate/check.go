@@ -94,7 +94,7 @@ func checkSimulatedNamespaces(p *Plan, finals []*yaml.RNode, hcp string, discove
 		if e.Source.Name != e.Target.Name {
 			renamed[nameKey{gkOf(e.Source), e.Source.Name}] = true
 		}
-		if e.Object == nil || e.Action.IsStatus() {
+		if e.Object == nil || e.Action.IsStatus() || !scopeCheckReads(e.Object.GroupVersionKind().GroupKind(), e.Source) {
 			continue
 		}
 		obj, err := finalOf(p, finals, i)
@@ -213,6 +213,28 @@ func checkSimulatedNamespaces(p *Plan, finals []*yaml.RNode, hcp string, discove
 		out = append(out, v...)
 	}
 	return out
+}
+
+// scopeCheckReads reports whether checkSimulatedNamespaces reads anything of an object of kind
+// gk written for the standalone object src: a selector or its pods' labels, a reference of the
+// reference table or the annotation table, Service DNS names in a ConfigMap or Secret, status
+// references. Of the others (events, most of what operators write) the check reads no tree,
+// and the engine keeps none.
+func scopeCheckReads(gk schema.GroupKind, src contract.Identity) bool {
+	group, resource := src.Group, src.Resource
+	if g, ok := workloadGroups[resource]; ok && g == group {
+		return true
+	}
+	switch {
+	case group == "" && (resource == "pods" || resource == "services"),
+		group == "policy" && resource == "poddisruptionbudgets",
+		group == "networking.k8s.io" && resource == "networkpolicies",
+		gk == kindConfigMap || gk == kindSecret,
+		len(nameReferrers[gk.Kind]) > 0,
+		holdsStatusReferences(gk):
+		return true
+	}
+	return slices.ContainsFunc(AnnotationReferences, func(a AnnotationReference) bool { return a.Referrer == gk })
 }
 
 func subset(a, b []string) bool {

@@ -233,6 +233,11 @@ func (e Engine) finish(w *work) {
 	e.checkPrivileged(w)
 	e.checkPodSecurity(w)
 	w.finished = true
+	if o := w.entry.Object; w.final != nil && o != nil && !scopeCheckReads(o.GroupVersionKind().GroupKind(), w.entry.Source) {
+		// No later stage reads the tree: the object is the entry's.
+		w.final = nil
+	}
+	w.obj = nil
 }
 
 // settle hands a final entry to the settled function and, once it has it, drops the
