@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -182,27 +183,38 @@ func (h *harness) runTranslation() error {
 		return fmt.Errorf("hosted engine: %w", err)
 	}
 	// The hosted engine, the same way, at 1,000 and 10,000 mutations (its cost per
-	// mutation must not grow with the directory).
+	// mutation must not grow with the directory). A plan of 10,000 takes about half the
+	// benchmark's second, so one testing.Benchmark is one or two plans, each growing the heap
+	// from what the runtime.GC before it left: the rate is the median of three.
 	hostedRate := map[int]float64{}
+	hostedRuns := map[int][]string{}
 	var hostedAllocs string
 	for _, n := range []int{1000, 10000} {
 		o := synth.Output(n)
 		if err := contract.ParseObjects(o, nil); err != nil {
 			return err
 		}
-		br := testing.Benchmark(func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				hostedEngine.Plan(o)
-			}
-		})
-		hostedRate[n] = float64(n) * float64(br.N) / br.T.Seconds()
-		hostedAllocs = fmt.Sprintf("%.0f (%.1f KiB)", float64(br.AllocsPerOp())/float64(n), float64(br.AllocedBytesPerOp())/float64(n)/1024)
-		h.logf("engine hosted, %d mutations: %.0f mutations/s, %d allocs/op", n, hostedRate[n], br.AllocsPerOp())
+		var rates []float64
+		for range 3 {
+			br := testing.Benchmark(func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					hostedEngine.Plan(o)
+				}
+			})
+			rate := float64(n) * float64(br.N) / br.T.Seconds()
+			rates = append(rates, rate)
+			hostedRuns[n] = append(hostedRuns[n], fmt.Sprintf("%.0f", rate))
+			hostedAllocs = fmt.Sprintf("%.0f (%.1f KiB)", float64(br.AllocsPerOp())/float64(n), float64(br.AllocedBytesPerOp())/float64(n)/1024)
+			h.logf("engine hosted, %d mutations: %.0f mutations/s (%d × %d), %d allocs/op", n, rate, br.N, n, br.AllocsPerOp())
+		}
+		slices.Sort(rates)
+		hostedRate[n] = rates[1]
 	}
 	slowest := min(hostedRate[1000], hostedRate[10000])
 	h.rep.target(sec, "in-memory engine, hosted, mutations/s at 1,000 / 10,000", fmt.Sprintf("%.0f / %.0f", hostedRate[1000], hostedRate[10000]), "≥ 20,000/s", slowest >= 20000,
-		"testing.Benchmark; simulated namespaces, references, recorded identity, the hypershift profile, policy")
+		fmt.Sprintf("median of three testing.Benchmark runs (1,000: %s; 10,000: %s), on every core (GOMAXPROCS %d); simulated namespaces, references, recorded identity, the hypershift profile, policy",
+			strings.Join(hostedRuns[1000], ", "), strings.Join(hostedRuns[10000], ", "), runtime.GOMAXPROCS(0)))
 	h.rep.add(sec, "in-memory engine, hosted, allocations per mutation (10,000)", hostedAllocs, "")
 
 	// Peak RSS of the command line, at each size (the largest of its repetitions).
