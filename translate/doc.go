@@ -12,7 +12,9 @@
 // their own simulated namespace's volumes (RuleVolumeDataSource), identities no transform
 // changed and no ownerReferences on the management cluster (RuleIdentityFields,
 // RuleOwnerReferences). It is
-// pure: no network, no files, no clock, no logging; the same input gives the same plan.
+// pure: no network, no files, no clock, no logging; the same input gives the same plan. Engine.Plan
+// places, rewrites and checks the entries on every core (each reads the plan-wide placement and
+// changes only its own entry); the plan does not depend on how many.
 //
 // In the hosted topology the objects of many standalone namespaces share the HCP namespace;
 // each standalone namespace becomes a simulated namespace there, and the engine keeps it a

@@ -216,7 +216,7 @@ func (e Engine) finish(w *work) {
 		}
 		obj, err := objectOf(w.final.YNode(), src)
 		if err != nil {
-			w.reject(RuleBody, fmt.Sprintf("%s: the rewritten object is not one object", w.entry.Source))
+			w.reject(RuleBody, fmt.Sprintf("%s: the rewritten object is not one object: %v", w.entry.Source, err))
 			break
 		}
 		w.entry.Object = &unstructured.Unstructured{Object: obj}
@@ -237,7 +237,8 @@ func (e Engine) finish(w *work) {
 		// No later stage reads the tree: the object is the entry's.
 		w.final = nil
 	}
-	w.obj = nil
+	w.obj = nil // rewriteBody copied it; what reads the operator's object later builds it again
+
 }
 
 // settle hands a final entry to the settled function and, once it has it, drops the
@@ -798,8 +799,8 @@ func (e Engine) rewriteBody(w *work, places *placements) (*yaml.RNode, error) {
 			if err != nil {
 				return nil, fmt.Errorf("transform %s: %w", t.Name, err)
 			}
-			// A filter that keeps to one subtree of this object is diffed there; any other
-			// against the snapshot of the whole object.
+			// A filter that keeps to some keys of one mapping of this object is diffed there;
+			// any other against the snapshot of the whole object.
 			if scope, ok := scopeOf(f, obj.YNode()); ok {
 				scope.edit()
 				snap.touched()
