@@ -1,7 +1,9 @@
 package translate
 
 import (
+	"fmt"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 )
@@ -28,10 +30,22 @@ func forEach(n int, f func(i int)) {
 		}
 		return
 	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
+	var (
+		next     atomic.Int64
+		wg       sync.WaitGroup
+		panicked sync.Once
+		caught   *goroutinePanic
+	)
 	for range procs {
 		wg.Go(func() {
+			defer func() {
+				// A panic goes to the caller, as it would have without the goroutines (the
+				// scheduler turns an operator run's panic into a failed run).
+				if v := recover(); v != nil {
+					panicked.Do(func() { caught = &goroutinePanic{value: v, stack: debug.Stack()} })
+					next.Store(int64(n)) // the others stop at their next chunk
+				}
+			}()
 			for {
 				start := int(next.Add(workChunk)) - workChunk
 				if start >= n {
@@ -44,4 +58,16 @@ func forEach(n int, f func(i int)) {
 		})
 	}
 	wg.Wait()
+	if caught != nil {
+		panic(caught)
+	}
 }
+
+// goroutinePanic is a panic of one of forEach's goroutines, raised again in its caller: the
+// value and where it was raised.
+type goroutinePanic struct {
+	value any
+	stack []byte
+}
+
+func (p *goroutinePanic) String() string { return fmt.Sprintf("%v\n\n%s", p.value, p.stack) }
