@@ -237,7 +237,6 @@ func (e Engine) finish(w *work) {
 		// No later stage reads the tree: the object is the entry's.
 		w.final = nil
 	}
-	w.obj = nil // rewriteBody copied it; what reads the operator's object later builds it again
 
 }
 
