@@ -165,13 +165,10 @@ func (c *treeCopier) copy(n *yaml.Node) *yaml.Node {
 	return out
 }
 
-// syncTree makes s, a tree of the snapshot's own, identical to o and returns it (s itself, or
-// a copy of o where s is nil or of another kind): it keeps the nodes of s that already match,
-// matches a mapping's keys by name where o has gained or lost some, and copies what s lacks.
-// No node of o ends up in the result.
-func syncTree(s, o *yaml.Node) *yaml.Node { return (*nodeArena)(nil).sync(s, o) }
-
-// sync is syncTree, making its copies in the arena.
+// sync makes s, a tree of the snapshot's own, identical to o and returns it (s itself, or a
+// copy of o where s is nil or of another kind), making its copies in the arena: it keeps the
+// nodes of s that already match, matches a mapping's keys by name where o has gained or lost
+// some, and copies what s lacks. No node of o ends up in the result.
 func (a *nodeArena) sync(s, o *yaml.Node) *yaml.Node {
 	if s == nil || o == nil || s.Kind != o.Kind || s.Alias != o.Alias {
 		return a.copy(o)
