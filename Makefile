@@ -44,7 +44,7 @@ help: ## list the targets
 build: ## build bin/topolayer, the sample operators and the sample operand
 	$(GO) build -o bin/ ./cmd/topolayer ./cmd/sample-operator ./cmd/sample-operand ./cmd/sample-audit-operator
 
-test: ## run every test (unit, corpus, e2e)
+test: lint ## run every test (lint first, then unit, corpus, e2e)
 	@[[ -n "$$KUBEBUILDER_ASSETS" ]] || { echo "make: hack/envtest-assets.sh found no kube-apiserver and etcd (see above)" >&2; exit 1; }
 	$(GO) test -count=1 -timeout 60m ./...
 	@# The hosted engine plans on every core: its parallel plan under the race detector.
