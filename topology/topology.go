@@ -180,14 +180,16 @@ func (t *Topology) Engine(operator string, declared *contract.OutputResources) (
 		return translate.Engine{}, err
 	}
 	e := translate.Engine{
-		Topology:   t.name,
-		Operator:   operator,
-		Router:     t.router,
-		Names:      t.names,
-		Declared:   declared,
-		Transforms: transforms,
-		Annotate:   t.annotate,
-		Policy:     t.cfg.PolicyFor(operator),
+		Topology: t.name,
+		Operator: operator,
+		Router:   t.router,
+		Names:    t.names,
+		Declared: declared,
+		Stages:   translate.StandaloneStages(transforms...),
+		Policy:   t.cfg.PolicyFor(operator),
+	}
+	if t.annotate {
+		e.Stages = translate.HostedStages(transforms...)
 	}
 	if t.hcp != nil {
 		e.HCPNamespace, e.HostedControlPlane = t.hcp.Namespace, t.hcp.Name

@@ -1,6 +1,7 @@
 package topology_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -93,8 +94,9 @@ func TestNew(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if e.Topology != tt.wantName || e.Annotate != tt.wantHCP {
-				t.Errorf("Engine: topology %q annotate %v", e.Topology, e.Annotate)
+			records := slices.ContainsFunc(e.Stages, func(s translate.Stage) bool { _, ok := s.(translate.RecordSource); return ok })
+			if e.Topology != tt.wantName || records != tt.wantHCP {
+				t.Errorf("Engine: topology %q, records the source: %v", e.Topology, records)
 			}
 		})
 	}

@@ -27,8 +27,7 @@ func TestPlanChanges(t *testing.T) {
 	hosted := translate.Engine{
 		Topology: translate.TopologyHosted, Operator: "op",
 		Router: &routing.Table{Rules: routing.HostedDefaults(routing.ConvertClusterRBAC)},
-		Names:  namespaces.Hosted{Namespace: hcp}, Annotate: true,
-		Transforms: []translate.Transform{nodeSelector},
+		Names:  namespaces.Hosted{Namespace: hcp}, Stages: translate.HostedStages(nodeSelector),
 	}
 	configMap := policyMutation(contract.ActionCreate, "", "configmaps", "demo", "settings",
 		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: demo}\ndata: {k: v}\n")

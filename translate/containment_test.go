@@ -18,11 +18,10 @@ func TestContainment(t *testing.T) {
 	engine := func(mode translate.PodSecurityMode) translate.Engine {
 		return translate.Engine{
 			Topology: translate.TopologyHosted, Operator: "op",
-			Router:     &routing.Table{Rules: routing.HostedDefaults(routing.ConvertClusterRBAC)},
-			Names:      namespaces.Hosted{Namespace: hcp},
-			Annotate:   true,
-			Transforms: translate.HyperShiftProfile(),
-			Policy:     &translate.Policy{PodSecurity: mode},
+			Router: &routing.Table{Rules: routing.HostedDefaults(routing.ConvertClusterRBAC)},
+			Names:  namespaces.Hosted{Namespace: hcp},
+			Stages: translate.HostedStages(translate.HyperShiftProfile()...),
+			Policy: &translate.Policy{PodSecurity: mode},
 		}
 	}
 	workload := func(spec string) contract.Mutation {

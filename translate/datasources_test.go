@@ -19,7 +19,7 @@ func TestVolumeDataSources(t *testing.T) {
 	engine := translate.Engine{
 		Topology: translate.TopologyHosted, Operator: "op",
 		Router: &routing.Table{Rules: routing.HostedDefaults(routing.ConvertClusterRBAC)},
-		Names:  namespaces.Hosted{Namespace: hcp}, Annotate: true, Transforms: translate.HyperShiftProfile(), Policy: &translate.Policy{},
+		Names:  namespaces.Hosted{Namespace: hcp}, Stages: translate.HostedStages(translate.HyperShiftProfile()...), Policy: &translate.Policy{},
 	}
 	pvc := func(class contract.Class, source string) contract.Mutation {
 		m := policyMutation(contract.ActionApply, "", "persistentvolumeclaims", ns, "data",

@@ -131,7 +131,7 @@ spec:
 			e := translate.Engine{
 				Topology: translate.TopologyHosted, Operator: "op",
 				Router: &routing.Table{Rules: routing.HostedDefaults(routing.ConvertClusterRBAC)},
-				Names:  namespaces.Hosted{Namespace: hcp}, Annotate: true, HCPNamespace: hcp, HostedControlPlane: "example",
+				Names:  namespaces.Hosted{Namespace: hcp}, Stages: translate.HostedStages(), HCPNamespace: hcp, HostedControlPlane: "example",
 				GuestIdentity: &translate.GuestIdentity{ManagementAPI: tc.managementAPI},
 			}
 			p := e.Plan(&contract.OutputDir{Mutations: tc.mutations})

@@ -17,7 +17,7 @@ func TestGuestNamespaces(t *testing.T) {
 	hosted := translate.Engine{
 		Topology: translate.TopologyHosted, Operator: "op",
 		Router: &routing.Table{Rules: routing.HostedDefaults(routing.ConvertClusterRBAC)},
-		Names:  namespaces.Hosted{Namespace: "clusters-example"}, Annotate: true,
+		Names:  namespaces.Hosted{Namespace: "clusters-example"}, Stages: translate.HostedStages(),
 	}
 	ns := func(class contract.Class, name string) contract.Mutation {
 		m := policyMutation(contract.ActionCreate, "", "namespaces", "", name,

@@ -85,7 +85,7 @@ func TestIdentityFieldsInPlans(t *testing.T) {
 		return translate.Engine{
 			Topology: translate.TopologyHosted, Operator: "op",
 			Router: &routing.Table{Rules: routing.HostedDefaults(routing.ConvertClusterRBAC)},
-			Names:  namespaces.Hosted{Namespace: hcp}, Annotate: true, Transforms: transforms, Policy: &translate.Policy{},
+			Names:  namespaces.Hosted{Namespace: hcp}, Stages: translate.HostedStages(transforms...), Policy: &translate.Policy{},
 		}
 	}
 	for _, tc := range []struct {

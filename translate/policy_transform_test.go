@@ -52,7 +52,7 @@ func TestPolicyAfterTransforms(t *testing.T) {
 			}
 			e := translate.Standalone("sample-operator", nil)
 			e.Policy = &translate.Policy{RBAC: operatorCeiling}
-			e.Transforms = []translate.Transform{transform}
+			e.Stages = translate.StandaloneStages(transform)
 			plan := e.Plan(&contract.OutputDir{Mutations: tc.mutations})
 			for _, entry := range plan.Entries {
 				want, reject := tc.rejected[entry.Source.Name]

@@ -42,9 +42,9 @@ func TestDefaultRBACContainment(t *testing.T) {
 	hosted := func(p *translate.Policy) translate.Engine {
 		return translate.Engine{
 			Topology: translate.TopologyHosted, Operator: "op",
-			Router:   &routing.Table{Rules: routing.HostedDefaults(routing.ConvertClusterRBAC)},
-			Names:    namespaces.Hosted{Namespace: hcp},
-			Annotate: true, Transforms: translate.HyperShiftProfile(), Policy: p,
+			Router: &routing.Table{Rules: routing.HostedDefaults(routing.ConvertClusterRBAC)},
+			Names:  namespaces.Hosted{Namespace: hcp},
+			Stages: translate.HostedStages(translate.HyperShiftProfile()...), Policy: p,
 		}
 	}
 	standalone := func(p *translate.Policy) translate.Engine {

@@ -36,7 +36,7 @@ func TestServiceAccountTokens(t *testing.T) {
 		return translate.Engine{
 			Topology: translate.TopologyHosted, Operator: "op", Declared: declared,
 			Router: &routing.Table{Rules: routing.HostedDefaults(routing.ConvertClusterRBAC)},
-			Names:  names, Annotate: true, Transforms: translate.HyperShiftProfile(), Policy: &translate.Policy{},
+			Names:  names, Stages: translate.HostedStages(translate.HyperShiftProfile()...), Policy: &translate.Policy{},
 		}
 	}
 	standalone := func(declared *contract.OutputResources) translate.Engine {

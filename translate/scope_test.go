@@ -22,7 +22,7 @@ func scopeEngine() translate.Engine {
 	return translate.Engine{
 		Topology: translate.TopologyHosted, Operator: "op",
 		Router: &routing.Table{Rules: routing.HostedDefaults(routing.ConvertClusterRBAC)},
-		Names:  namespaces.Hosted{Namespace: scopeHCP}, Annotate: true, HCPNamespace: scopeHCP,
+		Names:  namespaces.Hosted{Namespace: scopeHCP}, Stages: translate.HostedStages(), HCPNamespace: scopeHCP,
 	}
 }
 

@@ -53,15 +53,13 @@ type Engine struct {
 	// the operator wrote under Unspecified is placed in the first class it declares it in.
 	// Entries it declares say so (Entry.DeclaredBy).
 	Supplement *contract.OutputResources
-	// Transforms change the bodies they select, in order, after renaming.
-	Transforms []Transform
+	// Stages rewrite the body of every object the engine rewrites, in order (see Stage):
+	// StandaloneStages or HostedStages, composed by the topology. nil is StandaloneStages().
+	Stages []Stage
 	// HCPNamespace and HostedControlPlane name the hosted control plane; empty standalone.
 	HCPNamespace, HostedControlPlane string
 	// Discovery maps kinds to resources for references; nil means contract.DefaultDiscovery().
 	Discovery *contract.Discovery
-	// Annotate records the standalone identity and the operator on every object written
-	// (the hosted topology needs it to map back; the standalone topology writes bodies as they are).
-	Annotate bool
 	// Policy bounds what the operator's outputs may grant, install or reach; nil checks
 	// nothing. Its rejections name the policy/ rules (see the package documentation).
 	Policy *Policy
@@ -69,6 +67,9 @@ type Engine struct {
 	// management cluster act on the guest as their standalone service accounts
 	// (RuleGuestIdentity); nil leaves their pods' identities as they are.
 	GuestIdentity *GuestIdentity
+
+	// composed is what the planner learnt of Stages.
+	composed composition
 }
 
 // Standalone returns the engine of the standalone topology: every mutation to the one
@@ -153,6 +154,10 @@ func (e Engine) Planner(settled func(*Entry) error) *Planner {
 	if e.Discovery == nil {
 		e.Discovery = contract.DefaultDiscovery()
 	}
+	if e.Stages == nil {
+		e.Stages = StandaloneStages()
+	}
+	e.composed = compose(e.Stages)
 	return &Planner{e: e, settled: settled, written: map[objectKey]bool{}}
 }
 
@@ -190,7 +195,7 @@ func (p *Planner) SpillTo(s Spill) { p.spill = s }
 // and serviceAccountTokens (the Secrets that may carry a service account's token, and the
 // identities of the service accounts written, which the planner keeps: writes).
 func (e Engine) settlesAlone(w *work) bool {
-	if e.HCPNamespace != "" || e.changesBodies() || e.GuestIdentity != nil {
+	if e.HCPNamespace != "" || e.composed.bodies || e.GuestIdentity != nil {
 		return false
 	}
 	src := w.entry.Source
@@ -642,7 +647,7 @@ func (e Engine) rewrite(w *work, places *placements) {
 	tm.Class = w.entry.Class // a mutation written under Unspecified, placed by the supplement
 	tm.Metadata.SetIdentity(w.entry.Target.Identity)
 	tm.Path, tm.Prefix = "", ""
-	if w.src == nil || (!e.changesBodies() && w.entry.Target.Identity == w.entry.Source) {
+	if w.src == nil || (!e.composed.bodies && w.entry.Target.Identity == w.entry.Source) {
 		if tm.Metadata.Identity() == w.m.Identity() {
 			tm.Prefix = w.m.Prefix // nothing changed: keep the file name too
 		}
@@ -660,167 +665,6 @@ func (e Engine) rewrite(w *work, places *placements) {
 	tm.Body, tm.Object = nil, nil
 	w.entry.Mutation = &tm
 	w.final = obj
-}
-
-func (e Engine) changesBodies() bool { return e.Annotate || len(e.Transforms) > 0 }
-
-// rewriteBody returns the target object of an entry, and records in the entry each change
-// made on the way.
-func (e Engine) rewriteBody(w *work, places *placements) (*yaml.RNode, error) {
-	// obj is the operator's object built afresh. When an earlier stage built the operator's
-	// tree (w.obj), obj is its copy and it is the first snapshot; otherwise the snapshot copies
-	// obj before the first step that may change it.
-	var obj *yaml.RNode
-	snap := &snapshot{}
-	defer snap.release()
-	if w.obj != nil {
-		obj, snap.copy = yaml.NewRNode(copyTree(w.obj.YNode())), w.obj.YNode()
-	} else {
-		obj = treeOf(w.src.Object)
-	}
-	src, target, cluster := w.entry.Source, w.entry.Target.Identity, w.entry.Target.Cluster
-	status := w.m.Metadata.Action.IsStatus()
-	if w.entry.Changes == nil && e.Annotate {
-		// The identity, the source annotations and the operator label are most of an
-		// object's changes.
-		w.entry.Changes = make([]Change, 0, 10)
-	}
-	record := func(cs []Change) { w.entry.Changes = append(w.entry.Changes, cs...) }
-
-	r := &renamer{engine: e, from: cluster, referrer: src}
-	if places != nil {
-		r.index, r.outside = places.index, &places.outside
-	}
-	if err := e.rewriteStatusReferences(obj, r, record); err != nil {
-		return nil, fmt.Errorf("rewrite status references: %w", err)
-	}
-	snap.touched()
-	if status {
-		w.entry.Warnings = append(w.entry.Warnings, r.warnings...)
-	} else {
-		var before *yaml.Node
-		if len(nameReferrers[obj.GetKind()]) > 0 {
-			before = snap.before(obj.YNode())
-		}
-		changed, _, err := RewriteReferences(obj, r)
-		if err != nil {
-			return nil, fmt.Errorf("rewrite references: %w", err)
-		}
-		if len(changed) > 0 && before != nil {
-			record(snap.diff(before, obj.YNode(), ByReferenceTable, ChangeReference))
-		}
-		if err := e.rewriteOutsideTable(obj, r, record); err != nil {
-			return nil, err
-		}
-		snap.touched()
-		w.entry.Warnings = append(w.entry.Warnings, r.warnings...)
-		if e.scopes(cluster, src, target) && scopable(src.Group, src.Resource) {
-			s := &scoper{ns: src.Namespace, hcp: e.HCPNamespace, operator: e.Operator, simulated: func(ns string) bool { return e.simulatesNamespace(r, ns) }}
-			before := snap.before(obj.YNode())
-			if err := s.scope(obj, src.Group, src.Resource); err != nil {
-				return nil, fmt.Errorf("%s: %w", RuleSelectorScope, err)
-			}
-			record(snap.diff(before, obj.YNode(), RuleSelectorScope, ChangeTransformed))
-			w.entry.Warnings = append(w.entry.Warnings, s.warnings...)
-		}
-		if src.IsEvent() {
-			changes, err := rewriteInvolvedObject(obj, r, target.Namespace)
-			if err != nil {
-				return nil, fmt.Errorf("rewrite involvedObject: %w", err)
-			}
-			for i := range changes {
-				changes[i].By, changes[i].Kind = ByEventInvolvedObject, ChangeReference
-			}
-			record(changes)
-		}
-	}
-	changes, err := e.setIdentity(obj, src, target, w.entry.Rule)
-	if err != nil {
-		return nil, err
-	}
-	record(changes)
-	snap.touched() // and the annotations below
-	if e.Annotate && !status {
-		set := func(field, k, v string) error {
-			var from any
-			if old, ok := metadataString(obj, field, k); ok {
-				if old == v {
-					return nil
-				}
-				from = old
-			}
-			if err := setMetadataString(obj, field, k, v); err != nil {
-				return err
-			}
-			w.entry.Changes = append(w.entry.Changes, Change{Path: "/metadata/" + field + "/" + pointerEscape(k), From: from, To: v, By: ByAnnotate, Kind: ChangeRecorded, Detail: detailRecorded})
-			return nil
-		}
-		annotations := namespaces.SourceAnnotations(src)
-		for _, k := range slices.Sorted(maps.Keys(annotations)) {
-			if err := set("annotations", k, annotations[k]); err != nil {
-				return nil, err
-			}
-		}
-		if err := set("labels", namespaces.LabelOperator, e.Operator); err != nil {
-			return nil, err
-		}
-	}
-	if w.tokenless && !status {
-		before := snap.before(obj.YNode())
-		if err := disableToken(obj); err != nil {
-			return nil, fmt.Errorf("%s: %w", RuleGuestIdentity, err)
-		}
-		record(snap.diff(before, obj.YNode(), RuleGuestIdentity, ChangeTransformed))
-	}
-	if w.guestSA != nil && !status {
-		sa, err := e.Names.ToTarget(routing.ClusterManagement, contract.Identity{Version: "v1", Resource: "serviceaccounts", Namespace: w.guestSA.namespace, Name: w.guestSA.name})
-		if err != nil {
-			return nil, fmt.Errorf("%s: service account: %w", RuleGuestIdentity, err)
-		}
-		f := GuestKubeconfig{PodTemplatePath: podTemplatePaths[src.Resource], ServiceAccountName: sa.Name, SecretName: GuestKubeconfigSecretName(w.guestSA.namespace, w.guestSA.name)}
-		before := snap.before(obj.YNode())
-		if _, err := f.Filter([]*yaml.RNode{obj}); err != nil {
-			return nil, err
-		}
-		record(snap.diff(before, obj.YNode(), RuleGuestIdentity, ChangeTransformed))
-	}
-	if !status {
-		ctx := Context{Source: w.object(), Cluster: cluster, HCPNamespace: e.HCPNamespace, HostedControlPlane: e.HostedControlPlane}
-		for i := range e.Transforms {
-			t := &e.Transforms[i]
-			if t.Match.Resource != "" && t.Match.Resource != src.Resource {
-				continue // most of the profile's transforms are for one kind of workload
-			}
-			if !t.selects(ctx.Source, cluster) || (t.Strips && e.Policy.podSecurity() == PodSecurityReject) {
-				continue
-			}
-			f, err := t.Filter(ctx)
-			if err != nil {
-				return nil, fmt.Errorf("transform %s: %w", t.Name, err)
-			}
-			// A filter that keeps to some keys of one mapping of this object is diffed there;
-			// any other against the snapshot of the whole object.
-			if scope, ok := scopeOf(f, obj.YNode()); ok {
-				scope.edit()
-				snap.touched()
-				w.entry.Transforms = append(w.entry.Transforms, t.Name)
-				record(scope.changes(obj.YNode(), t.Name))
-				continue
-			}
-			before := snap.before(obj.YNode())
-			out, err := f.Filter([]*yaml.RNode{obj})
-			if err != nil {
-				return nil, fmt.Errorf("transform %s: %w", t.Name, err)
-			}
-			if len(out) != 1 {
-				return nil, fmt.Errorf("transform %s: returned %d objects, want 1", t.Name, len(out))
-			}
-			obj = out[0]
-			w.entry.Transforms = append(w.entry.Transforms, t.Name)
-			record(snap.diff(before, obj.YNode(), t.Name, ChangeTransformed))
-		}
-	}
-	return obj, nil
 }
 
 // scopedFilter is a transform's filter that, on a given object, changes only some keys of one
