@@ -1,6 +1,8 @@
 package translate
 
 import (
+	"sync"
+
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -40,13 +42,20 @@ type StageContext struct {
 	engine  *Engine
 	w       *work
 	obj     *yaml.RNode
-	snap    *snapshot
+	snap    snapshot
 	renamer *renamer
 	// flushed is how many of the renamer's warnings the entry already holds.
 	flushed int
-	// source is what Source returns, built when first asked.
-	source *Context
+	// source is what Source returns once sourced is set.
+	source  Context
+	sourced bool
+	// scratch is the buffer Scratch hands out, reused from stage to stage and rewrite to
+	// rewrite.
+	scratch []Change
 }
+
+// stageContexts are the contexts no rewrite uses at the moment: a rewrite allocates none.
+var stageContexts = sync.Pool{New: func() any { return &StageContext{} }}
 
 // Entry returns the entry being rewritten: its source and target identities, the rule that
 // placed it, the changes and warnings so far. A stage reads it; Warn adds to its warnings.
@@ -62,11 +71,16 @@ func (c *StageContext) Status() bool { return c.w.m.Metadata.Action.IsStatus() }
 
 // Source returns the entry's standalone identity, labels and class, as routing matches them.
 func (c *StageContext) Source() Context {
-	if c.source == nil {
-		c.source = &Context{Source: c.w.object(), Cluster: c.w.entry.Target.Cluster, HCPNamespace: c.engine.HCPNamespace, HostedControlPlane: c.engine.HostedControlPlane}
+	if !c.sourced {
+		c.source = Context{Source: c.w.object(), Cluster: c.w.entry.Target.Cluster, HCPNamespace: c.engine.HCPNamespace, HostedControlPlane: c.engine.HostedControlPlane}
+		c.sourced = true
 	}
-	return *c.source
+	return c.source
 }
+
+// Scratch returns an empty slice a stage may build the changes it returns in: the engine
+// copies them into the entry before the next stage, which gets the same buffer.
+func (c *StageContext) Scratch() []Change { return c.scratch[:0] }
 
 // Names returns the topology's name mapper.
 func (c *StageContext) Names() namespaces.Mapper { return c.engine.Names }
@@ -151,8 +165,15 @@ func (e *Engine) rewriteBody(w *work, places *placements) (*yaml.RNode, error) {
 	// The object is the operator's built afresh. When an earlier step built the operator's
 	// tree (w.obj), it is its copy and that tree is the first snapshot; otherwise the snapshot
 	// copies it before the first stage that diffs.
-	c := &StageContext{engine: e, w: w, snap: &snapshot{}}
-	defer c.snap.release()
+	c := stageContexts.Get().(*StageContext)
+	c.engine, c.w = e, w
+	defer func() {
+		c.snap.release()
+		scratch := c.scratch[:0]
+		clear(c.scratch[:cap(c.scratch)])
+		*c = StageContext{scratch: scratch}
+		stageContexts.Put(c)
+	}()
 	if w.obj != nil {
 		c.obj, c.snap.copy = yaml.NewRNode(copyTree(w.obj.YNode())), w.obj.YNode()
 	} else {
@@ -173,6 +194,9 @@ func (e *Engine) rewriteBody(w *work, places *placements) (*yaml.RNode, error) {
 			return nil, err
 		}
 		w.entry.Changes = append(w.entry.Changes, changes...)
+		if cap(changes) > cap(c.scratch) {
+			c.scratch = changes // a stage built its changes in a larger buffer: keep it
+		}
 	}
 	return c.obj, nil
 }

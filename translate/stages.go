@@ -53,7 +53,7 @@ func (FollowStatusReferences) Name() string { return ByStatusReferences }
 
 // Rewrite implements Stage.
 func (FollowStatusReferences) Rewrite(c *StageContext) ([]Change, error) {
-	var changes []Change
+	changes := c.Scratch()
 	err := c.Edit(func(obj *yaml.RNode) error {
 		return c.engine.rewriteStatusReferences(obj, c.renamer, func(cs []Change) { changes = append(changes, cs...) })
 	})
@@ -104,7 +104,7 @@ func (FollowOutsideReferences) Rewrite(c *StageContext) ([]Change, error) {
 	if c.Status() {
 		return nil, nil
 	}
-	var changes []Change
+	changes := c.Scratch()
 	err := c.Edit(func(obj *yaml.RNode) error {
 		return c.engine.rewriteOutsideTable(obj, c.renamer, func(cs []Change) { changes = append(changes, cs...) })
 	})
@@ -205,7 +205,7 @@ func (RecordSource) Rewrite(c *StageContext) ([]Change, error) {
 	if c.Status() {
 		return nil, nil
 	}
-	var changes []Change
+	changes := c.Scratch()
 	err := c.Edit(func(obj *yaml.RNode) error {
 		set := func(field, k, v string) error {
 			var from any
