@@ -57,7 +57,7 @@
 //
 // Usage, for a hosted plan:
 //
-//	owner, err := apply.ResolveHostedControlPlane(ctx, mgmtCfg, "clusters-example", "example")
+//	owner, err := hosted.ResolveHostedControlPlane(ctx, mgmtCfg, "clusters-example", "example")
 //	if err != nil { ... }
 //	mgmt, err := apply.NewClusterTarget("management", mgmtCfg, apply.Options{
 //		Namespace:          "clusters-example",

@@ -8,6 +8,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/topolayer/topolayer/apply"
+	"github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/translate"
 )
 
@@ -20,7 +21,7 @@ func ExampleApplyPlan() {
 	var plan *translate.Plan           // from a hosted translate.Engine
 
 	sa := "system:serviceaccount:openshift-authentication-operator:authentication-operator"
-	owner, err := apply.ResolveHostedControlPlane(ctx, mgmtCfg, "clusters-example", "example")
+	owner, err := hosted.ResolveHostedControlPlane(ctx, mgmtCfg, "clusters-example", "example")
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/translate"
 )
@@ -66,7 +67,7 @@ func Default(cfg TopologyConfig) TopologyConfig {
 		cfg.Routing.ClusterRBAC = routing.ConvertClusterRBAC
 	}
 	if cfg.Transforms.Profiles == nil && cfg.Topology.Type == Hosted {
-		cfg.Transforms.Profiles = []string{translate.ProfileHyperShift}
+		cfg.Transforms.Profiles = []string{hosted.ProfileHyperShift}
 	}
 	cfg.Routing.Rules = slices.Clone(cfg.Routing.Rules)
 	cfg.Transforms.Patches = slices.Clone(cfg.Transforms.Patches)
@@ -205,8 +206,8 @@ func validateTransforms(cfg *TopologyConfig) field.ErrorList {
 	var errs field.ErrorList
 	base := field.NewPath("transforms")
 	for i, p := range cfg.Transforms.Profiles {
-		if _, ok := translate.Profiles[p]; !ok {
-			errs = append(errs, field.NotSupported(base.Child("profiles").Index(i), p, translate.ProfileNames()))
+		if _, ok := hosted.Profile(p); !ok {
+			errs = append(errs, field.NotSupported(base.Child("profiles").Index(i), p, hosted.ProfileNames()))
 		}
 	}
 	names := map[string]int{}
@@ -318,26 +319,6 @@ func (c *TopologyConfig) RoutingTable() *routing.Table {
 		rules = []routing.Rule{{Name: routing.StandaloneRule, Cluster: routing.ClusterStandalone}}
 	}
 	return &routing.Table{Rules: append(rules, c.Routing.Rules...)}
-}
-
-// CompileTransforms returns the transforms of the configured profiles, then the patches.
-func (c *TopologyConfig) CompileTransforms() ([]translate.Transform, error) {
-	var out []translate.Transform
-	for _, p := range c.Transforms.Profiles {
-		profile, ok := translate.Profiles[p]
-		if !ok {
-			return nil, fmt.Errorf("transforms.profiles: unknown profile %q", p)
-		}
-		out = append(out, profile()...)
-	}
-	for i, p := range c.Transforms.Patches {
-		t, err := p.Transform()
-		if err != nil {
-			return nil, fmt.Errorf("transforms.patches[%d]: %w", i, err)
-		}
-		out = append(out, t)
-	}
-	return out, nil
 }
 
 // defaultGuestIdentity fills the defaults of a guest identity and clones what it shares.

@@ -11,8 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/topolayer/topolayer/config"
+	"github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/routing"
-	"github.com/topolayer/topolayer/translate"
 )
 
 const header = "apiVersion: topolayer.dev/v1alpha1\nkind: TopologyConfig\n"
@@ -26,7 +26,7 @@ func TestDefaults(t *testing.T) {
 	}{
 		{"standalone", header + "topology: {type: Standalone}\n", config.Standalone, nil},
 		{"empty topology is standalone", header + "topology: {}\n", config.Standalone, nil},
-		{"hosted gets the hypershift profile", header + hostedTopology, config.Hosted, []string{translate.ProfileHyperShift}},
+		{"hosted gets the hypershift profile", header + hostedTopology, config.Hosted, []string{hosted.ProfileHyperShift}},
 		{"profiles can be turned off", header + hostedTopology + "transforms: {profiles: []}\n", config.Hosted, []string{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/e2e/cluster"
+	hypershift "github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/topology"
 	"github.com/topolayer/topolayer/translate"
@@ -60,7 +61,7 @@ func hostedTargetsAdopting(t *testing.T, operator string, counter *mutatingCount
 	if log != nil {
 		mgmtCfg, guestCfg = log.wrap(mgmtCfg), log.wrap(guestCfg)
 	}
-	owner, err := apply.ResolveHostedControlPlane(t.Context(), mgmtCfg, hcp.Namespace, hcp.HostedControlPlane)
+	owner, err := hypershift.ResolveHostedControlPlane(t.Context(), mgmtCfg, hcp.Namespace, hcp.HostedControlPlane)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +160,7 @@ func checkOwned(t *testing.T, obj *unstructured.Unstructured, src contract.Ident
 	}
 	hcp := hosted.HostedControlPlane()
 	_, dyn := clients(t, hosted.Config(cluster.Management))
-	live, err := dyn.Resource(cluster.HostedControlPlaneGVR).Namespace(hcp.Namespace).Get(t.Context(), hcp.HostedControlPlane, metav1.GetOptions{})
+	live, err := dyn.Resource(hypershift.HostedControlPlaneGVR()).Namespace(hcp.Namespace).Get(t.Context(), hcp.HostedControlPlane, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

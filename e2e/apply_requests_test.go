@@ -18,6 +18,7 @@ import (
 	"github.com/topolayer/topolayer/apply"
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/e2e/cluster"
+	hypershift "github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/translate"
 )
 
@@ -142,7 +143,7 @@ spec:
 	log := &countingLog{}
 	hcp := hosted.HostedControlPlane()
 	mgmtCfg, guestCfg := log.wrap(hosted.Config(cluster.Management)), log.wrap(hosted.Config(cluster.Guest))
-	owner, err := apply.ResolveHostedControlPlane(t.Context(), mgmtCfg, hcp.Namespace, hcp.HostedControlPlane)
+	owner, err := hypershift.ResolveHostedControlPlane(t.Context(), mgmtCfg, hcp.Namespace, hcp.HostedControlPlane)
 	if err != nil {
 		t.Fatal(err)
 	}

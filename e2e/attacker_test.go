@@ -27,6 +27,7 @@ import (
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/e2e/cluster"
+	hypershift "github.com/topolayer/topolayer/hosted"
 )
 
 // attackerOperator is the operator the attacks write as: the configuration names no such
@@ -160,7 +161,7 @@ func TestAttackerTable(t *testing.T) {
 	}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
-	live, err := mgmt.Resource(cluster.HostedControlPlaneGVR).Namespace(hcp.Namespace).Get(t.Context(), hcp.HostedControlPlane, metav1.GetOptions{})
+	live, err := mgmt.Resource(hypershift.HostedControlPlaneGVR()).Namespace(hcp.Namespace).Get(t.Context(), hcp.HostedControlPlane, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

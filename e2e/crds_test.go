@@ -12,6 +12,7 @@ import (
 
 	"github.com/topolayer/topolayer/e2e/cluster"
 	samplecrds "github.com/topolayer/topolayer/examples/sample-operators/crds"
+	hypershift "github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/namespaces"
 )
 
@@ -39,16 +40,16 @@ func TestCRDsServed(t *testing.T) {
 		{"guest serves operator authentications", hosted, cluster.Guest, operatorV1, "authentications", false, true},
 		{"guest serves config clusteroperators", hosted, cluster.Guest, configV1, "clusteroperators", false, true},
 		{"guest serves no shadows", hosted, cluster.Guest, shadowOperatorV1, "authentications", true, false},
-		{"guest serves no HostedControlPlane", hosted, cluster.Guest, cluster.HostedControlPlaneGVR.GroupVersion(), "hostedcontrolplanes", true, false},
+		{"guest serves no HostedControlPlane", hosted, cluster.Guest, hypershift.HostedControlPlaneGVR().GroupVersion(), "hostedcontrolplanes", true, false},
 		{"management serves shadow operator authentications", hosted, cluster.Management, shadowOperatorV1, "authentications", true, true},
 		{"management serves shadow config authentications", hosted, cluster.Management, shadowConfigV1, "authentications", true, true},
 		{"management serves shadow clusteroperators", hosted, cluster.Management, shadowConfigV1, "clusteroperators", true, true},
 		{"management serves shadow certificatesigningrequests", hosted, cluster.Management, shadowCertsV1, "certificatesigningrequests", true, true},
-		{"management serves HostedControlPlane", hosted, cluster.Management, cluster.HostedControlPlaneGVR.GroupVersion(), "hostedcontrolplanes", true, true},
+		{"management serves HostedControlPlane", hosted, cluster.Management, hypershift.HostedControlPlaneGVR().GroupVersion(), "hostedcontrolplanes", true, true},
 		{"management serves no payload CRDs", hosted, cluster.Management, operatorV1, "authentications", false, false},
 		{"standalone serves operator authentications", standalone, cluster.Single, operatorV1, "authentications", false, true},
 		{"standalone serves no shadows", standalone, cluster.Single, shadowOperatorV1, "authentications", true, false},
-		{"standalone serves no HostedControlPlane", standalone, cluster.Single, cluster.HostedControlPlaneGVR.GroupVersion(), "hostedcontrolplanes", true, false},
+		{"standalone serves no HostedControlPlane", standalone, cluster.Single, hypershift.HostedControlPlaneGVR().GroupVersion(), "hostedcontrolplanes", true, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/topolayer/topolayer/e2e/cluster"
-	"github.com/topolayer/topolayer/guestidentity"
+	"github.com/topolayer/topolayer/hosted/guestidentity"
 	"github.com/topolayer/topolayer/mom/manager"
 	"github.com/topolayer/topolayer/namespaces"
 )

@@ -21,6 +21,7 @@ import (
 	"github.com/topolayer/topolayer/contract/corpus"
 	"github.com/topolayer/topolayer/e2e/cluster"
 	"github.com/topolayer/topolayer/gather"
+	hypershift "github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/routing"
 )
 
@@ -127,7 +128,7 @@ func TestGatherAfterApply(t *testing.T) {
 	}
 
 	plan := mustPlan(t, cfg, operator, outputs, management...)
-	owner, err := apply.ResolveHostedControlPlane(ctx, mgmtCfg, hcpNS, "gather")
+	owner, err := hypershift.ResolveHostedControlPlane(ctx, mgmtCfg, hcpNS, "gather")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +206,7 @@ func TestGatherProjections(t *testing.T) {
 	base, _ := ownHostedControlPlane(t, "projections")
 	h := base.Topology.Hosted
 	_, mdyn := clients(t, mgmtCfg)
-	hcp, err := mdyn.Resource(cluster.HostedControlPlaneGVR).Namespace(h.Namespace).Get(ctx, h.HostedControlPlane, metav1.GetOptions{})
+	hcp, err := mdyn.Resource(hypershift.HostedControlPlaneGVR()).Namespace(h.Namespace).Get(ctx, h.HostedControlPlane, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +217,7 @@ func TestGatherProjections(t *testing.T) {
 	if err := unstructured.SetNestedMap(hcp.Object, configuration, "spec", "configuration"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := mdyn.Resource(cluster.HostedControlPlaneGVR).Namespace(h.Namespace).Update(ctx, hcp, metav1.UpdateOptions{}); err != nil {
+	if _, err := mdyn.Resource(hypershift.HostedControlPlaneGVR()).Namespace(h.Namespace).Update(ctx, hcp, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	cfg, err := config.Parse([]byte("apiVersion: topolayer.dev/v1alpha1\nkind: TopologyConfig\ntopology:\n  type: Hosted\n  hosted: {namespace: " + h.Namespace + ", hostedControlPlane: " + h.HostedControlPlane + "}\n" +

@@ -11,7 +11,7 @@ import (
 
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/e2e/cluster"
-	"github.com/topolayer/topolayer/translate"
+	hypershift "github.com/topolayer/topolayer/hosted"
 )
 
 // TestHostedControlPlane checks the hosted control plane the harness creates on the
@@ -33,7 +33,7 @@ func TestHostedControlPlane(t *testing.T) {
 		t.Errorf("namespace %s labels = %v, want %s=true", ns.Name, ns.Labels, cluster.LabelHCPNamespace)
 	}
 
-	secret, err := cs.CoreV1().Secrets(want.Namespace).Get(ctx, translate.PullSecretName, metav1.GetOptions{})
+	secret, err := cs.CoreV1().Secrets(want.Namespace).Get(ctx, hypershift.PullSecretName, metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("the pull secret: %v", err)
 	}
@@ -41,13 +41,13 @@ func TestHostedControlPlane(t *testing.T) {
 		t.Errorf("pull secret type = %s, want %s", secret.Type, corev1.SecretTypeDockerConfigJson)
 	}
 
-	hcps := dyn.Resource(cluster.HostedControlPlaneGVR).Namespace(want.Namespace)
+	hcps := dyn.Resource(hypershift.HostedControlPlaneGVR()).Namespace(want.Namespace)
 	hcp, err := hcps.Get(ctx, want.HostedControlPlane, metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("the HostedControlPlane: %v", err)
 	}
-	if got, _, _ := unstructured.NestedString(hcp.Object, "spec", "pullSecret", "name"); got != translate.PullSecretName {
-		t.Errorf("spec.pullSecret.name = %q, want %q", got, translate.PullSecretName)
+	if got, _, _ := unstructured.NestedString(hcp.Object, "spec", "pullSecret", "name"); got != hypershift.PullSecretName {
+		t.Errorf("spec.pullSecret.name = %q, want %q", got, hypershift.PullSecretName)
 	}
 	if got, _, _ := unstructured.NestedString(hcp.Object, "spec", "releaseImage"); got != cluster.ReleaseImage {
 		t.Errorf("spec.releaseImage = %q, want %q", got, cluster.ReleaseImage)

@@ -8,9 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/topolayer/topolayer/config"
-	"github.com/topolayer/topolayer/e2e/cluster"
-	"github.com/topolayer/topolayer/topology"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,6 +18,11 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/yaml"
+
+	"github.com/topolayer/topolayer/config"
+	"github.com/topolayer/topolayer/e2e/cluster"
+	hypershift "github.com/topolayer/topolayer/hosted"
+	"github.com/topolayer/topolayer/topology"
 )
 
 // clients builds a typed and a dynamic client for cfg, failing the test on error.
@@ -112,10 +114,10 @@ func ownHostedControlPlane(t *testing.T, name string) (*config.TopologyConfig, s
 	hcp := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{
 		"releaseImage": cluster.ReleaseImage, "pullSecret": map[string]any{"name": "pull-secret"}, "configuration": map[string]any{},
 	}}}
-	hcp.SetGroupVersionKind(cluster.HostedControlPlaneGVK)
+	hcp.SetGroupVersionKind(hypershift.HostedControlPlaneGVK())
 	hcp.SetNamespace(ns)
 	hcp.SetName(name)
-	if _, err := dyn.Resource(cluster.HostedControlPlaneGVR).Namespace(ns).Create(t.Context(), hcp, metav1.CreateOptions{}); err != nil {
+	if _, err := dyn.Resource(hypershift.HostedControlPlaneGVR()).Namespace(ns).Create(t.Context(), hcp, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	cs, _ := clients(t, mgmtCfg)

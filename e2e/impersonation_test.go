@@ -14,8 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/topolayer/topolayer/apply"
 	"github.com/topolayer/topolayer/e2e/cluster"
+	hypershift "github.com/topolayer/topolayer/hosted"
 )
 
 // waitAllowed waits until the RBAC authorizer of the server of cs lets user do verb on
@@ -60,7 +60,7 @@ func TestCLIApplyImpersonation(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: sa, Namespace: hcp.Namespace},
 		Rules: []rbacv1.PolicyRule{
 			{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: writeVerbs},
-			{APIGroups: []string{apply.HostedControlPlaneGVR.Group}, Resources: []string{apply.HostedControlPlaneGVR.Resource}, Verbs: []string{"get"}},
+			{APIGroups: []string{hypershift.HostedControlPlaneGVR().Group}, Resources: []string{hypershift.HostedControlPlaneGVR().Resource}, Verbs: []string{"get"}},
 		},
 	}
 	if role, err := cs.RbacV1().Roles(hcp.Namespace).Create(ctx, role, metav1.CreateOptions{}); err != nil {

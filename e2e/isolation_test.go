@@ -21,6 +21,7 @@ import (
 	"github.com/topolayer/topolayer/apply"
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/e2e/cluster"
+	hypershift "github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/mom/manager"
 	"github.com/topolayer/topolayer/mom/runner"
 	"github.com/topolayer/topolayer/namespaces"
@@ -110,7 +111,7 @@ func newTenant(t *testing.T, name string, targets [][2]string) *tenant {
 		ObjectMeta: metav1.ObjectMeta{Name: "operator", Namespace: ns},
 		Rules: []rbacv1.PolicyRule{
 			{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
-			{APIGroups: []string{apply.HostedControlPlaneGVR.Group}, Resources: []string{apply.HostedControlPlaneGVR.Resource}, Verbs: []string{"get"}},
+			{APIGroups: []string{hypershift.HostedControlPlaneGVR().Group}, Resources: []string{hypershift.HostedControlPlaneGVR().Resource}, Verbs: []string{"get"}},
 		},
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)

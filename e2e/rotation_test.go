@@ -18,7 +18,7 @@ import (
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/e2e/cluster"
-	"github.com/topolayer/topolayer/guestidentity"
+	"github.com/topolayer/topolayer/hosted/guestidentity"
 	"github.com/topolayer/topolayer/mom/manager"
 	"github.com/topolayer/topolayer/mom/runner"
 	"github.com/topolayer/topolayer/translate"

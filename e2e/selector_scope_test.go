@@ -18,6 +18,7 @@ import (
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/contract/corpus"
 	"github.com/topolayer/topolayer/e2e/cluster"
+	hypershift "github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/sdk"
@@ -120,9 +121,9 @@ func TestSelectorScopeOnServer(t *testing.T) {
 	}
 	// Pods of the hosted control plane's own components, which no selector may reach.
 	pod(map[string]string{})
-	pod(map[string]string{"app": "oauth-openshift", translate.LabelHostedControlPlane: ns})
-	pod(map[string]string{"app": "openshift-oauth-apiserver", "apiserver": "true", translate.LabelHostedControlPlane: ns})
-	pod(map[string]string{"app": "sample", translate.LabelHostedControlPlane: ns})
+	pod(map[string]string{"app": "oauth-openshift", hypershift.LabelHostedControlPlane: ns})
+	pod(map[string]string{"app": "openshift-oauth-apiserver", "apiserver": "true", hypershift.LabelHostedControlPlane: ns})
+	pod(map[string]string{"app": "sample", hypershift.LabelHostedControlPlane: ns})
 
 	type selector struct {
 		where   string
@@ -138,7 +139,7 @@ func TestSelectorScopeOnServer(t *testing.T) {
 		engine := translate.Engine{
 			Topology: translate.TopologyHosted, Operator: c.operator, Declared: c.declared,
 			Router: &routing.Table{Rules: routing.HostedDefaults(routing.ConvertClusterRBAC)},
-			Names:  namespaces.Hosted{Namespace: ns}, Annotate: true, HCPNamespace: ns,
+			Names:  namespaces.Hosted{Namespace: ns}, Stages: translate.HostedStages(), HCPNamespace: ns,
 		}
 		plan := engine.Plan(&contract.OutputDir{Mutations: withImages(t, c.out.Mutations)})
 		for _, e := range plan.Entries {

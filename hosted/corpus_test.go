@@ -15,6 +15,7 @@ import (
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/contract/contracttest"
 	"github.com/topolayer/topolayer/contract/corpus"
+	"github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/topology"
@@ -280,10 +281,10 @@ func TestOAuthServerDeployment(t *testing.T) {
 			}
 		}
 	}
-	if spec.NodeSelector != nil || spec.Affinity != nil || spec.PriorityClassName != translate.PriorityClassControlPlane {
+	if spec.NodeSelector != nil || spec.Affinity != nil || spec.PriorityClassName != hosted.PriorityClassControlPlane {
 		t.Errorf("standalone scheduling kept: nodeSelector %v affinity %v priorityClass %q", spec.NodeSelector, spec.Affinity, spec.PriorityClassName)
 	}
-	if d.Spec.Template.Metadata.Labels[translate.LabelHostedControlPlane] != hcp || d.Metadata.Labels[translate.LabelControlPlaneComponent] != "oauth-openshift" {
+	if d.Spec.Template.Metadata.Labels[hosted.LabelHostedControlPlane] != hcp || d.Metadata.Labels[hosted.LabelControlPlaneComponent] != "oauth-openshift" {
 		t.Errorf("control-plane labels missing: %v / %v", d.Metadata.Labels, d.Spec.Template.Metadata.Labels)
 	}
 	if d.Spec.Template.Metadata.Namespace != "" && d.Spec.Template.Metadata.Namespace != hcp {

@@ -11,6 +11,7 @@ import (
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/contract/corpus"
+	"github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/sdk"
@@ -24,10 +25,10 @@ import (
 // may select.
 var hcpPods = []map[string]string{
 	{},
-	{"app": "kube-apiserver", translate.LabelHostedControlPlane: hcp},
-	{"app": "etcd", translate.LabelHostedControlPlane: hcp},
-	{"app": "oauth-openshift", translate.LabelHostedControlPlane: hcp},
-	{"app": "openshift-oauth-apiserver", translate.LabelHostedControlPlane: hcp},
+	{"app": "kube-apiserver", hosted.LabelHostedControlPlane: hcp},
+	{"app": "etcd", hosted.LabelHostedControlPlane: hcp},
+	{"app": "oauth-openshift", hosted.LabelHostedControlPlane: hcp},
+	{"app": "openshift-oauth-apiserver", hosted.LabelHostedControlPlane: hcp},
 }
 
 // TestCorpusSimulatedNamespaces checks on every CAO corpus case that the translated objects

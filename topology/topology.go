@@ -15,7 +15,8 @@ import (
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/gather"
-	"github.com/topolayer/topolayer/guestidentity"
+	"github.com/topolayer/topolayer/hosted"
+	"github.com/topolayer/topolayer/hosted/guestidentity"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/translate"
@@ -64,7 +65,7 @@ type Status struct {
 }
 
 // HostedControlPlaneGVR is the resource of HyperShift's HostedControlPlane objects.
-var HostedControlPlaneGVR = apply.HostedControlPlaneGVR
+var HostedControlPlaneGVR = hosted.HostedControlPlaneGVR()
 
 // New builds the topology of a defaulted, validated configuration (as config.Load returns
 // it): for Standalone, one cluster and identity names; for Hosted, the management cluster
@@ -116,7 +117,7 @@ func New(cfg *config.TopologyConfig) (*Topology, error) {
 		}
 		if h.HostedControlPlane != "" {
 			t.hcp = &contract.Identity{
-				Group: HostedControlPlaneGVR.Group, Version: HostedControlPlaneGVR.Version, Resource: HostedControlPlaneGVR.Resource,
+				Group: hosted.HostedControlPlaneGVR().Group, Version: hosted.HostedControlPlaneGVR().Version, Resource: hosted.HostedControlPlaneGVR().Resource,
 				Namespace: h.Namespace, Name: h.HostedControlPlane,
 			}
 		}
@@ -175,7 +176,7 @@ func (t *Topology) Engine(operator string, declared *contract.OutputResources) (
 	if t.annotate && operator == "" {
 		return translate.Engine{}, errors.New("a hosted plan needs the operator's name: it labels every object written")
 	}
-	transforms, err := t.cfg.CompileTransforms()
+	transforms, err := Transforms(t.cfg)
 	if err != nil {
 		return translate.Engine{}, err
 	}
@@ -330,7 +331,7 @@ func (t *Topology) ResolveOwner(ctx context.Context, home *rest.Config, user str
 	if user != "" {
 		cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
 	}
-	return apply.ResolveHostedControlPlane(ctx, cfg, t.hcp.Namespace, t.hcp.Name)
+	return hosted.ResolveHostedControlPlane(ctx, cfg, t.hcp.Namespace, t.hcp.Name)
 }
 
 // Targets builds one live target per cluster of the topology over the client configurations
@@ -395,4 +396,25 @@ func Engine(cfg *config.TopologyConfig, operator string, declared *contract.Outp
 		return translate.Engine{}, err
 	}
 	return t.Engine(operator, declared)
+}
+
+// Transforms returns the transforms of the configured profiles (hosted.Profile), then the
+// configured patches, compiled.
+func Transforms(cfg *config.TopologyConfig) ([]translate.Transform, error) {
+	var out []translate.Transform
+	for _, p := range cfg.Transforms.Profiles {
+		profile, ok := hosted.Profile(p)
+		if !ok {
+			return nil, fmt.Errorf("transforms.profiles: unknown profile %q", p)
+		}
+		out = append(out, profile...)
+	}
+	for i, p := range cfg.Transforms.Patches {
+		t, err := p.Transform()
+		if err != nil {
+			return nil, fmt.Errorf("transforms.patches[%d]: %w", i, err)
+		}
+		out = append(out, t)
+	}
+	return out, nil
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/translate"
@@ -20,7 +21,7 @@ func TestContainment(t *testing.T) {
 			Topology: translate.TopologyHosted, Operator: "op",
 			Router: &routing.Table{Rules: routing.HostedDefaults(routing.ConvertClusterRBAC)},
 			Names:  namespaces.Hosted{Namespace: hcp},
-			Stages: translate.HostedStages(translate.HyperShiftProfile()...),
+			Stages: translate.HostedStages(hosted.HyperShiftProfile()...),
 			Policy: &translate.Policy{PodSecurity: mode},
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/translate"
@@ -19,7 +20,7 @@ func TestVolumeDataSources(t *testing.T) {
 	engine := translate.Engine{
 		Topology: translate.TopologyHosted, Operator: "op",
 		Router: &routing.Table{Rules: routing.HostedDefaults(routing.ConvertClusterRBAC)},
-		Names:  namespaces.Hosted{Namespace: hcp}, Stages: translate.HostedStages(translate.HyperShiftProfile()...), Policy: &translate.Policy{},
+		Names:  namespaces.Hosted{Namespace: hcp}, Stages: translate.HostedStages(hosted.HyperShiftProfile()...), Policy: &translate.Policy{},
 	}
 	pvc := func(class contract.Class, source string) contract.Mutation {
 		m := policyMutation(contract.ActionApply, "", "persistentvolumeclaims", ns, "data",

@@ -126,6 +126,17 @@ func (p Patch) IdentityFields() ([]string, error) {
 	return out, nil
 }
 
+// removesOwnerReferences reports whether the transform named by may remove ownerReferences
+// (Transform.RemovesOwnerReferences).
+func (e Engine) removesOwnerReferences(by string) bool {
+	for _, s := range e.Stages {
+		if t, ok := s.(TransformStage); ok && t.Transform.Name == by {
+			return t.Transform.RemovesOwnerReferences
+		}
+	}
+	return false
+}
+
 // checkIdentityFields rejects an applied entry whose identity fields a transform changed
 // (RuleIdentityFields), and one that lands on the management cluster with ownerReferences
 // (RuleOwnerReferences). It runs with the policy, on the final object and its changes.
@@ -141,7 +152,7 @@ func (e Engine) checkIdentityFields(w *work) {
 		if f == "" {
 			continue
 		}
-		if c.By == ProfileHyperShift+"/drop-owner-references" && f == "/metadata/ownerReferences" && c.To == nil {
+		if f == "/metadata/ownerReferences" && c.To == nil && e.removesOwnerReferences(c.By) {
 			continue
 		}
 		w.reject(RuleIdentityFields, fmt.Sprintf("%s: %s: transform %s changes it (%s), and the plan states the target from the identity the engine gave the object: a transform may not change what or whose an object is",

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/translate"
@@ -79,7 +80,7 @@ func TestIdentityFieldsInPlans(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return append(translate.HyperShiftProfile(), tr)
+		return append(hosted.HyperShiftProfile(), tr)
 	}
 	engine := func(transforms []translate.Transform) translate.Engine {
 		return translate.Engine{
@@ -96,9 +97,9 @@ func TestIdentityFieldsInPlans(t *testing.T) {
 		wantReason string
 		wantOwners bool
 	}{
-		{"management: stripped by the profile", engine(translate.HyperShiftProfile()), owned(contract.ClassManagement), "", "", false},
+		{"management: stripped by the profile", engine(hosted.HyperShiftProfile()), owned(contract.ClassManagement), "", "", false},
 		{"management without the profile: refused", engine(nil), owned(contract.ClassManagement), translate.RuleOwnerReferences, "metadata.ownerReferences", false},
-		{"guest: the operator's own cluster keeps its owners", engine(translate.HyperShiftProfile()), owned(contract.ClassUserWorkload), "", "", true},
+		{"guest: the operator's own cluster keeps its owners", engine(hosted.HyperShiftProfile()), owned(contract.ClassUserWorkload), "", "", true},
 		{"a patch that renames", engine(patch(translate.Patch{StrategicMerge: "metadata: {name: control-plane-operator}\n"})), owned(contract.ClassManagement),
 			translate.RuleIdentityFields, "metadata.name: transform config-patch changes it", false},
 		{"a patch that moves", engine(patch(translate.Patch{JSON6902: "[{op: replace, path: /metadata/namespace, value: kube-system}]"})), owned(contract.ClassUserWorkload),

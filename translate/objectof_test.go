@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/routing"
 )
 
 // TestObjectOf: the object objectOf returns for a rewritten tree is the one
@@ -177,16 +176,22 @@ func TestEventReferenceChanges(t *testing.T) {
 // of the whole object lists, in its order, for the profile's scoped transforms on objects of
 // many shapes.
 func TestScopedFilterChanges(t *testing.T) {
-	var filters []kio.Filter
-	ctx := Context{Source: routing.Object{Identity: contract.Identity{Group: "apps", Resource: "deployments", Namespace: "ns", Name: "d"}}, Cluster: "management", HCPNamespace: "hcp"}
-	for _, tr := range HyperShiftProfile() {
-		f, err := tr.Filter(ctx)
+	// The scoped filters the hypershift profile (hosted.HyperShiftProfile) runs on a
+	// Deployment: drop-owner-references and its pod spec edits.
+	filters := []kio.Filter{DropOwnerReferences{}}
+	for _, spec := range []map[string]any{
+		{"nodeSelector": nil, "tolerations": nil, "affinity": nil, "priorityClassName": nil},
+		{"priorityClassName": "hypershift-control-plane", "tolerations": []any{
+			map[string]any{"key": "hypershift.openshift.io/control-plane", "operator": "Equal", "value": "true", "effect": "NoSchedule"},
+			map[string]any{"key": "hypershift.openshift.io/cluster", "operator": "Equal", "value": "hcp", "effect": "NoSchedule"},
+		}},
+		{"imagePullSecrets": []any{map[string]any{"name": "pull-secret"}}},
+	} {
+		f, err := newPodSpecEdit(podTemplatePaths["deployments"], spec)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, ok := f.(scopedFilter); ok && (tr.Match.Resource == "" || tr.Match.Resource == "deployments") {
-			filters = append(filters, f)
-		}
+		filters = append(filters, f)
 	}
 	if len(filters) < 4 {
 		t.Fatalf("%d scoped transforms in the profile, want drop-owner-references and the pod spec edits", len(filters))

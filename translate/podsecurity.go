@@ -476,18 +476,22 @@ func addRestricted(_, spec *yaml.RNode) error {
 	return nil
 }
 
-// podSecurityTransforms are the profile's named transforms that bring a pod template to Pod
-// Security "restricted": the stripping ones first, then the additions.
-func podSecurityTransforms() []struct {
-	name   string
-	strips bool
-	edit   func(meta, spec *yaml.RNode) error
-} {
-	return []struct {
-		name   string
-		strips bool
-		edit   func(meta, spec *yaml.RNode) error
-	}{
+// PodSecurityEdit is one edit of a pod spec that brings it to Pod Security "restricted".
+type PodSecurityEdit struct {
+	// Name names the edit (a profile's transform is named after it).
+	Name string
+	// Strips says the edit removes what the operator wrote (Transform.Strips).
+	Strips bool
+	// Edit changes the pod template's metadata and spec.
+	Edit func(meta, spec *yaml.RNode) error
+}
+
+// PodSecurityEdits returns the edits that bring a pod spec to Pod Security "restricted", in
+// order: drop-host-namespaces, drop-host-ports, drop-node-name, drop-privilege and
+// drop-unsafe-security-overrides strip what only a standalone node allows;
+// restricted-security-context adds what restricted needs.
+func PodSecurityEdits() []PodSecurityEdit {
+	return []PodSecurityEdit{
 		{"drop-host-namespaces", true, stripHostNamespaces},
 		{"drop-host-ports", true, stripHostPorts},
 		{"drop-node-name", true, stripNodeName},

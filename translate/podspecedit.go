@@ -45,9 +45,16 @@ type podSpecField struct {
 
 var _ kio.Filter = podSpecEdit{}
 
-// newPodSpecEdit returns the edit of the pod spec under path that the strategic-merge patch
-// podSpecPatch(path, spec) makes. Values are nil (remove the field), strings, or lists of
+// NewPodSpecEdit returns the filter that sets or removes top-level fields of the pod spec
+// under path, with the result of the strategic-merge patch of spec at that path, and without
+// its walk of the whole object. Values are nil (remove the field), strings, or lists of
 // mappings of strings: a list the schema merges (by name) is merged, any other replaced.
+func NewPodSpecEdit(path []string, spec map[string]any) (kio.Filter, error) {
+	return newPodSpecEdit(path, spec)
+}
+
+// newPodSpecEdit returns the edit of the pod spec under path that the strategic-merge patch
+// podSpecPatch(path, spec) makes.
 func newPodSpecEdit(path []string, spec map[string]any) (podSpecEdit, error) {
 	patch, err := podSpecPatch(path, spec)
 	if err != nil {

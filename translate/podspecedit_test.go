@@ -92,10 +92,10 @@ var podSpecShapes = []struct {
 func podSpecEdits(path []string) map[string]map[string]any {
 	scheduling := func(ns string) map[string]any {
 		return map[string]any{
-			"priorityClassName": PriorityClassControlPlane,
+			"priorityClassName": "hypershift-control-plane",
 			"tolerations": []any{
-				map[string]any{"key": TaintControlPlane, "operator": "Equal", "value": "true", "effect": "NoSchedule"},
-				map[string]any{"key": TaintCluster, "operator": "Equal", "value": ns, "effect": "NoSchedule"},
+				map[string]any{"key": "hypershift.openshift.io/control-plane", "operator": "Equal", "value": "true", "effect": "NoSchedule"},
+				map[string]any{"key": "hypershift.openshift.io/cluster", "operator": "Equal", "value": ns, "effect": "NoSchedule"},
 			},
 		}
 	}
@@ -103,7 +103,7 @@ func podSpecEdits(path []string) map[string]map[string]any {
 		"drop-standalone-scheduling":   {"nodeSelector": nil, "tolerations": nil, "affinity": nil, "priorityClassName": nil},
 		"control-plane-scheduling":     scheduling("clusters-example"),
 		"control-plane-scheduling/yes": scheduling("yes"),
-		"pull-secret":                  {"imagePullSecrets": []any{map[string]any{"name": PullSecretName}}},
+		"pull-secret":                  {"imagePullSecrets": []any{map[string]any{"name": "pull-secret"}}},
 	}
 }
 
@@ -246,11 +246,11 @@ func TestSMPNeutralUntaggedScalars(t *testing.T) {
 		if got := smpNeutral(obj.YNode()); got != c.neutral {
 			t.Errorf("%q: smpNeutral = %v, want %v", c.value, got, c.neutral)
 		}
-		edit, err := newPodSpecEdit(podTemplatePaths["deployments"], map[string]any{"imagePullSecrets": []any{map[string]any{"name": PullSecretName}}})
+		edit, err := newPodSpecEdit(podTemplatePaths["deployments"], map[string]any{"imagePullSecrets": []any{map[string]any{"name": "pull-secret"}}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		patch, _ := podSpecPatch(podTemplatePaths["deployments"], map[string]any{"imagePullSecrets": []any{map[string]any{"name": PullSecretName}}})
+		patch, _ := podSpecPatch(podTemplatePaths["deployments"], map[string]any{"imagePullSecrets": []any{map[string]any{"name": "pull-secret"}}})
 		want, err1 := patchstrategicmerge.Filter{Patch: patch}.Filter([]*yaml.RNode{obj.Copy()})
 		got, err2 := edit.Filter([]*yaml.RNode{obj.Copy()})
 		if err1 != nil || err2 != nil {

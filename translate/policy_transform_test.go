@@ -10,7 +10,7 @@ import (
 )
 
 // TestPolicyAfterTransforms shows that policy checks the objects as they will be written: a
-// configured patch (compiled as config.CompileTransforms does) that widens a Role or rebinds a
+// configured patch (compiled as topology.Transforms does) that widens a Role or rebinds a
 // binding beyond the RBAC ceiling rejects the entry, and with it the plan.
 func TestPolicyAfterTransforms(t *testing.T) {
 	rbacGroup := "rbac.authorization.k8s.io"

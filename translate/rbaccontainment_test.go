@@ -8,6 +8,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/translate"
@@ -44,7 +45,7 @@ func TestDefaultRBACContainment(t *testing.T) {
 			Topology: translate.TopologyHosted, Operator: "op",
 			Router: &routing.Table{Rules: routing.HostedDefaults(routing.ConvertClusterRBAC)},
 			Names:  namespaces.Hosted{Namespace: hcp},
-			Stages: translate.HostedStages(translate.HyperShiftProfile()...), Policy: p,
+			Stages: translate.HostedStages(hosted.HyperShiftProfile()...), Policy: p,
 		}
 	}
 	standalone := func(p *translate.Policy) translate.Engine {

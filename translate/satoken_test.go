@@ -8,6 +8,7 @@ import (
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/contract/contracttest"
+	"github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/translate"
@@ -36,7 +37,7 @@ func TestServiceAccountTokens(t *testing.T) {
 		return translate.Engine{
 			Topology: translate.TopologyHosted, Operator: "op", Declared: declared,
 			Router: &routing.Table{Rules: routing.HostedDefaults(routing.ConvertClusterRBAC)},
-			Names:  names, Stages: translate.HostedStages(translate.HyperShiftProfile()...), Policy: &translate.Policy{},
+			Names:  names, Stages: translate.HostedStages(hosted.HyperShiftProfile()...), Policy: &translate.Policy{},
 		}
 	}
 	standalone := func(declared *contract.OutputResources) translate.Engine {

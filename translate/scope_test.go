@@ -11,6 +11,7 @@ import (
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/contract/contracttest"
+	"github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/translate"
@@ -67,7 +68,7 @@ func TestScopeTwoNamespaces(t *testing.T) {
 	if plan.Summary.Rejected != 0 {
 		t.Fatalf("rejected: %+v", plan.Rejected())
 	}
-	hcpPod := map[string]string{"app": "x", translate.LabelHostedControlPlane: scopeHCP}
+	hcpPod := map[string]string{"app": "x", hosted.LabelHostedControlPlane: scopeHCP}
 	if v := translate.CheckSimulatedNamespaces(plan, scopeHCP, nil, hcpPod); len(v) != 0 {
 		t.Fatalf("violations: %+v", v)
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sync"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	"sigs.k8s.io/kustomize/api/filters/patchjson6902"
@@ -42,6 +41,10 @@ type Transform struct {
 	// (privileges, host access). A policy whose PodSecurity is PodSecurityReject runs no
 	// stripping transform: what would need one is refused instead.
 	Strips bool
+	// RemovesOwnerReferences says the transform may remove metadata.ownerReferences, the one
+	// identity field a transform may change (RuleIdentityFields): the management cluster
+	// does not keep the operator's owners.
+	RemovesOwnerReferences bool
 }
 
 // Patch is a user-written transform: a strategic-merge patch or a JSON 6902 patch, applied
@@ -124,96 +127,29 @@ var workloadGroups = map[string]string{
 	"jobs": "batch", "cronjobs": "batch",
 }
 
-// HyperShift profile names and the labels and tolerations it adds.
-const (
-	ProfileHyperShift = "hypershift"
+// AnnotationOwnerHCP is how plans made before the management target owned its objects
+// asked the applier for an ownerReference to the named HostedControlPlane. Nothing sets it
+// any more; the inverse placement and the applier strip it from old objects.
+const AnnotationOwnerHCP = "topolayer.dev/owner-hosted-control-plane"
 
-	LabelHostedControlPlane    = "hypershift.openshift.io/hosted-control-plane"
-	LabelControlPlaneComponent = "hypershift.openshift.io/control-plane-component"
-	TaintControlPlane          = "hypershift.openshift.io/control-plane"
-	TaintCluster               = "hypershift.openshift.io/cluster"
-	PriorityClassControlPlane  = "hypershift-control-plane"
-	PullSecretName             = "pull-secret"
-	// AnnotationOwnerHCP is how plans made before the management target owned its objects
-	// asked the applier for an ownerReference to the named HostedControlPlane. Nothing sets
-	// it any more; the inverse placement and the applier strip it from old objects.
-	AnnotationOwnerHCP = "topolayer.dev/owner-hosted-control-plane"
-)
-
-// Profiles are the built-in transform sets, by name.
-var Profiles = map[string]func() []Transform{
-	ProfileHyperShift: HyperShiftProfile,
+// PodTemplatePath returns where the pod template of a workload resource is (empty for a
+// bare Pod); false for a resource that bears no pods.
+func PodTemplatePath(resource string) ([]string, bool) {
+	p, ok := podTemplatePaths[resource]
+	return slices.Clone(p), ok
 }
 
-// ProfileNames lists the built-in profiles.
-func ProfileNames() []string { return slices.Sorted(maps.Keys(Profiles)) }
+// WorkloadGroup returns the API group of a pod-bearing resource (PodBearingResources).
+func WorkloadGroup(resource string) string { return workloadGroups[resource] }
 
-// HyperShiftProfile is the generic set of changes a standalone workload needs to run as part
-// of a hosted control plane, for every workload kind placed on the management cluster: its
-// standalone scheduling (nodeSelector, tolerations, affinity, priority class) and host-path
-// volumes go; the control-plane labels, tolerations, priority class and pull secret come.
-// Containment: every pod template and bare Pod is brought to Pod Security "restricted" by
-// named transforms: drop-host-path-volumes, drop-host-namespaces, drop-host-ports,
-// drop-node-name, drop-privilege and drop-unsafe-security-overrides strip (Transform.Strips)
-// what only a standalone node allows; restricted-security-context adds what restricted needs.
-// drop-owner-references removes the operator's ownerReferences from every management object.
-// The ownerReference to the HostedControlPlane is not a transform: the management target
-// adds it (apply.Options.HostedControlPlane).
-func HyperShiftProfile() []Transform {
-	var out []Transform
-	for _, resource := range slices.Sorted(maps.Keys(podTemplatePaths)) {
-		group, path := workloadGroups[resource], podTemplatePaths[resource]
-		match := routing.Match{Group: &group, Resource: resource}
-		addT := func(name string, strips bool, f func(Context) (kio.Filter, error)) {
-			out = append(out, Transform{Name: ProfileHyperShift + "/" + name, Cluster: routing.ClusterManagement, Match: match, Filter: f, Strips: strips})
-		}
-		add := func(name string, f func(Context) (kio.Filter, error)) { addT(name, false, f) }
-		add("drop-standalone-scheduling", constEdit(path, map[string]any{"nodeSelector": nil, "tolerations": nil, "affinity": nil, "priorityClassName": nil}))
-		addT("drop-host-path-volumes", true, func(Context) (kio.Filter, error) { return DropHostPathVolumes{PodTemplatePath: path}, nil })
-		for _, t := range podSecurityTransforms() {
-			addT(t.name, t.strips, func(Context) (kio.Filter, error) {
-				return PodSecurityFilter{PodTemplatePath: path, Edit: t.edit}, nil
-			})
-		}
-		add("control-plane-labels", func(c Context) (kio.Filter, error) {
-			return AddLabels{PodTemplatePath: path, Labels: map[string]string{
-				LabelHostedControlPlane:    c.HCPNamespace,
-				LabelControlPlaneComponent: c.Source.Identity.Name,
-			}}, nil
-		})
-		var scheduling sync.Map // hosted control plane namespace -> podSpecEdit
-		add("control-plane-scheduling", func(c Context) (kio.Filter, error) {
-			if e, ok := scheduling.Load(c.HCPNamespace); ok {
-				return e.(podSpecEdit), nil
-			}
-			e, err := newPodSpecEdit(path, map[string]any{
-				"priorityClassName": PriorityClassControlPlane,
-				"tolerations": []any{
-					map[string]any{"key": TaintControlPlane, "operator": "Equal", "value": "true", "effect": "NoSchedule"},
-					map[string]any{"key": TaintCluster, "operator": "Equal", "value": c.HCPNamespace, "effect": "NoSchedule"},
-				},
-			})
-			if err != nil {
-				return nil, err
-			}
-			scheduling.Store(c.HCPNamespace, e)
-			return e, nil
-		})
-		add("pull-secret", constEdit(path, map[string]any{"imagePullSecrets": []any{map[string]any{"name": PullSecretName}}}))
-	}
-	out = append(out, Transform{Name: ProfileHyperShift + "/drop-owner-references", Cluster: routing.ClusterManagement, Strips: false,
-		Filter: func(Context) (kio.Filter, error) { return dropOwnerReferences{}, nil }})
-	return out
-}
+// DropOwnerReferences removes metadata.ownerReferences. A transform that runs it says so
+// (Transform.RemovesOwnerReferences): the check of identity fields lets it through.
+type DropOwnerReferences struct{}
 
-// dropOwnerReferences removes metadata.ownerReferences: on the management cluster the
-// operator's owners (its standalone objects) are not the owners, the management target adds
-// the HostedControlPlane one itself, and an ownerReference to another tenant's object would
-// tie the object's lifetime to it.
-type dropOwnerReferences struct{}
+var _ kio.Filter = DropOwnerReferences{}
 
 // scope implements scopedFilter.
-func (dropOwnerReferences) scope(obj *yaml.Node) ([]string, []string, func(), bool) {
+func (DropOwnerReferences) scope(obj *yaml.Node) ([]string, []string, func(), bool) {
 	meta := mappingValue(obj, "metadata")
 	if meta == nil || meta.Kind != yaml.MappingNode {
 		return nil, nil, nil, false // Filter says what it makes of it
@@ -221,17 +157,11 @@ func (dropOwnerReferences) scope(obj *yaml.Node) ([]string, []string, func(), bo
 	return []string{"metadata"}, []string{"ownerReferences"}, func() { removeField(meta, "ownerReferences") }, true
 }
 
-func (dropOwnerReferences) Filter(objs []*yaml.RNode) ([]*yaml.RNode, error) {
+// Filter implements kio.Filter.
+func (DropOwnerReferences) Filter(objs []*yaml.RNode) ([]*yaml.RNode, error) {
 	return kio.FilterAll(yaml.FilterFunc(func(o *yaml.RNode) (*yaml.RNode, error) {
 		return o, clearIf(o, "ownerReferences", nil, "metadata")
 	})).Filter(objs)
-}
-
-// constEdit returns the filter of a transform that makes the same pod spec edit on every
-// object, built once.
-func constEdit(path []string, spec map[string]any) func(Context) (kio.Filter, error) {
-	e, err := newPodSpecEdit(path, spec)
-	return func(Context) (kio.Filter, error) { return e, err }
 }
 
 // DropHostPathVolumes removes the hostPath volumes of a pod template and every container's

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/topolayer/topolayer/config"
+	"github.com/topolayer/topolayer/topology"
 )
 
 // ValidateOptions are the options of `topolayer validate`.
@@ -114,7 +115,7 @@ func (o *ValidateOptions) check() (ValidationResult, error) {
 	res := ValidationResult{File: o.ConfigFile}
 	cfg, err := config.Load(o.ConfigFile)
 	if err == nil {
-		transforms, terr := cfg.CompileTransforms()
+		transforms, terr := topology.Transforms(cfg)
 		if terr != nil {
 			err = fmt.Errorf("%s: %w", o.ConfigFile, terr)
 		} else {

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/topolayer/topolayer/config"
+	"github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/hosted/shadow"
 )
 
@@ -29,8 +30,8 @@ func TestHostedControlPlaneCRDIsValid(t *testing.T) {
 	if crd.Name != "hostedcontrolplanes.hypershift.openshift.io" || crd.Spec.Scope != apiextensionsv1.NamespaceScoped {
 		t.Errorf("name %s scope %s, want hostedcontrolplanes.hypershift.openshift.io Namespaced", crd.Name, crd.Spec.Scope)
 	}
-	if v := crd.Spec.Versions[0]; v.Name != HostedControlPlaneGVR.Version || v.Subresources == nil || v.Subresources.Status == nil {
-		t.Errorf("version %s subresources %+v, want %s with status", v.Name, v.Subresources, HostedControlPlaneGVR.Version)
+	if v := crd.Spec.Versions[0]; v.Name != hosted.HostedControlPlaneGVR().Version || v.Subresources == nil || v.Subresources.Status == nil {
+		t.Errorf("version %s subresources %+v, want %s with status", v.Name, v.Subresources, hosted.HostedControlPlaneGVR().Version)
 	}
 }
 

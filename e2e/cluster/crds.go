@@ -8,15 +8,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/hosted/openshiftapi"
 	"github.com/topolayer/topolayer/hosted/shadow"
-)
-
-// HostedControlPlaneGVR and HostedControlPlaneGVK identify HyperShift's HostedControlPlane,
-// the object in the HCP namespace that stands for the hosted control plane.
-var (
-	HostedControlPlaneGVR = schema.GroupVersionResource{Group: "hypershift.openshift.io", Version: "v1beta1", Resource: "hostedcontrolplanes"}
-	HostedControlPlaneGVK = HostedControlPlaneGVR.GroupVersion().WithKind("HostedControlPlane")
 )
 
 // BuiltinShadows are the cluster-scoped built-in kinds whose objects an operator may write on
@@ -88,15 +82,15 @@ func HostedControlPlaneCRD() *apiextensionsv1.CustomResourceDefinition {
 	anything := func(description string) apiextensionsv1.JSONSchemaProps {
 		return apiextensionsv1.JSONSchemaProps{Description: description, Type: "object", XPreserveUnknownFields: &preserve}
 	}
-	gvr := HostedControlPlaneGVR
+	gvr := hosted.HostedControlPlaneGVR()
 	return &apiextensionsv1.CustomResourceDefinition{
 		TypeMeta:   metav1.TypeMeta{APIVersion: apiextensionsv1.SchemeGroupVersion.String(), Kind: "CustomResourceDefinition"},
 		ObjectMeta: metav1.ObjectMeta{Name: gvr.Resource + "." + gvr.Group},
 		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
 			Group: gvr.Group,
 			Names: apiextensionsv1.CustomResourceDefinitionNames{
-				Kind:       HostedControlPlaneGVK.Kind,
-				ListKind:   HostedControlPlaneGVK.Kind + "List",
+				Kind:       hosted.HostedControlPlaneGVK().Kind,
+				ListKind:   hosted.HostedControlPlaneGVK().Kind + "List",
 				Plural:     gvr.Resource,
 				Singular:   "hostedcontrolplane",
 				ShortNames: []string{"hcp", "hcps"},

@@ -21,9 +21,9 @@ import (
 
 	"github.com/topolayer/topolayer/config"
 	samplecrds "github.com/topolayer/topolayer/examples/sample-operators/crds"
+	"github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/topology"
-	"github.com/topolayer/topolayer/translate"
 )
 
 // The names of the API servers of an Environment, as Config, Clusters and WriteKubeconfigs
@@ -339,24 +339,24 @@ func createHostedControlPlane(ctx context.Context, cfg *rest.Config, hcp config.
 		Labels: map[string]string{LabelHCPNamespace: "true"},
 	}}
 	pullSecret := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: translate.PullSecretName, Namespace: hcp.Namespace},
+		ObjectMeta: metav1.ObjectMeta{Name: hosted.PullSecretName, Namespace: hcp.Namespace},
 		Type:       corev1.SecretTypeDockerConfigJson,
 		Data:       map[string][]byte{corev1.DockerConfigJsonKey: []byte(`{"auths":{}}`)},
 	}
 	obj := &unstructured.Unstructured{Object: map[string]any{
 		"spec": map[string]any{
 			"releaseImage":  ReleaseImage,
-			"pullSecret":    map[string]any{"name": translate.PullSecretName},
+			"pullSecret":    map[string]any{"name": hosted.PullSecretName},
 			"configuration": map[string]any{},
 		},
 	}}
-	obj.SetGroupVersionKind(HostedControlPlaneGVK)
+	obj.SetGroupVersionKind(hosted.HostedControlPlaneGVK())
 	obj.SetNamespace(hcp.Namespace)
 	obj.SetName(hcp.HostedControlPlane)
 	for _, o := range []struct {
 		resource string
 		obj      client.Object
-	}{{"namespace", ns}, {"secret", pullSecret}, {"configmap", RootCA(hcp.Namespace, guestCA)}, {HostedControlPlaneGVR.GroupResource().String(), obj}} {
+	}{{"namespace", ns}, {"secret", pullSecret}, {"configmap", RootCA(hcp.Namespace, guestCA)}, {hosted.HostedControlPlaneGVR().GroupResource().String(), obj}} {
 		if err := c.Create(ctx, o.obj); err != nil {
 			return fmt.Errorf("create %s %s: %w", o.resource, client.ObjectKeyFromObject(o.obj), err)
 		}

@@ -19,8 +19,8 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/topolayer/topolayer/apply"
 	"github.com/topolayer/topolayer/config"
+	"github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/mom/manager"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/sdk/samples/sample"
@@ -143,7 +143,7 @@ func linkSamples(cfg *config.TopologyConfig, ops []manager.Operator) error {
 
 func addHostedControlPlaneController(mgr ctrl.Manager, namespace string) error {
 	hcp := &unstructured.Unstructured{}
-	hcp.SetGroupVersionKind(apply.HostedControlPlaneGVR.GroupVersion().WithKind("HostedControlPlane"))
+	hcp.SetGroupVersionKind(hosted.HostedControlPlaneGVR().GroupVersion().WithKind("HostedControlPlane"))
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("hostedcontrolplane").
 		For(hcp).

@@ -21,7 +21,7 @@ import (
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/gather"
-	"github.com/topolayer/topolayer/guestidentity"
+	"github.com/topolayer/topolayer/hosted/guestidentity"
 	"github.com/topolayer/topolayer/mom/index"
 	"github.com/topolayer/topolayer/mom/runner"
 	"github.com/topolayer/topolayer/mom/scheduler"

@@ -12,6 +12,7 @@ import (
 
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/topology"
 	"github.com/topolayer/topolayer/translate"
@@ -232,13 +233,13 @@ func TestCompareObjectsLive(t *testing.T) {
 	entries := []translate.Entry{{
 		Operator: "demo-operator", Class: contract.ClassManagement, Action: contract.ActionCreate, Source: src,
 		Target: translate.Target{Cluster: routing.ClusterManagement, Identity: target}, Disposition: routing.Apply,
-		Rule: "hosted/management", Transforms: []string{translate.ProfileHyperShift + "/owner-reference"},
+		Rule: "hosted/management", Transforms: []string{hosted.ProfileHyperShift + "/owner-reference"},
 		// The changes the engine records on the way (identity, then the owner annotation).
 		Changes: []translate.Change{
 			{Path: "/metadata/namespace", From: "demo", To: "clusters-example", By: translate.ByNamespaces, Kind: translate.ChangeRenamed},
 			{Path: "/metadata/name", From: "settings", To: "demo--settings", By: translate.ByNamespaces, Kind: translate.ChangeRenamed},
 			{Path: "/metadata/annotations/" + strings.ReplaceAll(translate.AnnotationOwnerHCP, "/", "~1"), To: "example",
-				By: translate.ProfileHyperShift + "/owner-reference", Kind: translate.ChangeTransformed},
+				By: hosted.ProfileHyperShift + "/owner-reference", Kind: translate.ChangeTransformed},
 		},
 	}}
 	r, err := parity.CompareObjects(s, h, entries, parity.Options{})

@@ -16,7 +16,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
-	"github.com/topolayer/topolayer/guestidentity"
+	"github.com/topolayer/topolayer/hosted/guestidentity"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/translate"
 )

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/topolayer/topolayer/guestidentity"
+	"github.com/topolayer/topolayer/hosted/guestidentity"
 	"github.com/topolayer/topolayer/translate"
 )
 

@@ -1,0 +1,59 @@
+package hosted
+
+import (
+	"context"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+)
+
+// HostedControlPlaneGVR returns the resource of HyperShift's HostedControlPlane objects.
+func HostedControlPlaneGVR() schema.GroupVersionResource {
+	return schema.GroupVersionResource{Group: "hypershift.openshift.io", Version: "v1beta1", Resource: "hostedcontrolplanes"}
+}
+
+// HostedControlPlaneGVK returns the kind of HyperShift's HostedControlPlane objects.
+func HostedControlPlaneGVK() schema.GroupVersionKind {
+	return HostedControlPlaneGVR().GroupVersion().WithKind("HostedControlPlane")
+}
+
+// The labels, taints and names HyperShift gives what runs in a hosted control plane's
+// namespace; the hypershift profile sets them on every workload it places there.
+const (
+	// LabelHostedControlPlane labels the pods of a hosted control plane with its namespace.
+	LabelHostedControlPlane = "hypershift.openshift.io/hosted-control-plane"
+	// LabelControlPlaneComponent labels the pods of one control-plane component.
+	LabelControlPlaneComponent = "hypershift.openshift.io/control-plane-component"
+	// TaintControlPlane is the taint of the management cluster's control-plane nodes.
+	TaintControlPlane = "hypershift.openshift.io/control-plane"
+	// TaintCluster is the taint, valued by the HCP namespace, of nodes dedicated to one
+	// hosted cluster.
+	TaintCluster = "hypershift.openshift.io/cluster"
+	// PriorityClassControlPlane is the priority class of control-plane workloads.
+	PriorityClassControlPlane = "hypershift-control-plane"
+	// PullSecretName is the image pull secret HyperShift keeps in every HCP namespace.
+	PullSecretName = "pull-secret"
+)
+
+// ResolveHostedControlPlane reads the HostedControlPlane namespace/name on the cluster of
+// cfg and returns an ownerReference to it, for apply.Options.HostedControlPlane. It is not a
+// controller reference and does not block the owner's deletion.
+func ResolveHostedControlPlane(ctx context.Context, cfg *rest.Config, namespace, name string) (*metav1.OwnerReference, error) {
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	hcp, err := dyn.Resource(HostedControlPlaneGVR()).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("resolve the HostedControlPlane %s/%s: %w", namespace, name, err)
+	}
+	return &metav1.OwnerReference{
+		APIVersion: hcp.GetAPIVersion(),
+		Kind:       hcp.GetKind(),
+		Name:       hcp.GetName(),
+		UID:        hcp.GetUID(),
+	}, nil
+}
