@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/topolayer/topolayer/translate/internal/yamlnode"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	psaapi "k8s.io/pod-security-admission/api"
@@ -57,55 +59,55 @@ spec:
 	}{
 		{name: "unchanged", edit: func(*yaml.Node) {}, shares: [][]string{{}}},
 		{name: "a value changed", edit: func(root *yaml.Node) {
-			mappingValue(mappingValue(root, "metadata"), "name").Value = "web-2"
+			yamlnode.MappingValue(yamlnode.MappingValue(root, "metadata"), "name").Value = "web-2"
 		}, shares: [][]string{{"spec"}, {"metadata", "labels"}}},
 		{name: "a key added last, out of order", edit: func(root *yaml.Node) {
-			labels := mappingValue(mappingValue(root, "metadata"), "labels")
-			setScalar(labels, "aaa", yaml.NewStringRNode("x").YNode())
+			labels := yamlnode.MappingValue(yamlnode.MappingValue(root, "metadata"), "labels")
+			yamlnode.SetScalar(labels, "aaa", yaml.NewStringRNode("x").YNode())
 		}, shares: [][]string{{"spec"}}},
 		{name: "a key removed", edit: func(root *yaml.Node) {
-			removeField(mappingValue(root, "spec"), "paused")
+			yamlnode.RemoveField(yamlnode.MappingValue(root, "spec"), "paused")
 		}, shares: [][]string{{"spec", "template"}, {"metadata"}}},
 		{name: "an element changed", edit: func(root *yaml.Node) {
-			c := mappingValue(mappingValue(mappingValue(mappingValue(root, "spec"), "template"), "spec"), "containers").Content[0]
-			mappingValue(c, "args").Content[1].Value = "--c"
+			c := yamlnode.MappingValue(yamlnode.MappingValue(yamlnode.MappingValue(yamlnode.MappingValue(root, "spec"), "template"), "spec"), "containers").Content[0]
+			yamlnode.MappingValue(c, "args").Content[1].Value = "--c"
 		}, shares: [][]string{{"spec", "selector"}, {"spec", "template", "metadata"}}},
 		{name: "an element added", edit: func(root *yaml.Node) {
-			vols := mappingValue(mappingValue(mappingValue(mappingValue(root, "spec"), "template"), "spec"), "volumes")
+			vols := yamlnode.MappingValue(yamlnode.MappingValue(yamlnode.MappingValue(yamlnode.MappingValue(root, "spec"), "template"), "spec"), "volumes")
 			vols.Content = append(vols.Content, yaml.MustParse("{name: v, emptyDir: {}}").YNode())
 		}, shares: [][]string{{"spec", "selector"}}},
 		{name: "untagged scalars", edit: func(root *yaml.Node) {
-			spec := mappingValue(root, "spec")
-			*mappingValue(spec, "paused") = yaml.Node{Kind: yaml.ScalarNode, Value: "true"}
-			*mappingValue(spec, "replicas") = yaml.Node{Kind: yaml.ScalarNode, Value: "3"}
-			setScalar(spec, "minReadySeconds", &yaml.Node{Kind: yaml.ScalarNode, Value: "on"})
+			spec := yamlnode.MappingValue(root, "spec")
+			*yamlnode.MappingValue(spec, "paused") = yaml.Node{Kind: yaml.ScalarNode, Value: "true"}
+			*yamlnode.MappingValue(spec, "replicas") = yaml.Node{Kind: yaml.ScalarNode, Value: "3"}
+			yamlnode.SetScalar(spec, "minReadySeconds", &yaml.Node{Kind: yaml.ScalarNode, Value: "on"})
 		}, shares: [][]string{{"spec", "template"}}},
 		{name: "the same value untagged", edit: func(root *yaml.Node) {
-			*mappingValue(mappingValue(root, "spec"), "replicas") = yaml.Node{Kind: yaml.ScalarNode, Value: "2"}
+			*yamlnode.MappingValue(yamlnode.MappingValue(root, "spec"), "replicas") = yaml.Node{Kind: yaml.ScalarNode, Value: "2"}
 		}, shares: [][]string{{}}},
 		{name: "a key written twice", edit: func(root *yaml.Node) {
-			meta := mappingValue(root, "metadata")
+			meta := yamlnode.MappingValue(root, "metadata")
 			meta.Content = append(meta.Content, yaml.NewStringRNode("name").YNode(), yaml.NewStringRNode("other").YNode())
 		}, wantErr: true},
 		{name: "a key that is not a string", edit: func(root *yaml.Node) {
-			labels := mappingValue(mappingValue(root, "metadata"), "labels")
+			labels := yamlnode.MappingValue(yamlnode.MappingValue(root, "metadata"), "labels")
 			labels.Content = append(labels.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagInt, Value: "1"}, yaml.NewStringRNode("x").YNode())
 		}, wantErr: true},
 		{name: "an alias", edit: func(root *yaml.Node) {
-			spec := mappingValue(root, "spec")
-			sel := mappingValue(spec, "selector")
+			spec := yamlnode.MappingValue(root, "spec")
+			sel := yamlnode.MappingValue(spec, "selector")
 			sel.Anchor = "sel"
-			setScalar(mappingValue(root, "metadata"), "selector", &yaml.Node{Kind: yaml.AliasNode, Value: "sel", Alias: sel})
+			yamlnode.SetScalar(yamlnode.MappingValue(root, "metadata"), "selector", &yaml.Node{Kind: yaml.AliasNode, Value: "sel", Alias: sel})
 		}},
 		{name: "a merge key", edit: func(root *yaml.Node) {
-			labels := mappingValue(mappingValue(root, "metadata"), "labels")
+			labels := yamlnode.MappingValue(yamlnode.MappingValue(root, "metadata"), "labels")
 			labels.Content = append(labels.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: "<<"}, yaml.MustParse("{tier: front}").YNode())
 		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			src := source()
-			tree := treeOf(src).YNode()
+			tree := yamlnode.TreeOf(src).YNode()
 			tc.edit(tree)
 			want, wantErr := contract.NodeObject(tree)
 			got, err := objectOf(tree, src)
@@ -161,7 +163,7 @@ func TestEventReferenceChanges(t *testing.T) {
 		"kind: Event\ninvolvedObject: [a]\n",
 	} {
 		obj := yaml.MustParse(body)
-		before := copyTree(obj.YNode())
+		before := yamlnode.CopyTree(obj.YNode())
 		got, err := rewriteEventReferences(obj, contract.DefaultDiscovery(), resolve, "hcp")
 		if err != nil {
 			t.Fatalf("%q: %v", body, err)
@@ -215,7 +217,7 @@ func TestScopedFilterChanges(t *testing.T) {
 	} {
 		for _, f := range filters {
 			obj := yaml.MustParse(body)
-			whole := copyTree(obj.YNode())
+			whole := yamlnode.CopyTree(obj.YNode())
 			scope, scoped := scopeOf(f, obj.YNode())
 			if !scoped {
 				continue // the engine runs the filter and diffs the whole object
@@ -225,7 +227,7 @@ func TestScopedFilterChanges(t *testing.T) {
 			if _, err := f.Filter([]*yaml.RNode{filtered}); err != nil {
 				t.Fatalf("%q: %v", body, err)
 			}
-			if !identical(obj.YNode(), filtered.YNode()) {
+			if !yamlnode.Identical(obj.YNode(), filtered.YNode()) {
 				t.Errorf("%q, %T: the edit made %s, the filter %s", body, f, obj.MustString(), filtered.MustString())
 			}
 			want := diffNodes(whole, obj.YNode(), "by", ChangeTransformed)

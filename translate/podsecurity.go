@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/topolayer/topolayer/translate/internal/yamlnode"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	psaapi "k8s.io/pod-security-admission/api"
@@ -191,11 +193,11 @@ var _ kio.Filter = PodSecurityFilter{}
 // Filter implements kio.Filter.
 func (f PodSecurityFilter) Filter(objs []*yaml.RNode) ([]*yaml.RNode, error) {
 	return kio.FilterAll(yaml.FilterFunc(func(o *yaml.RNode) (*yaml.RNode, error) {
-		spec, err := lookup(o, append(slices.Clone(f.PodTemplatePath), "spec")...)
+		spec, err := yamlnode.Lookup(o, append(slices.Clone(f.PodTemplatePath), "spec")...)
 		if err != nil || spec == nil {
 			return o, err
 		}
-		meta, err := lookup(o, append(slices.Clone(f.PodTemplatePath), "metadata")...)
+		meta, err := yamlnode.Lookup(o, append(slices.Clone(f.PodTemplatePath), "metadata")...)
 		if err != nil {
 			return nil, err
 		}
@@ -207,7 +209,7 @@ func (f PodSecurityFilter) Filter(objs []*yaml.RNode) ([]*yaml.RNode, error) {
 func containersOf(spec *yaml.RNode) ([]*yaml.RNode, error) {
 	var out []*yaml.RNode
 	for _, list := range containerLists {
-		l, err := lookup(spec, list)
+		l, err := yamlnode.Lookup(spec, list)
 		if err != nil {
 			return nil, err
 		}
@@ -223,35 +225,10 @@ func containersOf(spec *yaml.RNode) ([]*yaml.RNode, error) {
 	return out, nil
 }
 
-// clearIf removes field of the mapping at path under n when keep returns false for its value.
-func clearIf(n *yaml.RNode, field string, keep func(v string) bool, path ...string) error {
-	parent, err := lookup(n, path...)
-	if err != nil || parent == nil {
-		return err
-	}
-	f := parent.Field(field)
-	if f == nil || f.Value == nil {
-		return nil
-	}
-	v := ""
-	if f.Value.YNode().Kind == yaml.ScalarNode {
-		v = f.Value.YNode().Value
-	}
-	if keep != nil && keep(v) {
-		return nil
-	}
-	_, err = parent.Pipe(yaml.Clear(field))
-	return err
-}
-
-func not(values ...string) func(string) bool {
-	return func(v string) bool { return !slices.Contains(values, v) }
-}
-
 // stripHostNamespaces drops hostPID, hostNetwork and hostIPC.
 func stripHostNamespaces(_, spec *yaml.RNode) error {
 	for _, f := range []string{"hostPID", "hostNetwork", "hostIPC"} {
-		if err := clearIf(spec, f, nil); err != nil {
+		if err := yamlnode.ClearIf(spec, f, nil); err != nil {
 			return err
 		}
 	}
@@ -265,7 +242,7 @@ func stripHostPorts(_, spec *yaml.RNode) error {
 		return err
 	}
 	for _, c := range cs {
-		ports, err := lookup(c, "ports")
+		ports, err := yamlnode.Lookup(c, "ports")
 		if err != nil || ports == nil {
 			continue
 		}
@@ -274,7 +251,7 @@ func stripHostPorts(_, spec *yaml.RNode) error {
 			return err
 		}
 		for _, p := range ps {
-			if err := clearIf(p, "hostPort", nil); err != nil {
+			if err := yamlnode.ClearIf(p, "hostPort", nil); err != nil {
 				return err
 			}
 		}
@@ -283,7 +260,7 @@ func stripHostPorts(_, spec *yaml.RNode) error {
 }
 
 // stripNodeName drops nodeName: the scheduler places control-plane pods.
-func stripNodeName(_, spec *yaml.RNode) error { return clearIf(spec, "nodeName", nil) }
+func stripNodeName(_, spec *yaml.RNode) error { return yamlnode.ClearIf(spec, "nodeName", nil) }
 
 // stripPrivilege drops what gives a container more than an unprivileged, non-root process:
 // privileged, allowPrivilegeEscalation true, added capabilities (but NET_BIND_SERVICE), a
@@ -293,12 +270,12 @@ func stripPrivilege(_, spec *yaml.RNode) error {
 		for _, f := range []struct {
 			name string
 			keep func(string) bool
-		}{{"runAsUser", not("0")}, {"runAsNonRoot", not("false")}} {
-			if err := clearIf(n, f.name, f.keep, field); err != nil {
+		}{{"runAsUser", yamlnode.Not("0")}, {"runAsNonRoot", yamlnode.Not("false")}} {
+			if err := yamlnode.ClearIf(n, f.name, f.keep, field); err != nil {
 				return err
 			}
 		}
-		return clearIf(n, "hostProcess", nil, field, "windowsOptions")
+		return yamlnode.ClearIf(n, "hostProcess", nil, field, "windowsOptions")
 	}
 	if err := sc(spec, "securityContext"); err != nil {
 		return err
@@ -314,21 +291,21 @@ func stripPrivilege(_, spec *yaml.RNode) error {
 		for _, f := range []struct {
 			name string
 			keep func(string) bool
-		}{{"privileged", not("true")}, {"allowPrivilegeEscalation", not("true")}, {"procMount", not("Unmasked")}} {
-			if err := clearIf(c, f.name, f.keep, "securityContext"); err != nil {
+		}{{"privileged", yamlnode.Not("true")}, {"allowPrivilegeEscalation", yamlnode.Not("true")}, {"procMount", yamlnode.Not("Unmasked")}} {
+			if err := yamlnode.ClearIf(c, f.name, f.keep, "securityContext"); err != nil {
 				return err
 			}
 		}
-		add, err := lookup(c, "securityContext", "capabilities", "add")
+		add, err := yamlnode.Lookup(c, "securityContext", "capabilities", "add")
 		if err != nil {
 			return err
 		}
 		if add != nil {
-			if err := keepElements(add, func(e *yaml.RNode) bool { return strings.TrimPrefix(e.YNode().Value, "CAP_") == "NET_BIND_SERVICE" }); err != nil {
+			if err := yamlnode.KeepElements(add, func(e *yaml.RNode) bool { return strings.TrimPrefix(e.YNode().Value, "CAP_") == "NET_BIND_SERVICE" }); err != nil {
 				return err
 			}
 			if len(add.YNode().Content) == 0 {
-				if err := clearIf(c, "add", nil, "securityContext", "capabilities"); err != nil {
+				if err := yamlnode.ClearIf(c, "add", nil, "securityContext", "capabilities"); err != nil {
 					return err
 				}
 			}
@@ -350,11 +327,11 @@ func stripSecurityOverrides(meta, spec *yaml.RNode) error {
 		}{
 			{"user", nil, []string{"securityContext", "seLinuxOptions"}},
 			{"role", nil, []string{"securityContext", "seLinuxOptions"}},
-			{"type", not(allowedSELinuxTypes...), []string{"securityContext", "seLinuxOptions"}},
+			{"type", yamlnode.Not(allowedSELinuxTypes...), []string{"securityContext", "seLinuxOptions"}},
 			{"seccompProfile", func(string) bool { return seccompAllowed(n, "securityContext", "seccompProfile") }, []string{"securityContext"}},
 			{"appArmorProfile", func(string) bool { return !isUnconfined(n, "securityContext", "appArmorProfile") }, []string{"securityContext"}},
 		} {
-			if err := clearIf(n, f.name, f.keep, f.path...); err != nil {
+			if err := yamlnode.ClearIf(n, f.name, f.keep, f.path...); err != nil {
 				return err
 			}
 		}
@@ -372,17 +349,17 @@ func stripSecurityOverrides(meta, spec *yaml.RNode) error {
 			return err
 		}
 	}
-	if sysctls, err := lookup(spec, "securityContext", "sysctls"); err != nil {
+	if sysctls, err := yamlnode.Lookup(spec, "securityContext", "sysctls"); err != nil {
 		return err
 	} else if sysctls != nil {
-		if err := keepElements(sysctls, func(e *yaml.RNode) bool { return slices.Contains(safeSysctls, fieldString(e, "name")) }); err != nil {
+		if err := yamlnode.KeepElements(sysctls, func(e *yaml.RNode) bool { return slices.Contains(safeSysctls, yamlnode.FieldString(e, "name")) }); err != nil {
 			return err
 		}
 	}
 	if meta == nil {
 		return nil
 	}
-	annotations, err := lookup(meta, "annotations")
+	annotations, err := yamlnode.Lookup(meta, "annotations")
 	if err != nil || annotations == nil {
 		return err
 	}
@@ -391,7 +368,7 @@ func stripSecurityOverrides(meta, spec *yaml.RNode) error {
 		return err
 	}
 	for _, k := range fields {
-		v := fieldString(annotations, k)
+		v := yamlnode.FieldString(annotations, k)
 		drop := false
 		switch {
 		case k == "openshift.io/required-scc":
@@ -424,31 +401,14 @@ func isUnconfined(n *yaml.RNode, path ...string) bool {
 	return profileType(n, path...) == string(corev1.AppArmorProfileTypeUnconfined)
 }
 
-// boolNode is a YAML boolean.
-func boolNode(b bool) *yaml.RNode {
-	return yaml.NewRNode(&yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagBool, Value: fmt.Sprint(b)})
-}
-
-// setIfAbsent sets field of the mapping at path under n (created if need be) when it is absent.
-func setIfAbsent(n *yaml.RNode, field string, value *yaml.RNode, path ...string) error {
-	if existing, err := lookup(n, append(slices.Clone(path), field)...); err != nil || existing != nil {
-		return err
-	}
-	parent, err := n.Pipe(yaml.LookupCreate(yaml.MappingNode, path...))
-	if err != nil {
-		return err
-	}
-	return parent.PipeE(yaml.SetField(field, value))
-}
-
 // addRestricted adds what Pod Security "restricted" requires and the operator left unset: the
 // pod runs as non-root with the runtime's default seccomp profile, and every container drops
 // every capability and cannot escalate its privileges. It sets no field the operator set.
 func addRestricted(_, spec *yaml.RNode) error {
-	if err := setIfAbsent(spec, "runAsNonRoot", boolNode(true), "securityContext"); err != nil {
+	if err := yamlnode.SetIfAbsent(spec, "runAsNonRoot", yamlnode.BoolNode(true), "securityContext"); err != nil {
 		return err
 	}
-	if err := setIfAbsent(spec, "seccompProfile", yaml.NewMapRNode(&map[string]string{"type": string(corev1.SeccompProfileTypeRuntimeDefault)}), "securityContext"); err != nil {
+	if err := yamlnode.SetIfAbsent(spec, "seccompProfile", yaml.NewMapRNode(&map[string]string{"type": string(corev1.SeccompProfileTypeRuntimeDefault)}), "securityContext"); err != nil {
 		return err
 	}
 	cs, err := containersOf(spec)
@@ -456,7 +416,7 @@ func addRestricted(_, spec *yaml.RNode) error {
 		return err
 	}
 	for _, c := range cs {
-		if err := setIfAbsent(c, "allowPrivilegeEscalation", boolNode(false), "securityContext"); err != nil {
+		if err := yamlnode.SetIfAbsent(c, "allowPrivilegeEscalation", yamlnode.BoolNode(false), "securityContext"); err != nil {
 			return err
 		}
 		drop, err := c.Pipe(yaml.LookupCreate(yaml.SequenceNode, "securityContext", "capabilities", "drop"))

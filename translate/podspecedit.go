@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/topolayer/topolayer/translate/internal/yamlnode"
+
 	"sigs.k8s.io/kustomize/api/filters/patchstrategicmerge"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/openapi"
@@ -76,7 +78,7 @@ func newPodSpecEdit(path []string, spec map[string]any) (podSpecEdit, error) {
 		switch {
 		case v.Tag == yaml.NodeTagNull:
 		case v.Kind == yaml.ScalarNode:
-			f.value = quotedNew(yaml.CopyYNode(v))
+			f.value = yamlnode.QuotedNew(yaml.CopyYNode(v))
 		case v.Kind == yaml.SequenceNode:
 			f.value = yaml.CopyYNode(v)
 		default:
@@ -98,15 +100,6 @@ func podSpecPatch(path []string, spec map[string]any) (*yaml.RNode, error) {
 		return nil, err
 	}
 	return yaml.Parse(string(data))
-}
-
-// quotedNew quotes a string scalar as kyaml's FieldSetter does when it writes a new value: a
-// plain string a YAML 1.1 parser reads as something else is double-quoted.
-func quotedNew(n *yaml.Node) *yaml.Node {
-	if yaml.IsYNodeString(n) && n.Style == 0 && nonString(n) {
-		n.Style = yaml.DoubleQuotedStyle
-	}
-	return n
 }
 
 // Filter implements kio.Filter.
@@ -160,7 +153,7 @@ func (e podSpecEdit) direct(obj *yaml.Node) bool {
 	segments := append(slices.Clone(e.path), "spec")
 	n := obj
 	for _, s := range segments {
-		v := mappingValue(n, s)
+		v := yamlnode.MappingValue(n, s)
 		if v == nil || v.Tag == yaml.NodeTagNull {
 			n = nil
 			break
@@ -170,7 +163,7 @@ func (e podSpecEdit) direct(obj *yaml.Node) bool {
 		}
 		n = v
 	}
-	apiVersion, kind := scalarValue(mappingValue(obj, "apiVersion")), scalarValue(mappingValue(obj, "kind"))
+	apiVersion, kind := yamlnode.ScalarValue(yamlnode.MappingValue(obj, "apiVersion")), yamlnode.ScalarValue(yamlnode.MappingValue(obj, "kind"))
 	for _, f := range e.fields {
 		if f.value == nil || f.value.Kind != yaml.SequenceNode {
 			continue
@@ -182,7 +175,7 @@ func (e podSpecEdit) direct(obj *yaml.Node) bool {
 	}
 	if n != nil {
 		for _, f := range e.fields {
-			v := mappingValue(n, f.name)
+			v := yamlnode.MappingValue(n, f.name)
 			if f.value == nil || v == nil || v.Tag == yaml.NodeTagNull {
 				continue
 			}
@@ -197,7 +190,7 @@ func (e podSpecEdit) direct(obj *yaml.Node) bool {
 // apply makes the edit on obj, which direct accepted.
 func (e podSpecEdit) apply(obj *yaml.Node) {
 	segments := append(slices.Clone(e.path), "spec")
-	apiVersion, kind := scalarValue(mappingValue(obj, "apiVersion")), scalarValue(mappingValue(obj, "kind"))
+	apiVersion, kind := yamlnode.ScalarValue(yamlnode.MappingValue(obj, "apiVersion")), yamlnode.ScalarValue(yamlnode.MappingValue(obj, "kind"))
 	// The merge gives an empty mapping on the path the style of the patch's (block), and
 	// adds what is missing or null as the patch's own mapping.
 	n, keyTag := obj, ""
@@ -205,7 +198,7 @@ func (e podSpecEdit) apply(obj *yaml.Node) {
 		if len(n.Content) == 0 {
 			n.Style = 0
 		}
-		v := mappingValue(n, s)
+		v := yamlnode.MappingValue(n, s)
 		if v == nil || v.Tag == yaml.NodeTagNull {
 			n, keyTag = created(n, segments[i:]), yaml.NodeTagString
 			break
@@ -216,22 +209,22 @@ func (e podSpecEdit) apply(obj *yaml.Node) {
 		}
 	}
 	for _, f := range e.fields {
-		old := mappingValue(n, f.name)
+		old := yamlnode.MappingValue(n, f.name)
 		switch {
 		case f.value == nil:
-			removeField(n, f.name)
+			yamlnode.RemoveField(n, f.name)
 		case f.value.Kind != yaml.SequenceNode:
-			setField(n, f.name, yaml.CopyYNode(f.value), keyTag)
+			yamlnode.SetField(n, f.name, yaml.CopyYNode(f.value), keyTag)
 		default:
 			if merges, _ := listStrategy(apiVersion, kind, append(slices.Clone(segments), f.name)); !merges {
-				setField(n, f.name, yaml.CopyYNode(f.value), keyTag)
+				yamlnode.SetField(n, f.name, yaml.CopyYNode(f.value), keyTag)
 				break
 			}
 			var elems []*yaml.Node
 			if old != nil && old.Tag != yaml.NodeTagNull {
 				elems = old.Content
 			}
-			setField(n, f.name, &yaml.Node{Kind: yaml.SequenceNode, Content: mergedByName(elems, f.value.Content)}, keyTag)
+			yamlnode.SetField(n, f.name, &yaml.Node{Kind: yaml.SequenceNode, Content: mergedByName(elems, f.value.Content)}, keyTag)
 		}
 	}
 }
@@ -242,7 +235,7 @@ func (e podSpecEdit) apply(obj *yaml.Node) {
 func created(m *yaml.Node, segments []string) *yaml.Node {
 	keyTag := ""
 	for _, s := range segments {
-		m, keyTag = setField(m, s, &yaml.Node{Kind: yaml.MappingNode, Tag: yaml.NodeTagMap}, keyTag), yaml.NodeTagString
+		m, keyTag = yamlnode.SetField(m, s, &yaml.Node{Kind: yaml.MappingNode, Tag: yaml.NodeTagMap}, keyTag), yaml.NodeTagString
 	}
 	return m
 }
@@ -257,16 +250,16 @@ func mergedByName(dest, patch []*yaml.Node) []*yaml.Node {
 	out := make([]*yaml.Node, 0, len(dest)+len(patch))
 	merged := make([]bool, len(dest))
 	for _, p := range patch {
-		name := mappingValue(p, "name")
-		i := slices.IndexFunc(dest, func(d *yaml.Node) bool { return mappingValue(d, "name").Value == name.Value })
+		name := yamlnode.MappingValue(p, "name")
+		i := slices.IndexFunc(dest, func(d *yaml.Node) bool { return yamlnode.MappingValue(d, "name").Value == name.Value })
 		if i >= 0 {
-			setField(dest[i], "name", yaml.CopyYNode(name), "")
+			yamlnode.SetField(dest[i], "name", yaml.CopyYNode(name), "")
 			out, merged[i] = append(out, dest[i]), true
 			continue
 		}
 		elem := yaml.CopyYNode(p)
 		for j := 1; j < len(elem.Content); j += 2 {
-			quotedNew(elem.Content[j])
+			yamlnode.QuotedNew(elem.Content[j])
 		}
 		out = append(out, elem)
 	}
@@ -276,47 +269,6 @@ func mergedByName(dest, patch []*yaml.Node) []*yaml.Node {
 		}
 	}
 	return out
-}
-
-// mappingValue returns the value of key in the mapping m, or nil.
-func mappingValue(m *yaml.Node, key string) *yaml.Node {
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			return m.Content[i+1]
-		}
-	}
-	return nil
-}
-
-// setField sets key of the mapping m to v as kyaml's FieldSetter does: an existing value is
-// replaced and its style kept (an empty mapping or list first takes v's style, as the merge
-// gives it); a new key is appended, tagged keyTag (FieldSetter's are untagged, the patch's
-// !!str). It returns v.
-func setField(m *yaml.Node, key string, v *yaml.Node, keyTag string) *yaml.Node {
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value != key {
-			continue
-		}
-		old := m.Content[i+1]
-		if old.Kind != yaml.ScalarNode && len(old.Content) == 0 {
-			old.Style = v.Style
-		}
-		v.Style = old.Style
-		m.Content[i+1] = v
-		return v
-	}
-	m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: keyTag, Value: key}, v)
-	return v
-}
-
-// removeField removes key from the mapping m.
-func removeField(m *yaml.Node, key string) {
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			m.Content = slices.Delete(m.Content, i, i+2)
-			return
-		}
-	}
 }
 
 // smpNeutral reports whether kustomize's strategic merge, walking obj, would change nothing
@@ -333,7 +285,7 @@ func smpNeutral(obj *yaml.Node) bool {
 	if obj.Kind != yaml.MappingNode {
 		return false
 	}
-	c := neutralCheck{apiVersion: scalarValue(mappingValue(obj, "apiVersion")), kind: scalarValue(mappingValue(obj, "kind"))}
+	c := neutralCheck{apiVersion: yamlnode.ScalarValue(yamlnode.MappingValue(obj, "apiVersion")), kind: yamlnode.ScalarValue(yamlnode.MappingValue(obj, "kind"))}
 	return c.node(obj, true)
 }
 
@@ -342,13 +294,6 @@ func smpNeutral(obj *yaml.Node) bool {
 type neutralCheck struct {
 	apiVersion, kind string
 	path             []string
-}
-
-func scalarValue(n *yaml.Node) string {
-	if n == nil || n.Kind != yaml.ScalarNode || n.Tag == yaml.NodeTagNull {
-		return ""
-	}
-	return n.Value
 }
 
 func (c *neutralCheck) node(n *yaml.Node, root bool) bool {
@@ -361,11 +306,11 @@ func (c *neutralCheck) node(n *yaml.Node, root bool) bool {
 		case n.Tag == yaml.NodeTagNull:
 			return n.Value != ""
 		case n.Tag == "" && n.Style == 0:
-			return !nonString(n)
+			return !yamlnode.NonString(n)
 		}
 		return true
 	case yaml.MappingNode:
-		if !root && mappingValue(n, "apiVersion") != nil && mappingValue(n, "kind") != nil {
+		if !root && yamlnode.MappingValue(n, "apiVersion") != nil && yamlnode.MappingValue(n, "kind") != nil {
 			return false // the walk would look for a schema of its own type
 		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
@@ -417,9 +362,9 @@ func distinctKeys(elems []*yaml.Node, keys []string) bool {
 			if e.Kind != yaml.MappingNode || len(e.Content) == 0 {
 				return false
 			}
-			if scalarValue(mappingValue(e, k)) != "" {
+			if yamlnode.ScalarValue(yamlnode.MappingValue(e, k)) != "" {
 				n++
-			} else if v := mappingValue(e, k); v != nil && v.Kind != yaml.ScalarNode {
+			} else if v := yamlnode.MappingValue(e, k); v != nil && v.Kind != yaml.ScalarNode {
 				return false
 			}
 		}
@@ -438,7 +383,7 @@ func distinctKeys(elems []*yaml.Node, keys []string) bool {
 	for _, e := range elems {
 		var b strings.Builder
 		for _, k := range set {
-			b.WriteString(scalarValue(mappingValue(e, k)))
+			b.WriteString(yamlnode.ScalarValue(yamlnode.MappingValue(e, k)))
 			b.WriteByte(0)
 		}
 		if seen[b.String()] {

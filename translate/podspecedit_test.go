@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/topolayer/topolayer/translate/internal/yamlnode"
+
 	"sigs.k8s.io/kustomize/api/filters/patchstrategicmerge"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -137,7 +139,7 @@ func TestPodSpecEditMatchesStrategicMerge(t *testing.T) {
 		}
 		trees := map[string]*yaml.RNode{"parsed": parsed}
 		if m, err := contract.NodeObject(parsed.YNode()); err == nil {
-			trees["tree"] = treeOf(m)
+			trees["tree"] = yamlnode.TreeOf(m)
 		}
 		for _, form := range []string{"parsed", "tree"} {
 			tree := trees[form]

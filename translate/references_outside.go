@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/topolayer/topolayer/translate/internal/yamlnode"
+
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -263,7 +265,7 @@ func rewriteDataRecorded(obj *yaml.RNode, secret bool, f func(string) (string, b
 		encoded := secret && field == "data"
 		c := data.Value.YNode().Content
 		for i := 1; i < len(c); i += 2 {
-			v := refDeref(c[i])
+			v := yamlnode.RefDeref(c[i])
 			if v.Kind != yaml.ScalarNode {
 				continue
 			}
@@ -285,7 +287,7 @@ func rewriteDataRecorded(obj *yaml.RNode, secret bool, f func(string) (string, b
 				out = base64.StdEncoding.EncodeToString([]byte(out))
 			}
 			from := v.Value
-			refSetString(v, out)
+			yamlnode.RefSetString(v, out)
 			if record != nil {
 				record([]string{field, c[i-1].Value}, from, out)
 			}

@@ -3,6 +3,8 @@ package translate
 import (
 	"sync"
 
+	"github.com/topolayer/topolayer/translate/internal/yamlnode"
+
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -175,9 +177,9 @@ func (e *Engine) rewriteBody(w *work, places *placements) (*yaml.RNode, error) {
 		stageContexts.Put(c)
 	}()
 	if w.obj != nil {
-		c.obj, c.snap.copy = yaml.NewRNode(copyTree(w.obj.YNode())), w.obj.YNode()
+		c.obj, c.snap.copy = yaml.NewRNode(yamlnode.CopyTree(w.obj.YNode())), w.obj.YNode()
 	} else {
-		c.obj = treeOf(w.src.Object)
+		c.obj = yamlnode.TreeOf(w.src.Object)
 	}
 	if w.entry.Changes == nil && e.composed.records {
 		// The identity, the source annotations and the operator label are most of an

@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/topolayer/topolayer/translate/internal/yamlnode"
+
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/topolayer/topolayer/contract"
@@ -215,7 +217,7 @@ func (RecordSource) Rewrite(c *StageContext) ([]Change, error) {
 				}
 				from = old
 			}
-			if err := setMetadataString(obj, field, k, v); err != nil {
+			if err := yamlnode.SetMetadataString(obj, field, k, v); err != nil {
 				return err
 			}
 			changes = append(changes, Change{Path: "/metadata/" + field + "/" + pointerEscape(k), From: from, To: v, By: ByAnnotate, Kind: ChangeRecorded, Detail: detailRecorded})

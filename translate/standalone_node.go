@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/topolayer/topolayer/translate/internal/yamlnode"
+
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/topolayer/topolayer/contract"
@@ -101,13 +103,13 @@ func installerBinding(obj *yaml.RNode, name string) bool {
 	if role, _ := fieldOf(obj, "roleRef", "name"); role != "cluster-admin" {
 		return false
 	}
-	subjects, err := lookup(obj, "subjects")
+	subjects, err := yamlnode.Lookup(obj, "subjects")
 	if err != nil || subjects == nil {
 		return false
 	}
 	els, _ := subjects.Elements()
 	for _, sub := range els {
-		if fieldString(sub, "kind") != "ServiceAccount" || fieldString(sub, "name") != installerSA || fieldString(sub, "namespace") != ns {
+		if yamlnode.FieldString(sub, "kind") != "ServiceAccount" || yamlnode.FieldString(sub, "name") != installerSA || yamlnode.FieldString(sub, "namespace") != ns {
 			return false
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/topolayer/topolayer/translate/internal/yamlnode"
+
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	"sigs.k8s.io/kustomize/api/filters/patchjson6902"
 	"sigs.k8s.io/kustomize/api/filters/patchstrategicmerge"
@@ -150,17 +152,17 @@ var _ kio.Filter = DropOwnerReferences{}
 
 // scope implements scopedFilter.
 func (DropOwnerReferences) scope(obj *yaml.Node) ([]string, []string, func(), bool) {
-	meta := mappingValue(obj, "metadata")
+	meta := yamlnode.MappingValue(obj, "metadata")
 	if meta == nil || meta.Kind != yaml.MappingNode {
 		return nil, nil, nil, false // Filter says what it makes of it
 	}
-	return []string{"metadata"}, []string{"ownerReferences"}, func() { removeField(meta, "ownerReferences") }, true
+	return []string{"metadata"}, []string{"ownerReferences"}, func() { yamlnode.RemoveField(meta, "ownerReferences") }, true
 }
 
 // Filter implements kio.Filter.
 func (DropOwnerReferences) Filter(objs []*yaml.RNode) ([]*yaml.RNode, error) {
 	return kio.FilterAll(yaml.FilterFunc(func(o *yaml.RNode) (*yaml.RNode, error) {
-		return o, clearIf(o, "ownerReferences", nil, "metadata")
+		return o, yamlnode.ClearIf(o, "ownerReferences", nil, "metadata")
 	})).Filter(objs)
 }
 
@@ -183,7 +185,7 @@ func (f DropHostPathVolumes) Filter(objs []*yaml.RNode) ([]*yaml.RNode, error) {
 // dropHostPathVolumes removes the hostPath volumes of a pod spec and the containers' and
 // init containers' mounts of them.
 func dropHostPathVolumes(spec *yaml.RNode) error {
-	volumes, err := lookup(spec, "volumes")
+	volumes, err := yamlnode.Lookup(spec, "volumes")
 	if err != nil || volumes == nil {
 		return err
 	}
@@ -200,11 +202,11 @@ func dropHostPathVolumes(spec *yaml.RNode) error {
 	if len(dropped) == 0 {
 		return nil
 	}
-	if err := keepElements(volumes, func(e *yaml.RNode) bool { return !dropped[fieldString(e, "name")] }); err != nil {
+	if err := yamlnode.KeepElements(volumes, func(e *yaml.RNode) bool { return !dropped[yamlnode.FieldString(e, "name")] }); err != nil {
 		return err
 	}
 	for _, list := range []string{"containers", "initContainers"} {
-		containers, err := lookup(spec, list)
+		containers, err := yamlnode.Lookup(spec, list)
 		if err != nil || containers == nil {
 			continue
 		}
@@ -213,39 +215,15 @@ func dropHostPathVolumes(spec *yaml.RNode) error {
 			return err
 		}
 		for _, c := range cs {
-			mounts, err := lookup(c, "volumeMounts")
+			mounts, err := yamlnode.Lookup(c, "volumeMounts")
 			if err != nil || mounts == nil {
 				continue
 			}
-			if err := keepElements(mounts, func(e *yaml.RNode) bool { return !dropped[fieldString(e, "name")] }); err != nil {
+			if err := yamlnode.KeepElements(mounts, func(e *yaml.RNode) bool { return !dropped[yamlnode.FieldString(e, "name")] }); err != nil {
 				return err
 			}
 		}
 	}
-	return nil
-}
-
-func fieldString(n *yaml.RNode, field string) string {
-	f := n.Field(field)
-	if f == nil || f.Value == nil {
-		return ""
-	}
-	return yaml.GetValue(f.Value)
-}
-
-// keepElements keeps the elements of a sequence node for which keep is true.
-func keepElements(seq *yaml.RNode, keep func(*yaml.RNode) bool) error {
-	elems, err := seq.Elements()
-	if err != nil {
-		return err
-	}
-	var kept []*yaml.Node
-	for _, e := range elems {
-		if keep(e) {
-			kept = append(kept, e.YNode())
-		}
-	}
-	seq.YNode().Content = kept
 	return nil
 }
 
@@ -263,7 +241,7 @@ var _ kio.Filter = AddLabels{}
 func (f AddLabels) Filter(objs []*yaml.RNode) ([]*yaml.RNode, error) {
 	return kio.FilterAll(yaml.FilterFunc(func(o *yaml.RNode) (*yaml.RNode, error) {
 		for _, k := range slices.Sorted(maps.Keys(f.Labels)) { // deterministic output
-			if err := setMetadataString(o, "labels", k, f.Labels[k]); err != nil {
+			if err := yamlnode.SetMetadataString(o, "labels", k, f.Labels[k]); err != nil {
 				return nil, fmt.Errorf("set label %q: %w", k, err)
 			}
 			if len(f.PodTemplatePath) == 0 {
@@ -271,7 +249,7 @@ func (f AddLabels) Filter(objs []*yaml.RNode) ([]*yaml.RNode, error) {
 			}
 			// As LookupCreate of the template's labels, then SetField.
 			path := append(slices.Clone(f.PodTemplatePath), "metadata", "labels", k)
-			if err := setString(o, yaml.NewStringRNode(f.Labels[k]).YNode(), path...); err != nil {
+			if err := yamlnode.SetString(o, yaml.NewStringRNode(f.Labels[k]).YNode(), path...); err != nil {
 				return nil, err
 			}
 		}

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/topolayer/topolayer/translate/internal/yamlnode"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/kustomize/kyaml/kio"
@@ -540,7 +542,7 @@ func (w *work) object() routing.Object {
 // no object. It is the operator's object: callers that change it copy it first.
 func (w *work) tree() *yaml.RNode {
 	if w.obj == nil && w.src != nil {
-		w.obj = treeOf(w.src.Object)
+		w.obj = yamlnode.TreeOf(w.src.Object)
 	}
 	return w.obj
 }
@@ -696,18 +698,18 @@ func scopeOf(f kio.Filter, obj *yaml.Node) (filterScope, bool) {
 	if !ok || len(path) == 0 {
 		return filterScope{}, false
 	}
-	at, ok := lookupNode(obj, path...)
+	at, ok := yamlnode.LookupNode(obj, path...)
 	if !ok || (at != nil && at.Kind != yaml.MappingNode) {
 		return filterScope{}, false
 	}
-	return filterScope{path: path, keys: keys, before: copyTree(scopedKeys(at, keys)), edit: edit}, true
+	return filterScope{path: path, keys: keys, before: yamlnode.CopyTree(scopedKeys(at, keys)), edit: edit}, true
 }
 
 // changes returns the changes the filter made in obj: a diff of the scope's keys before and
 // after, which lists them as a diff of the whole object does (the mapping's keys in their
 // order, then those it gained).
 func (s filterScope) changes(obj *yaml.Node, by string) []Change {
-	after, _ := lookupNode(obj, s.path...)
+	after, _ := yamlnode.LookupNode(obj, s.path...)
 	if after != nil && after.Kind != yaml.MappingNode {
 		after = nil
 	}
@@ -732,7 +734,7 @@ func scopedKeys(m *yaml.Node, keys []string) *yaml.Node {
 // metadataString is fieldOf(obj, "metadata", field, key), without its lookup's allocations
 // where the path is mappings.
 func metadataString(obj *yaml.RNode, field, key string) (string, bool) {
-	n, ok := lookupNode(obj.YNode(), "metadata", field, key)
+	n, ok := yamlnode.LookupNode(obj.YNode(), "metadata", field, key)
 	switch {
 	case !ok:
 		return fieldOf(obj, "metadata", field, key)
@@ -744,7 +746,7 @@ func metadataString(obj *yaml.RNode, field, key string) (string, bool) {
 
 // fieldOf returns the string at path in obj, if there is one.
 func fieldOf(obj *yaml.RNode, path ...string) (string, bool) {
-	n, err := lookup(obj, path...)
+	n, err := yamlnode.Lookup(obj, path...)
 	if err != nil || n == nil || n.YNode().Kind != yaml.ScalarNode || n.IsNil() {
 		return "", false
 	}
@@ -777,7 +779,7 @@ func (e Engine) setIdentity(obj *yaml.RNode, src, target contract.Identity, rule
 			kind = ChangeShadowed
 		}
 		if err := set([]string{"apiVersion"}, gv, kind, ByNamespaces, src.Group+" -> "+target.Group, func() error {
-			return setString(obj, yaml.NewStringRNode(gv).YNode(), "apiVersion")
+			return yamlnode.SetString(obj, yaml.NewStringRNode(gv).YNode(), "apiVersion")
 		}); err != nil {
 			return nil, err
 		}
@@ -788,7 +790,7 @@ func (e Engine) setIdentity(obj *yaml.RNode, src, target contract.Identity, rule
 			return nil, fmt.Errorf("no kind known for %s", target.GroupVersionResource())
 		}
 		if err := set([]string{"kind"}, kind, ChangeConverted, rule, src.Resource+" -> "+target.Resource, func() error {
-			return setString(obj, yaml.NewStringRNode(kind).YNode(), "kind")
+			return yamlnode.SetString(obj, yaml.NewStringRNode(kind).YNode(), "kind")
 		}); err != nil {
 			return nil, err
 		}
@@ -798,16 +800,16 @@ func (e Engine) setIdentity(obj *yaml.RNode, src, target contract.Identity, rule
 			if target.Namespace == "" {
 				return obj.SetNamespace("")
 			}
-			return setString(obj, &yaml.Node{Kind: yaml.ScalarNode, Value: target.Namespace}, "metadata", "namespace") // as SetNamespace
+			return yamlnode.SetString(obj, &yaml.Node{Kind: yaml.ScalarNode, Value: target.Namespace}, "metadata", "namespace") // as SetNamespace
 		}); err != nil {
 			return nil, err
 		}
 		if path, ok := podTemplatePaths[src.Resource]; ok {
 			metaPath := append(slices.Clone(path), "metadata")
-			meta, err := lookup(obj, metaPath...)
+			meta, err := yamlnode.Lookup(obj, metaPath...)
 			if err == nil && meta != nil && meta.Field("namespace") != nil {
 				if err := set(append(metaPath, "namespace"), target.Namespace, ChangeRenamed, ByNamespaces, detailRenamed, func() error {
-					return setString(meta, yaml.NewStringRNode(target.Namespace).YNode(), "namespace")
+					return yamlnode.SetString(meta, yaml.NewStringRNode(target.Namespace).YNode(), "namespace")
 				}); err != nil {
 					return nil, err
 				}
@@ -816,14 +818,14 @@ func (e Engine) setIdentity(obj *yaml.RNode, src, target contract.Identity, rule
 	}
 	if target.Name != src.Name {
 		if err := set([]string{"metadata", "name"}, target.Name, ChangeRenamed, ByNamespaces, detailRenamed, func() error {
-			return setString(obj, &yaml.Node{Kind: yaml.ScalarNode, Value: target.Name}, "metadata", "name") // as SetName
+			return yamlnode.SetString(obj, &yaml.Node{Kind: yaml.ScalarNode, Value: target.Name}, "metadata", "name") // as SetName
 		}); err != nil {
 			return nil, err
 		}
 	}
 	if target.GenerateName != src.GenerateName {
 		if err := set([]string{"metadata", "generateName"}, target.GenerateName, ChangeRenamed, ByNamespaces, detailRenamed, func() error {
-			return setString(obj, yaml.NewStringRNode(target.GenerateName).YNode(), "metadata", "generateName")
+			return yamlnode.SetString(obj, yaml.NewStringRNode(target.GenerateName).YNode(), "metadata", "generateName")
 		}); err != nil {
 			return nil, err
 		}
@@ -924,11 +926,11 @@ func rewriteEventReferences(obj *yaml.RNode, discovery *contract.Discovery, reso
 		if ref == nil || ref.Value == nil || ref.Value.YNode().Kind != yaml.MappingNode {
 			continue
 		}
-		kind, name, ns := fieldString(ref.Value, "kind"), fieldString(ref.Value, "name"), fieldString(ref.Value, "namespace")
+		kind, name, ns := yamlnode.FieldString(ref.Value, "kind"), yamlnode.FieldString(ref.Value, "name"), yamlnode.FieldString(ref.Value, "namespace")
 		if kind == "" || name == "" {
 			continue
 		}
-		apiVersion := fieldString(ref.Value, "apiVersion")
+		apiVersion := yamlnode.FieldString(ref.Value, "apiVersion")
 		gv, _ := schema.ParseGroupVersion(apiVersion)
 		if apiVersion == "" {
 			gv.Group, _ = discovery.GroupForKind(kind)
@@ -948,11 +950,11 @@ func rewriteEventReferences(obj *yaml.RNode, discovery *contract.Discovery, reso
 		m := ref.Value.YNode()
 		made := map[string]Change{}
 		for _, k := range slices.Sorted(maps.Keys(set)) {
-			old, v := mappingValueIn(m, k), yaml.NewStringRNode(set[k]).YNode()
-			if !nodesEqual(old, v) {
-				made[k] = Change{Path: pointer([]string{field, k}), From: nodeValue(old), To: set[k]}
+			old, v := yamlnode.MappingValueIn(m, k), yaml.NewStringRNode(set[k]).YNode()
+			if !yamlnode.Equal(old, v) {
+				made[k] = Change{Path: pointer([]string{field, k}), From: yamlnode.Value(old), To: set[k]}
 			}
-			if err := setString(ref.Value, v, k); err != nil {
+			if err := yamlnode.SetString(ref.Value, v, k); err != nil {
 				return nil, err
 			}
 		}
