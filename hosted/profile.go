@@ -7,6 +7,7 @@ import (
 
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/translate"
+	"github.com/topolayer/topolayer/translate/podsecurity"
 )
 
 // ProfileHyperShift names the hypershift transform profile.
@@ -28,7 +29,7 @@ func ProfileNames() []string { return []string{ProfileHyperShift} }
 // standalone scheduling (nodeSelector, tolerations, affinity, priority class) and host-path
 // volumes go; the control-plane labels, tolerations, priority class and pull secret come.
 // Containment: every pod template and bare Pod is brought to Pod Security "restricted" by
-// named transforms: drop-host-path-volumes and the translate.PodSecurityEdits strip
+// named transforms: drop-host-path-volumes and the podsecurity.Edits strip
 // (Transform.Strips) what only a standalone node allows; restricted-security-context adds
 // what restricted needs. drop-owner-references removes the operator's ownerReferences from
 // every management object. The ownerReference to the HostedControlPlane is not a transform:
@@ -45,11 +46,11 @@ func HyperShiftProfile() []translate.Transform {
 		add := func(name string, f func(translate.Context) (kio.Filter, error)) { addT(name, false, f) }
 		add("drop-standalone-scheduling", constEdit(path, map[string]any{"nodeSelector": nil, "tolerations": nil, "affinity": nil, "priorityClassName": nil}))
 		addT("drop-host-path-volumes", true, func(translate.Context) (kio.Filter, error) {
-			return translate.DropHostPathVolumes{PodTemplatePath: path}, nil
+			return podsecurity.DropHostPathVolumes{PodTemplatePath: path}, nil
 		})
-		for _, t := range translate.PodSecurityEdits() {
+		for _, t := range podsecurity.Edits() {
 			addT(t.Name, t.Strips, func(translate.Context) (kio.Filter, error) {
-				return translate.PodSecurityFilter{PodTemplatePath: path, Edit: t.Edit}, nil
+				return podsecurity.Filter{PodTemplatePath: path, Edit: t.Edit}, nil
 			})
 		}
 		add("control-plane-labels", func(c translate.Context) (kio.Filter, error) {

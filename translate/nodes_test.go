@@ -61,8 +61,8 @@ func TestSetHelpersMatchKyaml(t *testing.T) {
 	for _, src := range objects {
 		for _, field := range []string{"annotations", "labels"} {
 			obj := yaml.MustParse(src)
-			got, gotOK := metadataString(obj, field, "k")
-			want, wantOK := fieldOf(obj, "metadata", field, "k")
+			got, gotOK := yamlnode.MetadataString(obj, field, "k")
+			want, wantOK := yamlnode.StringAt(obj, "metadata", field, "k")
 			if got != want || gotOK != wantOK {
 				t.Errorf("%q: metadataString %s: %q %v, fieldOf %q %v", src, field, got, gotOK, want, wantOK)
 			}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 
+	"github.com/topolayer/topolayer/translate/internal/yamlnode"
+
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/topolayer/topolayer/contract"
@@ -34,7 +36,7 @@ func ServiceAccountTokenOf(obj *yaml.RNode) (string, bool) {
 	if obj == nil || obj.GetKind() != "Secret" || obj.GetApiVersion() != "v1" {
 		return "", false
 	}
-	if t, _ := fieldOf(obj, "type"); t != SecretTypeServiceAccountToken {
+	if t, _ := yamlnode.StringAt(obj, "type"); t != SecretTypeServiceAccountToken {
 		return "", false
 	}
 	return obj.GetAnnotations()[AnnotationServiceAccountName], true

@@ -211,7 +211,7 @@ func (RecordSource) Rewrite(c *StageContext) ([]Change, error) {
 	err := c.Edit(func(obj *yaml.RNode) error {
 		set := func(field, k, v string) error {
 			var from any
-			if old, ok := metadataString(obj, field, k); ok {
+			if old, ok := yamlnode.MetadataString(obj, field, k); ok {
 				if old == v {
 					return nil
 				}

@@ -6,6 +6,8 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/topolayer/topolayer/translate/podsecurity"
+
 	"github.com/topolayer/topolayer/translate/internal/yamlnode"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
@@ -166,66 +168,7 @@ func (DropOwnerReferences) Filter(objs []*yaml.RNode) ([]*yaml.RNode, error) {
 	})).Filter(objs)
 }
 
-// DropHostPathVolumes removes the hostPath volumes of a pod template and every container's
-// mounts of them, so that the API server still accepts the object.
-type DropHostPathVolumes struct {
-	// PodTemplatePath is the path of the pod template in the object.
-	PodTemplatePath []string `json:"podTemplatePath"`
-}
-
-var _ kio.Filter = DropHostPathVolumes{}
-
-// Filter implements kio.Filter.
-func (f DropHostPathVolumes) Filter(objs []*yaml.RNode) ([]*yaml.RNode, error) {
-	return PodSecurityFilter{PodTemplatePath: f.PodTemplatePath, Edit: func(_, spec *yaml.RNode) error {
-		return dropHostPathVolumes(spec)
-	}}.Filter(objs)
-}
-
-// dropHostPathVolumes removes the hostPath volumes of a pod spec and the containers' and
-// init containers' mounts of them.
-func dropHostPathVolumes(spec *yaml.RNode) error {
-	volumes, err := yamlnode.Lookup(spec, "volumes")
-	if err != nil || volumes == nil {
-		return err
-	}
-	dropped := map[string]bool{}
-	elems, err := volumes.Elements()
-	if err != nil {
-		return err
-	}
-	for _, v := range elems {
-		if v.Field("hostPath") != nil {
-			dropped[yaml.GetValue(v.Field("name").Value)] = true
-		}
-	}
-	if len(dropped) == 0 {
-		return nil
-	}
-	if err := yamlnode.KeepElements(volumes, func(e *yaml.RNode) bool { return !dropped[yamlnode.FieldString(e, "name")] }); err != nil {
-		return err
-	}
-	for _, list := range []string{"containers", "initContainers"} {
-		containers, err := yamlnode.Lookup(spec, list)
-		if err != nil || containers == nil {
-			continue
-		}
-		cs, err := containers.Elements()
-		if err != nil {
-			return err
-		}
-		for _, c := range cs {
-			mounts, err := yamlnode.Lookup(c, "volumeMounts")
-			if err != nil || mounts == nil {
-				continue
-			}
-			if err := yamlnode.KeepElements(mounts, func(e *yaml.RNode) bool { return !dropped[yamlnode.FieldString(e, "name")] }); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
+var _ kio.Filter = podsecurity.DropHostPathVolumes{}
 
 // AddLabels sets labels on an object and on its pod template.
 type AddLabels struct {

@@ -731,28 +731,6 @@ func scopedKeys(m *yaml.Node, keys []string) *yaml.Node {
 	return out
 }
 
-// metadataString is fieldOf(obj, "metadata", field, key), without its lookup's allocations
-// where the path is mappings.
-func metadataString(obj *yaml.RNode, field, key string) (string, bool) {
-	n, ok := yamlnode.LookupNode(obj.YNode(), "metadata", field, key)
-	switch {
-	case !ok:
-		return fieldOf(obj, "metadata", field, key)
-	case n == nil || n.Kind != yaml.ScalarNode || n.Tag == yaml.NodeTagNull:
-		return "", false
-	}
-	return n.Value, true
-}
-
-// fieldOf returns the string at path in obj, if there is one.
-func fieldOf(obj *yaml.RNode, path ...string) (string, bool) {
-	n, err := yamlnode.Lookup(obj, path...)
-	if err != nil || n == nil || n.YNode().Kind != yaml.ScalarNode || n.IsNil() {
-		return "", false
-	}
-	return n.YNode().Value, true
-}
-
 // setIdentity writes the target identity into the body: apiVersion (a shadow group), kind (a
 // ClusterRole that became a Role), namespace and name, and the namespace of a pod template.
 // It returns the changes it made; rule is the routing rule that placed the object.
@@ -760,7 +738,7 @@ func (e Engine) setIdentity(obj *yaml.RNode, src, target contract.Identity, rule
 	var changes []Change
 	set := func(path []string, to string, kind, by, detail string, write func() error) error {
 		var from any
-		if old, ok := fieldOf(obj, path...); ok {
+		if old, ok := yamlnode.StringAt(obj, path...); ok {
 			if old == to {
 				return nil
 			}

@@ -455,3 +455,25 @@ func KeepElements(seq *yaml.RNode, keep func(*yaml.RNode) bool) error {
 	seq.YNode().Content = kept
 	return nil
 }
+
+// MetadataString is fieldOf(obj, "metadata", field, key), without its lookup's allocations
+// where the path is mappings.
+func MetadataString(obj *yaml.RNode, field, key string) (string, bool) {
+	n, ok := LookupNode(obj.YNode(), "metadata", field, key)
+	switch {
+	case !ok:
+		return StringAt(obj, "metadata", field, key)
+	case n == nil || n.Kind != yaml.ScalarNode || n.Tag == yaml.NodeTagNull:
+		return "", false
+	}
+	return n.Value, true
+}
+
+// StringAt returns the string at path in obj, if there is one.
+func StringAt(obj *yaml.RNode, path ...string) (string, bool) {
+	n, err := Lookup(obj, path...)
+	if err != nil || n == nil || n.YNode().Kind != yaml.ScalarNode || n.IsNil() {
+		return "", false
+	}
+	return n.YNode().Value, true
+}
