@@ -36,7 +36,7 @@ FUZZ_TARGETS := \
 	./config:FuzzParse \
 	./prune:FuzzPrune
 
-.PHONY: help build test demo bench fuzz soak lint docs examples default-discovery envtest-assets
+.PHONY: help build test compat demo bench fuzz soak lint docs examples default-discovery envtest-assets
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s $$'\t'
@@ -44,11 +44,16 @@ help: ## list the targets
 build: ## build bin/topolayer, the sample operators and the sample operand
 	$(GO) build -o bin/ ./cmd/topolayer ./cmd/sample-operator ./cmd/sample-operand ./cmd/sample-audit-operator
 
-test: ## run every test (unit, corpus, e2e)
+test: compat ## run every test (compat, unit, corpus, e2e)
 	@[[ -n "$$KUBEBUILDER_ASSETS" ]] || { echo "make: hack/envtest-assets.sh found no kube-apiserver and etcd (see above)" >&2; exit 1; }
 	$(GO) test -count=1 -timeout 60m ./...
 	@# The hosted engine plans on every core: its parallel plan under the race detector.
 	$(GO) test -count=1 -race -run 'TestParallelPlan' ./translate
+
+# What an embedder imports must build and pass its unit tests at the oldest versions go.mod
+# requires (an embedder such as HyperShift pins those or newer) and at the newest releases.
+compat: ## build and unit-test what an embedding imports at the dependency floor and at the newest releases
+	@./hack/compat.sh
 
 demo: build ## run both sample operators through topolayer, hosted then standalone, on local API servers
 	@$(GO) run ./hack/demo -bin bin -examples examples
