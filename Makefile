@@ -41,8 +41,8 @@ FUZZ_TARGETS := \
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s $$'\t'
 
-build: ## build bin/topolayer, the sample operators and the sample operand
-	$(GO) build -o bin/ ./cmd/topolayer ./cmd/sample-operator ./cmd/sample-operand ./cmd/sample-audit-operator
+build: ## build bin/topolayer, bin/topolayer-devenv, the sample operators and the sample operand
+	$(GO) build -o bin/ ./cmd/topolayer ./cmd/topolayer-devenv ./cmd/sample-operator ./cmd/sample-operand ./cmd/sample-audit-operator
 
 test: compat ## run every test (compat, unit, corpus, e2e)
 	@[[ -n "$$KUBEBUILDER_ASSETS" ]] || { echo "make: hack/envtest-assets.sh found no kube-apiserver and etcd (see above)" >&2; exit 1; }
@@ -85,8 +85,8 @@ lint: ## gofmt and go vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-docs: examples ## regenerate docs/cli.md and the docs' pictures (needs graphviz: apt-get install graphviz)
-	$(GO) generate ./cmd/topolayer
+docs: examples ## regenerate docs/cli.md, docs/devenv.md and the docs' pictures (needs graphviz: apt-get install graphviz)
+	$(GO) generate ./cmd/topolayer ./cmd/topolayer-devenv
 
 examples: ## regenerate examples/outputs/sample-operator (what the docs plan) from the sample operator
 	$(GO) test ./cmd/topolayer -run '^TestExampleOutputs$$' -count=1 -update
