@@ -11,8 +11,8 @@ import (
 	"k8s.io/client-go/discovery"
 
 	"github.com/topolayer/topolayer/e2e/cluster"
-	samplecrds "github.com/topolayer/topolayer/examples/sample-operators/crds"
 	"github.com/topolayer/topolayer/namespaces"
+	samplecrds "github.com/topolayer/topolayer/sdk/samples/crds"
 )
 
 var (
