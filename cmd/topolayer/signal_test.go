@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/topolayer/topolayer/hack/bench/synth"
+	"github.com/topolayer/topolayer/contract/contracttest/synth"
 )
 
 // TestSignalStopsPlan: SIGINT or SIGTERM during a long `plan` makes the process exit with
