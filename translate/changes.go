@@ -3,7 +3,6 @@ package translate
 import (
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/topolayer/topolayer/translate/internal/yamlnode"
 
@@ -61,38 +60,6 @@ const (
 	detailRecorded = "the standalone identity and the operator, for the inverse mapping"
 )
 
-// pointerEscape escapes one JSON pointer segment (RFC 6901): '~' as "~0", '/' as "~1".
-func pointerEscape(segment string) string {
-	if !strings.ContainsAny(segment, "~/") {
-		return segment
-	}
-	return strings.ReplaceAll(strings.ReplaceAll(segment, "~", "~0"), "/", "~1")
-}
-
-// PointerSegments splits a JSON pointer into its unescaped segments; "" is the whole document.
-func PointerSegments(pointer string) []string {
-	if pointer == "" {
-		return nil
-	}
-	parts := strings.Split(strings.TrimPrefix(pointer, "/"), "/")
-	for i, p := range parts {
-		if strings.Contains(p, "~") {
-			parts[i] = strings.ReplaceAll(strings.ReplaceAll(p, "~1", "/"), "~0", "~")
-		}
-	}
-	return parts
-}
-
-// pointer builds a JSON pointer from path segments.
-func pointer(path []string) string {
-	var b strings.Builder
-	for _, s := range path {
-		b.WriteByte('/')
-		b.WriteString(pointerEscape(s))
-	}
-	return b.String()
-}
-
 // diffNodes records, as changes by and of kind, every place where after differs from before:
 // the smallest subtrees that differ, where mappings recurse key by key (a mapping one side
 // lacks is compared with an empty one, so that each key it brings is a change of its own) and
@@ -127,7 +94,7 @@ func diffNodesAt(path []string, before, after *yaml.Node, by, kind string) []Cha
 		case a != nil && b != nil && yamlnode.Equal(a, b):
 			return
 		}
-		out = append(out, Change{Path: pointer(path), From: yamlnode.Value(a), To: yamlnode.Value(b), By: by, Kind: kind})
+		out = append(out, Change{Path: yamlnode.Pointer(path), From: yamlnode.Value(a), To: yamlnode.Value(b), By: by, Kind: kind})
 	}
 	walk(slices.Clip(slices.Clone(path)), before, after)
 	return out

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/topolayer/topolayer/translate/internal/yamlnode"
+	"github.com/topolayer/topolayer/translate/internal/yamlnodetest"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
@@ -112,7 +113,7 @@ func TestSetHelpersMatchKyaml(t *testing.T) {
 					if (wantErr != nil) != (gotErr != nil) {
 						t.Fatalf("error %v, kyaml's %v", gotErr, wantErr)
 					}
-					if d := nodeDiffExact(want.YNode(), got.YNode(), ""); d != "" {
+					if d := yamlnodetest.NodeDiffExact(want.YNode(), got.YNode(), ""); d != "" {
 						t.Errorf("%s\ngot:\n%s\nkyaml:\n%s", d, got.MustString(), want.MustString())
 					}
 				})
@@ -125,7 +126,7 @@ func TestSetHelpersMatchKyaml(t *testing.T) {
 			if (wantErr != nil) != (gotErr != nil) {
 				t.Errorf("lookupCreate(%q, %q): error %v, kyaml's %v", src, path, gotErr, wantErr)
 			}
-			if d := nodeDiffExact(want.YNode(), got.YNode(), ""); d != "" {
+			if d := yamlnodetest.NodeDiffExact(want.YNode(), got.YNode(), ""); d != "" {
 				t.Errorf("lookupCreate(%q, %q): %s", src, path, d)
 			}
 		}
@@ -146,11 +147,11 @@ func TestBareServiceAccountTree(t *testing.T) {
 	for _, name := range []string{"sa", "a-b.c", "true", "1", "ünï", "tab\there", "line\nbreak", "q\"uote", "\u2028", "\x01"} {
 		parsed := yaml.MustParse("apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: " + strconv.Quote(name) + "\n  namespace: " + strconv.Quote(name+"-ns") + "\n")
 		built := yamlnode.TreeOf(map[string]any{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": map[string]any{"name": name, "namespace": name + "-ns"}})
-		if d := nodeDiff(parsed.YNode(), built.YNode(), ""); d != "" {
+		if d := yamlnodetest.NodeDiff(parsed.YNode(), built.YNode(), ""); d != "" {
 			t.Errorf("%q: %s", name, d)
 		}
 		bare := map[string]any{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": map[string]any{"name": name, "namespace": name + "-ns"}}
-		js, err1 := objectJSON(parsed) // the body through JSON, as the contract writes one
+		js, err1 := yamlnodetest.ObjectJSON(parsed) // the body through JSON, as the contract writes one
 		want, err3 := sigsyaml.JSONToYAML(js)
 		err1 = errors.Join(err1, err3)
 		got, err2 := sigsyaml.Marshal(bare)
@@ -178,7 +179,7 @@ func TestGuestKubeconfigVolume(t *testing.T) {
 		got := items[0].Copy()
 		n, _ := yamlnode.Lookup(got, "secret", "secretName")
 		n.YNode().Value = name
-		if d := nodeDiffExact(want.YNode(), got.YNode(), ""); d != "" {
+		if d := yamlnodetest.NodeDiffExact(want.YNode(), got.YNode(), ""); d != "" {
 			t.Errorf("%q: %s", name, d)
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/topolayer/topolayer/translate/transform"
+
 	"github.com/topolayer/topolayer/translate/internal/yamlnode"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -174,7 +176,7 @@ func TestEventReferenceChanges(t *testing.T) {
 func TestScopedFilterChanges(t *testing.T) {
 	// The scoped filters the hypershift profile (hosted.HyperShiftProfile) runs on a
 	// Deployment: drop-owner-references and its pod spec edits.
-	filters := []kio.Filter{DropOwnerReferences{}}
+	filters := []kio.Filter{transform.DropOwnerReferences{}}
 	for _, spec := range []map[string]any{
 		{"nodeSelector": nil, "tolerations": nil, "affinity": nil, "priorityClassName": nil},
 		{"priorityClassName": "hypershift-control-plane", "tolerations": []any{
@@ -183,7 +185,7 @@ func TestScopedFilterChanges(t *testing.T) {
 		}},
 		{"imagePullSecrets": []any{map[string]any{"name": "pull-secret"}}},
 	} {
-		f, err := newPodSpecEdit(podTemplatePaths["deployments"], spec)
+		f, err := transform.NewPodSpecEdit(podTemplatePaths["deployments"], spec)
 		if err != nil {
 			t.Fatal(err)
 		}

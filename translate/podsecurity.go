@@ -6,7 +6,6 @@ import (
 	"github.com/topolayer/topolayer/translate/podsecurity"
 
 	psaapi "k8s.io/pod-security-admission/api"
-	"sigs.k8s.io/kustomize/kyaml/kio"
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/routing"
@@ -61,5 +60,3 @@ func (e Engine) checkPodSecurity(w *work) {
 		w.reject(RulePodSecurity, fmt.Sprintf("%s: %s", src, reason))
 	}
 }
-
-var _ kio.Filter = podsecurity.Filter{}

@@ -106,14 +106,14 @@ func (e Engine) rewriteOutsideTable(obj *yaml.RNode, r *renamer, record func([]C
 		if err := obj.PipeE(yaml.SetAnnotation(a.Annotation, renamed.Name)); err != nil {
 			return fmt.Errorf("rewrite annotation %s: %w", a.Annotation, err)
 		}
-		record([]Change{{Path: pointer([]string{"metadata", "annotations", a.Annotation}), From: name, To: renamed.Name, By: ByAnnotationReferences, Kind: ChangeReference}})
+		record([]Change{{Path: yamlnode.Pointer([]string{"metadata", "annotations", a.Annotation}), From: name, To: renamed.Name, By: ByAnnotationReferences, Kind: ChangeReference}})
 	}
 	if gk == kindService {
 		return nil
 	}
 	// Changes are recorded per key, as the JSON value of the key (base64 in a Secret's data).
 	return rewriteDataRecorded(obj, gk == kindSecret, r.rewriteServiceDNS, func(path []string, from, to string) {
-		record([]Change{{Path: pointer(path), From: from, To: to, By: ByPayloadServiceDNS, Kind: ChangeReference}})
+		record([]Change{{Path: yamlnode.Pointer(path), From: from, To: to, By: ByPayloadServiceDNS, Kind: ChangeReference}})
 	})
 }
 

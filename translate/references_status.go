@@ -73,7 +73,7 @@ func statusLists(obj *yaml.RNode, gk schema.GroupKind) map[string]*yaml.RNode {
 			if out == nil {
 				out = map[string]*yaml.RNode{}
 			}
-			out[pointer(path)] = yaml.NewRNode(n)
+			out[yamlnode.Pointer(path)] = yaml.NewRNode(n)
 		})
 	}
 	return out

@@ -132,7 +132,7 @@ func (e Engine) serviceAccountTokens(works []*work, written map[objectKey]bool) 
 			continue
 		}
 		w.entry.Mutation.Body, w.entry.Mutation.Object = nil, nil // written from the final object
-		w.entry.Changes = append(w.entry.Changes, Change{Path: pointer([]string{"metadata", "annotations", AnnotationServiceAccountName}),
+		w.entry.Changes = append(w.entry.Changes, Change{Path: yamlnode.Pointer([]string{"metadata", "annotations", AnnotationServiceAccountName}),
 			From: name, To: target.Name, By: RuleServiceAccountToken, Kind: ChangeReference, Detail: "the operator's own service account, renamed"})
 	}
 }

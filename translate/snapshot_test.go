@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/topolayer/topolayer/translate/internal/yamlnode"
+	"github.com/topolayer/topolayer/translate/internal/yamlnodetest"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -113,7 +114,7 @@ func TestTreeOf(t *testing.T) {
 		{"m": map[string]any{"z": "1", "a": []any{"x", map[string]any{"k": "v"}, []any{}, nil}}, "l": []any{}, "e": map[string]any{}},
 		{"odd": []string{"a"}},
 	} {
-		if d := nodeDiffExact(yamlnode.NodeOf(v), yamlnode.TreeOf(v).YNode(), ""); d != "" {
+		if d := yamlnodetest.NodeDiffExact(yamlnode.NodeOf(v), yamlnode.TreeOf(v).YNode(), ""); d != "" {
 			t.Errorf("%v: %s", v, d)
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/topolayer/topolayer/translate/transform"
+
 	"github.com/topolayer/topolayer/translate/internal/yamlnode"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -17,7 +19,7 @@ import (
 // StandaloneStages returns the stage list of a topology that keeps every object on one
 // cluster: the references follow the objects they name (a configured routing may still
 // rename some), the identity is written, then the transforms run.
-func StandaloneStages(transforms ...Transform) []Stage {
+func StandaloneStages(transforms ...transform.Transform) []Stage {
 	return append([]Stage{
 		FollowStatusReferences{}, FollowTableReferences{}, FollowOutsideReferences{},
 		FollowEventReferences{}, SetIdentity{},
@@ -28,7 +30,7 @@ func StandaloneStages(transforms ...Transform) []Stage {
 // selectors of objects in simulated namespaces scoped to them, the standalone identity
 // recorded on every object, the guest identity of operands placed on the management
 // cluster, then the transforms.
-func HostedStages(transforms ...Transform) []Stage {
+func HostedStages(transforms ...transform.Transform) []Stage {
 	return append([]Stage{
 		FollowStatusReferences{}, FollowTableReferences{}, FollowOutsideReferences{},
 		ScopeSelectors{}, FollowEventReferences{}, SetIdentity{}, RecordSource{},
@@ -37,7 +39,7 @@ func HostedStages(transforms ...Transform) []Stage {
 }
 
 // TransformStages returns a stage for each transform, in order.
-func TransformStages(transforms ...Transform) []Stage {
+func TransformStages(transforms ...transform.Transform) []Stage {
 	out := make([]Stage, len(transforms))
 	for i := range transforms {
 		out[i] = TransformStage{Transform: transforms[i]}
@@ -220,7 +222,7 @@ func (RecordSource) Rewrite(c *StageContext) ([]Change, error) {
 			if err := yamlnode.SetMetadataString(obj, field, k, v); err != nil {
 				return err
 			}
-			changes = append(changes, Change{Path: "/metadata/" + field + "/" + pointerEscape(k), From: from, To: v, By: ByAnnotate, Kind: ChangeRecorded, Detail: detailRecorded})
+			changes = append(changes, Change{Path: "/metadata/" + field + "/" + yamlnode.PointerEscape(k), From: from, To: v, By: ByAnnotate, Kind: ChangeRecorded, Detail: detailRecorded})
 			return nil
 		}
 		annotations := namespaces.SourceAnnotations(c.w.entry.Source)
@@ -286,7 +288,7 @@ func (MountGuestKubeconfig) Rewrite(c *StageContext) ([]Change, error) {
 // TransformStage runs one transform (a profile's opinion or a configured patch) on the
 // objects it selects.
 type TransformStage struct {
-	Transform Transform
+	Transform transform.Transform
 }
 
 // Name implements Stage.
@@ -302,7 +304,7 @@ func (s TransformStage) Rewrite(c *StageContext) ([]Change, error) {
 		return nil, nil // most of the profile's transforms are for one kind of workload
 	}
 	ctx := c.Source()
-	if !t.selects(ctx.Source, ctx.Cluster) || (t.Strips && c.engine.Policy.podSecurity() == PodSecurityReject) {
+	if !t.Selects(ctx.Source, ctx.Cluster) || (t.Strips && c.engine.Policy.podSecurity() == PodSecurityReject) {
 		return nil, nil
 	}
 	f, err := t.Filter(ctx)

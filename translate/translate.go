@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/topolayer/topolayer/translate/transform"
+
 	"github.com/topolayer/topolayer/translate/internal/yamlnode"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -669,15 +671,6 @@ func (e Engine) rewrite(w *work, places *placements) {
 	w.final = obj
 }
 
-// scopedFilter is a transform's filter that, on a given object, changes only some keys of one
-// mapping (and may create that mapping and its parents, holding nothing else): the engine
-// copies and diffs those keys' values around the edit, not the object.
-type scopedFilter interface {
-	// scope returns the mapping's path, the keys, and the edit that makes on obj what Filter
-	// makes; false when the filter may change obj elsewhere (the engine runs Filter).
-	scope(obj *yaml.Node) (path, keys []string, edit func(), ok bool)
-}
-
 // filterScope is where a scoped filter works on an object: the mapping's path, the keys, their
 // values there before the edit, and the edit.
 type filterScope struct {
@@ -690,11 +683,11 @@ type filterScope struct {
 // f is not scoped on obj, or a node on the scope's path is neither a mapping nor missing (the
 // scope then says nothing of it).
 func scopeOf(f kio.Filter, obj *yaml.Node) (filterScope, bool) {
-	sf, ok := f.(scopedFilter)
+	sf, ok := f.(transform.Scoped)
 	if !ok {
 		return filterScope{}, false
 	}
-	path, keys, edit, ok := sf.scope(obj)
+	path, keys, edit, ok := sf.Scope(obj)
 	if !ok || len(path) == 0 {
 		return filterScope{}, false
 	}
@@ -747,7 +740,7 @@ func (e Engine) setIdentity(obj *yaml.RNode, src, target contract.Identity, rule
 		if err := write(); err != nil {
 			return err
 		}
-		changes = append(changes, Change{Path: pointer(path), From: from, To: to, By: by, Kind: kind, Detail: detail})
+		changes = append(changes, Change{Path: yamlnode.Pointer(path), From: from, To: to, By: by, Kind: kind, Detail: detail})
 		return nil
 	}
 	if target.Group != src.Group {
@@ -930,7 +923,7 @@ func rewriteEventReferences(obj *yaml.RNode, discovery *contract.Discovery, reso
 		for _, k := range slices.Sorted(maps.Keys(set)) {
 			old, v := yamlnode.MappingValueIn(m, k), yaml.NewStringRNode(set[k]).YNode()
 			if !yamlnode.Equal(old, v) {
-				made[k] = Change{Path: pointer([]string{field, k}), From: yamlnode.Value(old), To: set[k]}
+				made[k] = Change{Path: yamlnode.Pointer([]string{field, k}), From: yamlnode.Value(old), To: set[k]}
 			}
 			if err := yamlnode.SetString(ref.Value, v, k); err != nil {
 				return nil, err

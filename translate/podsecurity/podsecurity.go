@@ -472,3 +472,8 @@ func TemplatePath(kind string) ([]string, bool) {
 	p, ok := templatePathsByKind[kind]
 	return p, ok
 }
+
+var (
+	_ kio.Filter = Filter{}
+	_ kio.Filter = DropHostPathVolumes{}
+)
