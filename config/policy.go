@@ -52,6 +52,11 @@ type OperatorPolicy struct {
 	// of outputs it bounds and widens the default containment for; default every class).
 	// Default: unset, RBAC outputs are held to the default containment only.
 	RBACCeiling *translate.RBACCeiling `json:"rbacCeiling,omitempty"`
+	// Management widens the hosted management cluster's allow-list (what an operand may
+	// place in the HCP namespace, docs/security.md) for this operator: kinds (matched as
+	// routing rules match), labels the environment reserves ({key, value}) that its operand
+	// may set, and maxReplicas (default 3). Default: unset, the allow-list as it is.
+	Management *translate.ManagementAllowance `json:"management,omitempty"`
 }
 
 // defaultPolicy fills the policy's defaults and clones what it shares with the input. The
@@ -73,6 +78,7 @@ func (c *TopologyConfig) PolicyFor(operator string) *translate.Policy {
 		if op.Name == operator {
 			p.Privileged = slices.Clone(op.Privileged)
 			p.RBAC = op.RBACCeiling
+			p.Management = op.Management
 			break
 		}
 	}
@@ -97,6 +103,22 @@ func validatePolicy(cfg *TopologyConfig) field.ErrorList {
 		names[op.Name] = i
 		for j, m := range op.Privileged {
 			errs = append(errs, validatePrivilegedMatch(p.Child("privileged").Index(j), m)...)
+		}
+		if m := op.Management; m != nil {
+			mp := p.Child("management")
+			for j, k := range m.Kinds {
+				if k.Resource == "" {
+					errs = append(errs, field.Required(mp.Child("kinds").Index(j).Child("resource"), "a kind added to the allow-list names its resource"))
+				}
+			}
+			for j, l := range m.Labels {
+				if l.Key == "" {
+					errs = append(errs, field.Required(mp.Child("labels").Index(j).Child("key"), ""))
+				}
+			}
+			if m.MaxReplicas < 0 {
+				errs = append(errs, field.Invalid(mp.Child("maxReplicas"), m.MaxReplicas, "must not be negative"))
+			}
 		}
 		if c := op.RBACCeiling; c != nil {
 			errs = append(errs, validateCeiling(p.Child("rbacCeiling"), c)...)

@@ -195,6 +195,7 @@ func (t *Topology) Engine(operator string, declared *contract.OutputResources) (
 	}
 	if t.hcp != nil {
 		e.HCPNamespace, e.HostedControlPlane = t.hcp.Namespace, t.hcp.Name
+		e.Containment = hosted.Containment(t.hcp.Namespace)
 	}
 	if h := t.cfg.Topology.Hosted; t.name == translate.TopologyHosted && h != nil {
 		e.GuestIdentity = &translate.GuestIdentity{ManagementAPI: slices.Clone(h.GuestIdentity.ManagementAPI)}

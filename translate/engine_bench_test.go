@@ -52,7 +52,7 @@ func BenchmarkPlanHostedLarge(b *testing.B) {
 // Configurations of the synthetic operator's tests and benchmarks.
 const (
 	standaloneConfig = "apiVersion: topolayer.dev/v1alpha1\nkind: TopologyConfig\ntopology:\n  type: Standalone\n"
-	hostedConfig     = "apiVersion: topolayer.dev/v1alpha1\nkind: TopologyConfig\ntopology:\n  type: Hosted\n  hosted: {namespace: clusters-example, hostedControlPlane: example}\n"
+	hostedConfig     = synth.HostedConfig
 )
 
 // syntheticEngine returns the engine of the topology of a configuration, for the operator

@@ -41,6 +41,9 @@ type Policy struct {
 	// PodSecurityStrip (default, "") or PodSecurityReject. Either way, what fails the check on
 	// the final object is refused (RulePodSecurity).
 	PodSecurity PodSecurityMode `json:"podSecurity,omitempty"`
+	// Management widens the management cluster's allow-list (Engine.Containment) for the
+	// operator; nil widens nothing.
+	Management *ManagementAllowance `json:"management,omitempty"`
 }
 
 // podSecurity returns the policy's pod security mode; a nil policy strips.

@@ -72,6 +72,10 @@ type Engine struct {
 	// (RuleGuestIdentity); nil leaves their pods' identities as they are.
 	GuestIdentity *GuestIdentity
 
+	// Containment is the management cluster's allow-list (RuleManagementKind,
+	// RuleManagementFields, RuleReservedLabels); nil (standalone) checks nothing more.
+	Containment *Containment
+
 	// composed is what the planner learnt of Stages.
 	composed composition
 }
@@ -240,6 +244,7 @@ func (e Engine) finish(w *work) {
 	e.checkIdentityFields(w)
 	e.checkVolumeDataSources(w)
 	e.checkPrivileged(w)
+	e.checkManagement(w)
 	e.checkPodSecurity(w)
 	w.finished = true
 	if o := w.entry.Object; w.final != nil && o != nil && !scopeCheckReads(o.GroupVersionKind().GroupKind(), w.entry.Source) {

@@ -174,7 +174,7 @@ func (h *harness) runTranslation() error {
 		fmt.Sprintf("testing.Benchmark, %d × 10,000 mutations", br.N))
 	h.rep.add(sec, "in-memory engine, standalone, allocations per mutation", fmt.Sprintf("%.0f (%.1f KiB)", float64(br.AllocsPerOp())/10000, float64(br.AllocedBytesPerOp())/10000/1024), "")
 	h.logf("engine standalone: %.0f mutations/s, %d allocs/op", mps, br.AllocsPerOp())
-	hostedCfg, err := config.Parse([]byte("apiVersion: topolayer.dev/v1alpha1\nkind: TopologyConfig\ntopology:\n  type: Hosted\n  hosted: {namespace: clusters-example, hostedControlPlane: example}\n"))
+	hostedCfg, err := config.Parse([]byte(synth.HostedConfig))
 	if err != nil {
 		return fmt.Errorf("hosted configuration: %w", err)
 	}

@@ -512,3 +512,21 @@ func deleteClusterRole(i, _ int) contract.Mutation {
 	name := fmt.Sprintf("system:openshift:obsolete-%d", i)
 	return mutation(contract.ClassUserWorkload, md(contract.ActionDelete, "rbac.authorization.k8s.io", "v1", "clusterroles", "", name), "apiVersion: rbac.authorization.k8s.io/v1\nkind: DeleteOptions\n", "")
 }
+
+// HostedConfig is the hosted configuration the synthetic mix is planned with: the HCP
+// clusters-example/example, and for the operator "synthetic" (whose operand is shaped as
+// CAO's oauth-openshift) the labels HyperShift reserves that its operand carries, as the
+// shipped CAO configuration allows them.
+const HostedConfig = `apiVersion: topolayer.dev/v1alpha1
+kind: TopologyConfig
+topology:
+  type: Hosted
+  hosted: {namespace: clusters-example, hostedControlPlane: example}
+policy:
+  operators:
+  - name: synthetic
+    management:
+      labels:
+      - {key: app, value: oauth-openshift}
+      - {key: hypershift.openshift.io/control-plane-component, value: oauth-openshift}
+`

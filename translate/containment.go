@@ -1,0 +1,234 @@
+package translate
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/namespaces"
+	"github.com/topolayer/topolayer/routing"
+)
+
+// Rule names of the management cluster's allow-list.
+const (
+	// RuleManagementKind rejects an object placed on the shared management cluster whose
+	// kind is not on the allow-list (Containment.Kinds, widened per operator by
+	// Policy.Management.Kinds): what is not known safe there is refused, not what is known bad.
+	RuleManagementKind = "policy/management-kind"
+	// RuleManagementFields rejects an allowed kind whose fields reach beyond the HCP
+	// namespace or the tenant's share: a Service that is not a ClusterIP one (externalIPs,
+	// NodePort, LoadBalancer, ExternalName, a fixed cluster IP), a claim binding a named
+	// volume, replicas over the bound, a pod that mounts a management API token.
+	RuleManagementFields = "policy/management-fields"
+	// RuleReservedLabels rejects an object that sets a label the environment's own selectors,
+	// Services and NetworkPolicies use in the HCP namespace (Containment.Reserved), unless
+	// the configuration lets the operator set that label (Policy.Management.Labels).
+	RuleReservedLabels = "policy/reserved-labels"
+)
+
+// Containment is the allow-list of the shared management cluster: what a translated
+// operand may place in the HCP namespace. The hosted topology composes it (the environment
+// knows its own labels); nil, as in the standalone topology, allows what the other checks
+// allow.
+type Containment struct {
+	// Kinds are the kinds (group and resource, and a name where it matters) an object may be
+	// of on the management cluster. Shadow kinds (namespaces.IsShadowGroup) are always allowed.
+	Kinds []routing.Match
+	// MaxReplicas bounds a workload's replicas (and a Job's parallelism).
+	MaxReplicas int64
+	// Reserved are the labels the environment's selectors use: a key (any value) when Value
+	// is "", else that key with that value. A label key ending in '/' reserves every key
+	// with that prefix.
+	Reserved []Label
+	// Own are the labels the topology itself sets on what it places, which a reserved key
+	// would otherwise refuse (a reserved value is refused all the same): a key with its
+	// value, "" for any value.
+	Own []Label
+}
+
+// Label is a label key and value; an empty value stands for any.
+type Label struct {
+	Key   string `json:"key"`
+	Value string `json:"value,omitempty"`
+}
+
+// String prints the label as key=value, or key alone for any value.
+func (l Label) String() string {
+	if l.Value == "" {
+		return l.Key
+	}
+	return l.Key + "=" + l.Value
+}
+
+// matches reports whether label key=value is the label l stands for.
+func (l Label) matches(key, value string) bool {
+	keyMatches := key == l.Key || strings.HasSuffix(l.Key, "/") && strings.HasPrefix(key, l.Key)
+	return keyMatches && (l.Value == "" || l.Value == value)
+}
+
+// ManagementAllowance is how the configuration widens the allow-list for one operator
+// (policy.operators[].management): the real operand that needs more names it, by kind, by
+// label, by bound.
+type ManagementAllowance struct {
+	// Kinds are kinds the operator may place besides the allow-list's.
+	Kinds []routing.Match `json:"kinds,omitempty"`
+	// Labels are reserved labels the operator may set: its operand is the environment's own
+	// component (the real CAO's oauth-openshift in place of HyperShift's).
+	Labels []Label `json:"labels,omitempty"`
+	// MaxReplicas, when set, replaces the allow-list's bound.
+	MaxReplicas int64 `json:"maxReplicas,omitempty"`
+}
+
+// checkManagement rejects an entry placed on the management cluster that the allow-list does
+// not allow: its kind, then its fields and labels as they will be written.
+func (e Engine) checkManagement(w *work) {
+	c := e.Containment
+	if c == nil || w.entry.Disposition != routing.Apply || w.entry.Target.Cluster != routing.ClusterManagement {
+		return
+	}
+	action := w.m.Metadata.Action
+	if action == contract.ActionDelete {
+		return // removing what the operator wrote reaches nothing new
+	}
+	var allow ManagementAllowance
+	if e.Policy != nil && e.Policy.Management != nil {
+		allow = *e.Policy.Management
+	}
+	target := w.entry.Target.Identity
+	o := routing.Object{Class: w.entry.Class, Identity: target}
+	if w.entry.Object != nil {
+		o.Labels = w.entry.Object.GetLabels()
+	}
+	if _, shadow := namespaces.IsShadowGroup(target.Group); !shadow &&
+		!slices.ContainsFunc(c.Kinds, func(m routing.Match) bool { return m.Matches(o) }) &&
+		!slices.ContainsFunc(allow.Kinds, func(m routing.Match) bool { return m.Matches(o) }) {
+		w.reject(RuleManagementKind, fmt.Sprintf("%s: %s is not on the management cluster's allow-list (what an operand may place in the HCP namespace; see docs/security.md); the configuration can add it for this operator (policy.operators[].management.kinds)",
+			w.entry.Source, target.GroupResource()))
+		return
+	}
+	if action.IsStatus() {
+		return // a status write changes no field the allow-list reads
+	}
+	obj := w.entry.Object
+	if obj == nil {
+		if fieldRules(target.Group, target.Resource) {
+			w.reject(RuleManagementFields, fmt.Sprintf("%s: a %s of %s on the management cluster cannot be checked against the allow-list's fields; write the whole object (Apply)", w.entry.Source, action, target.GroupResource()))
+		}
+		return
+	}
+	max := c.MaxReplicas
+	if allow.MaxReplicas > 0 {
+		max = allow.MaxReplicas
+	}
+	if why := managementFields(obj, target, max, e.GuestIdentity, w.object()); why != "" {
+		w.reject(RuleManagementFields, fmt.Sprintf("%s: %s", w.entry.Source, why))
+		return
+	}
+	if why := reservedLabels(obj, target.Resource, c, allow.Labels); why != "" {
+		w.reject(RuleReservedLabels, fmt.Sprintf("%s: %s; the configuration can let this operator set it (policy.operators[].management.labels)", w.entry.Source, why))
+	}
+}
+
+// fieldRules reports whether the allow-list reads fields of a kind.
+func fieldRules(group, resource string) bool {
+	if _, ok := podTemplatePaths[resource]; ok && workloadGroups[resource] == group {
+		return true
+	}
+	return group == "" && (resource == "services" || resource == "persistentvolumeclaims")
+}
+
+// managementFields returns why an allowed object may not land as it is: "" when it may.
+func managementFields(obj *unstructured.Unstructured, target contract.Identity, maxReplicas int64, g *GuestIdentity, o routing.Object) string {
+	u := obj.Object
+	switch {
+	case target.Group == "" && target.Resource == "services":
+		typ, _, _ := unstructured.NestedString(u, "spec", "type")
+		if typ != "" && typ != "ClusterIP" {
+			return fmt.Sprintf("spec.type: %s reaches beyond the HCP namespace; only ClusterIP Services are allowed", typ)
+		}
+		if ips, _, _ := unstructured.NestedSlice(u, "spec", "externalIPs"); len(ips) > 0 {
+			return "spec.externalIPs: a Service may not claim external addresses"
+		}
+		if ip, _, _ := unstructured.NestedString(u, "spec", "clusterIP"); ip != "" && ip != "None" {
+			return fmt.Sprintf("spec.clusterIP: %s fixes an address of the shared cluster; leave it to the API server (or None)", ip)
+		}
+		ports, _, _ := unstructured.NestedSlice(u, "spec", "ports")
+		for i, p := range ports {
+			if m, ok := p.(map[string]any); ok && m["nodePort"] != nil {
+				return fmt.Sprintf("spec.ports[%d].nodePort: a Service may not open a port on the management cluster's nodes", i)
+			}
+		}
+	case target.Group == "" && target.Resource == "persistentvolumeclaims":
+		if v, _, _ := unstructured.NestedString(u, "spec", "volumeName"); v != "" {
+			return fmt.Sprintf("spec.volumeName: binds the named volume %s, which may be another tenant's", v)
+		}
+	}
+	path, ok := podTemplatePaths[target.Resource]
+	if !ok || workloadGroups[target.Resource] != target.Group {
+		return ""
+	}
+	for _, f := range []string{"replicas", "parallelism"} {
+		if n, found, _ := unstructured.NestedInt64(u, "spec", f); found && n > maxReplicas {
+			return fmt.Sprintf("spec.%s: %d is over the management cluster's bound of %d (policy.operators[].management.maxReplicas)", f, n, maxReplicas)
+		}
+	}
+	if g != nil && g.needsManagementAPI(o) {
+		return "" // the configuration lets these pods reach the management API
+	}
+	spec, _, _ := unstructured.NestedMap(u, append(slices.Clone(path), "spec")...)
+	volumes, _, _ := unstructured.NestedSlice(spec, "volumes")
+	for i, v := range volumes {
+		m, _ := v.(map[string]any)
+		sources, _, _ := unstructured.NestedSlice(m, "projected", "sources")
+		for j, s := range sources {
+			if sm, ok := s.(map[string]any); ok && sm["serviceAccountToken"] != nil {
+				return fmt.Sprintf("%s.volumes[%d].projected.sources[%d].serviceAccountToken: a pod on the management cluster may not mount a management API token unless the configuration lists its workload (topology.hosted.guestIdentity.managementAPI)",
+					dottedPath(append(slices.Clone(path), "spec")), i, j)
+			}
+		}
+	}
+	return ""
+}
+
+// reservedLabels returns the first reserved label obj sets on itself or its pods, as "" when
+// none, skipping the topology's own and those allowed.
+func reservedLabels(obj *unstructured.Unstructured, resource string, c *Containment, allowed []Label) string {
+	check := func(at string, labels map[string]any) string {
+		keys := make([]string, 0, len(labels))
+		for k := range labels {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			v, _ := labels[k].(string)
+			matches := func(l Label) bool { return l.matches(k, v) }
+			if slices.ContainsFunc(allowed, matches) {
+				continue
+			}
+			// A reserved value (app=kube-apiserver) is refused even where the topology sets
+			// the key itself; a reserved key or prefix only where it does not.
+			value := slices.ContainsFunc(c.Reserved, func(l Label) bool { return l.Value != "" && matches(l) })
+			key := slices.ContainsFunc(c.Reserved, func(l Label) bool { return l.Value == "" && matches(l) })
+			if !value && (!key || slices.ContainsFunc(c.Own, matches)) {
+				continue
+			}
+			return fmt.Sprintf("%s[%s]: %s=%s is reserved: the environment's own Services, selectors and NetworkPolicies in the HCP namespace use it", at, k, k, v)
+		}
+		return ""
+	}
+	labels, _, _ := unstructured.NestedMap(obj.Object, "metadata", "labels")
+	if why := check("metadata.labels", labels); why != "" {
+		return why
+	}
+	if path, ok := podTemplatePaths[resource]; ok && len(path) > 0 {
+		labels, _, _ := unstructured.NestedMap(obj.Object, append(slices.Clone(path), "metadata", "labels")...)
+		return check(dottedPath(path)+".metadata.labels", labels)
+	}
+	return ""
+}
+
+// dottedPath prints a field path as the API server's errors do.
+func dottedPath(path []string) string { return strings.Join(path, ".") }
