@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -240,6 +241,39 @@ func TestAttackerTable(t *testing.T) {
 	plain := mutation(contract.ClassManagement, contract.ActionApply, "/v1/configmaps", ns, "settings",
 		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: "+ns+"}\ndata: {a: b}\n")
 
+	plainObj := func(gvr, kind, name, rest string) contract.Mutation {
+		return mutation(contract.ClassManagement, contract.ActionApply, gvr, ns, name,
+			"apiVersion: "+strings.TrimPrefix(strings.Join(strings.Split(gvr, "/")[:2], "/"), "/")+"\nkind: "+kind+"\nmetadata: {name: "+name+", namespace: "+ns+"}\n"+rest)
+	}
+	svc := func(name, spec string) contract.Mutation {
+		return plainObj("/v1/services", "Service", name, "spec: {"+spec+"}\n")
+	}
+	endpoints := plainObj("/v1/endpoints", "Endpoints", "kube-apiserver", "subsets: [{addresses: [{ip: 192.0.2.1}], ports: [{port: 6443}]}]\n")
+	endpointSlice := mutation(contract.ClassManagement, contract.ActionApply, "discovery.k8s.io/v1/endpointslices", ns, "kube-apiserver-extra",
+		"apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: kube-apiserver-extra, namespace: "+ns+", labels: {kubernetes.io/service-name: kube-apiserver}}\n"+
+			"addressType: IPv4\nendpoints: [{addresses: [192.0.2.1]}]\nports: [{port: 6443}]\n")
+	labelledPod := func(name, labels string) contract.Mutation {
+		return mutation(contract.ClassManagement, contract.ActionApply, "/v1/pods", ns, name,
+			"apiVersion: v1\nkind: Pod\nmetadata: {name: "+name+", namespace: "+ns+", labels: {"+labels+"}}\nspec: {containers: [{name: c, image: registry.example/x:1}]}\n")
+	}
+	quiet := "      containers:\n      - name: x\n        image: registry.example/x:1\n"
+	named := func(name string) contract.Mutation {
+		return mutation(contract.ClassManagement, contract.ActionApply, "apps/v1/deployments", ns, name,
+			"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: "+name+", namespace: "+ns+"}\n"+
+				"spec:\n  selector: {matchLabels: {x: "+name+"}}\n  template:\n    metadata: {labels: {x: "+name+"}}\n    spec:\n"+quiet)
+	}
+	scaled := func(replicas int) contract.Mutation {
+		m := named("many")
+		m.Body = []byte(strings.Replace(string(m.Body), "spec:\n", "spec:\n  replicas: "+strconv.Itoa(replicas)+"\n", 1))
+		return m
+	}
+	replicationController := plainObj("/v1/replicationcontrollers", "ReplicationController", "root-rc",
+		"spec:\n  replicas: 1\n  selector: {app: root-rc}\n  template:\n    metadata: {labels: {app: root-rc}}\n    spec:\n"+hostile)
+	podTemplate := plainObj("/v1/podtemplates", "PodTemplate", "root-template",
+		"template:\n  metadata: {labels: {app: root-template}}\n  spec:\n"+indent(strings.ReplaceAll(hostile, "      ", ""), "    "))
+	projected := named("token-reader")
+	projected.Body = []byte(strings.Replace(string(projected.Body), "    spec:\n", "    spec:\n      volumes: [{name: token, projected: {sources: [{serviceAccountToken: {path: token}}]}}]\n", 1))
+
 	restricted := func(t *testing.T, landed map[string]*unstructured.Unstructured) {
 		t.Helper()
 		for key, obj := range landed {
@@ -271,8 +305,9 @@ func TestAttackerTable(t *testing.T) {
 			refused: append([]string{"spec violates Pod Security \"restricted\""}, slices.DeleteFunc(slices.Clone(hostileFields), func(f string) bool { return f == "nodeName" })...)},
 		{name: "a privileged Deployment; strip", mutations: []contract.Mutation{deployment}, declared: true, check: restricted},
 		{name: "the Deployment with podSecurity reject", config: reject, mutations: []contract.Mutation{deployment}, declared: true, refused: append([]string{"spec.template.spec violates Pod Security \"restricted\""}, hostileFields...)},
-		{name: "a privileged DaemonSet; strip", mutations: []contract.Mutation{daemonSet}, declared: true, check: restricted},
-		{name: "the DaemonSet with podSecurity reject", config: reject, mutations: []contract.Mutation{daemonSet}, declared: true, refused: append([]string{"spec.template.spec violates Pod Security \"restricted\""}, hostileFields...)},
+		// A DaemonSet runs on every node of the shared management cluster: no HCP runs one.
+		{name: "a privileged DaemonSet", mutations: []contract.Mutation{daemonSet}, declared: true, refused: []string{"policy/management-kind", "daemonsets.apps is not on the management cluster's allow-list"}},
+		{name: "the DaemonSet with podSecurity reject", config: reject, mutations: []contract.Mutation{daemonSet}, declared: true, refused: []string{"daemonsets.apps is not on the management cluster's allow-list"}},
 		{name: "a privileged Job; strip", mutations: []contract.Mutation{job}, declared: true, check: restricted},
 		{name: "the Job with podSecurity reject", config: reject, mutations: []contract.Mutation{job}, declared: true, refused: append([]string{"spec.template.spec violates Pod Security \"restricted\""}, hostileFields...)},
 		{name: "a RoleBinding of cluster-admin to system:unauthenticated in the HCP namespace",
@@ -352,6 +387,52 @@ func TestAttackerTable(t *testing.T) {
 					t.Errorf("topolayer validate: %v, %s; want the patch refused, its field named", err, stderr)
 				}
 			}},
+		// Containment by allow-list (issue 26): what is not known safe in the HCP namespace is
+		// refused, by kind, by field, by label, on the object as it would be written.
+		{name: "Endpoints joining HyperShift's kube-apiserver Service", mutations: []contract.Mutation{endpoints}, declared: true,
+			refused: []string{"policy/management-kind", "endpoints is not on the management cluster's allow-list"}},
+		{name: "an EndpointSlice labelled kubernetes.io/service-name: kube-apiserver", mutations: []contract.Mutation{endpointSlice}, declared: true,
+			refused: []string{"policy/management-kind", "endpointslices.discovery.k8s.io"}},
+		{name: "a Pod labelled app: kube-apiserver (an endpoint of HyperShift's API Service)", mutations: []contract.Mutation{labelledPod("kas", "app: kube-apiserver")}, declared: true,
+			refused: []string{"policy/reserved-labels", "metadata.labels[app]: app=kube-apiserver is reserved"}},
+		{name: "a Pod labelled as HyperShift's etcd component (admitted by its NetworkPolicy)", mutations: []contract.Mutation{labelledPod("etcd-peer", "app: etcd")}, declared: true,
+			refused: []string{"policy/reserved-labels", "app=etcd is reserved"}},
+		{name: "a Pod with a hypershift.openshift.io/ label", mutations: []contract.Mutation{labelledPod("kas-access", "hypershift.openshift.io/need-management-kas-access: \"true\"")}, declared: true,
+			refused: []string{"policy/reserved-labels", "hypershift.openshift.io/need-management-kas-access"}},
+		{name: "a Deployment whose pods are labelled app: etcd", mutations: []contract.Mutation{workload("apps/v1/deployments", "Deployment", "etcd-lookalike", "  selector: {matchLabels: {app: etcd}}\n")}, declared: true,
+			refused: []string{"policy/reserved-labels", "app=etcd is reserved"}},
+		{name: "a Deployment named etcd (the profile's component label would be HyperShift's)", mutations: []contract.Mutation{named("etcd")}, declared: true,
+			refused: []string{"policy/reserved-labels", "hypershift.openshift.io/control-plane-component=etcd is reserved"}},
+		{name: "a NodePort Service selecting app: etcd", mutations: []contract.Mutation{svc("etcd-nodeport", "type: NodePort, selector: {app: etcd}, ports: [{port: 2379}]")}, declared: true,
+			refused: []string{"policy/management-fields", "spec.type: NodePort"}},
+		{name: "a LoadBalancer Service", mutations: []contract.Mutation{svc("lb", "type: LoadBalancer, ports: [{port: 443}]")}, declared: true,
+			refused: []string{"policy/management-fields", "spec.type: LoadBalancer"}},
+		{name: "an ExternalName Service", mutations: []contract.Mutation{svc("ext", "type: ExternalName, externalName: attacker.example")}, declared: true,
+			refused: []string{"policy/management-fields", "spec.type: ExternalName"}},
+		{name: "a Service with externalIPs", mutations: []contract.Mutation{svc("external-ips", "externalIPs: [192.0.2.10], ports: [{port: 443}]")}, declared: true,
+			refused: []string{"policy/management-fields", "spec.externalIPs"}},
+		{name: "a Service with a fixed node port", mutations: []contract.Mutation{svc("fixed-node-port", "ports: [{port: 443, nodePort: 30443}]")}, declared: true,
+			refused: []string{"policy/management-fields", "spec.ports[0].nodePort"}},
+		{name: "a Service with a fixed cluster IP", mutations: []contract.Mutation{svc("fixed-ip", "clusterIP: 10.0.0.200, ports: [{port: 443}]")}, declared: true,
+			refused: []string{"policy/management-fields", "spec.clusterIP: 10.0.0.200"}},
+		{name: "a ResourceQuota refusing HyperShift's own pods", mutations: []contract.Mutation{plainObj("/v1/resourcequotas", "ResourceQuota", "no-pods", "spec: {hard: {pods: \"0\"}}\n")}, declared: true,
+			refused: []string{"policy/management-kind", "resourcequotas"}},
+		{name: "a LimitRange refusing HyperShift's own pods", mutations: []contract.Mutation{plainObj("/v1/limitranges", "LimitRange", "tiny", "spec: {limits: [{type: Container, max: {memory: 1Mi}}]}\n")}, declared: true,
+			refused: []string{"policy/management-kind", "limitranges"}},
+		{name: "a claim binding another tenant's volume by volumeName", mutations: []contract.Mutation{claim("steal", "volumeName: pv-clusters-other-etcd-0")}, declared: true,
+			refused: []string{"policy/management-fields", "spec.volumeName"}},
+		{name: "a Deployment of 100,000 replicas", mutations: []contract.Mutation{scaled(100000)}, declared: true,
+			refused: []string{"policy/management-fields", "spec.replicas: 100000 is over the management cluster's bound of 3"}},
+		{name: "an Ingress claiming another tenant's host", mutations: []contract.Mutation{plainObj("networking.k8s.io/v1/ingresses", "Ingress", "steal-host", "spec: {rules: [{host: console.clusters-other.example}]}\n")}, declared: true,
+			refused: []string{"policy/management-kind", "ingresses.networking.k8s.io"}},
+		{name: "a second HostedControlPlane", mutations: []contract.Mutation{plainObj("hypershift.openshift.io/v1beta1/hostedcontrolplanes", "HostedControlPlane", "second", "spec: {}\n")}, declared: true,
+			refused: []string{"policy/management-kind", "hostedcontrolplanes.hypershift.openshift.io"}},
+		{name: "a privileged ReplicationController (hostPID, hostNetwork, SYS_ADMIN, hostPath /)", mutations: []contract.Mutation{replicationController}, declared: true,
+			refused: []string{"policy/management-kind", "replicationcontrollers"}},
+		{name: "a PodTemplate with host namespaces", mutations: []contract.Mutation{podTemplate}, declared: true,
+			refused: []string{"policy/management-kind", "podtemplates"}},
+		{name: "a projected service-account token: the management API as the renamed account", mutations: []contract.Mutation{projected}, declared: true,
+			refused: []string{"policy/management-fields", "spec.template.spec.volumes[0].projected.sources[0].serviceAccountToken"}},
 	}
 
 	for _, a := range attacks {
