@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
 
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
@@ -141,7 +142,11 @@ func TestHostedEmbeddingLateGuest(t *testing.T) {
 		t.Fatalf("%v runs without a guest, want none", sum(f, "topolayer_operator_runs_total", nil))
 	}
 	cm, _ := h.mgmtCS.CoreV1().ConfigMaps(h.hcpNS).Get(ctx, manager.StatusName(sampleOp), metav1.GetOptions{})
-	t.Logf("waiting: status of %s: %s", sampleOp, cm.Data["status.yaml"])
+	var waiting manager.RunRecord
+	if err := yaml.Unmarshal([]byte(cm.Data["status.yaml"]), &waiting); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("without a guest, the status of %s says %s: %s", sampleOp, waiting.Result, waiting.Message)
 
 	// The Secret appears: the guest side starts, both operators converge.
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: secretName, Namespace: h.hcpNS},

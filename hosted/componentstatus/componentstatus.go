@@ -9,8 +9,8 @@
 // them for its own Deployments (support/controlplane-component: the Deployment's Available
 // condition; a rollout is complete when every replica is updated, ready and available at
 // the observed generation), and then from what the operator says of itself: its
-// ClusterOperator's Available and Progressing conditions and version, and the result of its
-// last run.
+// ClusterOperator's Progressing condition and version, and the result of its last run, hold
+// the rollout back.
 package componentstatus
 
 import (
@@ -74,8 +74,8 @@ type OperatorCondition struct {
 
 // ForDeployment returns the status of the component whose workload is d, placed by op:
 //
-//   - Available: the Deployment's Available condition (False when it has none), and False
-//     when the operator's ClusterOperator says Available=False;
+//   - Available: the Deployment's Available condition (False when it has none), as
+//     HyperShift's own components';
 //   - RolloutComplete: False with ReconciliationError when the operator's last run failed;
 //     otherwise True when every replica is updated, ready and available at the observed
 //     generation, and the operator's ClusterOperator is not Progressing;
@@ -95,9 +95,10 @@ func ForDeployment(name string, d *appsv1.Deployment, op Operator) Component {
 			c.Available = metav1.Condition{Status: metav1.ConditionFalse, Reason: "WaitingForAvailable", Message: fmt.Sprintf("Deployment %s is not available: %s", d.Name, cond.Message)}
 		}
 	}
-	if a, ok := op.Conditions["Available"]; ok && a.Status == string(metav1.ConditionFalse) && c.Available.Status == metav1.ConditionTrue {
-		c.Available = metav1.Condition{Status: metav1.ConditionFalse, Reason: "OperatorNotAvailable", Message: fmt.Sprintf("operator %s: %s: %s", op.Name, a.Reason, a.Message)}
-	}
+	// The operator's own Available is not the component's: a standalone operator's
+	// ClusterOperator also checks what only a standalone cluster has (routes reached from the
+	// cluster, its own health checks), which HyperShift reports through the guest's
+	// ClusterOperators, not the control plane's availability.
 
 	replicas := ptr.Deref(d.Spec.Replicas, 1)
 	s := d.Status

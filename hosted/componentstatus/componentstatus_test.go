@@ -50,11 +50,11 @@ func TestForDeployment(t *testing.T) {
 			},
 			available: metav1.ConditionTrue, complete: metav1.ConditionFalse, reason: "OperatorProgressing",
 		},
-		"the operator unavailable": {
+		"the operator unavailable: the workload decides": {
 			operator: func(o *Operator) {
 				o.Conditions = map[string]OperatorCondition{"Available": {Status: "False", Reason: "OAuthServerDown"}}
 			},
-			available: metav1.ConditionFalse, complete: metav1.ConditionTrue, reason: "AsExpected", version: "4.20.0",
+			available: metav1.ConditionTrue, complete: metav1.ConditionTrue, reason: "AsExpected", version: "4.20.0",
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
