@@ -36,29 +36,37 @@ FUZZ_TARGETS := \
 	./config:FuzzParse \
 	./prune:FuzzPrune
 
-.PHONY: help build test demo bench fuzz soak lint docs examples default-discovery envtest-assets
+.PHONY: help build test compat demo bench fuzz soak lint docs examples default-discovery envtest-assets
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s $$'\t'
 
-build: ## build bin/topolayer, the sample operators and the sample operand
-	$(GO) build -o bin/ ./cmd/topolayer ./cmd/sample-operator ./cmd/sample-operand ./cmd/sample-audit-operator
+# hack/ is a module of its own (github.com/topolayer/topolayer/hack), so that what only the
+# tools need (gonum's plots) stays out of topolayer's go.mod: its programs run with go -C hack.
+build: ## build bin/topolayer, bin/topolayer-devenv, the sample operators and the sample operand
+	$(GO) build -o bin/ ./cmd/topolayer ./cmd/topolayer-devenv ./cmd/sample-operator ./cmd/sample-operand ./cmd/sample-audit-operator
 
-test: lint ## run every test (lint first, then unit, corpus, e2e)
+test: lint compat ## run every test (lint, compat at both dependency sets, then unit, corpus, e2e)
 	@[[ -n "$$KUBEBUILDER_ASSETS" ]] || { echo "make: hack/envtest-assets.sh found no kube-apiserver and etcd (see above)" >&2; exit 1; }
 	$(GO) test -count=1 -timeout 60m ./...
+	$(GO) -C hack test -count=1 ./...
 	@# The hosted engine plans on every core: its parallel plan under the race detector.
 	$(GO) test -count=1 -race -run 'TestParallelPlan' ./translate
 
+# What an embedder imports must build and pass its unit tests at the oldest versions go.mod
+# requires (an embedder such as HyperShift pins those or newer) and at the newest releases.
+compat: ## build and unit-test what an embedding imports at the dependency floor and at the newest releases
+	@./hack/compat.sh
+
 demo: build ## run both sample operators through topolayer, hosted then standalone, on local API servers
-	@$(GO) run ./hack/demo -bin bin -examples examples
+	@$(GO) -C hack run ./demo -bin $(CURDIR)/bin -examples $(CURDIR)/examples
 
 bench: export KUBEBUILDER_ASSETS = $(envtest_assets)
 bench: build ## Go benchmarks, then hack/bench: bench/REPORT.md and its plots (~20 min)
 	@[[ -n "$$KUBEBUILDER_ASSETS" ]] || { echo "make: hack/envtest-assets.sh found no kube-apiserver and etcd (see above)" >&2; exit 1; }
 	@mkdir -p bench
 	$(GO) test -run '^$$' -bench . -benchmem ./translate ./namespaces ./contract | tee bench/gobench.txt
-	$(GO) run ./hack/bench -out bench -bin bin -assets "$$KUBEBUILDER_ASSETS"
+	$(GO) -C hack run ./bench -out $(CURDIR)/bench -bin $(CURDIR)/bin -assets "$$KUBEBUILDER_ASSETS"
 
 # The directory fuzzers write a tree per input: on tmpfs they run several times faster.
 # Minimizing a new input may take FUZZMINIMIZETIME, during which no exec is counted.
@@ -76,12 +84,13 @@ fuzz: ## run every fuzz target for FUZZTIME each (default 60s)
 soak: ## run topolayer for SOAK (default 10m) under random input churn: goroutines and heap within 10%, final state = a fresh run's
 	TOPOLAYER_SOAK=$(or $(SOAK),10m) KUBEBUILDER_ASSETS=$$(./hack/envtest-assets.sh) $(GO) test ./e2e/ -run '^TestSoak$$' -count=1 -v -timeout 40m
 
-lint: ## gofmt and go vet
+lint: ## gofmt and go vet, of both modules (topolayer and hack)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) -C hack vet ./...
 
-docs: examples ## regenerate docs/cli.md and the docs' pictures (needs graphviz: apt-get install graphviz)
-	$(GO) generate ./cmd/topolayer
+docs: examples ## regenerate docs/cli.md, docs/devenv.md and the docs' pictures (needs graphviz: apt-get install graphviz)
+	$(GO) generate ./cmd/topolayer ./cmd/topolayer-devenv
 
 examples: ## regenerate examples/outputs/sample-operator (what the docs plan) from the sample operator
 	$(GO) test ./cmd/topolayer -run '^TestExampleOutputs$$' -count=1 -update
@@ -90,4 +99,4 @@ envtest-assets: ## build kube-apiserver and etcd from the Go module proxy (cache
 	@./hack/envtest-assets.sh
 
 default-discovery: ## regenerate contract's embedded default discovery from a real kube-apiserver
-	KUBEBUILDER_ASSETS=$$(./hack/envtest-assets.sh) $(GO) run ./hack/gen-default-discovery -to contract/defaultdiscovery
+	KUBEBUILDER_ASSETS=$$(./hack/envtest-assets.sh) $(GO) -C hack run ./gen-default-discovery -to $(CURDIR)/contract/defaultdiscovery

@@ -30,6 +30,7 @@ type ConflictError struct {
 	Adoptable bool
 }
 
+// Error implements error: what conflicts, where, and why the write is refused.
 func (e *ConflictError) Error() string {
 	msg := fmt.Sprintf("conflict on %s: %s already exists and %s; refusing to write it", e.Target, e.Identity, e.Reason)
 	if e.Adoptable {

@@ -6,7 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/topolayer/topolayer/routing"
-	"github.com/topolayer/topolayer/translate"
+	"github.com/topolayer/topolayer/translate/transform"
 )
 
 // APIVersion and Kind identify a topolayer configuration file.
@@ -157,5 +157,5 @@ type Transforms struct {
 	// Standalone; [] turns them off.
 	Profiles []string `json:"profiles"`
 	// Patches are strategic-merge or JSON 6902 patches for the objects they match.
-	Patches []translate.Patch `json:"patches,omitempty"`
+	Patches []transform.Patch `json:"patches,omitempty"`
 }

@@ -67,7 +67,7 @@ func invokesTopolayer(cmd string) bool {
 	return strings.HasPrefix(cmd, "topolayer ") || strings.HasPrefix(cmd, "bin/topolayer ")
 }
 
-// liveCommand says why a command needs live clusters (and so runs in e2e, against devenv,
+// liveCommand says why a command needs live clusters (and so runs in e2e, against topolayer-devenv,
 // rather than here), or "" when it runs offline.
 func liveCommand(cmd string) string {
 	f := strings.Fields(cmd)
@@ -78,12 +78,15 @@ func liveCommand(cmd string) string {
 			return "it names a cluster (" + name + ")"
 		}
 	}
-	if f[0] == "kubectl" {
+	switch f[0] {
+	case "kubectl":
 		return "kubectl"
+	case "topolayer-devenv", "bin/topolayer-devenv":
+		return "topolayer-devenv starts API servers"
 	}
 	if invokesTopolayer(cmd) && len(f) > 1 {
 		switch f[1] {
-		case "run", "apply", "gather", "devenv":
+		case "run", "apply", "gather":
 			return "topolayer " + f[1] + " works on live clusters"
 		}
 	}
@@ -96,7 +99,7 @@ func liveCommand(cmd string) string {
 // copy of the repository's examples, with bin/ holding freshly built topolayer and sample
 // operators (as after `make build`), and /tmp/ moved into the test's directory. Each block
 // must succeed. Commands on live clusters are listed; e2e's TestREADMELiveExample runs
-// README's against a fresh devenv.
+// README's against a fresh topolayer-devenv.
 func TestDocumentedCommandsRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds topolayer and the sample operators")
@@ -213,7 +216,7 @@ func TestFencedBlocks(t *testing.T) {
 		"topolayer plan --config a --from b":                       false,
 		"topolayer plan --config a --from b --kubeconfig k":        true,
 		"topolayer plan --config a --from b --guest-context=g":     true,
-		"bin/topolayer devenv up --dir /tmp/dev":                   true,
+		"bin/topolayer-devenv up --dir /tmp/dev":                   true,
 		"kubectl --kubeconfig k get ns":                            true,
 		"bin/sample-operator output-resources > /tmp/decl.yaml":    false,
 		"topolayer parity --config-standalone s --config-hosted h": false,

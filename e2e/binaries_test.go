@@ -20,9 +20,9 @@ var binaries struct {
 }
 
 // commands are the binaries built, by name, from these packages.
-var commands = []string{"./cmd/topolayer", "./cmd/sample-operator", "./cmd/sample-operand", "./cmd/sample-audit-operator", "./examples/hosted-embedding"}
+var commands = []string{"./cmd/topolayer", "./cmd/topolayer-devenv", "./cmd/sample-operator", "./cmd/sample-operand", "./cmd/sample-audit-operator", "./examples/hosted-embedding"}
 
-// binary returns the path of a binary of this module (topolayer, sample-operator,
+// binary returns the path of a binary of this module (topolayer, topolayer-devenv, sample-operator,
 // sample-audit-operator, hosted-embedding), building all of them on the first call.
 func binary(t *testing.T, name string) string {
 	t.Helper()

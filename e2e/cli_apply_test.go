@@ -25,7 +25,7 @@ const cliOperator = "sample-operator"
 // cliBinary builds topolayer and checks that it has the apply command.
 func cliBinary(t *testing.T) string {
 	t.Helper()
-	bin := buildTopolayer(t)
+	bin := binary(t, "topolayer")
 	if out, err := exec.Command(bin, "apply", "--help").CombinedOutput(); err != nil || !strings.Contains(string(out), "--management-kubeconfig") {
 		t.Fatalf("topolayer apply --help: %v\n%s\n(is NewCmdApply registered in cmd/topolayer/root.go?)", err, out)
 	}

@@ -11,9 +11,9 @@ import (
 	"k8s.io/client-go/discovery"
 
 	"github.com/topolayer/topolayer/e2e/cluster"
-	samplecrds "github.com/topolayer/topolayer/examples/sample-operators/crds"
 	hypershift "github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/namespaces"
+	samplecrds "github.com/topolayer/topolayer/sdk/samples/crds"
 )
 
 var (

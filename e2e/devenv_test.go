@@ -17,14 +17,14 @@ import (
 	"github.com/topolayer/topolayer/e2e/cluster"
 )
 
-// TestDevEnv drives the built topolayer binary: `devenv up` returns with the servers running
+// TestDevEnv drives the built topolayer-devenv binary: `up` returns with the servers running
 // in the background, both kubeconfigs work (as kubectl would use them), a second `up` is
-// refused, and `devenv down` leaves no process and no data behind.
+// refused, and `down` leaves no process and no data behind.
 func TestDevEnv(t *testing.T) {
-	bin := buildTopolayer(t)
+	bin := binary(t, "topolayer-devenv")
 	dir := filepath.Join(t.TempDir(), "devenv")
 	env := append(os.Environ(), cluster.EnvAssets+"="+assetsDir)
-	topolayer := func(args ...string) (string, error) {
+	devenv := func(args ...string) (string, error) {
 		cmd := exec.Command(bin, args...)
 		cmd.Env = env
 		var out bytes.Buffer
@@ -36,7 +36,7 @@ func TestDevEnv(t *testing.T) {
 		if _, err := os.Stat(dir); err != nil {
 			return "", nil
 		}
-		return topolayer("devenv", "down", "--dir", dir)
+		return devenv("down", "--dir", dir)
 	}
 	t.Cleanup(func() { // whatever happened below, leave nothing running
 		if out, err := down(); err != nil {
@@ -46,7 +46,7 @@ func TestDevEnv(t *testing.T) {
 	onInterrupt(t, func() { _, _ = down() })
 
 	start := time.Now()
-	out, err := topolayer("devenv", "up", "--dir", dir, "--config", filepath.Join("..", "examples", "hosted.yaml"))
+	out, err := devenv("up", "--dir", dir, "--config", filepath.Join("..", "examples", "hosted.yaml"))
 	if err != nil {
 		t.Fatalf("devenv up: %v\n%s", err, out)
 	}
@@ -84,12 +84,12 @@ func TestDevEnv(t *testing.T) {
 		t.Errorf("%d kube-apiserver and etcd processes use %s, want 4 (two of each):\n%s", len(procs), dir, strings.Join(procs, "\n"))
 	}
 
-	if out, err := topolayer("devenv", "up", "--dir", dir); err == nil || !strings.Contains(out, "already running") {
+	if out, err := devenv("up", "--dir", dir); err == nil || !strings.Contains(out, "already running") {
 		t.Errorf("a second devenv up: err = %v, want an error saying it is already running\n%s", err, out)
 	}
 
 	start = time.Now()
-	out, err = topolayer("devenv", "down", "--dir", dir)
+	out, err = devenv("down", "--dir", dir)
 	if err != nil {
 		t.Fatalf("devenv down: %v\n%s", err, out)
 	}
@@ -108,31 +108,9 @@ func TestDevEnv(t *testing.T) {
 		t.Errorf("after devenv down, %s still exists (err %v), holding %v", dir, err, entries)
 	}
 
-	if out, err := topolayer("devenv", "down", "--dir", dir); err != nil {
+	if out, err := devenv("down", "--dir", dir); err != nil {
 		t.Errorf("devenv down again: %v\n%s", err, out)
 	}
-}
-
-// buildTopolayer builds the topolayer binary into a temporary directory, and checks that it
-// has the devenv command.
-func buildTopolayer(t *testing.T) string {
-	t.Helper()
-	root, err := cluster.ModuleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(t.TempDir(), "topolayer")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/topolayer")
-	build.Dir = root
-	start := time.Now()
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/topolayer: %v\n%s", err, out)
-	}
-	t.Logf("built topolayer in %s", time.Since(start).Round(time.Millisecond))
-	if out, err := exec.Command(bin, "devenv", "--help").CombinedOutput(); err != nil {
-		t.Fatalf("topolayer devenv --help: %v\n%s\n(is NewCmdDevEnv registered in cmd/topolayer/root.go?)", err, out)
-	}
-	return bin
 }
 
 // serverProcesses returns the command lines of the kube-apiserver and etcd processes whose

@@ -47,7 +47,7 @@ func readmeLiveCommands(t *testing.T, readme string) []string {
 }
 
 // TestREADMELiveExample runs README.md's live example as a new user would: on a fresh
-// `topolayer devenv up` (hosted, examples/hosted.yaml), its plan --diff and its apply exit 0,
+// `topolayer-devenv up` (hosted, examples/hosted.yaml), its plan --diff and its apply exit 0,
 // and the apply writes every entry without a failure; applied again, it writes nothing.
 func TestREADMELiveExample(t *testing.T) {
 	root, err := cluster.ModuleRoot()
@@ -77,16 +77,24 @@ func TestREADMELiveExample(t *testing.T) {
 		err := cmd.Run()
 		return stdout.String(), stderr.String(), err
 	}
+	devenv := func(args ...string) (string, string, error) {
+		cmd := exec.Command(binary(t, "topolayer-devenv"), args...)
+		cmd.Dir, cmd.Env = root, env
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		return stdout.String(), stderr.String(), err
+	}
 	down := func() {
 		if _, err := os.Stat(dir); err == nil {
-			if out, errOut, err := topolayer("devenv", "down", "--dir", dir); err != nil {
+			if out, errOut, err := devenv("down", "--dir", dir); err != nil {
 				t.Errorf("devenv down: %v\n%s%s", err, out, errOut)
 			}
 		}
 	}
 	t.Cleanup(down)
 	onInterrupt(t, down)
-	if out, errOut, err := topolayer("devenv", "up", "--dir", dir, "--config", filepath.Join("examples", "hosted.yaml")); err != nil {
+	if out, errOut, err := devenv("up", "--dir", dir, "--config", filepath.Join("examples", "hosted.yaml")); err != nil {
 		t.Fatalf("devenv up: %v\n%s%s", err, out, errOut)
 	}
 	run := func(c string) string {

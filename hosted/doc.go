@@ -4,7 +4,7 @@
 //     ownerReference to the HostedControlPlane (ResolveHostedControlPlane);
 //   - the hypershift transform profile (HyperShiftProfile): the generic opinions of
 //     HyperShift's component framework that a standalone workload needs to run in a hosted
-//     control plane, as translate.Transform values the topology puts at the end of the
+//     control plane, as transform.Transform values the topology puts at the end of the
 //     hosted stage list;
 //   - guest identity's kubeconfig writer and refresher (hosted/guestidentity);
 //   - the shadow CRDs of cluster-scoped Configuration and Management kinds (hosted/shadow)

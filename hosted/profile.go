@@ -7,13 +7,15 @@ import (
 
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/translate"
+	"github.com/topolayer/topolayer/translate/podsecurity"
+	"github.com/topolayer/topolayer/translate/transform"
 )
 
 // ProfileHyperShift names the hypershift transform profile.
 const ProfileHyperShift = "hypershift"
 
 // Profile returns the transforms of a built-in profile by name; false for an unknown one.
-func Profile(name string) ([]translate.Transform, bool) {
+func Profile(name string) ([]transform.Transform, bool) {
 	if name == ProfileHyperShift {
 		return HyperShiftProfile(), true
 	}
@@ -28,42 +30,42 @@ func ProfileNames() []string { return []string{ProfileHyperShift} }
 // standalone scheduling (nodeSelector, tolerations, affinity, priority class) and host-path
 // volumes go; the control-plane labels, tolerations, priority class and pull secret come.
 // Containment: every pod template and bare Pod is brought to Pod Security "restricted" by
-// named transforms: drop-host-path-volumes and the translate.PodSecurityEdits strip
+// named transforms: drop-host-path-volumes and the podsecurity.Edits strip
 // (Transform.Strips) what only a standalone node allows; restricted-security-context adds
 // what restricted needs. drop-owner-references removes the operator's ownerReferences from
 // every management object. The ownerReference to the HostedControlPlane is not a transform:
 // the management target adds it (apply.Options.HostedControlPlane).
-func HyperShiftProfile() []translate.Transform {
-	var out []translate.Transform
+func HyperShiftProfile() []transform.Transform {
+	var out []transform.Transform
 	for _, resource := range translate.PodBearingResources() {
 		group := translate.WorkloadGroup(resource)
 		path, _ := translate.PodTemplatePath(resource)
 		match := routing.Match{Group: &group, Resource: resource}
-		addT := func(name string, strips bool, f func(translate.Context) (kio.Filter, error)) {
-			out = append(out, translate.Transform{Name: ProfileHyperShift + "/" + name, Cluster: routing.ClusterManagement, Match: match, Filter: f, Strips: strips})
+		addT := func(name string, strips bool, f func(transform.Context) (kio.Filter, error)) {
+			out = append(out, transform.Transform{Name: ProfileHyperShift + "/" + name, Cluster: routing.ClusterManagement, Match: match, Filter: f, Strips: strips})
 		}
-		add := func(name string, f func(translate.Context) (kio.Filter, error)) { addT(name, false, f) }
+		add := func(name string, f func(transform.Context) (kio.Filter, error)) { addT(name, false, f) }
 		add("drop-standalone-scheduling", constEdit(path, map[string]any{"nodeSelector": nil, "tolerations": nil, "affinity": nil, "priorityClassName": nil}))
-		addT("drop-host-path-volumes", true, func(translate.Context) (kio.Filter, error) {
-			return translate.DropHostPathVolumes{PodTemplatePath: path}, nil
+		addT("drop-host-path-volumes", true, func(transform.Context) (kio.Filter, error) {
+			return podsecurity.DropHostPathVolumes{PodTemplatePath: path}, nil
 		})
-		for _, t := range translate.PodSecurityEdits() {
-			addT(t.Name, t.Strips, func(translate.Context) (kio.Filter, error) {
-				return translate.PodSecurityFilter{PodTemplatePath: path, Edit: t.Edit}, nil
+		for _, t := range podsecurity.Edits() {
+			addT(t.Name, t.Strips, func(transform.Context) (kio.Filter, error) {
+				return podsecurity.Filter{PodTemplatePath: path, Edit: t.Edit}, nil
 			})
 		}
-		add("control-plane-labels", func(c translate.Context) (kio.Filter, error) {
-			return translate.AddLabels{PodTemplatePath: path, Labels: map[string]string{
+		add("control-plane-labels", func(c transform.Context) (kio.Filter, error) {
+			return transform.AddLabels{PodTemplatePath: path, Labels: map[string]string{
 				LabelHostedControlPlane:    c.HCPNamespace,
 				LabelControlPlaneComponent: c.Source.Identity.Name,
 			}}, nil
 		})
 		var scheduling sync.Map // hosted control plane namespace -> its edit
-		add("control-plane-scheduling", func(c translate.Context) (kio.Filter, error) {
+		add("control-plane-scheduling", func(c transform.Context) (kio.Filter, error) {
 			if e, ok := scheduling.Load(c.HCPNamespace); ok {
 				return e.(kio.Filter), nil
 			}
-			e, err := translate.NewPodSpecEdit(path, map[string]any{
+			e, err := transform.NewPodSpecEdit(path, map[string]any{
 				"priorityClassName": PriorityClassControlPlane,
 				"tolerations": []any{
 					map[string]any{"key": TaintControlPlane, "operator": "Equal", "value": "true", "effect": "NoSchedule"},
@@ -81,14 +83,14 @@ func HyperShiftProfile() []translate.Transform {
 	// On the management cluster the operator's owners (its standalone objects) are not the
 	// owners, the management target adds the HostedControlPlane one itself, and an
 	// ownerReference to another tenant's object would tie the object's lifetime to it.
-	out = append(out, translate.Transform{Name: ProfileHyperShift + "/drop-owner-references", Cluster: routing.ClusterManagement,
-		RemovesOwnerReferences: true, Filter: func(translate.Context) (kio.Filter, error) { return translate.DropOwnerReferences{}, nil }})
+	out = append(out, transform.Transform{Name: ProfileHyperShift + "/drop-owner-references", Cluster: routing.ClusterManagement,
+		RemovesOwnerReferences: true, Filter: func(transform.Context) (kio.Filter, error) { return transform.DropOwnerReferences{}, nil }})
 	return out
 }
 
 // constEdit returns the filter of a transform that makes the same pod spec edit on every
 // object, built once.
-func constEdit(path []string, spec map[string]any) func(translate.Context) (kio.Filter, error) {
-	e, err := translate.NewPodSpecEdit(path, spec)
-	return func(translate.Context) (kio.Filter, error) { return e, err }
+func constEdit(path []string, spec map[string]any) func(transform.Context) (kio.Filter, error) {
+	e, err := transform.NewPodSpecEdit(path, spec)
+	return func(transform.Context) (kio.Filter, error) { return e, err }
 }

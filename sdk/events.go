@@ -9,12 +9,24 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
-	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/topolayer/topolayer/contract"
 )
+
+// EventRecorder records events with the events API: client-go's events.EventRecorder plus
+// AnnotatedEventf. It has the method set of controller-runtime's recorder.EventRecorder (what
+// mgr.GetEventRecorder returns since controller-runtime v0.25), so a reconciler whose field
+// has that type, or client-go's events.EventRecorder (v0.24), takes it as is. It is defined
+// here because the recorder package has no EventRecorder before v0.25, and topolayer builds
+// against both.
+type EventRecorder interface {
+	events.EventRecorder
+	// AnnotatedEventf is Eventf with annotations on the recorded event.
+	AnnotatedEventf(regarding, related runtime.Object, annotations map[string]string, eventtype, reason, action, note string, args ...any)
+}
 
 // EventSource says where a run's events go and what they are about.
 //
@@ -110,7 +122,7 @@ func (s *eventSink) emit(annotations map[string]string, eventtype, reason, actio
 // eventsRecorder is the events API recorder of controller-runtime managers.
 type eventsRecorder struct{ s *eventSink }
 
-var _ recorder.EventRecorder = eventsRecorder{}
+var _ EventRecorder = eventsRecorder{}
 
 // Eventf records an event; regarding and related are not recorded (see EventSource).
 func (r eventsRecorder) Eventf(_, _ runtime.Object, eventtype, reason, action, note string, args ...any) {

@@ -15,7 +15,6 @@ import (
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/topolayer/topolayer/contract"
 )
@@ -89,7 +88,7 @@ type Deps struct {
 	Client client.Client
 	// Recorder records events with the events API of controller-runtime managers
 	// (mgr.GetEventRecorder). Events are written as core/v1 Events, see EventSource.
-	Recorder recorder.EventRecorder
+	Recorder EventRecorder
 	// LegacyRecorder records events with the legacy API (mgr.GetEventRecorderFor).
 	LegacyRecorder record.EventRecorder
 	// Clock is fixed at the run's --now; use it instead of time.Now for deterministic output.

@@ -20,6 +20,7 @@ import (
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/translate"
+	"github.com/topolayer/topolayer/translate/transform"
 )
 
 // Topology is the placement of one configuration: which clusters there are, how standalone
@@ -400,8 +401,8 @@ func Engine(cfg *config.TopologyConfig, operator string, declared *contract.Outp
 
 // Transforms returns the transforms of the configured profiles (hosted.Profile), then the
 // configured patches, compiled.
-func Transforms(cfg *config.TopologyConfig) ([]translate.Transform, error) {
-	var out []translate.Transform
+func Transforms(cfg *config.TopologyConfig) ([]transform.Transform, error) {
+	var out []transform.Transform
 	for _, p := range cfg.Transforms.Profiles {
 		profile, ok := hosted.Profile(p)
 		if !ok {

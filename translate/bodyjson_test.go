@@ -7,7 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/translate/internal/yamlnodetest"
 )
 
 // TestBodyJSON checks that bodyJSON writes what kyaml's RNode.MarshalJSON writes, for the
@@ -43,7 +43,7 @@ func TestBodyJSON(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, gotErr := objectJSON(obj)
+			got, gotErr := yamlnodetest.ObjectJSON(obj)
 			want, wantErr := obj.MarshalJSON()
 			if tc.wantErr != "" {
 				if gotErr == nil || !strings.Contains(gotErr.Error(), tc.wantErr) {
@@ -81,29 +81,10 @@ func FuzzBodyJSON(f *testing.F) {
 		if err != nil || obj.YNode() == nil {
 			return
 		}
-		got, gotErr := objectJSON(obj)
+		got, gotErr := yamlnodetest.ObjectJSON(obj)
 		want, wantErr := obj.MarshalJSON()
 		if gotErr == nil && wantErr == nil && string(got) != string(want) {
 			t.Fatalf("input %q: kyaml %s, bodyJSON %s", in, want, got)
 		}
 	})
-}
-
-// objectJSON, the tests' oracle of an object's JSON, writes an object as JSON with the meaning kyaml's RNode.MarshalJSON gives it, in
-// time linear in the object's size. Like MarshalJSON it encodes the object to YAML first and
-// parses that again, so the tree contract.NodeJSON reads has the tags and styles the encoder
-// gave it (a flow mapping's empty value becomes "", not null, as it did through kyaml).
-func objectJSON(obj *yaml.RNode) ([]byte, error) {
-	if obj.YNode() == nil {
-		return []byte("null"), nil
-	}
-	s, err := obj.String()
-	if err != nil {
-		return nil, err
-	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal([]byte(s), &doc); err != nil {
-		return nil, err
-	}
-	return contract.NodeJSON(&doc)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/translate"
+	"github.com/topolayer/topolayer/translate/transform"
 )
 
 // TestPlanChanges checks the changes the engine records in each entry, step by step, and
@@ -19,7 +20,7 @@ import (
 func TestPlanChanges(t *testing.T) {
 	const hcp = "clusters-example"
 	group := "apps"
-	nodeSelector, err := translate.Patch{Name: "no-node-selector", Match: routing.Match{Group: &group, Resource: "deployments"},
+	nodeSelector, err := transform.Patch{Name: "no-node-selector", Match: routing.Match{Group: &group, Resource: "deployments"},
 		JSON6902: `[{"op": "remove", "path": "/spec/template/spec/nodeSelector"}, {"op": "add", "path": "/spec/template/spec/priorityClassName", "value": "p"}]`}.Transform()
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/topolayer/topolayer/translate/internal/yamlnode"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -105,7 +107,7 @@ func checkSimulatedNamespaces(p *Plan, finals []*yaml.RNode, hcp string, discove
 		objs[i] = obj
 		if path, ok := podLabelsPath(e.Source.Resource); ok && (e.Source.Resource == "pods" && e.Source.Group == "" || workloadGroups[e.Source.Resource] == e.Source.Group) {
 			set := labels.Set{}
-			if m, err := lookup(obj, path...); err == nil && m != nil {
+			if m, err := yamlnode.Lookup(obj, path...); err == nil && m != nil {
 				_ = m.VisitFields(func(n *yaml.MapNode) error {
 					set[n.Key.YNode().Value] = n.Value.YNode().Value
 					return nil
@@ -271,7 +273,7 @@ func siteSelector(site selectorSite) (labels.Selector, []string, error) {
 	} else {
 		// The selector's values as JSON holds them (a YAML 1.1 reading of its text would make
 		// "on" or "no" booleans).
-		m, ok := nodeValue(v.Value.YNode()).(map[string]any)
+		m, ok := yamlnode.Value(v.Value.YNode()).(map[string]any)
 		if !ok {
 			return nil, nil, fmt.Errorf("a selector is a mapping, not %s", v.Value.YNode().ShortTag())
 		}

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/topolayer/topolayer/translate/internal/yamlnode"
+
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -82,7 +84,7 @@ func claimSpecs(obj *yaml.RNode, resource string) map[string]*yaml.RNode {
 				// A named element (a volume) is keyed by its name: a transform may drop the
 				// elements before it (host-path volumes).
 				key := fmt.Sprintf("%s[%d]", at, i)
-				if name := fieldString(e, "name"); name != "" {
+				if name := yamlnode.FieldString(e, "name"); name != "" {
 					key = fmt.Sprintf("%s[name=%s]", at, name)
 				}
 				walk(e, path[1:], key)
@@ -135,8 +137,8 @@ func (e Engine) checkVolumeDataSources(w *work) {
 // dataSourceProblem returns why a claim's data source ref (as the operator wrote it) may not
 // land on the management cluster, given the claim spec as it lands; "" when it may.
 func (e Engine) dataSourceProblem(src contract.Identity, ref, landed *yaml.RNode) string {
-	kind, name, ns := fieldString(ref, "kind"), fieldString(ref, "name"), fieldString(ref, "namespace")
-	gk := schema.GroupKind{Group: fieldString(ref, "apiGroup"), Kind: kind}
+	kind, name, ns := yamlnode.FieldString(ref, "kind"), yamlnode.FieldString(ref, "name"), yamlnode.FieldString(ref, "namespace")
+	gk := schema.GroupKind{Group: yamlnode.FieldString(ref, "apiGroup"), Kind: kind}
 	if ns != "" && ns != src.Namespace {
 		return fmt.Sprintf("clones from namespace %s, outside the claim's own (%s): on the management cluster that would reach another simulated namespace or the hosted control plane's own volumes", ns, src.Namespace)
 	}
@@ -151,8 +153,8 @@ func (e Engine) dataSourceProblem(src contract.Identity, ref, landed *yaml.RNode
 	var got string
 	if landed != nil {
 		for _, f := range []string{"dataSource", "dataSourceRef"} {
-			if r := landed.Field(f); r != nil && fieldString(r.Value, "kind") == kind {
-				if got = fieldString(r.Value, "name"); got != "" {
+			if r := landed.Field(f); r != nil && yamlnode.FieldString(r.Value, "kind") == kind {
+				if got = yamlnode.FieldString(r.Value, "name"); got != "" {
 					break
 				}
 			}

@@ -5,7 +5,7 @@ import (
 
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/hack/bench/synth"
+	"github.com/topolayer/topolayer/contract/contracttest/synth"
 	"github.com/topolayer/topolayer/topology"
 	"github.com/topolayer/topolayer/translate"
 )

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/topolayer/topolayer/translate/internal/yamlnode"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -225,7 +227,7 @@ func (e Engine) guestRBAC(works []*work, isGuest func(saKey, contract.Class) boo
 		if ref == nil {
 			return roleKey{}, false
 		}
-		kind, name := fieldString(ref.Value, "kind"), fieldString(ref.Value, "name")
+		kind, name := yamlnode.FieldString(ref.Value, "kind"), yamlnode.FieldString(ref.Value, "name")
 		if kind == "ClusterRole" {
 			return roleKey{kind, "", name}, true
 		}
@@ -288,10 +290,10 @@ func (e Engine) guestRBAC(works []*work, isGuest func(saKey, contract.Class) boo
 func serviceAccountSubjects(obj *yaml.RNode, ns string) []saKey {
 	var out []saKey
 	for _, s := range bindingSubjects(obj) {
-		if fieldString(s, "kind") != "ServiceAccount" {
+		if yamlnode.FieldString(s, "kind") != "ServiceAccount" {
 			continue
 		}
-		k := saKey{fieldString(s, "namespace"), fieldString(s, "name")}
+		k := saKey{yamlnode.FieldString(s, "namespace"), yamlnode.FieldString(s, "name")}
 		if k.namespace == "" {
 			k.namespace = ns
 		}
@@ -346,12 +348,12 @@ func (e Engine) serviceAccountWork(w, own *work, k saKey, cluster, why string) *
 	var obj *yaml.RNode
 	var bare map[string]any
 	if own != nil && own.src != nil {
-		from, obj = own, yaml.NewRNode(copyTree(own.tree().YNode()))
+		from, obj = own, yaml.NewRNode(yamlnode.CopyTree(own.tree().YNode()))
 		id.Version = own.entry.Source.Version
 	} else {
 		// The tree a parse of the object's YAML gives, as the engine builds trees (keys in order).
 		bare = map[string]any{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": map[string]any{"name": k.name, "namespace": k.namespace}}
-		obj = treeOf(bare)
+		obj = yamlnode.TreeOf(bare)
 	}
 	class := contract.ClassUserWorkload
 	if cluster == routing.ClusterManagement {
@@ -373,7 +375,7 @@ func (e Engine) serviceAccountWork(w, own *work, k saKey, cluster, why string) *
 	}}
 	if bare != nil {
 		sw.src = &unstructured.Unstructured{Object: bare} // unstructuredOf's result for an object of strings
-	} else if sw.src = unstructuredOf(obj); sw.src == nil {
+	} else if sw.src = yamlnode.Unstructured(obj); sw.src == nil {
 		return sw.reject(RuleBody, "the service account is not an object")
 	}
 	// The source mutation carries its object; its body is written from it if anyone asks
@@ -437,14 +439,14 @@ func (f GuestKubeconfig) Filter(objs []*yaml.RNode) ([]*yaml.RNode, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: pod spec: %w", RuleGuestIdentity, err)
 		}
-		if err := setString(spec, falseNode().YNode(), "automountServiceAccountToken"); err != nil {
+		if err := yamlnode.SetString(spec, falseNode().YNode(), "automountServiceAccountToken"); err != nil {
 			return nil, err
 		}
-		if err := setString(spec, yaml.NewStringRNode(f.ServiceAccountName).YNode(), "serviceAccountName"); err != nil {
+		if err := yamlnode.SetString(spec, yaml.NewStringRNode(f.ServiceAccountName).YNode(), "serviceAccountName"); err != nil {
 			return nil, err
 		}
 		if spec.Field("serviceAccount") != nil {
-			if err := setString(spec, yaml.NewStringRNode(f.ServiceAccountName).YNode(), "serviceAccount"); err != nil {
+			if err := yamlnode.SetString(spec, yaml.NewStringRNode(f.ServiceAccountName).YNode(), "serviceAccount"); err != nil {
 				return nil, err
 			}
 		}
@@ -453,7 +455,7 @@ func (f GuestKubeconfig) Filter(objs []*yaml.RNode) ([]*yaml.RNode, error) {
 			return nil, err
 		}
 		volume, mount, env := items[0].Copy(), items[1], items[2]
-		if secretName, _ := lookup(volume, "secret", "secretName"); utf8.ValidString(f.SecretName) {
+		if secretName, _ := yamlnode.Lookup(volume, "secret", "secretName"); utf8.ValidString(f.SecretName) {
 			// What the parse of the name quoted as Go quotes it gives, for a valid UTF-8 name.
 			secretName.YNode().Value = f.SecretName
 		} else if volume, err = parseGuestKubeconfigVolume(f.SecretName); err != nil {
@@ -510,13 +512,13 @@ func upsertNamed(n *yaml.RNode, field string, item *yaml.RNode) error {
 	if err != nil {
 		return fmt.Errorf("%s: %s: %w", RuleGuestIdentity, field, err)
 	}
-	name := fieldString(item, "name")
+	name := yamlnode.FieldString(item, "name")
 	elems, err := list.Elements()
 	if err != nil {
 		return fmt.Errorf("%s: %s: %w", RuleGuestIdentity, field, err)
 	}
 	for i, e := range elems {
-		if fieldString(e, "name") == name {
+		if yamlnode.FieldString(e, "name") == name {
 			list.YNode().Content[i] = item.YNode()
 			return nil
 		}

@@ -2,12 +2,10 @@ package translate
 
 import (
 	"fmt"
-	"slices"
-	"strings"
 
-	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	"github.com/topolayer/topolayer/translate/transform"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/topolayer/topolayer/routing"
 )
@@ -28,103 +26,6 @@ const (
 	// adds the HostedControlPlane's own at apply time.
 	RuleOwnerReferences = "policy/owner-references"
 )
-
-// identityFields are the JSON pointers of the fields that make an object's identity and
-// ownership.
-var identityFields = []string{"/apiVersion", "/kind", "/metadata/name", "/metadata/namespace", "/metadata/generateName", "/metadata/ownerReferences"}
-
-// identityField returns the identity field a change at pointer touches ("" for none): the
-// field itself, a part of it, or a whole that holds it (the object, metadata).
-func identityField(pointer string) string {
-	for _, f := range identityFields {
-		if pointer == f || under(pointer, f) || under(f, pointer) || pointer == "" {
-			return f
-		}
-	}
-	return ""
-}
-
-// under reports whether the JSON pointer p is below the pointer above (p has above+"/" as a
-// prefix).
-func under(p, above string) bool {
-	return len(p) > len(above) && p[len(above)] == '/' && strings.HasPrefix(p, above)
-}
-
-// dotted prints a JSON pointer as a field path: "/metadata/name" as "metadata.name".
-func dotted(pointer string) string {
-	if pointer == "" {
-		return "(the whole object)"
-	}
-	return strings.Join(PointerSegments(pointer), ".")
-}
-
-// IdentityFields returns the identity fields (apiVersion, kind, metadata.name,
-// metadata.namespace, metadata.generateName, metadata.ownerReferences) the patch would set or
-// remove, as field paths, in the order found. A strategic-merge patch touches those it names,
-// or all of them with a $patch directive at the top or in metadata, or a metadata that is not
-// a mapping; a JSON 6902 operation those its path (and, for move, its from) is in or above.
-func (p Patch) IdentityFields() ([]string, error) {
-	var out []string
-	add := func(pointer string) {
-		if f := identityField(pointer); f != "" && !slices.Contains(out, dotted(f)) {
-			out = append(out, dotted(f))
-		}
-	}
-	switch {
-	case p.StrategicMerge != "":
-		var patch map[string]any
-		if err := sigsyaml.Unmarshal([]byte(p.StrategicMerge), &patch); err != nil {
-			return nil, fmt.Errorf("strategicMerge: %w", err)
-		}
-		if _, ok := patch["$patch"]; ok {
-			add("")
-		}
-		for _, k := range []string{"apiVersion", "kind"} {
-			if _, ok := patch[k]; ok {
-				add("/" + k)
-			}
-		}
-		if meta, ok := patch["metadata"]; ok {
-			m, isMap := meta.(map[string]any)
-			if !isMap {
-				add("/metadata")
-			}
-			if _, ok := m["$patch"]; ok {
-				add("/metadata")
-			}
-			for _, k := range []string{"name", "namespace", "generateName", "ownerReferences"} {
-				if _, ok := m[k]; ok {
-					add("/metadata/" + k)
-				}
-			}
-		}
-	case p.JSON6902 != "":
-		js, err := sigsyaml.YAMLToJSON([]byte(p.JSON6902))
-		if err != nil {
-			return nil, fmt.Errorf("json6902: %w", err)
-		}
-		ops, err := jsonpatch.DecodePatch(js)
-		if err != nil {
-			return nil, fmt.Errorf("json6902: %w", err)
-		}
-		for i, op := range ops {
-			if op.Kind() == "test" {
-				continue
-			}
-			path, err := op.Path()
-			if err != nil {
-				return nil, fmt.Errorf("json6902[%d].path: %w", i, err)
-			}
-			add(path)
-			if op.Kind() == "move" {
-				if from, err := op.From(); err == nil {
-					add(from)
-				}
-			}
-		}
-	}
-	return out, nil
-}
 
 // removesOwnerReferences reports whether the transform named by may remove ownerReferences
 // (Transform.RemovesOwnerReferences).
@@ -148,7 +49,7 @@ func (e Engine) checkIdentityFields(w *work) {
 		if c.Kind != ChangeTransformed {
 			continue
 		}
-		f := identityField(c.Path)
+		f := transform.IdentityField(c.Path)
 		if f == "" {
 			continue
 		}
@@ -156,7 +57,7 @@ func (e Engine) checkIdentityFields(w *work) {
 			continue
 		}
 		w.reject(RuleIdentityFields, fmt.Sprintf("%s: %s: transform %s changes it (%s), and the plan states the target from the identity the engine gave the object: a transform may not change what or whose an object is",
-			w.entry.Source, dotted(f), c.By, dotted(c.Path)))
+			w.entry.Source, transform.Dotted(f), c.By, transform.Dotted(c.Path)))
 		return
 	}
 	if o := w.entry.Object; o != nil && w.entry.Target.Cluster == routing.ClusterManagement {

@@ -10,6 +10,7 @@ import (
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/translate"
+	"github.com/topolayer/topolayer/translate/transform"
 )
 
 // planAlone plans m alone with engine and returns its entry. With a wantRule, the entry
@@ -34,19 +35,19 @@ func planAlone(t *testing.T, engine translate.Engine, m contract.Mutation, wantR
 func TestPatchIdentityFields(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		patch translate.Patch
+		patch transform.Patch
 		want  []string
 	}{
-		{"labels only", translate.Patch{StrategicMerge: "metadata: {labels: {a: b}}\nspec: {replicas: 1}\n"}, nil},
-		{"a rename", translate.Patch{StrategicMerge: "metadata: {name: control-plane-operator}\n"}, []string{"metadata.name"}},
-		{"kind and apiVersion", translate.Patch{StrategicMerge: "apiVersion: v1\nkind: Secret\n"}, []string{"apiVersion", "kind"}},
-		{"owners and namespace", translate.Patch{StrategicMerge: "metadata: {namespace: kube-system, ownerReferences: []}\n"}, []string{"metadata.namespace", "metadata.ownerReferences"}},
-		{"a $patch directive in metadata", translate.Patch{StrategicMerge: "metadata: {$patch: replace, labels: {a: b}}\n"}, []string{"metadata.name"}},
-		{"json6902: rename", translate.Patch{JSON6902: "[{op: replace, path: /metadata/name, value: x}]"}, []string{"metadata.name"}},
-		{"json6902: an owner appended", translate.Patch{JSON6902: "[{op: add, path: /metadata/ownerReferences/-, value: {}}]"}, []string{"metadata.ownerReferences"}},
-		{"json6902: metadata replaced", translate.Patch{JSON6902: "[{op: replace, path: /metadata, value: {}}]"}, []string{"metadata.name"}},
-		{"json6902: move from the name", translate.Patch{JSON6902: "[{op: move, from: /metadata/name, path: /data/name}]"}, []string{"metadata.name"}},
-		{"json6902: a test reads only", translate.Patch{JSON6902: "[{op: test, path: /metadata/name, value: x}, {op: add, path: /data/a, value: b}]"}, nil},
+		{"labels only", transform.Patch{StrategicMerge: "metadata: {labels: {a: b}}\nspec: {replicas: 1}\n"}, nil},
+		{"a rename", transform.Patch{StrategicMerge: "metadata: {name: control-plane-operator}\n"}, []string{"metadata.name"}},
+		{"kind and apiVersion", transform.Patch{StrategicMerge: "apiVersion: v1\nkind: Secret\n"}, []string{"apiVersion", "kind"}},
+		{"owners and namespace", transform.Patch{StrategicMerge: "metadata: {namespace: kube-system, ownerReferences: []}\n"}, []string{"metadata.namespace", "metadata.ownerReferences"}},
+		{"a $patch directive in metadata", transform.Patch{StrategicMerge: "metadata: {$patch: replace, labels: {a: b}}\n"}, []string{"metadata.name"}},
+		{"json6902: rename", transform.Patch{JSON6902: "[{op: replace, path: /metadata/name, value: x}]"}, []string{"metadata.name"}},
+		{"json6902: an owner appended", transform.Patch{JSON6902: "[{op: add, path: /metadata/ownerReferences/-, value: {}}]"}, []string{"metadata.ownerReferences"}},
+		{"json6902: metadata replaced", transform.Patch{JSON6902: "[{op: replace, path: /metadata, value: {}}]"}, []string{"metadata.name"}},
+		{"json6902: move from the name", transform.Patch{JSON6902: "[{op: move, from: /metadata/name, path: /data/name}]"}, []string{"metadata.name"}},
+		{"json6902: a test reads only", transform.Patch{JSON6902: "[{op: test, path: /metadata/name, value: x}, {op: add, path: /data/a, value: b}]"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := tc.patch.IdentityFields()
@@ -73,7 +74,7 @@ func TestIdentityFieldsInPlans(t *testing.T) {
 		m.Class = class
 		return m
 	}
-	patch := func(p translate.Patch) []translate.Transform {
+	patch := func(p transform.Patch) []transform.Transform {
 		p.Name = "config-patch"
 		p.Match = routing.Match{Resource: "configmaps"}
 		tr, err := p.Transform()
@@ -82,7 +83,7 @@ func TestIdentityFieldsInPlans(t *testing.T) {
 		}
 		return append(hosted.HyperShiftProfile(), tr)
 	}
-	engine := func(transforms []translate.Transform) translate.Engine {
+	engine := func(transforms []transform.Transform) translate.Engine {
 		return translate.Engine{
 			Topology: translate.TopologyHosted, Operator: "op",
 			Router: &routing.Table{Rules: routing.HostedDefaults(routing.ConvertClusterRBAC)},
@@ -100,13 +101,13 @@ func TestIdentityFieldsInPlans(t *testing.T) {
 		{"management: stripped by the profile", engine(hosted.HyperShiftProfile()), owned(contract.ClassManagement), "", "", false},
 		{"management without the profile: refused", engine(nil), owned(contract.ClassManagement), translate.RuleOwnerReferences, "metadata.ownerReferences", false},
 		{"guest: the operator's own cluster keeps its owners", engine(hosted.HyperShiftProfile()), owned(contract.ClassUserWorkload), "", "", true},
-		{"a patch that renames", engine(patch(translate.Patch{StrategicMerge: "metadata: {name: control-plane-operator}\n"})), owned(contract.ClassManagement),
+		{"a patch that renames", engine(patch(transform.Patch{StrategicMerge: "metadata: {name: control-plane-operator}\n"})), owned(contract.ClassManagement),
 			translate.RuleIdentityFields, "metadata.name: transform config-patch changes it", false},
-		{"a patch that moves", engine(patch(translate.Patch{JSON6902: "[{op: replace, path: /metadata/namespace, value: kube-system}]"})), owned(contract.ClassUserWorkload),
+		{"a patch that moves", engine(patch(transform.Patch{JSON6902: "[{op: replace, path: /metadata/namespace, value: kube-system}]"})), owned(contract.ClassUserWorkload),
 			translate.RuleIdentityFields, "metadata.namespace: transform config-patch", false},
-		{"a patch that adds owners after the profile", engine(patch(translate.Patch{JSON6902: "[{op: add, path: /metadata/ownerReferences, value: [{apiVersion: v1, kind: Namespace, name: x, uid: y}]}]"})), owned(contract.ClassManagement),
+		{"a patch that adds owners after the profile", engine(patch(transform.Patch{JSON6902: "[{op: add, path: /metadata/ownerReferences, value: [{apiVersion: v1, kind: Namespace, name: x, uid: y}]}]"})), owned(contract.ClassManagement),
 			translate.RuleIdentityFields, "metadata.ownerReferences: transform config-patch", false},
-		{"a patch of the kind", engine(patch(translate.Patch{StrategicMerge: "kind: Secret\n"})), owned(contract.ClassUserWorkload),
+		{"a patch of the kind", engine(patch(transform.Patch{StrategicMerge: "kind: Secret\n"})), owned(contract.ClassUserWorkload),
 			translate.RuleIdentityFields, "kind: transform config-patch", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/topolayer/topolayer/translate/internal/yamlnode"
+
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -153,12 +155,12 @@ func (inv Inverse) involvedObject(obj *yaml.RNode, r *inverseRenamer) error {
 		if ref == nil || ref.Value == nil || ref.Value.YNode().Kind != yaml.MappingNode {
 			continue
 		}
-		apiVersion := fieldString(ref.Value, "apiVersion")
+		apiVersion := yamlnode.FieldString(ref.Value, "apiVersion")
 		gv, _ := schema.ParseGroupVersion(apiVersion)
 		if apiVersion == "" {
-			gv.Group, _ = inv.Discovery.GroupForKind(fieldString(ref.Value, "kind"))
+			gv.Group, _ = inv.Discovery.GroupForKind(yamlnode.FieldString(ref.Value, "kind"))
 		}
-		kind, name, ns := fieldString(ref.Value, "kind"), fieldString(ref.Value, "name"), fieldString(ref.Value, "namespace")
+		kind, name, ns := yamlnode.FieldString(ref.Value, "kind"), yamlnode.FieldString(ref.Value, "name"), yamlnode.FieldString(ref.Value, "namespace")
 		if kind == "" || name == "" {
 			continue
 		}

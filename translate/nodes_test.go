@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/topolayer/topolayer/translate/internal/yamlnode"
+	"github.com/topolayer/topolayer/translate/internal/yamlnodetest"
+
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
 )
@@ -22,7 +25,7 @@ func TestPlainString(t *testing.T) {
 	}
 	for _, v := range values {
 		nonString := yaml.IsValueNonString(v)
-		if plainString(v) && nonString {
+		if yamlnode.PlainString(v) && nonString {
 			t.Errorf("plainString(%q) but YAML 1.1 reads it as another type", v)
 		}
 		if got := nonStringNode(v); got != nonString {
@@ -31,7 +34,9 @@ func TestPlainString(t *testing.T) {
 	}
 }
 
-func nonStringNode(v string) bool { return nonString(&yaml.Node{Kind: yaml.ScalarNode, Value: v}) }
+func nonStringNode(v string) bool {
+	return yamlnode.NonString(&yaml.Node{Kind: yaml.ScalarNode, Value: v})
+}
 
 // TestSetHelpersMatchKyaml: setString, setMetadataString, lookupCreate and lookup give what
 // kyaml's SetMapField, SetAnnotation, SetLabel, LookupCreate and Lookup give, on objects of
@@ -57,8 +62,8 @@ func TestSetHelpersMatchKyaml(t *testing.T) {
 	for _, src := range objects {
 		for _, field := range []string{"annotations", "labels"} {
 			obj := yaml.MustParse(src)
-			got, gotOK := metadataString(obj, field, "k")
-			want, wantOK := fieldOf(obj, "metadata", field, "k")
+			got, gotOK := yamlnode.MetadataString(obj, field, "k")
+			want, wantOK := yamlnode.StringAt(obj, "metadata", field, "k")
 			if got != want || gotOK != wantOK {
 				t.Errorf("%q: metadataString %s: %q %v, fieldOf %q %v", src, field, got, gotOK, want, wantOK)
 			}
@@ -71,13 +76,13 @@ func TestSetHelpersMatchKyaml(t *testing.T) {
 			}{
 				{"annotation", func(o *yaml.RNode) error { return o.PipeE(yaml.SetAnnotation("k", v)) },
 					func(o *yaml.RNode) error {
-						return setMetadataString(o, "annotations", "k", v)
+						return yamlnode.SetMetadataString(o, "annotations", "k", v)
 					}},
 				{"label", func(o *yaml.RNode) error { return o.PipeE(yaml.SetLabel("k", v)) },
-					func(o *yaml.RNode) error { return setMetadataString(o, "labels", "k", v) }},
+					func(o *yaml.RNode) error { return yamlnode.SetMetadataString(o, "labels", "k", v) }},
 				{"name", func(o *yaml.RNode) error { return o.SetName(v) },
 					func(o *yaml.RNode) error {
-						return setString(o, &yaml.Node{Kind: yaml.ScalarNode, Value: v}, "metadata", "name")
+						return yamlnode.SetString(o, &yaml.Node{Kind: yaml.ScalarNode, Value: v}, "metadata", "name")
 					}},
 				{"generateName", func(o *yaml.RNode) error {
 					meta, err := o.Pipe(yaml.LookupCreate(yaml.MappingNode, "metadata"))
@@ -86,7 +91,7 @@ func TestSetHelpersMatchKyaml(t *testing.T) {
 					}
 					return meta.PipeE(yaml.SetField("generateName", yaml.NewStringRNode(v)))
 				}, func(o *yaml.RNode) error {
-					return setString(o, yaml.NewStringRNode(v).YNode(), "metadata", "generateName")
+					return yamlnode.SetString(o, yaml.NewStringRNode(v).YNode(), "metadata", "generateName")
 				}},
 				{"template label", func(o *yaml.RNode) error {
 					labels, err := o.Pipe(yaml.LookupCreate(yaml.MappingNode, "spec", "template", "metadata", "labels"))
@@ -95,12 +100,12 @@ func TestSetHelpersMatchKyaml(t *testing.T) {
 					}
 					return labels.PipeE(yaml.SetField("k", yaml.NewStringRNode(v)))
 				}, func(o *yaml.RNode) error {
-					return setString(o, yaml.NewStringRNode(v).YNode(), "spec", "template", "metadata", "labels", "k")
+					return yamlnode.SetString(o, yaml.NewStringRNode(v).YNode(), "spec", "template", "metadata", "labels", "k")
 				}},
 				{"apiVersion", func(o *yaml.RNode) error { return o.PipeE(yaml.SetField("apiVersion", yaml.NewStringRNode(v))) },
-					func(o *yaml.RNode) error { return setString(o, yaml.NewStringRNode(v).YNode(), "apiVersion") }},
+					func(o *yaml.RNode) error { return yamlnode.SetString(o, yaml.NewStringRNode(v).YNode(), "apiVersion") }},
 				{"new field", func(o *yaml.RNode) error { return o.PipeE(yaml.SetField("new", yaml.NewStringRNode(v))) },
-					func(o *yaml.RNode) error { return setString(o, yaml.NewStringRNode(v).YNode(), "new") }},
+					func(o *yaml.RNode) error { return yamlnode.SetString(o, yaml.NewStringRNode(v).YNode(), "new") }},
 			} {
 				t.Run(fmt.Sprintf("%s/%q/%q", c.name, src, v), func(t *testing.T) {
 					want, got := yaml.MustParse(src), yaml.MustParse(src)
@@ -108,7 +113,7 @@ func TestSetHelpersMatchKyaml(t *testing.T) {
 					if (wantErr != nil) != (gotErr != nil) {
 						t.Fatalf("error %v, kyaml's %v", gotErr, wantErr)
 					}
-					if d := nodeDiffExact(want.YNode(), got.YNode(), ""); d != "" {
+					if d := yamlnodetest.NodeDiffExact(want.YNode(), got.YNode(), ""); d != "" {
 						t.Errorf("%s\ngot:\n%s\nkyaml:\n%s", d, got.MustString(), want.MustString())
 					}
 				})
@@ -117,18 +122,18 @@ func TestSetHelpersMatchKyaml(t *testing.T) {
 		for _, path := range [][]string{{"metadata"}, {"metadata", "labels"}, {"spec", "template", "metadata"}, {"metadata", "labels", "0"}, {}} {
 			want, got := yaml.MustParse(src), yaml.MustParse(src)
 			_, wantErr := want.Pipe(yaml.LookupCreate(yaml.MappingNode, path...))
-			_, gotErr := lookupCreate(got, path...)
+			_, gotErr := yamlnode.LookupCreate(got, path...)
 			if (wantErr != nil) != (gotErr != nil) {
 				t.Errorf("lookupCreate(%q, %q): error %v, kyaml's %v", src, path, gotErr, wantErr)
 			}
-			if d := nodeDiffExact(want.YNode(), got.YNode(), ""); d != "" {
+			if d := yamlnodetest.NodeDiffExact(want.YNode(), got.YNode(), ""); d != "" {
 				t.Errorf("lookupCreate(%q, %q): %s", src, path, d)
 			}
 		}
 		for _, path := range [][]string{{"metadata"}, {"metadata", "name"}, {"metadata", "annotations", "k"}, {"metadata", "labels", "0"}, {"metadata", "x", "y"}, {}} {
 			o := yaml.MustParse(src)
 			want, wantErr := o.Pipe(yaml.Lookup(path...))
-			got, gotErr := lookup(o, path...)
+			got, gotErr := yamlnode.Lookup(o, path...)
 			if (wantErr != nil) != (gotErr != nil) || (want == nil) != (got == nil) || (want != nil && want.YNode() != got.YNode()) {
 				t.Errorf("lookup(%q, %q) = %v, %v; kyaml %v, %v", src, path, got, gotErr, want, wantErr)
 			}
@@ -141,19 +146,19 @@ func TestSetHelpersMatchKyaml(t *testing.T) {
 func TestBareServiceAccountTree(t *testing.T) {
 	for _, name := range []string{"sa", "a-b.c", "true", "1", "ünï", "tab\there", "line\nbreak", "q\"uote", "\u2028", "\x01"} {
 		parsed := yaml.MustParse("apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: " + strconv.Quote(name) + "\n  namespace: " + strconv.Quote(name+"-ns") + "\n")
-		built := treeOf(map[string]any{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": map[string]any{"name": name, "namespace": name + "-ns"}})
-		if d := nodeDiff(parsed.YNode(), built.YNode(), ""); d != "" {
+		built := yamlnode.TreeOf(map[string]any{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": map[string]any{"name": name, "namespace": name + "-ns"}})
+		if d := yamlnodetest.NodeDiff(parsed.YNode(), built.YNode(), ""); d != "" {
 			t.Errorf("%q: %s", name, d)
 		}
 		bare := map[string]any{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": map[string]any{"name": name, "namespace": name + "-ns"}}
-		js, err1 := objectJSON(parsed) // the body through JSON, as the contract writes one
+		js, err1 := yamlnodetest.ObjectJSON(parsed) // the body through JSON, as the contract writes one
 		want, err3 := sigsyaml.JSONToYAML(js)
 		err1 = errors.Join(err1, err3)
 		got, err2 := sigsyaml.Marshal(bare)
 		if err1 != nil || err2 != nil || string(got) != string(want) {
 			t.Errorf("%q: body %q (%v), the parse's %q (%v)", name, got, err2, want, err1)
 		}
-		if obj := unstructuredOf(parsed); obj == nil || !reflect.DeepEqual(obj.Object, bare) {
+		if obj := yamlnode.Unstructured(parsed); obj == nil || !reflect.DeepEqual(obj.Object, bare) {
 			t.Errorf("%q: object %v, the parse's %v", name, bare, obj)
 		}
 	}
@@ -172,9 +177,9 @@ func TestGuestKubeconfigVolume(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := items[0].Copy()
-		n, _ := lookup(got, "secret", "secretName")
+		n, _ := yamlnode.Lookup(got, "secret", "secretName")
 		n.YNode().Value = name
-		if d := nodeDiffExact(want.YNode(), got.YNode(), ""); d != "" {
+		if d := yamlnodetest.NodeDiffExact(want.YNode(), got.YNode(), ""); d != "" {
 			t.Errorf("%q: %s", name, d)
 		}
 	}

@@ -1,8 +1,9 @@
 package translate
 
 import (
-	"github.com/topolayer/topolayer/contract"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/topolayer/topolayer/contract"
 )
 
 // objectOf returns the unstructured form of obj, the final tree of an object the engine built

@@ -2,13 +2,11 @@ package translate
 
 import (
 	"reflect"
-	"strings"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	psaapi "k8s.io/pod-security-admission/api"
-	psapolicy "k8s.io/pod-security-admission/policy"
+	"github.com/topolayer/topolayer/translate/transform"
+
+	"github.com/topolayer/topolayer/translate/internal/yamlnode"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/kustomize/kyaml/kio"
@@ -57,55 +55,55 @@ spec:
 	}{
 		{name: "unchanged", edit: func(*yaml.Node) {}, shares: [][]string{{}}},
 		{name: "a value changed", edit: func(root *yaml.Node) {
-			mappingValue(mappingValue(root, "metadata"), "name").Value = "web-2"
+			yamlnode.MappingValue(yamlnode.MappingValue(root, "metadata"), "name").Value = "web-2"
 		}, shares: [][]string{{"spec"}, {"metadata", "labels"}}},
 		{name: "a key added last, out of order", edit: func(root *yaml.Node) {
-			labels := mappingValue(mappingValue(root, "metadata"), "labels")
-			setScalar(labels, "aaa", yaml.NewStringRNode("x").YNode())
+			labels := yamlnode.MappingValue(yamlnode.MappingValue(root, "metadata"), "labels")
+			yamlnode.SetScalar(labels, "aaa", yaml.NewStringRNode("x").YNode())
 		}, shares: [][]string{{"spec"}}},
 		{name: "a key removed", edit: func(root *yaml.Node) {
-			removeField(mappingValue(root, "spec"), "paused")
+			yamlnode.RemoveField(yamlnode.MappingValue(root, "spec"), "paused")
 		}, shares: [][]string{{"spec", "template"}, {"metadata"}}},
 		{name: "an element changed", edit: func(root *yaml.Node) {
-			c := mappingValue(mappingValue(mappingValue(mappingValue(root, "spec"), "template"), "spec"), "containers").Content[0]
-			mappingValue(c, "args").Content[1].Value = "--c"
+			c := yamlnode.MappingValue(yamlnode.MappingValue(yamlnode.MappingValue(yamlnode.MappingValue(root, "spec"), "template"), "spec"), "containers").Content[0]
+			yamlnode.MappingValue(c, "args").Content[1].Value = "--c"
 		}, shares: [][]string{{"spec", "selector"}, {"spec", "template", "metadata"}}},
 		{name: "an element added", edit: func(root *yaml.Node) {
-			vols := mappingValue(mappingValue(mappingValue(mappingValue(root, "spec"), "template"), "spec"), "volumes")
+			vols := yamlnode.MappingValue(yamlnode.MappingValue(yamlnode.MappingValue(yamlnode.MappingValue(root, "spec"), "template"), "spec"), "volumes")
 			vols.Content = append(vols.Content, yaml.MustParse("{name: v, emptyDir: {}}").YNode())
 		}, shares: [][]string{{"spec", "selector"}}},
 		{name: "untagged scalars", edit: func(root *yaml.Node) {
-			spec := mappingValue(root, "spec")
-			*mappingValue(spec, "paused") = yaml.Node{Kind: yaml.ScalarNode, Value: "true"}
-			*mappingValue(spec, "replicas") = yaml.Node{Kind: yaml.ScalarNode, Value: "3"}
-			setScalar(spec, "minReadySeconds", &yaml.Node{Kind: yaml.ScalarNode, Value: "on"})
+			spec := yamlnode.MappingValue(root, "spec")
+			*yamlnode.MappingValue(spec, "paused") = yaml.Node{Kind: yaml.ScalarNode, Value: "true"}
+			*yamlnode.MappingValue(spec, "replicas") = yaml.Node{Kind: yaml.ScalarNode, Value: "3"}
+			yamlnode.SetScalar(spec, "minReadySeconds", &yaml.Node{Kind: yaml.ScalarNode, Value: "on"})
 		}, shares: [][]string{{"spec", "template"}}},
 		{name: "the same value untagged", edit: func(root *yaml.Node) {
-			*mappingValue(mappingValue(root, "spec"), "replicas") = yaml.Node{Kind: yaml.ScalarNode, Value: "2"}
+			*yamlnode.MappingValue(yamlnode.MappingValue(root, "spec"), "replicas") = yaml.Node{Kind: yaml.ScalarNode, Value: "2"}
 		}, shares: [][]string{{}}},
 		{name: "a key written twice", edit: func(root *yaml.Node) {
-			meta := mappingValue(root, "metadata")
+			meta := yamlnode.MappingValue(root, "metadata")
 			meta.Content = append(meta.Content, yaml.NewStringRNode("name").YNode(), yaml.NewStringRNode("other").YNode())
 		}, wantErr: true},
 		{name: "a key that is not a string", edit: func(root *yaml.Node) {
-			labels := mappingValue(mappingValue(root, "metadata"), "labels")
+			labels := yamlnode.MappingValue(yamlnode.MappingValue(root, "metadata"), "labels")
 			labels.Content = append(labels.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagInt, Value: "1"}, yaml.NewStringRNode("x").YNode())
 		}, wantErr: true},
 		{name: "an alias", edit: func(root *yaml.Node) {
-			spec := mappingValue(root, "spec")
-			sel := mappingValue(spec, "selector")
+			spec := yamlnode.MappingValue(root, "spec")
+			sel := yamlnode.MappingValue(spec, "selector")
 			sel.Anchor = "sel"
-			setScalar(mappingValue(root, "metadata"), "selector", &yaml.Node{Kind: yaml.AliasNode, Value: "sel", Alias: sel})
+			yamlnode.SetScalar(yamlnode.MappingValue(root, "metadata"), "selector", &yaml.Node{Kind: yaml.AliasNode, Value: "sel", Alias: sel})
 		}},
 		{name: "a merge key", edit: func(root *yaml.Node) {
-			labels := mappingValue(mappingValue(root, "metadata"), "labels")
+			labels := yamlnode.MappingValue(yamlnode.MappingValue(root, "metadata"), "labels")
 			labels.Content = append(labels.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: "<<"}, yaml.MustParse("{tier: front}").YNode())
 		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			src := source()
-			tree := treeOf(src).YNode()
+			tree := yamlnode.TreeOf(src).YNode()
 			tc.edit(tree)
 			want, wantErr := contract.NodeObject(tree)
 			got, err := objectOf(tree, src)
@@ -161,7 +159,7 @@ func TestEventReferenceChanges(t *testing.T) {
 		"kind: Event\ninvolvedObject: [a]\n",
 	} {
 		obj := yaml.MustParse(body)
-		before := copyTree(obj.YNode())
+		before := yamlnode.CopyTree(obj.YNode())
 		got, err := rewriteEventReferences(obj, contract.DefaultDiscovery(), resolve, "hcp")
 		if err != nil {
 			t.Fatalf("%q: %v", body, err)
@@ -178,7 +176,7 @@ func TestEventReferenceChanges(t *testing.T) {
 func TestScopedFilterChanges(t *testing.T) {
 	// The scoped filters the hypershift profile (hosted.HyperShiftProfile) runs on a
 	// Deployment: drop-owner-references and its pod spec edits.
-	filters := []kio.Filter{DropOwnerReferences{}}
+	filters := []kio.Filter{transform.DropOwnerReferences{}}
 	for _, spec := range []map[string]any{
 		{"nodeSelector": nil, "tolerations": nil, "affinity": nil, "priorityClassName": nil},
 		{"priorityClassName": "hypershift-control-plane", "tolerations": []any{
@@ -187,7 +185,7 @@ func TestScopedFilterChanges(t *testing.T) {
 		}},
 		{"imagePullSecrets": []any{map[string]any{"name": "pull-secret"}}},
 	} {
-		f, err := newPodSpecEdit(podTemplatePaths["deployments"], spec)
+		f, err := transform.NewPodSpecEdit(podTemplatePaths["deployments"], spec)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -215,7 +213,7 @@ func TestScopedFilterChanges(t *testing.T) {
 	} {
 		for _, f := range filters {
 			obj := yaml.MustParse(body)
-			whole := copyTree(obj.YNode())
+			whole := yamlnode.CopyTree(obj.YNode())
 			scope, scoped := scopeOf(f, obj.YNode())
 			if !scoped {
 				continue // the engine runs the filter and diffs the whole object
@@ -225,7 +223,7 @@ func TestScopedFilterChanges(t *testing.T) {
 			if _, err := f.Filter([]*yaml.RNode{filtered}); err != nil {
 				t.Fatalf("%q: %v", body, err)
 			}
-			if !identical(obj.YNode(), filtered.YNode()) {
+			if !yamlnode.Identical(obj.YNode(), filtered.YNode()) {
 				t.Errorf("%q, %T: the edit made %s, the filter %s", body, f, obj.MustString(), filtered.MustString())
 			}
 			want := diffNodes(whole, obj.YNode(), "by", ChangeTransformed)
@@ -234,45 +232,4 @@ func TestScopedFilterChanges(t *testing.T) {
 			}
 		}
 	}
-}
-
-// TestPodSecurityUncheckedFields: Pod Security judges a pod template without the container
-// fields no check reads as it judges the whole template, and the trimming leaves the template
-// as it was.
-func TestPodSecurityUncheckedFields(t *testing.T) {
-	for _, spec := range []string{
-		"containers: [{name: c, image: i, args: [a], command: [b], env: [{name: E, value: v}], resources: {limits: {cpu: 1}}, volumeMounts: [{name: v, mountPath: /v}]}]",
-		"containers: [{name: c, image: i, securityContext: {privileged: true}, env: [{name: E}]}]",
-		"containers: [{name: c, image: i, ports: [{containerPort: 80, hostPort: 80}], envFrom: [{secretRef: {name: s}}]}]",
-		"hostNetwork: true\ncontainers: [{name: c, image: i}]",
-		"volumes: [{name: v, hostPath: {path: /}}]\ncontainers: [{name: c, image: i, volumeMounts: [{name: v, mountPath: /v}]}]",
-		"securityContext: {runAsNonRoot: true, seccompProfile: {type: RuntimeDefault}}\ncontainers: [{name: c, image: i, securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}, livenessProbe: {httpGet: {host: 10.0.0.1, port: 80}}}]",
-		"securityContext: {runAsNonRoot: true, seccompProfile: {type: RuntimeDefault}}\ncontainers: [{name: c, image: i, securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}, env: [{name: E}]}]\ninitContainers: [{name: i, image: i, command: [x], securityContext: {capabilities: {add: [NET_ADMIN]}}}]",
-		"nodeName: n\ncontainers: [{name: c, image: i, env: not-a-list}]",
-		"containers: not-a-list",
-	} {
-		obj, err := contract.ParseObject([]byte("metadata: {labels: {a: b}}\nspec:\n  " + strings.ReplaceAll(spec, "\n", "\n  ") + "\n"))
-		if err != nil {
-			t.Fatalf("%q: %v", spec, err)
-		}
-		pristine := runtime.DeepCopyJSON(obj)
-		trimmed := podSecurityReasonOf(withoutUncheckedFields(obj))
-		if whole := podSecurityReasonOf(obj); trimmed != whole && !strings.Contains(whole, "decode") {
-			t.Errorf("%q: trimmed %q, whole %q", spec, trimmed, whole)
-		}
-		if !reflect.DeepEqual(obj, pristine) {
-			t.Errorf("%q: the template changed", spec)
-		}
-	}
-}
-
-// podSecurityReasonOf is podSecurityReason of a template, converted whole.
-func podSecurityReasonOf(tmpl map[string]any) string {
-	var pt corev1.PodTemplateSpec
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(tmpl, &pt); err != nil {
-		return "decode: " + err.Error()
-	}
-	results := podSecurityEvaluator.EvaluatePod(psaapi.LevelVersion{Level: psaapi.LevelRestricted, Version: psaapi.LatestVersion()}, &pt.ObjectMeta, &pt.Spec)
-	agg := psapolicy.AggregateCheckResults(results)
-	return agg.ForbiddenDetail() + "|" + pt.Spec.NodeName
 }

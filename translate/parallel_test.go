@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/hack/bench/synth"
+	"github.com/topolayer/topolayer/contract/contracttest/synth"
 	"github.com/topolayer/topolayer/translate"
 )
 

@@ -7,6 +7,7 @@ import (
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/translate"
+	"github.com/topolayer/topolayer/translate/transform"
 )
 
 // TestPolicyAfterTransforms shows that policy checks the objects as they will be written: a
@@ -16,30 +17,30 @@ func TestPolicyAfterTransforms(t *testing.T) {
 	rbacGroup := "rbac.authorization.k8s.io"
 	within := role("openshift-sample", "sample", "- {apiGroups: [\"\"], resources: [configmaps], verbs: [get]}\n")
 	cases := map[string]struct {
-		patch     translate.Patch
+		patch     transform.Patch
 		mutations []contract.Mutation
 		rejected  map[string]string // source name -> part of the reason
 	}{
 		"a strategic-merge patch that adds a rule beyond the ceiling": {
-			patch: translate.Patch{Name: "widen", Match: routing.Match{Group: &rbacGroup, Resource: "roles"},
+			patch: transform.Patch{Name: "widen", Match: routing.Match{Group: &rbacGroup, Resource: "roles"},
 				StrategicMerge: "rules:\n- {apiGroups: [\"\"], resources: [configmaps], verbs: [get]}\n- {apiGroups: [\"\"], resources: [pods], verbs: [delete]}\n"},
 			mutations: []contract.Mutation{within},
 			rejected:  map[string]string{"sample": "rules[1]: grants delete pods, beyond the operator's RBAC ceiling"},
 		},
 		"a JSON patch that makes a verb a wildcard": {
-			patch: translate.Patch{Name: "wildcard", Match: routing.Match{Resource: "roles"},
+			patch: transform.Patch{Name: "wildcard", Match: routing.Match{Resource: "roles"},
 				JSON6902: `[{"op": "replace", "path": "/rules/0/verbs", "value": ["*"]}]`},
 			mutations: []contract.Mutation{within},
 			rejected:  map[string]string{"sample": "rules[0]: grants '*' in verbs"},
 		},
 		"a patch that rebinds to cluster-admin": {
-			patch: translate.Patch{Name: "rebind", Match: routing.Match{Resource: "rolebindings"},
+			patch: transform.Patch{Name: "rebind", Match: routing.Match{Resource: "rolebindings"},
 				JSON6902: `[{"op": "replace", "path": "/roleRef", "value": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"}}]`},
 			mutations: []contract.Mutation{within, roleBinding("openshift-sample", "binding", "Role", "sample")},
 			rejected:  map[string]string{"binding": "binds ClusterRole cluster-admin, which grants everything"},
 		},
 		"a patch within the ceiling": {
-			patch: translate.Patch{Name: "narrow", Match: routing.Match{Resource: "roles"},
+			patch: transform.Patch{Name: "narrow", Match: routing.Match{Resource: "roles"},
 				StrategicMerge: "metadata: {labels: {a: b}}\n"},
 			mutations: []contract.Mutation{within, roleBinding("openshift-sample", "binding", "Role", "sample")},
 		},

@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
+
+	"github.com/topolayer/topolayer/translate/internal/yamlnode"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -107,7 +108,7 @@ func RewriteReferences(obj *yaml.RNode, r Renamer) (changed, dangling []string, 
 		return nil, nil, nil
 	}
 	if k := obj.YNode().Kind; k != yaml.MappingNode {
-		return nil, nil, fmt.Errorf("rewrite references: expected an object, found a YAML %s", refKindName(k))
+		return nil, nil, fmt.Errorf("rewrite references: expected an object, found a YAML %s", yamlnode.KindName(k))
 	}
 	rfs := nameReferrers[obj.GetKind()]
 	if len(rfs) == 0 {
@@ -248,10 +249,10 @@ func fieldSpecTargets(n *yaml.Node, path []string, out []*yaml.Node) ([]*yaml.No
 		}
 		return out, true
 	case yaml.MappingNode:
-		if !plainKey(path[0]) || strings.HasSuffix(path[0], "[]") {
+		if !yamlnode.PlainKey(path[0]) || strings.HasSuffix(path[0], "[]") {
 			return nil, false
 		}
-		return fieldSpecTargets(mappingValue(n, path[0]), path[1:], out)
+		return fieldSpecTargets(yamlnode.MappingValue(n, path[0]), path[1:], out)
 	case yaml.AliasNode:
 		return fieldSpecTargets(n.Alias, path, out)
 	}
@@ -274,21 +275,21 @@ func (c *refCollector) visit(rf nameReferrer, n *yaml.RNode) error {
 	if rf.topLevel {
 		return c.value(rf, c.obj.YNode(), n.YNode())
 	}
-	parent := refDeref(n.YNode())
+	parent := yamlnode.RefDeref(n.YNode())
 	switch {
-	case refIsNull(parent):
+	case yamlnode.IsNull(parent):
 		return nil
 	case parent.Kind == yaml.MappingNode:
-		return c.value(rf, parent, refLookup(parent, rf.field))
+		return c.value(rf, parent, yamlnode.RefLookup(parent, rf.field))
 	case parent.Kind == yaml.SequenceNode:
 		for _, e := range parent.Content {
-			if e = refDeref(e); refIsNull(e) {
+			if e = yamlnode.RefDeref(e); yamlnode.IsNull(e) {
 				continue
 			}
 			if e.Kind != yaml.MappingNode {
 				return errors.New("expected a mapping or a list of mappings above the field")
 			}
-			if err := c.value(rf, e, refLookup(e, rf.field)); err != nil {
+			if err := c.value(rf, e, yamlnode.RefLookup(e, rf.field)); err != nil {
 				return err
 			}
 		}
@@ -300,8 +301,8 @@ func (c *refCollector) visit(rf nameReferrer, n *yaml.RNode) error {
 
 // value records the references that v, the referring field of parent, holds.
 func (c *refCollector) value(rf nameReferrer, parent, v *yaml.Node) error {
-	v = refDeref(v)
-	if refIsNull(v) {
+	v = yamlnode.RefDeref(v)
+	if yamlnode.IsNull(v) {
 		return nil
 	}
 	row := &referenceTable[rf.to]
@@ -315,8 +316,8 @@ func (c *refCollector) value(rf nameReferrer, parent, v *yaml.Node) error {
 		c.object(rf, v)
 	case yaml.SequenceNode:
 		for _, e := range v.Content {
-			switch e = refDeref(e); {
-			case refIsNull(e):
+			switch e = yamlnode.RefDeref(e); {
+			case yamlnode.IsNull(e):
 			case e.Kind == yaml.ScalarNode:
 				c.add(rf, e, nil, nil, e)
 			case e.Kind == yaml.MappingNode:
@@ -335,31 +336,31 @@ func (c *refCollector) value(rf nameReferrer, parent, v *yaml.Node) error {
 // it refers to rf's referenced kind.
 func (c *refCollector) object(rf nameReferrer, m *yaml.Node) {
 	row := &referenceTable[rf.to]
-	name := refScalar(refLookup(m, "name"))
+	name := yamlnode.RefScalar(yamlnode.RefLookup(m, "name"))
 	if name == nil {
 		return
 	}
-	kind := refScalar(refLookup(m, "kind"))
+	kind := yamlnode.RefScalar(yamlnode.RefLookup(m, "kind"))
 	if kind != nil && kind.Value != row.Kind.Kind {
 		return
 	}
-	if g := refScalar(refLookup(m, "apiGroup")); g != nil && g.Value != row.Kind.Group {
+	if g := yamlnode.RefScalar(yamlnode.RefLookup(m, "apiGroup")); g != nil && g.Value != row.Kind.Group {
 		return
 	}
-	if v := refScalar(refLookup(m, "apiVersion")); v != nil {
+	if v := yamlnode.RefScalar(yamlnode.RefLookup(m, "apiVersion")); v != nil {
 		if g, _ := resid.ParseGroupVersion(v.Value); g != row.Kind.Group {
 			return
 		}
 	}
 	var ns *yaml.Node
 	if !row.ClusterScoped {
-		ns = refScalar(refLookup(m, "namespace"))
+		ns = yamlnode.RefScalar(yamlnode.RefLookup(m, "namespace"))
 	}
 	c.add(rf, name, ns, kind, m)
 }
 
 func (c *refCollector) add(rf nameReferrer, name, ns, kind, at *yaml.Node) {
-	if name.Kind != yaml.ScalarNode || refIsNull(name) || name.Value == "" {
+	if name.Kind != yaml.ScalarNode || yamlnode.IsNull(name) || name.Value == "" {
 		return
 	}
 	if r, ok := c.index[name]; ok {
@@ -382,7 +383,7 @@ func (c *refCollector) locate() {
 	// references (most objects have one to four) a scan from the end.
 	var want map[*yaml.Node]*nameRef
 	left := 0
-	if len(c.refs) > smallMapping {
+	if len(c.refs) > yamlnode.SmallMapping {
 		want = make(map[*yaml.Node]*nameRef, len(c.refs))
 		for _, r := range c.refs {
 			want[r.at] = r
@@ -512,12 +513,12 @@ func (r *nameRef) apply(renamed Renamed) (string, bool) {
 	if oldName == newName && oldNs == newNs && oldKind == newKind {
 		return "", false
 	}
-	refSetString(r.name, newName)
+	yamlnode.RefSetString(r.name, newName)
 	if r.ns != nil {
-		refSetString(r.ns, newNs)
+		yamlnode.RefSetString(r.ns, newNs)
 	}
 	if r.kind != nil {
-		refSetString(r.kind, newKind)
+		yamlnode.RefSetString(r.kind, newKind)
 	}
 	if r.ns == nil && oldKind == newKind {
 		return oldName + " -> " + newName, true
@@ -601,76 +602,22 @@ func refExpandedSize(n *yaml.Node, memo map[*yaml.Node]int) int {
 
 // refGrants says whether an RBAC policy rule's resourceNames name objects of row's kind.
 func refGrants(rule *yaml.Node, row *NameReference) bool {
-	return refAnyValue(refLookup(rule, "apiGroups"), func(g string) bool {
+	return refAnyValue(yamlnode.RefLookup(rule, "apiGroups"), func(g string) bool {
 		return g == "*" || g == row.Kind.Group
-	}) && refAnyValue(refLookup(rule, "resources"), func(res string) bool {
+	}) && refAnyValue(yamlnode.RefLookup(rule, "resources"), func(res string) bool {
 		return res == "*" || res == row.Resource || strings.HasPrefix(res, row.Resource+"/")
 	})
 }
 
 // refAnyValue says whether a list of strings has an element for which ok holds.
 func refAnyValue(list *yaml.Node, ok func(string) bool) bool {
-	if list = refDeref(list); list == nil || list.Kind != yaml.SequenceNode {
+	if list = yamlnode.RefDeref(list); list == nil || list.Kind != yaml.SequenceNode {
 		return false
 	}
 	for _, e := range list.Content {
-		if e = refDeref(e); e.Kind == yaml.ScalarNode && ok(e.Value) {
+		if e = yamlnode.RefDeref(e); e.Kind == yaml.ScalarNode && ok(e.Value) {
 			return true
 		}
 	}
 	return false
-}
-
-// refLookup returns the value of key in mapping m, or nil.
-func refLookup(m *yaml.Node, key string) *yaml.Node {
-	if m == nil || m.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			return m.Content[i+1]
-		}
-	}
-	return nil
-}
-
-// refScalar returns n when it is a non-null scalar, else nil.
-func refScalar(n *yaml.Node) *yaml.Node {
-	if n = refDeref(n); n == nil || n.Kind != yaml.ScalarNode || refIsNull(n) {
-		return nil
-	}
-	return n
-}
-
-func refKindName(k yaml.Kind) string {
-	switch k {
-	case yaml.SequenceNode:
-		return "list"
-	case yaml.ScalarNode:
-		return "scalar"
-	case yaml.AliasNode:
-		return "alias"
-	case yaml.DocumentNode:
-		return "document"
-	default:
-		return "node of kind " + strconv.Itoa(int(k))
-	}
-}
-
-func refDeref(n *yaml.Node) *yaml.Node {
-	if n != nil && n.Kind == yaml.AliasNode {
-		return n.Alias
-	}
-	return n
-}
-
-func refIsNull(n *yaml.Node) bool {
-	return n == nil || n.Kind == 0 || (n.Kind == yaml.ScalarNode && n.Tag == yaml.NodeTagNull)
-}
-
-func refSetString(n *yaml.Node, v string) {
-	if n.Value == v {
-		return
-	}
-	n.Value, n.Tag = v, yaml.NodeTagString
 }

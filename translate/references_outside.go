@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/topolayer/topolayer/translate/internal/yamlnode"
+
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -104,14 +106,14 @@ func (e Engine) rewriteOutsideTable(obj *yaml.RNode, r *renamer, record func([]C
 		if err := obj.PipeE(yaml.SetAnnotation(a.Annotation, renamed.Name)); err != nil {
 			return fmt.Errorf("rewrite annotation %s: %w", a.Annotation, err)
 		}
-		record([]Change{{Path: pointer([]string{"metadata", "annotations", a.Annotation}), From: name, To: renamed.Name, By: ByAnnotationReferences, Kind: ChangeReference}})
+		record([]Change{{Path: yamlnode.Pointer([]string{"metadata", "annotations", a.Annotation}), From: name, To: renamed.Name, By: ByAnnotationReferences, Kind: ChangeReference}})
 	}
 	if gk == kindService {
 		return nil
 	}
 	// Changes are recorded per key, as the JSON value of the key (base64 in a Secret's data).
 	return rewriteDataRecorded(obj, gk == kindSecret, r.rewriteServiceDNS, func(path []string, from, to string) {
-		record([]Change{{Path: pointer(path), From: from, To: to, By: ByPayloadServiceDNS, Kind: ChangeReference}})
+		record([]Change{{Path: yamlnode.Pointer(path), From: from, To: to, By: ByPayloadServiceDNS, Kind: ChangeReference}})
 	})
 }
 
@@ -263,7 +265,7 @@ func rewriteDataRecorded(obj *yaml.RNode, secret bool, f func(string) (string, b
 		encoded := secret && field == "data"
 		c := data.Value.YNode().Content
 		for i := 1; i < len(c); i += 2 {
-			v := refDeref(c[i])
+			v := yamlnode.RefDeref(c[i])
 			if v.Kind != yaml.ScalarNode {
 				continue
 			}
@@ -285,7 +287,7 @@ func rewriteDataRecorded(obj *yaml.RNode, secret bool, f func(string) (string, b
 				out = base64.StdEncoding.EncodeToString([]byte(out))
 			}
 			from := v.Value
-			refSetString(v, out)
+			yamlnode.RefSetString(v, out)
 			if record != nil {
 				record([]string{field, c[i-1].Value}, from, out)
 			}

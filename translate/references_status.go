@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/topolayer/topolayer/translate/internal/yamlnode"
+
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -71,7 +73,7 @@ func statusLists(obj *yaml.RNode, gk schema.GroupKind) map[string]*yaml.RNode {
 			if out == nil {
 				out = map[string]*yaml.RNode{}
 			}
-			out[pointer(path)] = yaml.NewRNode(n)
+			out[yamlnode.Pointer(path)] = yaml.NewRNode(n)
 		})
 	}
 	return out
@@ -80,7 +82,7 @@ func statusLists(obj *yaml.RNode, gk schema.GroupKind) map[string]*yaml.RNode {
 // walkPath calls f with every node at path below n ("*" is every element of a list), and
 // the path to it, with indexes for "*", after at.
 func walkPath(n *yaml.Node, path, at []string, f func(path []string, n *yaml.Node)) {
-	n = refDeref(n)
+	n = yamlnode.RefDeref(n)
 	if n == nil {
 		return
 	}
@@ -100,7 +102,7 @@ func walkPath(n *yaml.Node, path, at []string, f func(path []string, n *yaml.Nod
 	if n.Kind != yaml.MappingNode {
 		return
 	}
-	walkPath(refLookup(n, path[0]), path[1:], append(slices.Clone(at), path[0]), f)
+	walkPath(yamlnode.RefLookup(n, path[0]), path[1:], append(slices.Clone(at), path[0]), f)
 }
 
 // statusEntry is one entry of a status list.
@@ -114,12 +116,12 @@ type statusEntry struct {
 func statusEntries(l *yaml.RNode) []statusEntry {
 	var out []statusEntry
 	for i, n := range l.YNode().Content {
-		n = refDeref(n)
+		n = yamlnode.RefDeref(n)
 		if n == nil || n.Kind != yaml.MappingNode {
 			continue
 		}
 		get := func(k string) string {
-			if v := refScalar(refLookup(n, k)); v != nil {
+			if v := yamlnode.RefScalar(yamlnode.RefLookup(n, k)); v != nil {
 				return v.Value
 			}
 			return ""

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 
+	"github.com/topolayer/topolayer/translate/internal/yamlnode"
+
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/topolayer/topolayer/contract"
@@ -34,7 +36,7 @@ func ServiceAccountTokenOf(obj *yaml.RNode) (string, bool) {
 	if obj == nil || obj.GetKind() != "Secret" || obj.GetApiVersion() != "v1" {
 		return "", false
 	}
-	if t, _ := fieldOf(obj, "type"); t != SecretTypeServiceAccountToken {
+	if t, _ := yamlnode.StringAt(obj, "type"); t != SecretTypeServiceAccountToken {
 		return "", false
 	}
 	return obj.GetAnnotations()[AnnotationServiceAccountName], true
@@ -130,7 +132,7 @@ func (e Engine) serviceAccountTokens(works []*work, written map[objectKey]bool) 
 			continue
 		}
 		w.entry.Mutation.Body, w.entry.Mutation.Object = nil, nil // written from the final object
-		w.entry.Changes = append(w.entry.Changes, Change{Path: pointer([]string{"metadata", "annotations", AnnotationServiceAccountName}),
+		w.entry.Changes = append(w.entry.Changes, Change{Path: yamlnode.Pointer([]string{"metadata", "annotations", AnnotationServiceAccountName}),
 			From: name, To: target.Name, By: RuleServiceAccountToken, Kind: ChangeReference, Detail: "the operator's own service account, renamed"})
 	}
 }

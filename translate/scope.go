@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/topolayer/topolayer/translate/internal/yamlnode"
+
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/topolayer/topolayer/contract"
@@ -76,7 +78,7 @@ func podLabelsPath(resource string) ([]string, bool) {
 func selectorSites(obj *yaml.RNode, group, resource string) []selectorSite {
 	var out []selectorSite
 	at := func(path ...string) *yaml.RNode {
-		n, err := lookup(obj, path...)
+		n, err := yamlnode.Lookup(obj, path...)
 		if err != nil || n == nil || n.YNode().Kind != yaml.MappingNode {
 			return nil
 		}
@@ -167,7 +169,7 @@ type scoper struct {
 // selectors (see RuleSelectorScope).
 func (s *scoper) scope(obj *yaml.RNode, group, resource string) error {
 	if path, ok := podLabelsPath(resource); ok && (group == "" && resource == "pods" || workloadGroups[resource] == group) {
-		labels, err := lookupCreate(obj, path...)
+		labels, err := yamlnode.LookupCreate(obj, path...)
 		if err != nil {
 			return err
 		}
@@ -175,7 +177,7 @@ func (s *scoper) scope(obj *yaml.RNode, group, resource string) error {
 			if kv[1] == "" {
 				continue
 			}
-			if err := setString(labels, yaml.NewStringRNode(kv[1]).YNode(), kv[0]); err != nil {
+			if err := yamlnode.SetString(labels, yaml.NewStringRNode(kv[1]).YNode(), kv[0]); err != nil {
 				return err
 			}
 		}
@@ -190,11 +192,11 @@ func (s *scoper) scope(obj *yaml.RNode, group, resource string) error {
 
 func (s *scoper) site(site selectorSite) error {
 	if site.plain {
-		sel, err := lookupCreate(site.parent, site.field)
+		sel, err := yamlnode.LookupCreate(site.parent, site.field)
 		if err != nil {
 			return err
 		}
-		return setString(sel, yaml.NewStringRNode(s.ns).YNode(), namespaces.LabelNamespace)
+		return yamlnode.SetString(sel, yaml.NewStringRNode(s.ns).YNode(), namespaces.LabelNamespace)
 	}
 	if !site.peer {
 		return narrow(site.parent, site.field, []string{s.ns})
@@ -261,16 +263,16 @@ func (s *scoper) warn(msg string) {
 // narrow adds to the LabelSelector parent.field (created when absent) the requirement that
 // the namespace label be one of nss.
 func narrow(parent *yaml.RNode, field string, nss []string) error {
-	sel, err := lookupCreate(parent, field)
+	sel, err := yamlnode.LookupCreate(parent, field)
 	if err != nil {
 		return err
 	}
 	if len(nss) == 1 {
-		ml, err := lookupCreate(sel, "matchLabels")
+		ml, err := yamlnode.LookupCreate(sel, "matchLabels")
 		if err != nil {
 			return err
 		}
-		return setString(ml, yaml.NewStringRNode(nss[0]).YNode(), namespaces.LabelNamespace)
+		return yamlnode.SetString(ml, yaml.NewStringRNode(nss[0]).YNode(), namespaces.LabelNamespace)
 	}
 	exprs, err := sel.Pipe(yaml.LookupCreate(yaml.SequenceNode, "matchExpressions"))
 	if err != nil {
@@ -287,11 +289,11 @@ func narrow(parent *yaml.RNode, field string, nss []string) error {
 // (matchLabels, or one matchExpressions In), and false when it selects otherwise (by other
 // labels, or every namespace).
 func namespaceNames(sel *yaml.Node) ([]string, bool) {
-	sel = refDeref(sel)
+	sel = yamlnode.RefDeref(sel)
 	if sel == nil || sel.Kind != yaml.MappingNode {
 		return nil, false
 	}
-	ml, me := refDeref(refLookup(sel, "matchLabels")), refDeref(refLookup(sel, "matchExpressions"))
+	ml, me := yamlnode.RefDeref(yamlnode.RefLookup(sel, "matchLabels")), yamlnode.RefDeref(yamlnode.RefLookup(sel, "matchExpressions"))
 	mlN, meN := 0, 0
 	if ml != nil && ml.Kind == yaml.MappingNode {
 		mlN = len(ml.Content) / 2
@@ -305,22 +307,22 @@ func namespaceNames(sel *yaml.Node) ([]string, bool) {
 			return []string{ml.Content[1].Value}, true
 		}
 	case mlN == 0 && meN == 1:
-		e := refDeref(me.Content[0])
-		if k, op := refScalar(refLookup(e, "key")), refScalar(refLookup(e, "operator")); k != nil && op != nil && k.Value == labelNamespaceName && op.Value == "In" {
-			return scalarList(refLookup(e, "values"))
+		e := yamlnode.RefDeref(me.Content[0])
+		if k, op := yamlnode.RefScalar(yamlnode.RefLookup(e, "key")), yamlnode.RefScalar(yamlnode.RefLookup(e, "operator")); k != nil && op != nil && k.Value == labelNamespaceName && op.Value == "In" {
+			return scalarList(yamlnode.RefLookup(e, "values"))
 		}
 	}
 	return nil, false
 }
 
 func scalarList(n *yaml.Node) ([]string, bool) {
-	n = refDeref(n)
+	n = yamlnode.RefDeref(n)
 	if n == nil || n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
 		return nil, false
 	}
 	var out []string
 	for _, e := range n.Content {
-		if e = refScalar(e); e == nil {
+		if e = yamlnode.RefScalar(e); e == nil {
 			return nil, false
 		}
 		out = append(out, e.Value)

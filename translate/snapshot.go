@@ -3,6 +3,8 @@ package translate
 import (
 	"sync"
 
+	"github.com/topolayer/topolayer/translate/internal/yamlnode"
+
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -14,7 +16,7 @@ type snapshot struct {
 	copy *yaml.Node
 	// arena holds the nodes of the snapshot's own copies; release hands it to the next
 	// rewrite.
-	arena *nodeArena
+	arena *yamlnode.Arena
 	// own says the snapshot may be changed: it is not the operator's tree it starts as.
 	own bool
 	// synced says the object has not changed since before last returned copy: nothing to
@@ -32,12 +34,12 @@ func (s *snapshot) before(obj *yaml.Node) *yaml.Node {
 	switch {
 	case s.synced:
 	case s.own:
-		s.copy = s.arena.sync(s.copy, obj)
-	case s.copy == nil || !identical(s.copy, obj):
+		s.copy = s.arena.Sync(s.copy, obj)
+	case s.copy == nil || !yamlnode.Identical(s.copy, obj):
 		if s.arena == nil {
-			s.arena = arenas.Get().(*nodeArena)
+			s.arena = arenas.Get().(*yamlnode.Arena)
 		}
-		s.copy, s.own = s.arena.copy(obj), true
+		s.copy, s.own = s.arena.Copy(obj), true
 	}
 	s.synced = true
 	return s.copy
@@ -48,7 +50,7 @@ func (s *snapshot) before(obj *yaml.Node) *yaml.Node {
 // snapshot.
 func (s *snapshot) release() {
 	if s.arena != nil {
-		s.arena.reset()
+		s.arena.Reset()
 		arenas.Put(s.arena)
 	}
 	s.copy, s.arena, s.own, s.synced = nil, nil, false, false
@@ -57,179 +59,12 @@ func (s *snapshot) release() {
 // diff returns the changes of a step, as diffNodes does, from before (what before returned)
 // to obj: none, without a diff, when obj is still identical to it.
 func (s *snapshot) diff(before, obj *yaml.Node, by, kind string) []Change {
-	if identical(before, obj) {
+	if yamlnode.Identical(before, obj) {
 		return nil
 	}
 	s.synced = false
 	return diffNodes(before, obj, by, kind)
 }
 
-// identical reports whether two trees are the same: kinds, tags, styles, values, anchors,
-// aliases and content in order.
-func identical(a, b *yaml.Node) bool {
-	if a == b {
-		return true
-	}
-	if a == nil || b == nil || a.Kind != b.Kind || a.Tag != b.Tag || a.Style != b.Style || a.Value != b.Value ||
-		a.Anchor != b.Anchor || a.Alias != b.Alias || len(a.Content) != len(b.Content) {
-		return false
-	}
-	for i := range a.Content {
-		if !identical(a.Content[i], b.Content[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-// copyTree returns a deep copy of a tree, as kyaml's CopyYNode does (aliases still point to
-// their anchors in n), in two allocations: one for the nodes, one for their content slices.
-func copyTree(n *yaml.Node) *yaml.Node { return (*nodeArena)(nil).copy(n) }
-
-// nodeArena hands out the nodes and content slices of a snapshot's copies from chunks that
-// the next snapshot reuses (arenas): the copies of a rewrite, most of what the engine would
-// otherwise allocate and collect per object, are made in memory already there. A nil arena
-// allocates afresh.
-type nodeArena struct {
-	nodes []yaml.Node
-	refs  []*yaml.Node
-}
-
 // arenas are the node arenas of the snapshots no rewrite uses at the moment.
-var arenas = sync.Pool{New: func() any { return &nodeArena{} }}
-
-// copy returns a deep copy of n, as copyTree does, made in the arena.
-func (a *nodeArena) copy(n *yaml.Node) *yaml.Node {
-	if n == nil {
-		return nil
-	}
-	nodes, refs := countTree(n)
-	if a == nil {
-		c := treeCopier{nodes: make([]yaml.Node, 0, nodes), refs: make([]*yaml.Node, 0, refs)}
-		return c.copy(n)
-	}
-	if cap(a.nodes)-len(a.nodes) < nodes {
-		// A new chunk; the nodes already handed out stay where they are.
-		a.nodes = make([]yaml.Node, 0, max(2*cap(a.nodes), nodes, 256))
-	}
-	if cap(a.refs)-len(a.refs) < refs {
-		a.refs = make([]*yaml.Node, 0, max(2*cap(a.refs), refs, 512))
-	}
-	c := treeCopier{nodes: a.nodes[len(a.nodes):len(a.nodes):cap(a.nodes)], refs: a.refs[len(a.refs):len(a.refs):cap(a.refs)]}
-	out := c.copy(n)
-	a.nodes, a.refs = a.nodes[:len(a.nodes)+len(c.nodes)], a.refs[:len(a.refs)+len(c.refs)]
-	return out
-}
-
-// reset makes the arena's last chunk free for the next snapshot, clearing what it held (so
-// that it keeps nothing of the old trees alive).
-func (a *nodeArena) reset() {
-	clear(a.nodes)
-	clear(a.refs)
-	a.nodes, a.refs = a.nodes[:0], a.refs[:0]
-}
-
-// countTree returns the number of nodes of a tree and the number of its content references.
-func countTree(n *yaml.Node) (nodes, refs int) {
-	nodes, refs = 1, len(n.Content)
-	for _, e := range n.Content {
-		if e != nil {
-			en, er := countTree(e)
-			nodes, refs = nodes+en, refs+er
-		}
-	}
-	return nodes, refs
-}
-
-// treeCopier hands out the nodes and content slices of one copyTree.
-type treeCopier struct {
-	nodes []yaml.Node
-	refs  []*yaml.Node
-}
-
-func (c *treeCopier) copy(n *yaml.Node) *yaml.Node {
-	c.nodes = append(c.nodes, *n)
-	out := &c.nodes[len(c.nodes)-1]
-	if len(n.Content) == 0 {
-		return out
-	}
-	start := len(c.refs)
-	c.refs = c.refs[:start+len(n.Content)]
-	// A full slice expression: appending to one node's content must not overwrite the next's.
-	out.Content = c.refs[start : start+len(n.Content) : start+len(n.Content)]
-	for i, e := range n.Content {
-		if e != nil {
-			out.Content[i] = c.copy(e)
-		}
-	}
-	return out
-}
-
-// sync makes s, a tree of the snapshot's own, identical to o and returns it (s itself, or a
-// copy of o where s is nil or of another kind), making its copies in the arena: it keeps the
-// nodes of s that already match, matches a mapping's keys by name where o has gained or lost
-// some, and copies what s lacks. No node of o ends up in the result.
-func (a *nodeArena) sync(s, o *yaml.Node) *yaml.Node {
-	if s == nil || o == nil || s.Kind != o.Kind || s.Alias != o.Alias {
-		return a.copy(o)
-	}
-	if s.Tag != o.Tag || s.Style != o.Style || s.Value != o.Value || s.Anchor != o.Anchor {
-		content := s.Content
-		*s = *o
-		s.Content = content
-	}
-	switch {
-	case len(o.Content) == 0:
-		if len(s.Content) != 0 {
-			s.Content = nil
-		}
-	case len(s.Content) == len(o.Content) && (o.Kind != yaml.MappingNode || sameKeys(s, o)):
-		for i, e := range o.Content {
-			if c := a.sync(s.Content[i], e); c != s.Content[i] {
-				s.Content[i] = c
-			}
-		}
-	case o.Kind == yaml.MappingNode && len(o.Content)%2 == 0:
-		s.Content = a.syncMapping(s.Content, o.Content)
-	default:
-		content := make([]*yaml.Node, len(o.Content))
-		for i, e := range o.Content {
-			var old *yaml.Node
-			if i < len(s.Content) {
-				old = s.Content[i]
-			}
-			content[i] = a.sync(old, e)
-		}
-		s.Content = content
-	}
-	return s
-}
-
-// sameKeys reports whether two mappings of one length have the same keys in order.
-func sameKeys(a, b *yaml.Node) bool {
-	for i := 0; i < len(a.Content); i += 2 {
-		if a.Content[i].Value != b.Content[i].Value {
-			return false
-		}
-	}
-	return true
-}
-
-// syncMapping returns the content of a mapping identical to o, built from the key-value pairs
-// of s of the same key (each used once) and copies of the pairs s lacks.
-func (a *nodeArena) syncMapping(s, o []*yaml.Node) []*yaml.Node {
-	out := make([]*yaml.Node, len(o))
-	used := make([]bool, len(s))
-	for i := 0; i+1 < len(o); i += 2 {
-		j := 0
-		for ; j+1 < len(s) && (used[j] || s[j].Value != o[i].Value); j += 2 {
-		}
-		if j+1 < len(s) {
-			used[j] = true
-			out[i], out[i+1] = a.sync(s[j], o[i]), a.sync(s[j+1], o[i+1])
-		} else {
-			out[i], out[i+1] = a.copy(o[i]), a.copy(o[i+1])
-		}
-	}
-	return out
-}
+var arenas = sync.Pool{New: func() any { return &yamlnode.Arena{} }}

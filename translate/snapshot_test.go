@@ -3,6 +3,9 @@ package translate
 import (
 	"testing"
 
+	"github.com/topolayer/topolayer/translate/internal/yamlnode"
+	"github.com/topolayer/topolayer/translate/internal/yamlnodetest"
+
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -17,8 +20,8 @@ func TestCopyTree(t *testing.T) {
 	} {
 		n := yaml.MustParse(src).YNode()
 		ref := yaml.CopyYNode(n)
-		c := copyTree(n)
-		if !identical(c, yaml.CopyYNode(n)) || !identical(c, n) {
+		c := yamlnode.CopyTree(n)
+		if !yamlnode.Identical(c, yaml.CopyYNode(n)) || !yamlnode.Identical(c, n) {
 			t.Errorf("%q: the copy differs from CopyYNode's", src)
 		}
 		c.Content = append(c.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: "k"}, &yaml.Node{Kind: yaml.ScalarNode, Value: "v"})
@@ -26,7 +29,7 @@ func TestCopyTree(t *testing.T) {
 			first := c.Content[1]
 			first.Content = append(first.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: "z"})
 		}
-		if !identical(n, ref) {
+		if !yamlnode.Identical(n, ref) {
 			t.Errorf("%q: appending to the copy changed the source", src)
 		}
 	}
@@ -37,14 +40,14 @@ func TestCopyTree(t *testing.T) {
 func TestSnapshot(t *testing.T) {
 	src := yaml.MustParse("a: {b: c, l: [1, 2]}\nm: {x: 1, y: 2, z: 3}\nr: &r {k: v}\ns: *r\n").YNode()
 	pristine := yaml.CopyYNode(src)
-	obj := copyTree(src)
+	obj := yamlnode.CopyTree(src)
 	s := &snapshot{copy: src}
 	steps := map[string]func(){
 		"nothing":     func() {},
 		"scalar":      func() { obj.Content[1].Content[1].Value = "d" },
 		"style":       func() { obj.Content[1].Content[1].Style = yaml.DoubleQuotedStyle },
-		"key removed": func() { removeField(obj.Content[3], "y") },
-		"key added":   func() { setScalar(obj.Content[3], "w", &yaml.Node{Kind: yaml.ScalarNode, Value: "4"}) },
+		"key removed": func() { yamlnode.RemoveField(obj.Content[3], "y") },
+		"key added":   func() { yamlnode.SetScalar(obj.Content[3], "w", &yaml.Node{Kind: yaml.ScalarNode, Value: "4"}) },
 		"key renamed": func() { obj.Content[3].Content[0].Value = "x2" },
 		"list grows": func() {
 			l := obj.Content[1].Content[3]
@@ -61,7 +64,7 @@ func TestSnapshot(t *testing.T) {
 	// the steps that record their own changes do.
 	for i, name := range []string{"nothing", "scalar", "style", "nothing", "key removed", "key added", "key renamed", "list grows", "list shrinks", "kind changes", "mapping emptied", "root key first", "nothing", "key added", "nothing"} {
 		before := s.before(obj)
-		if !identical(before, obj) {
+		if !yamlnode.Identical(before, obj) {
 			t.Fatalf("before %s: the snapshot differs from the object", name)
 		}
 		if shared := sharedNodes(before, obj); shared {
@@ -73,7 +76,7 @@ func TestSnapshot(t *testing.T) {
 		} else {
 			s.touched()
 		}
-		if !identical(src, pristine) {
+		if !yamlnode.Identical(src, pristine) {
 			t.Fatalf("after %s: the operator's tree changed", name)
 		}
 	}
@@ -111,7 +114,7 @@ func TestTreeOf(t *testing.T) {
 		{"m": map[string]any{"z": "1", "a": []any{"x", map[string]any{"k": "v"}, []any{}, nil}}, "l": []any{}, "e": map[string]any{}},
 		{"odd": []string{"a"}},
 	} {
-		if d := nodeDiffExact(nodeOf(v), treeOf(v).YNode(), ""); d != "" {
+		if d := yamlnodetest.NodeDiffExact(yamlnode.NodeOf(v), yamlnode.TreeOf(v).YNode(), ""); d != "" {
 			t.Errorf("%v: %s", v, d)
 		}
 	}
@@ -127,7 +130,7 @@ func TestShortTag(t *testing.T) {
 		{Kind: yaml.ScalarNode, Tag: "!!str", Value: "x", Style: yaml.SingleQuotedStyle}, {Kind: yaml.MappingNode},
 		{Kind: yaml.SequenceNode, Tag: "!!seq"}, {Kind: yaml.ScalarNode, Tag: "!!binary", Value: "eA=="},
 	} {
-		if got, want := shortTag(n), n.ShortTag(); got != want {
+		if got, want := yamlnode.ShortTag(n), n.ShortTag(); got != want {
 			t.Errorf("%+v: %q, want %q", n, got, want)
 		}
 	}

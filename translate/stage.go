@@ -3,6 +3,10 @@ package translate
 import (
 	"sync"
 
+	"github.com/topolayer/topolayer/translate/transform"
+
+	"github.com/topolayer/topolayer/translate/internal/yamlnode"
+
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -47,7 +51,7 @@ type StageContext struct {
 	// flushed is how many of the renamer's warnings the entry already holds.
 	flushed int
 	// source is what Source returns once sourced is set.
-	source  Context
+	source  transform.Context
 	sourced bool
 	// scratch is the buffer Scratch hands out, reused from stage to stage and rewrite to
 	// rewrite.
@@ -70,9 +74,9 @@ func (c *StageContext) Object() *yaml.RNode { return c.obj }
 func (c *StageContext) Status() bool { return c.w.m.Metadata.Action.IsStatus() }
 
 // Source returns the entry's standalone identity, labels and class, as routing matches them.
-func (c *StageContext) Source() Context {
+func (c *StageContext) Source() transform.Context {
 	if !c.sourced {
-		c.source = Context{Source: c.w.object(), Cluster: c.w.entry.Target.Cluster, HCPNamespace: c.engine.HCPNamespace, HostedControlPlane: c.engine.HostedControlPlane}
+		c.source = transform.Context{Source: c.w.object(), Cluster: c.w.entry.Target.Cluster, HCPNamespace: c.engine.HCPNamespace, HostedControlPlane: c.engine.HostedControlPlane}
 		c.sourced = true
 	}
 	return c.source
@@ -175,9 +179,9 @@ func (e *Engine) rewriteBody(w *work, places *placements) (*yaml.RNode, error) {
 		stageContexts.Put(c)
 	}()
 	if w.obj != nil {
-		c.obj, c.snap.copy = yaml.NewRNode(copyTree(w.obj.YNode())), w.obj.YNode()
+		c.obj, c.snap.copy = yaml.NewRNode(yamlnode.CopyTree(w.obj.YNode())), w.obj.YNode()
 	} else {
-		c.obj = treeOf(w.src.Object)
+		c.obj = yamlnode.TreeOf(w.src.Object)
 	}
 	if w.entry.Changes == nil && e.composed.records {
 		// The identity, the source annotations and the operator label are most of an

@@ -5,6 +5,10 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/topolayer/topolayer/translate/transform"
+
+	"github.com/topolayer/topolayer/translate/internal/yamlnode"
+
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/topolayer/topolayer/contract"
@@ -15,7 +19,7 @@ import (
 // StandaloneStages returns the stage list of a topology that keeps every object on one
 // cluster: the references follow the objects they name (a configured routing may still
 // rename some), the identity is written, then the transforms run.
-func StandaloneStages(transforms ...Transform) []Stage {
+func StandaloneStages(transforms ...transform.Transform) []Stage {
 	return append([]Stage{
 		FollowStatusReferences{}, FollowTableReferences{}, FollowOutsideReferences{},
 		FollowEventReferences{}, SetIdentity{},
@@ -26,7 +30,7 @@ func StandaloneStages(transforms ...Transform) []Stage {
 // selectors of objects in simulated namespaces scoped to them, the standalone identity
 // recorded on every object, the guest identity of operands placed on the management
 // cluster, then the transforms.
-func HostedStages(transforms ...Transform) []Stage {
+func HostedStages(transforms ...transform.Transform) []Stage {
 	return append([]Stage{
 		FollowStatusReferences{}, FollowTableReferences{}, FollowOutsideReferences{},
 		ScopeSelectors{}, FollowEventReferences{}, SetIdentity{}, RecordSource{},
@@ -35,7 +39,7 @@ func HostedStages(transforms ...Transform) []Stage {
 }
 
 // TransformStages returns a stage for each transform, in order.
-func TransformStages(transforms ...Transform) []Stage {
+func TransformStages(transforms ...transform.Transform) []Stage {
 	out := make([]Stage, len(transforms))
 	for i := range transforms {
 		out[i] = TransformStage{Transform: transforms[i]}
@@ -209,16 +213,16 @@ func (RecordSource) Rewrite(c *StageContext) ([]Change, error) {
 	err := c.Edit(func(obj *yaml.RNode) error {
 		set := func(field, k, v string) error {
 			var from any
-			if old, ok := metadataString(obj, field, k); ok {
+			if old, ok := yamlnode.MetadataString(obj, field, k); ok {
 				if old == v {
 					return nil
 				}
 				from = old
 			}
-			if err := setMetadataString(obj, field, k, v); err != nil {
+			if err := yamlnode.SetMetadataString(obj, field, k, v); err != nil {
 				return err
 			}
-			changes = append(changes, Change{Path: "/metadata/" + field + "/" + pointerEscape(k), From: from, To: v, By: ByAnnotate, Kind: ChangeRecorded, Detail: detailRecorded})
+			changes = append(changes, Change{Path: "/metadata/" + field + "/" + yamlnode.PointerEscape(k), From: from, To: v, By: ByAnnotate, Kind: ChangeRecorded, Detail: detailRecorded})
 			return nil
 		}
 		annotations := namespaces.SourceAnnotations(c.w.entry.Source)
@@ -284,7 +288,7 @@ func (MountGuestKubeconfig) Rewrite(c *StageContext) ([]Change, error) {
 // TransformStage runs one transform (a profile's opinion or a configured patch) on the
 // objects it selects.
 type TransformStage struct {
-	Transform Transform
+	Transform transform.Transform
 }
 
 // Name implements Stage.
@@ -300,7 +304,7 @@ func (s TransformStage) Rewrite(c *StageContext) ([]Change, error) {
 		return nil, nil // most of the profile's transforms are for one kind of workload
 	}
 	ctx := c.Source()
-	if !t.selects(ctx.Source, ctx.Cluster) || (t.Strips && c.engine.Policy.podSecurity() == PodSecurityReject) {
+	if !t.Selects(ctx.Source, ctx.Cluster) || (t.Strips && c.engine.Policy.podSecurity() == PodSecurityReject) {
 		return nil, nil
 	}
 	f, err := t.Filter(ctx)

@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/topolayer/topolayer/translate/internal/yamlnode"
+
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/topolayer/topolayer/contract"
@@ -54,11 +56,11 @@ func standaloneNodeMachinery(w *work) string {
 	}
 	switch {
 	case src.Group == "" && src.Resource == "pods":
-		if node, ok := fieldOf(w.tree(), "spec", "nodeName"); ok && node != "" {
+		if node, ok := yamlnode.StringAt(w.tree(), "spec", "nodeName"); ok && node != "" {
 			return "a Pod bound to node " + node + " of the standalone cluster (installer, pruner or guard pod); a hosted control plane has no such node"
 		}
 	case src.Group == "policy" && src.Resource == "poddisruptionbudgets" && strings.HasSuffix(src.Name, guardPDBSuffix):
-		if app, _ := fieldOf(w.tree(), "spec", "selector", "matchLabels", guardPodLabel); app == guardPods {
+		if app, _ := yamlnode.StringAt(w.tree(), "spec", "selector", "matchLabels", guardPodLabel); app == guardPods {
 			return "the PodDisruptionBudget of static-pod guard pods, which a hosted control plane does not run"
 		}
 	case src.Group == "" && src.Resource == "configmaps" && strings.HasPrefix(src.Name, revisionStatusPrefix):
@@ -66,7 +68,7 @@ func standaloneNodeMachinery(w *work) string {
 		if !ok {
 			return ""
 		}
-		data, _ := fieldOf(w.tree(), "data", "revision")
+		data, _ := yamlnode.StringAt(w.tree(), "data", "revision")
 		if _, ready := w.tree().GetAnnotations()[annotationRevisionReady]; data == n || ready {
 			return "static-pod revision " + n + " (the revision controller's status ConfigMap); a hosted control plane has no installer to read it"
 		}
@@ -95,19 +97,19 @@ func installerBinding(obj *yaml.RNode, name string) bool {
 	if ns, ok = strings.CutSuffix(ns, installerBindingSuffix); !ok || ns == "" {
 		return false
 	}
-	if kind, _ := fieldOf(obj, "roleRef", "kind"); kind != "ClusterRole" {
+	if kind, _ := yamlnode.StringAt(obj, "roleRef", "kind"); kind != "ClusterRole" {
 		return false
 	}
-	if role, _ := fieldOf(obj, "roleRef", "name"); role != "cluster-admin" {
+	if role, _ := yamlnode.StringAt(obj, "roleRef", "name"); role != "cluster-admin" {
 		return false
 	}
-	subjects, err := lookup(obj, "subjects")
+	subjects, err := yamlnode.Lookup(obj, "subjects")
 	if err != nil || subjects == nil {
 		return false
 	}
 	els, _ := subjects.Elements()
 	for _, sub := range els {
-		if fieldString(sub, "kind") != "ServiceAccount" || fieldString(sub, "name") != installerSA || fieldString(sub, "namespace") != ns {
+		if yamlnode.FieldString(sub, "kind") != "ServiceAccount" || yamlnode.FieldString(sub, "name") != installerSA || yamlnode.FieldString(sub, "namespace") != ns {
 			return false
 		}
 	}

@@ -8,6 +8,10 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/topolayer/topolayer/translate/transform"
+
+	"github.com/topolayer/topolayer/translate/internal/yamlnode"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/kustomize/kyaml/kio"
@@ -540,7 +544,7 @@ func (w *work) object() routing.Object {
 // no object. It is the operator's object: callers that change it copy it first.
 func (w *work) tree() *yaml.RNode {
 	if w.obj == nil && w.src != nil {
-		w.obj = treeOf(w.src.Object)
+		w.obj = yamlnode.TreeOf(w.src.Object)
 	}
 	return w.obj
 }
@@ -667,15 +671,6 @@ func (e Engine) rewrite(w *work, places *placements) {
 	w.final = obj
 }
 
-// scopedFilter is a transform's filter that, on a given object, changes only some keys of one
-// mapping (and may create that mapping and its parents, holding nothing else): the engine
-// copies and diffs those keys' values around the edit, not the object.
-type scopedFilter interface {
-	// scope returns the mapping's path, the keys, and the edit that makes on obj what Filter
-	// makes; false when the filter may change obj elsewhere (the engine runs Filter).
-	scope(obj *yaml.Node) (path, keys []string, edit func(), ok bool)
-}
-
 // filterScope is where a scoped filter works on an object: the mapping's path, the keys, their
 // values there before the edit, and the edit.
 type filterScope struct {
@@ -688,26 +683,26 @@ type filterScope struct {
 // f is not scoped on obj, or a node on the scope's path is neither a mapping nor missing (the
 // scope then says nothing of it).
 func scopeOf(f kio.Filter, obj *yaml.Node) (filterScope, bool) {
-	sf, ok := f.(scopedFilter)
+	sf, ok := f.(transform.Scoped)
 	if !ok {
 		return filterScope{}, false
 	}
-	path, keys, edit, ok := sf.scope(obj)
+	path, keys, edit, ok := sf.Scope(obj)
 	if !ok || len(path) == 0 {
 		return filterScope{}, false
 	}
-	at, ok := lookupNode(obj, path...)
+	at, ok := yamlnode.LookupNode(obj, path...)
 	if !ok || (at != nil && at.Kind != yaml.MappingNode) {
 		return filterScope{}, false
 	}
-	return filterScope{path: path, keys: keys, before: copyTree(scopedKeys(at, keys)), edit: edit}, true
+	return filterScope{path: path, keys: keys, before: yamlnode.CopyTree(scopedKeys(at, keys)), edit: edit}, true
 }
 
 // changes returns the changes the filter made in obj: a diff of the scope's keys before and
 // after, which lists them as a diff of the whole object does (the mapping's keys in their
 // order, then those it gained).
 func (s filterScope) changes(obj *yaml.Node, by string) []Change {
-	after, _ := lookupNode(obj, s.path...)
+	after, _ := yamlnode.LookupNode(obj, s.path...)
 	if after != nil && after.Kind != yaml.MappingNode {
 		after = nil
 	}
@@ -729,28 +724,6 @@ func scopedKeys(m *yaml.Node, keys []string) *yaml.Node {
 	return out
 }
 
-// metadataString is fieldOf(obj, "metadata", field, key), without its lookup's allocations
-// where the path is mappings.
-func metadataString(obj *yaml.RNode, field, key string) (string, bool) {
-	n, ok := lookupNode(obj.YNode(), "metadata", field, key)
-	switch {
-	case !ok:
-		return fieldOf(obj, "metadata", field, key)
-	case n == nil || n.Kind != yaml.ScalarNode || n.Tag == yaml.NodeTagNull:
-		return "", false
-	}
-	return n.Value, true
-}
-
-// fieldOf returns the string at path in obj, if there is one.
-func fieldOf(obj *yaml.RNode, path ...string) (string, bool) {
-	n, err := lookup(obj, path...)
-	if err != nil || n == nil || n.YNode().Kind != yaml.ScalarNode || n.IsNil() {
-		return "", false
-	}
-	return n.YNode().Value, true
-}
-
 // setIdentity writes the target identity into the body: apiVersion (a shadow group), kind (a
 // ClusterRole that became a Role), namespace and name, and the namespace of a pod template.
 // It returns the changes it made; rule is the routing rule that placed the object.
@@ -758,7 +731,7 @@ func (e Engine) setIdentity(obj *yaml.RNode, src, target contract.Identity, rule
 	var changes []Change
 	set := func(path []string, to string, kind, by, detail string, write func() error) error {
 		var from any
-		if old, ok := fieldOf(obj, path...); ok {
+		if old, ok := yamlnode.StringAt(obj, path...); ok {
 			if old == to {
 				return nil
 			}
@@ -767,7 +740,7 @@ func (e Engine) setIdentity(obj *yaml.RNode, src, target contract.Identity, rule
 		if err := write(); err != nil {
 			return err
 		}
-		changes = append(changes, Change{Path: pointer(path), From: from, To: to, By: by, Kind: kind, Detail: detail})
+		changes = append(changes, Change{Path: yamlnode.Pointer(path), From: from, To: to, By: by, Kind: kind, Detail: detail})
 		return nil
 	}
 	if target.Group != src.Group {
@@ -777,7 +750,7 @@ func (e Engine) setIdentity(obj *yaml.RNode, src, target contract.Identity, rule
 			kind = ChangeShadowed
 		}
 		if err := set([]string{"apiVersion"}, gv, kind, ByNamespaces, src.Group+" -> "+target.Group, func() error {
-			return setString(obj, yaml.NewStringRNode(gv).YNode(), "apiVersion")
+			return yamlnode.SetString(obj, yaml.NewStringRNode(gv).YNode(), "apiVersion")
 		}); err != nil {
 			return nil, err
 		}
@@ -788,7 +761,7 @@ func (e Engine) setIdentity(obj *yaml.RNode, src, target contract.Identity, rule
 			return nil, fmt.Errorf("no kind known for %s", target.GroupVersionResource())
 		}
 		if err := set([]string{"kind"}, kind, ChangeConverted, rule, src.Resource+" -> "+target.Resource, func() error {
-			return setString(obj, yaml.NewStringRNode(kind).YNode(), "kind")
+			return yamlnode.SetString(obj, yaml.NewStringRNode(kind).YNode(), "kind")
 		}); err != nil {
 			return nil, err
 		}
@@ -798,16 +771,16 @@ func (e Engine) setIdentity(obj *yaml.RNode, src, target contract.Identity, rule
 			if target.Namespace == "" {
 				return obj.SetNamespace("")
 			}
-			return setString(obj, &yaml.Node{Kind: yaml.ScalarNode, Value: target.Namespace}, "metadata", "namespace") // as SetNamespace
+			return yamlnode.SetString(obj, &yaml.Node{Kind: yaml.ScalarNode, Value: target.Namespace}, "metadata", "namespace") // as SetNamespace
 		}); err != nil {
 			return nil, err
 		}
 		if path, ok := podTemplatePaths[src.Resource]; ok {
 			metaPath := append(slices.Clone(path), "metadata")
-			meta, err := lookup(obj, metaPath...)
+			meta, err := yamlnode.Lookup(obj, metaPath...)
 			if err == nil && meta != nil && meta.Field("namespace") != nil {
 				if err := set(append(metaPath, "namespace"), target.Namespace, ChangeRenamed, ByNamespaces, detailRenamed, func() error {
-					return setString(meta, yaml.NewStringRNode(target.Namespace).YNode(), "namespace")
+					return yamlnode.SetString(meta, yaml.NewStringRNode(target.Namespace).YNode(), "namespace")
 				}); err != nil {
 					return nil, err
 				}
@@ -816,14 +789,14 @@ func (e Engine) setIdentity(obj *yaml.RNode, src, target contract.Identity, rule
 	}
 	if target.Name != src.Name {
 		if err := set([]string{"metadata", "name"}, target.Name, ChangeRenamed, ByNamespaces, detailRenamed, func() error {
-			return setString(obj, &yaml.Node{Kind: yaml.ScalarNode, Value: target.Name}, "metadata", "name") // as SetName
+			return yamlnode.SetString(obj, &yaml.Node{Kind: yaml.ScalarNode, Value: target.Name}, "metadata", "name") // as SetName
 		}); err != nil {
 			return nil, err
 		}
 	}
 	if target.GenerateName != src.GenerateName {
 		if err := set([]string{"metadata", "generateName"}, target.GenerateName, ChangeRenamed, ByNamespaces, detailRenamed, func() error {
-			return setString(obj, yaml.NewStringRNode(target.GenerateName).YNode(), "metadata", "generateName")
+			return yamlnode.SetString(obj, yaml.NewStringRNode(target.GenerateName).YNode(), "metadata", "generateName")
 		}); err != nil {
 			return nil, err
 		}
@@ -924,11 +897,11 @@ func rewriteEventReferences(obj *yaml.RNode, discovery *contract.Discovery, reso
 		if ref == nil || ref.Value == nil || ref.Value.YNode().Kind != yaml.MappingNode {
 			continue
 		}
-		kind, name, ns := fieldString(ref.Value, "kind"), fieldString(ref.Value, "name"), fieldString(ref.Value, "namespace")
+		kind, name, ns := yamlnode.FieldString(ref.Value, "kind"), yamlnode.FieldString(ref.Value, "name"), yamlnode.FieldString(ref.Value, "namespace")
 		if kind == "" || name == "" {
 			continue
 		}
-		apiVersion := fieldString(ref.Value, "apiVersion")
+		apiVersion := yamlnode.FieldString(ref.Value, "apiVersion")
 		gv, _ := schema.ParseGroupVersion(apiVersion)
 		if apiVersion == "" {
 			gv.Group, _ = discovery.GroupForKind(kind)
@@ -948,11 +921,11 @@ func rewriteEventReferences(obj *yaml.RNode, discovery *contract.Discovery, reso
 		m := ref.Value.YNode()
 		made := map[string]Change{}
 		for _, k := range slices.Sorted(maps.Keys(set)) {
-			old, v := mappingValueIn(m, k), yaml.NewStringRNode(set[k]).YNode()
-			if !nodesEqual(old, v) {
-				made[k] = Change{Path: pointer([]string{field, k}), From: nodeValue(old), To: set[k]}
+			old, v := yamlnode.MappingValueIn(m, k), yaml.NewStringRNode(set[k]).YNode()
+			if !yamlnode.Equal(old, v) {
+				made[k] = Change{Path: yamlnode.Pointer([]string{field, k}), From: yamlnode.Value(old), To: set[k]}
 			}
-			if err := setString(ref.Value, v, k); err != nil {
+			if err := yamlnode.SetString(ref.Value, v, k); err != nil {
 				return nil, err
 			}
 		}

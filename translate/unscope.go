@@ -3,6 +3,8 @@ package translate
 import (
 	"slices"
 
+	"github.com/topolayer/topolayer/translate/internal/yamlnode"
+
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/topolayer/topolayer/namespaces"
@@ -80,7 +82,7 @@ func unscope(obj *yaml.RNode, group, resource, hcp string) error {
 }
 
 func mustNames(n *yaml.Node) []string {
-	if n = refDeref(n); n != nil && n.Kind == yaml.SequenceNode {
+	if n = yamlnode.RefDeref(n); n != nil && n.Kind == yaml.SequenceNode {
 		out, _ := scalarList(n)
 		return out
 	}
@@ -105,8 +107,8 @@ func removeNamespaceRequirement(sel *yaml.RNode) []string {
 		n := me.Value.YNode()
 		kept := n.Content[:0]
 		for _, e := range n.Content {
-			if k := refScalar(refLookup(e, "key")); k != nil && k.Value == namespaces.LabelNamespace {
-				vals, _ := scalarList(refLookup(e, "values"))
+			if k := yamlnode.RefScalar(yamlnode.RefLookup(e, "key")); k != nil && k.Value == namespaces.LabelNamespace {
+				vals, _ := scalarList(yamlnode.RefLookup(e, "values"))
 				nss = append(nss, vals...)
 				continue
 			}

@@ -252,7 +252,7 @@ second time. With --as-service-account, every request impersonates that service 
 Apply prints one line per entry and exits non-zero when any entry failed. With -o json or
 yaml, each entry's result carries the object as the server stored it (as kubectl apply -o
 yaml shows it, without managedFields).`,
-		Example: `  # Apply the sample operator's outputs to the hosted dev environment (topolayer devenv up --dir /tmp/dev)
+		Example: `  # Apply the sample operator's outputs to the hosted dev environment (topolayer-devenv up --dir /tmp/dev)
   topolayer apply --config examples/hosted.yaml --from examples/outputs/sample-operator --operator sample-operator \
     --output-resources examples/outputs/sample-operator-output-resources.yaml \
     --management-kubeconfig /tmp/dev/management.kubeconfig --guest-kubeconfig /tmp/dev/guest.kubeconfig

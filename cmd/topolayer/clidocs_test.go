@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/topolayer/topolayer/cmd/internal/clidocs"
 	"github.com/topolayer/topolayer/contract/corpus"
 )
 
@@ -18,7 +19,7 @@ import (
 func TestCLIDocs(t *testing.T) {
 	var got bytes.Buffer
 	root := NewRootCommand(IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}})
-	if err := writeCLIDocs(&got, root); err != nil {
+	if err := clidocs.Write(&got, "topolayer command-line reference", "go generate ./cmd/topolayer", root); err != nil {
 		t.Fatal(err)
 	}
 	if f := flag.Lookup("update"); f != nil && f.Value.String() == "true" {

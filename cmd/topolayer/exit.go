@@ -32,8 +32,8 @@ const exitCodesHelp = `Exit status, the same for every command:
            refuse (plan, apply), an invalid configuration (validate), a failed test
   2        the command line is wrong (unknown command or flag, missing or conflicting flags,
            unknown output format); nothing was done
-  128+N    stopped by signal N (130 for SIGINT, 143 for SIGTERM); run and devenv serve exit 0
-           when a signal stops them cleanly`
+  128+N    stopped by signal N (130 for SIGINT, 143 for SIGTERM); run exits 0 when a signal
+           stops it cleanly`
 
 // usageError is a mistake in the command line: the command did nothing.
 type usageError struct{ err error }

@@ -42,7 +42,7 @@ writes it itself (--output-resources declares it as a Management or Configuratio
 the routing rules place it on the management cluster: then it is read in the hosted control
 plane's namespace and mapped back to its standalone form. Objects that do not exist are
 skipped. The directory appears whole or not at all.`,
-		Example: `  # The sample operator's inputs, from the hosted dev environment (topolayer devenv up --dir /tmp/dev)
+		Example: `  # The sample operator's inputs, from the hosted dev environment (topolayer-devenv up --dir /tmp/dev)
   bin/sample-operator input-resources > /tmp/sample-input-resources.yaml
   topolayer gather --config examples/hosted.yaml --operator sample-operator \
     --input-resources /tmp/sample-input-resources.yaml --output-resources examples/outputs/sample-operator-output-resources.yaml \

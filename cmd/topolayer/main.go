@@ -21,7 +21,7 @@ func main() {
 	os.Exit(runMain(IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}, os.Args[1:], signals, stopGrace))
 }
 
-// annotationDaemon marks a command whose normal end is a signal (run, devenv serve): it
+// annotationDaemon marks a command whose normal end is a signal (run): it
 // shuts down gracefully, taking the time it needs, and a clean shutdown exits 0.
 const annotationDaemon = "topolayer.dev/daemon"
 

@@ -62,7 +62,7 @@ when any entry would fail.`,
   topolayer plan --config examples/hosted.yaml --from examples/outputs/sample-operator --operator sample-operator \
     --output-resources examples/outputs/sample-operator-output-resources.yaml -o json
 
-  # What the live hosted clusters of topolayer devenv up --dir /tmp/dev would do with each entry, with diffs
+  # What the live hosted clusters of topolayer-devenv up --dir /tmp/dev would do with each entry, with diffs
   topolayer plan --config examples/hosted.yaml --from examples/outputs/sample-operator --operator sample-operator \
     --output-resources examples/outputs/sample-operator-output-resources.yaml \
     --management-kubeconfig /tmp/dev/management.kubeconfig --guest-kubeconfig /tmp/dev/guest.kubeconfig --diff`,

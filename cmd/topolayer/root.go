@@ -38,7 +38,6 @@ the hosted control plane's namespace on the management cluster and in the guest 
 		NewCmdTranslate(streams),
 		NewCmdValidate(streams),
 		NewCmdShadowCRDs(streams),
-		NewCmdDevEnv(streams),
 		NewCmdApply(streams),
 		NewCmdGather(streams),
 		NewCmdPrune(streams),

@@ -56,7 +56,7 @@ Each operator's last run is in the ConfigMap topolayer-<operator> of the HCP nam
 (hosted) or of manager.namespace (standalone), with events; Prometheus metrics are served
 on --metrics-bind-address. With leader election (default), one replica runs at a time; the
 Lease is in the same namespace. SIGINT or SIGTERM stops it after the runs in progress.`,
-		Example: `  # The hosted dev environment (topolayer devenv up --dir /tmp/dev):
+		Example: `  # The hosted dev environment (topolayer-devenv up --dir /tmp/dev):
   topolayer run --config examples/hosted-demo.yaml \
     --management-kubeconfig /tmp/dev/management.kubeconfig --guest-kubeconfig /tmp/dev/guest.kubeconfig
 

@@ -2,13 +2,17 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/topolayer/topolayer/hack/bench/synth"
+	"github.com/topolayer/topolayer/contract/contracttest/synth"
 )
 
 // TestSignalStopsPlan: SIGINT or SIGTERM during a long `plan` makes the process exit with
@@ -16,6 +20,9 @@ import (
 func TestSignalStopsPlan(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the topolayer binary")
+	}
+	if runtime.GOOS != "linux" {
+		t.Skip("watches the command open its input through /proc")
 	}
 	start := time.Now()
 	bin := filepath.Join(t.TempDir(), "topolayer")
@@ -43,10 +50,24 @@ func TestSignalStopsPlan(t *testing.T) {
 			}
 			done := make(chan error, 1)
 			go func() { done <- cmd.Wait() }()
-			select {
-			case err := <-done:
-				t.Fatalf("plan ended before the signal (%v): make the directory larger", err)
-			case <-time.After(300 * time.Millisecond):
+			// The signal must come once the command reads the directory: before main installs
+			// its handler (package initialization, which a loaded machine can stretch past any
+			// fixed delay), SIGTERM would end the process as the default action does.
+			reading := time.NewTicker(2 * time.Millisecond)
+			defer reading.Stop()
+			deadline := time.After(30 * time.Second)
+		wait:
+			for {
+				select {
+				case err := <-done:
+					t.Fatalf("plan ended before the signal (%v): make the directory larger", err)
+				case <-deadline:
+					t.Fatal("plan opened nothing in the directory within 30s")
+				case <-reading.C:
+					if opened(cmd.Process.Pid, dir) {
+						break wait
+					}
+				}
 			}
 			sent := time.Now()
 			if err := cmd.Process.Signal(tc.signal); err != nil {
@@ -65,4 +86,19 @@ func TestSignalStopsPlan(t *testing.T) {
 			}
 		})
 	}
+}
+
+// opened reports whether process pid has a file or directory under dir open (Linux's /proc).
+func opened(pid int, dir string) bool {
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		return false
+	}
+	for _, fd := range fds {
+		target, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name()))
+		if err == nil && (target == dir || strings.HasPrefix(target, dir+"/")) {
+			return true
+		}
+	}
+	return false
 }

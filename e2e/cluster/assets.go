@@ -92,7 +92,7 @@ func checkAssets(dir string) error {
 // ModuleRoot returns the root directory of the topolayer module: the first directory, from
 // the working directory up, whose go.mod declares ModulePath; failing that, the one holding
 // this package's source file, for a binary built from the repository without -trimpath (so
-// that `topolayer devenv up` works from any directory).
+// that `topolayer-devenv up` works from any directory).
 func ModuleRoot() (string, error) {
 	var tried []string
 	if wd, err := os.Getwd(); err == nil {

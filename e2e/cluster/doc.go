@@ -21,7 +21,7 @@
 //
 // DevEnv keeps an Environment running in a detached background process that outlives its
 // starter, with its kubeconfigs, pid, log and data in one directory: it is the machinery of
-// `topolayer devenv up|down`.
+// `topolayer-devenv up|down`.
 //
 // The package does not apply or gather anything, and it downloads nothing itself: the
 // binaries come from the assets script, the CRDs from the openshift/api module in the Go

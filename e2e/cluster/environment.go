@@ -20,9 +20,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/topolayer/topolayer/config"
-	samplecrds "github.com/topolayer/topolayer/examples/sample-operators/crds"
 	"github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/routing"
+	samplecrds "github.com/topolayer/topolayer/sdk/samples/crds"
 	"github.com/topolayer/topolayer/topology"
 )
 
@@ -52,7 +52,7 @@ const LabelHCPNamespace = "hypershift.openshift.io/hosted-control-plane"
 // controller-runtime's envtest) in one topology:
 //
 //   - config.Standalone: one server, Single ("cluster"), serving the openshift/api payload CRDs
-//     and the sample operators' CRDs (examples/sample-operators/crds);
+//     and the sample operators' CRDs (sdk/samples/crds);
 //   - config.Hosted: two servers, Management and Guest ("management" and "guest"). The guest
 //     serves the payload and sample CRDs; the management server serves the HostedControlPlane CRD, the
 //     shadows of their cluster-scoped CRDs and of BuiltinShadows, and holds the HCP

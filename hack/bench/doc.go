@@ -1,7 +1,7 @@
 // Command bench measures topolayer against the targets of issue 7 and writes
 // bench/REPORT.md with its plots (PNG):
 //
-//	go run ./hack/bench -out bench/ -bin bin/ -assets "$(hack/envtest-assets.sh)"
+//	go -C hack run ./bench -out $PWD/bench -bin $PWD/bin -assets "$(hack/envtest-assets.sh)"
 //
 // Sections, in order, each with real components:
 //  1. translation: a synthetic standalone output directory (package synth) read and decoded

@@ -15,6 +15,8 @@ import (
 	"go.uber.org/zap/zapcore"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/topolayer/topolayer/e2e/cluster"
 )
 
 // harness holds the run's configuration and its report.
@@ -82,9 +84,16 @@ func (h *harness) run(ctx context.Context, scratchRoot, sections string, keep bo
 	}
 	h.logf("scratch %s", h.scratch)
 	h.benchBinDir = filepath.Join(h.scratch, "bin")
-	args := []string{"go", "build", "-o", h.benchBinDir + "/", "./hack/bench/benchop", "./hack/bench/inproc", "./hack/bench/resident", "./hack/bench/poller", "./hack/bench/peakrss"}
-	h.rep.command(args...)
-	if out, err := exec.CommandContext(ctx, args[0], args[1:]...).CombinedOutput(); err != nil {
+	// The helpers are packages of the hack module, built from its directory.
+	root, err := cluster.ModuleRoot()
+	if err != nil {
+		return err
+	}
+	args := []string{"go", "build", "-o", h.benchBinDir + "/", "./bench/benchop", "./bench/inproc", "./bench/resident", "./bench/poller", "./bench/peakrss"}
+	h.rep.command(append([]string{"go", "-C", "hack"}, args[1:]...)...)
+	build := exec.CommandContext(ctx, args[0], args[1:]...)
+	build.Dir = filepath.Join(root, "hack")
+	if out, err := build.CombinedOutput(); err != nil {
 		return fmt.Errorf("%s: %w\n%s", strings.Join(args, " "), err, out)
 	}
 	want := map[string]bool{}

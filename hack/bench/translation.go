@@ -16,7 +16,7 @@ import (
 
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/hack/bench/synth"
+	"github.com/topolayer/topolayer/contract/contracttest/synth"
 	"github.com/topolayer/topolayer/topology"
 	"github.com/topolayer/topolayer/translate"
 )
@@ -251,7 +251,7 @@ func (h *harness) runTranslation() error {
 		fmt.Fprintf(&mix, "%d %s; ", s.PerHundred, s.Name)
 	}
 	h.rep.section("1. Translation", fmt.Sprintf(`
-The synthetic directories come from package hack/bench/synth; per 100 mutations: %s
+The synthetic directories come from package contract/contracttest/synth; per 100 mutations: %s
 The two measurements alternate on the same directory (the machine is shared), on %s; the parse floor runs in the harness's process.
 The parse floor reads every body and metadata file and decodes each (bodies with kyaml's parser, which the engine uses; metadata with contract.ParseMetadata).
 "Translate to disk" is `+"`topolayer translate`"+` itself, run as a process (its start included): it streams the directory (contract.WalkOutputDir checks every body against its metadata and parses it once), plans each mutation (translate.Planner), writes each settled entry's files on another goroutine while it reads the next (contract.FolderWriter) and keeps its plan.json form in a spill file (translate.Planner.SpillTo), then writes plan.json from the spill and the entries the plan-wide stages held (Planner.WritePlan). Its wall time and peak RSS are measured by peakrss, a small process between the harness and the command, so the peak is the command's own.

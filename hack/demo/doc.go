@@ -6,5 +6,5 @@
 // (every difference attributed to the rule or transform that made it), and the elapsed time
 // and peak memory. Then it stops everything and removes its data.
 //
-//	make build && go run ./hack/demo -bin bin -examples examples
+//	make build && go -C hack run ./demo -bin $PWD/bin -examples $PWD/examples
 package main

@@ -3,5 +3,5 @@
 // OpenShift payload ships (from the openshift/api module), and saves what the server answers
 // to aggregated discovery requests for /api and /apis, as YAML.
 //
-//	KUBEBUILDER_ASSETS=$(hack/envtest-assets.sh) go run ./hack/gen-default-discovery -to contract/defaultdiscovery
+//	KUBEBUILDER_ASSETS=$(hack/envtest-assets.sh) go -C hack run ./gen-default-discovery -to $PWD/contract/defaultdiscovery
 package main

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/topolayer/topolayer/translate"
+	"github.com/topolayer/topolayer/translate/internal/yamlnode"
 )
 
 // step is one change the hosted engine recorded, where it is and why.
@@ -44,7 +45,7 @@ func predict(standalone, hosted map[string]any, entries []translate.Entry) (map[
 			if err != nil {
 				return nil, nil, err
 			}
-			path := pointerPath(body, translate.PointerSegments(c.Path))
+			path := pointerPath(body, yamlnode.PointerSegments(c.Path))
 			if m, ok := setPath(body, path, to, c.To != nil).(map[string]any); ok {
 				body = m
 			}

@@ -3,7 +3,7 @@
 // operator, so that every placement rule of topolayer has something to act on.
 //
 // It reads its cluster-scoped Sample samples.operator.topolayer.dev/v1alpha1 `cluster`
-// (spec.managementState; kept unstructured, its CRD ships in examples/sample-operators/crds)
+// (spec.managementState; kept unstructured, its CRD ships in sdk/samples/crds)
 // and the ConfigMap openshift-config/sample-settings (keys replicas, default 1, and
 // message), and has two controllers:
 //

@@ -15,8 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/examples/sample-operators/crds"
 	"github.com/topolayer/topolayer/sdk"
+	"github.com/topolayer/topolayer/sdk/samples/crds"
 )
 
 // Names the sample operator reads and writes.
@@ -67,7 +67,7 @@ const (
 var SampleGVK = schema.GroupVersionKind{Group: "operator.topolayer.dev", Version: "v1alpha1", Kind: "Sample"}
 
 // CRDName is the name of Sample's CustomResourceDefinition, shipped in
-// examples/sample-operators/crds.
+// sdk/samples/crds.
 const CRDName = "samples.operator.topolayer.dev"
 
 // New returns the sample operator. image is the operand image; "" means DefaultImage.
@@ -88,7 +88,7 @@ func New(image string) (*sdk.Operator, error) {
 	}
 	i := slices.IndexFunc(all, func(c *apiextensionsv1.CustomResourceDefinition) bool { return c.Name == CRDName })
 	if i < 0 {
-		return nil, fmt.Errorf("the CRD %s is not in examples/sample-operators/crds", CRDName)
+		return nil, fmt.Errorf("the CRD %s is not in sdk/samples/crds", CRDName)
 	}
 	singleton := []reconcile.Request{{NamespacedName: client.ObjectKey{Name: ConfigName}}}
 	return &sdk.Operator{

@@ -1,4 +1,4 @@
-package translate
+package transform
 
 import (
 	"bytes"
@@ -9,10 +9,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/topolayer/topolayer/translate/internal/yamlnode"
+
 	"sigs.k8s.io/kustomize/api/filters/patchstrategicmerge"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/translate/internal/yamlnodetest"
 )
 
 // podSpecCases are pod specs (YAML) the profile's pod spec edits meet; neutral says whether
@@ -130,14 +133,14 @@ func TestPodSpecEditMatchesStrategicMerge(t *testing.T) {
 		objects = append(objects, object{s.name, s.resource, s.yaml, s.neutral})
 	}
 	for _, o := range objects {
-		path := podTemplatePaths[o.resource]
+		path := podTemplatePath(o.resource)
 		parsed, err := yaml.Parse(o.yaml)
 		if err != nil {
 			t.Fatalf("%s: %v", o.name, err)
 		}
 		trees := map[string]*yaml.RNode{"parsed": parsed}
 		if m, err := contract.NodeObject(parsed.YNode()); err == nil {
-			trees["tree"] = treeOf(m)
+			trees["tree"] = yamlnode.TreeOf(m)
 		}
 		for _, form := range []string{"parsed", "tree"} {
 			tree := trees[form]
@@ -172,7 +175,7 @@ func TestPodSpecEditMatchesStrategicMerge(t *testing.T) {
 					if direct := edit.edit(tree.Copy().YNode()); direct != neutral {
 						t.Errorf("made directly: %v, want %v", direct, neutral)
 					}
-					if diff := nodeDiff(want[0].YNode(), got[0].YNode(), ""); diff != "" {
+					if diff := yamlnodetest.NodeDiff(want[0].YNode(), got[0].YNode(), ""); diff != "" {
 						t.Errorf("%s\ngot:\n%s\nthe strategic merge:\n%s", diff, got[0].MustString(), want[0].MustString())
 					}
 					wantObj, err1 := contract.NodeObject(want[0].YNode())
@@ -180,8 +183,8 @@ func TestPodSpecEditMatchesStrategicMerge(t *testing.T) {
 					if err1 != nil || err2 != nil || !reflect.DeepEqual(gotObj, wantObj) {
 						t.Errorf("object %v (%v), the strategic merge's %v (%v)", gotObj, err2, wantObj, err1)
 					}
-					wantJSON, err1 := objectJSON(want[0])
-					gotJSON, err2 := objectJSON(got[0])
+					wantJSON, err1 := yamlnodetest.ObjectJSON(want[0])
+					gotJSON, err2 := yamlnodetest.ObjectJSON(got[0])
 					if err1 != nil || err2 != nil || !bytes.Equal(gotJSON, wantJSON) {
 						t.Errorf("JSON %s (%v), the strategic merge's %s (%v)", gotJSON, err2, wantJSON, err1)
 					}
@@ -202,37 +205,6 @@ func indent(s string, n int) string {
 	return "\n" + pad + strings.ReplaceAll(s, "\n", "\n"+pad)
 }
 
-// nodeDiff describes the first difference between two trees: kind, tag (a mapping's or a
-// list's as it resolves: the merge writes lists it rebuilds untagged), value, style (but a
-// !!str scalar's, which no output reads), anchor, and content in order; "" when there is none.
-func nodeDiff(want, got *yaml.Node, at string) string { return treeDiff(want, got, at, false) }
-
-// nodeDiffExact is nodeDiff with every tag and style compared.
-func nodeDiffExact(want, got *yaml.Node, at string) string { return treeDiff(want, got, at, true) }
-
-// treeDiff is nodeDiff, or nodeDiffExact when exact.
-func treeDiff(want, got *yaml.Node, at string, exact bool) string {
-	switch {
-	case want == nil || got == nil:
-		if want != got {
-			return fmt.Sprintf("%s: %v, want %v", at, got, want)
-		}
-		return ""
-	case want.Kind != got.Kind, want.Value != got.Value, len(want.Content) != len(got.Content),
-		exact && (want.Tag != got.Tag || want.Style != got.Style),
-		!exact && (want.ShortTag() != got.ShortTag() || want.Kind == yaml.ScalarNode && want.Tag != got.Tag || want.Anchor != got.Anchor ||
-			want.Style != got.Style && !(want.Kind == yaml.ScalarNode && want.Tag == yaml.NodeTagString)):
-		return fmt.Sprintf("%s: kind %v tag %q value %q style %v (%d nodes), want kind %v tag %q value %q style %v (%d nodes)",
-			at, got.Kind, got.Tag, got.Value, got.Style, len(got.Content), want.Kind, want.Tag, want.Value, want.Style, len(want.Content))
-	}
-	for i := range want.Content {
-		if d := treeDiff(want.Content[i], got.Content[i], fmt.Sprintf("%s/%d", at, i), exact); d != "" {
-			return d
-		}
-	}
-	return ""
-}
-
 // TestSMPNeutralUntaggedScalars: an untagged plain scalar YAML 1.1 reads as another type is
 // one the strategic merge's walk quotes (it becomes a string), so the walk is not neutral.
 func TestSMPNeutralUntaggedScalars(t *testing.T) {
@@ -246,18 +218,29 @@ func TestSMPNeutralUntaggedScalars(t *testing.T) {
 		if got := smpNeutral(obj.YNode()); got != c.neutral {
 			t.Errorf("%q: smpNeutral = %v, want %v", c.value, got, c.neutral)
 		}
-		edit, err := newPodSpecEdit(podTemplatePaths["deployments"], map[string]any{"imagePullSecrets": []any{map[string]any{"name": "pull-secret"}}})
+		edit, err := newPodSpecEdit(podTemplatePath("deployments"), map[string]any{"imagePullSecrets": []any{map[string]any{"name": "pull-secret"}}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		patch, _ := podSpecPatch(podTemplatePaths["deployments"], map[string]any{"imagePullSecrets": []any{map[string]any{"name": "pull-secret"}}})
+		patch, _ := podSpecPatch(podTemplatePath("deployments"), map[string]any{"imagePullSecrets": []any{map[string]any{"name": "pull-secret"}}})
 		want, err1 := patchstrategicmerge.Filter{Patch: patch}.Filter([]*yaml.RNode{obj.Copy()})
 		got, err2 := edit.Filter([]*yaml.RNode{obj.Copy()})
 		if err1 != nil || err2 != nil {
 			t.Fatal(err1, err2)
 		}
-		if d := nodeDiff(want[0].YNode(), got[0].YNode(), ""); d != "" {
+		if d := yamlnodetest.NodeDiff(want[0].YNode(), got[0].YNode(), ""); d != "" {
 			t.Errorf("%q: %s", c.value, d)
 		}
 	}
+}
+
+// podTemplatePath returns where a workload kind's pod template is.
+func podTemplatePath(resource string) []string {
+	if resource == "cronjobs" {
+		return []string{"spec", "jobTemplate", "spec", "template"}
+	}
+	if resource == "pods" {
+		return []string{}
+	}
+	return []string{"spec", "template"}
 }

@@ -12,16 +12,12 @@ import (
 	"github.com/topolayer/topolayer/config"
 )
 
-// runDevEnv executes `devenv args...` on a command tree of its own, so that it does not
-// depend on root.go registering devenv.
+// runDevEnv executes `topolayer-devenv args...`.
 func runDevEnv(t *testing.T, args ...string) (string, string, error) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	root := NewRootCommand(IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
-	if c, _, err := root.Find([]string{"devenv"}); err != nil || c.Name() != "devenv" {
-		root.AddCommand(NewCmdDevEnv(IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}))
-	}
-	root.SetArgs(append([]string{"devenv"}, args...))
+	root.SetArgs(args)
 	err := root.Execute()
 	return out.String(), errOut.String(), err
 }
@@ -71,22 +67,14 @@ func TestDevEnvTopology(t *testing.T) {
 	}
 }
 
-// up runs `<itself> devenv serve ...` in the background, whatever the root calls devenv.
-func TestDevEnvUpCompleteFindsServe(t *testing.T) {
-	root := NewRootCommand(IOStreams{})
-	if c, _, err := root.Find([]string{"devenv"}); err != nil || c.Name() != "devenv" {
-		root.AddCommand(NewCmdDevEnv(IOStreams{}))
-	}
-	up, _, err := root.Find([]string{"devenv", "up"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := &DevEnvUpOptions{Dir: "rel", ConfigFile: filepath.Join("..", "..", "examples", "hosted.yaml"), Timeout: time.Minute}
-	if err := o.Complete(up); err != nil {
+// up runs `<itself> serve ...` in the background.
+func TestUpComplete(t *testing.T) {
+	o := &UpOptions{Dir: "rel", ConfigFile: filepath.Join("..", "..", "examples", "hosted.yaml"), Timeout: time.Minute}
+	if err := o.Complete(); err != nil {
 		t.Fatal(err)
 	}
 	exe, _ := os.Executable()
-	if want := []string{exe, "devenv", "serve"}; !slices.Equal(o.serve, want) {
+	if want := []string{exe, "serve"}; !slices.Equal(o.serve, want) {
 		t.Errorf("serve command = %v, want %v", o.serve, want)
 	}
 	if !filepath.IsAbs(o.dir) || !filepath.IsAbs(o.configFile) {
@@ -94,6 +82,25 @@ func TestDevEnvUpCompleteFindsServe(t *testing.T) {
 	}
 	if o.topology != config.Hosted || o.cfg.Topology.Hosted.Namespace != "clusters-example" {
 		t.Errorf("Complete: topology %s, config %+v; want Hosted from examples/hosted.yaml", o.topology, o.cfg.Topology)
+	}
+}
+
+// A usage error exits 2, a failure 1, success 0.
+func TestRunMainExitStatus(t *testing.T) {
+	tests := []struct {
+		args []string
+		want int
+	}{
+		{[]string{"--help"}, exitOK},
+		{[]string{"up"}, exitUsage},
+		{[]string{"up", "--no-such-flag"}, exitUsage},
+		{[]string{"down", "--dir", t.TempDir()}, exitOK},
+	}
+	for _, tc := range tests {
+		var out, errOut bytes.Buffer
+		if got := runMain(IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, tc.args, nil); got != tc.want {
+			t.Errorf("topolayer-devenv %v: exit status %d, want %d\n%s%s", tc.args, got, tc.want, out.String(), errOut.String())
+		}
 	}
 }
 

@@ -3,8 +3,8 @@ package crds_test
 import (
 	"testing"
 
-	"github.com/topolayer/topolayer/examples/sample-operators/crds"
 	"github.com/topolayer/topolayer/hosted/shadow"
+	"github.com/topolayer/topolayer/sdk/samples/crds"
 )
 
 // TestCRDsAreValid: every embedded CRD decodes strictly, is valid as the API server would

@@ -19,14 +19,15 @@ import (
 	"github.com/topolayer/topolayer/e2e/cluster"
 )
 
-// NewCmdDevEnv builds `topolayer devenv`, with its subcommands up and down (and serve,
-// hidden, which up runs in the background).
-func NewCmdDevEnv(streams IOStreams) *cobra.Command {
+// NewRootCommand builds the topolayer-devenv command tree: up and down (and serve, hidden,
+// which up runs in the background).
+func NewRootCommand(streams IOStreams) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "devenv",
+		Use:   "topolayer-devenv",
 		Short: "Run local API servers to try topolayer on: a management and a guest cluster, or one cluster",
-		Long: `Devenv runs real kube-apiservers and etcd on loopback, in the background, and writes a
-kubeconfig for each, so that topolayer (and kubectl) can be tried without a cluster.
+		Long: `topolayer-devenv runs real kube-apiservers and etcd on loopback, in the background, and
+writes a kubeconfig for each, so that topolayer (and kubectl) can be tried without a cluster.
+It is a development tool, apart from topolayer so that topolayer does not carry envtest.
 
 Hosted (the default): a management server with the HostedControlPlane CRD, the shadow CRDs
 of the openshift/api cluster-scoped CRDs, the HCP namespace and its HostedControlPlane object
@@ -34,16 +35,22 @@ of the openshift/api cluster-scoped CRDs, the HCP namespace and its HostedContro
 openshift/api CRDs. Standalone: one server with the openshift/api CRDs.
 
 The binaries are built from the Go module proxy by hack/envtest-assets.sh the first time
-(several minutes), unless KUBEBUILDER_ASSETS names them.`,
-		Args:         cobra.NoArgs,
-		SilenceUsage: true,
+(several minutes), unless KUBEBUILDER_ASSETS names them.
+
+` + exitCodesHelp,
+		SilenceUsage:  true,
+		SilenceErrors: true,
 	}
-	cmd.AddCommand(newCmdDevEnvUp(streams), newCmdDevEnvDown(streams), newCmdDevEnvServe(streams))
+	cmd.SetIn(streams.In)
+	cmd.SetOut(streams.Out)
+	cmd.SetErr(streams.ErrOut)
+	cmd.AddCommand(newCmdUp(streams), newCmdDown(streams), newCmdServe(streams))
+	markUsageErrors(cmd)
 	return cmd
 }
 
-// DevEnvUpOptions are the options of `topolayer devenv up`.
-type DevEnvUpOptions struct {
+// UpOptions are the options of `topolayer-devenv up`.
+type UpOptions struct {
 	Dir        string        // --dir
 	Topology   string        // --topology: hosted or standalone
 	ConfigFile string        // --config
@@ -53,39 +60,31 @@ type DevEnvUpOptions struct {
 	configFile string                 // set by Complete: ConfigFile, absolute
 	topology   config.TopologyType    // set by Complete
 	cfg        *config.TopologyConfig // set by Complete, when --config is given
-	serve      []string               // set by Complete: how to run devenv serve (executable, args)
+	serve      []string               // set by Complete: how to run serve (executable, args)
 
 	IOStreams
 }
 
-func newCmdDevEnvUp(streams IOStreams) *cobra.Command {
-	o := &DevEnvUpOptions{Timeout: 2 * time.Minute, IOStreams: streams}
+func newCmdUp(streams IOStreams) *cobra.Command {
+	o := &UpOptions{Timeout: 2 * time.Minute, IOStreams: streams}
 	cmd := &cobra.Command{
 		Use:   "up --dir DIR [--topology hosted|standalone] [--config FILE]",
 		Short: "Start the API servers in the background and write their kubeconfigs to DIR",
 		Long: `Up starts the API servers of the chosen topology in a detached background process, which
 outlives this command, and returns once they serve their CRDs. DIR then holds
 management.kubeconfig and guest.kubeconfig (standalone: cluster.kubeconfig), the log
-devenv.log, and the servers' data. Stop them with devenv down.`,
+devenv.log, and the servers' data. Stop them with down.`,
 		Example: `  # A hosted environment as examples/hosted.yaml names it
-  topolayer devenv up --dir /tmp/devenv --config examples/hosted.yaml
+  topolayer-devenv up --dir /tmp/devenv --config examples/hosted.yaml
   kubectl --kubeconfig /tmp/devenv/management.kubeconfig get hostedcontrolplanes -A
   kubectl --kubeconfig /tmp/devenv/guest.kubeconfig get crd authentications.operator.openshift.io
-  topolayer devenv down --dir /tmp/devenv
+  topolayer-devenv down --dir /tmp/devenv
 
   # One standalone cluster
-  topolayer devenv up --dir /tmp/standalone --topology standalone`,
+  topolayer-devenv up --dir /tmp/standalone --topology standalone`,
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Complete(cmd); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		RunE:         runCommand(o),
 	}
 	cmd.Flags().StringVar(&o.Dir, "dir", o.Dir, "directory for the kubeconfigs, the log and the servers' data (created if needed)")
 	cmd.Flags().StringVar(&o.Topology, "topology", o.Topology, "hosted or standalone (default: --config's topology, else hosted)")
@@ -94,9 +93,8 @@ devenv.log, and the servers' data. Stop them with devenv down.`,
 	return cmd
 }
 
-// Complete makes the paths absolute, reads --config and resolves the topology. cmd locates
-// the serve subcommand beside up; nil means `devenv serve`.
-func (o *DevEnvUpOptions) Complete(cmd *cobra.Command) error {
+// Complete makes the paths absolute, reads --config and resolves the topology.
+func (o *UpOptions) Complete() error {
 	var err error
 	if o.Dir != "" {
 		if o.dir, err = filepath.Abs(o.Dir); err != nil {
@@ -114,21 +112,21 @@ func (o *DevEnvUpOptions) Complete(cmd *cobra.Command) error {
 	o.topology = devEnvTopology(o.Topology, o.cfg)
 	exe, err := os.Executable()
 	if err != nil {
-		return fmt.Errorf("find the topolayer executable to run in the background: %w", err)
+		return fmt.Errorf("find the topolayer-devenv executable to run in the background: %w", err)
 	}
-	o.serve = append([]string{exe}, serveCommandPath(cmd)...)
+	o.serve = []string{exe, "serve"}
 	return nil
 }
 
 // Validate checks the flags without side effects.
-func (o *DevEnvUpOptions) Validate() error {
+func (o *UpOptions) Validate() error {
 	return errors.Join(validateDevEnvDir(o.Dir), validateDevEnvTopology(o.Topology), validateTimeout(o.Timeout))
 }
 
 // Run starts the environment in the background and waits until it is ready.
-func (o *DevEnvUpOptions) Run(ctx context.Context) error {
+func (o *UpOptions) Run(ctx context.Context) error {
 	if len(o.serve) == 0 {
-		return errors.New("devenv up: Complete was not called before Run")
+		return errors.New("up: Complete was not called before Run")
 	}
 	// In the foreground: a first build takes minutes, and its progress is worth seeing.
 	assets, err := cluster.AssetsDir(ctx, o.ErrOut)
@@ -147,7 +145,7 @@ func (o *DevEnvUpOptions) Run(ctx context.Context) error {
 	fmt.Fprintf(o.ErrOut, "starting a %s dev environment in %s (log: %s)\n", strings.ToLower(string(o.topology)), o.dir, filepath.Join(o.dir, cluster.DevEnvLogFile))
 	start := time.Now()
 	if err := d.Launch(ctx, serve, o.Timeout); errors.Is(err, cluster.ErrDevEnvRunning) {
-		return fmt.Errorf("%w; to start afresh: topolayer devenv down --dir %s", err, o.dir)
+		return fmt.Errorf("%w; to start afresh: topolayer-devenv down --dir %s", err, o.dir)
 	} else if err != nil {
 		return err
 	}
@@ -166,12 +164,12 @@ func (o *DevEnvUpOptions) Run(ctx context.Context) error {
 	for _, name := range names {
 		fmt.Fprintf(o.Out, "  %-10s  %s\n", name, kubeconfigs[name])
 	}
-	fmt.Fprintf(o.Out, "try:  kubectl --kubeconfig %s get namespaces\nstop: topolayer devenv down --dir %s\n", kubeconfigs[names[0]], o.dir)
+	fmt.Fprintf(o.Out, "try:  kubectl --kubeconfig %s get namespaces\nstop: topolayer-devenv down --dir %s\n", kubeconfigs[names[0]], o.dir)
 	return nil
 }
 
-// DevEnvDownOptions are the options of `topolayer devenv down`.
-type DevEnvDownOptions struct {
+// DownOptions are the options of `topolayer-devenv down`.
+type DownOptions struct {
 	Dir     string        // --dir
 	Timeout time.Duration // --timeout
 
@@ -180,26 +178,26 @@ type DevEnvDownOptions struct {
 	IOStreams
 }
 
-func newCmdDevEnvDown(streams IOStreams) *cobra.Command {
-	o := &DevEnvDownOptions{Timeout: time.Minute, IOStreams: streams}
+func newCmdDown(streams IOStreams) *cobra.Command {
+	o := &DownOptions{Timeout: time.Minute, IOStreams: streams}
 	cmd := &cobra.Command{
 		Use:   "down --dir DIR",
-		Short: "Stop the API servers that devenv up started and remove their data",
-		Long: `Down stops the background process of devenv up and its API servers (killing them if they do
+		Short: "Stop the API servers that up started and remove their data",
+		Long: `Down stops the background process of up and its API servers (killing them if they do
 not stop within --timeout), then removes the kubeconfigs, the log and the data from DIR, and
 DIR itself unless it holds other files. It is a no-op on a directory with nothing running.`,
-		Example:      `  topolayer devenv down --dir /tmp/devenv`,
+		Example:      `  topolayer-devenv down --dir /tmp/devenv`,
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE:         runCommand(o),
 	}
-	cmd.Flags().StringVar(&o.Dir, "dir", o.Dir, "the directory given to devenv up")
+	cmd.Flags().StringVar(&o.Dir, "dir", o.Dir, "the directory given to up")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", o.Timeout, "how long the servers may take to stop before they are killed")
 	return cmd
 }
 
 // Complete makes --dir absolute.
-func (o *DevEnvDownOptions) Complete() error {
+func (o *DownOptions) Complete() error {
 	if o.Dir == "" {
 		return nil
 	}
@@ -211,14 +209,14 @@ func (o *DevEnvDownOptions) Complete() error {
 }
 
 // Validate checks the flags without side effects.
-func (o *DevEnvDownOptions) Validate() error {
+func (o *DownOptions) Validate() error {
 	return errors.Join(validateDevEnvDir(o.Dir), validateTimeout(o.Timeout))
 }
 
 // Run stops the environment and removes its files.
-func (o *DevEnvDownOptions) Run(ctx context.Context) error {
+func (o *DownOptions) Run(ctx context.Context) error {
 	if o.dir == "" {
-		return errors.New("devenv down: Complete was not called before Run")
+		return errors.New("down: Complete was not called before Run")
 	}
 	d := cluster.DevEnv{Dir: o.dir}
 	pid, running := d.PID()
@@ -245,9 +243,9 @@ func (o *DevEnvDownOptions) Run(ctx context.Context) error {
 	return nil
 }
 
-// DevEnvServeOptions are the options of `topolayer devenv serve`, which devenv up runs in
+// ServeOptions are the options of `topolayer-devenv serve`, which up runs in
 // the background.
-type DevEnvServeOptions struct {
+type ServeOptions struct {
 	Dir        string // --dir, absolute
 	Topology   string // --topology
 	ConfigFile string // --config, absolute
@@ -257,12 +255,12 @@ type DevEnvServeOptions struct {
 	IOStreams
 }
 
-func newCmdDevEnvServe(streams IOStreams) *cobra.Command {
-	o := &DevEnvServeOptions{IOStreams: streams}
+func newCmdServe(streams IOStreams) *cobra.Command {
+	o := &ServeOptions{IOStreams: streams}
 	cmd := &cobra.Command{
 		Annotations:  map[string]string{annotationDaemon: "true"},
 		Use:          "serve --dir DIR [--topology hosted|standalone] [--config FILE]",
-		Short:        "Serve a dev environment until SIGTERM (run by devenv up, in the background)",
+		Short:        "Serve a dev environment until SIGTERM (run by up, in the background)",
 		Hidden:       true,
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
@@ -275,7 +273,7 @@ func newCmdDevEnvServe(streams IOStreams) *cobra.Command {
 }
 
 // Complete reads --config.
-func (o *DevEnvServeOptions) Complete() error {
+func (o *ServeOptions) Complete() error {
 	if o.ConfigFile == "" {
 		return nil
 	}
@@ -287,7 +285,7 @@ func (o *DevEnvServeOptions) Complete() error {
 }
 
 // Validate checks the flags without side effects.
-func (o *DevEnvServeOptions) Validate() error {
+func (o *ServeOptions) Validate() error {
 	var errs []error
 	if !filepath.IsAbs(o.Dir) {
 		errs = append(errs, fmt.Errorf("--dir %q: must be an absolute path", o.Dir))
@@ -298,9 +296,9 @@ func (o *DevEnvServeOptions) Validate() error {
 	return errors.Join(append(errs, validateDevEnvTopology(o.Topology))...)
 }
 
-// Run serves the environment until ctx ends: main cancels it on SIGTERM, which devenv down
+// Run serves the environment until ctx ends: main cancels it on SIGTERM, which down
 // sends.
-func (o *DevEnvServeOptions) Run(ctx context.Context) error {
+func (o *ServeOptions) Run(ctx context.Context) error {
 	signal.Ignore(syscall.SIGHUP) // no terminal, but be sure
 	env := &cluster.Environment{
 		Topology:       devEnvTopology(o.Topology, o.cfg),
@@ -336,13 +334,4 @@ func validateTimeout(d time.Duration) error {
 		return fmt.Errorf("--timeout %s: must be positive", d)
 	}
 	return nil
-}
-
-// serveCommandPath returns the arguments that reach the serve command from the root: the
-// command path of up's parent, without the root, then "serve" (["devenv", "serve"]).
-func serveCommandPath(up *cobra.Command) []string {
-	if up == nil || up.Parent() == nil || !up.Parent().HasParent() {
-		return []string{"devenv", "serve"}
-	}
-	return append(strings.Fields(up.Parent().CommandPath())[1:], "serve")
 }
