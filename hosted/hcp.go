@@ -57,3 +57,29 @@ func ResolveHostedControlPlane(ctx context.Context, cfg *rest.Config, namespace,
 		UID:        hcp.GetUID(),
 	}, nil
 }
+
+// ControlPlaneComponentGVR returns the resource of HyperShift's ControlPlaneComponent
+// objects: one per component of a hosted control plane, in its namespace, whose status
+// (conditions Available and RolloutComplete, version, resources) the HostedControlPlane's
+// availability and version are computed from.
+func ControlPlaneComponentGVR() schema.GroupVersionResource {
+	return schema.GroupVersionResource{Group: "hypershift.openshift.io", Version: "v1beta1", Resource: "controlplanecomponents"}
+}
+
+// ControlPlaneComponentGVK returns the kind of HyperShift's ControlPlaneComponent objects.
+func ControlPlaneComponentGVK() schema.GroupVersionKind {
+	return ControlPlaneComponentGVR().GroupVersion().WithKind("ControlPlaneComponent")
+}
+
+// The condition types and reasons of a ControlPlaneComponent's status, as HyperShift's
+// api/hypershift/v1beta1 names them.
+const (
+	// ComponentAvailable says whether the component is available.
+	ComponentAvailable = "Available"
+	// ComponentRolloutComplete says whether the component has completed its rollout.
+	ComponentRolloutComplete = "RolloutComplete"
+	// ReasonAsExpected is the reason of a condition that is as it should be.
+	ReasonAsExpected = "AsExpected"
+	// ReasonReconciliationError is the reason of a RolloutComplete that an error blocks.
+	ReasonReconciliationError = "ReconciliationError"
+)

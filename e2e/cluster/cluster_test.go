@@ -35,6 +35,27 @@ func TestHostedControlPlaneCRDIsValid(t *testing.T) {
 	}
 }
 
+func TestControlPlaneComponentCRDIsValid(t *testing.T) {
+	crd := ControlPlaneComponentCRD()
+	if err := shadow.Validate(crd); err != nil {
+		t.Fatal(err)
+	}
+	if crd.Name != "controlplanecomponents.hypershift.openshift.io" || crd.Spec.Scope != apiextensionsv1.NamespaceScoped {
+		t.Errorf("name %s scope %s, want controlplanecomponents.hypershift.openshift.io Namespaced", crd.Name, crd.Spec.Scope)
+	}
+	v := crd.Spec.Versions[0]
+	if v.Name != hosted.ControlPlaneComponentGVR().Version || v.Subresources == nil || v.Subresources.Status == nil {
+		t.Errorf("version %s subresources %+v, want %s with status", v.Name, v.Subresources, hosted.ControlPlaneComponentGVR().Version)
+	}
+	// HyperShift's status fields (api/hypershift/v1beta1/controlplanecomponent_types.go).
+	status := v.Schema.OpenAPIV3Schema.Properties["status"].Properties
+	for _, f := range []string{"conditions", "version", "resources", "observedGeneration"} {
+		if _, ok := status[f]; !ok {
+			t.Errorf("status has no field %s", f)
+		}
+	}
+}
+
 func TestManagementCRDs(t *testing.T) {
 	var payload []*apiextensionsv1.CustomResourceDefinition
 	// manifest is the manifest of a CRD of one served version with an open schema.
@@ -75,6 +96,7 @@ spec:
 	}
 	want := []string{
 		"hostedcontrolplanes.hypershift.openshift.io",
+		"controlplanecomponents.hypershift.openshift.io",
 		"widgets.example.com.shadow.topolayer.dev",
 		"routes.route.openshift.io",
 		"certificatesigningrequests.certificates.k8s.io.shadow.topolayer.dev",

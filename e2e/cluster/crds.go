@@ -46,11 +46,11 @@ func PayloadCRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 var ManagementNative = []string{"routes.route.openshift.io"}
 
 // ManagementCRDs returns what the management server serves besides its built-in APIs: the
-// HostedControlPlane CRD, the shadow of every cluster-scoped CRD in payload, the shadows
+// HostedControlPlane and ControlPlaneComponent CRDs, the shadow of every cluster-scoped CRD in payload, the shadows
 // of BuiltinShadows and the CRDs of payload named in ManagementNative, unchanged. payload
 // is not modified.
 func ManagementCRDs(payload []*apiextensionsv1.CustomResourceDefinition) ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	crds := []*apiextensionsv1.CustomResourceDefinition{HostedControlPlaneCRD()}
+	crds := []*apiextensionsv1.CustomResourceDefinition{HostedControlPlaneCRD(), ControlPlaneComponentCRD()}
 	for _, orig := range payload {
 		if slices.Contains(ManagementNative, orig.Name) {
 			crds = append(crds, orig.DeepCopy())
@@ -123,6 +123,84 @@ func HostedControlPlaneCRD() *apiextensionsv1.CustomResourceDefinition {
 					},
 				}},
 				Subresources: &apiextensionsv1.CustomResourceSubresources{Status: &apiextensionsv1.CustomResourceSubresourceStatus{}},
+			}},
+		},
+	}
+}
+
+// ControlPlaneComponentCRD returns a minimal CRD for HyperShift's ControlPlaneComponent
+// (hypershift.openshift.io/v1beta1, namespaced, short names cpc and cpcs), with the status
+// fields of HyperShift's api/hypershift/v1beta1 (controlplanecomponent_types.go):
+// conditions (metav1.Condition, a map keyed by type), version, resources (kind, group,
+// name) and observedGeneration; an empty spec. Its status is served through the status
+// subresource.
+func ControlPlaneComponentCRD() *apiextensionsv1.CustomResourceDefinition {
+	str := apiextensionsv1.JSONSchemaProps{Type: "string"}
+	mapKey := "map"
+	atomic := "atomic"
+	gvr := hosted.ControlPlaneComponentGVR()
+	kind := hosted.ControlPlaneComponentGVK().Kind
+	condition := apiextensionsv1.JSONSchemaProps{
+		Type:     "object",
+		Required: []string{"type", "status", "lastTransitionTime", "reason", "message"},
+		Properties: map[string]apiextensionsv1.JSONSchemaProps{
+			"type":               str,
+			"status":             {Type: "string", Enum: []apiextensionsv1.JSON{{Raw: []byte(`"True"`)}, {Raw: []byte(`"False"`)}, {Raw: []byte(`"Unknown"`)}}},
+			"observedGeneration": {Type: "integer", Format: "int64"},
+			"lastTransitionTime": {Type: "string", Format: "date-time"},
+			"reason":             str,
+			"message":            str,
+		},
+	}
+	resource := apiextensionsv1.JSONSchemaProps{
+		Type:       "object",
+		Required:   []string{"kind", "group", "name"},
+		Properties: map[string]apiextensionsv1.JSONSchemaProps{"kind": str, "group": str, "name": str},
+	}
+	return &apiextensionsv1.CustomResourceDefinition{
+		TypeMeta:   metav1.TypeMeta{APIVersion: apiextensionsv1.SchemeGroupVersion.String(), Kind: "CustomResourceDefinition"},
+		ObjectMeta: metav1.ObjectMeta{Name: gvr.Resource + "." + gvr.Group},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: gvr.Group,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{
+				Kind:       kind,
+				ListKind:   kind + "List",
+				Plural:     gvr.Resource,
+				Singular:   "controlplanecomponent",
+				ShortNames: []string{"cpc", "cpcs"},
+			},
+			Scope: apiextensionsv1.NamespaceScoped,
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
+				Name:    gvr.Version,
+				Served:  true,
+				Storage: true,
+				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
+					Description: "ControlPlaneComponent specifies the state of a ControlPlane Component (HyperShift's status fields; a minimal schema for topolayer's tests and dev environment).",
+					Type:        "object",
+					Properties: map[string]apiextensionsv1.JSONSchemaProps{
+						"apiVersion": str,
+						"kind":       str,
+						"metadata":   {Type: "object"},
+						"spec":       {Type: "object"},
+						"status": {
+							Type: "object",
+							Properties: map[string]apiextensionsv1.JSONSchemaProps{
+								"conditions": {Type: "array", Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &condition},
+									XListType: &mapKey, XListMapKeys: []string{"type"}},
+								"version":            str,
+								"resources":          {Type: "array", Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &resource}, XListType: &atomic},
+								"observedGeneration": {Type: "integer", Format: "int64"},
+							},
+						},
+					},
+				}},
+				Subresources: &apiextensionsv1.CustomResourceSubresources{Status: &apiextensionsv1.CustomResourceSubresourceStatus{}},
+				AdditionalPrinterColumns: []apiextensionsv1.CustomResourceColumnDefinition{
+					{Name: "Version", Type: "string", JSONPath: ".status.version"},
+					{Name: "Available", Type: "string", JSONPath: `.status.conditions[?(@.type=="Available")].status`},
+					{Name: "RolloutComplete", Type: "string", JSONPath: `.status.conditions[?(@.type=="RolloutComplete")].status`},
+					{Name: "Message", Type: "string", JSONPath: `.status.conditions[?(@.type=="Available")].message`},
+				},
 			}},
 		},
 	}

@@ -4,8 +4,11 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -29,25 +32,56 @@ import (
 )
 
 func main() {
-	var configFile, managementKubeconfig, guestKubeconfig, metricsAddr, workDir string
-	flag.StringVar(&configFile, "config", "", "the hosted TopologyConfig: the HCP namespace, the HostedControlPlane and the operators to run")
-	flag.StringVar(&managementKubeconfig, "management-kubeconfig", "", "the management cluster's kubeconfig (in a pod: empty, the in-cluster configuration)")
-	flag.StringVar(&guestKubeconfig, "guest-kubeconfig", "", "the guest cluster's kubeconfig (the control-plane-operator mounts the hosted cluster's admin kubeconfig)")
-	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "the metrics endpoint, shared by the operator's controllers and topolayer")
-	flag.StringVar(&workDir, "work-dir", "", "where topolayer keeps its runs' directories (default: a temporary directory)")
-	inProcess := flag.Bool("in-process", false, "run the sample operators linked into this program, in memory, instead of their binaries")
+	o := options{componentNames: map[string]string{}}
+	flag.StringVar(&o.configFile, "config", "", "the hosted TopologyConfig: the HCP namespace, the HostedControlPlane and the operators to run")
+	flag.StringVar(&o.managementKubeconfig, "management-kubeconfig", "", "the management cluster's kubeconfig (in a pod: empty, the in-cluster configuration)")
+	flag.StringVar(&o.guestKubeconfig, "guest-kubeconfig", "", "the guest cluster's kubeconfig file; empty: read it from the Secret --guest-kubeconfig-secret, as the control-plane-operator's components do")
+	flag.StringVar(&o.guestSecret, "guest-kubeconfig-secret", manager.DefaultGuestKubeconfigSecret, "without --guest-kubeconfig: the Secret in the HCP namespace whose key "+manager.DefaultGuestKubeconfigKey+" holds the guest's kubeconfig; the guest side starts when it appears and restarts when it changes")
+	flag.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "the metrics endpoint, shared by the operator's controllers and topolayer")
+	flag.StringVar(&o.workDir, "work-dir", "", "where topolayer keeps its runs' directories (default: a temporary directory)")
+	flag.BoolVar(&o.inProcess, "in-process", false, "run the sample operators linked into this program, in memory, instead of their binaries")
+	flag.BoolVar(&o.componentStatus, "component-status", false, "write a HyperShift ControlPlaneComponent for each Deployment the operators place in the HCP namespace")
+	flag.Var(componentNames(o.componentNames), "component-name", "DEPLOYMENT=COMPONENT: the component of the placed Deployment whose standalone name is DEPLOYMENT (repeatable; default: that name)")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
 
-	if err := run(ctrl.SetupSignalHandler(), configFile, managementKubeconfig, guestKubeconfig, metricsAddr, workDir, *inProcess); err != nil {
+	if err := run(ctrl.SetupSignalHandler(), o); err != nil {
 		fmt.Fprintln(os.Stderr, "hosted-embedding:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, configFile, managementKubeconfig, guestKubeconfig, metricsAddr, workDir string, inProcess bool) error {
+// options are the program's flags.
+type options struct {
+	configFile, managementKubeconfig, guestKubeconfig, guestSecret, metricsAddr, workDir string
+	inProcess, componentStatus                                                           bool
+	componentNames                                                                       map[string]string
+}
+
+// componentNames is the flag.Value of --component-name: DEPLOYMENT=COMPONENT pairs.
+type componentNames map[string]string
+
+func (c componentNames) String() string {
+	var pairs []string
+	for _, k := range slices.Sorted(maps.Keys(c)) {
+		pairs = append(pairs, k+"="+c[k])
+	}
+	return strings.Join(pairs, ",")
+}
+
+func (c componentNames) Set(v string) error {
+	deployment, component, ok := strings.Cut(v, "=")
+	if !ok || deployment == "" || component == "" {
+		return fmt.Errorf("%q: want DEPLOYMENT=COMPONENT", v)
+	}
+	c[deployment] = component
+	return nil
+}
+
+func run(ctx context.Context, o options) error {
+	configFile := o.configFile
 	cfg, err := config.Load(configFile)
 	if err != nil {
 		return err
@@ -64,18 +98,25 @@ func run(ctx context.Context, configFile, managementKubeconfig, guestKubeconfig,
 	}
 
 	// The control-plane-operator's manager: the management cluster, one namespace.
-	mgmt, err := clientcmd.BuildConfigFromFlags("", managementKubeconfig)
+	mgmt, err := clientcmd.BuildConfigFromFlags("", o.managementKubeconfig)
 	if err != nil {
 		return fmt.Errorf("--management-kubeconfig: %w", err)
 	}
-	guest, err := clientcmd.BuildConfigFromFlags("", guestKubeconfig)
-	if err != nil {
-		return fmt.Errorf("--guest-kubeconfig: %w", err)
+	// The guest: a kubeconfig file given, or, as in a hosted control plane, the kubeconfig
+	// Secret HyperShift writes into the HCP namespace once the guest's API server is up
+	// (topolayer waits for it, and restarts its guest side when it rotates).
+	clusters := map[string]*rest.Config{}
+	if o.guestKubeconfig != "" {
+		guest, err := clientcmd.BuildConfigFromFlags("", o.guestKubeconfig)
+		if err != nil {
+			return fmt.Errorf("--guest-kubeconfig: %w", err)
+		}
+		clusters[routing.ClusterGuest] = guest
 	}
 	mgr, err := ctrl.NewManager(mgmt, ctrl.Options{
 		Scheme:                        clientgoscheme.Scheme,
 		Cache:                         cache.Options{DefaultNamespaces: map[string]cache.Config{hcp.Namespace: {}}},
-		Metrics:                       metricsserver.Options{BindAddress: metricsAddr},
+		Metrics:                       metricsserver.Options{BindAddress: o.metricsAddr},
 		LeaderElection:                true,
 		LeaderElectionNamespace:       hcp.Namespace,
 		LeaderElectionID:              "control-plane-operator-" + hcp.Name,
@@ -99,16 +140,24 @@ func run(ctx context.Context, configFile, managementKubeconfig, guestKubeconfig,
 	// operators linked into this program run in memory over the objects topolayer gathers
 	// from its caches, as the control-plane-operator would run the operators it links.
 	ops := manager.OperatorsFromConfig(cfg, filepath.Dir(configFile))
-	if inProcess {
+	if o.inProcess {
 		if err := linkSamples(cfg, ops); err != nil {
 			return err
 		}
 	}
+	// With --component-status, each Deployment placed in the HCP namespace is reported to
+	// HyperShift as a ControlPlaneComponent, as the control-plane-operator's own are.
+	var components *manager.ComponentStatusOptions
+	if o.componentStatus {
+		components = &manager.ComponentStatusOptions{Names: o.componentNames}
+	}
 	if _, err := manager.AddToManager(ctx, mgr, manager.EmbedOptions{
-		Topology:  topo,
-		Clusters:  map[string]*rest.Config{routing.ClusterGuest: guest},
-		Operators: ops,
-		WorkDir:   workDir,
+		Topology:        topo,
+		Clusters:        clusters,
+		GuestKubeconfig: manager.GuestKubeconfigSecret{Name: o.guestSecret},
+		ComponentStatus: components,
+		Operators:       ops,
+		WorkDir:         o.workDir,
 	}); err != nil {
 		return err
 	}

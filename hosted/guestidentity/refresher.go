@@ -41,14 +41,17 @@ func NewRefresher(clk clock.WithTicker) *Refresher {
 }
 
 // Track schedules the refresh of each Secret w wrote or found, replacing what was tracked
-// under its name.
+// under its name (w refreshes it from then on).
 func (r *Refresher) Track(w *Writer, issued []Issued) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, is := range issued {
 		key := is.Identity.Secret
 		if old, ok := r.tracked[key]; ok && old.issued.RefreshAt.Equal(is.RefreshAt) {
-			continue // already scheduled for that time
+			// Already scheduled for that time; the refresh uses the latest writer (a new
+			// guest connection's, when the guest's kubeconfig rotated).
+			r.tracked[key] = tracked{issued: old.issued, writer: w}
+			continue
 		}
 		r.tracked[key] = tracked{issued: is, writer: w}
 		r.queue.AddAfter(key, is.RefreshAt.Sub(r.clock.Now()))

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -18,6 +19,7 @@ import (
 	ctrlmanager "sigs.k8s.io/controller-runtime/pkg/manager"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/topology"
 )
 
@@ -27,7 +29,20 @@ type EmbedOptions struct {
 	Topology *topology.Topology
 	// Clusters are the client configurations of the topology's clusters other than the
 	// one the controller-runtime manager runs on (Topology.Home): for hosted, "guest".
+	// Without one for the guest, the guest is late: its kubeconfig is read from
+	// GuestKubeconfig.
 	Clusters map[string]*rest.Config
+	// GuestKubeconfig is the Secret, in the hosted control plane's namespace of the home
+	// cluster, that holds the guest's kubeconfig when Clusters has none: the zero value is
+	// HyperShift's (service-network-admin-kubeconfig, key kubeconfig). The guest side
+	// starts when the Secret appears and restarts when its kubeconfig changes (a rotated
+	// token, new certificates); meanwhile the operators wait, and their status objects say
+	// so (ResultWaiting). mgr's cache must hold the Secrets of that namespace.
+	GuestKubeconfig GuestKubeconfigSecret
+	// ComponentStatus, when set, writes a HyperShift ControlPlaneComponent for each
+	// workload the operators place in the hosted control plane's namespace (opt-in: see
+	// ComponentStatusOptions).
+	ComponentStatus *ComponentStatusOptions
 	// Operators are the operators to run; nil means the configuration's (with relative
 	// commands resolved against ConfigDir).
 	Operators []Operator
@@ -77,11 +92,23 @@ func AddToManager(ctx context.Context, mgr ctrlmanager.Manager, opts EmbedOption
 		return nil, err
 	}
 	clusters := map[string]cluster.Cluster{topo.Home(): mgr}
+	var late map[string]string
+	var guestSecret *GuestKubeconfigReconciler
 	for _, name := range topo.Clusters() {
 		if name == topo.Home() {
 			continue
 		}
 		rc := opts.Clusters[name]
+		if rc == nil && name == routing.ClusterGuest {
+			hcp, ok := topo.HostedControlPlane()
+			if !ok {
+				return nil, fmt.Errorf("manager: the %s cluster's client configuration is required", name)
+			}
+			secret := opts.GuestKubeconfig.withDefaults()
+			guestSecret = &GuestKubeconfigReconciler{Reader: mgr.GetCache(), Secret: types.NamespacedName{Namespace: hcp.Namespace, Name: secret.Name}, Key: secret.Key, Cluster: name}
+			late = map[string]string{name: fmt.Sprintf("its kubeconfig is read from the Secret %s, key %s, which does not exist yet", guestSecret.Secret, secret.Key)}
+			continue
+		}
 		if rc == nil {
 			return nil, fmt.Errorf("manager: the %s cluster's client configuration is required", name)
 		}
@@ -116,6 +143,7 @@ func AddToManager(ctx context.Context, mgr ctrlmanager.Manager, opts EmbedOption
 		Operators:    ops,
 		Declarations: decl,
 		Clusters:     clusters,
+		Late:         late,
 		WorkDir:      workDir,
 		Scheduler:    SchedulerOptions(cfg),
 		Registerer:   registerer,
@@ -127,6 +155,17 @@ func AddToManager(ctx context.Context, mgr ctrlmanager.Manager, opts EmbedOption
 	}
 	if err := mgr.Add(m); err != nil {
 		return nil, err
+	}
+	if guestSecret != nil {
+		guestSecret.Connector = m
+		if err := guestSecret.SetupWithManager(mgr); err != nil {
+			return nil, fmt.Errorf("manager: watch the guest kubeconfig Secret: %w", err)
+		}
+	}
+	if opts.ComponentStatus != nil {
+		if err := addComponentStatus(mgr, topo, m, *opts.ComponentStatus); err != nil {
+			return nil, fmt.Errorf("manager: component status: %w", err)
+		}
 	}
 	return m, nil
 }

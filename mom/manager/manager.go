@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"sync"
@@ -20,7 +21,6 @@ import (
 	"github.com/topolayer/topolayer/apply"
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/gather"
 	"github.com/topolayer/topolayer/hosted/guestidentity"
 	"github.com/topolayer/topolayer/mom/index"
 	"github.com/topolayer/topolayer/mom/runner"
@@ -62,8 +62,14 @@ type Options struct {
 	Declarations map[string]Declarations
 	// Clusters are the topology's clusters by name (Topology.Clusters): their caches hold
 	// the inputs, their configurations write the plans. A controller-runtime Manager is a
-	// Cluster.
+	// Cluster. The home cluster is required; the others may be late (Late).
 	Clusters map[string]cluster.Cluster
+	// Late are the clusters of the topology that Clusters lacks, each with what its client
+	// configuration waits for, as the status objects say it ("the Secret ns/name does not
+	// exist yet"). The Manager starts and connects them when Connect gives their
+	// configuration; until then the operators wait, and their status objects say so
+	// (ResultWaiting).
+	Late map[string]string
 	// WorkDir holds the runs' input and output directories; each run's are removed after
 	// it, the last failed run's are kept for inspection.
 	WorkDir string
@@ -98,10 +104,22 @@ type Manager struct {
 	ix        *index.Index
 	scheduler *scheduler.Scheduler
 	metrics   *metrics
-	readers   map[string]gather.Reader
-	// informed are the objects each cluster's informers hold, for the targets to skip the
-	// writes they show unchanged without a request.
+	// watches are the informers the operators' inputs need (Watches).
+	watches []Watch
+	// readersOf are the operators that read each watched resource, by cluster and resource.
+	readersOf map[watchKey][]string
+	// informed are the objects each fixed cluster's informers hold, for the targets to
+	// skip the writes they show unchanged without a request (a connection adds the late
+	// clusters').
 	informed map[string]*informed
+
+	// conn is the current connection; nil until every late cluster is connected.
+	connMu sync.RWMutex
+	conn   *connection
+	// lateConfigs are the latest configurations Connect gave, by late cluster.
+	lateMu        sync.Mutex
+	lateConfigs   map[string]*rest.Config
+	connectSignal chan struct{}
 
 	// statusWriter writes the status objects.
 	statusWriter statusWriter
@@ -119,10 +137,6 @@ type operatorState struct {
 	inputs  *contract.InputResources
 	outputs *contract.OutputResources
 	engine  translate.Engine
-	targets map[string]apply.Target
-	// guest writes the kubeconfig Secrets of its operands' guest identities; nil on a
-	// topology without a guest.
-	guest *guestidentity.Writer
 
 	mu   sync.Mutex
 	runs int64
@@ -164,8 +178,12 @@ func New(ctx context.Context, opts Options) (*Manager, error) {
 		opts.WorkDir = dir
 	}
 	topo := opts.Topology
+	if opts.Clusters[topo.Home()] == nil {
+		return nil, fmt.Errorf("manager: no cluster %s", topo.Home())
+	}
 	for _, c := range topo.Clusters() {
-		if opts.Clusters[c] == nil {
+		_, late := opts.Late[c]
+		if opts.Clusters[c] == nil && !late {
 			return nil, fmt.Errorf("manager: no cluster %s", c)
 		}
 	}
@@ -173,8 +191,9 @@ func New(ctx context.Context, opts Options) (*Manager, error) {
 		opts.RefreshClock = clock.RealClock{}
 	}
 	m := &Manager{opts: opts, log: logr.FromContextOrDiscard(ctx).WithName("manager"), topo: topo, status: topo.Status(),
-		ops: map[string]*operatorState{}, ix: index.New(), writes: index.NewWrites(), readers: map[string]gather.Reader{},
-		informed: map[string]*informed{}, refresher: guestidentity.NewRefresher(opts.RefreshClock)}
+		ops: map[string]*operatorState{}, ix: index.New(), writes: index.NewWrites(),
+		informed: map[string]*informed{}, refresher: guestidentity.NewRefresher(opts.RefreshClock),
+		lateConfigs: map[string]*rest.Config{}, connectSignal: make(chan struct{}, 1)}
 	for name, c := range opts.Clusters {
 		m.informed[name] = newInformed(c.GetCache())
 	}
@@ -210,8 +229,15 @@ func New(ctx context.Context, opts Options) (*Manager, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	for name, c := range opts.Clusters {
-		m.readers[name] = gather.ClientReader{Name: name, Reader: c.GetCache(), Mapper: c.GetRESTMapper()}
+	decl := map[string]Declarations{}
+	for name, st := range m.ops {
+		decl[name] = Declarations{Inputs: st.inputs, Outputs: st.outputs}
+	}
+	if m.watches, err = Watches(topo, decl); err != nil {
+		return nil, err
+	}
+	if m.readersOf, err = readersOf(topo, decl); err != nil {
+		return nil, err
 	}
 	if m.metrics, err = newMetrics(opts.Registerer); err != nil {
 		return nil, err
@@ -244,27 +270,12 @@ func (m *Manager) prepare(ctx context.Context, op Operator) (*operatorState, err
 	if err != nil {
 		return nil, err
 	}
-	user := ""
 	if op.ServiceAccount != "" {
-		if user, err = apply.ServiceAccountUser(op.ServiceAccount); err != nil {
+		if _, err := apply.ServiceAccountUser(op.ServiceAccount); err != nil {
 			return nil, err
 		}
 	}
-	configs := map[string]*rest.Config{}
-	caches := map[string]apply.Cache{}
-	for name, c := range m.opts.Clusters {
-		configs[name] = c.GetConfig()
-		caches[name] = m.informed[name]
-	}
-	targets, err := m.topo.Targets(ctx, configs, topology.TargetOptions{Operator: op.Name, Impersonate: user, Owner: m.owner, Adopt: topology.AdoptionOf(op.Adopt, nil), Caches: caches})
-	if err != nil {
-		return nil, err
-	}
-	guest, err := m.topo.GuestIdentities(configs, op.Name, m.owner, m.opts.RefreshClock)
-	if err != nil {
-		return nil, err
-	}
-	return &operatorState{Operator: op, inputs: in, outputs: out, engine: engine, targets: targets, guest: guest, written: newOwnWrites()}, nil
+	return &operatorState{Operator: op, inputs: in, outputs: out, engine: engine, written: newOwnWrites()}, nil
 }
 
 // Operators returns the operators' names in configuration order.
@@ -287,14 +298,34 @@ func (m *Manager) Status(operator string) scheduler.OperatorStatus {
 func (m *Manager) NeedLeaderElection() bool { return true }
 
 // Start watches the inputs, runs every operator once, then again whenever its inputs
-// change, until ctx is done; it waits for the runs in progress before returning.
+// change, until ctx is done; it waits for the runs in progress before returning. With late
+// clusters (Options.Late), the operators first wait for Connect to connect them. A watched
+// resource that a cluster does not serve yet is watched once it does (its CRD created),
+// and the operators that read it run then.
 func (m *Manager) Start(ctx context.Context) error {
 	ctx = logr.NewContext(ctx, m.log)
-	if err := m.watch(ctx); err != nil {
-		return err
+	sctx, cancel := context.WithTimeout(ctx, connectTimeout)
+	defer cancel()
+	for _, name := range slices.Sorted(maps.Keys(m.opts.Clusters)) {
+		c := m.opts.Clusters[name]
+		if err := m.watchCluster(sctx, ctx, c, m.informed[name], name); err != nil {
+			return fmt.Errorf("cluster %s: %w", name, err)
+		}
 	}
-	for _, name := range m.order {
-		m.scheduler.Add(name)
+	if len(m.opts.Late) == 0 {
+		conn, err := m.newConnection(ctx, nil)
+		if err != nil {
+			return err
+		}
+		m.swap(conn)
+		for _, name := range m.order {
+			m.scheduler.Add(name)
+		}
+	} else {
+		why := m.waitingFor()
+		m.log.Info("operators wait for the late clusters", "late", slices.Sorted(maps.Keys(m.opts.Late)), "reason", why)
+		m.waiting(ctx, why)
+		go m.connectLoop(ctx)
 	}
 	go func() { _ = m.refresher.Start(ctx) }()
 	m.log.Info("running operators", "operators", m.order, "workDir", m.opts.WorkDir)

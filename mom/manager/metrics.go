@@ -18,6 +18,11 @@ type metrics struct {
 	// statusPending counts the operators whose last runs' status record is not written yet
 	// (deferred until their runs are quiet).
 	statusPending prometheus.Gauge
+	// connections counts the connections of each late cluster (the first, and one per
+	// new configuration); connectFailures the attempts that failed.
+	connections, connectFailures *prometheus.CounterVec
+	// lateWatches counts the resources watched once served, after the manager started.
+	lateWatches *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -31,6 +36,12 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		conflicts: prometheus.NewCounterVec(opts("conflicts_total", "Objects written by this operator that another operator wrote too."), []string{"operator"}),
 		statusPending: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "topolayer", Subsystem: "operator", Name: "status_pending",
 			Help: "Operators whose status object waits for their runs to be quiet before it is written."}),
+		connections: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "topolayer", Subsystem: "cluster", Name: "connections_total",
+			Help: "Connections made to a late cluster (the guest, from its kubeconfig Secret): the first, and one per new configuration."}, []string{"cluster"}),
+		connectFailures: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "topolayer", Subsystem: "cluster", Name: "connect_failures_total",
+			Help: "Attempts to connect a late cluster that failed (retried with backoff)."}, []string{"cluster"}),
+		lateWatches: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "topolayer", Subsystem: "cluster", Name: "late_watches_total",
+			Help: "Watched resources that a cluster served only after the manager started (their CRD created later)."}, []string{"cluster"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: "topolayer", Subsystem: "operator", Name: "run_duration_seconds",
 			Help:    "Duration of whole runs: gather, operator, translate and apply.",
@@ -41,7 +52,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		return m, nil
 	}
 	var registered []prometheus.Collector
-	for _, c := range []prometheus.Collector{m.runs, m.duration, m.applied, m.rejected, m.conflicts, m.statusPending} {
+	for _, c := range []prometheus.Collector{m.runs, m.duration, m.applied, m.rejected, m.conflicts, m.statusPending, m.connections, m.connectFailures, m.lateWatches} {
 		if err := reg.Register(c); err != nil {
 			for _, r := range registered {
 				reg.Unregister(r)

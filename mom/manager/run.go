@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/topolayer/topolayer/apply"
 	"github.com/topolayer/topolayer/config"
@@ -88,7 +90,14 @@ func (m *Manager) run(ctx context.Context, name string, causes []scheduler.Cause
 	// leave the clusters between two states. The operator's own timeout bounds it.
 	runCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), runTimeout)
 	defer cancel()
-	out, err := m.runOnce(logr.NewContext(runCtx, log), st, dir, &rec)
+	// The clusters as they are connected now: a new connection made meanwhile waits for
+	// this run to end before the old one stops. Operators run only once connected.
+	conn := m.acquire()
+	if conn == nil {
+		return scheduler.Outcome{Err: errors.New("not connected")}
+	}
+	defer conn.release()
+	out, err := m.runOnce(logr.NewContext(runCtx, log), st, conn, dir, &rec)
 	rec.Duration = m.opts.Now().Sub(start).Round(1e6).String()
 	switch {
 	case err == nil && len(rec.FailedControllers) > 0:
@@ -122,12 +131,18 @@ const (
 	// TriggerOwnWrites: only the operator's own writes changed what it reads; the run checks
 	// that it has converged (the scheduler damps operators that never do).
 	TriggerOwnWrites = "own-writes"
+	// TriggerConnect: a late cluster was connected again, with a new configuration (a
+	// rotated kubeconfig); every operator runs over the new connection.
+	TriggerConnect = "connect"
 )
 
 // triggerOf names what caused a run with causes.
 func triggerOf(causes []scheduler.Cause) string {
 	if len(causes) == 0 {
 		return TriggerStart
+	}
+	if !slices.ContainsFunc(causes, func(c scheduler.Cause) bool { return !isConnectCause(c) }) {
+		return TriggerConnect
 	}
 	for _, c := range causes {
 		if !c.SelfInflicted {
@@ -145,10 +160,10 @@ const runTimeout = 10 * time.Minute
 var errRejected = errors.New("outputs rejected")
 
 // runOnce does the work of one run in dir and returns the digest of the outputs.
-func (m *Manager) runOnce(ctx context.Context, st *operatorState, dir string, rec *RunRecord) (digest string, err error) {
+func (m *Manager) runOnce(ctx context.Context, st *operatorState, conn *connection, dir string, rec *RunRecord) (digest string, err error) {
 	// Gather the inputs from the caches, in standalone form.
 	t0 := m.opts.Now()
-	g, err := gather.Gather(ctx, gather.Options{Placement: m.topo, Inputs: st.inputs, Outputs: st.outputs, Readers: m.readers})
+	g, err := gather.Gather(ctx, gather.Options{Placement: m.topo, Inputs: st.inputs, Outputs: st.outputs, Readers: conn.readers})
 	if err != nil {
 		return "", fmt.Errorf("gather the inputs: %w", err)
 	}
@@ -222,7 +237,7 @@ func (m *Manager) runOnce(ctx context.Context, st *operatorState, dir string, re
 	// Apply: validated whole first, so a refused entry writes nothing.
 	t0 = m.opts.Now()
 	m.beginApply(st)
-	results, err := apply.ApplyPlan(ctx, plan, st.targets)
+	results, err := apply.ApplyPlan(ctx, plan, conn.targets[st.Name])
 	m.remember(st, rec.Run, results)
 	m.phase(rec, "apply", t0)
 	for _, r := range results {
@@ -245,9 +260,9 @@ func (m *Manager) runOnce(ctx context.Context, st *operatorState, dir string, re
 	}
 	// The kubeconfig Secrets of its operands' guest identities, once the plan wrote their
 	// service accounts on the guest; the refresher keeps their tokens fresh from then on.
-	if st.guest != nil && len(plan.GuestIdentities) > 0 {
-		issued, err := st.guest.Ensure(ctx, plan.GuestIdentities)
-		m.refresher.Track(st.guest, issued)
+	if guest := conn.guests[st.Name]; guest != nil && len(plan.GuestIdentities) > 0 {
+		issued, err := guest.Ensure(ctx, plan.GuestIdentities)
+		m.refresher.Track(guest, issued)
 		if err != nil {
 			return digest, fmt.Errorf("apply: guest kubeconfigs: %w", err)
 		}
@@ -463,6 +478,12 @@ func isEvent(id contract.Identity) bool {
 }
 
 func causeString(c scheduler.Cause) string {
+	switch {
+	case isConnectCause(c):
+		return c.Cluster + ": connected"
+	case c.Name == "" && c.Namespace == "":
+		return c.Cluster + ": " + schema.GroupResource{Group: c.Group, Resource: c.Resource}.String() + " served"
+	}
 	s := c.Cluster + ":" + contract.Identity{Group: c.Group, Resource: c.Resource, Namespace: c.Namespace, Name: c.Name}.String()
 	if c.SelfInflicted {
 		s += " (own write)"

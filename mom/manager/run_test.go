@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/topolayer/topolayer/contract"
@@ -25,12 +26,26 @@ func TestTriggerOf(t *testing.T) {
 		{"a change", []scheduler.Cause{other}, TriggerChange},
 		{"own writes only", []scheduler.Cause{own, own}, TriggerOwnWrites},
 		{"own writes and a change", []scheduler.Cause{own, other}, TriggerChange},
+		{"a new connection", []scheduler.Cause{connectCause("guest")}, TriggerConnect},
+		{"a new connection and a change", []scheduler.Cause{connectCause("guest"), other}, TriggerChange},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := triggerOf(tc.causes); got != tc.want {
 				t.Errorf("triggerOf = %s, want %s", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestBackoffDelay(t *testing.T) {
+	b := scheduler.Backoff{Base: time.Second, Max: 30 * time.Second}
+	var got []time.Duration
+	for n := 1; n <= 7; n++ {
+		got = append(got, backoffDelay(b, n))
+	}
+	want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second, 30 * time.Second, 30 * time.Second}
+	if !slices.Equal(got, want) {
+		t.Errorf("delays %v, want %v", got, want)
 	}
 }
 

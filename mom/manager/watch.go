@@ -6,10 +6,13 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/mom/scheduler"
@@ -171,36 +174,112 @@ func CacheNamespaces(watches []Watch, cluster string) []string {
 	return out
 }
 
-// watch registers an event handler on the informer of every watched resource.
-func (m *Manager) watch(ctx context.Context) error {
-	decl := map[string]Declarations{}
-	for name, st := range m.ops {
-		decl[name] = Declarations{Inputs: st.inputs, Outputs: st.outputs}
-	}
-	watches, err := Watches(m.topo, decl)
-	if err != nil {
-		return err
-	}
-	for _, w := range watches {
-		c := m.opts.Clusters[w.Cluster]
-		gvk, err := c.GetRESTMapper().KindFor(w.Resource)
+// watchKey names one watched resource on one cluster.
+type watchKey struct {
+	cluster string
+	gvr     schema.GroupVersionResource
+}
+
+// readersOf returns the operators that read each watched resource: those whose own inputs
+// need its informer.
+func readersOf(topo *topology.Topology, decl map[string]Declarations) (map[watchKey][]string, error) {
+	out := map[watchKey][]string{}
+	for _, op := range sortedKeys(decl) {
+		ws, err := Watches(topo, map[string]Declarations{op: decl[op]})
 		if err != nil {
-			m.log.Info("not watched: the cluster does not serve the resource", "cluster", w.Cluster, "resource", w.Resource.String(), "error", err.Error())
+			return nil, err
+		}
+		for _, w := range ws {
+			k := watchKey{w.Cluster, w.Resource}
+			out[k] = append(out[k], op)
+		}
+	}
+	return out, nil
+}
+
+// Watch retry timing: a resource a cluster does not serve yet (its CRD is not created) is
+// looked up again after watchRetryBase, doubling up to watchRetryMax.
+const (
+	watchRetryBase = 500 * time.Millisecond
+	watchRetryMax  = 8 * time.Second
+)
+
+// watchCluster registers an event handler on the informer of every resource watched on
+// the cluster c, named name, whose watched objects inf records; the informers must sync
+// before syncCtx ends. A resource c does not serve yet is looked up again with backoff
+// until life ends, and watched once served (retryWatch).
+func (m *Manager) watchCluster(syncCtx, life context.Context, c cluster.Cluster, inf *informed, name string) error {
+	for _, w := range m.watches {
+		if w.Cluster != name {
 			continue
 		}
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(gvk)
-		inf, err := c.GetCache().GetInformer(ctx, u)
+		served, err := m.startWatch(syncCtx, c, inf, w)
 		if err != nil {
-			return fmt.Errorf("cluster %s: informer for %s: %w", w.Cluster, w.Resource, err)
+			return err
 		}
-		if _, err := inf.AddEventHandler(m.handler(w)); err != nil {
-			return fmt.Errorf("cluster %s: handler for %s: %w", w.Cluster, w.Resource, err)
+		if !served {
+			m.log.Info("not watched yet: the cluster does not serve the resource; looking again with backoff", "cluster", w.Cluster, "resource", w.Resource.String())
+			go m.retryWatch(life, c, inf, w)
 		}
-		m.informed[w.Cluster].add(w, gvk)
-		m.log.V(1).Info("watching", "cluster", w.Cluster, "resource", w.Resource.String(), "namespaces", w.Namespaces)
 	}
 	return nil
+}
+
+// startWatch opens the informer of w's resource on c and registers the handler; served is
+// false when c does not serve the resource.
+func (m *Manager) startWatch(ctx context.Context, c cluster.Cluster, inf *informed, w Watch) (served bool, err error) {
+	gvk, err := c.GetRESTMapper().KindFor(w.Resource)
+	if meta.IsNoMatchError(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("resource %s: %w", w.Resource, err)
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	informer, err := c.GetCache().GetInformer(ctx, u)
+	if err != nil {
+		return false, fmt.Errorf("informer for %s: %w", w.Resource, err)
+	}
+	if _, err := informer.AddEventHandler(m.handler(w)); err != nil {
+		return false, fmt.Errorf("handler for %s: %w", w.Resource, err)
+	}
+	inf.add(w, gvk)
+	m.log.V(1).Info("watching", "cluster", w.Cluster, "resource", w.Resource.String(), "namespaces", w.Namespaces)
+	return true, nil
+}
+
+// retryWatch looks w's resource up on c with backoff until c serves it or ctx ends, then
+// watches it and runs the operators that read it: what they read may exist already.
+func (m *Manager) retryWatch(ctx context.Context, c cluster.Cluster, inf *informed, w Watch) {
+	start := time.Now()
+	delay := watchRetryBase
+	for attempt := 1; ; attempt++ {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, watchRetryMax)
+		sctx, cancel := context.WithTimeout(ctx, connectTimeout)
+		served, err := m.startWatch(sctx, c, inf, w)
+		cancel()
+		if err != nil {
+			m.log.Error(err, "watch a resource served late: retrying", "cluster", w.Cluster, "resource", w.Resource.String(), "attempt", attempt)
+			continue
+		}
+		if !served {
+			m.log.V(1).Info("still not served", "cluster", w.Cluster, "resource", w.Resource.String(), "attempt", attempt)
+			continue
+		}
+		m.metrics.lateWatches.WithLabelValues(w.Cluster).Inc()
+		ops := m.readersOf[watchKey{w.Cluster, w.Resource}]
+		m.log.Info("watching a resource served late", "cluster", w.Cluster, "resource", w.Resource.String(), "after", time.Since(start).Round(time.Millisecond), "operators", ops)
+		for _, op := range ops {
+			m.scheduler.Notify(op, scheduler.Cause{Cluster: w.Cluster, Group: w.Resource.Group, Resource: w.Resource.Resource})
+		}
+		return
+	}
 }
 
 // handler turns the changes of one watched resource into notifications of the operators
