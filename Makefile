@@ -34,6 +34,7 @@ FUZZ_TARGETS := \
 	./namespaces:FuzzEncodeName \
 	./namespaces:FuzzEncodeNameInjective \
 	./config:FuzzParse \
+	./translate:FuzzPatchPaths \
 	./prune:FuzzPrune
 
 .PHONY: help build test compat demo bench fuzz soak lint docs examples default-discovery envtest-assets

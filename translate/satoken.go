@@ -1,7 +1,6 @@
 package translate
 
 import (
-	"bytes"
 	"fmt"
 
 	"github.com/topolayer/topolayer/translate/internal/yamlnode"
@@ -55,12 +54,23 @@ func mayCarryToken(w *work) bool {
 	action := w.m.Metadata.Action
 	switch {
 	case !action.CarriesObject():
-		return action != contract.ActionDelete && bytes.Contains(w.m.Body, []byte(AnnotationServiceAccountName))
+		return action != contract.ActionDelete && patchTouchesToken(w.m)
 	case w.src == nil:
 		return true
 	}
 	o := w.src.Object
 	return o["kind"] == "Secret" && o["apiVersion"] == "v1" && o["type"] == SecretTypeServiceAccountToken
+}
+
+// patchTouchesToken reports whether a patch of a Secret may make it a token Secret or change
+// the account it names: it sets or removes the type or the annotation, or a field holding
+// them, as the API server decodes its paths (patchPaths). One that does not parse may too.
+func patchTouchesToken(m *contract.Mutation) bool {
+	paths, err := patchPaths(m.Body, m.Metadata.PatchType)
+	if err != nil {
+		return true
+	}
+	return touches(paths, "type") || touches(paths, "metadata", "annotations", AnnotationServiceAccountName)
 }
 
 // ServiceAccountID returns the identity of the service account name in namespace.
@@ -87,8 +97,8 @@ func (e Engine) serviceAccountTokens(works []*work, written map[objectKey]bool) 
 		}
 		action := w.m.Metadata.Action
 		if !action.CarriesObject() {
-			if action != contract.ActionDelete && bytes.Contains(w.m.Body, []byte(AnnotationServiceAccountName)) {
-				w.reject(RuleServiceAccountToken, fmt.Sprintf("%s: metadata.annotations[%s]: a %s cannot be checked for the service account whose token it would receive; write the whole Secret (Apply)",
+			if action != contract.ActionDelete && patchTouchesToken(w.m) {
+				w.reject(RuleServiceAccountToken, fmt.Sprintf("%s: metadata.annotations[%s]: a %s that sets or removes the Secret's type or that annotation (however the patch spells it) cannot be checked for the service account whose token it would receive; write the whole Secret (Apply)",
 					src, AnnotationServiceAccountName, action))
 			}
 			continue

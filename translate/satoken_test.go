@@ -32,6 +32,11 @@ func TestServiceAccountTokens(t *testing.T) {
 	}}}
 	patch := policyMutation(contract.ActionPatch, "", "secrets", ns, "token", `{"metadata":{"annotations":{"kubernetes.io/service-account.name":"control-plane-operator"}}}`)
 	patch.Metadata.PatchType = contract.PatchTypeMerge
+	patchOf := func(patchType, body string) contract.Mutation {
+		m := policyMutation(contract.ActionPatch, "", "secrets", ns, "token", body)
+		m.Metadata.PatchType = patchType
+		return m
+	}
 	names := namespaces.Hosted{Namespace: hcp}
 	hosted := func(declared *contract.OutputResources) translate.Engine {
 		return translate.Engine{
@@ -56,7 +61,17 @@ func TestServiceAccountTokens(t *testing.T) {
 		{"hosted: its own account, declared", hosted(declaresSA), []contract.Mutation{token("sample")}, ns + "--sample", ""},
 		{"hosted: the control-plane-operator's account", hosted(declaresSA), []contract.Mutation{token("control-plane-operator")}, "", "names service account serviceaccounts openshift-sample/control-plane-operator, which is not the operator's"},
 		{"hosted: no account named", hosted(nil), []contract.Mutation{token("\"\"")}, "", "must name its service account"},
-		{"hosted: a patch of the annotation", hosted(nil), []contract.Mutation{patch}, "", "metadata.annotations[kubernetes.io/service-account.name]: a Patch cannot be checked"},
+		{"hosted: a patch of the annotation", hosted(nil), []contract.Mutation{patch}, "", "metadata.annotations[kubernetes.io/service-account.name]: a Patch that sets or removes"},
+		{"hosted: a JSON patch spelling the annotation with a pointer escape", hosted(nil), []contract.Mutation{patchOf(contract.PatchTypeJSON,
+			`[{"op":"add","path":"/metadata/annotations/kubernetes.io~1service-account.name","value":"control-plane-operator"}]`)}, "", "a Patch that sets or removes the Secret's type or that annotation"},
+		{"hosted: a merge patch spelling it with an escaped slash", hosted(nil), []contract.Mutation{patchOf(contract.PatchTypeMerge,
+			`{"metadata":{"annotations":{"kubernetes.io\/service-account.name":"control-plane-operator"}}}`)}, "", "a Patch that sets or removes"},
+		{"hosted: a strategic merge patch replacing every annotation", hosted(nil), []contract.Mutation{patchOf(contract.PatchTypeStrategicMerge,
+			`{"metadata":{"annotations":{"$patch":"replace","kubernetes.io/service-account.name":"control-plane-operator"}}}`)}, "", "a Patch that sets or removes"},
+		{"hosted: a patch making a Secret a token Secret", hosted(nil), []contract.Mutation{patchOf(contract.PatchTypeMerge, `{"type":"kubernetes.io/service-account-token"}`)}, "", "a Patch that sets or removes"},
+		{"hosted: a JSON patch moving an annotation into place", hosted(nil), []contract.Mutation{patchOf(contract.PatchTypeJSON,
+			`[{"op":"move","from":"/metadata/annotations/x","path":"/metadata/annotations/kubernetes.io~1service-account.name"}]`)}, "", "a Patch that sets or removes"},
+		{"hosted: a patch of data only", hosted(nil), []contract.Mutation{patchOf(contract.PatchTypeMerge, `{"data":{"a":"Yg=="}}`)}, "(patch)", ""},
 		{"standalone: its own account", standalone(declaresSA), []contract.Mutation{token("sample")}, "sample", ""},
 		{"standalone: another account", standalone(declaresSA), []contract.Mutation{token("default")}, "", "which is not the operator's"},
 	} {
@@ -74,6 +89,9 @@ func TestServiceAccountTokens(t *testing.T) {
 				}
 				if e.Disposition != routing.Apply {
 					t.Fatalf("%s: %s by %s: %s", e.Source, e.Disposition, e.Rule, e.Reason)
+				}
+				if tc.wantName == "(patch)" {
+					continue // a patch has no final object to read
 				}
 				if got := e.Object.GetAnnotations()[translate.AnnotationServiceAccountName]; got != tc.wantName {
 					t.Errorf("final annotation %q, want %q", got, tc.wantName)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 
@@ -143,7 +144,9 @@ func rejectedError(p *translate.Plan) error {
 	errs := make([]error, 0, len(rejected)+1)
 	errs = append(errs, fmt.Errorf("%d of %d mutations rejected; nothing is written", len(rejected), p.Summary.Total()))
 	for _, e := range rejected {
-		errs = append(errs, fmt.Errorf("%s: %s: %s", e.SourcePath, e.Source, e.Reason))
+		// Most reasons begin with the source already.
+		reason := strings.TrimPrefix(e.Reason, e.Source.String()+": ")
+		errs = append(errs, fmt.Errorf("%s: %s: %s: %s", e.SourcePath, e.Source, e.Rule, reason))
 	}
 	return errors.Join(errs...)
 }
