@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/component-helpers/auth/rbac/validation"
@@ -140,6 +141,38 @@ func IsPrivileged(gr schema.GroupResource) bool {
 	return false
 }
 
+// aggregationLabels are the labels that aggregate a ClusterRole's rules into the default
+// roles every namespace's admins, editors and viewers are bound to.
+var aggregationLabels = []string{
+	"rbac.authorization.k8s.io/aggregate-to-admin", "rbac.authorization.k8s.io/aggregate-to-edit",
+	"rbac.authorization.k8s.io/aggregate-to-view", "rbac.authorization.k8s.io/aggregate-to-cluster-reader",
+}
+
+// widens returns why an object of an ordinary kind widens what many others may do, as a
+// privileged object does, and whether it does: a ClusterRole aggregated into the default
+// admin, edit or view roles (every namespace's admins, editors or viewers get its rules), a
+// PriorityClass that is the global default (every pod without one gets it).
+func widens(obj *unstructured.Unstructured) (string, bool) {
+	if obj == nil {
+		return "", false
+	}
+	gvk := obj.GroupVersionKind()
+	switch {
+	case gvk.Group == groupRBAC && gvk.Kind == "ClusterRole":
+		labels := obj.GetLabels()
+		for _, l := range aggregationLabels {
+			if labels[l] == "true" {
+				return "its label " + l + " adds its rules to a default role bound in every namespace", true
+			}
+		}
+	case gvk.Group == "scheduling.k8s.io" && gvk.Kind == "PriorityClass":
+		if g, _, _ := unstructured.NestedBool(obj.Object, "globalDefault"); g {
+			return "globalDefault: every pod without a priority class would get it", true
+		}
+	}
+	return "", false
+}
+
 // allowsPrivileged returns "" when the policy lets the engine's operator write the
 // privileged object of w, else why not. The policy must list it, and the operator or the
 // configuration's supplement must declare it: an engine without declarations (nil
@@ -177,12 +210,16 @@ func (e Engine) checkPrivileged(w *work) {
 			}
 		}
 	}
+	what := "it changes what the API server serves or admits"
+	if !privileged && d == routing.Apply {
+		what, privileged = widens(w.entry.Object)
+	}
 	if !privileged {
 		return
 	}
 	if why := e.allowsPrivileged(w); why != "" {
-		w.reject(RulePrivilegedObject, fmt.Sprintf("%s: %s is privileged (it changes what the API server serves or admits) and the policy does not allow it to operator %q: %s",
-			src, gr, e.Operator, why))
+		w.reject(RulePrivilegedObject, fmt.Sprintf("%s: %s is privileged (%s) and the policy does not allow it to operator %q: %s",
+			src, gr, what, e.Operator, why))
 	}
 }
 

@@ -13,7 +13,9 @@ import (
 // RuleRBACContainment rejects RBAC that reaches beyond the operator, whatever its ceiling: on
 // the shared management cluster, cluster-scoped RBAC and bindings to users and groups (every
 // tenant's users share it); on either cluster, a broad subject bound to a role that grants
-// everything, wildcards, or the escalate, bind or impersonate verbs.
+// everything, wildcards, the escalate, bind or impersonate verbs, reading secrets or a way
+// into pods, nodes or other accounts' tokens; and cluster-admin bound to a named user or a
+// default service account unless the ceiling lists it as bindable.
 const RuleRBACContainment = "policy/rbac-containment"
 
 // broadUsers are the users that stand for many principals; every group is broad.
@@ -27,6 +29,20 @@ func isBroad(s rbacv1.Subject) bool {
 	return s.Kind == rbacv1.GroupKind || (s.Kind == rbacv1.UserKind && slices.Contains(broadUsers, s.Name))
 }
 
+// sensitiveResources are what no broad subject may reach: the secrets of a namespace (read),
+// and a way into pods, nodes or another account's credentials.
+var sensitiveResources = []struct {
+	group, resource string
+	verbs           []string
+}{
+	{"", "secrets", []string{"get", "list", "watch"}},
+	{"", "pods/exec", []string{"create", "get"}},
+	{"", "pods/attach", []string{"create", "get"}},
+	{"", "pods/portforward", []string{"create", "get"}},
+	{"", "serviceaccounts/token", []string{"create"}},
+	{"", "nodes/proxy", []string{"create", "get"}},
+}
+
 // dangerousRules returns why rules grant beyond what a broad subject may hold, or "".
 func dangerousRules(rules []rbacv1.PolicyRule) string {
 	for i, r := range rules {
@@ -36,6 +52,11 @@ func dangerousRules(rules []rbacv1.PolicyRule) string {
 		for _, v := range r.Verbs {
 			if slices.Contains(escalatingVerbs, v) {
 				return fmt.Sprintf("rules[%d] grants %s", i, v)
+			}
+		}
+		for _, s := range sensitiveResources {
+			if slices.Contains(r.APIGroups, s.group) && slices.Contains(r.Resources, s.resource) && slices.ContainsFunc(r.Verbs, func(v string) bool { return slices.Contains(s.verbs, v) }) {
+				return fmt.Sprintf("rules[%d] grants %s on %s", i, strings.Join(r.Verbs, ","), s.resource)
 			}
 		}
 	}
@@ -79,6 +100,8 @@ func (e Engine) checkBindingContainment(w *work, resource string, management boo
 	if err := decodeObject(w, &b); err != nil {
 		return fmt.Sprintf("%s: decode: %v", src, err)
 	}
+	ceiling := e.Policy.RBAC.For(w.entry.Class)
+	adminBindable := ceiling != nil && slices.Contains(ceiling.BindableRoles, RoleRef{Kind: KindClusterRole, Name: ClusterAdmin})
 	var broad []string
 	for i, s := range b.Subjects {
 		if management && (s.Kind == rbacv1.UserKind || s.Kind == rbacv1.GroupKind) {
@@ -86,6 +109,13 @@ func (e Engine) checkBindingContainment(w *work, resource string, management boo
 		}
 		if isBroad(s) {
 			broad = append(broad, fmt.Sprintf("subjects[%d] (%s %s)", i, s.Kind, s.Name))
+			continue
+		}
+		// A person, or every pod of a namespace that names no account, with everything.
+		if b.RoleRef.Kind == KindClusterRole && b.RoleRef.Name == ClusterAdmin && !adminBindable &&
+			(s.Kind == rbacv1.UserKind || s.Kind == rbacv1.ServiceAccountKind && s.Name == "default") {
+			return fmt.Sprintf("%s: subjects[%d]: binds %s %q to ClusterRole %s: a named user or a namespace's default service account with everything; the RBAC ceiling can list cluster-admin as bindable (policy.operators[].rbacCeiling.bindableRoles)",
+				src, i, s.Kind, s.Name, ClusterAdmin)
 		}
 	}
 	if len(broad) == 0 {
@@ -95,7 +125,6 @@ func (e Engine) checkBindingContainment(w *work, resource string, management boo
 	if ref.Kind == KindRole {
 		ref.Namespace = w.entry.Target.Identity.Namespace
 	}
-	ceiling := e.Policy.RBAC.For(w.entry.Class)
 	if ceiling != nil && slices.Contains(ceiling.BindableRoles, ref) {
 		return ""
 	}

@@ -106,6 +106,9 @@ func TestDefaultRBACContainment(t *testing.T) {
 					{"grants escalate", "- {apiGroups: [rbac.authorization.k8s.io], resources: [roles], verbs: [escalate]}\n"},
 					{"grants bind", "- {apiGroups: [rbac.authorization.k8s.io], resources: [roles], verbs: [bind]}\n"},
 					{"grants impersonate", "- {apiGroups: [\"\"], resources: [serviceaccounts], verbs: [impersonate]}\n"},
+					{"grants get on secrets", "- {apiGroups: [\"\"], resources: [secrets], verbs: [get]}\n"},
+					{"grants create on pods/exec", "- {apiGroups: [\"\"], resources: [pods/exec], verbs: [create]}\n"},
+					{"grants create on serviceaccounts/token", "- {apiGroups: [\"\"], resources: [serviceaccounts/token], verbs: [create]}\n"},
 				} {
 					add(at+"a role that "+rules.what, e, want{translate.RuleRBACContainment, rules.what},
 						roleOf(class, rules.rules), bindingOf(class, ns, "b", translate.KindRole, "r", s.kind, s.name))
@@ -122,6 +125,27 @@ func TestDefaultRBACContainment(t *testing.T) {
 	add("hosted Management: a ClusterRoleBinding of a service account to a ClusterRole of the plan becomes namespaced", hosted(&translate.Policy{}),
 		want{}, clusterRoleOf(contract.ClassManagement, reader),
 		bindingOf(contract.ClassManagement, "", "crb", translate.KindClusterRole, "cr", rbacv1.ServiceAccountKind, "sample"))
+	// The guest is not weakened by default: cluster-admin for a person or a default account,
+	// and (policy/privileged-object) roles aggregated into admin/edit/view, a global default
+	// priority class.
+	for _, s := range []struct{ kind, name string }{{rbacv1.UserKind, "alice"}, {rbacv1.ServiceAccountKind, "default"}} {
+		add("hosted UserWorkload: cluster-admin to "+s.kind+" "+s.name, hosted(&translate.Policy{}),
+			want{translate.RuleRBACContainment, "a named user or a namespace's default service account with everything"},
+			bindingOf(contract.ClassUserWorkload, "", "b", translate.KindClusterRole, translate.ClusterAdmin, s.kind, s.name))
+	}
+	add("hosted UserWorkload: cluster-admin to a user, the ceiling lists it", hosted(&translate.Policy{RBAC: adminEverywhere}), want{},
+		bindingOf(contract.ClassUserWorkload, "", "b", translate.KindClusterRole, translate.ClusterAdmin, rbacv1.UserKind, "alice"))
+	for _, label := range []string{"aggregate-to-admin", "aggregate-to-edit", "aggregate-to-view"} {
+		add("hosted UserWorkload: a ClusterRole labelled "+label, hosted(&translate.Policy{}),
+			want{translate.RulePrivilegedObject, "its label rbac.authorization.k8s.io/" + label + " adds its rules to a default role"},
+			withClass(policyMutation(contract.ActionApply, "rbac.authorization.k8s.io", "clusterroles", "", "agg",
+				"apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: agg, labels: {rbac.authorization.k8s.io/"+label+": \"true\"}}\n"+
+					"rules:\n- {apiGroups: [\"\"], resources: [configmaps], verbs: [get]}\n"), contract.ClassUserWorkload))
+	}
+	add("hosted UserWorkload: a global default PriorityClass", hosted(&translate.Policy{}),
+		want{translate.RulePrivilegedObject, "globalDefault: every pod without a priority class would get it"},
+		withClass(policyMutation(contract.ActionApply, "scheduling.k8s.io", "priorityclasses", "", "everyone",
+			"apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: everyone}\nvalue: 1000000000\nglobalDefault: true\n"), contract.ClassUserWorkload))
 	// The ceiling widens per class.
 	add("a UserWorkload ceiling makes cluster-admin bindable for UserWorkload", hosted(&translate.Policy{RBAC: adminEverywhere}), want{},
 		bindingOf(contract.ClassUserWorkload, "", "b", translate.KindClusterRole, translate.ClusterAdmin, rbacv1.GroupKind, "system:authenticated"))
