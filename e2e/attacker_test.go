@@ -274,6 +274,36 @@ func TestAttackerTable(t *testing.T) {
 	projected := named("token-reader")
 	projected.Body = []byte(strings.Replace(string(projected.Body), "    spec:\n", "    spec:\n      volumes: [{name: token, projected: {sources: [{serviceAccountToken: {path: token}}]}}]\n", 1))
 
+	secretPatch := func(patchType, body string) contract.Mutation {
+		m := mutation(contract.ClassManagement, contract.ActionPatch, "/v1/secrets", ns, "settings-secret", body)
+		m.Metadata.PatchType = patchType
+		return m
+	}
+	aggregated := mutation(contract.ClassUserWorkload, contract.ActionApply, "rbac.authorization.k8s.io/v1/clusterroles", "", "attacker-aggregated",
+		"apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: attacker-aggregated, labels: {rbac.authorization.k8s.io/aggregate-to-admin: \"true\"}}\n"+
+			"rules:\n- {apiGroups: [\"\"], resources: [secrets], verbs: [get, list]}\n- {apiGroups: [rbac.authorization.k8s.io], resources: [roles], verbs: [escalate]}\n")
+	guestNS := "default"
+	secretReader := mutation(contract.ClassUserWorkload, contract.ActionApply, "rbac.authorization.k8s.io/v1/roles", guestNS, "secret-reader",
+		"apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: secret-reader, namespace: "+guestNS+"}\n"+
+			"rules:\n- {apiGroups: [\"\"], resources: [secrets], verbs: [get, list]}\n- {apiGroups: [\"\"], resources: [pods/exec], verbs: [create]}\n")
+	guestBinding := func(name, roleKind, role, subjectKind, subject string) contract.Mutation {
+		subjectNS := ""
+		if subjectKind == "ServiceAccount" {
+			subjectNS = ", namespace: " + guestNS
+		}
+		resource, kind, meta := "clusterrolebindings", "ClusterRoleBinding", "{name: "+name+"}"
+		namespace := ""
+		if roleKind == "Role" {
+			resource, kind, meta, namespace = "rolebindings", "RoleBinding", "{name: "+name+", namespace: "+guestNS+"}", guestNS
+		}
+		return mutation(contract.ClassUserWorkload, contract.ActionApply, "rbac.authorization.k8s.io/v1/"+resource, namespace, name,
+			"apiVersion: rbac.authorization.k8s.io/v1\nkind: "+kind+"\nmetadata: "+meta+"\n"+
+				"roleRef: {apiGroup: rbac.authorization.k8s.io, kind: "+roleKind+", name: "+role+"}\n"+
+				"subjects:\n- {kind: "+subjectKind+", name: \""+subject+"\""+subjectNS+"}\n")
+	}
+	globalDefault := mutation(contract.ClassUserWorkload, contract.ActionApply, "scheduling.k8s.io/v1/priorityclasses", "", "attacker-default",
+		"apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: attacker-default}\nvalue: 1000000000\nglobalDefault: true\n")
+
 	restricted := func(t *testing.T, landed map[string]*unstructured.Unstructured) {
 		t.Helper()
 		for key, obj := range landed {
@@ -433,6 +463,24 @@ func TestAttackerTable(t *testing.T) {
 			refused: []string{"policy/management-kind", "podtemplates"}},
 		{name: "a projected service-account token: the management API as the renamed account", mutations: []contract.Mutation{projected}, declared: true,
 			refused: []string{"policy/management-fields", "spec.template.spec.volumes[0].projected.sources[0].serviceAccountToken"}},
+		// The patch spellings: a patch is judged by the fields the API server will change.
+		{name: "a JSON patch spelling the token annotation kubernetes.io~1service-account.name", mutations: []contract.Mutation{secretPatch(contract.PatchTypeJSON,
+			`[{"op":"add","path":"/metadata/annotations/kubernetes.io~1service-account.name","value":"control-plane-operator"},{"op":"add","path":"/type","value":"kubernetes.io/service-account-token"}]`)}, declared: true,
+			refused: []string{"policy/service-account-token", "however the patch spells it"}},
+		{name: "a merge patch spelling the token annotation with an escaped slash", mutations: []contract.Mutation{secretPatch(contract.PatchTypeMerge,
+			`{"metadata":{"annotations":{"kubernetes.io\/service-account.name":"control-plane-operator"}},"type":"kubernetes.io/service-account-token"}`)}, declared: true,
+			refused: []string{"policy/service-account-token", "however the patch spells it"}},
+		// The guest is not weakened by default.
+		{name: "a ClusterRole aggregated into admin granting secrets and escalate, on the guest", mutations: []contract.Mutation{aggregated}, declared: true,
+			refused: []string{"policy/privileged-object", "rbac.authorization.k8s.io/aggregate-to-admin adds its rules to a default role"}},
+		{name: "system:authenticated bound to reading secrets and exec, on the guest", mutations: []contract.Mutation{secretReader, guestBinding("everyone-reads-secrets", "Role", "secret-reader", "Group", "system:authenticated")}, declared: true,
+			refused: []string{"policy/rbac-containment", "grants get,list on secrets"}},
+		{name: "cluster-admin bound to a named user, on the guest", mutations: []contract.Mutation{guestBinding("alice-admin", "ClusterRole", "cluster-admin", "User", "alice")}, declared: true,
+			refused: []string{"policy/rbac-containment", "a named user or a namespace's default service account with everything"}},
+		{name: "cluster-admin bound to default/default, on the guest", mutations: []contract.Mutation{guestBinding("default-admin", "ClusterRole", "cluster-admin", "ServiceAccount", "default")}, declared: true,
+			refused: []string{"policy/rbac-containment", "a named user or a namespace's default service account with everything"}},
+		{name: "a global-default PriorityClass on the guest", mutations: []contract.Mutation{globalDefault}, declared: true,
+			refused: []string{"policy/privileged-object", "globalDefault: every pod without a priority class would get it"}},
 	}
 
 	for _, a := range attacks {

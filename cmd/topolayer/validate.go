@@ -4,6 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	fieldpath "k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/spf13/cobra"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
@@ -121,6 +126,13 @@ func (o *ValidateOptions) check() (ValidationResult, error) {
 		} else {
 			res.Valid = true
 			res.Warnings = cfg.ShadowedRules()
+			commands, cerr := operatorCommands(cfg, filepath.Dir(o.ConfigFile))
+			res.Warnings = append(res.Warnings, commands...)
+			if cerr != nil {
+				res.Valid = false
+				res.Errors = validationErrors(cerr)
+				return res, fmt.Errorf("%s: %w", o.ConfigFile, cerr)
+			}
 			res.Topology = string(cfg.Topology.Type)
 			res.RoutingRules, res.ConfiguredRules, res.Transforms = len(cfg.RoutingTable().Rules), len(cfg.Routing.Rules), len(transforms)
 			return res, nil
@@ -148,4 +160,37 @@ func validationErrors(err error) []ValidationError {
 		out = append(out, ValidationError{Message: e.Error()})
 	}
 	return out
+}
+
+// operatorCommands checks that each operator's command resolves as topolayer run will run it:
+// a path (relative to the configuration's directory) must be an executable file, an error
+// when it is not; a bare name is looked up in PATH, a warning when it is not there (the
+// machine that runs the operators may have it).
+func operatorCommands(cfg *config.TopologyConfig, baseDir string) (warnings []string, err error) {
+	for i, op := range cfg.Operators {
+		if len(op.Command) == 0 {
+			continue // an operator linked in process
+		}
+		name, field := op.Command[0], fmt.Sprintf("operators[%d].command[0]", i)
+
+		if filepath.Base(name) == name {
+			if _, err := exec.LookPath(name); err != nil {
+				warnings = append(warnings, fmt.Sprintf("%s: %s is not in PATH here; topolayer run needs it where it runs", field, name))
+			}
+			continue
+		}
+		path := name
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(baseDir, path)
+		}
+		at := fieldpath.NewPath("operators").Index(i).Child("command").Index(0)
+		info, statErr := os.Stat(path)
+		switch {
+		case statErr != nil:
+			return warnings, utilerrors.NewAggregate([]error{fieldpath.NotFound(at, name)})
+		case info.IsDir() || info.Mode()&0o111 == 0:
+			return warnings, utilerrors.NewAggregate([]error{fieldpath.Invalid(at, name, "not an executable file")})
+		}
+	}
+	return warnings, nil
 }

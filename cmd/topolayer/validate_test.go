@@ -33,6 +33,12 @@ func TestValidateOutput(t *testing.T) {
 	broken := write("broken.yaml", "apiVersion: topolayer.dev/v1alpha1\nkind: TopologyConfig\ntopology: {type: Standalone}\nrouting:\n  rules:\n  - {match: {resource: Secret}, cluster: cluster}\n")
 	twoDocs := write("two.yaml", shadowingConfig+"---\n"+shadowingConfig)
 	shadowed := write("shadowed.yaml", shadowingConfig)
+	operator := func(command string) string {
+		return "apiVersion: topolayer.dev/v1alpha1\nkind: TopologyConfig\ntopology: {type: Standalone}\noperators:\n- {name: op, command: [" + command + "]}\n"
+	}
+	missing := write("missing.yaml", operator("./no-such-operator"))
+	notOnPath := write("not-on-path.yaml", operator("no-such-operator-on-path"))
+	notExecutable := write("not-executable.yaml", operator("./missing.yaml"))
 	tests := map[string]struct {
 		args       []string
 		wantErr    bool
@@ -40,10 +46,14 @@ func TestValidateOutput(t *testing.T) {
 		wantText   []string // substrings of stdout
 		wantStderr []string
 	}{
-		"json errors":      {args: []string{"--config", broken, "-o", "json"}, wantErr: true, wantFields: []string{"routing.rules[0].name", "routing.rules[0].match.resource", "routing.rules[0].match.resource"}},
-		"yaml errors":      {args: []string{"--config", broken, "-o", "yaml"}, wantErr: true, wantFields: []string{"routing.rules[0].name", "routing.rules[0].match.resource", "routing.rules[0].match.resource"}},
-		"two documents":    {args: []string{"--config", twoDocs, "-o", "json"}, wantErr: true, wantFields: []string{""}, wantText: []string{"document 2", "has 2"}},
-		"shadowed rule":    {args: []string{"--config", shadowed}, wantText: []string{"valid: topology Standalone"}, wantStderr: []string{"warning: " + shadowed + ": routing.rules[0] (the-cluster): ties with the built-in rule standalone"}},
+		"json errors":                            {args: []string{"--config", broken, "-o", "json"}, wantErr: true, wantFields: []string{"routing.rules[0].name", "routing.rules[0].match.resource", "routing.rules[0].match.resource"}},
+		"yaml errors":                            {args: []string{"--config", broken, "-o", "yaml"}, wantErr: true, wantFields: []string{"routing.rules[0].name", "routing.rules[0].match.resource", "routing.rules[0].match.resource"}},
+		"two documents":                          {args: []string{"--config", twoDocs, "-o", "json"}, wantErr: true, wantFields: []string{""}, wantText: []string{"document 2", "has 2"}},
+		"shadowed rule":                          {args: []string{"--config", shadowed}, wantText: []string{"valid: topology Standalone"}, wantStderr: []string{"warning: " + shadowed + ": routing.rules[0] (the-cluster): ties with the built-in rule standalone"}},
+		"an operator binary that does not exist": {args: []string{"--config", missing, "-o", "json"}, wantErr: true, wantFields: []string{"operators[0].command[0]"}, wantText: []string{"./no-such-operator"}},
+		"an operator command that is not executable": {args: []string{"--config", notExecutable, "-o", "json"}, wantErr: true, wantFields: []string{"operators[0].command[0]"}, wantText: []string{"not an executable file"}},
+		"an operator command not in PATH here": {args: []string{"--config", notOnPath}, wantText: []string{"valid: topology Standalone"},
+			wantStderr: []string{"warning: " + notOnPath + ": operators[0].command[0]: no-such-operator-on-path is not in PATH here"}},
 		"shadowed in json": {args: []string{"--config", shadowed, "-o", "json"}, wantFields: []string{}, wantText: []string{`"valid": true`, `"warnings": [`, "the-cluster"}},
 	}
 	for name, tc := range tests {
