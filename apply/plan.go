@@ -147,6 +147,9 @@ func validate(ctx context.Context, plan *translate.Plan, targets map[string]Targ
 	if err := checkPlan(plan, targets); err != nil {
 		return nil, nil, err
 	}
+	if err := checkLiveRBAC(ctx, plan, targets); err != nil {
+		return nil, nil, err
+	}
 	created := map[objectKey]bool{}
 	var results []EntryResult
 	var writers []*writer

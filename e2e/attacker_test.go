@@ -262,6 +262,9 @@ func TestAttackerTable(t *testing.T) {
 			"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: "+name+", namespace: "+ns+"}\n"+
 				"spec:\n  selector: {matchLabels: {x: "+name+"}}\n  template:\n    metadata: {labels: {x: "+name+"}}\n    spec:\n"+quiet)
 	}
+	etcdLookalike := mutation(contract.ClassManagement, contract.ActionApply, "apps/v1/deployments", ns, "etcd-lookalike",
+		"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: etcd-lookalike, namespace: "+ns+"}\n"+
+			"spec:\n  selector: {matchLabels: {app: etcd}}\n  template:\n    metadata: {labels: {app: etcd}}\n    spec:\n"+quiet)
 	scaled := func(replicas int) contract.Mutation {
 		m := named("many")
 		m.Body = []byte(strings.Replace(string(m.Body), "spec:\n", "spec:\n  replicas: "+strconv.Itoa(replicas)+"\n", 1))
@@ -429,7 +432,7 @@ func TestAttackerTable(t *testing.T) {
 			refused: []string{"policy/reserved-labels", "app=etcd is reserved"}},
 		{name: "a Pod with a hypershift.openshift.io/ label", mutations: []contract.Mutation{labelledPod("kas-access", "hypershift.openshift.io/need-management-kas-access: \"true\"")}, declared: true,
 			refused: []string{"policy/reserved-labels", "hypershift.openshift.io/need-management-kas-access"}},
-		{name: "a Deployment whose pods are labelled app: etcd", mutations: []contract.Mutation{workload("apps/v1/deployments", "Deployment", "etcd-lookalike", "  selector: {matchLabels: {app: etcd}}\n")}, declared: true,
+		{name: "a Deployment whose pods are labelled app: etcd", mutations: []contract.Mutation{etcdLookalike}, declared: true,
 			refused: []string{"policy/reserved-labels", "app=etcd is reserved"}},
 		{name: "a Deployment named etcd (the profile's component label would be HyperShift's)", mutations: []contract.Mutation{named("etcd")}, declared: true,
 			refused: []string{"policy/reserved-labels", "hypershift.openshift.io/control-plane-component=etcd is reserved"}},
@@ -700,4 +703,71 @@ func policyOf(c map[string]any) map[string]any {
 		c["policy"] = p
 	}
 	return p
+}
+
+// TestAttackerCrossRunRBAC: RBAC is checked on the state the guest will hold, not on one plan.
+// Run 1 binds system:authenticated to a harmless Role it writes (contained: the role's rules
+// are read); run 2 widens that Role to '*' on '*' (contained on its own: it binds nothing).
+// Together any authenticated user could do anything: run 2 is refused before anything is
+// written, naming the live binding, and no authenticated user gains a permission.
+func TestAttackerCrossRunRBAC(t *testing.T) {
+	bin := binary(t, "topolayer")
+	kubeDir := writeKubeconfigs(t, hosted)
+	guestCS, _ := clients(t, hosted.Config(cluster.Guest))
+	suffix := uniqueSuffix(t)
+	role := func(rules string) contract.Mutation {
+		return mutation(contract.ClassUserWorkload, contract.ActionApply, "rbac.authorization.k8s.io/v1/roles", "default", "reader-"+suffix,
+			"apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: reader-"+suffix+", namespace: default}\nrules:\n"+rules)
+	}
+	binding := mutation(contract.ClassUserWorkload, contract.ActionApply, "rbac.authorization.k8s.io/v1/rolebindings", "default", "everyone-"+suffix,
+		"apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: everyone-"+suffix+", namespace: default}\n"+
+			"roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: reader-"+suffix+"}\n"+
+			"subjects:\n- {apiGroup: rbac.authorization.k8s.io, kind: Group, name: \"system:authenticated\"}\n")
+	apply := func(ms ...contract.Mutation) (string, string, error) {
+		from := filepath.Join(t.TempDir(), "out")
+		if err := contract.WriteOutputDir(from, &contract.OutputDir{Mutations: ms}, contract.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		args := append([]string{"apply", "--config", filepath.Join("..", "examples", "hosted.yaml"), "--from", from, "--operator", attackerOperator,
+			"--output-resources", declarations(t, ms), "-o", "json"}, hostedKubeconfigFlags(kubeDir)...)
+		return cliRun(t, bin, args...)
+	}
+	t.Cleanup(func() {
+		_ = guestCS.RbacV1().RoleBindings("default").Delete(context.Background(), "everyone-"+suffix, metav1.DeleteOptions{})
+		_ = guestCS.RbacV1().Roles("default").Delete(context.Background(), "reader-"+suffix, metav1.DeleteOptions{})
+	})
+	can := func(verb, resource string) bool {
+		sar, err := guestCS.AuthorizationV1().SubjectAccessReviews().Create(t.Context(), &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+			User: "someone", Groups: []string{"system:authenticated"}, ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: "default", Verb: verb, Resource: resource},
+		}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sar.Status.Allowed
+	}
+
+	if stdout, stderr, err := apply(role("- {apiGroups: [\"\"], resources: [configmaps], verbs: [get]}\n"), binding); err != nil {
+		t.Fatalf("run 1 (a reader role bound to system:authenticated): %v\n%s%s", err, stdout, stderr)
+	}
+	if !can("get", "configmaps") || can("get", "secrets") {
+		t.Fatalf("after run 1 an authenticated user may get configmaps %v, secrets %v; want true, false", can("get", "configmaps"), can("get", "secrets"))
+	}
+	before := bothServers(t)
+	stdout, stderr, err := apply(role("- {apiGroups: [\"*\"], resources: [\"*\"], verbs: [\"*\"]}\n"))
+	after := bothServers(t)
+	if err == nil {
+		t.Fatalf("run 2 widened the bound role:\n%s", stdout)
+	}
+	for _, part := range []string{"policy/rbac-containment", "default/everyone-" + suffix, "Group system:authenticated", "'*'"} {
+		if !strings.Contains(stderr, part) {
+			t.Errorf("run 2's error does not name %q:\n%s", part, stderr)
+		}
+	}
+	if diff := changed(before, after); len(diff) > 0 {
+		t.Errorf("run 2 changed the servers: %v", diff)
+	}
+	if can("get", "secrets") || can("delete", "pods") {
+		t.Error("after run 2 an authenticated user may read secrets or delete pods")
+	}
+	t.Logf("run 2 refused: %s", strings.TrimSpace(stderr))
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/translate/internal/yamlnode"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -66,7 +67,9 @@ func (inv Inverse) Object(cluster string, id contract.Identity, obj *yaml.RNode)
 	if _, err := e.setIdentity(out, id, src, ""); err != nil {
 		return nil, contract.Identity{}, nil, fmt.Errorf("%s: %w", id, err)
 	}
-	if id.Namespace != "" && src.Namespace != "" && src.Namespace != id.Namespace {
+	// Objects placed in the HCP namespace were scoped, also those whose standalone namespace
+	// is the HCP namespace itself (Engine.scopes).
+	if id.Namespace != "" && src.Namespace != "" && (src.Namespace != id.Namespace || cluster == routing.ClusterManagement) {
 		if err := unscope(out, src.Group, src.Resource, id.Namespace); err != nil {
 			return nil, contract.Identity{}, nil, fmt.Errorf("%s: %s: %w", id, RuleSelectorScope, err)
 		}

@@ -331,10 +331,12 @@ func scalarList(n *yaml.Node) ([]string, bool) {
 }
 
 // scopes says whether the selectors of an object placed as target on cluster are scoped to
-// its simulated namespace: it came from a namespace and lands in the HCP namespace.
+// its simulated namespace: it came from a namespace and lands in the HCP namespace. An
+// object whose standalone namespace is the HCP namespace itself is scoped like any other:
+// its selectors would otherwise reach the environment's own pods there.
 func (e Engine) scopes(cluster string, src, target contract.Identity) bool {
 	return e.HCPNamespace != "" && cluster == routing.ClusterManagement && target.Namespace == e.HCPNamespace &&
-		src.Namespace != "" && src.Namespace != e.HCPNamespace
+		src.Namespace != ""
 }
 
 // simulatesNamespace says whether standalone namespace ns is simulated in the HCP namespace

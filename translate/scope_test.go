@@ -162,6 +162,16 @@ func TestScopeSelectors(t *testing.T) {
 			body:  "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: s, namespace: a}\nspec: {podSelector: {matchLabels: {app: 'on'}}}\n",
 			field: []string{"spec", "podSelector"}, want: "{matchLabels: {app: 'on', topolayer.dev/namespace: a}}",
 		},
+		"a NetworkPolicy written in the HCP namespace itself opens only the operator's pods there": {
+			group: "networking.k8s.io", resource: "networkpolicies",
+			body:  "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: s, namespace: " + scopeHCP + "}\nspec: {podSelector: {}, ingress: [{}]}\n",
+			field: []string{"spec", "podSelector"}, want: "{matchLabels: {topolayer.dev/namespace: " + scopeHCP + "}}",
+		},
+		"a NodePort Service in the HCP namespace selecting app: etcd selects only its namespace's": {
+			group: "", resource: "services",
+			body:  "apiVersion: v1\nkind: Service\nmetadata: {name: s, namespace: " + scopeHCP + "}\nspec: {selector: {app: etcd}}\n",
+			field: []string{"spec", "selector"}, want: "{app: etcd, topolayer.dev/namespace: " + scopeHCP + "}",
+		},
 		"networkpolicy deny-all": {
 			group: "networking.k8s.io", resource: "networkpolicies",
 			body:  "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: s, namespace: a}\nspec: {podSelector: {}}\n",
