@@ -65,8 +65,6 @@ type Status struct {
 	Create bool
 }
 
-// HostedControlPlaneGVR is the resource of HyperShift's HostedControlPlane objects.
-var HostedControlPlaneGVR = hosted.HostedControlPlaneGVR()
 
 // New builds the topology of a defaulted, validated configuration (as config.Load returns
 // it): for Standalone, one cluster and identity names; for Hosted, the management cluster
