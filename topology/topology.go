@@ -65,7 +65,6 @@ type Status struct {
 	Create bool
 }
 
-
 // New builds the topology of a defaulted, validated configuration (as config.Load returns
 // it): for Standalone, one cluster and identity names; for Hosted, the management cluster
 // confined to the hosted control plane's namespace, the guest cluster, and simulated
