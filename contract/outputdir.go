@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -563,6 +564,15 @@ func (r *treeReader) readMutation(rec *record, class Class, action Action, where
 	}
 }
 
+// unmarshalPatch decodes a patch body as the API server reads it when it is JSON (with every
+// JSON string escape, such as \/, which YAML does not know), and as YAML otherwise.
+func unmarshalPatch(body []byte, v any) error {
+	if json.Valid(body) {
+		return json.Unmarshal(body, v)
+	}
+	return yaml.Unmarshal(body, v)
+}
+
 // checkBody decodes a body and checks it against its metadata: object-bearing actions need an
 // object of the metadata's group whose name, namespace and kind fit (it is returned, parsed);
 // JSON patches are lists; merge patches are objects; Delete bodies are DeleteOptions.
@@ -574,7 +584,7 @@ func checkBody(md Metadata, body []byte, disc *Discovery) (*unstructured.Unstruc
 	case ActionPatch, ActionPatchStatus:
 		if md.PatchType == PatchTypeJSON {
 			var ops []map[string]any
-			if err := yaml.Unmarshal(body, &ops); err != nil {
+			if err := unmarshalPatch(body, &ops); err != nil {
 				return nil, fmt.Errorf("decode JSON patch: %w", err)
 			}
 			for i, op := range ops {
@@ -588,7 +598,7 @@ func checkBody(md Metadata, body []byte, disc *Discovery) (*unstructured.Unstruc
 			return nil, nil
 		}
 		var patch map[string]any
-		if err := yaml.Unmarshal(body, &patch); err != nil {
+		if err := unmarshalPatch(body, &patch); err != nil {
 			return nil, fmt.Errorf("decode %s: %w", md.PatchType, err)
 		}
 		return nil, nil
