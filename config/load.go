@@ -206,7 +206,7 @@ func validateTransforms(cfg *TopologyConfig) field.ErrorList {
 	var errs field.ErrorList
 	base := field.NewPath("transforms")
 	for i, p := range cfg.Transforms.Profiles {
-		if _, ok := hosted.Profile(p); !ok {
+		if _, ok := hosted.Profile(p, nil); !ok {
 			errs = append(errs, field.NotSupported(base.Child("profiles").Index(i), p, hosted.ProfileNames()))
 		}
 	}

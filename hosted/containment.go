@@ -68,6 +68,7 @@ func Containment(hcpNamespace string) *translate.Containment {
 		Own: []translate.Label{
 			{Key: LabelHostedControlPlane, Value: hcpNamespace},
 			{Key: LabelControlPlaneComponent},
+			{Key: LabelManagedBy, Value: "control-plane-operator"},
 		},
 	}
 	for _, name := range ControlPlaneComponents() {

@@ -15,11 +15,19 @@ import (
 const ProfileHyperShift = "hypershift"
 
 // Profile returns the transforms of a built-in profile by name; false for an unknown one.
-func Profile(name string) ([]transform.Transform, bool) {
-	if name == ProfileHyperShift {
-		return HyperShiftProfile(), true
+// With the HostedControlPlane the operands run in (nil when unknown), the hypershift profile
+// adds the opinions that read it (replicas and rollout by availability policy, priority
+// class by criticality, the HCP's node selector, tolerations, labels and annotations, a
+// read-only root filesystem).
+func Profile(name string, hcp *HostedControlPlane) ([]transform.Transform, bool) {
+	if name != ProfileHyperShift {
+		return nil, false
 	}
-	return nil, false
+	out := HyperShiftProfile()
+	if hcp != nil {
+		out = append(out, hcpOpinions(hcp)...)
+	}
+	return out, true
 }
 
 // ProfileNames lists the built-in profiles.

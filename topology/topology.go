@@ -47,8 +47,10 @@ type Topology struct {
 	// ownership makes existing objects without topolayer's marks someone else's.
 	ownership bool
 	// hcp is the HostedControlPlane that owns everything written in its namespace; nil
-	// without one.
-	hcp *contract.Identity
+	// without one. hcpSpec is what the hypershift profile reads of it, when known
+	// (WithHostedControlPlane).
+	hcp     *contract.Identity
+	hcpSpec *hosted.HostedControlPlane
 	// aliased are the standalone identities (Identity.Key without version) the configuration
 	// says an existing object of the home cluster stands for (namespaces.aliases).
 	aliased map[contract.Key]bool
@@ -174,7 +176,7 @@ func (t *Topology) Engine(operator string, declared *contract.OutputResources) (
 	if t.annotate && operator == "" {
 		return translate.Engine{}, errors.New("a hosted plan needs the operator's name: it labels every object written")
 	}
-	transforms, err := Transforms(t.cfg)
+	transforms, err := transformsOf(t.cfg, t.hcpSpec)
 	if err != nil {
 		return translate.Engine{}, err
 	}
@@ -397,12 +399,34 @@ func Engine(cfg *config.TopologyConfig, operator string, declared *contract.Outp
 	return t.Engine(operator, declared)
 }
 
-// Transforms returns the transforms of the configured profiles (hosted.Profile), then the
-// configured patches, compiled.
+// WithHostedControlPlane returns a copy of the topology whose hypershift profile reads h, the
+// HostedControlPlane its operands run in (hosted.ParseHostedControlPlane of the live object, or
+// of a file): the opinions of HyperShift's component framework that depend on it join the
+// profile's transforms. It is an error on a topology without a HostedControlPlane, or with
+// another one.
+func (t *Topology) WithHostedControlPlane(h *hosted.HostedControlPlane) (*Topology, error) {
+	if t.hcp == nil {
+		return nil, errors.New("the topology has no HostedControlPlane")
+	}
+	if h.Namespace != t.hcp.Namespace || h.Name != t.hcp.Name {
+		return nil, fmt.Errorf("HostedControlPlane %s/%s is not the topology's %s/%s", h.Namespace, h.Name, t.hcp.Namespace, t.hcp.Name)
+	}
+	c := *t
+	c.hcpSpec = h
+	return &c, nil
+}
+
+// Transforms returns the transforms of the configured profiles (hosted.Profile, without a
+// HostedControlPlane), then the configured patches, compiled.
 func Transforms(cfg *config.TopologyConfig) ([]transform.Transform, error) {
+	return transformsOf(cfg, nil)
+}
+
+// transformsOf is Transforms with the HostedControlPlane the profile reads (nil: unknown).
+func transformsOf(cfg *config.TopologyConfig, hcp *hosted.HostedControlPlane) ([]transform.Transform, error) {
 	var out []transform.Transform
 	for _, p := range cfg.Transforms.Profiles {
-		profile, ok := hosted.Profile(p)
+		profile, ok := hosted.Profile(p, hcp)
 		if !ok {
 			return nil, fmt.Errorf("transforms.profiles: unknown profile %q", p)
 		}

@@ -83,6 +83,7 @@ func addSourceFlags(cmd *cobra.Command, o *SourceOptions) {
 	cmd.Flags().StringVar(&o.OutputResourcesFile, "output-resources", o.OutputResourcesFile, "the operator's output-resources document; undeclared mutations are rejected")
 	cmd.Flags().StringVar(&o.Operator, "operator", o.Operator, "the operator's name, recorded in the plan")
 	cmd.Flags().StringVar(&o.MaxOutputSize, "max-output-size", o.MaxOutputSize, "refuse an output directory larger than this in total (default: the operator's limits.outputSize, as topolayer run applies it, else 64Mi)")
+	cmd.Flags().StringVar(&o.HostedControlPlaneFile, "hosted-control-plane", o.HostedControlPlaneFile, "hosted: the HostedControlPlane (a YAML or JSON file) whose availability policy, node selector, tolerations, labels, annotations and release image the hypershift profile reads")
 }
 
 // Complete chooses the printer.

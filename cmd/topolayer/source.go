@@ -8,9 +8,11 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/topology"
 	"github.com/topolayer/topolayer/translate"
 )
@@ -23,6 +25,9 @@ type SourceOptions struct {
 	OutputResourcesFile string // --output-resources
 	Operator            string // --operator
 	MaxOutputSize       string // --max-output-size: a quantity; empty: the operator's limits.outputSize
+	// HostedControlPlaneFile is --hosted-control-plane: the HostedControlPlane the hypershift
+	// profile reads, offline.
+	HostedControlPlaneFile string
 
 	cfg      *config.TopologyConfig
 	topo     *topology.Topology
@@ -70,6 +75,15 @@ func (o *SourceOptions) loadConfig() (contract.ReadOptions, error) {
 	o.cfg = cfg
 	if o.topo, err = topology.New(cfg); err != nil {
 		return contract.ReadOptions{}, fmt.Errorf("--config %s: %w", o.ConfigFile, err)
+	}
+	if o.HostedControlPlaneFile != "" {
+		h, err := readHostedControlPlane(o.HostedControlPlaneFile)
+		if err != nil {
+			return contract.ReadOptions{}, fmt.Errorf("--hosted-control-plane: %w", err)
+		}
+		if o.topo, err = o.topo.WithHostedControlPlane(h); err != nil {
+			return contract.ReadOptions{}, fmt.Errorf("--hosted-control-plane %s: %w", o.HostedControlPlaneFile, err)
+		}
 	}
 	if o.OutputResourcesFile != "" {
 		data, err := os.ReadFile(o.OutputResourcesFile)
@@ -149,4 +163,21 @@ func rejectedError(p *translate.Plan) error {
 		errs = append(errs, fmt.Errorf("%s: %s: %s: %s", e.SourcePath, e.Source, e.Rule, reason))
 	}
 	return errors.Join(errs...)
+}
+
+// readHostedControlPlane reads a HostedControlPlane object from a YAML or JSON file.
+func readHostedControlPlane(path string) (*hosted.HostedControlPlane, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	obj, err := contract.ParseObject(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	h, err := hosted.ParseHostedControlPlane(&unstructured.Unstructured{Object: obj})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return h, nil
 }

@@ -1,0 +1,340 @@
+package hosted
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/topolayer/topolayer/routing"
+	"github.com/topolayer/topolayer/translate"
+	"github.com/topolayer/topolayer/translate/transform"
+)
+
+// HostedControlPlane is what the hypershift profile reads of the HostedControlPlane its
+// operands run in: read live from the management cluster, or from a file offline
+// (ParseHostedControlPlane). Each opinion that reads it says so in its transform's name.
+type HostedControlPlane struct {
+	// Namespace and Name identify it.
+	Namespace, Name string
+	// AvailabilityPolicy is spec.controllerAvailabilityPolicy: HighlyAvailable (default) or
+	// SingleReplica.
+	AvailabilityPolicy string
+	// NodeSelector is spec.nodeSelector, every control-plane pod's.
+	NodeSelector map[string]string
+	// Tolerations are spec.tolerations, added to every control-plane pod's.
+	Tolerations []any
+	// Labels are spec.labels, set on every control-plane pod.
+	Labels map[string]string
+	// Annotations are the object's annotations (priority class overrides, restart date).
+	Annotations map[string]string
+	// ReleaseImage is spec.releaseImage, recorded on every control-plane pod.
+	ReleaseImage string
+}
+
+// Availability policies of a HostedControlPlane.
+const (
+	HighlyAvailable = "HighlyAvailable"
+	SingleReplica   = "SingleReplica"
+)
+
+// Priority classes of HyperShift's control-plane components, and the HostedControlPlane
+// annotations that override them.
+const (
+	PriorityClassAPICritical          = "hypershift-api-critical"
+	PriorityClassEtcd                 = "hypershift-etcd"
+	AnnotationControlPlanePriority    = "hypershift.openshift.io/control-plane-priority-class"
+	AnnotationAPICriticalPriority     = "hypershift.openshift.io/api-critical-priority-class"
+	AnnotationEtcdPriority            = "hypershift.openshift.io/etcd-priority-class"
+	AnnotationReleaseImage            = "hypershift.openshift.io/release-image"
+	AnnotationRestartDate             = "hypershift.openshift.io/restart-date"
+	LabelManagedBy                    = "hypershift.openshift.io/managed-by"
+	annotationSafeToEvictLocalVolumes = "cluster-autoscaler.kubernetes.io/safe-to-evict-local-volumes"
+	tmpDirVolume                      = "tmp-dir"
+)
+
+// APICriticalComponents are the components HyperShift runs with the API-critical priority
+// class and 3 replicas when highly available.
+func APICriticalComponents() []string {
+	return []string{"kube-apiserver", "openshift-apiserver", "openshift-oauth-apiserver", "oauth-openshift", "router", "packageserver"}
+}
+
+// ParseHostedControlPlane reads what the profile needs of a HostedControlPlane object.
+func ParseHostedControlPlane(obj *unstructured.Unstructured) (*HostedControlPlane, error) {
+	if gvk := obj.GroupVersionKind(); gvk.GroupKind() != HostedControlPlaneGVK().GroupKind() {
+		return nil, fmt.Errorf("%s %s/%s is not a HostedControlPlane", gvk.Kind, obj.GetNamespace(), obj.GetName())
+	}
+	h := &HostedControlPlane{Namespace: obj.GetNamespace(), Name: obj.GetName(), Annotations: obj.GetAnnotations()}
+	var err error
+	field := func(path ...string) {
+		if err != nil {
+			return
+		}
+		switch path[len(path)-1] {
+		case "controllerAvailabilityPolicy":
+			h.AvailabilityPolicy, _, err = unstructured.NestedString(obj.Object, path...)
+		case "releaseImage":
+			h.ReleaseImage, _, err = unstructured.NestedString(obj.Object, path...)
+		case "nodeSelector":
+			h.NodeSelector, _, err = unstructured.NestedStringMap(obj.Object, path...)
+		case "labels":
+			h.Labels, _, err = unstructured.NestedStringMap(obj.Object, path...)
+		case "tolerations":
+			h.Tolerations, _, err = unstructured.NestedSlice(obj.Object, path...)
+		}
+		if err != nil {
+			err = fmt.Errorf("HostedControlPlane %s/%s: %s: %w", h.Namespace, h.Name, dotted(path), err)
+		}
+	}
+	for _, f := range []string{"controllerAvailabilityPolicy", "releaseImage", "nodeSelector", "labels", "tolerations"} {
+		field("spec", f)
+	}
+	if h.AvailabilityPolicy == "" {
+		h.AvailabilityPolicy = HighlyAvailable
+	}
+	return h, err
+}
+
+func dotted(path []string) string {
+	out := ""
+	for i, p := range path {
+		if i > 0 {
+			out += "."
+		}
+		out += p
+	}
+	return out
+}
+
+// Replicas returns how many replicas HyperShift runs a component with: 1 when the
+// control plane is SingleReplica, 3 for etcd and the API-critical components, else 2.
+func (h *HostedControlPlane) Replicas(component string) int {
+	switch {
+	case h.AvailabilityPolicy == SingleReplica:
+		return 1
+	case component == "etcd" || slices.Contains(APICriticalComponents(), component):
+		return 3
+	}
+	return 2
+}
+
+// PriorityClass returns the priority class HyperShift gives a component: by criticality,
+// overridden by the HostedControlPlane's annotation for that criticality.
+func (h *HostedControlPlane) PriorityClass(component string) string {
+	class, override := PriorityClassControlPlane, AnnotationControlPlanePriority
+	switch {
+	case component == "etcd":
+		class, override = PriorityClassEtcd, AnnotationEtcdPriority
+	case slices.Contains(APICriticalComponents(), component):
+		class, override = PriorityClassAPICritical, AnnotationAPICriticalPriority
+	}
+	if v := h.Annotations[override]; v != "" {
+		return v
+	}
+	return class
+}
+
+// hcpOpinions returns the generic opinions of HyperShift's component framework that read the
+// HostedControlPlane, each a named transform of the hypershift profile on the management
+// cluster's workloads: replicas and rollout strategy by availability policy (Deployments),
+// the priority class by criticality with the HCP's overrides, the HCP's nodeSelector,
+// tolerations and labels, the release image and restart date annotations, and a read-only
+// root filesystem with a /tmp emptyDir.
+func hcpOpinions(h *HostedControlPlane) []transform.Transform {
+	var out []transform.Transform
+	for _, resource := range translate.PodBearingResources() {
+		if resource == "pods" {
+			continue // a bare Pod is no component of HyperShift's
+		}
+		group := translate.WorkloadGroup(resource)
+		path, _ := translate.PodTemplatePath(resource)
+		match := routing.Match{Group: &group, Resource: resource}
+		add := func(name string, edit func(obj, spec, meta *yaml.RNode, component string) error) {
+			out = append(out, transform.Transform{
+				Name: ProfileHyperShift + "/" + name, Cluster: routing.ClusterManagement, Match: match,
+				Filter: func(c transform.Context) (kio.Filter, error) {
+					component := c.Source.Identity.Name
+					return kio.FilterAll(yaml.FilterFunc(func(obj *yaml.RNode) (*yaml.RNode, error) {
+						spec, err := obj.Pipe(yaml.LookupCreate(yaml.MappingNode, append(slices.Clone(path), "spec")...))
+						if err != nil {
+							return nil, err
+						}
+						meta, err := obj.Pipe(yaml.LookupCreate(yaml.MappingNode, append(slices.Clone(path), "metadata")...))
+						if err != nil {
+							return nil, err
+						}
+						return obj, edit(obj, spec, meta, component)
+					})), nil
+				},
+			})
+		}
+		if resource == "deployments" {
+			add("replicas-by-availability", func(obj, _, _ *yaml.RNode, component string) error {
+				n := h.Replicas(component)
+				if err := obj.PipeE(yaml.LookupCreate(yaml.MappingNode, "spec"), yaml.SetField("replicas", intNode(n))); err != nil {
+					return err
+				}
+				if err := obj.PipeE(yaml.LookupCreate(yaml.MappingNode, "spec"), yaml.SetField("revisionHistoryLimit", intNode(2))); err != nil {
+					return err
+				}
+				if n <= 1 {
+					return nil
+				}
+				surge, unavailable := 1, 0
+				if n > 2 {
+					surge, unavailable = 0, 1
+				}
+				strategy, err := obj.Pipe(yaml.LookupCreate(yaml.MappingNode, "spec", "strategy"))
+				if err != nil {
+					return err
+				}
+				if err := strategy.PipeE(yaml.SetField("type", yaml.NewStringRNode("RollingUpdate"))); err != nil {
+					return err
+				}
+				return strategy.PipeE(yaml.LookupCreate(yaml.MappingNode, "rollingUpdate"), yaml.Tee(yaml.SetField("maxSurge", intNode(surge))), yaml.SetField("maxUnavailable", intNode(unavailable)))
+			})
+		}
+		add("priority-class-by-criticality", func(_, spec, _ *yaml.RNode, component string) error {
+			return spec.PipeE(yaml.SetField("priorityClassName", yaml.NewStringRNode(h.PriorityClass(component))))
+		})
+		if len(h.NodeSelector) > 0 {
+			add("hcp-node-selector", func(_, spec, _ *yaml.RNode, _ string) error {
+				return spec.PipeE(yaml.SetField("nodeSelector", stringMap(h.NodeSelector)))
+			})
+		}
+		if len(h.Tolerations) > 0 {
+			add("hcp-tolerations", func(_, spec, _ *yaml.RNode, _ string) error {
+				list, err := spec.Pipe(yaml.LookupCreate(yaml.SequenceNode, "tolerations"))
+				if err != nil {
+					return err
+				}
+				for _, t := range h.Tolerations {
+					n, err := yaml.FromMap(t.(map[string]any))
+					if err != nil {
+						return err
+					}
+					if err := list.PipeE(yaml.Append(n.YNode())); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		}
+		add("hcp-labels-and-annotations", func(_, spec, meta *yaml.RNode, _ string) error {
+			labels := maps.Clone(h.Labels)
+			if labels == nil {
+				labels = map[string]string{}
+			}
+			labels[LabelManagedBy] = "control-plane-operator"
+			for _, k := range slices.Sorted(maps.Keys(labels)) {
+				if err := meta.PipeE(yaml.LookupCreate(yaml.MappingNode, "labels"), yaml.SetField(k, yaml.NewStringRNode(labels[k]))); err != nil {
+					return err
+				}
+			}
+			annotations := map[string]string{}
+			if h.ReleaseImage != "" {
+				annotations[AnnotationReleaseImage] = h.ReleaseImage
+			}
+			if d := h.Annotations[AnnotationRestartDate]; d != "" {
+				annotations[AnnotationRestartDate] = d
+			}
+			for _, k := range slices.Sorted(maps.Keys(annotations)) {
+				if err := meta.PipeE(yaml.LookupCreate(yaml.MappingNode, "annotations"), yaml.SetField(k, yaml.NewStringRNode(annotations[k]))); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		add("read-only-root-filesystem", func(_, spec, meta *yaml.RNode, _ string) error {
+			return readOnlyRootFilesystem(spec, meta)
+		})
+	}
+	return out
+}
+
+// readOnlyRootFilesystem makes every container's root filesystem read-only, with an emptyDir
+// at /tmp (HyperShift's tmp-dir), and says which local volumes may be evicted.
+func readOnlyRootFilesystem(spec, meta *yaml.RNode) error {
+	volumes, err := spec.Pipe(yaml.LookupCreate(yaml.SequenceNode, "volumes"))
+	if err != nil {
+		return err
+	}
+	if v, err := volumes.Pipe(yaml.MatchElement("name", tmpDirVolume)); err != nil {
+		return err
+	} else if v == nil {
+		tmp, err := yaml.Parse("{name: " + tmpDirVolume + ", emptyDir: {}}")
+		if err != nil {
+			return err
+		}
+		if err := volumes.PipeE(yaml.Append(tmp.YNode())); err != nil {
+			return err
+		}
+	}
+	containers, err := spec.Pipe(yaml.Lookup("containers"))
+	if err != nil || containers == nil {
+		return err
+	}
+	elems, err := containers.Elements()
+	if err != nil {
+		return err
+	}
+	for _, c := range elems {
+		mounts, err := c.Pipe(yaml.LookupCreate(yaml.SequenceNode, "volumeMounts"))
+		if err != nil {
+			return err
+		}
+		if m, err := mounts.Pipe(yaml.MatchElement("mountPath", "/tmp")); err != nil {
+			return err
+		} else if m == nil {
+			mount, err := yaml.Parse("{name: " + tmpDirVolume + ", mountPath: /tmp}")
+			if err != nil {
+				return err
+			}
+			if err := mounts.PipeE(yaml.Append(mount.YNode())); err != nil {
+				return err
+			}
+		}
+		if err := c.PipeE(yaml.LookupCreate(yaml.MappingNode, "securityContext"), yaml.SetField("readOnlyRootFilesystem", boolNode(true))); err != nil {
+			return err
+		}
+	}
+	var local []string
+	all, _ := volumes.Elements()
+	for _, v := range all {
+		if v.Field("emptyDir") != nil || v.Field("hostPath") != nil {
+			local = append(local, yaml.GetValue(v.Field("name").Value))
+		}
+	}
+	if len(local) == 0 {
+		return nil
+	}
+	joined := ""
+	for i, l := range local {
+		if i > 0 {
+			joined += ","
+		}
+		joined += l
+	}
+	return meta.PipeE(yaml.LookupCreate(yaml.MappingNode, "annotations"), yaml.SetField(annotationSafeToEvictLocalVolumes, yaml.NewStringRNode(joined)))
+}
+
+func intNode(n int) *yaml.RNode {
+	return yaml.NewRNode(&yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagInt, Value: strconv.Itoa(n)})
+}
+
+func boolNode(b bool) *yaml.RNode {
+	return yaml.NewRNode(&yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagBool, Value: strconv.FormatBool(b)})
+}
+
+func stringMap(m map[string]string) *yaml.RNode {
+	n := yaml.NewMapRNode(nil)
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		_ = n.PipeE(yaml.SetField(k, yaml.NewStringRNode(m[k])))
+	}
+	return n
+}
+

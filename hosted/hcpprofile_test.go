@@ -1,0 +1,136 @@
+package hosted_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/yaml"
+
+	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/contract/corpus"
+	"github.com/topolayer/topolayer/hosted"
+	"github.com/topolayer/topolayer/routing"
+	"github.com/topolayer/topolayer/topology"
+)
+
+// TestProfileReadsTheHostedControlPlane: with the HostedControlPlane known, the real CAO's
+// oauth-openshift Deployment is placed as HyperShift runs its own: replicas and rollout by
+// availability policy, the API-critical priority class (or the HCP's override), the HCP's
+// node selector, tolerations and labels, the release image, a read-only root filesystem with
+// a /tmp emptyDir. Without it the profile's generic opinions alone apply (the goldens).
+func TestProfileReadsTheHostedControlPlane(t *testing.T) {
+	var c corpus.Case
+	for _, cc := range corpus.CAOCases(t) {
+		if strings.HasSuffix(cc.Name, "/oauth-server-creation-minimal") {
+			c = cc
+		}
+	}
+	hcpObject := func(spec string, annotations map[string]string) *hosted.HostedControlPlane {
+		u := &unstructured.Unstructured{Object: map[string]any{}}
+		u.SetGroupVersionKind(hosted.HostedControlPlaneGVK())
+		u.SetNamespace(hcp)
+		u.SetName("example")
+		u.SetAnnotations(annotations)
+		if spec != "" {
+			var s map[string]any
+			if err := yaml.Unmarshal([]byte(spec), &s); err != nil {
+				t.Fatal(err)
+			}
+			u.Object["spec"] = s
+		}
+		h, err := hosted.ParseHostedControlPlane(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	for _, tc := range []struct {
+		name                   string
+		hcp                    *hosted.HostedControlPlane
+		replicas               int32
+		maxSurge, maxUnavail   string
+		priorityClass          string
+		nodeSelector, labelKey string
+	}{
+		{"HighlyAvailable (the default)", hcpObject("releaseImage: quay.io/openshift-release-dev/ocp-release:4.21.0", nil), 3, "0", "1", "hypershift-api-critical", "", ""},
+		{"SingleReplica", hcpObject("controllerAvailabilityPolicy: SingleReplica", nil), 1, "", "", "hypershift-api-critical", "", ""},
+		{"the HCP's priority override, node selector, tolerations and labels", hcpObject(
+			"nodeSelector: {role: control-plane}\ntolerations: [{key: dedicated, operator: Exists}]\nlabels: {team: auth}\n",
+			map[string]string{hosted.AnnotationAPICriticalPriority: "custom-critical"}), 3, "0", "1", "custom-critical", "control-plane", "team"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := loadConfig(t)
+			topo, err := topology.New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if topo, err = topo.WithHostedControlPlane(tc.hcp); err != nil {
+				t.Fatal(err)
+			}
+			engine, err := topo.Engine(c.Operator, readDeclared(t, c.OutputResources))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := contract.ReadOutputDir(c.ExpectedOutput, contract.ReadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			plan := engine.Plan(out)
+			var d appsv1.Deployment
+			found := false
+			for _, e := range plan.Entries {
+				if e.Source.Resource != "deployments" {
+					continue
+				}
+				if e.Disposition != routing.Apply {
+					t.Fatalf("%s: %s by %s: %s", e.Source, e.Disposition, e.Rule, e.Reason)
+				}
+				if err := runtime.DefaultUnstructuredConverter.FromUnstructured(e.Object.Object, &d); err != nil {
+					t.Fatal(err)
+				}
+				found = true
+			}
+			if !found {
+				t.Fatal("no Deployment placed")
+			}
+			if d.Spec.Replicas == nil || *d.Spec.Replicas != tc.replicas {
+				t.Errorf("replicas %v, want %d", d.Spec.Replicas, tc.replicas)
+			}
+			if ru := d.Spec.Strategy.RollingUpdate; tc.maxSurge != "" && (ru == nil || ru.MaxSurge.String() != tc.maxSurge || ru.MaxUnavailable.String() != tc.maxUnavail) {
+				t.Errorf("rolling update %+v, want maxSurge %s maxUnavailable %s", ru, tc.maxSurge, tc.maxUnavail)
+			}
+			if d.Spec.RevisionHistoryLimit == nil || *d.Spec.RevisionHistoryLimit != 2 {
+				t.Errorf("revisionHistoryLimit %v, want 2", d.Spec.RevisionHistoryLimit)
+			}
+			pod := d.Spec.Template
+			if pod.Spec.PriorityClassName != tc.priorityClass {
+				t.Errorf("priorityClassName %q, want %q", pod.Spec.PriorityClassName, tc.priorityClass)
+			}
+			for _, ctr := range pod.Spec.Containers {
+				if sc := ctr.SecurityContext; sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem {
+					t.Errorf("container %s: root filesystem not read-only", ctr.Name)
+				}
+				if !slices.ContainsFunc(ctr.VolumeMounts, func(m corev1.VolumeMount) bool { return m.MountPath == "/tmp" }) {
+					t.Errorf("container %s mounts nothing at /tmp", ctr.Name)
+				}
+			}
+			if tc.nodeSelector != "" && pod.Spec.NodeSelector["role"] != tc.nodeSelector {
+				t.Errorf("nodeSelector %v", pod.Spec.NodeSelector)
+			}
+			if tc.labelKey != "" && pod.Labels[tc.labelKey] == "" {
+				t.Errorf("pod labels %v lack the HCP's %s", pod.Labels, tc.labelKey)
+			}
+			if pod.Labels[hosted.LabelManagedBy] != "control-plane-operator" {
+				t.Errorf("pod labels %v lack %s", pod.Labels, hosted.LabelManagedBy)
+			}
+			if tc.hcp.ReleaseImage != "" && pod.Annotations[hosted.AnnotationReleaseImage] != tc.hcp.ReleaseImage {
+				t.Errorf("pod annotations %v lack the release image", pod.Annotations)
+			}
+		})
+	}
+}
