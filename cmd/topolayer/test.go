@@ -164,3 +164,7 @@ func (o *TestApplyConfigurationOptions) Run(ctx context.Context) error {
 	}
 	return report.Err()
 }
+
+// preservePolicies are the values of --preserve-policy that the shell completes; any other
+// non-empty value keeps every output, as KeepAlways does.
+var preservePolicies = []string{"KeepAlways", harness.PreserveReplaceExpectedOutput}
