@@ -9,12 +9,20 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
+	"k8s.io/klog/v2"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 func main() {
 	signals := make(chan os.Signal, 2)
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	// envtest (installing the CRDs) and client-go log through controller-runtime and klog;
+	// without a logger, controller-runtime prints a stack trace asking for one. Every
+	// failure is reported by the command itself.
+	ctrllog.SetLogger(logr.Discard())
+	klog.SetLogger(logr.Discard())
 	os.Exit(runMain(IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}, os.Args[1:], signals))
 }
 

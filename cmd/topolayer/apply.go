@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
@@ -185,6 +187,38 @@ func (o *ClusterOptions) configs(topo *topology.Topology) (map[string]*rest.Conf
 		return nil, err
 	}
 	return out, nil
+}
+
+// reachTimeout bounds the question that tells whether a cluster's API server answers.
+const reachTimeout = 10 * time.Second
+
+// errUnreachable is the error of a cluster whose API server did not answer.
+var errUnreachable = errors.New("unreachable")
+
+// reachable asks each cluster of the topology for its version, and fails, naming each
+// cluster and flag, when any API server does not answer: nothing can be said of an entry
+// for a server that was never reached.
+func (o *ClusterOptions) reachable(ctx context.Context, topo *topology.Topology) error {
+	configs, err := o.configs(topo)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, c := range slices.Sorted(maps.Keys(configs)) {
+		rc := rest.CopyConfig(configs[c])
+		rc.Timeout = reachTimeout
+		dc, err := discovery.NewDiscoveryClientForConfig(rc)
+		if err == nil {
+			_, err = dc.ServerVersion()
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("cluster %s (--%s, server %s): %w: %w", c, clusterFlags[c][0], rc.Host, errUnreachable, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // targets builds the live targets of the topology for one operator (topology.Targets):

@@ -69,7 +69,7 @@ func exitStatus(err error) int {
 // markUsageErrors makes the errors cobra finds in the command line (flags, arguments) usage
 // errors, in every command under root.
 func markUsageErrors(root *cobra.Command) {
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return asUsage(err) })
+	root.SetFlagErrorFunc(flagError)
 	var visit func(c *cobra.Command)
 	visit = func(c *cobra.Command) {
 		if args := c.Args; args != nil {

@@ -141,6 +141,14 @@ func (o *PlanOptions) Run(ctx context.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	if err := o.reachable(ctx, o.topo); err != nil {
+		// A server that was never reached says nothing of any entry: the plan is shown
+		// without a LIVE column, and the command fails.
+		if perr := o.printer(o.Out, o.notes(), plan); perr != nil {
+			return perr
+		}
+		return fmt.Errorf("no live dry-run: %w", err)
+	}
 	targets, err := o.targets(ctx, o.topo, o.Operator)
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mitchellh/go-wordwrap"
+	"k8s.io/client-go/util/jsonpath"
 	"sigs.k8s.io/yaml"
 
 	"github.com/topolayer/topolayer/contract"
@@ -26,9 +27,46 @@ const tableWidth = 160
 type planPrinter func(out, notes io.Writer, p *translate.Plan) error
 
 // planFormats are the values of plan's -o.
-var planFormats = []string{"table", "wide", "name", "json", "yaml", "dot"}
+var planFormats = []string{"table", "wide", "name", "json", "yaml", "dot", "jsonpath="}
 
 func printerNames() string { return strings.Join(planFormats, "|") }
+
+// jsonPathFormat is the prefix of -o jsonpath=TEMPLATE, kubectl's.
+const jsonPathFormat = "jsonpath="
+
+// newJSONPath parses the template of -o jsonpath=TEMPLATE, as kubectl does: a template
+// without braces is one expression ("jsonpath=.summary" is "{.summary}").
+func newJSONPath(format string) (*jsonpath.JSONPath, error) {
+	tmpl := strings.TrimPrefix(format, jsonPathFormat)
+	if tmpl == "" {
+		return nil, usageErrorf("--output %q: jsonpath= needs a template, such as jsonpath={.summary}", format)
+	}
+	if !strings.Contains(tmpl, "{") {
+		tmpl = "{" + tmpl + "}"
+	}
+	jp := jsonpath.New("output").AllowMissingKeys(false)
+	if err := jp.Parse(tmpl); err != nil {
+		return nil, usageErrorf("--output %q: %v", format, err)
+	}
+	return jp, nil
+}
+
+// printJSONPath writes the template's values of v's JSON form (so that the JSON tags name
+// the fields), as kubectl's -o jsonpath does.
+func printJSONPath(w io.Writer, jp *jsonpath.JSONPath, v any) error {
+	js, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	var data any
+	if err := json.Unmarshal(js, &data); err != nil {
+		return err
+	}
+	if err := jp.Execute(w, data); err != nil {
+		return fmt.Errorf("--output jsonpath: %w", err)
+	}
+	return nil
+}
 
 // newPlanPrinter returns the printer of a format; noHeaders leaves out the tables' headers.
 func newPlanPrinter(format string, noHeaders bool) (planPrinter, error) {
@@ -44,6 +82,13 @@ func newPlanPrinter(format string, noHeaders bool) (planPrinter, error) {
 		return func(out, _ io.Writer, p *translate.Plan) error { return printYAML(out, p) }, nil
 	case "dot":
 		return func(out, _ io.Writer, p *translate.Plan) error { return printPlanDot(out, p) }, nil
+	}
+	if strings.HasPrefix(format, jsonPathFormat) {
+		jp, err := newJSONPath(format)
+		if err != nil {
+			return nil, err
+		}
+		return func(out, _ io.Writer, p *translate.Plan) error { return printJSONPath(out, jp, p) }, nil
 	}
 	return nil, usageErrorf("--output %q: must be one of %s", format, printerNames())
 }
@@ -70,19 +115,39 @@ func printYAML(w io.Writer, v any) error {
 }
 
 // printPlanNames writes, as kubectl's -o name does, resource.group/name of every object the
-// plan writes (disposition apply), once each, in plan order.
+// plan writes (disposition apply), once each, in plan order. Where that alone is ambiguous,
+// a prefix says where the object is: "-n NAMESPACE " when the plan writes namespaced objects
+// in more than one namespace (kubectl's flag, so that a line is the arguments of kubectl
+// get), and "CLUSTER: " when it writes to more than one cluster (hosted).
 func printPlanNames(w io.Writer, p *translate.Plan) error {
-	seen := map[string]bool{}
+	type name struct{ cluster, namespace, typed string }
+	var names []name
+	seen := map[name]bool{}
+	clusters, namespaces := map[string]bool{}, map[string]bool{}
 	for _, e := range p.Entries {
 		if e.Disposition != routing.Apply {
 			continue
 		}
-		key := e.Target.Cluster + "\x00" + e.Target.Namespace + "\x00" + typedName(e.Target.Identity)
-		if seen[key] {
+		n := name{e.Target.Cluster, e.Target.Namespace, typedName(e.Target.Identity)}
+		if seen[n] {
 			continue
 		}
-		seen[key] = true
-		if _, err := fmt.Fprintln(w, typedName(e.Target.Identity)); err != nil {
+		seen[n] = true
+		names = append(names, n)
+		clusters[n.cluster] = true
+		if n.namespace != "" {
+			namespaces[n.namespace] = true
+		}
+	}
+	for _, n := range names {
+		line := n.typed
+		if n.namespace != "" && len(namespaces) > 1 {
+			line = "-n " + n.namespace + " " + line
+		}
+		if len(clusters) > 1 {
+			line = n.cluster + ": " + line
+		}
+		if _, err := fmt.Fprintln(w, line); err != nil {
 			return err
 		}
 	}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -36,9 +38,14 @@ and writes them as an input directory, byte for byte what the multi-operator-man
 in the order they were found, every field kept (managedFields, resourceVersion, status).
 Objects that do not exist are skipped; generatedNameResources are not read.
 
-Unlike gather, it reads no cluster and changes nothing in the objects. The must-gather is
-read with the input directory's rules: a file out of place is an error naming it. The
-directory appears whole or not at all.`,
+Unlike gather, it reads no cluster and changes nothing in the objects. --from is a
+must-gather as ` + "`oc adm must-gather`" + ` writes it (the directory it creates, or the one image folder
+inside it) or an input directory. Only what is where an input directory keeps resources is
+read; the rest (timestamp, event-filter.html, pod logs under namespaces/<ns>/pods/,
+host_service_logs/...) is ignored and listed on stderr, each namespace's folders as one line.
+A resource file that cannot be read is an error naming it. Label selectors may have
+matchExpressions, as upstream's pruner applies them. The directory appears whole or not at
+all.`,
 		Example: `  # From the repository's directory, with the shared corpus beside it:
   topolayer prune \
     --input-resources ../shared/corpus/multi-operator-manager/pkg/library/libraryinputresources/test-data/indirect-references-01/input-resources.yaml \
@@ -80,7 +87,7 @@ func (o *PruneOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("--input-resources: %w", err)
 	}
-	declared, err := contract.ParseInputResources(data)
+	declared, err := prune.ParseInputResources(data)
 	if err != nil {
 		return fmt.Errorf("--input-resources %s: %w", o.InputResourcesFile, err)
 	}
@@ -89,11 +96,15 @@ func (o *PruneOptions) Run(ctx context.Context) error {
 	} else if !fi.IsDir() {
 		return fmt.Errorf("--from %s: not a directory", o.From)
 	}
-	in, err := contract.ReadInputDir(o.From, contract.ReadOptions{})
+	mg, err := prune.ReadMustGather(o.From, contract.ReadOptions{})
 	if err != nil {
 		return fmt.Errorf("--from %s: %w", o.From, err)
 	}
-	lists, err := prune.Prune(in, declared.ApplyConfigurationResources)
+	if mg.Root != o.From {
+		fmt.Fprintf(o.ErrOut, "reading the must-gather in %s\n", mg.Root)
+	}
+	writeIgnored(o.ErrOut, mg.Ignored)
+	lists, err := prune.Prune(mg.Input, declared.ApplyConfigurationResources)
 	if err != nil {
 		return fmt.Errorf("--input-resources %s: %w", o.InputResourcesFile, err)
 	}
@@ -108,4 +119,36 @@ func (o *PruneOptions) Run(ctx context.Context) error {
 	}
 	fmt.Fprintf(o.Out, "pruned %d objects into %d files in %s\n", objects, len(lists), o.To)
 	return nil
+}
+
+// writeIgnored says what of the must-gather was not read: one line per path, the names of
+// namespaces replaced by * and counted, so that pod logs take one line, not one a namespace.
+func writeIgnored(w io.Writer, ignored []string) {
+	if len(ignored) == 0 {
+		return
+	}
+	var shapes []string
+	count := map[string]int{}
+	for _, p := range ignored {
+		parts := strings.Split(p, "/")
+		for i := 0; i+1 < len(parts); i++ {
+			if parts[i] == "namespaces" && parts[i+1] != "" {
+				parts[i+1] = "*"
+				break
+			}
+		}
+		shape := strings.Join(parts, "/")
+		if count[shape] == 0 {
+			shapes = append(shapes, shape)
+		}
+		count[shape]++
+	}
+	fmt.Fprintf(w, "ignored %d entries that are not resources:\n", len(ignored))
+	for _, s := range shapes {
+		if n := count[s]; n > 1 {
+			fmt.Fprintf(w, "  %s (%d)\n", s, n)
+		} else {
+			fmt.Fprintf(w, "  %s\n", s)
+		}
+	}
 }

@@ -105,3 +105,42 @@ func TestPruneMalformed(t *testing.T) {
 		})
 	}
 }
+
+// TestPruneOcAdmMustGather prunes a must-gather laid out as `oc adm must-gather` writes it:
+// what is not a resource is ignored and listed on stderr, each namespace's pod logs as one
+// line.
+func TestPruneOcAdmMustGather(t *testing.T) {
+	mg := t.TempDir()
+	image := filepath.Join(mg, "quay-io-image")
+	files := map[string]string{
+		"timestamp":                                              "t\n",
+		"event-filter.html":                                      "<html/>\n",
+		"quay-io-image/version":                                  "4.20\n",
+		"quay-io-image/namespaces/a/a.yaml":                      "{apiVersion: v1, kind: Namespace, metadata: {name: a}}\n",
+		"quay-io-image/namespaces/a/core/configmaps.yaml":        "{apiVersion: v1, kind: ConfigMapList, items: [{apiVersion: v1, kind: ConfigMap, metadata: {name: c, namespace: a}}]}\n",
+		"quay-io-image/namespaces/a/pods/p/c/c/logs/current.log": "log\n",
+		"quay-io-image/namespaces/b/pods/p/c/c/logs/current.log": "log\n",
+	}
+	for rel, data := range files {
+		p := filepath.Join(mg, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ir := filepath.Join(t.TempDir(), "input-resources.yaml")
+	if err := os.WriteFile(ir, []byte("applyConfigurationResources:\n  exactResources:\n  - {version: v1, resource: configmaps, namespace: a, name: c}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	status, stdout, stderr := runCLI(t, "prune", "--input-resources", ir, "--from", mg, "--to", filepath.Join(t.TempDir(), "out"))
+	if status != exitOK || !strings.HasPrefix(stdout, "pruned 1 objects into 1 files") {
+		t.Fatalf("status %d, stdout %q, stderr:\n%s", status, stdout, stderr)
+	}
+	for _, w := range []string{"reading the must-gather in " + image, "ignored 5 entries that are not resources:", "  event-filter.html\n", "  quay-io-image/namespaces/*/pods/ (2)\n", "  quay-io-image/version\n"} {
+		if !strings.Contains(stderr, w) {
+			t.Errorf("stderr does not contain %q:\n%s", w, stderr)
+		}
+	}
+}

@@ -46,7 +46,10 @@ the hosted control plane's namespace on the management cluster and in the guest 
 		NewCmdParity(streams),
 		NewCmdVersion(streams),
 	)
+	addGlobalFlags(cmd, streams)
+	suggestSubcommands(cmd)
 	markUsageErrors(cmd)
+	completeFlagValues(cmd)
 	return cmd
 }
 

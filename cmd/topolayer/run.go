@@ -70,7 +70,7 @@ Lease is in the same namespace. SIGINT or SIGTERM stops it after the runs in pro
 			return o.Run(cmd)
 		},
 	}
-	cmd.Flags().StringVar(&o.ConfigFile, "config", "", "topology configuration file (required)")
+	cmd.Flags().StringVar(&o.ConfigFile, "config", "", "topology configuration file")
 	addClusterFlags(cmd, &o.ClusterOptions)
 	cmd.Flags().StringVar(&o.MetricsAddress, "metrics-bind-address", "", `address of the Prometheus metrics endpoint (default: manager.metricsAddress of the configuration, else 127.0.0.1:8080, loopback only; ":8080" serves every interface; "0" turns it off)`)
 	cmd.Flags().StringVar(&o.LogFormat, "log-format", "console", "log format on stderr: console (for a person) or json (one object a line, for a log collector)")
@@ -79,7 +79,6 @@ Lease is in the same namespace. SIGINT or SIGTERM stops it after the runs in pro
 	cmd.Flags().BoolVar(&o.LeaderElect, "leader-elect", true, "elect a leader with a Lease, so that one replica runs at a time (also manager.leaderElection)")
 	cmd.Flags().StringVar(&o.WorkDir, "work-dir", "", "directory of the runs' input and output directories (default: manager.workDir, else a temporary directory)")
 	cmd.Flags().IntVarP(&o.Verbosity, "v", "v", 0, "log verbosity")
-	_ = cmd.MarkFlagRequired("config")
 	return cmd
 }
 
@@ -88,7 +87,7 @@ func (o *RunOptions) Complete() error {
 	if o.AsServiceAccount != "" {
 		return asUsage(errors.New("--as-service-account: run impersonates each operator's serviceAccount from the configuration instead"))
 	}
-	if err := o.validate(); err != nil {
+	if err := errors.Join(append(requiredFlags([]flagValue{{"--config", o.ConfigFile}}), o.validate())...); err != nil {
 		return asUsage(err)
 	}
 	if _, err := newLogger(o.ErrOut, o.LogFormat, o.Verbosity); err != nil {

@@ -83,7 +83,7 @@ func (o *TestCmdOptions) Run(ctx context.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	report, err := harness.Run(ctx, harness.Options{
+	return runTests(ctx, o.IOStreams, harness.Options{
 		TestDir:     o.TestDir,
 		OutputDir:   o.OutputDir,
 		Command:     strings.Fields(o.OperatorCommand),
@@ -91,8 +91,22 @@ func (o *TestCmdOptions) Run(ctx context.Context) error {
 		Update:      o.Update,
 		KeepOutputs: o.KeepOutputs,
 	})
+}
+
+// runTests runs the tests, printing each result as soon as it is known (and, on a
+// terminal, which test is running), then the summary; it fails when a test failed.
+func runTests(ctx context.Context, streams IOStreams, opts harness.Options) error {
+	var p *progress
+	opts.OnStart = func(t harness.Test) { p = startProgress(streams.ErrOut, "test "+t.Name) }
+	opts.OnResult = func(r harness.Result) {
+		if p != nil {
+			p.Stop()
+		}
+		harness.PrintResult(streams.Out, r)
+	}
+	report, err := harness.Run(ctx, opts)
 	if report != nil {
-		report.Print(o.Out)
+		report.PrintSummary(streams.Out)
 	}
 	if err != nil {
 		return err
@@ -121,11 +135,15 @@ func NewCmdTestApplyConfiguration(streams IOStreams) *cobra.Command {
 verdicts. Every directory under --test-dir that holds a test.yaml is a test; its binaryName
 runs (relative to the working directory, or looked up in PATH) with topolayer's environment
 under a 5 s timeout, writing into --output-dir/<test>, which is compared with the test's
-expected-output. --output-dir is removed first; junit.xml is written into it.
+expected-output. --output-dir is removed first; junit.xml is written into it, with each
+operator's stdout and stderr. As upstream, a test.yaml inside a test's input-dir or
+expected-output (an input object named test) makes its folder a test, which is refused.
 
---preserve-policy: empty removes the outputs of passing tests; ReplaceExpectedOutput
-replaces expected outputs; any other value (KeepAlways) keeps every output.
---replace-expected-output is the policy ReplaceExpectedOutput.
+--preserve-policy: empty removes the outputs of passing tests; ReplaceExpectedOutput, as
+upstream, writes each output into --output-dir/<test> without its logs, compares nothing
+and passes (it does not touch expected-output); any other value (KeepAlways) keeps every
+output. --replace-expected-output deletes each test's expected-output and writes the
+operator's output there instead. docs/harness.md lists every known difference from upstream.
 
 Where the upstream harness passes a test that ` + "`topolayer run`" + ` would refuse (unknown keys,
 stray files, an empty options file), the test passes with a warning saying why.`,
@@ -136,7 +154,7 @@ stray files, an empty options file), the test passes with a warning saying why.`
 	}
 	cmd.Flags().StringVar(&o.TestDir, "test-dir", o.TestDir, "the directory where the tests are stored (recursive)")
 	cmd.Flags().StringVar(&o.OutputDir, "output-dir", o.OutputDir, "the directory where the output is stored (removed first)")
-	cmd.Flags().StringVar(&o.PreservePolicy, "preserve-policy", o.PreservePolicy, "empty: remove passing tests' outputs; ReplaceExpectedOutput; anything else (KeepAlways): keep all")
+	cmd.Flags().StringVar(&o.PreservePolicy, "preserve-policy", o.PreservePolicy, "empty: remove passing tests' outputs; ReplaceExpectedOutput: record the outputs without comparing; anything else (KeepAlways): keep all")
 	cmd.Flags().BoolVar(&o.ReplaceExpectedOutput, "replace-expected-output", o.ReplaceExpectedOutput, "delete each test's expected-output and replace it with the operator's output")
 	return cmd
 }
@@ -155,12 +173,12 @@ func (o *TestApplyConfigurationOptions) Run(ctx context.Context) error {
 	if o.ReplaceExpectedOutput {
 		policy = harness.PreserveReplaceExpectedOutput
 	}
-	report, err := harness.Run(ctx, harness.Options{TestDir: o.TestDir, OutputDir: o.OutputDir, PreservePolicy: policy, AllowNoTests: true})
-	if report != nil {
-		report.Print(o.Out)
-	}
-	if err != nil {
-		return err
-	}
-	return report.Err()
+	return runTests(ctx, o.IOStreams, harness.Options{
+		TestDir: o.TestDir, OutputDir: o.OutputDir, PreservePolicy: policy, Update: o.ReplaceExpectedOutput,
+		AllowNoTests: true, WalkTestData: true,
+	})
 }
+
+// preservePolicies are the values of --preserve-policy that the shell completes; any other
+// non-empty value keeps every output, as KeepAlways does.
+var preservePolicies = []string{"KeepAlways", harness.PreserveReplaceExpectedOutput}

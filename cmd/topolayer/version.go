@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/util/jsonpath"
 )
 
 // VersionInfo is what `topolayer version` reports: the module's version and the VCS
@@ -27,7 +29,10 @@ type VersionInfo struct {
 
 // VersionOptions are the options of `topolayer version`.
 type VersionOptions struct {
-	Output string // -o: "", json or yaml
+	Output string // -o: "", json, yaml or jsonpath=TEMPLATE
+	Client bool   // --client: kubectl's; topolayer asks no server, so the output is the same
+
+	jsonPath *jsonpath.JSONPath
 
 	// buildInfo reads the binary's build information; tests replace it.
 	buildInfo func() (*debug.BuildInfo, bool)
@@ -40,22 +45,31 @@ func NewCmdVersion(streams IOStreams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the version and VCS revision topolayer was built from",
+		Long: `Version prints the version of the topolayer binary and the VCS revision it was built from.
+topolayer has no server part and version asks no cluster: --client, kubectl's flag, is
+accepted and changes nothing.`,
 		Example: `  topolayer version
-  topolayer version -o json`,
+  topolayer version --client -o json
+  topolayer version -o jsonpath={.version}`,
 		Args: cobra.NoArgs,
 		RunE: runCommand(o),
 	}
-	cmd.Flags().StringVarP(&o.Output, "output", "o", o.Output, "output format: json|yaml (default: one line)")
+	cmd.Flags().StringVarP(&o.Output, "output", "o", o.Output, "output format: json|yaml|jsonpath= (default: one line)")
+	cmd.Flags().BoolVar(&o.Client, "client", o.Client, "print the client's version only (topolayer asks no server: the same output)")
 	return cmd
 }
 
-// Validate checks the output format.
+// Validate checks the output format, and parses a jsonpath template.
 func (o *VersionOptions) Validate() error {
-	switch o.Output {
-	case "", "json", "yaml":
+	switch {
+	case o.Output == "", o.Output == "json", o.Output == "yaml":
 		return nil
+	case strings.HasPrefix(o.Output, jsonPathFormat):
+		jp, err := newJSONPath(o.Output)
+		o.jsonPath = jp
+		return err
 	}
-	return usageErrorf("--output %q: must be json or yaml", o.Output)
+	return usageErrorf("--output %q: must be json, yaml or jsonpath=TEMPLATE", o.Output)
 }
 
 // Run prints the version.
@@ -66,6 +80,9 @@ func (o *VersionOptions) Run(context.Context) error {
 		return printJSON(o.Out, v)
 	case "yaml":
 		return printYAML(o.Out, v)
+	}
+	if o.jsonPath != nil {
+		return printJSONPath(o.Out, o.jsonPath, v)
 	}
 	line := fmt.Sprintf("topolayer %s", v.Version)
 	if v.Revision != "" {

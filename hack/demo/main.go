@@ -18,6 +18,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/go-logr/logr"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -28,6 +29,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
@@ -45,10 +48,16 @@ var operators = []string{"sample-operator", "sample-audit-operator"}
 func main() {
 	bin := flag.String("bin", "bin", "the directory of the topolayer and sample operator binaries (make build)")
 	examples := flag.String("examples", "examples", "the examples directory (hosted-demo.yaml, standalone-demo.yaml)")
+	details := flag.Bool("details", false, "show every object and difference of the parity section, not only its summary")
 	flag.Parse()
+	// envtest (installing the CRDs) and client-go log through controller-runtime and klog:
+	// without a logger, controller-runtime prints a stack trace asking for one. The demo
+	// reports every failure itself.
+	ctrllog.SetLogger(logr.Discard())
+	klog.SetLogger(logr.Discard())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	d := &demo{bin: *bin, examples: *examples, out: os.Stdout, start: time.Now()}
+	d := &demo{bin: *bin, examples: *examples, details: *details, out: os.Stdout, start: time.Now()}
 	err := d.run(ctx)
 	if cerr := d.cleanup(); cerr != nil {
 		err = errors.Join(err, cerr)
@@ -62,6 +71,7 @@ func main() {
 // demo is one run of the demo: its environments, processes and scratch directory.
 type demo struct {
 	bin, examples string
+	details       bool // -details: the whole parity report of each operator
 	out           io.Writer
 	start         time.Time
 
@@ -143,7 +153,10 @@ func (d *demo) run(ctx context.Context) error {
 			return fmt.Errorf("%s computed different outputs in the two topologies: %s", op, strings.Join(differ, ", "))
 		}
 	}
-	fmt.Fprintln(d.out, "What each topology makes of those outputs, every difference attributed to the rule or transform that made it:")
+	fmt.Fprintln(d.out, "What each topology makes of those outputs, every difference attributed to the rule or transform that made it")
+	if !d.details {
+		fmt.Fprintln(d.out, "(per cause: each rule, with the number of objects it changed; -details or topolayer parity -o wide shows every difference):")
+	}
 	for _, op := range operators {
 		output := filepath.Join(hostedRun.work, op, manager.LastSucceeded, "output")
 		standalonePlan, _, err := planOf(standaloneRun.cfg, op, output, filepath.Join(d.work, op+"-output-resources.yaml"))
@@ -154,9 +167,13 @@ func (d *demo) run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(d.out, "\n-- %s\n", op)
-		if err := report.WriteTable(d.out); err != nil {
-			return err
+		if d.details {
+			fmt.Fprintf(d.out, "\n-- %s\n", op)
+			if err := report.WriteTable(d.out); err != nil {
+				return err
+			}
+		} else {
+			writeParitySummary(d.out, report)
 		}
 		if err := report.Err(); err != nil {
 			return err

@@ -45,6 +45,12 @@ func (t Test) ExpectedDir() string { return filepath.Join(t.Dir, ExpectedOutputD
 // once and no test is returned then, as the upstream harness aborts before running any.
 // Tests are in lexical order of their paths.
 func Discover(root string, requireExpected bool) ([]Test, error) {
+	return discover(root, requireExpected, false)
+}
+
+// discover is Discover; with walkData, it looks for tests inside tests' input-dir and
+// expected-output folders too, as upstream does.
+func discover(root string, requireExpected, walkData bool) ([]Test, error) {
 	var tests []Test
 	var errs []error
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
@@ -54,7 +60,7 @@ func Discover(root string, requireExpected bool) ([]Test, error) {
 		if !d.IsDir() {
 			return nil
 		}
-		if path != root && (d.Name() == InputDirName || d.Name() == ExpectedOutputDir) {
+		if !walkData && path != root && (d.Name() == InputDirName || d.Name() == ExpectedOutputDir) {
 			return filepath.SkipDir // a test's own data, not more tests
 		}
 		data, err := os.ReadFile(filepath.Join(path, contract.TestFile))

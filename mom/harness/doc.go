@@ -36,8 +36,10 @@
 // Where topolayer's own readers (those `topolayer run` uses) refuse what upstream accepts
 // (unknown keys in test.yaml or metadata, stray files, an empty options file...), a passing
 // test carries a warning saying so. Differences are reported per object, with a unified diff
-// of what changed. With Options.PreservePolicy ReplaceExpectedOutput (or Update), the
-// operator writes into expected-output instead, and nothing is compared.
+// of what changed. With Options.Update (upstream's --replace-expected-output), the operator
+// writes into expected-output instead, and nothing is compared; with Options.PreservePolicy
+// ReplaceExpectedOutput alone, as upstream, it writes into the output directory as usual,
+// and nothing is compared. docs/harness.md lists every known difference from upstream.
 //
 // A test directory:
 //

@@ -24,8 +24,10 @@ const (
 	StderrLog = "stderr.log"
 )
 
-// PreserveReplaceExpectedOutput is the preserve policy that replaces each test's
-// expected-output with what the operator writes, as --replace-expected-output does.
+// PreserveReplaceExpectedOutput is the preserve policy upstream's --replace-expected-output
+// sets. Given alone as --preserve-policy, upstream does not rewrite expected-output with it:
+// each operator writes into OutputDir/<test> as usual, its logs are removed, nothing is
+// compared, and every test passes. Options.Update is the rewrite.
 const PreserveReplaceExpectedOutput = "ReplaceExpectedOutput"
 
 // JUnitFile is the JUnit XML report Run writes into the output directory.
@@ -47,12 +49,21 @@ type Options struct {
 	// Timeout bounds each operator run; 0 means DefaultTimeout.
 	Timeout time.Duration
 	// PreservePolicy is upstream's --preserve-policy: empty removes the actual outputs of
-	// passing tests, PreserveReplaceExpectedOutput replaces expected outputs instead of
-	// comparing, any other value (upstream's scripts use KeepAlways) keeps every output.
+	// passing tests, PreserveReplaceExpectedOutput records each output in OutputDir/<test>
+	// without its logs and compares nothing, any other value (upstream's scripts use
+	// KeepAlways) keeps every output.
 	PreservePolicy string
 	// Update replaces each test's expected-output with what the operator writes, instead of
-	// comparing: the policy PreserveReplaceExpectedOutput.
+	// comparing: upstream's --replace-expected-output. An expected-output need not exist.
 	Update bool
+	// WalkTestData looks for tests inside tests' input-dir and expected-output folders too,
+	// as upstream does: a file test.yaml there (an input object named test) makes its
+	// folder a test, which is not valid, and nothing runs.
+	WalkTestData bool
+	// OnStart and OnResult, when set, are called before and after each test runs, so that
+	// a caller can show progress and report each failure as soon as it is known.
+	OnStart  func(Test)
+	OnResult func(Result)
 	// KeepOutputs keeps the actual outputs of passing tests too: the policy KeepAlways.
 	KeepOutputs bool
 	// AllowNoTests runs zero tests, and passes, when TestDir holds none, as upstream does;
@@ -60,7 +71,12 @@ type Options struct {
 	AllowNoTests bool
 }
 
-func (o Options) replacing() bool {
+// replacing reports whether expected-output is rewritten.
+func (o Options) replacing() bool { return o.Update }
+
+// recording reports whether the outputs are written without their logs and not compared:
+// when rewriting expected-output, and under upstream's policy ReplaceExpectedOutput.
+func (o Options) recording() bool {
 	return o.Update || o.PreservePolicy == PreserveReplaceExpectedOutput
 }
 
@@ -77,6 +93,12 @@ type Result struct {
 	Warnings []string
 	// Updated is true when the test's expected-output was rewritten.
 	Updated bool
+	// Recorded is true when the output was written and not compared (the policy
+	// ReplaceExpectedOutput without Update).
+	Recorded bool
+	// Stdout and Stderr are what the operator wrote on each, at most maxLogSize bytes of
+	// their ends.
+	Stdout, Stderr string
 	// OutputDir is the actual output; it is removed after a passing test unless kept.
 	OutputDir string
 	// Duration is how long the operator ran.
@@ -105,32 +127,45 @@ func (r *Report) Failed() int {
 	return n
 }
 
+// PrintResult writes one test's line, PASS, FAIL, UPDATED or RECORDED, its problems and
+// warnings indented below it, and where a failing output was kept.
+func PrintResult(w io.Writer, res Result) {
+	verdict := "PASS"
+	switch {
+	case !res.Passed():
+		verdict = "FAIL"
+	case res.Updated:
+		verdict = "UPDATED"
+	case res.Recorded:
+		verdict = "RECORDED"
+	}
+	name := ""
+	if res.Test.Description != nil {
+		name = res.Test.Description.TestName
+	}
+	fmt.Fprintf(w, "%-7s %s (%s) %s\n", verdict, res.Test.Name, name, res.Duration.Round(time.Millisecond))
+	for _, p := range res.Problems {
+		fmt.Fprintln(w, indent(p))
+	}
+	for _, p := range res.Warnings {
+		fmt.Fprintln(w, indent("warning: "+p))
+	}
+	if !res.Passed() && res.OutputDir != "" && isDir(res.OutputDir) {
+		fmt.Fprintf(w, "    actual output kept in %s\n", res.OutputDir)
+	}
+}
+
 // Print writes one line per test, PASS, FAIL or UPDATED, each failure's problems and each
 // warning indented below it, where failing outputs were kept, and a summary line.
 func (r *Report) Print(w io.Writer) {
 	for _, res := range r.Results {
-		verdict := "PASS"
-		switch {
-		case !res.Passed():
-			verdict = "FAIL"
-		case res.Updated:
-			verdict = "UPDATED"
-		}
-		name := ""
-		if res.Test.Description != nil {
-			name = res.Test.Description.TestName
-		}
-		fmt.Fprintf(w, "%-7s %s (%s) %s\n", verdict, res.Test.Name, name, res.Duration.Round(time.Millisecond))
-		for _, p := range res.Problems {
-			fmt.Fprintln(w, indent(p))
-		}
-		for _, p := range res.Warnings {
-			fmt.Fprintln(w, indent("warning: "+p))
-		}
-		if !res.Passed() && res.OutputDir != "" && isDir(res.OutputDir) {
-			fmt.Fprintf(w, "    actual output kept in %s\n", res.OutputDir)
-		}
+		PrintResult(w, res)
 	}
+	r.PrintSummary(w)
+}
+
+// PrintSummary writes the line that counts the tests, passed and failed.
+func (r *Report) PrintSummary(w io.Writer) {
 	fmt.Fprintf(w, "%d tests, %d passed, %d failed\n", len(r.Results), len(r.Results)-r.Failed(), r.Failed())
 }
 
@@ -156,7 +191,7 @@ func (r *Report) Err() error {
 // an error only when the tests cannot run at all (discovery, the output directory);
 // failures are in the report.
 func Run(ctx context.Context, opts Options) (*Report, error) {
-	tests, err := Discover(opts.TestDir, !opts.replacing())
+	tests, err := discover(opts.TestDir, !opts.replacing(), opts.WalkTestData)
 	if err != nil && !(opts.AllowNoTests && errors.Is(err, ErrNoTests)) {
 		return nil, err
 	}
@@ -184,7 +219,13 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		if opts.replacing() {
 			outDir = t.ExpectedDir()
 		}
+		if opts.OnStart != nil {
+			opts.OnStart(t)
+		}
 		res := RunTest(ctx, t, outDir, opts)
+		if opts.OnResult != nil {
+			opts.OnResult(res)
+		}
 		switch {
 		case opts.replacing():
 		case res.Passed() && !opts.keeping():
@@ -217,7 +258,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 func RunTest(ctx context.Context, t Test, outDir string, opts Options) Result {
 	res := Result{Test: t, OutputDir: outDir, Warnings: slices.Clone(t.Warnings)}
 	fail := func(format string, args ...any) { res.Problems = append(res.Problems, fmt.Sprintf(format, args...)) }
-	if opts.replacing() {
+	if opts.recording() {
 		if err := os.RemoveAll(outDir); err != nil {
 			fail("remove %s: %v", outDir, err)
 			return res
@@ -259,13 +300,19 @@ func RunTest(ctx context.Context, t Test, outDir string, opts Options) Result {
 	_ = stdout.Close()
 	_ = stderr.Close()
 	stderrLog, _ := os.ReadFile(filepath.Join(outDir, StderrLog))
+	stdoutLog, _ := os.ReadFile(filepath.Join(outDir, StdoutLog))
+	res.Stdout, res.Stderr = logEnd(stdoutLog), logEnd(stderrLog)
 
-	if opts.replacing() {
+	if opts.recording() {
 		_ = os.Remove(filepath.Join(outDir, StdoutLog))
 		_ = os.Remove(filepath.Join(outDir, StderrLog))
-		res.Updated = true
+		res.Updated, res.Recorded = opts.replacing(), !opts.replacing()
 		if runErr != nil {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("the operator did not exit zero (%v); its output replaced expected-output all the same, as upstream does", runErr))
+			where := "replaced expected-output"
+			if res.Recorded {
+				where = "was recorded"
+			}
+			res.Warnings = append(res.Warnings, fmt.Sprintf("the operator did not exit zero (%v); its output %s all the same, as upstream does", runErr, where))
 		}
 		return res
 	}
@@ -303,6 +350,17 @@ func RunTest(ctx context.Context, t Test, outDir string, opts Options) Result {
 		res.Warnings = append(res.Warnings, strictWarnings("actual", outDir)...)
 	}
 	return res
+}
+
+// maxLogSize bounds the operator's stdout and stderr kept in a Result (and junit.xml).
+const maxLogSize = 64 << 10
+
+// logEnd is the end of a log, at most maxLogSize bytes of it.
+func logEnd(log []byte) string {
+	if len(log) > maxLogSize {
+		return "…" + string(log[len(log)-maxLogSize:])
+	}
+	return string(log)
 }
 
 // tail returns the last lines of an operator's stderr, indented, for a failure message.
