@@ -337,4 +337,3 @@ func stringMap(m map[string]string) *yaml.RNode {
 	}
 	return n
 }
-
