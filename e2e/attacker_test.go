@@ -307,6 +307,25 @@ func TestAttackerTable(t *testing.T) {
 	globalDefault := mutation(contract.ClassUserWorkload, contract.ActionApply, "scheduling.k8s.io/v1/priorityclasses", "", "attacker-default",
 		"apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: attacker-default}\nvalue: 1000000000\nglobalDefault: true\n")
 
+	freezeAll := mutation(contract.ClassManagement, contract.ActionApply, "policy/v1/poddisruptionbudgets", hcp.Namespace, "freeze-all",
+		"apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: freeze-all, namespace: "+hcp.Namespace+"}\nspec: {maxUnavailable: 0, selector: {}}\n")
+	openAll := mutation(contract.ClassManagement, contract.ActionApply, "networking.k8s.io/v1/networkpolicies", hcp.Namespace, "open-all",
+		"apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: open-all, namespace: "+hcp.Namespace+"}\n"+
+			"spec: {podSelector: {}, ingress: [{}], policyTypes: [Ingress]}\n")
+	scopedToHCPNamespace := func(path ...string) func(t *testing.T, landed map[string]*unstructured.Unstructured) {
+		return func(t *testing.T, landed map[string]*unstructured.Unstructured) {
+			if len(landed) == 0 {
+				t.Fatal("nothing landed")
+			}
+			for key, obj := range landed {
+				labels, _, _ := unstructured.NestedStringMap(obj.Object, path...)
+				if labels["topolayer.dev/namespace"] != hcp.Namespace {
+					t.Errorf("%s selects %v: not only the operator's pods of its simulated namespace %s", key, labels, hcp.Namespace)
+				}
+				t.Logf("%s landed selecting %v", key, labels)
+			}
+		}
+	}
 	restricted := func(t *testing.T, landed map[string]*unstructured.Unstructured) {
 		t.Helper()
 		for key, obj := range landed {
@@ -466,6 +485,10 @@ func TestAttackerTable(t *testing.T) {
 			refused: []string{"policy/management-kind", "podtemplates"}},
 		{name: "a projected service-account token: the management API as the renamed account", mutations: []contract.Mutation{projected}, declared: true,
 			refused: []string{"policy/management-fields", "spec.template.spec.volumes[0].projected.sources[0].serviceAccountToken"}},
+		// Objects whose standalone namespace is the HCP namespace itself are scoped like any
+		// simulated namespace: they select only the operator's pods there, never HyperShift's.
+		{name: "a PDB with maxUnavailable 0 over every pod, written in the HCP namespace", mutations: []contract.Mutation{freezeAll}, declared: true, check: scopedToHCPNamespace("spec", "selector", "matchLabels")},
+		{name: "a NetworkPolicy opening every pod, written in the HCP namespace", mutations: []contract.Mutation{openAll}, declared: true, check: scopedToHCPNamespace("spec", "podSelector", "matchLabels")},
 		// The patch spellings: a patch is judged by the fields the API server will change.
 		{name: "a JSON patch spelling the token annotation kubernetes.io~1service-account.name", mutations: []contract.Mutation{secretPatch(contract.PatchTypeJSON,
 			`[{"op":"add","path":"/metadata/annotations/kubernetes.io~1service-account.name","value":"control-plane-operator"},{"op":"add","path":"/type","value":"kubernetes.io/service-account-token"}]`)}, declared: true,

@@ -124,7 +124,12 @@ func ownHostedControlPlane(t *testing.T, name string) (*config.TopologyConfig, s
 	if _, err := cs.CoreV1().ConfigMaps(ns).Create(t.Context(), cluster.RootCA(ns, hosted.Config(cluster.Guest).CAData), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	data := []byte("apiVersion: topolayer.dev/v1alpha1\nkind: TopologyConfig\ntopology:\n  type: Hosted\n  hosted: {namespace: " + ns + ", hostedControlPlane: " + name + "}\n")
+	// The real CAO's operands carry labels HyperShift reserves: the allowance the shipped CAO
+	// configurations give it (examples/cluster-authentication-operator/hosted.yaml).
+	data := []byte("apiVersion: topolayer.dev/v1alpha1\nkind: TopologyConfig\ntopology:\n  type: Hosted\n  hosted: {namespace: " + ns + ", hostedControlPlane: " + name + "}\n" +
+		"policy:\n  operators:\n  - name: cluster-authentication-operator\n    management:\n      labels:\n" +
+		"      - {key: app, value: oauth-openshift}\n      - {key: app, value: openshift-oauth-apiserver}\n" +
+		"      - {key: hypershift.openshift.io/control-plane-component, value: oauth-openshift}\n")
 	cfg, err := config.Parse(data)
 	if err != nil {
 		t.Fatal(err)
