@@ -1,5 +1,3 @@
-// Package clidocs writes the Markdown reference of a cobra command tree, for docs/cli.md
-// (topolayer) and docs/devenv.md (topolayer-devenv).
 package clidocs
 
 import (
