@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -151,16 +152,20 @@ type Projection struct {
 	From string `json:"from"`
 }
 
-// DefaultProjections are the projections of a hosted configuration that names none: the
+// defaultProjections are the projections of a hosted configuration that names none: the
 // HostedControlPlane's spec.configuration fields that HyperShift itself projects into the
 // guest's config.openshift.io singletons.
-var DefaultProjections = []Projection{
+var defaultProjections = []Projection{
 	configProjection("authentications", "Authentication", "authentication"),
 	configProjection("apiservers", "APIServer", "apiServer"),
 	configProjection("oauths", "OAuth", "oauth"),
 	configProjection("proxies", "Proxy", "proxy"),
 	configProjection("images", "Image", "image"),
 }
+
+// DefaultProjections returns the projections of a hosted configuration that names none (a
+// copy, the caller's to change).
+func DefaultProjections() []Projection { return slices.Clone(defaultProjections) }
 
 func configProjection(resource, kind, field string) Projection {
 	return Projection{Group: "config.openshift.io", Version: "v1", Resource: resource, Kind: kind, Name: "cluster",
@@ -181,8 +186,8 @@ const (
 
 // Default sizes of the operators' limits.
 var (
-	DefaultMemory     = resource.MustParse("2Gi")
-	DefaultOutputSize = *resource.NewQuantity(contract.DefaultMaxOutputSize, resource.BinarySI) // 64Mi, as the command line reads
+	defaultMemory     = resource.MustParse("2Gi")
+	defaultOutputSize = *resource.NewQuantity(contract.DefaultMaxOutputSize, resource.BinarySI) // 64Mi, as the command line reads
 )
 
 // FieldPath splits a dotted path into its fields.
@@ -195,11 +200,11 @@ func defaultOperators(cfg *TopologyConfig) {
 			op.Limits.Timeout.Duration = DefaultTimeout
 		}
 		if op.Limits.Memory == nil {
-			m := DefaultMemory.DeepCopy()
+			m := defaultMemory.DeepCopy()
 			op.Limits.Memory = &m
 		}
 		if op.Limits.OutputSize == nil {
-			s := DefaultOutputSize.DeepCopy()
+			s := defaultOutputSize.DeepCopy()
 			op.Limits.OutputSize = &s
 		}
 		if op.OnControllerFailure == "" {
@@ -236,7 +241,7 @@ func defaultOperators(cfg *TopologyConfig) {
 		m.LeaderElection = &yes
 	}
 	if cfg.Gather.Projections == nil && cfg.Topology.Type == Hosted {
-		cfg.Gather.Projections = DefaultProjections
+		cfg.Gather.Projections = defaultProjections
 	}
 }
 

@@ -141,7 +141,7 @@ func validatePrivilegedMatch(p *field.Path, m routing.Match) field.ErrorList {
 			schema.GroupResource{Group: *m.Group, Resource: m.Resource})))
 	}
 	if m.Class != "" && (!m.Class.Valid() || m.Class == contract.ClassUnspecified) {
-		errs = append(errs, field.NotSupported(p.Child("class"), m.Class, contract.Classes[:3]))
+		errs = append(errs, field.NotSupported(p.Child("class"), m.Class, contract.Classes()[:3]))
 	}
 	for _, f := range []struct{ name, v string }{{"namespace", m.Namespace}, {"name", m.Name}, {"generateName", m.GenerateName}} {
 		if strings.Contains(strings.TrimSuffix(f.v, "*"), "*") {
@@ -162,7 +162,7 @@ func validateCeiling(p *field.Path, c *translate.RBACCeiling) field.ErrorList {
 	}
 	for i, class := range c.Classes {
 		if !class.Valid() || class == contract.ClassUnspecified {
-			errs = append(errs, field.NotSupported(p.Child("classes").Index(i), class, contract.Classes[:3]))
+			errs = append(errs, field.NotSupported(p.Child("classes").Index(i), class, contract.Classes()[:3]))
 		}
 	}
 	seen := map[translate.RoleRef]int{}

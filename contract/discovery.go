@@ -146,8 +146,12 @@ var defaultDiscoveryFS embed.FS
 
 // DefaultDiscovery returns the discovery used when an input directory carries none: the
 // Kubernetes built-in APIs and the openshift/api CRDs, as a kube-apiserver of the version in
-// go.mod serves them (regenerate with `make default-discovery`).
-var DefaultDiscovery = sync.OnceValue(func() *Discovery {
+// go.mod serves them (regenerate with `make default-discovery`). It is parsed once and shared:
+// callers do not change it.
+func DefaultDiscovery() *Discovery { return defaultDiscovery() }
+
+// defaultDiscovery parses the embedded discovery once.
+var defaultDiscovery = sync.OnceValue(func() *Discovery {
 	core, err1 := defaultDiscoveryFS.ReadFile("defaultdiscovery/" + DiscoveryCoreFile)
 	groups, err2 := defaultDiscoveryFS.ReadFile("defaultdiscovery/" + DiscoveryGroupsFile)
 	if err1 != nil || err2 != nil {

@@ -22,7 +22,7 @@ func FuzzParseOutputResources(f *testing.F) {
 		if !ok {
 			return
 		}
-		for _, c := range contract.Classes[:3] {
+		for _, c := range contract.Classes()[:3] {
 			for _, e := range o.ForClass(c).ExactResources {
 				id := contract.Identity{Group: e.Group, Version: e.Version, Resource: e.Resource, Namespace: e.Namespace, Name: e.Name}
 				if !o.ForClass(c).Matches(id) {

@@ -36,7 +36,7 @@ func MergeOutputResources(a, b *OutputResources) *OutputResources {
 		if o == nil {
 			continue
 		}
-		for _, c := range Classes[:3] {
+		for _, c := range classes[:3] {
 			to, from := out.ForClass(c), o.ForClass(c)
 			to.EventingNamespaces = appendNew(to.EventingNamespaces, from.EventingNamespaces)
 			to.ExactResources = appendNew(to.ExactResources, from.ExactResources)

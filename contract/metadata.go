@@ -104,7 +104,7 @@ func fieldError(field string, err error) error { return &fieldErr{field: field, 
 func (m Metadata) Validate() error {
 	var errs []error
 	if !m.Action.Valid() {
-		errs = append(errs, fieldError("action", fmt.Errorf("%q is not one of %v", m.Action, Actions)))
+		errs = append(errs, fieldError("action", fmt.Errorf("%q is not one of %v", m.Action, actions)))
 	}
 	if err := ValidateIdentity(m.Identity()); err != nil {
 		errs = append(errs, err)

@@ -144,7 +144,7 @@ func WalkOutputDir(ctx context.Context, dir string, opts ReadOptions, visit func
 		case name == stdoutLog || name == stderrLog:
 			r.checkRegular(name, e)
 		default:
-			r.fail(name, "", "", fmt.Errorf("unexpected entry: an output directory holds only %v, %s, %s and %s", Classes, ControllerResultsFile, stdoutLog, stderrLog))
+			r.fail(name, "", "", fmt.Errorf("unexpected entry: an output directory holds only %v, %s, %s and %s", classes, ControllerResultsFile, stdoutLog, stderrLog))
 		}
 	}
 	if r.visitErr != nil {
@@ -174,7 +174,7 @@ func ReadActionTree(dir string, class Class, opts ReadOptions) ([]Mutation, erro
 
 func sortMutations(ms []Mutation) {
 	sort.SliceStable(ms, func(i, j int) bool {
-		ci, cj := slices.Index(Classes, ms[i].Class), slices.Index(Classes, ms[j].Class)
+		ci, cj := slices.Index(classes, ms[i].Class), slices.Index(classes, ms[j].Class)
 		if ci != cj {
 			return ci < cj
 		}
@@ -377,7 +377,7 @@ func (r *treeReader) readActions(base string, class Class) {
 	for _, e := range entries {
 		rel := path.Join(base, e.Name())
 		if !Action(e.Name()).Valid() {
-			r.fail(rel, "", "", fmt.Errorf("unknown action folder %q (want one of %v)", e.Name(), Actions))
+			r.fail(rel, "", "", fmt.Errorf("unknown action folder %q (want one of %v)", e.Name(), actions))
 			continue
 		}
 		if r.checkDir(rel, e) {
@@ -722,7 +722,7 @@ func CheckOutputDir(out *OutputDir, opts ReadOptions) error {
 		m.Path = path.Join(string(m.Class), body)
 		obj := m.Identity().String()
 		if !m.Class.Valid() {
-			fail(m.Path, obj, "", fmt.Errorf("class %q is not one of %v", m.Class, Classes))
+			fail(m.Path, obj, "", fmt.Errorf("class %q is not one of %v", m.Class, classes))
 			continue
 		}
 		if seen[m.Path] {
@@ -788,7 +788,7 @@ func WriteOutputDir(dir string, out *OutputDir, opts WriteOptions) error {
 	byFolder := map[string][]Mutation{}
 	for _, m := range out.Mutations {
 		if !m.Class.Valid() {
-			return fmt.Errorf("%s: class %q is not one of %v", m.Identity(), m.Class, Classes)
+			return fmt.Errorf("%s: class %q is not one of %v", m.Identity(), m.Class, classes)
 		}
 		byFolder[string(m.Class)] = append(byFolder[string(m.Class)], m)
 	}

@@ -167,7 +167,7 @@ func (o *OutputResources) ClassesOf(id Identity) []Class {
 		return nil
 	}
 	var out []Class
-	for _, c := range Classes[:3] {
+	for _, c := range classes[:3] {
 		if o.ForClass(c).Matches(id) {
 			out = append(out, c)
 		}
@@ -199,7 +199,7 @@ func parseDeclarations[T any, P interface {
 // names where they are needed, no empty eventing namespace. Errors name the field.
 func (o *OutputResources) Validate() error {
 	var errs []error
-	for _, c := range Classes[:3] {
+	for _, c := range classes[:3] {
 		l := o.ForClass(c)
 		base := classKey(c)
 		errs = append(errs, validateExact(base+".exactResources", l.ExactResources)...)

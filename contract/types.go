@@ -28,11 +28,15 @@ const (
 	ClassUnspecified Class = "Unspecified"
 )
 
-// Classes lists the classes in the order their folders are read and written.
-var Classes = []Class{ClassConfiguration, ClassManagement, ClassUserWorkload, ClassUnspecified}
+// classes lists the classes in the order their folders are read and written.
+var classes = []Class{ClassConfiguration, ClassManagement, ClassUserWorkload, ClassUnspecified}
+
+// Classes returns the classes in the order their folders are read and written (a copy, the
+// caller's to change).
+func Classes() []Class { return slices.Clone(classes) }
 
 // Valid reports whether c is one of the four class folder names.
-func (c Class) Valid() bool { return slices.Contains(Classes, c) }
+func (c Class) Valid() bool { return slices.Contains(classes, c) }
 
 // Action is the kind of write request a mutation records.
 type Action string
@@ -56,15 +60,15 @@ const (
 	ActionDelete Action = "Delete"
 )
 
-// Actions lists every action in the order their folders are read and written (sorted by name,
+// actions lists every action in the order their folders are read and written (sorted by name,
 // as a directory walk sees them).
-var Actions = []Action{
+var actions = []Action{
 	ActionApply, ActionApplyStatus, ActionCreate, ActionDelete,
 	ActionPatch, ActionPatchStatus, ActionUpdate, ActionUpdateStatus,
 }
 
 // Valid reports whether a is one of the eight contract actions.
-func (a Action) Valid() bool { return slices.Contains(Actions, a) }
+func (a Action) Valid() bool { return slices.Contains(actions, a) }
 
 // CarriesObject reports whether the body of a is a whole object (or apply configuration)
 // whose apiVersion, kind, name and namespace must agree with the metadata. Patch bodies are

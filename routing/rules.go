@@ -237,7 +237,7 @@ func (t *Table) FieldErrors(rules *field.Path, clusters []string) field.ErrorLis
 			errs = append(errs, field.NotSupported(p.Child("disposition"), r.Disposition, []Disposition{Apply, Absorbed, Dropped, Rejected}))
 		}
 		if r.Match.Class != "" && (!r.Match.Class.Valid() || r.Match.Class == contract.ClassUnspecified) {
-			errs = append(errs, field.NotSupported(p.Child("match", "class"), r.Match.Class, contract.Classes[:3]))
+			errs = append(errs, field.NotSupported(p.Child("match", "class"), r.Match.Class, contract.Classes()[:3]))
 		}
 		if r.Match.Resource != "" && strings.ToLower(r.Match.Resource) != r.Match.Resource {
 			errs = append(errs, field.Invalid(p.Child("match", "resource"), r.Match.Resource, "resources are lower-case plurals"))

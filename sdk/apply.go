@@ -277,7 +277,7 @@ func (o *Operator) route(recorded []contract.Mutation) ([]contract.Mutation, err
 	slices.SortStableFunc(out, func(a, b contract.Mutation) int {
 		pa, _, _ := contract.MutationFiles(&a)
 		pb, _, _ := contract.MutationFiles(&b)
-		return cmp.Or(cmp.Compare(slices.Index(contract.Classes, a.Class), slices.Index(contract.Classes, b.Class)), cmp.Compare(pa, pb))
+		return cmp.Or(cmp.Compare(slices.Index(contract.Classes(), a.Class), slices.Index(contract.Classes(), b.Class)), cmp.Compare(pa, pb))
 	})
 	return out, errors.Join(errs...)
 }

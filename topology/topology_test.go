@@ -241,8 +241,8 @@ func TestProjections(t *testing.T) {
 		t.Errorf("standalone projections: %v", got)
 	}
 	got := mustTopology(t, hostedYAML).Projections()
-	if len(got) != len(config.DefaultProjections) {
-		t.Fatalf("hosted projections: %d, want the %d defaults", len(got), len(config.DefaultProjections))
+	if len(got) != len(config.DefaultProjections()) {
+		t.Fatalf("hosted projections: %d, want the %d defaults", len(got), len(config.DefaultProjections()))
 	}
 }
 

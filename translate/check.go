@@ -37,8 +37,8 @@ type Violation struct {
 // template of the plan from another simulated namespace nor any of others (the labels of
 // pods that are not in the plan: the hosted control plane's own components); a selector that
 // reaches other namespaces of the HCP namespace must name them. No reference (a field of the
-// reference table, an annotation of AnnotationReferences, a Service DNS name in a ConfigMap
-// or Secret, an entry of StatusReferences, in status writes too) may name a standalone
+// reference table, an annotation of annotationReferences, a Service DNS name in a ConfigMap
+// or Secret, an entry of statusReferences, in status writes too) may name a standalone
 // identity the plan renamed or shadowed. discovery nil means
 // contract.DefaultDiscovery().
 func CheckSimulatedNamespaces(p *Plan, hcp string, discovery *contract.Discovery, others ...map[string]string) []Violation {
@@ -66,7 +66,7 @@ func checkSimulatedNamespaces(p *Plan, finals []*yaml.RNode, hcp string, discove
 		objs     = map[int]*yaml.RNode{}
 		renamed  = map[nameKey]bool{}    // standalone names the plan changed
 		moved    = map[objectKey]bool{}  // standalone identities the plan placed under another
-		statuses = map[int]*yaml.RNode{} // objects that hold StatusReferences
+		statuses = map[int]*yaml.RNode{} // objects that hold statusReferences
 		targets  = map[nameKey]bool{}    // names in the HCP namespace
 		simNames = map[string]bool{}     // simulated standalone namespaces
 	)
@@ -236,7 +236,7 @@ func scopeCheckReads(gk schema.GroupKind, src contract.Identity) bool {
 		holdsStatusReferences(gk):
 		return true
 	}
-	return slices.ContainsFunc(AnnotationReferences, func(a AnnotationReference) bool { return a.Referrer == gk })
+	return slices.ContainsFunc(annotationReferences, func(a AnnotationReference) bool { return a.Referrer == gk })
 }
 
 func subset(a, b []string) bool {
@@ -316,7 +316,7 @@ func staleReferences(obj *yaml.RNode, hcp string, stale func(gk schema.GroupKind
 	gv, _ := schema.ParseGroupVersion(obj.GetApiVersion())
 	gk := schema.GroupKind{Group: gv.Group, Kind: obj.GetKind()}
 	var annotations map[string]string // read when a reference of the table is the object's
-	for _, a := range AnnotationReferences {
+	for _, a := range annotationReferences {
 		if a.Referrer != gk {
 			continue
 		}
@@ -349,7 +349,7 @@ func finalOf(p *Plan, finals []*yaml.RNode, i int) (*yaml.RNode, error) {
 	return yaml.FromMap(p.Entries[i].Object.Object)
 }
 
-// staleStatusReferences lists the entries of obj's StatusReferences that name a standalone
+// staleStatusReferences lists the entries of obj's statusReferences that name a standalone
 // identity the plan placed under another (moved).
 func staleStatusReferences(obj *yaml.RNode, moved map[objectKey]bool) []string {
 	gv, _ := schema.ParseGroupVersion(obj.GetApiVersion())

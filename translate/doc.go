@@ -23,11 +23,11 @@
 // of its own namespace is narrowed by it (a NetworkPolicy's empty podSelector included, so a
 // deny-all policy cannot reach the hosted control plane's own pods), and peers that named
 // other simulated namespaces name them through the label. References outside the reference
-// table follow too: the annotations of AnnotationReferences and Service DNS names inside
+// table follow too: the annotations of annotationReferences and Service DNS names inside
 // ConfigMap and Secret data (ByAnnotationReferences, ByPayloadServiceDNS), and the status
-// lists of StatusReferences (a ClusterOperator's relatedObjects, an operator CR's
+// lists of statusReferences (a ClusterOperator's relatedObjects, an operator CR's
 // generations), in status writes too (ByStatusReferences); a reference to a ConfigMap every
-// namespace has (EveryNamespaceConfigMaps) means the HCP namespace's own. What only a
+// namespace has (everyNamespaceConfigMaps) means the HCP namespace's own. What only a
 // standalone cluster's nodes use (bound Pods, guard PDBs, library-go's static-pod revisions)
 // is dropped (RuleDropStandaloneNode). CheckSimulatedNamespaces checks the result; Plan
 // reports what it finds as warnings (RuleScopeCheck). docs/naming.md lists what was

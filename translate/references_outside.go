@@ -18,7 +18,7 @@ import (
 
 // The steps that rewrite references outside the kind/field table (Change.By).
 const (
-	// ByAnnotationReferences rewrites the annotations of AnnotationReferences.
+	// ByAnnotationReferences rewrites the annotations of annotationReferences.
 	ByAnnotationReferences = "annotation-references"
 	// ByPayloadServiceDNS rewrites in-cluster Service DNS names inside ConfigMap and Secret
 	// data.
@@ -42,7 +42,7 @@ var (
 	kindConfigMap = schema.GroupKind{Kind: "ConfigMap"}
 )
 
-// AnnotationReferences are the annotations the engine follows like fields of the reference
+// annotationReferences are the annotations the engine follows like fields of the reference
 // table: OpenShift's service-ca operator writes the serving certificate of a Service into the
 // Secret its serving-cert-secret-name annotation names, and records on that Secret the
 // Service it serves; Kubernetes' token controller fills a service-account-token Secret for
@@ -54,7 +54,7 @@ var (
 // name), openshift.io/owning-component (a product component), and library-go's
 // operator.openshift.io/dep-* keys on workloads (hashes of the objects they name: only
 // compared, never read back as names).
-var AnnotationReferences = []AnnotationReference{
+var annotationReferences = []AnnotationReference{
 	{Referrer: kindService, Annotation: "service.beta.openshift.io/serving-cert-secret-name", To: kindSecret},
 	{Referrer: kindService, Annotation: "service.alpha.openshift.io/serving-cert-secret-name", To: kindSecret},
 	{Referrer: kindSecret, Annotation: "service.beta.openshift.io/originating-service-name", To: kindService},
@@ -62,14 +62,14 @@ var AnnotationReferences = []AnnotationReference{
 	{Referrer: kindSecret, Annotation: "kubernetes.io/service-account.name", To: schema.GroupKind{Kind: "ServiceAccount"}},
 }
 
-// EveryNamespaceConfigMaps are the ConfigMaps that every namespace has: a reference to one
+// everyNamespaceConfigMaps are the ConfigMaps that every namespace has: a reference to one
 // means the copy in the namespace the referrer lands in, never a renamed object.
-var EveryNamespaceConfigMaps = []string{"kube-root-ca.crt", "openshift-service-ca.crt"}
+var everyNamespaceConfigMaps = []string{"kube-root-ca.crt", "openshift-service-ca.crt"}
 
 // everyNamespace returns the target of a reference to an object every namespace has, which
 // the plan does not contain: the same name in the referrer's target namespace.
 func (r *renamer) everyNamespace(src contract.Identity) (contract.Identity, bool) {
-	if src.Group != "" || src.Resource != "configmaps" || src.Namespace == "" || !slices.Contains(EveryNamespaceConfigMaps, src.Name) {
+	if src.Group != "" || src.Resource != "configmaps" || src.Namespace == "" || !slices.Contains(everyNamespaceConfigMaps, src.Name) {
 		return contract.Identity{}, false
 	}
 	if r.from != routing.ClusterManagement {
@@ -84,7 +84,7 @@ func (r *renamer) everyNamespace(src contract.Identity) (contract.Identity, bool
 }
 
 // rewriteOutsideTable rewrites, with r, the references obj holds outside the kind/field
-// table: the annotations of AnnotationReferences, and Service DNS names in the data of
+// table: the annotations of annotationReferences, and Service DNS names in the data of
 // ConfigMaps and Secrets. obj is in standalone form. Each change is passed to record.
 func (e Engine) rewriteOutsideTable(obj *yaml.RNode, r *renamer, record func([]Change)) error {
 	gv, _ := schema.ParseGroupVersion(obj.GetApiVersion())
@@ -94,7 +94,7 @@ func (e Engine) rewriteOutsideTable(obj *yaml.RNode, r *renamer, record func([]C
 	}
 	ns := obj.GetNamespace()
 	annotations := obj.GetAnnotations()
-	for _, a := range AnnotationReferences {
+	for _, a := range annotationReferences {
 		name := annotations[a.Annotation]
 		if a.Referrer != gk || name == "" {
 			continue
@@ -226,7 +226,7 @@ func (r *inverseRenamer) outsideTable(obj *yaml.RNode, ns string) error {
 		return nil
 	}
 	annotations := obj.GetAnnotations()
-	for _, a := range AnnotationReferences {
+	for _, a := range annotationReferences {
 		name := annotations[a.Annotation]
 		if a.Referrer != gk || name == "" {
 			continue

@@ -16,7 +16,7 @@ import (
 	"github.com/topolayer/topolayer/routing"
 )
 
-// ByStatusReferences rewrites the entries of StatusReferences (Change.By).
+// ByStatusReferences rewrites the entries of statusReferences (Change.By).
 const ByStatusReferences = "status-references"
 
 // StatusReference is a list in an object's status whose entries name objects by group,
@@ -30,7 +30,7 @@ type StatusReference struct {
 	Path []string
 }
 
-// StatusReferences are the status lists the engine follows like fields of the reference
+// statusReferences are the status lists the engine follows like fields of the reference
 // table, in status writes (UpdateStatus, ApplyStatus, PatchStatus) and in whole objects:
 // a ClusterOperator's relatedObjects (what must-gather and the console follow), an
 // operator CR's generations (library-go's workload and static-pod controllers compare the
@@ -38,19 +38,19 @@ type StatusReference struct {
 // cluster Ingress's componentRoutes (CAO's custom-route controller names its Route there).
 // The componentRoutes' own namespace and name are not references: they match an entry of
 // spec.componentRoutes, which the cluster's administrator wrote.
-var StatusReferences = []StatusReference{
+var statusReferences = []StatusReference{
 	{Referrer: schema.GroupKind{Group: "config.openshift.io", Kind: "ClusterOperator"}, Path: []string{"status", "relatedObjects"}},
 	{Referrer: schema.GroupKind{Group: "operator.openshift.io"}, Path: []string{"status", "generations"}},
 	{Referrer: schema.GroupKind{Group: "config.openshift.io", Kind: "Ingress"}, Path: []string{"status", "componentRoutes", "*", "relatedObjects"}},
 }
 
 // holdsStatusReferences says whether objects of kind gk (a shadow group's, or its
-// original's) have StatusReferences.
+// original's) have statusReferences.
 func holdsStatusReferences(gk schema.GroupKind) bool {
 	if original, ok := namespaces.IsShadowGroup(gk.Group); ok {
 		gk.Group = original
 	}
-	for _, s := range StatusReferences {
+	for _, s := range statusReferences {
 		if s.Referrer.Group == gk.Group && (s.Referrer.Kind == "" || s.Referrer.Kind == gk.Kind) {
 			return true
 		}
@@ -58,11 +58,11 @@ func holdsStatusReferences(gk schema.GroupKind) bool {
 	return false
 }
 
-// statusLists returns the lists of StatusReferences that obj, of kind gk, holds, by their
+// statusLists returns the lists of statusReferences that obj, of kind gk, holds, by their
 // JSON pointers.
 func statusLists(obj *yaml.RNode, gk schema.GroupKind) map[string]*yaml.RNode {
 	var out map[string]*yaml.RNode
-	for _, s := range StatusReferences {
+	for _, s := range statusReferences {
 		if s.Referrer.Group != gk.Group || (s.Referrer.Kind != "" && s.Referrer.Kind != gk.Kind) {
 			continue
 		}
@@ -151,7 +151,7 @@ func setStatusEntry(n *yaml.Node, id contract.Identity) error {
 	return err
 }
 
-// rewriteStatusReferences rewrites, with r, the entries of obj's StatusReferences that name
+// rewriteStatusReferences rewrites, with r, the entries of obj's statusReferences that name
 // an object the topology places, on the referrer's cluster, under another identity: an
 // object of the plan, or one the operator declares in a class placed there. A Namespace
 // stays as it is: the simulated namespace keeps its standalone name in what the operator

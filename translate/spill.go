@@ -35,7 +35,7 @@ func entryJSON(e *Entry) ([]byte, error) { return json.MarshalIndent(e, "    ", 
 
 // planOrder orders entries as the source directory does: by class, then by path.
 func planOrder(classA contract.Class, pathA string, classB contract.Class, pathB string) int {
-	if c := cmp.Compare(slices.Index(contract.Classes, classA), slices.Index(contract.Classes, classB)); c != 0 {
+	if c := cmp.Compare(slices.Index(contract.Classes(), classA), slices.Index(contract.Classes(), classB)); c != 0 {
 		return c
 	}
 	return cmp.Compare(pathA, pathB)

@@ -47,7 +47,7 @@ func TransformStages(transforms ...transform.Transform) []Stage {
 	return out
 }
 
-// FollowStatusReferences renames the object references of status lists (StatusReferences:
+// FollowStatusReferences renames the object references of status lists (statusReferences:
 // a ClusterOperator's relatedObjects, an operator's generations) to where the objects they
 // name land.
 type FollowStatusReferences struct{}
@@ -97,7 +97,7 @@ func (FollowTableReferences) Rewrite(c *StageContext) ([]Change, error) {
 }
 
 // FollowOutsideReferences renames the references outside the reference table: annotations
-// naming objects (AnnotationReferences) and service DNS names in data.
+// naming objects (annotationReferences) and service DNS names in data.
 type FollowOutsideReferences struct{}
 
 // Name implements Stage.

@@ -247,7 +247,7 @@ func (h *harness) runTranslation() error {
 		fmt.Fprintf(&tbl, "| %d | %s | %s | %.2f | %.0f MiB | %d |\n", s.n, s.floor.Round(time.Millisecond), s.translated.Round(time.Millisecond), s.translated.Seconds()/s.floor.Seconds(), mib(peaks[s.n]), s.reps)
 	}
 	var mix strings.Builder
-	for _, s := range synth.Mix {
+	for _, s := range synth.Mix() {
 		fmt.Fprintf(&mix, "%d %s; ", s.PerHundred, s.Name)
 	}
 	h.rep.section("1. Translation", fmt.Sprintf(`

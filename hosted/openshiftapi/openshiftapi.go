@@ -22,16 +22,20 @@ import (
 // ModulePath is the module whose CRD manifests this package finds.
 const ModulePath = "github.com/openshift/api"
 
-// ConfigGroup is referenced so that the module is linked into every binary using this
+// configGroup is referenced so that the module is linked into every binary using this
 // package, and its version recorded in the binary's build information.
-var ConfigGroup = configv1.GroupName
+var configGroup = configv1.GroupName
 
 // featureSetVariant matches the manifests generated for feature sets other than Default.
 var featureSetVariant = regexp.MustCompile(`-(CustomNoUpgrade|DevPreviewNoUpgrade|TechPreviewNoUpgrade|OKD)\.crd\.yaml$`)
 
 // ModuleDir returns the directory of the openshift/api module version in this binary's build
-// information, downloading it through the module proxy when the module cache lacks it.
-var ModuleDir = sync.OnceValues(func() (string, error) {
+// information, downloading it through the module proxy when the module cache lacks it (once
+// per process).
+func ModuleDir() (string, error) { return moduleDir() }
+
+// moduleDir finds the directory once.
+var moduleDir = sync.OnceValues(func() (string, error) {
 	version, err := moduleVersion()
 	if err != nil {
 		// Test binaries record no dependencies: ask the go command about the module being

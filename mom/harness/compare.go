@@ -65,7 +65,7 @@ func CompareOutputs(expected, actual *contract.OutputDir) []string {
 	if d := diffControllerResults(expected, actual); d != "" {
 		diffs = append(diffs, d)
 	}
-	for _, class := range contract.Classes[:3] {
+	for _, class := range contract.Classes()[:3] {
 		diffs = append(diffs, diffClass(class, expected.Mutations, actual.Mutations)...)
 	}
 	return diffs

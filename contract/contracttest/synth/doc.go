@@ -8,5 +8,5 @@
 //	err := synth.Write(dir, 10000)                   // the same, written as a directory
 //
 // Every mutation has an identity of its own, so a standalone translation applies all of
-// them; the mix repeats every 100 mutations (see Mix).
+// them; the mix repeats every 100 mutations (see mix).
 package synth

@@ -2,6 +2,7 @@ package synth
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/topolayer/topolayer/contract"
 )
@@ -16,11 +17,11 @@ type Shape struct {
 	make func(i, ord int) contract.Mutation
 }
 
-// Mix is the composition of a synthetic output directory, per 100 mutations, modelled on
+// mix is the composition of a synthetic output directory, per 100 mutations, modelled on
 // the CAO minimal-cluster case (45 of its 75 mutations are events, 17 ApplyStatus/Update
 // of cluster-scoped operator objects, the rest creates of namespaced and cluster-scoped
 // objects), with every other action of the contract represented.
-var Mix = []Shape{
+var mix = []Shape{
 	{Name: "Create core/events (namespaced)", PerHundred: 44, make: event},
 	{Name: "ApplyStatus operator.openshift.io/authentications (cluster-scoped)", PerHundred: 12, make: applyStatus},
 	{Name: "Update operator.openshift.io/authentications (cluster-scoped)", PerHundred: 3, make: update},
@@ -40,16 +41,19 @@ var Mix = []Shape{
 	{Name: "Delete rbac clusterroles (cluster-scoped)", PerHundred: 1, make: deleteClusterRole},
 }
 
-// schedule is Mix unrolled into 100 slots (indexes into Mix), interleaved so that every
+// Mix returns the shapes of the synthetic mix, in order (a copy, the caller's to change).
+func Mix() []Shape { return slices.Clone(mix) }
+
+// schedule is mix unrolled into 100 slots (indexes into mix), interleaved so that every
 // prefix has a similar mix.
 var schedule = func() []int {
 	out := make([]int, 0, 100)
-	left := make([]int, len(Mix))
-	for i, s := range Mix {
+	left := make([]int, len(mix))
+	for i, s := range mix {
 		left[i] = s.PerHundred
 	}
 	for len(out) < 100 {
-		for i := range Mix {
+		for i := range mix {
 			if left[i] > 0 {
 				out = append(out, i)
 				left[i]--
@@ -72,10 +76,10 @@ func Output(n int) *contract.OutputDir {
 		}},
 		Mutations: make([]contract.Mutation, 0, n),
 	}
-	ords := make([]int, len(Mix))
+	ords := make([]int, len(mix))
 	for i := range n {
 		shape := schedule[i%100]
-		out.Mutations = append(out.Mutations, Mix[shape].make(i, ords[shape]))
+		out.Mutations = append(out.Mutations, mix[shape].make(i, ords[shape]))
 		ords[shape]++
 	}
 	return out

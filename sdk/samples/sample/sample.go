@@ -63,8 +63,11 @@ const (
 	StatusController   = "sample-operator-Status"
 )
 
-// SampleGVK is the kind of the operator's own resource, samples.operator.topolayer.dev.
-var SampleGVK = schema.GroupVersionKind{Group: "operator.topolayer.dev", Version: "v1alpha1", Kind: "Sample"}
+// sampleGVK is the kind of the operator's own resource, samples.operator.topolayer.dev.
+var sampleGVK = schema.GroupVersionKind{Group: "operator.topolayer.dev", Version: "v1alpha1", Kind: "Sample"}
+
+// SampleGVK returns the kind of the sample operator's custom resource.
+func SampleGVK() schema.GroupVersionKind { return sampleGVK }
 
 // CRDName is the name of Sample's CustomResourceDefinition, shipped in
 // sdk/samples/crds.
@@ -118,7 +121,7 @@ func New(image string) (*sdk.Operator, error) {
 
 // Resources the operator reads and writes.
 var (
-	samples          = SampleGVK.GroupVersion().WithResource("samples")
+	samples          = sampleGVK.GroupVersion().WithResource("samples")
 	namespaces       = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 	configMaps       = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 	secrets          = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
@@ -184,7 +187,7 @@ func OutputResources() contract.OutputResources {
 // nothing to act on.
 func getSample(ctx context.Context, c client.Client) (*unstructured.Unstructured, error) {
 	s := &unstructured.Unstructured{}
-	s.SetGroupVersionKind(SampleGVK)
+	s.SetGroupVersionKind(sampleGVK)
 	if err := c.Get(ctx, client.ObjectKey{Name: ConfigName}, s); err != nil {
 		return nil, err // names the Sample: samples.operator.topolayer.dev "cluster" not found
 	}

@@ -29,9 +29,9 @@ func TestDeclarationsAreValid(t *testing.T) {
 		t.Fatalf("%d CRDs", len(op.CRDs))
 	}
 	crd := op.CRDs[0].Spec
-	if crd.Group != sample.SampleGVK.Group || crd.Names.Kind != sample.SampleGVK.Kind || crd.Scope != "Cluster" ||
-		crd.Versions[0].Name != sample.SampleGVK.Version || crd.Versions[0].Subresources.Status == nil {
-		t.Errorf("the shipped CRD does not describe %s, cluster-scoped, with a status subresource: %+v", sample.SampleGVK, crd)
+	if crd.Group != sample.SampleGVK().Group || crd.Names.Kind != sample.SampleGVK().Kind || crd.Scope != "Cluster" ||
+		crd.Versions[0].Name != sample.SampleGVK().Version || crd.Versions[0].Subresources.Status == nil {
+		t.Errorf("the shipped CRD does not describe %s, cluster-scoped, with a status subresource: %+v", sample.SampleGVK(), crd)
 	}
 }
 

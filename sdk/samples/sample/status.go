@@ -56,7 +56,7 @@ func (r *StatusReconciler) Reconcile(ctx context.Context, _ reconcile.Request) (
 		Conditions: conds,
 		Versions:   []configv1.OperandVersion{{Name: "operator", Version: Version}},
 		RelatedObjects: []configv1.ObjectReference{
-			{Group: SampleGVK.Group, Resource: "samples", Name: ConfigName},
+			{Group: sampleGVK.Group, Resource: "samples", Name: ConfigName},
 			{Group: "", Resource: "namespaces", Name: OperatorNamespace},
 			{Group: "", Resource: "namespaces", Name: OperandNamespace},
 		},
@@ -70,8 +70,8 @@ func (r *StatusReconciler) Reconcile(ctx context.Context, _ reconcile.Request) (
 		available = int64(dep.Status.AvailableReplicas)
 	}
 	status := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": SampleGVK.GroupVersion().String(),
-		"kind":       SampleGVK.Kind,
+		"apiVersion": sampleGVK.GroupVersion().String(),
+		"kind":       sampleGVK.Kind,
 		"metadata":   map[string]any{"name": ConfigName},
 		"status": map[string]any{
 			"observedReplicas": available,

@@ -157,7 +157,7 @@ func Operands(s Settings) []runtime.ApplyConfiguration {
 			WithSelector(labels()).
 			WithPorts(coreac.ServicePort().WithName("https").WithPort(443).WithTargetPort(intstr.FromString("https")))),
 		rbacac.ClusterRole(ClusterRoleName).WithRules(
-			rbacac.PolicyRule().WithAPIGroups(SampleGVK.Group).WithResources("samples").WithVerbs("get", "list", "watch"),
+			rbacac.PolicyRule().WithAPIGroups(sampleGVK.Group).WithResources("samples").WithVerbs("get", "list", "watch"),
 		),
 		rbacac.ClusterRoleBinding(ClusterRoleName).
 			WithRoleRef(rbacac.RoleRef().WithAPIGroup(rbacv1.GroupName).WithKind("ClusterRole").WithName(ClusterRoleName)).

@@ -52,8 +52,11 @@ const (
 	DefaultProfile = "Default"
 )
 
-// Profiles are the audit profiles the operator knows, as OpenShift spells them.
-var Profiles = []string{"Default", "WriteRequestBodies", "AllRequestBodies", "None"}
+// profiles are the audit profiles the operator knows, as OpenShift spells them.
+var profiles = []string{"Default", "WriteRequestBodies", "AllRequestBodies", "None"}
+
+// Profiles returns the audit profiles the operator accepts (a copy, the caller's to change).
+func Profiles() []string { return slices.Clone(profiles) }
 
 var (
 	namespaces       = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
@@ -168,8 +171,8 @@ func (r *AuditConfigReconciler) profile(ctx context.Context) (string, error) {
 			return "", fmt.Errorf("get configmap %s/%s: %w", ConfigNamespace, src.name, err)
 		}
 		if v := cm.Data[src.key]; v != "" {
-			if !slices.Contains(Profiles, v) {
-				return "", reconcile.TerminalError(fmt.Errorf("configmap %s/%s: %s: %q is not one of %v", ConfigNamespace, src.name, src.key, v, Profiles))
+			if !slices.Contains(profiles, v) {
+				return "", reconcile.TerminalError(fmt.Errorf("configmap %s/%s: %s: %q is not one of %v", ConfigNamespace, src.name, src.key, v, profiles))
 			}
 			profile = v
 		}
