@@ -30,17 +30,15 @@ var (
 
 // BindingsTo implements BindingLister with the target's client (as the identity it writes).
 func (t *ClusterTarget) BindingsTo(ctx context.Context, role translate.RoleRef) ([]rbacv1.RoleBinding, error) {
-	var out []rbacv1.RoleBinding
-	lists := []struct {
+	type list struct {
 		gvr       schema.GroupVersionResource
 		namespace string
-	}{{roleBindingsGVR, role.Namespace}}
-	if role.Kind == translate.KindClusterRole {
-		lists = append(lists, struct {
-			gvr       schema.GroupVersionResource
-			namespace string
-		}{clusterRoleBindingsGVR, ""})
 	}
+	lists := []list{{roleBindingsGVR, role.Namespace}}
+	if role.Kind == translate.KindClusterRole {
+		lists = append(lists, list{clusterRoleBindingsGVR, ""})
+	}
+	var out []rbacv1.RoleBinding
 	for _, l := range lists {
 		items, err := t.client.Resource(l.gvr).Namespace(l.namespace).List(ctx, metav1.ListOptions{})
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kustomize/kyaml/kio"
@@ -69,45 +70,29 @@ func ParseHostedControlPlane(obj *unstructured.Unstructured) (*HostedControlPlan
 		return nil, fmt.Errorf("%s %s/%s is not a HostedControlPlane", gvk.Kind, obj.GetNamespace(), obj.GetName())
 	}
 	h := &HostedControlPlane{Namespace: obj.GetNamespace(), Name: obj.GetName(), Annotations: obj.GetAnnotations()}
-	var err error
-	field := func(path ...string) {
-		if err != nil {
-			return
-		}
-		switch path[len(path)-1] {
-		case "controllerAvailabilityPolicy":
-			h.AvailabilityPolicy, _, err = unstructured.NestedString(obj.Object, path...)
-		case "releaseImage":
-			h.ReleaseImage, _, err = unstructured.NestedString(obj.Object, path...)
-		case "nodeSelector":
-			h.NodeSelector, _, err = unstructured.NestedStringMap(obj.Object, path...)
-		case "labels":
-			h.Labels, _, err = unstructured.NestedStringMap(obj.Object, path...)
-		case "tolerations":
-			h.Tolerations, _, err = unstructured.NestedSlice(obj.Object, path...)
-		}
-		if err != nil {
-			err = fmt.Errorf("HostedControlPlane %s/%s: %s: %w", h.Namespace, h.Name, dotted(path), err)
-		}
+	fail := func(field string, err error) error {
+		return fmt.Errorf("HostedControlPlane %s/%s: spec.%s: %w", h.Namespace, h.Name, field, err)
 	}
-	for _, f := range []string{"controllerAvailabilityPolicy", "releaseImage", "nodeSelector", "labels", "tolerations"} {
-		field("spec", f)
+	var err error
+	if h.AvailabilityPolicy, _, err = unstructured.NestedString(obj.Object, "spec", "controllerAvailabilityPolicy"); err != nil {
+		return nil, fail("controllerAvailabilityPolicy", err)
+	}
+	if h.ReleaseImage, _, err = unstructured.NestedString(obj.Object, "spec", "releaseImage"); err != nil {
+		return nil, fail("releaseImage", err)
+	}
+	if h.NodeSelector, _, err = unstructured.NestedStringMap(obj.Object, "spec", "nodeSelector"); err != nil {
+		return nil, fail("nodeSelector", err)
+	}
+	if h.Labels, _, err = unstructured.NestedStringMap(obj.Object, "spec", "labels"); err != nil {
+		return nil, fail("labels", err)
+	}
+	if h.Tolerations, _, err = unstructured.NestedSlice(obj.Object, "spec", "tolerations"); err != nil {
+		return nil, fail("tolerations", err)
 	}
 	if h.AvailabilityPolicy == "" {
 		h.AvailabilityPolicy = HighlyAvailable
 	}
-	return h, err
-}
-
-func dotted(path []string) string {
-	out := ""
-	for i, p := range path {
-		if i > 0 {
-			out += "."
-		}
-		out += p
-	}
-	return out
+	return h, nil
 }
 
 // Replicas returns how many replicas HyperShift runs a component with: 1 when the
@@ -312,14 +297,7 @@ func readOnlyRootFilesystem(spec, meta *yaml.RNode) error {
 	if len(local) == 0 {
 		return nil
 	}
-	joined := ""
-	for i, l := range local {
-		if i > 0 {
-			joined += ","
-		}
-		joined += l
-	}
-	return meta.PipeE(yaml.LookupCreate(yaml.MappingNode, "annotations"), yaml.SetField(annotationSafeToEvictLocalVolumes, yaml.NewStringRNode(joined)))
+	return meta.PipeE(yaml.LookupCreate(yaml.MappingNode, "annotations"), yaml.SetField(annotationSafeToEvictLocalVolumes, yaml.NewStringRNode(strings.Join(local, ","))))
 }
 
 func intNode(n int) *yaml.RNode {

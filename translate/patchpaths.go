@@ -3,6 +3,7 @@ package translate
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -62,7 +63,8 @@ func patchPaths(body []byte, patchType string) ([][]string, error) {
 			out = append(out, slices.Clone(path))
 			return
 		}
-		for k, child := range m {
+		for _, k := range slices.Sorted(maps.Keys(m)) { // in a stable order
+			child := m[k]
 			if strings.HasPrefix(k, "$") {
 				out = append(out, slices.Clone(path))
 				continue
