@@ -447,6 +447,7 @@ type fakeTarget struct {
 	applied []string
 	fail    map[string]error // by object name, on dry-run and apply
 	skip    map[string]bool
+	exists  map[string]bool // by object name: a dry-run finds it there
 }
 
 func (f *fakeTarget) Name() string { return f.name }
@@ -465,6 +466,9 @@ func (f *fakeTarget) Apply(_ context.Context, m contract.Mutation) (Result, erro
 func (f *fakeTarget) DryRun(_ context.Context, m contract.Mutation) (Result, error) {
 	if err := f.fail[m.Metadata.Name]; err != nil {
 		return Result{}, err
+	}
+	if f.exists[m.Metadata.Name] {
+		return Result{Change: ChangeUpdate}, nil
 	}
 	return Result{Change: ChangeCreate}, nil
 }
@@ -517,6 +521,21 @@ func TestApplyPlan(t *testing.T) {
 		}
 		if res[0].Change != ChangeCreate || res[1].Change != "" || res[2].Change != "" || res[2].Status != StatusValid {
 			t.Errorf("results %+v", res)
+		}
+	})
+	t.Run("entries in a namespace that is already there are asked before any write", func(t *testing.T) {
+		// The Namespace entry finds its object: the entries in it do not wait for its
+		// write, and the one that would fail is found before anything is written.
+		f := &fakeTarget{name: "guest", exists: map[string]bool{"shared": true}, fail: map[string]error{"theirs": errors.New("conflict")}}
+		ns := entry("guest", "", "shared", contract.ActionApply)
+		ns.Mutation.Metadata.ResourceType.Resource = "namespaces"
+		p := planOf(ns, entry("guest", "shared", "a", contract.ActionCreate), entry("guest", "shared", "theirs", contract.ActionApply), entry("guest", "shared", "z", contract.ActionCreate))
+		res, err := ApplyPlan(ctx, p, map[string]Target{"guest": f})
+		if err == nil || len(f.applied) != 0 {
+			t.Fatalf("err %v, applied %v", err, f.applied)
+		}
+		if res[2].Status != StatusFailed {
+			t.Errorf("the conflicting entry: %s, want %s", res[2].Status, StatusFailed)
 		}
 	})
 	t.Run("writes objects before their status, namespaces first, deletions last", func(t *testing.T) {

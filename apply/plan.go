@@ -150,7 +150,9 @@ func validate(ctx context.Context, plan *translate.Plan, targets map[string]Targ
 	if err := checkLiveRBAC(ctx, plan, targets); err != nil {
 		return nil, nil, err
 	}
-	created := map[objectKey]bool{}
+	// written: objects an earlier entry writes (an entry of the same object waits for that
+	// write); made: namespaces an earlier entry makes (the entries in them wait for it).
+	written, made := map[objectKey]bool{}, map[objectKey]bool{}
 	var results []EntryResult
 	var writers []*writer
 	var errs []error
@@ -159,10 +161,11 @@ func validate(ctx context.Context, plan *translate.Plan, targets map[string]Targ
 		m := *e.Mutation
 		r := EntryResult{Index: i, Cluster: e.Target.Cluster, Action: m.Metadata.Action, Identity: m.Identity(), Status: StatusNotRun}
 		id := m.Identity()
-		dependent := created[keyOf(r.Cluster, id)] ||
-			(id.Namespace != "" && created[keyOf(r.Cluster, contract.Identity{Version: "v1", Resource: "namespaces", Name: id.Namespace})])
-		if m.Metadata.Action == contract.ActionCreate || m.Metadata.Action == contract.ActionApply {
-			created[keyOf(r.Cluster, id)] = true
+		dependent := written[keyOf(r.Cluster, id)] ||
+			(id.Namespace != "" && made[keyOf(r.Cluster, contract.Identity{Version: "v1", Resource: "namespaces", Name: id.Namespace})])
+		writesObject := m.Metadata.Action == contract.ActionCreate || m.Metadata.Action == contract.ActionApply
+		if writesObject {
+			written[keyOf(r.Cluster, id)] = true
 		}
 		var w *writer
 		target := targets[r.Cluster]
@@ -187,6 +190,11 @@ func validate(ctx context.Context, plan *translate.Plan, targets map[string]Targ
 			} else {
 				r.Status = StatusValid
 			}
+		}
+		// A Namespace that is already there makes nothing: the entries in it are asked now,
+		// ownership included, so that a conflict is found before the first write.
+		if writesObject && isNamespace(id) && (r.Status != StatusValid || r.Change == "" || r.Change == ChangeCreate) {
+			made[keyOf(r.Cluster, id)] = true
 		}
 		results = append(results, r)
 		writers = append(writers, w)
