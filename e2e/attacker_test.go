@@ -245,6 +245,10 @@ func TestAttackerTable(t *testing.T) {
 		return mutation(contract.ClassManagement, contract.ActionApply, gvr, ns, name,
 			"apiVersion: "+strings.TrimPrefix(strings.Join(strings.Split(gvr, "/")[:2], "/"), "/")+"\nkind: "+kind+"\nmetadata: {name: "+name+", namespace: "+ns+"}\n"+rest)
 	}
+	sameWriter := func(m contract.Mutation) contract.Mutation {
+		m.Metadata.ControllerInstanceName, m.Metadata.FieldManager = "attacker", "attacker"
+		return m
+	}
 	svc := func(name, spec string) contract.Mutation {
 		return plainObj("/v1/services", "Service", name, "spec: {"+spec+"}\n")
 	}
@@ -507,6 +511,11 @@ func TestAttackerTable(t *testing.T) {
 			refused: []string{"policy/rbac-containment", "a named user or a namespace's default service account with everything"}},
 		{name: "a global-default PriorityClass on the guest", mutations: []contract.Mutation{globalDefault}, declared: true,
 			refused: []string{"policy/privileged-object", "globalDefault: every pod without a priority class would get it"}},
+		// Faults (issue 26 item 7): two files for one object are refused with both names.
+		{name: "two files writing one object, as one writer, with two bodies", mutations: []contract.Mutation{
+			sameWriter(plainObj("/v1/configmaps", "ConfigMap", "twice", "data: {mode: harmless}\n")),
+			sameWriter(plainObj("/v1/configmaps", "ConfigMap", "twice", "data: {mode: hostile}\n"))}, declared: true,
+			refused: []string{"duplicate-write", "is written twice in this output by controller attacker (field manager attacker)", "-body-twice.yaml and Management/Apply/"}},
 	}
 
 	for _, a := range attacks {
