@@ -151,6 +151,9 @@ func validate(ctx context.Context, plan *translate.Plan, targets map[string]Targ
 	if err := checkLiveRBAC(ctx, plan, targets); err != nil {
 		return nil, nil, err
 	}
+	if err := checkTokenAccounts(ctx, plan, targets); err != nil {
+		return nil, nil, err
+	}
 	// written: objects an earlier entry writes (an entry of the same object waits for that
 	// write); made: namespaces an earlier entry makes (the entries in them wait for it).
 	written, made := map[objectKey]bool{}, map[objectKey]bool{}
