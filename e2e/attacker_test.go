@@ -524,7 +524,7 @@ func TestAttackerTable(t *testing.T) {
 		// A token Secret for a privileged guest account the operator merely declares.
 		{name: "a token Secret for a guest account the operator only declares", mutations: []contract.Mutation{foreignToken}, declared: true,
 			declaredOnly: []contract.Mutation{privilegedAccount},
-			refused: []string{"policy/service-account-token", "service account kube-system/e2e-privileged-admin on the guest cluster is not operator", "declaring an account is not owning it"}},
+			refused:      []string{"policy/service-account-token", "service account kube-system/e2e-privileged-admin on the guest cluster is not operator", "declaring an account is not owning it"}},
 		// Faults (issue 26 item 7): two files for one object are refused with both names.
 		{name: "two files writing one object, as one writer, with two bodies", mutations: []contract.Mutation{
 			sameWriter(plainObj("/v1/configmaps", "ConfigMap", "twice", "data: {mode: harmless}\n")),
