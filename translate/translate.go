@@ -113,6 +113,9 @@ type work struct {
 	// guestSA is the standalone service account a pod-bearing object placed on the
 	// management cluster acts as on the guest (RuleGuestIdentity); nil otherwise.
 	guestSA *saKey
+	// droppedTokens are the token Secrets of guest identities in the workload's standalone
+	// namespace that the plan does not write (RuleGuestIdentity): its pods do not mount them.
+	droppedTokens []string
 	// tokenless marks the renamed service account of RuleGuestIdentity on the management
 	// cluster: its token is not mounted into pods.
 	tokenless bool
