@@ -447,6 +447,7 @@ type fakeTarget struct {
 	applied []string
 	fail    map[string]error // by object name, on dry-run and apply
 	skip    map[string]bool
+	exists  map[string]bool // by object name: a dry-run finds it there
 }
 
 func (f *fakeTarget) Name() string { return f.name }
@@ -465,6 +466,9 @@ func (f *fakeTarget) Apply(_ context.Context, m contract.Mutation) (Result, erro
 func (f *fakeTarget) DryRun(_ context.Context, m contract.Mutation) (Result, error) {
 	if err := f.fail[m.Metadata.Name]; err != nil {
 		return Result{}, err
+	}
+	if f.exists[m.Metadata.Name] {
+		return Result{Change: ChangeUpdate}, nil
 	}
 	return Result{Change: ChangeCreate}, nil
 }
@@ -519,6 +523,21 @@ func TestApplyPlan(t *testing.T) {
 			t.Errorf("results %+v", res)
 		}
 	})
+	t.Run("entries in a namespace that is already there are asked before any write", func(t *testing.T) {
+		// The Namespace entry finds its object: the entries in it do not wait for its
+		// write, and the one that would fail is found before anything is written.
+		f := &fakeTarget{name: "guest", exists: map[string]bool{"shared": true}, fail: map[string]error{"theirs": errors.New("conflict")}}
+		ns := entry("guest", "", "shared", contract.ActionApply)
+		ns.Mutation.Metadata.ResourceType.Resource = "namespaces"
+		p := planOf(ns, entry("guest", "shared", "a", contract.ActionCreate), entry("guest", "shared", "theirs", contract.ActionApply), entry("guest", "shared", "z", contract.ActionCreate))
+		res, err := ApplyPlan(ctx, p, map[string]Target{"guest": f})
+		if err == nil || len(f.applied) != 0 {
+			t.Fatalf("err %v, applied %v", err, f.applied)
+		}
+		if res[2].Status != StatusFailed {
+			t.Errorf("the conflicting entry: %s, want %s", res[2].Status, StatusFailed)
+		}
+	})
 	t.Run("writes objects before their status, namespaces first, deletions last", func(t *testing.T) {
 		f := &fakeTarget{name: "cluster", fail: map[string]error{}}
 		ns := entry("cluster", "", "new", contract.ActionCreate)
@@ -547,6 +566,32 @@ func TestApplyPlan(t *testing.T) {
 			t.Errorf("results %+v, applied %v", res, f.applied)
 		}
 	})
+	t.Run("a signal stops the plan after the entry in flight", func(t *testing.T) {
+		ctx, cancel := context.WithCancelCause(ctx)
+		defer cancel(nil)
+		f := &fakeTarget{name: "management"}
+		ct := &cancelOnApply{fakeTarget: f, name: "b", cancel: cancel}
+		p := planOf(entry("management", "ns", "a", contract.ActionCreate), entry("management", "ns", "b", contract.ActionCreate), entry("management", "ns", "c", contract.ActionCreate), entry("management", "ns", "d", contract.ActionCreate))
+		res, err := ApplyPlan(ctx, p, map[string]Target{"management": ct})
+		var ie *InterruptedError
+		if !errors.As(err, &ie) {
+			t.Fatalf("err = %v, want an *InterruptedError", err)
+		}
+		if ie.Written != 2 || ie.Done != 2 || ie.Total != 4 || ie.Next != 2 || ie.Cause.Error() != "SIGTERM" {
+			t.Errorf("interrupted %+v", *ie)
+		}
+		if ct.writeCanceled {
+			t.Error("the write in flight saw the signal: it must be finished, not cut off")
+		}
+		var got []string
+		for _, r := range res {
+			got = append(got, string(r.Status))
+		}
+		if want := "applied,applied,not-run,not-run"; strings.Join(got, ",") != want || strings.Join(f.applied, ",") != "a,b" {
+			t.Errorf("statuses %v (want %s), applied %v", got, want, f.applied)
+		}
+		t.Log(err)
+	})
 	t.Run("applies in order, stops at the first failure", func(t *testing.T) {
 		f := &fakeTarget{name: "management", skip: map[string]bool{"b": true}}
 		p := planOf(entry("management", "ns", "a", contract.ActionCreate), entry("management", "ns", "b", contract.ActionCreate), entry("management", "ns", "c", contract.ActionCreate), entry("management", "ns", "d", contract.ActionCreate))
@@ -568,6 +613,23 @@ func TestApplyPlan(t *testing.T) {
 			t.Errorf("applied %v", f.applied)
 		}
 	})
+}
+
+// cancelOnApply cancels the plan's context while the entry named name is being written (a
+// signal during that write) and records whether that write's own context was canceled.
+type cancelOnApply struct {
+	*fakeTarget
+	name          string
+	cancel        context.CancelCauseFunc
+	writeCanceled bool
+}
+
+func (c *cancelOnApply) Apply(ctx context.Context, m contract.Mutation) (Result, error) {
+	if m.Metadata.Name == c.name {
+		c.cancel(errors.New("SIGTERM"))
+		c.writeCanceled = ctx.Err() != nil
+	}
+	return c.fakeTarget.Apply(ctx, m)
 }
 
 type failOnApply struct {

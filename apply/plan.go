@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -150,7 +151,12 @@ func validate(ctx context.Context, plan *translate.Plan, targets map[string]Targ
 	if err := checkLiveRBAC(ctx, plan, targets); err != nil {
 		return nil, nil, err
 	}
-	created := map[objectKey]bool{}
+	if err := checkTokenAccounts(ctx, plan, targets); err != nil {
+		return nil, nil, err
+	}
+	// written: objects an earlier entry writes (an entry of the same object waits for that
+	// write); made: namespaces an earlier entry makes (the entries in them wait for it).
+	written, made := map[objectKey]bool{}, map[objectKey]bool{}
 	var results []EntryResult
 	var writers []*writer
 	var errs []error
@@ -159,10 +165,11 @@ func validate(ctx context.Context, plan *translate.Plan, targets map[string]Targ
 		m := *e.Mutation
 		r := EntryResult{Index: i, Cluster: e.Target.Cluster, Action: m.Metadata.Action, Identity: m.Identity(), Status: StatusNotRun}
 		id := m.Identity()
-		dependent := created[keyOf(r.Cluster, id)] ||
-			(id.Namespace != "" && created[keyOf(r.Cluster, contract.Identity{Version: "v1", Resource: "namespaces", Name: id.Namespace})])
-		if m.Metadata.Action == contract.ActionCreate || m.Metadata.Action == contract.ActionApply {
-			created[keyOf(r.Cluster, id)] = true
+		dependent := written[keyOf(r.Cluster, id)] ||
+			(id.Namespace != "" && made[keyOf(r.Cluster, contract.Identity{Version: "v1", Resource: "namespaces", Name: id.Namespace})])
+		writesObject := m.Metadata.Action == contract.ActionCreate || m.Metadata.Action == contract.ActionApply
+		if writesObject {
+			written[keyOf(r.Cluster, id)] = true
 		}
 		var w *writer
 		target := targets[r.Cluster]
@@ -187,6 +194,11 @@ func validate(ctx context.Context, plan *translate.Plan, targets map[string]Targ
 			} else {
 				r.Status = StatusValid
 			}
+		}
+		// A Namespace that is already there makes nothing: the entries in it are asked now,
+		// ownership included, so that a conflict is found before the first write.
+		if writesObject && isNamespace(id) && (r.Status != StatusValid || r.Change == "" || r.Change == ChangeCreate) {
+			made[keyOf(r.Cluster, id)] = true
 		}
 		results = append(results, r)
 		writers = append(writers, w)
@@ -288,16 +300,26 @@ func ApplyPlan(ctx context.Context, plan *translate.Plan, targets map[string]Tar
 		return results, fmt.Errorf("the plan failed validation, nothing was written: %w", err)
 	}
 	written := map[objectKey]bool{}
+	applied := 0
 	for i := range results {
 		r := &results[i]
+		if ctx.Err() != nil {
+			// Stopped between two entries: what was written is whole, the rest untouched.
+			for j := i; j < len(results); j++ {
+				results[j].Status, results[j].Change, results[j].Object, results[j].Live = StatusNotRun, "", nil, nil
+			}
+			return results, &InterruptedError{Cause: context.Cause(ctx), Written: applied, Done: i, Total: len(results), Next: r.Index}
+		}
 		key := keyOf(r.Cluster, r.Identity)
 		var res Result
 		var err error
+		wctx, done := inFlight(ctx)
 		if w := writers[i]; w != nil && !written[key] {
-			res, err = w.commit(ctx)
+			res, err = w.commit(wctx)
 		} else {
-			res, err = reapply(ctx, targets[r.Cluster], plan.Entries[r.Index], written[key])
+			res, err = reapply(wctx, targets[r.Cluster], plan.Entries[r.Index], written[key])
 		}
+		done()
 		r.Change, r.Object, r.Live, r.Intermediate = res.Change, res.Object, res.Live, res.Intermediate
 		switch {
 		case err != nil:
@@ -311,7 +333,49 @@ func ApplyPlan(ctx context.Context, plan *translate.Plan, targets map[string]Tar
 		default:
 			r.Status = StatusApplied
 			written[key] = true
+			applied++
 		}
 	}
 	return results, nil
 }
+
+// inFlightGrace is how long the write in flight when ApplyPlan's context is canceled may
+// still take: it is finished, not cut off halfway, unless the server does not answer.
+const inFlightGrace = 30 * time.Second
+
+// inFlight returns the context of one entry's write: not canceled with ctx, so that a
+// signal stops the plan after the entry in flight rather than in the middle of it, but
+// canceled inFlightGrace after ctx is. done releases it.
+func inFlight(ctx context.Context) (context.Context, context.CancelFunc) {
+	wctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() {
+		t := time.AfterFunc(inFlightGrace, func() { cancel(context.Cause(ctx)) })
+		context.AfterFunc(wctx, func() { t.Stop() })
+	})
+	return wctx, func() { stop(); cancel(nil) }
+}
+
+// InterruptedError is ApplyPlan's error when its context was canceled (a signal, a
+// shutdown) during the writes: the plan stopped after the entry in flight. The entries
+// before Next are as their results say; Next and the entries after it were not run. The
+// writes are idempotent: applying the same plan again finishes it, skipping what is
+// already as planned.
+type InterruptedError struct {
+	// Cause is why the context was canceled.
+	Cause error
+	// Written counts the entries that wrote (StatusApplied); Done those that were run
+	// (applied or skipped as unchanged), of Total.
+	Written, Done, Total int
+	// Next is the plan index of the first entry not run.
+	Next int
+}
+
+// Error implements error. It does not repeat the cause, which the caller knows (the signal
+// it reports); Unwrap returns it.
+func (e *InterruptedError) Error() string {
+	return fmt.Sprintf("stopped after %d of %d entries (%d written), before entry %d: the %d entries from it on were not run; apply the same plan again to finish it",
+		e.Done, e.Total, e.Written, e.Next, e.Total-e.Done)
+}
+
+// Unwrap returns the cause.
+func (e *InterruptedError) Unwrap() error { return e.Cause }

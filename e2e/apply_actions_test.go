@@ -3,8 +3,10 @@ package e2e
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -306,5 +308,63 @@ func TestApplyNoOp(t *testing.T) {
 	}
 	if n := second.n.Load(); n != 0 {
 		t.Errorf("second run sent %d mutating requests, want 0", n)
+	}
+}
+
+// TestApplyGuestNamespaceConflict: a plan that writes a guest Namespace that is already
+// there, and objects in it, one of them someone else's. The objects are asked before the
+// first write (the Namespace makes nothing they would wait for), so the conflict stops the
+// whole plan: nothing is written on either cluster.
+func TestApplyGuestNamespaceConflict(t *testing.T) {
+	const ns = "e2e-guest-conflict"
+	_, dyn := clients(t, hosted.Config(cluster.Guest))
+	// An earlier run wrote the Namespace: it is the operator's own.
+	namespace := mutation(contract.ClassUserWorkload, contract.ActionApply, "/v1/namespaces", "", ns, "apiVersion: v1\nkind: Namespace\nmetadata: {name: "+ns+"}\n")
+	mustApply(t, hostedPlan(t, e2eOperator, nil, namespace), hostedTargets(t, e2eOperator, nil))
+	body := func(name, data string) string {
+		return fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\n  namespace: %s\ndata:\n  %s\n", name, ns, data)
+	}
+	theirs := mutation(contract.ClassUserWorkload, contract.ActionApply, "/v1/configmaps", ns, "theirs", body("theirs", "k: ours"))
+	live := object(t, body("theirs", "k: theirs"))
+	live.SetLabels(map[string]string{namespaces.LabelOperator: "someone-else"})
+	live.SetAnnotations(namespaces.SourceAnnotations(theirs.Identity()))
+	ri := dyn.Resource(corev1.SchemeGroupVersion.WithResource("configmaps")).Namespace(ns)
+	before, err := ri.Create(t.Context(), live, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := hostedPlan(t, e2eOperator, nil,
+		namespace,
+		mutation(contract.ClassUserWorkload, contract.ActionCreate, "/v1/configmaps", ns, "first", body("first", "k: v")),
+		theirs,
+		mutation(contract.ClassUserWorkload, contract.ActionCreate, "/v1/configmaps", ns, "last", body("last", "k: v")),
+	)
+	counter := &mutatingCounter{}
+	res, err := apply.ApplyPlan(t.Context(), plan, hostedTargets(t, e2eOperator, counter))
+	var ce *apply.ConflictError
+	if !errors.As(err, &ce) {
+		t.Fatalf("err = %v, want a *ConflictError", err)
+	}
+	t.Logf("refused: %v", err)
+	if !strings.Contains(err.Error(), "nothing was written") {
+		t.Errorf("err = %v, want it to say nothing was written", err)
+	}
+	if n := counter.n.Load(); n != 0 {
+		t.Errorf("%d mutating requests sent, want 0", n)
+	}
+	for _, r := range res {
+		if r.Status == apply.StatusApplied {
+			t.Errorf("%s was applied", r.Identity)
+		}
+	}
+	after, err := ri.Get(t.Context(), "theirs", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.GetResourceVersion() != before.GetResourceVersion() {
+		t.Errorf("their object was touched")
+	}
+	if _, err := ri.Get(t.Context(), "first", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the entry before the conflict was written: err = %v", err)
 	}
 }

@@ -127,6 +127,8 @@ type attack struct {
 	// declaring every one of them is passed (--output-resources).
 	mutations []contract.Mutation
 	declared  bool
+	// declaredOnly are declared in the output-resources (with declared) but not written.
+	declaredOnly []contract.Mutation
 	// refused lists parts of the error, which names the field; nil means the plan is applied
 	// (stripped or rewritten), and check looks at what landed.
 	refused []string
@@ -244,6 +246,18 @@ func TestAttackerTable(t *testing.T) {
 	plainObj := func(gvr, kind, name, rest string) contract.Mutation {
 		return mutation(contract.ClassManagement, contract.ActionApply, gvr, ns, name,
 			"apiVersion: "+strings.TrimPrefix(strings.Join(strings.Split(gvr, "/")[:2], "/"), "/")+"\nkind: "+kind+"\nmetadata: {name: "+name+", namespace: "+ns+"}\n"+rest)
+	}
+	// A privileged guest account that is not the operator's (the installer's, say).
+	if _, err := guestCS.CoreV1().ServiceAccounts("kube-system").Create(t.Context(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "e2e-privileged-admin"}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	privilegedAccount := mutation(contract.ClassUserWorkload, contract.ActionApply, "/v1/serviceaccounts", "kube-system", "e2e-privileged-admin",
+		"apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: e2e-privileged-admin, namespace: kube-system}\n")
+	foreignToken := mutation(contract.ClassUserWorkload, contract.ActionApply, "/v1/secrets", "kube-system", "admin-token",
+		"apiVersion: v1\nkind: Secret\nmetadata: {name: admin-token, namespace: kube-system, annotations: {kubernetes.io/service-account.name: e2e-privileged-admin}}\ntype: kubernetes.io/service-account-token\n")
+	sameWriter := func(m contract.Mutation) contract.Mutation {
+		m.Metadata.ControllerInstanceName, m.Metadata.FieldManager = "attacker", "attacker"
+		return m
 	}
 	svc := func(name, spec string) contract.Mutation {
 		return plainObj("/v1/services", "Service", name, "spec: {"+spec+"}\n")
@@ -507,6 +521,15 @@ func TestAttackerTable(t *testing.T) {
 			refused: []string{"policy/rbac-containment", "a named user or a namespace's default service account with everything"}},
 		{name: "a global-default PriorityClass on the guest", mutations: []contract.Mutation{globalDefault}, declared: true,
 			refused: []string{"policy/privileged-object", "globalDefault: every pod without a priority class would get it"}},
+		// A token Secret for a privileged guest account the operator merely declares.
+		{name: "a token Secret for a guest account the operator only declares", mutations: []contract.Mutation{foreignToken}, declared: true,
+			declaredOnly: []contract.Mutation{privilegedAccount},
+			refused:      []string{"policy/service-account-token", "service account kube-system/e2e-privileged-admin on the guest cluster is not operator", "declaring an account is not owning it"}},
+		// Faults (issue 26 item 7): two files for one object are refused with both names.
+		{name: "two files writing one object, as one writer, with two bodies", mutations: []contract.Mutation{
+			sameWriter(plainObj("/v1/configmaps", "ConfigMap", "twice", "data: {mode: harmless}\n")),
+			sameWriter(plainObj("/v1/configmaps", "ConfigMap", "twice", "data: {mode: hostile}\n"))}, declared: true,
+			refused: []string{"duplicate-write", "is written twice in this output by controller attacker (field manager attacker)", "-body-twice.yaml and Management/Apply/"}},
 	}
 
 	for _, a := range attacks {
@@ -521,7 +544,7 @@ func TestAttackerTable(t *testing.T) {
 			}
 			sources := []string{"--config", config, "--from", from, "--operator", attackerOperator, "-o", "json"}
 			if a.declared {
-				sources = append(sources, "--output-resources", declarations(t, a.mutations))
+				sources = append(sources, "--output-resources", declarations(t, append(slices.Clone(a.mutations), a.declaredOnly...)))
 			}
 			args := append(append([]string{"apply"}, sources...), hostedKubeconfigFlags(kubeDir)...)
 

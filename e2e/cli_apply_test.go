@@ -3,18 +3,24 @@ package e2e
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/topolayer/topolayer/apply"
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/e2e/cluster"
 	"github.com/topolayer/topolayer/translate"
@@ -340,4 +346,118 @@ func TestCLIApplyStandalone(t *testing.T) {
 	if !strings.Contains(stdout, "live dry-run: 0 create, 0 change, 1 unchanged, 0 delete, 0 fail") {
 		t.Errorf("plan --diff after apply:\n%s", stdout)
 	}
+}
+
+// TestCLIApplySignalFinishesEntry sends SIGTERM to `topolayer apply` while it writes a
+// plan of many entries: it stops after the entry in flight, exits 143, reports how many
+// entries it wrote (exactly those on the server) and which it did not run, and the same
+// apply run again finishes the plan, skipping what the first one wrote.
+func TestCLIApplySignalFinishesEntry(t *testing.T) {
+	const n = 80
+	bin := cliBinary(t)
+	sfx := uniqueSuffix(t)
+	ns := "openshift-e2e-sig-" + sfx
+	var ms []contract.Mutation
+	for i := range n {
+		name := fmt.Sprintf("cm-%03d", i)
+		ms = append(ms, mutation(contract.ClassManagement, contract.ActionCreate, "/v1/configmaps", ns, name,
+			"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: "+name+", namespace: "+ns+"}\ndata: {k: v}\n"))
+	}
+	from := filepath.Join(t.TempDir(), "out")
+	if err := contract.WriteOutputDir(from, &contract.OutputDir{Mutations: ms}, contract.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f := &cliFixture{from: from, kubeDir: writeKubeconfigs(t, hosted), mutations: ms, plan: hostedPlan(t, cliOperator, nil, ms...)}
+	hcpNamespace := f.plan.Entries[0].Target.Namespace
+	prefix := ns + "--"
+	cs, _ := clients(t, hosted.Config(cluster.Management))
+	onServer := func(ctx context.Context) (int, error) {
+		list, err := cs.CoreV1().ConfigMaps(hcpNamespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return 0, err
+		}
+		c := 0
+		for _, cm := range list.Items {
+			if strings.HasPrefix(cm.Name, prefix) {
+				c++
+			}
+		}
+		return c, nil
+	}
+
+	cmd := exec.CommandContext(t.Context(), bin, f.args("apply", "-o", "json")...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	// Signal once the writes have begun.
+	if err := poll(t.Context(), 5*time.Millisecond, 60*time.Second, func(ctx context.Context) (bool, error) {
+		select {
+		case err := <-exited:
+			return false, fmt.Errorf("apply ended before the signal: %v\n%s%s", err, stdout.String(), stderr.String())
+		default:
+		}
+		c, err := onServer(ctx)
+		return c >= 3, err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	select {
+	case err = <-exited:
+	case <-time.After(10 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatal("apply did not stop within 10s of SIGTERM")
+	}
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 143 {
+		t.Fatalf("apply after SIGTERM: %v, want exit 143\n%s", err, stderr.String())
+	}
+	t.Logf("stderr: %s", strings.TrimSpace(stderr.String()))
+	res := parseApply(t, stdout.String())
+	applied, notRun := 0, 0
+	for _, r := range res {
+		switch r.Status {
+		case string(apply.StatusApplied):
+			applied++
+		case string(apply.StatusNotRun):
+			notRun++
+		default:
+			t.Errorf("%s: %s %s", r.Target, r.Status, r.Error)
+		}
+	}
+	written, err := onServer(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("SIGTERM: %d of %d entries written, %d not run; %d on the server", applied, n, notRun, written)
+	if applied != written || applied+notRun != n || notRun == 0 {
+		t.Errorf("apply reports %d written and %d not run of %d; the server holds %d", applied, notRun, n, written)
+	}
+	if want := fmt.Sprintf("(%d written)", applied); !strings.Contains(stderr.String(), want) || !strings.Contains(stderr.String(), "apply the same plan again") {
+		t.Errorf("stderr does not say %q and how to finish:\n%s", want, stderr.String())
+	}
+
+	out, errOut, err := cliRun(t, bin, f.args("apply")...)
+	if err != nil {
+		t.Fatalf("apply again: %v\n%s", err, errOut)
+	}
+	if want := fmt.Sprintf("%d applied, %d skipped, 0 failed, 0 not run", notRun, applied); !strings.Contains(out, want) {
+		t.Errorf("the second apply does not say %q:\n%s", want, lastLines(out, 3))
+	}
+	if c, err := onServer(t.Context()); err != nil || c != n {
+		t.Errorf("after the second apply: %d of %d on the server (%v)", c, n, err)
+	}
+}
+
+// lastLines returns the last k lines of s.
+func lastLines(s string, k int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-k):], "\n")
 }

@@ -41,6 +41,11 @@ type Options struct {
 	Readers map[string]Reader
 	// Discovery maps kinds and resources offline; nil means contract.DefaultDiscovery().
 	Discovery *contract.Discovery
+	// Operator is the operator the inputs are gathered for. A service-account-token Secret
+	// is handed over only when topolayer wrote it for this operator (its operator label:
+	// apply wrote it only for an account that was the operator's), besides naming an account
+	// the operator declares; with Operator empty, none is.
+	Operator string
 }
 
 // Result is what Gather read.
@@ -255,7 +260,13 @@ func (g *gatherer) foreignToken(cluster string, t, src contract.Identity, obj *u
 	if err != nil {
 		return fmt.Sprintf("%s on %s: %v", t, cluster, err)
 	}
-	return translate.ForeignServiceAccountToken(g.names, g.opts.Outputs, cluster, t, src, raw)
+	if why := translate.ForeignServiceAccountToken(g.names, g.opts.Outputs, cluster, t, src, raw); why != "" {
+		return why
+	}
+	if owner := obj.GetLabels()[namespaces.LabelOperator]; g.opts.Operator == "" || owner != g.opts.Operator {
+		return fmt.Sprintf("%s on %s holds a service account's token and was not written by topolayer for operator %q (%s)", t, cluster, g.opts.Operator, ownerLabel(owner))
+	}
+	return ""
 }
 
 // stripServerFields removes what the server sets, and on the management cluster the
@@ -519,4 +530,12 @@ func (r ClientReader) Namespaced(gvr schema.GroupVersionResource) (bool, error) 
 		return false, fmt.Errorf("cluster %s: resource %s: %w", r.Name, gvr, err)
 	}
 	return m.Scope.Name() == meta.RESTScopeNameNamespace, nil
+}
+
+// ownerLabel says who wrote an object, from its operator label.
+func ownerLabel(operator string) string {
+	if operator == "" {
+		return "no operator label"
+	}
+	return "operator label " + operator
 }

@@ -19,9 +19,11 @@ func (p managementPlacement) Locate(_ *contract.OutputResources, id contract.Ide
 }
 
 // TestGatherServiceAccountTokens: gather hands a service-account-token Secret back only when
-// its account is the operator's own renamed one (declared in its output-resources), with the
-// annotation mapped back; a token of an HCP account (the control-plane-operator's), of an
-// undeclared account, or to an operator without output-resources is skipped, with a warning.
+// its account is the operator's own renamed one (declared in its output-resources) and
+// topolayer wrote the Secret for this operator (apply wrote it only for an account that was
+// the operator's), with the annotation mapped back; a token of an HCP account (the
+// control-plane-operator's), of an undeclared account, to an operator without
+// output-resources, or a Secret someone else wrote is skipped, with a warning.
 func TestGatherServiceAccountTokens(t *testing.T) {
 	names := hostedNames(t)
 	const ns = "openshift-sample"
@@ -33,7 +35,7 @@ func TestGatherServiceAccountTokens(t *testing.T) {
 	declares := &contract.OutputResources{ManagementResources: contract.OutputResourceList{ExactResources: []contract.ExactResourceID{
 		{ResourceTypeIdentifier: contract.ResourceTypeIdentifier{Version: "v1", Resource: "serviceaccounts"}, Namespace: ns, Name: "sample"},
 	}}}
-	secret := func(account string) (contract.Identity, mapReader) {
+	secret := func(account, writtenFor string) (contract.Identity, mapReader) {
 		src := contract.Identity{Version: "v1", Resource: "secrets", Namespace: ns, Name: "token"}
 		target, err := names.ToTarget(routing.ClusterManagement, src)
 		if err != nil {
@@ -43,23 +45,29 @@ func TestGatherServiceAccountTokens(t *testing.T) {
 		a := namespaces.SourceAnnotations(src)
 		a[translate.AnnotationServiceAccountName] = account
 		o.SetAnnotations(a)
+		if writtenFor != "" {
+			o.SetLabels(map[string]string{namespaces.LabelOperator: writtenFor})
+		}
 		return src, mapReader{target.Key(): o}
 	}
 	for _, tc := range []struct {
-		name     string
-		account  string
-		outputs  *contract.OutputResources
-		wantName string // the annotation handed back; "" when skipped
+		name       string
+		account    string
+		writtenFor string // the Secret's operator label
+		outputs    *contract.OutputResources
+		wantName   string // the annotation handed back; "" when skipped
 	}{
-		{"the operator's own renamed account", saTarget.Name, declares, "sample"},
-		{"the control-plane-operator's account", "control-plane-operator", declares, ""},
-		{"an account of the simulated namespace it does not declare", ns + "--other", declares, ""},
-		{"its own account, but no output-resources", saTarget.Name, nil, ""},
+		{"the operator's own renamed account", saTarget.Name, "sample-operator", declares, "sample"},
+		{"the control-plane-operator's account", "control-plane-operator", "sample-operator", declares, ""},
+		{"an account of the simulated namespace it does not declare", ns + "--other", "sample-operator", declares, ""},
+		{"its own account, but no output-resources", saTarget.Name, "sample-operator", nil, ""},
+		{"its own declared account, a Secret someone else wrote", saTarget.Name, "", declares, ""},
+		{"its own declared account, a Secret written for another operator", saTarget.Name, "other-operator", declares, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			src, mgmt := secret(tc.account)
+			src, mgmt := secret(tc.account, tc.writtenFor)
 			res, err := Gather(t.Context(), Options{
-				Placement: managementPlacement{hostedPlacement{names}}, Outputs: tc.outputs,
+				Placement: managementPlacement{hostedPlacement{names}}, Outputs: tc.outputs, Operator: "sample-operator",
 				Inputs: &contract.InputResources{ApplyConfigurationResources: contract.ResourceList{ExactResources: []contract.ExactResourceID{
 					{ResourceTypeIdentifier: contract.ResourceTypeIdentifier{Version: "v1", Resource: "secrets"}, Namespace: src.Namespace, Name: src.Name},
 				}}},

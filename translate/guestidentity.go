@@ -166,6 +166,29 @@ func (e Engine) placeGuestIdentities(works []*work) []*work {
 			w.guestSA = nil // another workload acting as it needs the management API
 		}
 	}
+	// A token Secret of a guest identity on the management cluster would be a management API
+	// identity its pods do not need: not written, and the pods acting on the guest do not
+	// mount it.
+	dropped := map[string][]string{} // standalone namespace: token Secrets not written
+	for _, w := range works {
+		src := w.entry.Source
+		if src.Group != "" || src.Resource != "secrets" || !placedOn(w, routing.ClusterManagement) || w.src == nil ||
+			w.m.Metadata.Action.IsStatus() || w.src.Object["type"] != SecretTypeServiceAccountToken {
+			continue
+		}
+		k := saKey{src.Namespace, w.src.GetAnnotations()[AnnotationServiceAccountName]}
+		if k.name == "" || !isGuest(k, w.entry.Class) || !e.ownsAccount(works, k) {
+			continue // another account's token is policy/service-account-token's to refuse
+		}
+		w.entry.Disposition, w.entry.Rule, w.entry.Target = routing.Dropped, RuleGuestIdentity, Target{}
+		w.entry.Reason = fmt.Sprintf("a token of service account %s/%s, a guest identity: on the management cluster it would be a management API identity its operands do not need (they act on the guest as the account); not written, and not mounted into their pods", k.namespace, k.name)
+		dropped[src.Namespace] = append(dropped[src.Namespace], src.Name)
+	}
+	for _, w := range works {
+		if w.guestSA != nil {
+			w.droppedTokens = dropped[w.entry.Source.Namespace]
+		}
+	}
 
 	// The service accounts the operator writes on the management side: to the guest.
 	written := map[saKey]bool{}
@@ -428,6 +451,9 @@ type GuestKubeconfig struct {
 	ServiceAccountName string `json:"serviceAccountName"`
 	// SecretName is the kubeconfig Secret in the pod's namespace.
 	SecretName string `json:"secretName"`
+	// WithoutSecrets are Secrets (names in the pod's namespace) that are not written: the
+	// pod's volumes of them, and their mounts, are removed.
+	WithoutSecrets []string `json:"withoutSecrets,omitempty"`
 }
 
 var _ kio.Filter = GuestKubeconfig{}
@@ -449,6 +475,9 @@ func (f GuestKubeconfig) Filter(objs []*yaml.RNode) ([]*yaml.RNode, error) {
 			if err := yamlnode.SetString(spec, yaml.NewStringRNode(f.ServiceAccountName).YNode(), "serviceAccount"); err != nil {
 				return nil, err
 			}
+		}
+		if err := removeSecretVolumes(spec, f.WithoutSecrets); err != nil {
+			return nil, err
 		}
 		items, err := guestKubeconfigItems()
 		if err != nil {
@@ -524,4 +553,75 @@ func upsertNamed(n *yaml.RNode, field string, item *yaml.RNode) error {
 		}
 	}
 	return list.PipeE(yaml.Append(item.YNode()))
+}
+
+// removeSecretVolumes removes from a pod spec the volumes of the Secrets named, and every
+// container's mounts of them.
+func removeSecretVolumes(spec *yaml.RNode, secrets []string) error {
+	if len(secrets) == 0 {
+		return nil
+	}
+	removed := map[string]bool{}
+	if err := removeElements(spec, "volumes", func(v *yaml.RNode) bool {
+		name, _ := yamlnode.StringAt(v, "secret", "secretName")
+		if slices.Contains(secrets, name) {
+			removed[yamlnode.FieldString(v, "name")] = true
+			return true
+		}
+		return false
+	}); err != nil || len(removed) == 0 {
+		return err
+	}
+	for _, list := range []string{"initContainers", "containers"} {
+		containers := spec.Field(list)
+		if containers == nil {
+			continue
+		}
+		cs, err := containers.Value.Elements()
+		if err != nil {
+			return fmt.Errorf("%s: %s: %w", RuleGuestIdentity, list, err)
+		}
+		for _, c := range cs {
+			if err := removeElements(c, "volumeMounts", func(m *yaml.RNode) bool { return removed[yamlnode.FieldString(m, "name")] }); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// removeElements removes the elements of the sequence n.field for which drop is true; a
+// sequence left empty is removed.
+func removeElements(n *yaml.RNode, field string, drop func(*yaml.RNode) bool) error {
+	list := n.Field(field)
+	if list == nil || list.Value.YNode().Kind != yaml.SequenceNode {
+		return nil
+	}
+	elems, err := list.Value.Elements()
+	if err != nil {
+		return fmt.Errorf("%s: %s: %w", RuleGuestIdentity, field, err)
+	}
+	kept := list.Value.YNode().Content[:0]
+	for i, e := range elems {
+		if !drop(e) {
+			kept = append(kept, list.Value.YNode().Content[i])
+		}
+	}
+	list.Value.YNode().Content = kept
+	if len(kept) == 0 {
+		return n.PipeE(yaml.Clear(field))
+	}
+	return nil
+}
+
+// ownsAccount reports whether the operator owns service account k as
+// RuleServiceAccountToken sees it: the plan writes it, or the operator declares it.
+func (e Engine) ownsAccount(works []*work, k saKey) bool {
+	sa := ServiceAccountID(k.namespace, k.name)
+	if len(e.Declared.ClassesOf(sa)) > 0 || len(e.Supplement.ClassesOf(sa)) > 0 {
+		return true
+	}
+	return slices.ContainsFunc(works, func(w *work) bool {
+		return writes(w) && w.entry.Source.Key() == sa.Key()
+	})
 }

@@ -260,3 +260,78 @@ func TestGuestKubeconfigSecretName(t *testing.T) {
 		}
 	}
 }
+
+// TestGuestIdentityTokenSecret: a token Secret of a guest identity would be a management
+// API identity on the management cluster: it is not written, and the pods acting as the
+// account do not mount it; an operand that needs the management API keeps both. A token
+// Secret of an account that is not the operator's is still refused.
+func TestGuestIdentityTokenSecret(t *testing.T) {
+	const hcp = "clusters-example"
+	deployment := policyMutation(contract.ActionApply, "apps", "deployments", "demo", "web", `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: demo}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      serviceAccountName: web
+      volumes: [{name: token, secret: {secretName: web-token}}, {name: config, configMap: {name: web}}]
+      containers:
+      - name: web
+        image: web
+        volumeMounts: [{name: token, mountPath: /var/run/secrets/web}, {name: config, mountPath: /etc/web}]
+`)
+	sa := policyMutation(contract.ActionApply, "", "serviceaccounts", "demo", "web", "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: web, namespace: demo}\n")
+	token := func(name, account string) contract.Mutation {
+		return policyMutation(contract.ActionApply, "", "secrets", "demo", name,
+			"apiVersion: v1\nkind: Secret\nmetadata: {name: "+name+", namespace: demo, annotations: {kubernetes.io/service-account.name: "+account+"}}\ntype: kubernetes.io/service-account-token\n")
+	}
+	tests := []struct {
+		name          string
+		managementAPI []routing.Match
+		mutations     []contract.Mutation
+		want          map[string]string // source name of the Secret: disposition and rule
+		mounted       bool              // the Deployment still mounts the token Secret
+	}{
+		{"a guest identity's token: not written, not mounted", nil, []contract.Mutation{deployment, sa, token("web-token", "web")},
+			map[string]string{"web-token": "dropped " + translate.RuleGuestIdentity}, false},
+		{"an operand that needs the management API keeps its token", []routing.Match{{Resource: "deployments", Name: "web"}}, []contract.Mutation{deployment, sa, token("web-token", "web")},
+			map[string]string{"web-token": "apply hosted/management"}, true},
+		{"another account's token is refused, not dropped", nil, []contract.Mutation{deployment, sa, token("web-token", "web"), token("cpo-token", "control-plane-operator")},
+			map[string]string{"web-token": "dropped " + translate.RuleGuestIdentity, "cpo-token": "rejected " + translate.RuleServiceAccountToken}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := translate.Engine{
+				Topology: translate.TopologyHosted, Operator: "op",
+				Router: &routing.Table{Rules: routing.HostedDefaults(routing.ConvertClusterRBAC)},
+				Names:  namespaces.Hosted{Namespace: hcp}, Stages: translate.HostedStages(), HCPNamespace: hcp, HostedControlPlane: "example",
+				GuestIdentity: &translate.GuestIdentity{ManagementAPI: tc.managementAPI},
+			}
+			p := e.Plan(&contract.OutputDir{Mutations: tc.mutations})
+			got := map[string]string{}
+			for _, en := range p.Entries {
+				switch {
+				case en.Source.Resource == "secrets":
+					got[en.Source.Name] = string(en.Disposition) + " " + en.Rule
+				case en.Source.Resource == "deployments" && en.Object != nil:
+					volumes, _, _ := unstructured.NestedSlice(en.Object.Object, "spec", "template", "spec", "volumes")
+					containers, _, _ := unstructured.NestedSlice(en.Object.Object, "spec", "template", "spec", "containers")
+					_, volume := volumeNamed(volumes, "token")
+					_, mount := volumeNamed(containers[0].(map[string]any)["volumeMounts"], "token")
+					if volume != tc.mounted || mount != tc.mounted {
+						t.Errorf("token volume %v, mount %v; want %v: %v", volume, mount, tc.mounted, volumes)
+					}
+					if _, ok := volumeNamed(volumes, "config"); !ok {
+						t.Errorf("the config volume went too: %v", volumes)
+					}
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("token Secrets (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

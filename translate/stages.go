@@ -279,6 +279,13 @@ func (MountGuestKubeconfig) Rewrite(c *StageContext) ([]Change, error) {
 		return nil, fmt.Errorf("%s: service account: %w", RuleGuestIdentity, err)
 	}
 	f := GuestKubeconfig{PodTemplatePath: podTemplatePaths[c.w.entry.Source.Resource], ServiceAccountName: sa.Name, SecretName: GuestKubeconfigSecretName(g.namespace, g.name)}
+	for _, name := range c.w.droppedTokens {
+		secret, err := c.engine.Names.ToTarget(routing.ClusterManagement, contract.Identity{Version: "v1", Resource: "secrets", Namespace: g.namespace, Name: name})
+		if err != nil {
+			return nil, fmt.Errorf("%s: secret %s: %w", RuleGuestIdentity, name, err)
+		}
+		f.WithoutSecrets = append(f.WithoutSecrets, secret.Name)
+	}
 	return c.Diff(RuleGuestIdentity, ChangeTransformed, func(obj *yaml.RNode) (*yaml.RNode, error) {
 		_, err := f.Filter([]*yaml.RNode{obj})
 		return nil, err

@@ -113,6 +113,9 @@ type work struct {
 	// guestSA is the standalone service account a pod-bearing object placed on the
 	// management cluster acts as on the guest (RuleGuestIdentity); nil otherwise.
 	guestSA *saKey
+	// droppedTokens are the token Secrets of guest identities in the workload's standalone
+	// namespace that the plan does not write (RuleGuestIdentity): its pods do not mount them.
+	droppedTokens []string
 	// tokenless marks the renamed service account of RuleGuestIdentity on the management
 	// cluster: its token is not mounted into pods.
 	tokenless bool
@@ -126,6 +129,9 @@ func (e Engine) Plan(out *contract.OutputDir) *Plan {
 	// every core.
 	p.works = make([]*work, len(out.Mutations))
 	forEach(len(out.Mutations), func(i int) { p.works[i] = p.e.place(&out.Mutations[i]) })
+	for _, w := range p.works {
+		p.writes.check(w)
+	}
 	return p.Plan()
 }
 
@@ -143,6 +149,8 @@ type Planner struct {
 	works   []*work
 	settled func(*Entry) error
 	err     error
+	// writes finds the mutations that write an object twice (RuleDuplicateWrite).
+	writes writeLog
 
 	// spill, when set (SpillTo), holds the plan.json form of the entries settled while
 	// adding; spilled says where each is, spillSummary counts them.
@@ -173,6 +181,7 @@ func (e Engine) Planner(settled func(*Entry) error) *Planner {
 // then m's body and object are dropped (with a settled function only).
 func (p *Planner) Add(m *contract.Mutation) {
 	w := p.e.place(m)
+	p.writes.check(w)
 	p.works = append(p.works, w)
 	if p.settled == nil || p.err != nil || !p.e.settlesAlone(w) {
 		return

@@ -101,7 +101,7 @@ func (o *GatherOptions) Run(ctx context.Context) error {
 		return err
 	}
 	p := startProgress(o.ErrOut, "gathering the inputs of "+o.Operator)
-	res, err := gather.Gather(ctx, gather.Options{Placement: topo, Inputs: inputs, Outputs: outputs, Clusters: clusters})
+	res, err := gather.Gather(ctx, gather.Options{Placement: topo, Inputs: inputs, Outputs: outputs, Clusters: clusters, Operator: o.Operator})
 	p.Stop()
 	if err != nil {
 		return err

@@ -163,7 +163,7 @@ var errRejected = errors.New("outputs rejected")
 func (m *Manager) runOnce(ctx context.Context, st *operatorState, conn *connection, dir string, rec *RunRecord) (digest string, err error) {
 	// Gather the inputs from the caches, in standalone form.
 	t0 := m.opts.Now()
-	g, err := gather.Gather(ctx, gather.Options{Placement: m.topo, Inputs: st.inputs, Outputs: st.outputs, Readers: conn.readers})
+	g, err := gather.Gather(ctx, gather.Options{Placement: m.topo, Inputs: st.inputs, Outputs: st.outputs, Readers: conn.readers, Operator: st.Name})
 	if err != nil {
 		return "", fmt.Errorf("gather the inputs: %w", err)
 	}
