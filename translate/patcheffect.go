@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
@@ -160,23 +161,54 @@ func (e Engine) checkPatchEffects(works []*work, written map[objectKey]bool) {
 }
 
 // AdmitPatched judges obj, the object a patch entry of a plan makes on its target (what the
-// API server's dry-run of the patch returns, the patch applied to the live object, whatever
-// its spelling), by the checks the engine runs on a whole object written there: on the
-// management cluster, its allow-list's fields and reserved labels and Pod Security. It
-// returns nil when obj may land, a *Refusal otherwise. Other entries, and status patches
-// (which change no field those checks read), are not judged: the engine judged them. It is
-// the admission the topology gives the management target (apply.Options.Admission).
-func (e Engine) AdmitPatched(entry Entry, obj *unstructured.Unstructured) error {
+// API server's dry-run of the patch returns: the patch applied to live, the live object,
+// whatever its spelling), by the checks the engine runs on a whole object written there: on
+// the management cluster, its allow-list's fields and reserved labels and Pod Security. What
+// the server assigned to live and the patch left as it was (a Service's cluster IPs, the
+// volume a bound claim names) is the server's, not the operator's, and not judged. It returns
+// nil when obj may land, a *Refusal otherwise. Other entries, and status patches (which
+// change no field those checks read), are not judged here: the engine judged them. It is the
+// admission the topology gives the management target (apply.Options.Admission).
+func (e Engine) AdmitPatched(entry Entry, live, obj *unstructured.Unstructured) error {
 	if entry.Action != contract.ActionPatch || entry.Disposition != routing.Apply {
 		return nil
 	}
 	if obj == nil {
 		return &Refusal{Rule: RuleBody, Reason: fmt.Sprintf("%s: the server returned no object for the patch: it cannot be judged", entry.Source)}
 	}
-	if r := e.judgeWhole(entry, obj); r != nil {
+	if r := e.judgeWhole(entry, withoutAssigned(entry.Target.Identity, live, obj)); r != nil {
 		return r
 	}
 	return nil
+}
+
+// assignedFields are the fields the API server or its controllers set on an object of the
+// allow-list's kinds that its checks read: a Service's cluster IPs, the volume a claim is
+// bound to.
+var assignedFields = map[string][][]string{
+	"services":               {{"spec", "clusterIP"}, {"spec", "clusterIPs"}},
+	"persistentvolumeclaims": {{"spec", "volumeName"}},
+}
+
+// withoutAssigned returns obj without the fields (assignedFields) that hold on obj what they
+// hold on live: the server assigned them, the patch did not set them. obj is not modified.
+func withoutAssigned(target contract.Identity, live, obj *unstructured.Unstructured) *unstructured.Unstructured {
+	fields := assignedFields[target.Resource]
+	if live == nil || target.Group != "" || len(fields) == 0 {
+		return obj
+	}
+	out := obj
+	for _, f := range fields {
+		was, found, _ := unstructured.NestedFieldNoCopy(live.Object, f...)
+		is, _, _ := unstructured.NestedFieldNoCopy(obj.Object, f...)
+		if found && equality.Semantic.DeepEqual(was, is) {
+			if out == obj {
+				out = obj.DeepCopy()
+			}
+			unstructured.RemoveNestedField(out.Object, f...)
+		}
+	}
+	return out
 }
 
 // judgeWhole runs on obj, the whole object an entry's patch makes on its target, the checks

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/namespaces"
@@ -14,8 +16,8 @@ import (
 // TestPatchEffects: a patch on the management cluster is judged by the object it makes,
 // whatever its spelling: applied to the object the plan writes earlier (offline), or to the
 // live object, as the server's dry-run returns it (AdmitPatched, here the patch applied to
-// the object the earlier entry lands as). Both paths give the same verdict, naming the rule
-// and the field.
+// the object the earlier entry lands as, with the cluster IP a server assigns a Service). Both
+// paths give the same verdict, naming the rule and the field.
 func TestPatchEffects(t *testing.T) {
 	const ns, hcp = "openshift-sample", "clusters-example"
 	engine := translate.Engine{
@@ -117,7 +119,12 @@ func TestPatchEffects(t *testing.T) {
 
 			// Live: the plan patches an object it does not write; the target asks the server
 			// what the patch makes of the live one (here, the object as it landed).
-			landed := p.Entries[0].Object
+			landed := p.Entries[0].Object.DeepCopy()
+			if tc.resource == "services" { // the server assigned it: not the operator's
+				if err := unstructured.SetNestedField(landed.Object, "10.0.0.7", "spec", "clusterIP"); err != nil {
+					t.Fatal(err)
+				}
+			}
 			lp := engine.Plan(&contract.OutputDir{Mutations: []contract.Mutation{patch}})
 			e := lp.Entries[0]
 			var refusal *translate.Refusal
@@ -126,7 +133,7 @@ func TestPatchEffects(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := engine.AdmitPatched(e, made); err != nil {
+				if err := engine.AdmitPatched(e, landed, made); err != nil {
 					refusal = err.(*translate.Refusal)
 				}
 			}
