@@ -293,9 +293,10 @@ func reapply(ctx context.Context, target Target, e translate.Entry, rewritten bo
 // all prove unchanged but one writes that one alone, and its write is its own validation
 // (refused, it wrote nothing). A Patch on a target with an Admission (Options.Admission) is
 // always asked a dry-run, and the object the server returns judged, before anything is
-// written; one whose object an earlier entry writes is judged just before its own write. After validation, each entry is applied (StatusApplied), or
-// skipped when it changes nothing (StatusSkipped); the first failure (StatusFailed) stops the
-// plan, and the entries after it are StatusNotRun.
+// written; one whose object an earlier entry writes is judged just before its own write.
+// After validation, each entry is applied (StatusApplied), or skipped when it changes nothing
+// (StatusSkipped); the first failure (StatusFailed) stops the plan, and the entries after it
+// are StatusNotRun.
 //
 // What validation learned of an entry on a ClusterTarget is its write's: an existing object
 // that the entry would not change costs one request (the read that shows it unchanged, none

@@ -108,8 +108,14 @@ func (e Engine) checkManagement(w *work) {
 			w.entry.Source, target.GroupResource()))
 		return
 	}
-	if action.IsStatus() || w.entry.Object == nil {
-		return // a status write changes no field the allow-list reads; a patch is judged on its effect
+	switch {
+	case action.IsStatus():
+		return // a status write changes no field the allow-list reads
+	case action == contract.ActionPatch:
+		return // judged on what it makes
+	case w.entry.Object == nil:
+		w.reject(RuleManagementFields, fmt.Sprintf("%s: a %s without an object cannot be checked against the allow-list's fields", w.entry.Source, action))
+		return
 	}
 	if rule, why := e.managementObject(target, w.entry.Object, w.object()); why != "" {
 		w.reject(rule, fmt.Sprintf("%s: %s", w.entry.Source, why))
