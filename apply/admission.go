@@ -1,6 +1,9 @@
 package apply
 
 import (
+	"encoding/json"
+	"fmt"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/topolayer/topolayer/contract"
@@ -43,4 +46,46 @@ func admissionFor(target Target, e translate.Entry) Admission {
 		return nil
 	}
 	return a.admission()
+}
+
+// preconditioned returns a patch (the JSON form of one of patchType) that the server applies
+// only to the object at resourceVersion rv, the one its judgment read: a merge or
+// strategic-merge patch sets metadata.resourceVersion (a precondition: the server answers
+// Conflict when the object changed), a JSON patch first tests /metadata/resourceVersion. A
+// patch that names a resourceVersion of its own keeps it.
+func preconditioned(patchType string, patch []byte, rv string) ([]byte, error) {
+	if rv == "" {
+		return patch, nil
+	}
+	switch patchType {
+	case contract.PatchTypeJSON:
+		var ops []json.RawMessage
+		if err := json.Unmarshal(patch, &ops); err != nil {
+			return nil, fmt.Errorf("decode the JSON patch: %w", err)
+		}
+		test, err := json.Marshal(map[string]string{"op": "test", "path": "/metadata/resourceVersion", "value": rv})
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(append([]json.RawMessage{test}, ops...))
+	case contract.PatchTypeMerge, contract.PatchTypeStrategicMerge:
+		var m map[string]any
+		if err := json.Unmarshal(patch, &m); err != nil {
+			return nil, fmt.Errorf("decode the patch: %w", err)
+		}
+		meta, _ := m["metadata"].(map[string]any)
+		if meta == nil {
+			if _, set := m["metadata"]; set {
+				return patch, nil // metadata: null, left to the server to refuse
+			}
+			meta = map[string]any{}
+			m["metadata"] = meta
+		}
+		if _, own := meta["resourceVersion"]; own {
+			return patch, nil
+		}
+		meta["resourceVersion"] = rv
+		return json.Marshal(m)
+	}
+	return patch, nil
 }

@@ -950,7 +950,15 @@ func (w *writer) send(ctx context.Context, dry bool) (*unstructured.Unstructured
 		if fm == "" {
 			fm = fieldManager
 		}
-		return w.ri.Patch(ctx, m.Name, pt, w.patch, metav1.PatchOptions{DryRun: dryRun, FieldManager: fm}, w.subresources()...)
+		patch := w.patch
+		if !dry && w.asked && w.t.opts.Admission != nil && m.Action == contract.ActionPatch && w.live != nil {
+			// The patch was judged on what it makes of the live object read: it is written to
+			// that object only (a Conflict, or a failed test, when it changed since).
+			if patch, err = preconditioned(m.PatchType, patch, w.live.GetResourceVersion()); err != nil {
+				return nil, err
+			}
+		}
+		return w.ri.Patch(ctx, m.Name, pt, patch, metav1.PatchOptions{DryRun: dryRun, FieldManager: fm}, w.subresources()...)
 	}
 	return nil, fmt.Errorf("action %s has no write request", m.Action)
 }
