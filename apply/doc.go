@@ -41,6 +41,13 @@
 // (not Events, not status writes, patches or deletions). The owner is the management target's
 // property, not the plan's.
 //
+// A target with Options.Admission judges every Patch of an object by what it makes: the
+// server is asked a dry-run of the patch (it applies it, whatever its spelling) before
+// anything of the plan is written, even when the patch is the plan's only write, and the
+// object it returns is handed to the Admission, which the topology composes from the
+// operator's engine (translate.Engine.AdmitPatched). A refusal names its rule, the entry, the
+// object and the field, and the plan fails validation with nothing written.
+//
 // ApplyPlan validates a whole plan (no rejected entry, a target for every cluster, a
 // server-side dry-run of every mutation) before its first write, then applies it in order and
 // stops at the first failure. DryRun reports what each entry would do and writes nothing.

@@ -175,17 +175,27 @@ func validate(ctx context.Context, plan *translate.Plan, targets map[string]Targ
 		target := targets[r.Cluster]
 		p, isPreparer := target.(preparer)
 		dr, isDryRunner := target.(DryRunner)
+		admission := admissionFor(target, e)
 		switch {
 		case !isPreparer && !isDryRunner:
 		case dependent:
+			// An earlier entry writes the object: the engine judged a patch of it on that
+			// entry's object, and reapply judges it again before writing it.
 			r.Status = StatusValid
 		default:
 			var res Result
 			var err error
+			ask := level
+			if admission != nil {
+				ask = askAll // a patch is judged on what the server says it makes
+			}
 			if isPreparer {
-				w, res, err = p.prepare(ctx, m, entryObject(e), level, true)
+				w, res, err = p.prepare(ctx, m, entryObject(e), ask, true)
 			} else {
 				res, err = dr.DryRun(ctx, m)
+			}
+			if err == nil {
+				err = admit(admission, e, res)
 			}
 			r.Change, r.Object, r.Live = res.Change, res.Object, res.Live
 			if err != nil {
@@ -204,6 +214,18 @@ func validate(ctx context.Context, plan *translate.Plan, targets map[string]Targ
 		writers = append(writers, w)
 	}
 	return results, writers, errors.Join(errs...)
+}
+
+// admit asks admission (nil: none) to judge what the write of entry e makes, res: the
+// object the server's dry-run returned. A write that changes nothing is not judged.
+func admit(admission Admission, e translate.Entry, res Result) error {
+	if admission == nil || res.Skipped {
+		return nil
+	}
+	if err := admission.Admit(e, res.Live, res.Object); err != nil {
+		return fmt.Errorf("%s %s: refused on what the server says it makes of the live object: %w", e.Action, e.Target.Identity, err)
+	}
+	return nil
 }
 
 // writes counts the entries that would write: not proven unchanged by what validation read.
@@ -226,8 +248,8 @@ func dryRunWrites(ctx context.Context, results []EntryResult, writers []*writer)
 	var errs []error
 	for i := range results {
 		w, r := writers[i], &results[i]
-		if w == nil || w.decided.Skipped {
-			continue
+		if w == nil || w.decided.Skipped || w.asked {
+			continue // nothing to write, or the server was asked already
 		}
 		res, err := w.dryRun(ctx, w.decided)
 		r.Change, r.Object, r.Live = res.Change, res.Object, res.Live
@@ -259,7 +281,14 @@ func reapply(ctx context.Context, target Target, e translate.Entry, rewritten bo
 	if !ok {
 		return target.Apply(ctx, *e.Mutation)
 	}
-	w, res, err := p.prepare(ctx, *e.Mutation, entryObject(e), askNothing, !rewritten)
+	ask, admission := askNothing, admissionFor(target, e)
+	if admission != nil {
+		ask = askAll // judged again, on the object as the earlier entries left it
+	}
+	w, res, err := p.prepare(ctx, *e.Mutation, entryObject(e), ask, !rewritten)
+	if err == nil {
+		err = admit(admission, e, res)
+	}
 	if err != nil {
 		return res, err
 	}
@@ -274,9 +303,12 @@ func reapply(ctx context.Context, target Target, e translate.Entry, rewritten bo
 // means nothing is written; the results then carry the findings. A dry-run is asked only when
 // it can prevent a partial write: when more than one entry would write. A plan whose entries
 // all prove unchanged but one writes that one alone, and its write is its own validation
-// (refused, it wrote nothing). After validation, each entry is applied (StatusApplied), or
-// skipped when it changes nothing (StatusSkipped); the first failure (StatusFailed) stops the
-// plan, and the entries after it are StatusNotRun.
+// (refused, it wrote nothing). A Patch on a target with an Admission (Options.Admission) is
+// always asked a dry-run, and the object the server returns judged, before anything is
+// written; one whose object an earlier entry writes is judged just before its own write.
+// After validation, each entry is applied (StatusApplied), or skipped when it changes nothing
+// (StatusSkipped); the first failure (StatusFailed) stops the plan, and the entries after it
+// are StatusNotRun.
 //
 // What validation learned of an entry on a ClusterTarget is its write's: an existing object
 // that the entry would not change costs one request (the read that shows it unchanged, none

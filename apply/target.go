@@ -119,6 +119,12 @@ type Options struct {
 	// operator or source stays a conflict. nil: such an object is a conflict on a target
 	// with RequireOwnership, and written over without moving ownership otherwise.
 	Adopt *Adoption
+	// Admission, when not nil, judges what every Patch of the object makes of it: such a
+	// patch is always asked of the server with a dry-run (dryRun=All) before anything of the
+	// plan is written, and the object the server returns is judged (see Admission). It is a
+	// property of the management target of a hosted topology, composed by the topology from
+	// the engine's allow-list and policy.
+	Admission Admission
 	// Cache, when not nil, holds copies of some objects of the target's cluster (the
 	// informers of the caller's watches). A write that the cached object proves a no-op is
 	// skipped without any request: no read, no dry-run, no write. Anything else (an object
@@ -341,6 +347,7 @@ func (t *ClusterTarget) prepare(ctx context.Context, m contract.Mutation, obj *u
 	res, err := w.decide(ctx, cached)
 	if err == nil && !res.Skipped && (level == askAll || (level == askChanged && (res.Change == ChangeUpdate || res.Change == ChangeAdopt))) {
 		res, err = w.dryRun(ctx, res)
+		w.asked = err == nil
 	}
 	if err != nil {
 		return nil, res, fmt.Errorf("%s %s: %w", m.Metadata.Action, m.Identity(), err)
@@ -367,6 +374,7 @@ type writer struct {
 	// the write then carries its resourceVersion as a precondition (see decide).
 	remembered bool
 	decided    Result // what the write does, as prepare found
+	asked      bool   // decided is the server's answer to a dry-run
 	adopt      bool   // the write adopts live (Options.Adopt)
 	moveFields []byte // the managedFields patch sent before an adopting write; nil for none
 }
@@ -942,7 +950,15 @@ func (w *writer) send(ctx context.Context, dry bool) (*unstructured.Unstructured
 		if fm == "" {
 			fm = fieldManager
 		}
-		return w.ri.Patch(ctx, m.Name, pt, w.patch, metav1.PatchOptions{DryRun: dryRun, FieldManager: fm}, w.subresources()...)
+		patch := w.patch
+		if !dry && w.asked && w.t.opts.Admission != nil && m.Action == contract.ActionPatch && w.live != nil {
+			// The patch was judged on what it makes of the live object read: it is written to
+			// that object only (a Conflict, or a failed test, when it changed since).
+			if patch, err = preconditioned(m.PatchType, patch, w.live.GetResourceVersion()); err != nil {
+				return nil, err
+			}
+		}
+		return w.ri.Patch(ctx, m.Name, pt, patch, metav1.PatchOptions{DryRun: dryRun, FieldManager: fm}, w.subresources()...)
 	}
 	return nil, fmt.Errorf("action %s has no write request", m.Action)
 }

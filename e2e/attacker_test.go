@@ -137,6 +137,9 @@ type attack struct {
 	dropped string
 	// after checks the clusters once the attack was refused.
 	after func(t *testing.T)
+	// seed is what the operator wrote in an earlier run: applied, and left live, before the
+	// servers are listed (seedLive).
+	seed []contract.Mutation
 }
 
 // TestAttackerTable writes, with the default configuration, what issue 15 found uncontained
@@ -530,6 +533,50 @@ func TestAttackerTable(t *testing.T) {
 			sameWriter(plainObj("/v1/configmaps", "ConfigMap", "twice", "data: {mode: harmless}\n")),
 			sameWriter(plainObj("/v1/configmaps", "ConfigMap", "twice", "data: {mode: hostile}\n"))}, declared: true,
 			refused: []string{"duplicate-write", "is written twice in this output by controller attacker (field manager attacker)", "-body-twice.yaml and Management/Apply/"}},
+		// A patch is judged by the object it makes, whatever its spelling (issue 26, item 3): of a
+		// live object, on what the server's dry-run returns; of an object the plan writes
+		// earlier, on that entry's object, offline.
+		{name: "a merge patch of a live ConfigMap in the HCP namespace setting app: kube-apiserver",
+			seed:      []contract.Mutation{plainObj("/v1/configmaps", "ConfigMap", "live-settings", "data: {a: b}\n")},
+			mutations: []contract.Mutation{patchOf(plainObj("/v1/configmaps", "ConfigMap", "live-settings", ""), contract.PatchTypeMerge, `{"metadata":{"labels":{"app":"kube-apiserver"}}}`)}, declared: true,
+			refused: []string{"policy/reserved-labels", "metadata.labels[app]: app=kube-apiserver is reserved", "what the server says it makes of the live object"}},
+		{name: "a JSON patch turning a live Service into NodePort",
+			seed:      []contract.Mutation{svc("live-web", "ports: [{port: 443}]")},
+			mutations: []contract.Mutation{patchOf(svc("live-web", ""), contract.PatchTypeJSON, `[{"op":"replace","path":"/spec/type","value":"NodePort"}]`)}, declared: true,
+			refused: []string{"policy/management-fields", "spec.type: NodePort", "what the server says it makes of the live object"}},
+		{name: "a strategic-merge patch adding externalIPs to a live Service",
+			seed:      []contract.Mutation{svc("live-ips", "ports: [{port: 443}]")},
+			mutations: []contract.Mutation{patchOf(svc("live-ips", ""), contract.PatchTypeStrategicMerge, `{"spec":{"externalIPs":["192.0.2.10"]}}`)}, declared: true,
+			refused: []string{"policy/management-fields", "spec.externalIPs"}},
+		{name: "a patch, with an escaped slash, of a ConfigMap the plan creates earlier, setting a hypershift.openshift.io/ label",
+			mutations: []contract.Mutation{
+				mutation(contract.ClassManagement, contract.ActionCreate, "/v1/configmaps", ns, "new-settings", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: new-settings, namespace: "+ns+"}\ndata: {a: b}\n"),
+				patchOf(plainObj("/v1/configmaps", "ConfigMap", "new-settings", ""), contract.PatchTypeMerge, `{"metadata":{"labels":{"hypershift.openshift.io\/need-management-kas-access":"true"}}}`),
+			}, declared: true,
+			refused: []string{"policy/reserved-labels", "hypershift.openshift.io/need-management-kas-access", "writes earlier in the plan"}},
+		{name: "a harmless JSON patch of a live ConfigMap's data lands",
+			seed:      []contract.Mutation{plainObj("/v1/configmaps", "ConfigMap", "live-data", "data: {a: b}\n")},
+			mutations: []contract.Mutation{patchOf(plainObj("/v1/configmaps", "ConfigMap", "live-data", ""), contract.PatchTypeJSON, `[{"op":"replace","path":"/data/a","value":"c"}]`)}, declared: true,
+			check: func(t *testing.T, landed map[string]*unstructured.Unstructured) {
+				if len(landed) != 1 {
+					t.Fatalf("landed %v, want the patched ConfigMap", landed)
+				}
+				for key, obj := range landed {
+					if got, _, _ := unstructured.NestedString(obj.Object, "data", "a"); got != "c" {
+						t.Errorf("%s: data.a is %q, want the patch's c", key, got)
+					}
+				}
+			}},
+		{name: "a harmless merge patch of a live Service's ports lands (its server-assigned cluster IP is not the operator's)",
+			seed:      []contract.Mutation{svc("live-ports", "ports: [{port: 443}]")},
+			mutations: []contract.Mutation{patchOf(svc("live-ports", ""), contract.PatchTypeMerge, `{"spec":{"ports":[{"port":8443}]}}`)}, declared: true,
+			check: func(t *testing.T, landed map[string]*unstructured.Unstructured) {
+				for key, obj := range landed {
+					if typ, _, _ := unstructured.NestedString(obj.Object, "spec", "type"); typ != "ClusterIP" {
+						t.Errorf("%s: spec.type %q, want ClusterIP", key, typ)
+					}
+				}
+			}},
 	}
 
 	for _, a := range attacks {
@@ -548,6 +595,9 @@ func TestAttackerTable(t *testing.T) {
 			}
 			args := append(append([]string{"apply"}, sources...), hostedKubeconfigFlags(kubeDir)...)
 
+			if len(a.seed) > 0 {
+				seedLive(t, bin, kubeDir, a.seed)
+			}
 			before := bothServers(t)
 			start := time.Now()
 			stdout, stderr, err := cliRun(t, bin, args...)
@@ -560,8 +610,10 @@ func TestAttackerTable(t *testing.T) {
 					t.Fatalf("applied:\n%s", stdout)
 				}
 				for _, part := range a.refused {
-					if !strings.Contains(stderr, part) {
-						t.Errorf("the error does not name %q:\n%s", part, stderr)
+					// A plan refused whole says why on stderr; an entry refused when applied,
+					// in its result on stdout.
+					if !strings.Contains(stderr+stdout, part) {
+						t.Errorf("the error does not name %q:\n%s%s", part, stdout, stderr)
 					}
 				}
 				t.Logf("refused: %s", strings.TrimSpace(stderr))
@@ -816,4 +868,39 @@ func TestAttackerCrossRunRBAC(t *testing.T) {
 		t.Error("after run 2 an authenticated user may read secrets or delete pods")
 	}
 	t.Logf("run 2 refused: %s", strings.TrimSpace(stderr))
+}
+
+// patchOf returns the Patch of m's object (its class and identity), of patchType, with body.
+func patchOf(m contract.Mutation, patchType, body string) contract.Mutation {
+	m.Metadata.Action, m.Metadata.PatchType, m.Body = contract.ActionPatch, patchType, []byte(body)
+	return m
+}
+
+// seedLive applies ms as the attacker operator, with the default configuration, through
+// `topolayer apply`: what its earlier run left live, which the attack then patches. The
+// objects are deleted when the test ends.
+func seedLive(t *testing.T, bin, kubeDir string, ms []contract.Mutation) {
+	t.Helper()
+	from := filepath.Join(t.TempDir(), "seed")
+	if err := contract.WriteOutputDir(from, &contract.OutputDir{Mutations: ms}, contract.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"apply", "--config", filepath.Join("..", "examples", "hosted.yaml"), "--from", from, "--operator", attackerOperator, "-o", "json",
+		"--output-resources", declarations(t, ms)}, hostedKubeconfigFlags(kubeDir)...)
+	stdout, stderr, err := cliRun(t, bin, args...)
+	if err != nil {
+		t.Fatalf("seed: apply: %v\n%s%s", err, stdout, stderr)
+	}
+	_, mgmt := clients(t, hosted.Config(cluster.Management))
+	for _, r := range parseApply(t, stdout) {
+		if r.Cluster != cluster.Management || !isSource(ms, r.Source) {
+			continue
+		}
+		id := targetIdentity(t, ms, r)
+		t.Cleanup(func() {
+			if err := resourceOf(mgmt, id).Delete(context.Background(), id.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				t.Errorf("clean up the seed %s: %v", id, err)
+			}
+		})
+	}
 }

@@ -337,8 +337,10 @@ func (t *Topology) ResolveOwner(ctx context.Context, home *rest.Config, user str
 
 // Targets builds one live target per cluster of the topology over the client configurations
 // by cluster name: a confined cluster's target refuses writes outside its namespace and
-// gives every object the HostedControlPlane ownerReference; on a topology that renames,
-// an existing object without topolayer's marks is someone else's (a conflict).
+// gives every object the HostedControlPlane ownerReference, and judges every patch by what the
+// server says it makes of the live object (apply.Options.Admission: the operator's engine's
+// AdmitPatched); on a topology that renames, an existing object without topolayer's marks is
+// someone else's (a conflict).
 func (t *Topology) Targets(ctx context.Context, clusters map[string]*rest.Config, o TargetOptions) (map[string]apply.Target, error) {
 	owner := o.Owner
 	if owner == nil && t.hcp != nil {
@@ -346,6 +348,16 @@ func (t *Topology) Targets(ctx context.Context, clusters map[string]*rest.Config
 		if owner, err = t.ResolveOwner(ctx, clusters[t.home], o.Impersonate); err != nil {
 			return nil, err
 		}
+	}
+	// A patch of an object on the confined cluster is judged by what the server says it
+	// makes of the live object, with the checks the operator's engine runs on whole objects.
+	var admission apply.Admission
+	if len(t.bound) > 0 {
+		e, err := t.Engine(o.Operator, nil)
+		if err != nil {
+			return nil, err
+		}
+		admission = apply.AdmissionFunc(e.AdmitPatched)
 	}
 	out := make(map[string]apply.Target, len(t.clusters))
 	for _, name := range t.clusters {
@@ -355,7 +367,7 @@ func (t *Topology) Targets(ctx context.Context, clusters map[string]*rest.Config
 		}
 		opts := apply.Options{Impersonate: o.Impersonate, Operator: o.Operator, RequireOwnership: t.ownership, Namespace: t.bound[name], Adopt: o.Adopt, Cache: o.Caches[name]}
 		if opts.Namespace != "" {
-			opts.HostedControlPlane = owner
+			opts.HostedControlPlane, opts.Admission = owner, admission
 		}
 		target, err := apply.NewClusterTarget(name, rc, opts)
 		if err != nil {

@@ -83,7 +83,9 @@ type ManagementAllowance struct {
 }
 
 // checkManagement rejects an entry placed on the management cluster that the allow-list does
-// not allow: its kind, then its fields and labels as they will be written.
+// not allow: its kind, then its fields and labels as they will be written. A patch has no
+// object of its own: it is judged on what it makes of the object it patches, the plan's
+// earlier entry (checkPatchEffects) or the live object at apply time (AdmitPatched).
 func (e Engine) checkManagement(w *work) {
 	c := e.Containment
 	if c == nil || w.entry.Disposition != routing.Apply || w.entry.Target.Cluster != routing.ClusterManagement {
@@ -93,10 +95,7 @@ func (e Engine) checkManagement(w *work) {
 	if action == contract.ActionDelete {
 		return // removing what the operator wrote reaches nothing new
 	}
-	var allow ManagementAllowance
-	if e.Policy != nil && e.Policy.Management != nil {
-		allow = *e.Policy.Management
-	}
+	allow := e.allowance()
 	target := w.entry.Target.Identity
 	o := routing.Object{Class: w.entry.Class, Identity: target}
 	if w.entry.Object != nil {
@@ -109,35 +108,45 @@ func (e Engine) checkManagement(w *work) {
 			w.entry.Source, target.GroupResource()))
 		return
 	}
-	if action.IsStatus() {
+	switch {
+	case action.IsStatus():
 		return // a status write changes no field the allow-list reads
-	}
-	obj := w.entry.Object
-	if obj == nil {
-		if fieldRules(target.Group, target.Resource) {
-			w.reject(RuleManagementFields, fmt.Sprintf("%s: a %s of %s on the management cluster cannot be checked against the allow-list's fields; write the whole object (Apply)", w.entry.Source, action, target.GroupResource()))
-		}
+	case action == contract.ActionPatch:
+		return // judged on what it makes
+	case w.entry.Object == nil:
+		w.reject(RuleManagementFields, fmt.Sprintf("%s: a %s without an object cannot be checked against the allow-list's fields", w.entry.Source, action))
 		return
 	}
+	if rule, why := e.managementObject(target, w.entry.Object, w.object()); why != "" {
+		w.reject(rule, fmt.Sprintf("%s: %s", w.entry.Source, why))
+	}
+}
+
+// allowance is how the policy widens the allow-list for the engine's operator.
+func (e Engine) allowance() ManagementAllowance {
+	if e.Policy != nil && e.Policy.Management != nil {
+		return *e.Policy.Management
+	}
+	return ManagementAllowance{}
+}
+
+// managementObject returns the rule that refuses obj, an object of an allowed kind as it will
+// be on the management cluster at target, and why, naming the field; "" when its fields and
+// labels may land. o is the object the configuration's guest identity matches (its standalone
+// identity and class).
+func (e Engine) managementObject(target contract.Identity, obj *unstructured.Unstructured, o routing.Object) (rule, why string) {
+	c, allow := e.Containment, e.allowance()
 	max := c.MaxReplicas
 	if allow.MaxReplicas > 0 {
 		max = allow.MaxReplicas
 	}
-	if why := managementFields(obj, target, max, e.GuestIdentity, w.object()); why != "" {
-		w.reject(RuleManagementFields, fmt.Sprintf("%s: %s", w.entry.Source, why))
-		return
+	if why := managementFields(obj, target, max, e.GuestIdentity, o); why != "" {
+		return RuleManagementFields, why
 	}
 	if why := reservedLabels(obj, target.Resource, c, allow.Labels); why != "" {
-		w.reject(RuleReservedLabels, fmt.Sprintf("%s: %s; the configuration can let this operator set it (policy.operators[].management.labels)", w.entry.Source, why))
+		return RuleReservedLabels, why + "; the configuration can let this operator set it (policy.operators[].management.labels)"
 	}
-}
-
-// fieldRules reports whether the allow-list reads fields of a kind.
-func fieldRules(group, resource string) bool {
-	if _, ok := podTemplatePaths[resource]; ok && workloadGroups[resource] == group {
-		return true
-	}
-	return group == "" && (resource == "services" || resource == "persistentvolumeclaims")
+	return "", ""
 }
 
 // managementFields returns why an allowed object may not land as it is: "" when it may.

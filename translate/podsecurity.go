@@ -3,6 +3,8 @@ package translate
 import (
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/topolayer/topolayer/translate/podsecurity"
 
 	psaapi "k8s.io/pod-security-admission/api"
@@ -52,6 +54,9 @@ func (e Engine) checkPodSecurity(w *work) {
 		return
 	}
 	src := w.entry.Source
+	if action == contract.ActionPatch {
+		return // judged on what it makes of the object it patches (checkPatchEffects, AdmitPatched)
+	}
 	if !action.CarriesObject() || w.entry.Object == nil {
 		w.reject(RulePodSecurity, fmt.Sprintf("%s: a %s of a pod-bearing object on the management cluster cannot be checked against Pod Security %q; write the whole object (Apply)", src, action, psaapi.LevelRestricted))
 		return
@@ -59,4 +64,15 @@ func (e Engine) checkPodSecurity(w *work) {
 	if reason := podsecurity.Reason(w.entry.Object.Object, path); reason != "" {
 		w.reject(RulePodSecurity, fmt.Sprintf("%s: %s", src, reason))
 	}
+}
+
+// podSecurityOf returns why obj, a whole object as it will be on the management cluster, does
+// not meet the "restricted" level; "" when it does or holds no pod.
+func podSecurityOf(obj *unstructured.Unstructured) string {
+	kind, group := obj.GetKind(), obj.GroupVersionKind().Group
+	path, ok := podsecurity.TemplatePath(kind)
+	if !ok || (group != "" && group != "apps" && group != "batch") || (kind == "Pod") != (group == "") {
+		return ""
+	}
+	return podsecurity.Reason(obj.Object, path)
 }

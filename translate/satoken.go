@@ -20,7 +20,9 @@ import (
 // follows the name mapping of the account in the Secret's standalone namespace, like a field
 // reference, and the account must be the operator's own: written by the plan, or declared in
 // its output-resources (or the configuration's supplement). A Secret naming any other account
-// is refused, as is a patch of a Secret that touches the annotation.
+// is refused. A patch that touches the type or the annotation is judged on the Secret it makes
+// of the plan's earlier entry (the name it sets is not rewritten: it must be where one of the
+// operator's accounts lands), and refused when the plan does not write the Secret earlier.
 const RuleServiceAccountToken = "policy/service-account-token"
 
 // Names of the service-account-token Secret type and its annotation.
@@ -80,8 +82,9 @@ func ServiceAccountID(namespace, name string) contract.Identity {
 
 // serviceAccountTokens rewrites the account annotation of every service-account-token Secret
 // the plan applies to the name its account lands as on the Secret's cluster, and rejects the
-// Secrets of accounts that are not the operator's, and patches of Secrets that name the
-// annotation. It runs once every body is rewritten, before the policy checks.
+// Secrets of accounts that are not the operator's, and patches that name the annotation of
+// Secrets the plan does not write earlier (those it does are judged by checkPatchEffects). It
+// runs once every body is rewritten, before the policy checks.
 // written holds the objects the plan writes besides works' (a planner's spilled entries); it
 // is added to.
 func (e Engine) serviceAccountTokens(works []*work, written map[objectKey]bool) {
@@ -90,6 +93,7 @@ func (e Engine) serviceAccountTokens(works []*work, written map[objectKey]bool) 
 			written[keyOf("", w.entry.Source)] = true
 		}
 	}
+	bases := patchBases(works)
 	for _, w := range works {
 		src := w.entry.Source
 		if w.entry.Disposition != routing.Apply || src.Group != "" || src.Resource != "secrets" {
@@ -97,11 +101,11 @@ func (e Engine) serviceAccountTokens(works []*work, written map[objectKey]bool) 
 		}
 		action := w.m.Metadata.Action
 		if !action.CarriesObject() {
-			if action != contract.ActionDelete && patchTouchesToken(w.m) {
-				w.reject(RuleServiceAccountToken, fmt.Sprintf("%s: metadata.annotations[%s]: a %s that sets or removes the Secret's type or that annotation (however the patch spells it) cannot be checked for the service account whose token it would receive; write the whole Secret (Apply)",
+			if _, judged := bases[w]; !judged && action != contract.ActionDelete && patchTouchesToken(w.m) {
+				w.reject(RuleServiceAccountToken, fmt.Sprintf("%s: metadata.annotations[%s]: a %s that sets or removes the Secret's type or that annotation (however the patch spells it) of a Secret this plan does not write earlier cannot be checked for the service account whose token it would receive; write the whole Secret (Apply)",
 					src, AnnotationServiceAccountName, action))
 			}
-			continue
+			continue // a patch of a Secret the plan writes earlier is judged on what it makes (checkPatchEffects)
 		}
 		if !mayCarryToken(w) {
 			continue // not a token Secret: no tree to build

@@ -362,6 +362,7 @@ func (p *Planner) complete() (*Plan, []int) {
 			e.finish(w)
 		}
 	})
+	e.checkPatchEffects(works, p.written)
 	e.checkRBACContainment(works)
 	e.checkRBAC(works)
 	plan := &Plan{Topology: e.Topology, Summary: p.spillSummary, Entries: make([]Entry, 0, len(works)), GuestIdentities: guestIdentities(works)}
