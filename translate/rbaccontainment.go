@@ -47,11 +47,6 @@ var sensitiveResources = []struct {
 // group, and the users that stand for many (system:anonymous, system:authenticated, ...).
 func BroadSubject(s rbacv1.Subject) bool { return isBroad(s) }
 
-// BeyondBroadSubjects returns why rules grant beyond what a broad subject may hold (a
-// wildcard, escalate, bind or impersonate, reading secrets, a way into pods, nodes or other
-// accounts' tokens), or "" when they do not.
-func BeyondBroadSubjects(rules []rbacv1.PolicyRule) string { return dangerousRules(rules) }
-
 // dangerousRules returns why rules grant beyond what a broad subject may hold, or "".
 func dangerousRules(rules []rbacv1.PolicyRule) string {
 	for i, r := range rules {

@@ -168,11 +168,19 @@ func Widenings(before, after State, vouched func(Grant) bool) []Widening {
 			continue
 		}
 		w := Widening{Principal: p, Namespace: pl.namespace, Rule: missing[0]}
+		// The grant named: one to the class itself rather than to a wider one it is in.
+		best := -1
 		for _, g := range now {
-			if (g.Binding.Namespace == "" || g.Binding.Namespace == pl.namespace) && p.appliesTo(g.Subject, g.Binding.Namespace) &&
-				(vouched == nil || !vouched(g)) && covers(g.Rules, w.Rule) {
-				w.Grant = g
-				break
+			if (g.Binding.Namespace != "" && g.Binding.Namespace != pl.namespace) || !p.appliesTo(g.Subject, g.Binding.Namespace) ||
+				(vouched != nil && vouched(g)) || !covers(g.Rules, w.Rule) {
+				continue
+			}
+			rank := 1
+			if q, ok := PrincipalOf(g.Subject, g.Binding.Namespace); ok && q.Name == p.Name {
+				rank = 2
+			}
+			if rank > best {
+				best, w.Grant = rank, g
 			}
 		}
 		if w.Grant.Aggregated {

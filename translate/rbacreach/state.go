@@ -3,6 +3,7 @@ package rbacreach
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 )
@@ -110,4 +111,31 @@ func put[T any](list []T, v T, same func(T) bool) []T {
 		return list
 	}
 	return append(list, v)
+}
+
+// FormatRule prints a rule in YAML flow style, as a role's rules are written:
+// {verbs: [get], apiGroups: [""], resources: [secrets]}.
+func FormatRule(r rbacv1.PolicyRule) string {
+	var parts []string
+	for _, f := range []struct {
+		name   string
+		values []string
+	}{{"verbs", r.Verbs}, {"apiGroups", r.APIGroups}, {"resources", r.Resources}, {"resourceNames", r.ResourceNames}, {"nonResourceURLs", r.NonResourceURLs}} {
+		if len(f.values) == 0 {
+			continue
+		}
+		quoted := make([]string, len(f.values))
+		for i, v := range f.values {
+			switch v {
+			case "":
+				quoted[i] = `""`
+			case "*":
+				quoted[i] = "'*'"
+			default:
+				quoted[i] = v
+			}
+		}
+		parts = append(parts, f.name+": ["+strings.Join(quoted, ", ")+"]")
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
 }
