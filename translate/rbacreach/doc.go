@@ -9,7 +9,9 @@
 // the ClusterRoles its aggregationRule selects (what the API server's aggregation
 // controller writes). Coverage is k8s.io/component-helpers' (validation.Covers).
 //
-//	for _, w := range rbacreach.Widenings(live, live.With(planned...), nil) {
+//	after := live.Clone()
+//	_ = after.Put(planned) // a *rbacv1.ClusterRole the plan writes
+//	for _, w := range rbacreach.Widenings(live, after, nil) {
 //		// refused: w.Principal would gain w.Rule through w.Grant
 //	}
 package rbacreach
