@@ -79,9 +79,11 @@ func (t *ClusterTarget) RBAC(ctx context.Context) (rbacreach.State, error) {
 // (translate.BroadSubject) to a role of the same plan that is not aggregated, or to a role
 // the RBAC ceiling lists as bindable, gives what it gives. A Patch of an RBAC object cannot
 // be judged on the union and is refused. The shared management cluster holds no binding of
-// topolayer's to a user or group and is not read.
-func checkLiveRBAC(ctx context.Context, plan *translate.Plan, targets map[string]Target) error {
+// topolayer's to a user or group and is not read; nor is a cluster whose RBAC entries all
+// change nothing (unchanged, by entry index: the target found the object already as written).
+func checkLiveRBAC(ctx context.Context, plan *translate.Plan, targets map[string]Target, unchanged map[int]bool) error {
 	byCluster := map[string][]int{}
+	changes := map[string]bool{}
 	for _, i := range applyEntries(plan) {
 		e := plan.Entries[i]
 		id := e.Mutation.Identity()
@@ -89,11 +91,12 @@ func checkLiveRBAC(ctx context.Context, plan *translate.Plan, targets map[string
 			continue
 		}
 		byCluster[e.Target.Cluster] = append(byCluster[e.Target.Cluster], i)
+		changes[e.Target.Cluster] = changes[e.Target.Cluster] || !unchanged[i]
 	}
 	var errs []error
 	for _, cluster := range slices.Sorted(maps.Keys(byCluster)) {
 		reader, ok := targets[cluster].(RBACReader)
-		if !ok {
+		if !ok || !changes[cluster] {
 			continue
 		}
 		live, err := reader.RBAC(ctx)

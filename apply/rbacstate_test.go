@@ -85,6 +85,8 @@ func TestCheckLiveRBAC(t *testing.T) {
 		ceiling *translate.RBACCeiling
 		refused []string // nil: allowed
 		reads   int
+		// unchanged are the entries the target found already as written.
+		unchanged map[int]bool
 	}{
 		{name: "a role an earlier run bound to system:authenticated is widened",
 			entries: func(t *testing.T) []translate.Entry {
@@ -149,6 +151,17 @@ func TestCheckLiveRBAC(t *testing.T) {
 				return []translate.Entry{rbacEntry(t, "guest", contract.ActionApply, widened), rbacEntry(t, "guest", contract.ActionDelete, binding("RoleBinding", "default", "everyone", "Role", "reader", authenticated))}
 			},
 			reads: 1},
+		{name: "a cluster whose RBAC entries all change nothing is not read",
+			entries: func(t *testing.T) []translate.Entry {
+				return []translate.Entry{rbacEntry(t, "guest", contract.ActionApply, widened), rbacEntry(t, "guest", contract.ActionApply, reviews)}
+			},
+			unchanged: map[int]bool{0: true, 1: true}},
+		{name: "a cluster with one RBAC entry that changes something is read",
+			entries: func(t *testing.T) []translate.Entry {
+				return []translate.Entry{rbacEntry(t, "guest", contract.ActionApply, widened), rbacEntry(t, "guest", contract.ActionApply, reviews)}
+			},
+			unchanged: map[int]bool{1: true},
+			refused:   []string{"entry 0: "}, reads: 1},
 		{name: "the management cluster is not read",
 			entries: func(t *testing.T) []translate.Entry {
 				return []translate.Entry{rbacEntry(t, routing.ClusterManagement, contract.ActionApply, cmReader),
@@ -160,7 +173,7 @@ func TestCheckLiveRBAC(t *testing.T) {
 			mgmt := &rbacTarget{fakeTarget: fakeTarget{name: routing.ClusterManagement}, state: live}
 			plan := planOf(tc.entries(t)...)
 			plan.RBAC = tc.ceiling
-			err := checkLiveRBAC(t.Context(), plan, map[string]Target{"guest": guest, routing.ClusterManagement: mgmt})
+			err := checkLiveRBAC(t.Context(), plan, map[string]Target{"guest": guest, routing.ClusterManagement: mgmt}, tc.unchanged)
 			switch {
 			case tc.refused == nil && err != nil:
 				t.Fatalf("refused: %v", err)
