@@ -243,8 +243,7 @@ func grants(s State) []Grant {
 		role := Ref{Kind: roleRef.Kind, Name: roleRef.Name}
 		var rules []rbacv1.PolicyRule
 		var ok bool
-		switch {
-		case roleRef.APIGroup != rbacv1.GroupName:
+		switch { // by kind and name, as the authorizer resolves it (the API server validates apiGroup)
 		case role.Kind == KindClusterRole:
 			rules, ok = clusterRules[role.Name]
 		case role.Kind == KindRole && binding.Namespace != "":
