@@ -148,9 +148,6 @@ func validate(ctx context.Context, plan *translate.Plan, targets map[string]Targ
 	if err := checkPlan(plan, targets); err != nil {
 		return nil, nil, err
 	}
-	if err := checkLiveRBAC(ctx, plan, targets); err != nil {
-		return nil, nil, err
-	}
 	if err := checkTokenAccounts(ctx, plan, targets); err != nil {
 		return nil, nil, err
 	}
@@ -212,6 +209,17 @@ func validate(ctx context.Context, plan *translate.Plan, targets map[string]Targ
 		}
 		results = append(results, r)
 		writers = append(writers, w)
+	}
+	// The RBAC the clusters will hold, once what each entry would do is known: a plan whose
+	// RBAC writes all change nothing reads no RBAC.
+	unchanged := map[int]bool{}
+	for k, w := range writers {
+		if w != nil && w.decided.Skipped {
+			unchanged[results[k].Index] = true
+		}
+	}
+	if err := checkLiveRBAC(ctx, plan, targets, unchanged); err != nil {
+		return nil, nil, err
 	}
 	return results, writers, errors.Join(errs...)
 }

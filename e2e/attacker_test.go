@@ -904,3 +904,178 @@ func seedLive(t *testing.T, bin, kubeDir string, ms []contract.Mutation) {
 		})
 	}
 }
+
+// TestAttackerRBACUnion: RBAC is judged on the union of what the guest holds and what the
+// plan writes, resolved as the RBAC authorizer resolves it (aggregated ClusterRoles
+// included): a plan that lets a broad subject do what it cannot do today is refused, also
+// when the role it binds or widens was written by an earlier run or by the guest's
+// administrator. Each case creates what the guest holds (held), then runs topolayer apply
+// once per run; a refused run changes neither server, and at the end no broad subject can do
+// what the case names (cannot, asked of the guest with SubjectAccessReviews).
+func TestAttackerRBACUnion(t *testing.T) {
+	bin := binary(t, "topolayer")
+	kubeDir := writeKubeconfigs(t, hosted)
+	guestCS, guestDyn := clients(t, hosted.Config(cluster.Guest))
+	sfx := uniqueSuffix(t)
+	plurals := map[string]string{"Role": "roles", "ClusterRole": "clusterroles", "RoleBinding": "rolebindings", "ClusterRoleBinding": "clusterrolebindings"}
+	// object is an RBAC object of the user-workload class; rest follows its metadata.
+	object := func(kind, ns, name, labels, rest string) contract.Mutation {
+		meta := "{name: " + name
+		if ns != "" {
+			meta += ", namespace: " + ns
+		}
+		if labels != "" {
+			meta += ", labels: {" + labels + "}"
+		}
+		return mutation(contract.ClassUserWorkload, contract.ActionApply, "rbac.authorization.k8s.io/v1/"+plurals[kind], ns, name,
+			"apiVersion: rbac.authorization.k8s.io/v1\nkind: "+kind+"\nmetadata: "+meta+"}\n"+rest)
+	}
+	binding := func(kind, ns, name, roleKind, role, subject string) contract.Mutation {
+		return object(kind, ns, name, "", "roleRef: {apiGroup: rbac.authorization.k8s.io, kind: "+roleKind+", name: "+role+"}\nsubjects: ["+subject+"]\n")
+	}
+	group := func(name string) string {
+		return "{apiGroup: rbac.authorization.k8s.io, kind: Group, name: \"" + name + "\"}"
+	}
+	type access struct {
+		user                      string
+		groups                    []string
+		namespace, verb, resource string
+	}
+	authenticated := func(verb, resource string) access {
+		return access{"someone", []string{"system:authenticated"}, "default", verb, resource}
+	}
+	defaultAccount := func(verb, resource string) access {
+		return access{"system:serviceaccount:default:default", []string{"system:serviceaccounts", "system:serviceaccounts:default", "system:authenticated"}, "default", verb, resource}
+	}
+	type run struct {
+		mutations []contract.Mutation
+		refused   []string // nil: applied
+	}
+	for _, tc := range []struct {
+		name   string
+		held   []contract.Mutation // created on the guest before the runs, as its administrator would
+		runs   []run
+		cannot []access
+	}{
+		{name: "run 1 binds system:authenticated to a ClusterRole reading configmaps, run 2 widens it to deleting pods",
+			runs: []run{
+				{mutations: []contract.Mutation{
+					object("ClusterRole", "", "reader-"+sfx, "", "rules: [{apiGroups: [\"\"], resources: [configmaps], verbs: [get]}]\n"),
+					binding("ClusterRoleBinding", "", "reader-"+sfx, "ClusterRole", "reader-"+sfx, group("system:authenticated"))}},
+				{mutations: []contract.Mutation{object("ClusterRole", "", "reader-"+sfx, "", "rules: [{apiGroups: [\"\"], resources: [configmaps], verbs: [get]}, {apiGroups: [\"\"], resources: [pods], verbs: [delete]}]\n")},
+					refused: []string{"policy/rbac-containment", "Group system:authenticated would gain {verbs: [delete], apiGroups: [\"\"], resources: [pods]} cluster-wide",
+						"ClusterRoleBinding reader-" + sfx + " (held by the cluster)"}},
+			},
+			cannot: []access{authenticated("delete", "pods")}},
+		{name: "run 1 writes a ClusterRole reading secrets bound to nobody, run 2 binds system:serviceaccounts to it",
+			runs: []run{
+				{mutations: []contract.Mutation{object("ClusterRole", "", "secrets-"+sfx, "", "rules: [{apiGroups: [\"\"], resources: [secrets], verbs: [get, list]}]\n")}},
+				{mutations: []contract.Mutation{binding("ClusterRoleBinding", "", "every-account-"+sfx, "ClusterRole", "secrets-"+sfx, group("system:serviceaccounts"))},
+					refused: []string{"policy/rbac-containment", "Group system:serviceaccounts", "ClusterRole secrets-" + sfx}},
+			},
+			cannot: []access{defaultAccount("get", "secrets")}},
+		{name: "a ClusterRole whose aggregationRule picks up a held role reading secrets, bound to system:authenticated",
+			held: []contract.Mutation{object("ClusterRole", "", "held-secrets-"+sfx, "attacker.example/pick-"+sfx+": \"true\"", "rules: [{apiGroups: [\"\"], resources: [secrets], verbs: [get]}]\n")},
+			runs: []run{{mutations: []contract.Mutation{
+				object("ClusterRole", "", "picker-"+sfx, "", "aggregationRule: {clusterRoleSelectors: [{matchLabels: {attacker.example/pick-"+sfx+": \"true\"}}]}\n"),
+				binding("ClusterRoleBinding", "", "picker-"+sfx, "ClusterRole", "picker-"+sfx, group("system:authenticated"))},
+				refused: []string{"policy/rbac-containment", "Group system:authenticated", "aggregated"}}},
+			cannot: []access{authenticated("get", "secrets")}},
+		{name: "a ClusterRole labelled for a held aggregated role that system:authenticated holds",
+			held: []contract.Mutation{
+				object("ClusterRole", "", "everyone-"+sfx, "", "aggregationRule: {clusterRoleSelectors: [{matchLabels: {attacker.example/everyone-"+sfx+": \"true\"}}]}\n"),
+				binding("ClusterRoleBinding", "", "everyone-"+sfx, "ClusterRole", "everyone-"+sfx, group("system:authenticated"))},
+			runs: []run{{mutations: []contract.Mutation{object("ClusterRole", "", "more-"+sfx, "attacker.example/everyone-"+sfx+": \"true\"", "rules: [{apiGroups: [\"\"], resources: [secrets], verbs: [get]}]\n")},
+				refused: []string{"policy/rbac-containment", "Group system:authenticated would gain {verbs: [get], apiGroups: [\"\"], resources: [secrets]} cluster-wide",
+					"ClusterRole everyone-" + sfx + " (held by the cluster), which aggregates it from ClusterRole more-" + sfx + " (entry 0 of this plan)"}}},
+			cannot: []access{authenticated("get", "secrets")}},
+		{name: "a RoleBinding of system:authenticated to the guest's edit ClusterRole in default",
+			runs: []run{{mutations: []contract.Mutation{binding("RoleBinding", "default", "everyone-edits-"+sfx, "ClusterRole", "edit", group("system:authenticated"))},
+				refused: []string{"policy/rbac-containment", "Group system:authenticated", "ClusterRole edit"}}},
+			cannot: []access{authenticated("create", "secrets"), authenticated("delete", "pods")}},
+		{name: "system:authenticated bound to a written ClusterRole whose rules it holds already (its own access reviews)",
+			runs: []run{{mutations: []contract.Mutation{
+				object("ClusterRole", "", "reviews-"+sfx, "", "rules: [{apiGroups: [authorization.k8s.io], resources: [selfsubjectaccessreviews], verbs: [create]}]\n"),
+				binding("ClusterRoleBinding", "", "reviews-"+sfx, "ClusterRole", "reviews-"+sfx, group("system:authenticated"))}}}},
+		{name: "a namespace's default service account bound to a written Role reading configmaps",
+			runs: []run{{mutations: []contract.Mutation{
+				object("Role", "default", "cm-"+sfx, "", "rules: [{apiGroups: [\"\"], resources: [configmaps], verbs: [get]}]\n"),
+				binding("RoleBinding", "default", "cm-"+sfx, "Role", "cm-"+sfx, "{kind: ServiceAccount, name: default, namespace: default}")},
+				refused: []string{"policy/rbac-containment", "ServiceAccount default/default would gain {verbs: [get], apiGroups: [\"\"], resources: [configmaps]} in namespace default",
+					"RoleBinding default/cm-" + sfx + " (entry ", "binds ServiceAccount default to Role default/cm-" + sfx}}},
+			cannot: []access{defaultAccount("get", "configmaps")}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var all []contract.Mutation
+			for _, r := range tc.runs {
+				all = append(all, r.mutations...)
+			}
+			t.Cleanup(func() {
+				for _, m := range append(all, tc.held...) {
+					id := m.Identity()
+					if err := resourceOf(guestDyn, id).Delete(context.Background(), id.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+						t.Errorf("clean up %s: %v", id, err)
+					}
+				}
+			})
+			for _, m := range tc.held {
+				var u unstructured.Unstructured
+				if err := yaml.Unmarshal(m.Body, &u.Object); err != nil {
+					t.Fatal(err)
+				}
+				id := m.Identity()
+				if _, err := resourceOf(guestDyn, id).Create(t.Context(), &u, metav1.CreateOptions{}); err != nil {
+					t.Fatalf("hold %s: %v", id, err)
+				}
+			}
+			for i, r := range tc.runs {
+				from := filepath.Join(t.TempDir(), "out")
+				if err := contract.WriteOutputDir(from, &contract.OutputDir{Mutations: r.mutations}, contract.WriteOptions{}); err != nil {
+					t.Fatal(err)
+				}
+				args := append([]string{"apply", "--config", filepath.Join("..", "examples", "hosted.yaml"), "--from", from, "--operator", attackerOperator,
+					"--output-resources", declarations(t, r.mutations), "-o", "json"}, hostedKubeconfigFlags(kubeDir)...)
+				if r.refused == nil {
+					if stdout, stderr, err := cliRun(t, bin, args...); err != nil {
+						t.Fatalf("run %d: %v\n%s%s", i+1, err, stdout, stderr)
+					}
+					for _, m := range r.mutations {
+						if id := m.Identity(); func() error {
+							_, err := resourceOf(guestDyn, id).Get(t.Context(), id.Name, metav1.GetOptions{})
+							return err
+						}() != nil {
+							t.Fatalf("run %d was applied, and the guest does not hold %s", i+1, id)
+						}
+					}
+					continue
+				}
+				before := bothServers(t)
+				stdout, stderr, err := cliRun(t, bin, args...)
+				after := bothServers(t)
+				if err == nil {
+					t.Fatalf("run %d applied:\n%s", i+1, stdout)
+				}
+				for _, part := range r.refused {
+					if !strings.Contains(stderr, part) {
+						t.Errorf("run %d's error does not name %q:\n%s", i+1, part, stderr)
+					}
+				}
+				if diff := changed(before, after); len(diff) > 0 {
+					t.Errorf("run %d changed the servers: %v", i+1, diff)
+				}
+				t.Logf("run %d refused: %s", i+1, strings.TrimSpace(stderr))
+			}
+			for _, a := range tc.cannot {
+				sar, err := guestCS.AuthorizationV1().SubjectAccessReviews().Create(t.Context(), &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+					User: a.user, Groups: a.groups, ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: a.namespace, Verb: a.verb, Resource: a.resource},
+				}}, metav1.CreateOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if sar.Status.Allowed {
+					t.Errorf("%s %v may %s %s in %s", a.user, a.groups, a.verb, a.resource, a.namespace)
+				}
+			}
+		})
+	}
+}

@@ -26,6 +26,11 @@ type Plan struct {
 	// management cluster act as (RuleGuestIdentity), each with the kubeconfig Secret their
 	// pods mount; written at the I/O edge (package guestidentity), not as entries.
 	GuestIdentities []GuestServiceAccount `json:"guestIdentities,omitempty"`
+	// RBAC is the RBAC ceiling of the policy the plan was made under (Policy.RBAC): the
+	// applier's check of the RBAC a cluster will hold lets the plan's bindings bind broad
+	// subjects to the roles it lists as bindable. Not part of the JSON form: a plan read
+	// back has none, and is held to the default containment.
+	RBAC *RBACCeiling `json:"-"`
 }
 
 // Target is where a mutation lands: a cluster and the identity it has there.

@@ -15,7 +15,10 @@ import (
 // tenant's users share it); on either cluster, a broad subject bound to a role that grants
 // everything, wildcards, the escalate, bind or impersonate verbs, reading secrets or a way
 // into pods, nodes or other accounts' tokens; and cluster-admin bound to a named user or a
-// default service account unless the ceiling lists it as bindable.
+// default service account unless the ceiling lists it as bindable. When a plan is applied,
+// the same rule refuses, on the union of what the cluster holds and what the plan writes, a
+// broad subject or a namespace's default service account that would gain what it cannot do
+// today (package apply, with translate/rbacreach).
 const RuleRBACContainment = "policy/rbac-containment"
 
 // broadUsers are the users that stand for many principals; every group is broad.
@@ -46,11 +49,6 @@ var sensitiveResources = []struct {
 // BroadSubject reports whether a binding subject stands for more than one identity: any
 // group, and the users that stand for many (system:anonymous, system:authenticated, ...).
 func BroadSubject(s rbacv1.Subject) bool { return isBroad(s) }
-
-// BeyondBroadSubjects returns why rules grant beyond what a broad subject may hold (a
-// wildcard, escalate, bind or impersonate, reading secrets, a way into pods, nodes or other
-// accounts' tokens), or "" when they do not.
-func BeyondBroadSubjects(rules []rbacv1.PolicyRule) string { return dangerousRules(rules) }
 
 // dangerousRules returns why rules grant beyond what a broad subject may hold, or "".
 func dangerousRules(rules []rbacv1.PolicyRule) string {

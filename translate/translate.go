@@ -366,6 +366,9 @@ func (p *Planner) complete() (*Plan, []int) {
 	e.checkRBACContainment(works)
 	e.checkRBAC(works)
 	plan := &Plan{Topology: e.Topology, Summary: p.spillSummary, Entries: make([]Entry, 0, len(works)), GuestIdentities: guestIdentities(works)}
+	if e.Policy != nil {
+		plan.RBAC = e.Policy.RBAC
+	}
 	for _, w := range works {
 		plan.Summary.add(w.entry.Disposition)
 	}
