@@ -2,8 +2,10 @@ package translate
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/topolayer/topolayer/translate/podsecurity"
+	"github.com/topolayer/topolayer/translate/podspec"
 
 	psaapi "k8s.io/pod-security-admission/api"
 
@@ -41,14 +43,8 @@ func (e Engine) checkPodSecurity(w *work) {
 	if action == contract.ActionDelete || action.IsStatus() {
 		return
 	}
-	kind, group := "", w.entry.Target.Identity.Group
-	if o := w.entry.Object; o != nil {
-		kind, group = o.GetKind(), o.GroupVersionKind().Group
-	} else if k, ok := podsecurity.KindOfResource(w.entry.Target.Identity.Resource); ok {
-		kind = k
-	}
-	path, ok := podsecurity.TemplatePath(kind)
-	if !ok || (group != "" && group != "apps" && group != "batch") || (kind == "Pod") != (group == "") {
+	gk := e.groupKindOf(w.entry.Target.Identity, w.entry.Object)
+	if !podspec.MayHold(gk) {
 		return
 	}
 	src := w.entry.Source
@@ -56,7 +52,18 @@ func (e Engine) checkPodSecurity(w *work) {
 		w.reject(RulePodSecurity, fmt.Sprintf("%s: a %s of a pod-bearing object on the management cluster cannot be checked against Pod Security %q; write the whole object (Apply)", src, action, psaapi.LevelRestricted))
 		return
 	}
-	if reason := podsecurity.Reason(w.entry.Object.Object, path); reason != "" {
-		w.reject(RulePodSecurity, fmt.Sprintf("%s: %s", src, reason))
+	sites, err := podspec.Find(gk, w.entry.Object.Object)
+	if err != nil {
+		w.reject(RulePodSecurity, fmt.Sprintf("%s: %v: its pod specs cannot be checked against Pod Security %q", src, err, psaapi.LevelRestricted))
+		return
+	}
+	var reasons []string
+	for _, site := range sites {
+		if reason := podsecurity.Reason(w.entry.Object.Object, site); reason != "" {
+			reasons = append(reasons, reason)
+		}
+	}
+	if len(reasons) > 0 {
+		w.reject(RulePodSecurity, fmt.Sprintf("%s: %s", src, strings.Join(reasons, "; ")))
 	}
 }

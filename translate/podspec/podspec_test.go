@@ -33,15 +33,15 @@ func TestFind(t *testing.T) {
 		body string
 		want []string
 	}{
-		"pod":                    {schema.GroupKind{Kind: "Pod"}, "spec: {}", []string{"spec metadata"}},
-		"pod template":           {schema.GroupKind{Kind: "PodTemplate"}, "{}", []string{"template.spec template.metadata"}},
-		"replication controller": {schema.GroupKind{Kind: "ReplicationController"}, "{}", []string{"spec.template.spec spec.template.metadata"}},
-		"cronjob":                {schema.GroupKind{Group: "batch", Kind: "CronJob"}, "{}", []string{"spec.jobTemplate.spec.template.spec spec.jobTemplate.spec.template.metadata"}},
-		"core kind, not searched": {schema.GroupKind{Kind: "ConfigMap"}, "data: {}\nspec: {containers: [{name: a, image: b}]}", nil},
+		"pod":                      {schema.GroupKind{Kind: "Pod"}, "spec: {}", []string{"spec metadata"}},
+		"pod template":             {schema.GroupKind{Kind: "PodTemplate"}, "{}", []string{"template.spec template.metadata"}},
+		"replication controller":   {schema.GroupKind{Kind: "ReplicationController"}, "{}", []string{"spec.template.spec spec.template.metadata"}},
+		"cronjob":                  {schema.GroupKind{Group: "batch", Kind: "CronJob"}, "{}", []string{"spec.jobTemplate.spec.template.spec spec.jobTemplate.spec.template.metadata"}},
+		"core kind, not searched":  {schema.GroupKind{Kind: "ConfigMap"}, "data: {}\nspec: {containers: [{name: a, image: b}]}", nil},
 		"custom resource template": {cr, "spec:\n  template:\n    spec:\n      containers: [{name: a, image: b}]", []string{"spec.template.spec spec.template.metadata"}},
 		"custom resource list": {cr, "spec:\n  jobs:\n  - podSpec:\n      initContainers: [{name: a, image: b}]\n  - template: {spec: {containers: [{name: c, image: d}]}}",
 			[]string{"spec.jobs[0].podSpec -", "spec.jobs[1].template.spec spec.jobs[1].template.metadata"}},
-		"custom resource, no image": {cr, "spec: {containers: [{name: a}]}", nil},
+		"custom resource, no image":     {cr, "spec: {containers: [{name: a}]}", nil},
 		"custom resource, not mappings": {cr, "spec: {containers: [a], x: {containers: [{image: b}]}}", nil},
 		"custom resource, image in one": {cr, "spec: {containers: [{name: a}, {name: b, image: c}]}", []string{"spec metadata"}},
 		"custom resource, nested":       {cr, "spec: {containers: [{name: a, image: b, x: {spec: {containers: [{name: c, image: d}]}}}]}", []string{"spec metadata", "spec.containers[0].x.spec spec.containers[0].x.metadata"}},
