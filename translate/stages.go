@@ -133,7 +133,7 @@ func (ScopeSelectors) Name() string { return RuleSelectorScope }
 // Rewrite implements Stage.
 func (ScopeSelectors) Rewrite(c *StageContext) ([]Change, error) {
 	e, src := c.engine, c.w.entry.Source
-	if c.Status() || !e.scopes(c.w.entry.Target.Cluster, src, c.w.entry.Target.Identity) || !scopable(src.Group, src.Resource) {
+	if c.Status() || !e.scopes(c.w.entry.Target.Cluster, src, c.w.entry.Target.Identity) || !scopable(src.Group, src.Resource) && !podspec.MayHold(podsecurity.GroupKindOf(c.obj)) {
 		return nil, nil
 	}
 	s := &scoper{ns: src.Namespace, hcp: e.HCPNamespace, operator: e.Operator, simulated: func(ns string) bool { return e.simulatesNamespace(c.renamer, ns) }}

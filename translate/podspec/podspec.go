@@ -237,11 +237,15 @@ type walker struct {
 // step counts a value at path and refuses one beyond the bounds.
 func (w *walker) step(path Path) error {
 	w.values++
+	where := path
+	if len(where) > 8 {
+		where = where[:8] // the path names where; the rest of a deep one names nothing more
+	}
 	switch {
 	case len(path) > MaxDepth:
-		return fmt.Errorf("%s: nested over %d levels: %w", path[:MaxDepth], MaxDepth, ErrTooComplex)
+		return fmt.Errorf("%s...: nested over %d levels: %w", where, MaxDepth, ErrTooComplex)
 	case w.values > MaxValues:
-		return fmt.Errorf("%s: over %d values: %w", path, MaxValues, ErrTooComplex)
+		return fmt.Errorf("%s: over %d values: %w", where, MaxValues, ErrTooComplex)
 	}
 	return nil
 }
