@@ -49,7 +49,11 @@ func (e Engine) checkPodSecurity(w *work) {
 	}
 	src := w.entry.Source
 	if !action.CarriesObject() || w.entry.Object == nil {
-		w.reject(RulePodSecurity, fmt.Sprintf("%s: a %s of a pod-bearing object on the management cluster cannot be checked against Pod Security %q; write the whole object (Apply)", src, action, psaapi.LevelRestricted))
+		what := "a pod-bearing object"
+		if _, known := podspec.Known(gk); !known {
+			what = "a custom resource, which may hold pod specs,"
+		}
+		w.reject(RulePodSecurity, fmt.Sprintf("%s: a %s of %s on the management cluster cannot be checked against Pod Security %q; write the whole object (Apply)", src, action, what, psaapi.LevelRestricted))
 		return
 	}
 	sites, err := podspec.Find(gk, w.entry.Object.Object)

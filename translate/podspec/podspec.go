@@ -178,12 +178,23 @@ func KnownKinds() []schema.GroupKind {
 	return out
 }
 
-// Schemaless reports whether the finder searches objects of gk by shape: a kind that is
-// neither a built-in pod-bearing one nor of the core group (whose kinds the finder knows,
-// and which holds no custom resource).
+// builtinGroups are Kubernetes' own API groups: their kinds' schemas are the API server's,
+// and none but those of known holds a pod spec. A custom resource cannot be of these groups
+// (a CRD of a *.k8s.io group is of another, such as gateway.networking.k8s.io).
+var builtinGroups = map[string]bool{
+	"": true, "apps": true, "batch": true, "autoscaling": true, "policy": true,
+	"admissionregistration.k8s.io": true, "apiextensions.k8s.io": true, "apiregistration.k8s.io": true,
+	"authentication.k8s.io": true, "authorization.k8s.io": true, "certificates.k8s.io": true,
+	"coordination.k8s.io": true, "discovery.k8s.io": true, "events.k8s.io": true,
+	"flowcontrol.apiserver.k8s.io": true, "internal.apiserver.k8s.io": true, "networking.k8s.io": true,
+	"node.k8s.io": true, "rbac.authorization.k8s.io": true, "resource.k8s.io": true,
+	"scheduling.k8s.io": true, "storage.k8s.io": true, "storagemigration.k8s.io": true,
+}
+
+// Schemaless reports whether the finder searches objects of gk by shape: a kind of no
+// built-in API group (a custom resource), whose schema the finder does not hold.
 func Schemaless(gk schema.GroupKind) bool {
-	_, ok := known[gk]
-	return !ok && gk.Group != ""
+	return !builtinGroups[gk.Group]
 }
 
 // MayHold reports whether objects of gk may hold a pod spec: a built-in pod-bearing kind,

@@ -33,12 +33,13 @@ func TestFind(t *testing.T) {
 		body string
 		want []string
 	}{
-		"pod":                      {schema.GroupKind{Kind: "Pod"}, "spec: {}", []string{"spec metadata"}},
-		"pod template":             {schema.GroupKind{Kind: "PodTemplate"}, "{}", []string{"template.spec template.metadata"}},
-		"replication controller":   {schema.GroupKind{Kind: "ReplicationController"}, "{}", []string{"spec.template.spec spec.template.metadata"}},
-		"cronjob":                  {schema.GroupKind{Group: "batch", Kind: "CronJob"}, "{}", []string{"spec.jobTemplate.spec.template.spec spec.jobTemplate.spec.template.metadata"}},
-		"core kind, not searched":  {schema.GroupKind{Kind: "ConfigMap"}, "data: {}\nspec: {containers: [{name: a, image: b}]}", nil},
-		"custom resource template": {cr, "spec:\n  template:\n    spec:\n      containers: [{name: a, image: b}]", []string{"spec.template.spec spec.template.metadata"}},
+		"pod":                         {schema.GroupKind{Kind: "Pod"}, "spec: {}", []string{"spec metadata"}},
+		"pod template":                {schema.GroupKind{Kind: "PodTemplate"}, "{}", []string{"template.spec template.metadata"}},
+		"replication controller":      {schema.GroupKind{Kind: "ReplicationController"}, "{}", []string{"spec.template.spec spec.template.metadata"}},
+		"cronjob":                     {schema.GroupKind{Group: "batch", Kind: "CronJob"}, "{}", []string{"spec.jobTemplate.spec.template.spec spec.jobTemplate.spec.template.metadata"}},
+		"built-in kind, not searched": {schema.GroupKind{Group: "coordination.k8s.io", Kind: "Lease"}, "spec: {containers: [{name: a, image: b}]}", nil},
+		"core kind, not searched":     {schema.GroupKind{Kind: "ConfigMap"}, "data: {}\nspec: {containers: [{name: a, image: b}]}", nil},
+		"custom resource template":    {cr, "spec:\n  template:\n    spec:\n      containers: [{name: a, image: b}]", []string{"spec.template.spec spec.template.metadata"}},
 		"custom resource list": {cr, "spec:\n  jobs:\n  - podSpec:\n      initContainers: [{name: a, image: b}]\n  - template: {spec: {containers: [{name: c, image: d}]}}",
 			[]string{"spec.jobs[0].podSpec -", "spec.jobs[1].template.spec spec.jobs[1].template.metadata"}},
 		"custom resource, no image":     {cr, "spec: {containers: [{name: a}]}", nil},
