@@ -10,6 +10,7 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/kio"
 
+	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/translate"
 	"github.com/topolayer/topolayer/translate/podsecurity"
@@ -113,7 +114,7 @@ func constEdit(path []string, spec map[string]any) func(transform.Context) (kio.
 // foundPodSpecStrip returns the Pod Security strip (drop-host-path-volumes and the
 // podsecurity.Edits) of the kinds the profile does not name by resource: wherever package
 // podspec finds a pod spec in a management object (a ReplicationController, a PodTemplate, a
-// custom resource that embeds a pod template).
+// custom resource that embeds a pod template), but a shadow copy, which nothing runs.
 func foundPodSpecStrip() []transform.Transform {
 	named := map[schema.GroupKind]bool{}
 	for _, gk := range podspec.KnownKinds() {
@@ -122,7 +123,7 @@ func foundPodSpecStrip() []transform.Transform {
 	}
 	applies := func(obj *yaml.RNode) bool {
 		gk := podsecurity.GroupKindOf(obj)
-		if named[gk] || !podspec.MayHold(gk) {
+		if _, shadow := namespaces.IsShadowGroup(gk.Group); shadow || named[gk] || !podspec.MayHold(gk) {
 			return false
 		}
 		sites, err := podspec.FindNode(gk, obj.YNode())

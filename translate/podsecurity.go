@@ -44,7 +44,7 @@ func (e Engine) checkPodSecurity(w *work) {
 		return
 	}
 	gk := e.groupKindOf(w.entry.Target.Identity, w.entry.Object)
-	if !podspec.MayHold(gk) {
+	if !runsPods(w.entry.Target.Identity.Group, gk) {
 		return
 	}
 	src := w.entry.Source

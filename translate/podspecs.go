@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/translate/podspec"
 )
 
@@ -34,7 +35,25 @@ func knownPodBearing(group, resource string) bool {
 	return false
 }
 
-// podSitesOf returns the pod specs of an unstructured object (podspec.Find).
+// runsPods reports whether an object of kind gk, written to a target of group, may make pods
+// run: a kind that may hold pod specs (podspec.MayHold), unless it is a shadow copy
+// (namespaces.IsShadowGroup), which topolayer keeps for the operator to read and nothing runs.
+func runsPods(group string, gk schema.GroupKind) bool {
+	if _, shadow := namespaces.IsShadowGroup(group); shadow {
+		return false
+	}
+	if _, shadow := namespaces.IsShadowGroup(gk.Group); shadow {
+		return false
+	}
+	return podspec.MayHold(gk)
+}
+
+// podSitesOf returns the pod specs of an unstructured object (podspec.Find); none for a
+// shadow copy (runsPods).
 func podSitesOf(obj *unstructured.Unstructured) ([]podspec.Site, error) {
-	return podspec.Find(obj.GroupVersionKind().GroupKind(), obj.Object)
+	gk := obj.GroupVersionKind().GroupKind()
+	if !runsPods(gk.Group, gk) {
+		return nil, nil
+	}
+	return podspec.Find(gk, obj.Object)
 }

@@ -56,9 +56,14 @@ type selectorSite struct {
 	create bool        // the field is required: absent means "every pod" (a NetworkPolicy's podSelector)
 }
 
-// podSitesIn returns the pod specs of obj, a YAML tree (podspec.FindNode).
+// podSitesIn returns the pod specs of obj, a YAML tree (podspec.FindNode); none for a
+// shadow copy (runsPods).
 func podSitesIn(obj *yaml.RNode) ([]podspec.Site, error) {
-	return podspec.FindNode(podsecurity.GroupKindOf(obj), obj.YNode())
+	gk := podsecurity.GroupKindOf(obj)
+	if !runsPods(gk.Group, gk) {
+		return nil, nil
+	}
+	return podspec.FindNode(gk, obj.YNode())
 }
 
 // podMetadataOf returns the metadata mapping of each pod template of obj (a Pod's own), as
