@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	psaapi "k8s.io/pod-security-admission/api"
@@ -293,6 +294,51 @@ func TestAttackerTable(t *testing.T) {
 		"template:\n  metadata: {labels: {app: root-template}}\n  spec:\n"+indent(strings.ReplaceAll(hostile, "      ", ""), "    "))
 	projected := named("token-reader")
 	projected.Body = []byte(strings.Replace(string(projected.Body), "    spec:\n", "    spec:\n      volumes: [{name: token, projected: {sources: [{serviceAccountToken: {path: token}}]}}]\n", 1))
+
+	// Issue 26 item 2: a custom resource kind whose spec embeds a pod template, served by the
+	// management cluster, and configurations that allow it (and the built-in pod-bearing kinds
+	// the allow-list refuses) for the attacker: the pod-spec checks alone stop what follows.
+	gadgets := schema.GroupVersionResource{Group: "podspec.attacker.example", Version: "v1", Resource: "gadgets"}
+	gadgetCRD := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+		"metadata": map[string]any{"name": gadgets.GroupResource().String()},
+		"spec": map[string]any{"group": gadgets.Group, "scope": "Namespaced",
+			"names": map[string]any{"plural": "gadgets", "singular": "gadget", "kind": "Gadget", "listKind": "GadgetList"},
+			"versions": []any{map[string]any{"name": "v1", "served": true, "storage": true,
+				"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}}},
+	}}
+	crds := mgmt.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
+	if _, err := crds.Create(t.Context(), gadgetCRD, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	if err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, err := mgmt.Resource(gadgets).Namespace(hcp.Namespace).List(ctx, metav1.ListOptions{})
+		return err == nil, nil
+	}); err != nil {
+		t.Fatalf("the gadgets CRD is not served: %v", err)
+	}
+	podSpecKinds := func(name string, reject bool) string {
+		return writeConfig(t, name, func(c map[string]any) {
+			p := policyOf(c)
+			if reject {
+				p["podSecurity"] = "reject"
+			}
+			ops, _ := p["operators"].([]any)
+			p["operators"] = append(ops, map[string]any{"name": attackerOperator, "management": map[string]any{"kinds": []any{
+				map[string]any{"group": "", "resource": "replicationcontrollers"},
+				map[string]any{"group": "", "resource": "podtemplates"},
+				map[string]any{"group": "apps", "resource": "replicasets"},
+				map[string]any{"group": gadgets.Group, "resource": gadgets.Resource},
+			}}})
+		})
+	}
+	podSpecKindsReject, podSpecKindsStrip := podSpecKinds("pod-spec-kinds-reject.yaml", true), podSpecKinds("pod-spec-kinds-strip.yaml", false)
+	replicaSet := workload("apps/v1/replicasets", "ReplicaSet", "root-rs", "  selector: {matchLabels: {app: root-rs}}\n")
+	gadget := func(name, spec string) contract.Mutation {
+		return plainObj(gadgets.Group+"/v1/gadgets", "Gadget", name, "spec:\n  replicas: 1\n  template:\n    metadata: {labels: {app: "+name+"}}\n    spec:\n"+spec)
+	}
+	tokenVolume := "      volumes: [{name: token, projected: {sources: [{serviceAccountToken: {path: token}}]}}]\n"
+	tokenPod := plainObj("/v1/pods", "Pod", "token-pod", "spec:\n"+indent(strings.ReplaceAll(tokenVolume+quiet, "      ", ""), "  "))
 
 	secretPatch := func(patchType, body string) contract.Mutation {
 		m := mutation(contract.ClassManagement, contract.ActionPatch, "/v1/secrets", ns, "settings-secret", body)
@@ -577,6 +623,48 @@ func TestAttackerTable(t *testing.T) {
 					}
 				}
 			}},
+		// Issue 26 item 2: every pod-bearing object, its pod specs found by translate/podspec
+		// (built-in kinds by their paths, custom resources by a PodSpec's shape), not by a list
+		// of kinds. The configuration allows these kinds on the management cluster, so the
+		// pod-spec checks are what stop them.
+		{name: "a privileged ReplicationController, its kind allowed", config: podSpecKindsReject, mutations: []contract.Mutation{replicationController}, declared: true,
+			refused: []string{"policy/pod-security", "spec.template.spec violates Pod Security \"restricted\"", "host namespaces", "privileged"}},
+		{name: "a privileged PodTemplate, its kind allowed", config: podSpecKindsReject, mutations: []contract.Mutation{podTemplate}, declared: true,
+			refused: []string{"policy/pod-security", "template.spec violates Pod Security \"restricted\"", "restricted volume types"}},
+		{name: "a privileged ReplicaSet, its kind allowed", config: podSpecKindsReject, mutations: []contract.Mutation{replicaSet}, declared: true,
+			refused: []string{"policy/pod-security", "spec.template.spec violates Pod Security \"restricted\"", "host namespaces"}},
+		{name: "a custom resource embedding a privileged pod template that mounts a projected service-account token", config: podSpecKindsReject,
+			mutations: []contract.Mutation{gadget("root-gadget", strings.Replace(hostile, "volumes: [", "volumes: [{name: token, projected: {sources: [{serviceAccountToken: {path: token}}]}}, ", 1))}, declared: true,
+			refused: []string{"policy/management-fields", "spec.template.spec.volumes[0].projected.sources[0].serviceAccountToken"}},
+		{name: "a custom resource embedding a privileged pod template", config: podSpecKindsReject, mutations: []contract.Mutation{gadget("root-gadget", hostile)}, declared: true,
+			refused: []string{"policy/pod-security", "spec.template.spec violates Pod Security \"restricted\"", "host namespaces", "spec.template.spec.nodeName"}},
+		{name: "a custom resource embedding a privileged pod template, stripped by default", config: podSpecKindsStrip,
+			mutations: []contract.Mutation{gadget("stripped-gadget", strings.Replace(hostile, "      nodeName: master-0\n", "", 1))}, declared: true,
+			check: func(t *testing.T, landed map[string]*unstructured.Unstructured) {
+				if len(landed) != 1 {
+					t.Fatalf("landed %d objects, want the gadget", len(landed))
+				}
+				for key, obj := range landed {
+					spec, _, _ := unstructured.NestedMap(obj.Object, "spec", "template", "spec")
+					var tmpl corev1.PodTemplateSpec
+					if err := runtime.DefaultUnstructuredConverter.FromUnstructured(map[string]any{"spec": spec}, &tmpl); err != nil {
+						t.Fatal(err)
+					}
+					eval, err := psapolicy.NewEvaluator(psapolicy.DefaultChecks(), nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					res := psapolicy.AggregateCheckResults(eval.EvaluatePod(psaapi.LevelVersion{Level: psaapi.LevelRestricted, Version: psaapi.LatestVersion()}, &tmpl.ObjectMeta, &tmpl.Spec))
+					if !res.Allowed {
+						t.Errorf("%s: landed pod template is not restricted: %s", key, res.ForbiddenDetail())
+					}
+					if tmpl.Spec.AutomountServiceAccountToken == nil || *tmpl.Spec.AutomountServiceAccountToken {
+						t.Errorf("%s: the pod template mounts a management API token", key)
+					}
+				}
+			}},
+		{name: "a Pod mounting a projected service-account token on the management cluster", mutations: []contract.Mutation{tokenPod}, declared: true,
+			refused: []string{"policy/management-fields", "spec.volumes[0].projected.sources[0].serviceAccountToken"}},
 	}
 
 	for _, a := range attacks {

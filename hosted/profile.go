@@ -1,13 +1,20 @@
 package hosted
 
 import (
+	"slices"
+	"strings"
 	"sync"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"sigs.k8s.io/kustomize/kyaml/kio"
 
+	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/translate"
 	"github.com/topolayer/topolayer/translate/podsecurity"
+	"github.com/topolayer/topolayer/translate/podspec"
 	"github.com/topolayer/topolayer/translate/transform"
 )
 
@@ -88,6 +95,7 @@ func HyperShiftProfile() []transform.Transform {
 		})
 		add("pull-secret", constEdit(path, map[string]any{"imagePullSecrets": []any{map[string]any{"name": PullSecretName}}}))
 	}
+	out = append(out, foundPodSpecStrip()...)
 	// On the management cluster the operator's owners (its standalone objects) are not the
 	// owners, the management target adds the HostedControlPlane one itself, and an
 	// ownerReference to another tenant's object would tie the object's lifetime to it.
@@ -101,4 +109,31 @@ func HyperShiftProfile() []transform.Transform {
 func constEdit(path []string, spec map[string]any) func(transform.Context) (kio.Filter, error) {
 	e, err := transform.NewPodSpecEdit(path, spec)
 	return func(transform.Context) (kio.Filter, error) { return e, err }
+}
+
+// foundPodSpecStrip returns the Pod Security strip (drop-host-path-volumes and the
+// podsecurity.Edits) of the kinds the profile does not name by resource: wherever package
+// podspec finds a pod spec in a management object (a ReplicationController, a PodTemplate, a
+// custom resource that embeds a pod template), but a shadow copy, which nothing runs.
+func foundPodSpecStrip() []transform.Transform {
+	named := map[schema.GroupKind]bool{}
+	for _, gk := range podspec.KnownKinds() {
+		resource := strings.ToLower(gk.Kind) + "s"
+		named[gk] = translate.IsPodBearing(resource) && translate.WorkloadGroup(resource) == gk.Group
+	}
+	applies := func(obj *yaml.RNode) bool {
+		gk := podsecurity.GroupKindOf(obj)
+		if _, shadow := namespaces.IsShadowGroup(gk.Group); shadow || named[gk] || !podspec.MayHold(gk) {
+			return false
+		}
+		sites, err := podspec.FindNode(gk, obj.YNode())
+		return err != nil || slices.ContainsFunc(sites, func(s podspec.Site) bool { return s.Spec.Node(obj.YNode()) != nil })
+	}
+	edits := append([]podsecurity.Edit{{Name: "drop-host-path-volumes", Strips: true, Edit: podsecurity.DropHostPathVolumesEdit}}, podsecurity.Edits()...)
+	out := make([]transform.Transform, 0, len(edits))
+	for _, e := range edits {
+		out = append(out, transform.Transform{Name: ProfileHyperShift + "/" + e.Name, Cluster: routing.ClusterManagement, Strips: e.Strips, Applies: applies,
+			Filter: func(transform.Context) (kio.Filter, error) { return podsecurity.Found{Edit: e.Edit}, nil }})
+	}
+	return out
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/topolayer/topolayer/translate/internal/yamlnode"
+	"github.com/topolayer/topolayer/translate/podspec"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -105,10 +106,15 @@ func checkSimulatedNamespaces(p *Plan, finals []*yaml.RNode, hcp string, discove
 			continue
 		}
 		objs[i] = obj
-		if path, ok := podLabelsPath(e.Source.Resource); ok && (e.Source.Resource == "pods" && e.Source.Group == "" || workloadGroups[e.Source.Resource] == e.Source.Group) {
+		sites, _ := podSitesIn(obj) // the policy refused an object beyond the search's bounds
+		for _, site := range sites {
+			meta, ok := site.Metadata()
+			if !ok {
+				continue
+			}
 			set := labels.Set{}
-			if m, err := yamlnode.Lookup(obj, path...); err == nil && m != nil {
-				_ = m.VisitFields(func(n *yaml.MapNode) error {
+			if m := meta.Child("labels").Node(obj.YNode()); m != nil && m.Kind == yaml.MappingNode {
+				_ = yaml.NewRNode(m).VisitFields(func(n *yaml.MapNode) error {
 					set[n.Key.YNode().Value] = n.Value.YNode().Value
 					return nil
 				})
@@ -224,7 +230,7 @@ func checkSimulatedNamespaces(p *Plan, finals []*yaml.RNode, hcp string, discove
 // and the engine keeps none.
 func scopeCheckReads(gk schema.GroupKind, src contract.Identity) bool {
 	group, resource := src.Group, src.Resource
-	if g, ok := workloadGroups[resource]; ok && g == group {
+	if podspec.MayHold(gk) || knownPodBearing(group, resource) {
 		return true
 	}
 	switch {

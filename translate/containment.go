@@ -143,7 +143,7 @@ func (e Engine) managementObject(target contract.Identity, obj *unstructured.Uns
 	if why := managementFields(obj, target, max, e.GuestIdentity, o); why != "" {
 		return RuleManagementFields, why
 	}
-	if why := reservedLabels(obj, target.Resource, c, allow.Labels); why != "" {
+	if why := reservedLabels(obj, c, allow.Labels); why != "" {
 		return RuleReservedLabels, why + "; the configuration can let this operator set it (policy.operators[].management.labels)"
 	}
 	return "", ""
@@ -175,27 +175,35 @@ func managementFields(obj *unstructured.Unstructured, target contract.Identity, 
 			return fmt.Sprintf("spec.volumeName: binds the named volume %s, which may be another tenant's", v)
 		}
 	}
-	path, ok := podTemplatePaths[target.Resource]
-	if !ok || workloadGroups[target.Resource] != target.Group {
-		return ""
+	sites, err := podSitesOf(obj)
+	if err != nil {
+		return err.Error()
 	}
-	for _, f := range []string{"replicas", "parallelism"} {
-		if n, found, _ := unstructured.NestedInt64(u, "spec", f); found && n > maxReplicas {
-			return fmt.Sprintf("spec.%s: %d is over the management cluster's bound of %d (policy.operators[].management.maxReplicas)", f, n, maxReplicas)
+	for _, site := range sites {
+		if !site.HasTemplate || len(site.Template) == 0 {
+			continue // a Pod (or a pod spec outside a template) has no replicas beside it
+		}
+		for _, f := range []string{"replicas", "parallelism"} {
+			at := site.Template[:len(site.Template)-1].Child(f)
+			if n, ok := at.Get(u).(int64); ok && n > maxReplicas {
+				return fmt.Sprintf("%s: %d is over the management cluster's bound of %d (policy.operators[].management.maxReplicas)", at, n, maxReplicas)
+			}
 		}
 	}
-	if g != nil && g.needsManagementAPI(o) {
-		return "" // the configuration lets these pods reach the management API
+	if len(sites) == 0 || g != nil && g.needsManagementAPI(o) {
+		return "" // no pods, or the configuration lets these pods reach the management API
 	}
-	spec, _, _ := unstructured.NestedMap(u, append(slices.Clone(path), "spec")...)
-	volumes, _, _ := unstructured.NestedSlice(spec, "volumes")
-	for i, v := range volumes {
-		m, _ := v.(map[string]any)
-		sources, _, _ := unstructured.NestedSlice(m, "projected", "sources")
-		for j, s := range sources {
-			if sm, ok := s.(map[string]any); ok && sm["serviceAccountToken"] != nil {
-				return fmt.Sprintf("%s.volumes[%d].projected.sources[%d].serviceAccountToken: a pod on the management cluster may not mount a management API token unless the configuration lists its workload (topology.hosted.guestIdentity.managementAPI)",
-					dottedPath(append(slices.Clone(path), "spec")), i, j)
+	for _, site := range sites {
+		spec, _ := site.Spec.Get(u).(map[string]any)
+		volumes, _, _ := unstructured.NestedSlice(spec, "volumes")
+		for i, v := range volumes {
+			m, _ := v.(map[string]any)
+			sources, _, _ := unstructured.NestedSlice(m, "projected", "sources")
+			for j, s := range sources {
+				if sm, ok := s.(map[string]any); ok && sm["serviceAccountToken"] != nil {
+					return fmt.Sprintf("%s.volumes[%d].projected.sources[%d].serviceAccountToken: a pod on the management cluster may not mount a management API token unless the configuration lists its workload (topology.hosted.guestIdentity.managementAPI)",
+						site.Spec, i, j)
+				}
 			}
 		}
 	}
@@ -204,7 +212,7 @@ func managementFields(obj *unstructured.Unstructured, target contract.Identity, 
 
 // reservedLabels returns the first reserved label obj sets on itself or its pods, as "" when
 // none, skipping the topology's own and those allowed.
-func reservedLabels(obj *unstructured.Unstructured, resource string, c *Containment, allowed []Label) string {
+func reservedLabels(obj *unstructured.Unstructured, c *Containment, allowed []Label) string {
 	check := func(at string, labels map[string]any) string {
 		keys := make([]string, 0, len(labels))
 		for k := range labels {
@@ -232,9 +240,16 @@ func reservedLabels(obj *unstructured.Unstructured, resource string, c *Containm
 	if why := check("metadata.labels", labels); why != "" {
 		return why
 	}
-	if path, ok := podTemplatePaths[resource]; ok && len(path) > 0 {
-		labels, _, _ := unstructured.NestedMap(obj.Object, append(slices.Clone(path), "metadata", "labels")...)
-		return check(dottedPath(path)+".metadata.labels", labels)
+	sites, _ := podSitesOf(obj) // an object beyond the search's bounds is refused by managementFields
+	for _, site := range sites {
+		meta, ok := site.Metadata()
+		if !ok || len(site.Template) == 0 {
+			continue // a Pod's labels are its own
+		}
+		labels, _ := meta.Child("labels").Get(obj.Object).(map[string]any)
+		if why := check(meta.Child("labels").String(), labels); why != "" {
+			return why
+		}
 	}
 	return ""
 }

@@ -6,6 +6,9 @@ import (
 	"strings"
 
 	"github.com/topolayer/topolayer/translate/internal/yamlnode"
+	"github.com/topolayer/topolayer/translate/podspec"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -30,14 +33,8 @@ var claimSpecPaths = map[string][][]string{
 	"statefulsets":           {{"spec", "volumeClaimTemplates", "[]", "spec"}},
 }
 
-// claimSpecPathsOf returns the paths of the claim specs of resource.
-func claimSpecPathsOf(resource string) [][]string {
-	paths := slices.Clone(claimSpecPaths[resource])
-	if template, ok := podTemplatePaths[resource]; ok {
-		paths = append(paths, slices.Concat(template, []string{"spec", "volumes", "[]", "ephemeral", "volumeClaimTemplate", "spec"}))
-	}
-	return paths
-}
+// ephemeralClaimPath is where a pod spec's ephemeral volumes' claim specs are.
+var ephemeralClaimPath = []string{"volumes", "[]", "ephemeral", "volumeClaimTemplate", "spec"}
 
 // clonesVolumes reports whether a claim spec of obj, an unstructured object of resource, has
 // a dataSource or dataSourceRef mapping: what checkVolumeDataSources reads.
@@ -57,14 +54,17 @@ func clonesVolumes(obj map[string]any, resource string) bool {
 		m, _ := v.(map[string]any)
 		return m != nil && walk(m[path[0]], path[1:])
 	}
-	return slices.ContainsFunc(claimSpecPathsOf(resource), func(p []string) bool { return walk(obj, p) })
+	if slices.ContainsFunc(claimSpecPaths[resource], func(p []string) bool { return walk(obj, p) }) {
+		return true
+	}
+	sites, err := podspec.Find((&unstructured.Unstructured{Object: obj}).GroupVersionKind().GroupKind(), obj)
+	return err != nil || slices.ContainsFunc(sites, func(s podspec.Site) bool { return walk(s.Spec.Get(obj), ephemeralClaimPath) })
 }
 
 // claimSpecs returns the claim specs in obj, a standalone-form object of resource, each with
 // its field path ("spec.volumeClaimTemplates[0].spec",
 // "spec.template.spec.volumes[name=scratch].ephemeral.volumeClaimTemplate.spec").
 func claimSpecs(obj *yaml.RNode, resource string) map[string]*yaml.RNode {
-	paths := claimSpecPathsOf(resource)
 	out := map[string]*yaml.RNode{}
 	var walk func(n *yaml.RNode, path []string, at string)
 	walk = func(n *yaml.RNode, path []string, at string) {
@@ -97,8 +97,14 @@ func claimSpecs(obj *yaml.RNode, resource string) map[string]*yaml.RNode {
 		}
 		walk(f.Value, path[1:], at+"."+path[0])
 	}
-	for _, p := range paths {
+	for _, p := range claimSpecPaths[resource] {
 		walk(obj, p, "")
+	}
+	sites, _ := podSitesIn(obj) // the policy refuses an object beyond the search's bounds
+	for _, s := range sites {
+		if spec := s.Spec.Node(obj.YNode()); spec != nil {
+			walk(yaml.NewRNode(spec), ephemeralClaimPath, "."+s.Spec.String())
+		}
 	}
 	return out
 }
@@ -113,9 +119,6 @@ func (e Engine) checkVolumeDataSources(w *work) {
 		return
 	}
 	src := w.entry.Source
-	if src.Group != "" && src.Group != "apps" && src.Group != "batch" {
-		return
-	}
 	if !clonesVolumes(w.src.Object, src.Resource) {
 		return // no claim with a source: no tree to build
 	}

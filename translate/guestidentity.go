@@ -133,11 +133,14 @@ func (e Engine) placeGuestIdentities(works []*work) []*work {
 	management := map[saKey]bool{} // the service accounts of workloads that need the management API
 	for _, w := range works {
 		src := w.entry.Source
-		path, ok := podTemplatePaths[src.Resource]
-		if !ok || workloadGroups[src.Resource] != src.Group || !placedOn(w, routing.ClusterManagement) || w.src == nil || w.m.Metadata.Action.IsStatus() || src.Namespace == "" {
+		if !placedOn(w, routing.ClusterManagement) || w.src == nil || w.m.Metadata.Action.IsStatus() || src.Namespace == "" {
 			continue
 		}
-		k := saKey{src.Namespace, serviceAccountOf(w.src.Object, path)}
+		sa, ok := e.podServiceAccount(w)
+		if !ok {
+			continue
+		}
+		k := saKey{src.Namespace, sa}
 		if e.GuestIdentity.needsManagementAPI(w.object()) {
 			management[k] = true
 			continue
@@ -325,10 +328,31 @@ func serviceAccountSubjects(obj *yaml.RNode, ns string) []saKey {
 	return out
 }
 
-// serviceAccountOf returns the service account of the pod template at path in obj:
-// serviceAccountName, else the deprecated serviceAccount, else "default".
-func serviceAccountOf(obj map[string]any, path []string) string {
-	spec, _ := valueAt(obj, append(slices.Clone(path), "spec")...).(map[string]any)
+// podServiceAccount returns the service account the pods of w's source object run as, and
+// false when it has no pod spec. An object whose pod specs name different accounts, or that
+// cannot be searched, is rejected: its pods cannot all act as one guest identity.
+func (e Engine) podServiceAccount(w *work) (string, bool) {
+	sites, err := podSitesOf(w.src)
+	if err != nil {
+		w.reject(RuleGuestIdentity, fmt.Sprintf("%s: %v", w.entry.Source, err))
+		return "", false
+	}
+	sa := ""
+	for i, site := range sites {
+		spec, _ := site.Spec.Get(w.src.Object).(map[string]any)
+		name := serviceAccountOf(spec)
+		if i > 0 && name != sa {
+			w.reject(RuleGuestIdentity, fmt.Sprintf("%s: %s names service account %s, another pod spec of the object %s: its pods cannot all act on the guest as one identity", w.entry.Source, site.Spec, name, sa))
+			return "", false
+		}
+		sa = name
+	}
+	return sa, len(sites) > 0
+}
+
+// serviceAccountOf returns the service account of a pod spec: serviceAccountName, else the
+// deprecated serviceAccount, else "default".
+func serviceAccountOf(spec map[string]any) string {
 	for _, field := range []string{"serviceAccountName", "serviceAccount"} {
 		if v, ok := spec[field].(string); ok && v != "" {
 			return v
@@ -465,54 +489,59 @@ func (f GuestKubeconfig) Filter(objs []*yaml.RNode) ([]*yaml.RNode, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: pod spec: %w", RuleGuestIdentity, err)
 		}
-		if err := yamlnode.SetString(spec, falseNode().YNode(), "automountServiceAccountToken"); err != nil {
-			return nil, err
-		}
-		if err := yamlnode.SetString(spec, yaml.NewStringRNode(f.ServiceAccountName).YNode(), "serviceAccountName"); err != nil {
-			return nil, err
-		}
-		if spec.Field("serviceAccount") != nil {
-			if err := yamlnode.SetString(spec, yaml.NewStringRNode(f.ServiceAccountName).YNode(), "serviceAccount"); err != nil {
-				return nil, err
-			}
-		}
-		if err := removeSecretVolumes(spec, f.WithoutSecrets); err != nil {
-			return nil, err
-		}
-		items, err := guestKubeconfigItems()
-		if err != nil {
-			return nil, err
-		}
-		volume, mount, env := items[0].Copy(), items[1], items[2]
-		if secretName, _ := yamlnode.Lookup(volume, "secret", "secretName"); utf8.ValidString(f.SecretName) {
-			// What the parse of the name quoted as Go quotes it gives, for a valid UTF-8 name.
-			secretName.YNode().Value = f.SecretName
-		} else if volume, err = parseGuestKubeconfigVolume(f.SecretName); err != nil {
-			return nil, err
-		}
-		if err := upsertNamed(spec, "volumes", volume); err != nil {
-			return nil, err
-		}
-		for _, list := range []string{"initContainers", "containers"} {
-			containers := spec.Field(list)
-			if containers == nil {
-				continue
-			}
-			cs, err := containers.Value.Elements()
-			if err != nil {
-				return nil, fmt.Errorf("%s: %s: %w", RuleGuestIdentity, list, err)
-			}
-			for _, c := range cs {
-				if err := upsertNamed(c, "volumeMounts", mount.Copy()); err != nil {
-					return nil, err
-				}
-				if err := upsertNamed(c, "env", env.Copy()); err != nil {
-					return nil, err
-				}
-			}
-		}
-		return o, nil
+		return o, f.mount(spec)
 	})).Filter(objs)
+}
+
+// mount makes one pod spec act as the guest service account.
+func (f GuestKubeconfig) mount(spec *yaml.RNode) error {
+	if err := yamlnode.SetString(spec, falseNode().YNode(), "automountServiceAccountToken"); err != nil {
+		return err
+	}
+	if err := yamlnode.SetString(spec, yaml.NewStringRNode(f.ServiceAccountName).YNode(), "serviceAccountName"); err != nil {
+		return err
+	}
+	if spec.Field("serviceAccount") != nil {
+		if err := yamlnode.SetString(spec, yaml.NewStringRNode(f.ServiceAccountName).YNode(), "serviceAccount"); err != nil {
+			return err
+		}
+	}
+	if err := removeSecretVolumes(spec, f.WithoutSecrets); err != nil {
+		return err
+	}
+	items, err := guestKubeconfigItems()
+	if err != nil {
+		return err
+	}
+	volume, mount, env := items[0].Copy(), items[1], items[2]
+	if secretName, _ := yamlnode.Lookup(volume, "secret", "secretName"); utf8.ValidString(f.SecretName) {
+		// What the parse of the name quoted as Go quotes it gives, for a valid UTF-8 name.
+		secretName.YNode().Value = f.SecretName
+	} else if volume, err = parseGuestKubeconfigVolume(f.SecretName); err != nil {
+		return err
+	}
+	if err := upsertNamed(spec, "volumes", volume); err != nil {
+		return err
+	}
+	for _, list := range []string{"initContainers", "containers"} {
+		containers := spec.Field(list)
+		if containers == nil {
+			continue
+		}
+		cs, err := containers.Value.Elements()
+		if err != nil {
+			return fmt.Errorf("%s: %s: %w", RuleGuestIdentity, list, err)
+		}
+		for _, c := range cs {
+			if err := upsertNamed(c, "volumeMounts", mount.Copy()); err != nil {
+				return err
+			}
+			if err := upsertNamed(c, "env", env.Copy()); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // guestKubeconfigItems returns the volume (of an empty secret name), volume mount and env var

@@ -2,10 +2,12 @@ package translate
 
 import (
 	"fmt"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/topolayer/topolayer/translate/podsecurity"
+	"github.com/topolayer/topolayer/translate/podspec"
 
 	psaapi "k8s.io/pod-security-admission/api"
 
@@ -43,14 +45,8 @@ func (e Engine) checkPodSecurity(w *work) {
 	if action == contract.ActionDelete || action.IsStatus() {
 		return
 	}
-	kind, group := "", w.entry.Target.Identity.Group
-	if o := w.entry.Object; o != nil {
-		kind, group = o.GetKind(), o.GroupVersionKind().Group
-	} else if k, ok := podsecurity.KindOfResource(w.entry.Target.Identity.Resource); ok {
-		kind = k
-	}
-	path, ok := podsecurity.TemplatePath(kind)
-	if !ok || (group != "" && group != "apps" && group != "batch") || (kind == "Pod") != (group == "") {
+	gk := e.groupKindOf(w.entry.Target.Identity, w.entry.Object)
+	if !runsPods(w.entry.Target.Identity.Group, gk) {
 		return
 	}
 	src := w.entry.Source
@@ -58,21 +54,43 @@ func (e Engine) checkPodSecurity(w *work) {
 		return // judged on what it makes of the object it patches (checkPatchEffects, AdmitPatched)
 	}
 	if !action.CarriesObject() || w.entry.Object == nil {
-		w.reject(RulePodSecurity, fmt.Sprintf("%s: a %s of a pod-bearing object on the management cluster cannot be checked against Pod Security %q; write the whole object (Apply)", src, action, psaapi.LevelRestricted))
+		what := "a pod-bearing object"
+		if _, known := podspec.Known(gk); !known {
+			what = "a custom resource, which may hold pod specs,"
+		}
+		w.reject(RulePodSecurity, fmt.Sprintf("%s: a %s of %s on the management cluster cannot be checked against Pod Security %q; write the whole object (Apply)", src, action, what, psaapi.LevelRestricted))
 		return
 	}
-	if reason := podsecurity.Reason(w.entry.Object.Object, path); reason != "" {
-		w.reject(RulePodSecurity, fmt.Sprintf("%s: %s", src, reason))
+	sites, err := podspec.Find(gk, w.entry.Object.Object)
+	if err != nil {
+		w.reject(RulePodSecurity, fmt.Sprintf("%s: %v: its pod specs cannot be checked against Pod Security %q", src, err, psaapi.LevelRestricted))
+		return
+	}
+	var reasons []string
+	for _, site := range sites {
+		if reason := podsecurity.Reason(w.entry.Object.Object, site); reason != "" {
+			reasons = append(reasons, reason)
+		}
+	}
+	if len(reasons) > 0 {
+		w.reject(RulePodSecurity, fmt.Sprintf("%s: %s", src, strings.Join(reasons, "; ")))
 	}
 }
 
 // podSecurityOf returns why obj, a whole object as it will be on the management cluster, does
-// not meet the "restricted" level; "" when it does or holds no pod.
+// not meet the "restricted" level; "" when it does or holds no pod. Its pod specs are found
+// as the check finds them (podspec.Find); one that cannot be searched is not restricted.
 func podSecurityOf(obj *unstructured.Unstructured) string {
-	kind, group := obj.GetKind(), obj.GroupVersionKind().Group
-	path, ok := podsecurity.TemplatePath(kind)
-	if !ok || (group != "" && group != "apps" && group != "batch") || (kind == "Pod") != (group == "") {
-		return ""
+	gvk := obj.GroupVersionKind()
+	sites, err := podspec.Find(gvk.GroupKind(), obj.Object)
+	if err != nil {
+		return fmt.Sprintf("%v: its pod specs cannot be checked against Pod Security %q", err, psaapi.LevelRestricted)
 	}
-	return podsecurity.Reason(obj.Object, path)
+	var reasons []string
+	for _, site := range sites {
+		if reason := podsecurity.Reason(obj.Object, site); reason != "" {
+			reasons = append(reasons, reason)
+		}
+	}
+	return strings.Join(reasons, "; ")
 }

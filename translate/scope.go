@@ -6,6 +6,10 @@ import (
 	"strings"
 
 	"github.com/topolayer/topolayer/translate/internal/yamlnode"
+	"github.com/topolayer/topolayer/translate/podsecurity"
+	"github.com/topolayer/topolayer/translate/podspec"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -52,26 +56,52 @@ type selectorSite struct {
 	create bool        // the field is required: absent means "every pod" (a NetworkPolicy's podSelector)
 }
 
-// podSpecPath returns where an object's pod spec is, and whether it has one.
-func podSpecPath(resource string) ([]string, bool) {
-	if resource == "pods" {
-		return []string{"spec"}, true
+// podSitesIn returns the pod specs of obj, a YAML tree (podspec.FindNode); none for a
+// shadow copy (runsPods).
+func podSitesIn(obj *yaml.RNode) ([]podspec.Site, error) {
+	gk := podsecurity.GroupKindOf(obj)
+	if !runsPods(gk.Group, gk) {
+		return nil, nil
 	}
-	if p, ok := podTemplatePaths[resource]; ok {
-		return append(slices.Clone(p), "spec"), true
-	}
-	return nil, false
+	return podspec.FindNode(gk, obj.YNode())
 }
 
-// podLabelsPath returns where the labels of an object's pods are.
-func podLabelsPath(resource string) ([]string, bool) {
-	if resource == "pods" {
-		return []string{"metadata", "labels"}, true
+// podMetadataOf returns the metadata mapping of each pod template of obj (a Pod's own), as
+// pointers into obj. With create, a missing one and its labels are created (for a built-in
+// kind where its schema has them; for a custom resource in a template that exists).
+func podMetadataOf(obj *yaml.RNode, sites []podspec.Site, create bool) ([]*yaml.RNode, error) {
+	var out []*yaml.RNode
+	for _, site := range sites {
+		meta, ok := site.Metadata()
+		if !ok {
+			continue
+		}
+		var n *yaml.RNode
+		var err error
+		keys, plain := meta.AsKeys()
+		tmpl := site.Template.Node(obj.YNode())
+		switch {
+		case create && plain && site.Known:
+			if _, err = yamlnode.LookupCreate(obj, append(keys, "labels")...); err == nil {
+				n, err = yamlnode.Lookup(obj, keys...)
+			}
+		case create && tmpl != nil && tmpl.Kind == yaml.MappingNode:
+			if _, err = yamlnode.LookupCreate(yaml.NewRNode(tmpl), "metadata", "labels"); err == nil {
+				n = yaml.NewRNode(podspec.Keys("metadata").Node(tmpl))
+			}
+		case tmpl != nil:
+			if m := podspec.Keys("metadata").Node(tmpl); m != nil {
+				n = yaml.NewRNode(m)
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", meta, err)
+		}
+		if n != nil && n.YNode() != nil && n.YNode().Kind == yaml.MappingNode {
+			out = append(out, n)
+		}
 	}
-	if p, ok := podTemplatePaths[resource]; ok {
-		return append(slices.Clone(p), "metadata", "labels"), true
-	}
-	return nil, false
+	return out, nil
 }
 
 // selectorSites lists the label selectors of obj (of resource) that select pods.
@@ -127,31 +157,57 @@ func selectorSites(obj *yaml.RNode, group, resource string) []selectorSite {
 			}
 		}
 	}
-	if _, ok := workloadGroups[resource]; ok && workloadGroups[resource] == group {
-		selPath := []string{"spec"}
-		if resource == "cronjobs" {
-			selPath = []string{"spec", "jobTemplate", "spec"}
+	atPath := func(p podspec.Path) *yaml.RNode {
+		n := p.Node(obj.YNode())
+		if n == nil || n.Kind != yaml.MappingNode {
+			return nil
 		}
-		add(at(selPath...), selPath, "selector", false, false, false)
+		return yaml.NewRNode(n)
 	}
-	if group == "" || workloadGroups[resource] == group {
-		if path, ok := podSpecPath(resource); ok {
-			spec := at(path...)
-			for _, kind := range []string{"podAffinity", "podAntiAffinity"} {
-				aff := at(append(slices.Clone(path), "affinity", kind)...)
-				base := append(slices.Clone(path), "affinity", kind)
-				for i, term := range list(aff, "requiredDuringSchedulingIgnoredDuringExecution") {
-					add(term, append(slices.Clone(base), fmt.Sprintf("requiredDuringSchedulingIgnoredDuringExecution[%d]", i)), "labelSelector", false, true, false)
-				}
-				for i, w := range list(aff, "preferredDuringSchedulingIgnoredDuringExecution") {
-					if term := w.Field("podAffinityTerm"); term != nil && term.Value.YNode().Kind == yaml.MappingNode {
-						add(term.Value, append(slices.Clone(base), fmt.Sprintf("preferredDuringSchedulingIgnoredDuringExecution[%d]", i), "podAffinityTerm"), "labelSelector", false, true, false)
+	sites, _ := podSitesIn(obj) // scope refuses an object beyond the search's bounds
+	gk := podsecurity.GroupKindOf(obj)
+	for _, ps := range sites {
+		if ps.HasTemplate && len(ps.Template) > 0 {
+			// The selector beside the template: a workload's, a ReplicationController's (a
+			// map of labels), a custom resource's (a map of labels unless it has a
+			// LabelSelector's fields).
+			holder := ps.Template[:len(ps.Template)-1]
+			if parent := atPath(holder); parent != nil {
+				plain := gk == schema.GroupKind{Kind: "ReplicationController"}
+				if !ps.Known {
+					if sel := parent.Field("selector"); sel != nil && sel.Value.YNode().Kind == yaml.MappingNode && len(sel.Value.YNode().Content) > 0 {
+						plain = sel.Value.Field("matchLabels") == nil && sel.Value.Field("matchExpressions") == nil
 					}
 				}
+				add(parent, []string{holder.String()}, "selector", plain, false, false)
 			}
-			for i, c := range list(spec, "topologySpreadConstraints") {
-				add(c, append(slices.Clone(path), fmt.Sprintf("topologySpreadConstraints[%d]", i)), "labelSelector", false, false, false)
+		}
+		spec := atPath(ps.Spec)
+		if spec == nil {
+			continue
+		}
+		path := []string{ps.Spec.String()}
+		in := func(p ...string) *yaml.RNode {
+			n, err := yamlnode.Lookup(spec, p...)
+			if err != nil || n == nil || n.YNode().Kind != yaml.MappingNode {
+				return nil
 			}
+			return n
+		}
+		for _, kind := range []string{"podAffinity", "podAntiAffinity"} {
+			aff := in("affinity", kind)
+			base := append(slices.Clone(path), "affinity", kind)
+			for i, term := range list(aff, "requiredDuringSchedulingIgnoredDuringExecution") {
+				add(term, append(slices.Clone(base), fmt.Sprintf("requiredDuringSchedulingIgnoredDuringExecution[%d]", i)), "labelSelector", false, true, false)
+			}
+			for i, w := range list(aff, "preferredDuringSchedulingIgnoredDuringExecution") {
+				if term := w.Field("podAffinityTerm"); term != nil && term.Value.YNode().Kind == yaml.MappingNode {
+					add(term.Value, append(slices.Clone(base), fmt.Sprintf("preferredDuringSchedulingIgnoredDuringExecution[%d]", i), "podAffinityTerm"), "labelSelector", false, true, false)
+				}
+			}
+		}
+		for i, c := range list(spec, "topologySpreadConstraints") {
+			add(c, append(slices.Clone(path), fmt.Sprintf("topologySpreadConstraints[%d]", i)), "labelSelector", false, false, false)
 		}
 	}
 	return out
@@ -168,8 +224,16 @@ type scoper struct {
 // scope labels obj's pods with their simulated namespace and operator, and narrows its
 // selectors (see RuleSelectorScope).
 func (s *scoper) scope(obj *yaml.RNode, group, resource string) error {
-	if path, ok := podLabelsPath(resource); ok && (group == "" && resource == "pods" || workloadGroups[resource] == group) {
-		labels, err := yamlnode.LookupCreate(obj, path...)
+	sites, err := podSitesIn(obj)
+	if err != nil {
+		return err
+	}
+	metas, err := podMetadataOf(obj, sites, true)
+	if err != nil {
+		return err
+	}
+	for _, meta := range metas {
+		labels, err := yamlnode.LookupCreate(meta, "labels")
 		if err != nil {
 			return err
 		}
@@ -377,6 +441,5 @@ func scopable(group, resource string) bool {
 		group == "networking.k8s.io" && resource == "networkpolicies":
 		return true
 	}
-	g, ok := workloadGroups[resource]
-	return ok && g == group
+	return knownPodBearing(group, resource)
 }

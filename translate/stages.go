@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/topolayer/topolayer/translate/podsecurity"
+	"github.com/topolayer/topolayer/translate/podspec"
 	"github.com/topolayer/topolayer/translate/transform"
 
 	"github.com/topolayer/topolayer/translate/internal/yamlnode"
@@ -131,7 +133,7 @@ func (ScopeSelectors) Name() string { return RuleSelectorScope }
 // Rewrite implements Stage.
 func (ScopeSelectors) Rewrite(c *StageContext) ([]Change, error) {
 	e, src := c.engine, c.w.entry.Source
-	if c.Status() || !e.scopes(c.w.entry.Target.Cluster, src, c.w.entry.Target.Identity) || !scopable(src.Group, src.Resource) {
+	if c.Status() || !e.scopes(c.w.entry.Target.Cluster, src, c.w.entry.Target.Identity) || !scopable(src.Group, src.Resource) && !podspec.MayHold(podsecurity.GroupKindOf(c.obj)) {
 		return nil, nil
 	}
 	s := &scoper{ns: src.Namespace, hcp: e.HCPNamespace, operator: e.Operator, simulated: func(ns string) bool { return e.simulatesNamespace(c.renamer, ns) }}
@@ -278,7 +280,7 @@ func (MountGuestKubeconfig) Rewrite(c *StageContext) ([]Change, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: service account: %w", RuleGuestIdentity, err)
 	}
-	f := GuestKubeconfig{PodTemplatePath: podTemplatePaths[c.w.entry.Source.Resource], ServiceAccountName: sa.Name, SecretName: GuestKubeconfigSecretName(g.namespace, g.name)}
+	f := GuestKubeconfig{ServiceAccountName: sa.Name, SecretName: GuestKubeconfigSecretName(g.namespace, g.name)}
 	for _, name := range c.w.droppedTokens {
 		secret, err := c.engine.Names.ToTarget(routing.ClusterManagement, contract.Identity{Version: "v1", Resource: "secrets", Namespace: g.namespace, Name: name})
 		if err != nil {
@@ -287,8 +289,23 @@ func (MountGuestKubeconfig) Rewrite(c *StageContext) ([]Change, error) {
 		f.WithoutSecrets = append(f.WithoutSecrets, secret.Name)
 	}
 	return c.Diff(RuleGuestIdentity, ChangeTransformed, func(obj *yaml.RNode) (*yaml.RNode, error) {
-		_, err := f.Filter([]*yaml.RNode{obj})
-		return nil, err
+		sites, err := podspec.FindNode(podsecurity.GroupKindOf(obj), obj.YNode())
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", RuleGuestIdentity, err)
+		}
+		for _, site := range sites {
+			if keys, ok := site.Template.AsKeys(); ok && site.Known {
+				f.PodTemplatePath = keys // the spec is created where the kind has it
+				if _, err := f.Filter([]*yaml.RNode{obj}); err != nil {
+					return nil, err
+				}
+			} else if spec := site.Spec.Node(obj.YNode()); spec != nil && spec.Kind == yaml.MappingNode {
+				if err := f.mount(yaml.NewRNode(spec)); err != nil {
+					return nil, fmt.Errorf("%s: %w", site.Spec, err)
+				}
+			}
+		}
+		return nil, nil
 	})
 }
 
@@ -311,7 +328,7 @@ func (s TransformStage) Rewrite(c *StageContext) ([]Change, error) {
 		return nil, nil // most of the profile's transforms are for one kind of workload
 	}
 	ctx := c.Source()
-	if !t.Selects(ctx.Source, ctx.Cluster) || (t.Strips && c.engine.Policy.podSecurity() == PodSecurityReject) {
+	if !t.Selects(ctx.Source, ctx.Cluster) || (t.Strips && c.engine.Policy.podSecurity() == PodSecurityReject) || (t.Applies != nil && !t.Applies(c.obj)) {
 		return nil, nil
 	}
 	f, err := t.Filter(ctx)

@@ -4,7 +4,9 @@ import (
 	"slices"
 )
 
-// podTemplatePaths says where the pod template of each workload kind is.
+// podTemplatePaths says where the pod template of each workload kind the hypershift profile
+// edits by resource is (PodBearingResources). The engine itself finds pod specs, of these
+// and every other kind, through package podspec.
 var podTemplatePaths = map[string][]string{
 	"deployments":  {"spec", "template"},
 	"statefulsets": {"spec", "template"},

@@ -793,8 +793,16 @@ func (e Engine) setIdentity(obj *yaml.RNode, src, target contract.Identity, rule
 		}); err != nil {
 			return nil, err
 		}
-		if path, ok := podTemplatePaths[src.Resource]; ok {
-			metaPath := append(slices.Clone(path), "metadata")
+		sites, err := podSitesIn(obj)
+		if err != nil {
+			return nil, err
+		}
+		for _, site := range sites {
+			m, ok := site.Metadata()
+			metaPath, plain := m.AsKeys()
+			if !ok || !plain {
+				continue // a template inside a list: its namespace, if any, is left to the API server's checks
+			}
 			meta, err := yamlnode.Lookup(obj, metaPath...)
 			if err == nil && meta != nil && meta.Field("namespace") != nil {
 				if err := set(append(metaPath, "namespace"), target.Namespace, ChangeRenamed, ByNamespaces, detailRenamed, func() error {

@@ -15,17 +15,27 @@ import (
 // and peers and affinity terms rewritten to the HCP namespace name their standalone
 // namespaces again.
 func unscope(obj *yaml.RNode, group, resource, hcp string) error {
-	if path, ok := podLabelsPath(resource); ok && (group == "" && resource == "pods" || workloadGroups[resource] == group) {
-		if labels, err := obj.Pipe(yaml.Lookup(path...)); err == nil && labels != nil {
-			for _, k := range []string{namespaces.LabelNamespace, namespaces.LabelOperator} {
-				if _, err := labels.Pipe(yaml.Clear(k)); err != nil {
-					return err
-				}
+	sites, err := podSitesIn(obj)
+	if err != nil {
+		return err
+	}
+	metas, err := podMetadataOf(obj, sites, false)
+	if err != nil {
+		return err
+	}
+	for _, meta := range metas {
+		labels := meta.Field("labels")
+		if labels == nil || labels.Value.YNode().Kind != yaml.MappingNode {
+			continue
+		}
+		for _, k := range []string{namespaces.LabelNamespace, namespaces.LabelOperator} {
+			if _, err := labels.Value.Pipe(yaml.Clear(k)); err != nil {
+				return err
 			}
-			if len(labels.YNode().Content) == 0 {
-				if _, err := obj.Pipe(yaml.Lookup(path[:len(path)-1]...), yaml.Clear("labels")); err != nil {
-					return err
-				}
+		}
+		if len(labels.Value.YNode().Content) == 0 {
+			if _, err := meta.Pipe(yaml.Clear("labels")); err != nil {
+				return err
 			}
 		}
 	}

@@ -8,7 +8,8 @@
 //		f := podsecurity.Filter{PodTemplatePath: []string{"spec", "template"}, Edit: e.Edit}
 //		objs, _ = f.Filter(objs)
 //	}
-//	if reason := podsecurity.Reason(deployment.Object, []string{"spec", "template"}); reason != "" {
+//	site, _ := podspec.Known(schema.GroupKind{Group: "apps", Kind: "Deployment"})
+//	if reason := podsecurity.Reason(deployment.Object, site); reason != "" {
 //		// refused: the template is not restricted
 //	}
 package podsecurity

@@ -11,10 +11,12 @@ import (
 	psapolicy "k8s.io/pod-security-admission/policy"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/topolayer/topolayer/translate/internal/yamlnode"
+	"github.com/topolayer/topolayer/translate/podspec"
 )
 
 // evaluator is the Pod Security admission's own evaluator, with its default checks.
@@ -26,34 +28,16 @@ var evaluator = func() psapolicy.Evaluator {
 	return e
 }()
 
-// templatePathsByKind says where the pod template of each pod-bearing kind is; a Pod is its
-// own template.
-var templatePathsByKind = map[string][]string{
-	"Deployment": {"spec", "template"}, "StatefulSet": {"spec", "template"},
-	"DaemonSet": {"spec", "template"}, "ReplicaSet": {"spec", "template"},
-	"Job": {"spec", "template"}, "CronJob": {"spec", "jobTemplate", "spec", "template"},
-	"Pod": {},
-}
-
-// KindOfResource returns the kind of a pod-bearing resource.
-func KindOfResource(resource string) (string, bool) {
-	for k := range templatePathsByKind {
-		if strings.ToLower(k)+"s" == resource {
-			return k, true
-		}
+// Reason evaluates the pod spec of obj at site (and its template's metadata) against Pod
+// Security "restricted" (latest), and returns why it is forbidden, or "".
+func Reason(obj map[string]any, site podspec.Site) string {
+	var m map[string]any
+	if site.HasTemplate {
+		m, _ = site.Template.Get(obj).(map[string]any)
+	} else if spec, ok := site.Spec.Get(obj).(map[string]any); ok {
+		m = map[string]any{"spec": spec}
 	}
-	return "", false
-}
-
-// Reason evaluates the pod template at path of obj against Pod Security
-// "restricted" (latest), and returns why it is forbidden, or "".
-func Reason(obj map[string]any, path []string) string {
-	m := obj
-	for _, p := range path {
-		next, _ := m[p].(map[string]any)
-		m = next
-	}
-	where := strings.Join(append(slices.Clone(path), "spec"), ".")
+	where := site.Spec.String()
 	var tmpl corev1.PodTemplateSpec
 	if m != nil {
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(withoutUncheckedFields(m), &tmpl); err != nil {
@@ -466,14 +450,49 @@ func dropHostPathVolumes(spec *yaml.RNode) error {
 	return nil
 }
 
-// TemplatePath returns where the pod template of a pod-bearing kind is (empty for a Pod);
-// false for another kind.
-func TemplatePath(kind string) ([]string, bool) {
-	p, ok := templatePathsByKind[kind]
-	return p, ok
+// Found runs Edit on every pod spec package podspec finds in an object (its template's
+// metadata, nil when it has none): the strip of the kinds a profile does not name, custom
+// resources among them.
+type Found struct {
+	Edit func(meta, spec *yaml.RNode) error
+}
+
+// Filter implements kio.Filter.
+func (f Found) Filter(objs []*yaml.RNode) ([]*yaml.RNode, error) {
+	return kio.FilterAll(yaml.FilterFunc(func(o *yaml.RNode) (*yaml.RNode, error) {
+		sites, err := podspec.FindNode(GroupKindOf(o), o.YNode())
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range sites {
+			spec := s.Spec.Node(o.YNode())
+			if spec == nil || spec.Kind != yaml.MappingNode {
+				continue
+			}
+			var meta *yaml.RNode
+			if m, ok := s.Metadata(); ok {
+				if n := m.Node(o.YNode()); n != nil && n.Kind == yaml.MappingNode {
+					meta = yaml.NewRNode(n)
+				}
+			}
+			if err := f.Edit(meta, yaml.NewRNode(spec)); err != nil {
+				return nil, fmt.Errorf("%s: %w", s.Spec, err)
+			}
+		}
+		return o, nil
+	})).Filter(objs)
+}
+
+// DropHostPathVolumesEdit is DropHostPathVolumes as an Edit, for Found.
+func DropHostPathVolumesEdit(_, spec *yaml.RNode) error { return dropHostPathVolumes(spec) }
+
+// GroupKindOf returns the group and kind of an object as its apiVersion and kind say.
+func GroupKindOf(o *yaml.RNode) schema.GroupKind {
+	return schema.FromAPIVersionAndKind(o.GetApiVersion(), o.GetKind()).GroupKind()
 }
 
 var (
+	_ kio.Filter = Found{}
 	_ kio.Filter = Filter{}
 	_ kio.Filter = DropHostPathVolumes{}
 )

@@ -565,6 +565,10 @@ type Transform struct {
 	// identity field a transform may change (RuleIdentityFields): the management cluster
 	// does not keep the operator's owners.
 	RemovesOwnerReferences bool
+	// Applies, when set, narrows the transform further to the objects it returns true for,
+	// as the stages before it left them (the profile's pod-spec edits of kinds it does not
+	// name: objects in which package podspec finds a pod spec).
+	Applies func(obj *yaml.RNode) bool
 }
 
 // Patch is a user-written transform: a strategic-merge patch or a JSON 6902 patch, applied
