@@ -185,6 +185,16 @@ func TestRealCAOHosted(t *testing.T) {
 	if !strings.Contains(status.Data["status.yaml"], "failedControllers") {
 		t.Errorf("a Degraded run that names no failed controller:\n%s", status.Data["status.yaml"])
 	}
+	// HyperShift gives the authenticator its certificate: the configuration leaves CAO's
+	// requester out, and the guest has no CertificateSigningRequest of it.
+	if !strings.Contains(status.Data["status.yaml"], "- TODO-authenticatorCertRequester") {
+		t.Errorf("the status does not name the skipped certificate requester:\n%s", status.Data["status.yaml"])
+	}
+	if csrs, err := guestCS.CertificatesV1().CertificateSigningRequests().List(t.Context(), metav1.ListOptions{}); err != nil {
+		t.Fatal(err)
+	} else if len(csrs.Items) > 0 {
+		t.Errorf("%d CertificateSigningRequests on the guest, want none: %s", len(csrs.Items), csrs.Items[0].Name)
+	}
 	// The CR HyperShift created was adopted: the same object, now topolayer's.
 	got, err := mgmtDyn.Resource(schema.GroupVersionResource{Group: namespaces.ShadowGroup("operator.openshift.io"), Version: "v1", Resource: "authentications"}).
 		Namespace(hcpNS).Get(t.Context(), "cluster", metav1.GetOptions{})

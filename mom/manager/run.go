@@ -52,10 +52,14 @@ type RunRecord struct {
 	Rejected  []string `json:"rejected,omitempty"`
 	// FailedControllers name the controllers that failed or panicked, with their errors.
 	FailedControllers []string `json:"failedControllers,omitempty"`
-	Conflicts         []string `json:"conflicts,omitempty"`
-	Sandbox           string   `json:"sandbox,omitempty"`
-	OutputSize        int64    `json:"outputBytes"`
-	Digest            string   `json:"digest,omitempty"`
+	// SkippedControllers name the controllers the run did not run (controller-results.yaml):
+	// those the operator's controllers setting leaves out (operators[].controllers), and
+	// those the operator itself skipped.
+	SkippedControllers []string `json:"skippedControllers,omitempty"`
+	Conflicts          []string `json:"conflicts,omitempty"`
+	Sandbox            string   `json:"sandbox,omitempty"`
+	OutputSize         int64    `json:"outputBytes"`
+	Digest             string   `json:"digest,omitempty"`
 	// Phases is how long each phase took: gather, operator, apply.
 	Phases map[string]string `json:"phases,omitempty"`
 }
@@ -204,6 +208,7 @@ func (m *Manager) runOnce(ctx context.Context, st *operatorState, conn *connecti
 	if rec.FailedControllers, err = partialRun(runErr, outputs, readErr); err != nil {
 		return "", err
 	}
+	rec.SkippedControllers = skippedControllers(outputs)
 	if readErr != nil {
 		return "", fmt.Errorf("%w: read the output dir: %w", errRejected, readErr)
 	}
@@ -355,6 +360,20 @@ func failedControllers(out *contract.OutputDir, readErr error) (failed []string,
 		failed = append(failed, r.ControllerName+": "+msg)
 	}
 	return failed, true
+}
+
+// skippedControllers names the controllers controller-results.yaml says were skipped.
+func skippedControllers(out *contract.OutputDir) []string {
+	if out == nil || out.ControllerResults == nil {
+		return nil
+	}
+	var skipped []string
+	for _, r := range out.ControllerResults.ControllerResults {
+		if r.Status == contract.ControllerSkipped {
+			skipped = append(skipped, r.ControllerName)
+		}
+	}
+	return skipped
 }
 
 // partialRefusal says why the outputs of a run that exited non-zero were not applied.
