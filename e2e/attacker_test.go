@@ -311,6 +311,21 @@ func TestAttackerTable(t *testing.T) {
 	if _, err := crds.Create(t.Context(), gadgetCRD, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
+	// The management server is shared by the package's tests (TestEveryCRDEstablished counts
+	// its CRDs): the kind goes with the test, its objects with it.
+	t.Cleanup(func() {
+		ctx := context.Background()
+		if err := crds.Delete(ctx, gadgetCRD.GetName(), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("delete the gadgets CRD: %v", err)
+			return
+		}
+		if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+			_, err := crds.Get(ctx, gadgetCRD.GetName(), metav1.GetOptions{})
+			return apierrors.IsNotFound(err), nil
+		}); err != nil {
+			t.Errorf("the gadgets CRD is still there a minute after its deletion: %v", err)
+		}
+	})
 	if err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		_, err := mgmt.Resource(gadgets).Namespace(hcp.Namespace).List(ctx, metav1.ListOptions{})
 		return err == nil, nil
