@@ -231,8 +231,11 @@ func validateTransforms(cfg *TopologyConfig) field.ErrorList {
 		fields, _ := p.IdentityFields()
 		for _, f := range fields {
 			child := path.Child("strategicMerge")
-			if p.JSON6902 != "" {
+			switch {
+			case p.JSON6902 != "":
 				child = path.Child("json6902")
+			case p.Merge != "":
+				child = path.Child("merge")
 			}
 			errs = append(errs, field.Forbidden(child, fmt.Sprintf("the patch touches %s: a patch may not change an object's apiVersion, kind, name, namespace, generateName or ownerReferences (the plan names the target before transforms run)", f)))
 		}
@@ -339,6 +342,7 @@ func defaultGuestIdentity(g GuestIdentity) GuestIdentity {
 		g.TokenExpiration = &d
 	}
 	g.ManagementAPI = slices.Clone(g.ManagementAPI)
+	g.KubeconfigFields = slices.Clone(g.KubeconfigFields)
 	return g
 }
 
@@ -365,6 +369,17 @@ func validateGuestIdentity(p *field.Path, g GuestIdentity) field.ErrorList {
 			errs = append(errs, field.Required(mp.Child("resource"), "a pod-bearing resource (deployments, statefulsets, daemonsets, replicasets, jobs, cronjobs, pods) or serviceaccounts"))
 		} else if !translate.IsIdentityResource(m.Resource) {
 			errs = append(errs, field.NotSupported(mp.Child("resource"), m.Resource, append(translate.PodBearingResources(), "serviceaccounts")))
+		}
+	}
+	for i, k := range g.KubeconfigFields {
+		kp := p.Child("kubeconfigFields").Index(i)
+		errs = append(errs, dnsLabel(kp.Child("namespace"), k.Namespace)...)
+		errs = append(errs, dnsSubdomain(kp.Child("name"), k.Name)...)
+		for _, msg := range validation.IsConfigMapKey(k.Key) {
+			errs = append(errs, field.Invalid(kp.Child("key"), k.Key, msg))
+		}
+		if k.Field == "" || slices.Contains(strings.Split(k.Field, "."), "") {
+			errs = append(errs, field.Invalid(kp.Child("field"), k.Field, "a dotted path of a field in the document, e.g. kubeClientConfig.kubeConfig"))
 		}
 	}
 	return errs

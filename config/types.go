@@ -110,6 +110,24 @@ type GuestIdentity struct {
 	// holds for RBAC written in runs without the workload): they keep their renamed service
 	// account's token, and its RBAC stays in the HCP namespace. Default: none.
 	ManagementAPI []routing.Match `json:"managementAPI,omitempty"`
+	// KubeconfigFields name the operands' config files that say which kubeconfig the
+	// operand reads (the OAuth server's kubeClientConfig.kubeConfig, in its cliconfig): the
+	// field is set to the mounted guest kubeconfig, so the operand reaches the guest as its
+	// guest identity. Each is a patch of the document in that data key (shown in plan and
+	// parity as hosted/guest-identity/kubeconfig-field). Default: none.
+	KubeconfigFields []KubeconfigField `json:"kubeconfigFields,omitempty"`
+}
+
+// KubeconfigField is a field, in a config document held in a ConfigMap's data key, naming
+// the kubeconfig file an operand reads.
+type KubeconfigField struct {
+	// Namespace and Name are the ConfigMap's, in standalone form.
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// Key is the data key holding the config document (YAML or JSON).
+	Key string `json:"key"`
+	// Field is the dotted path of the field in the document, e.g. kubeClientConfig.kubeConfig.
+	Field string `json:"field"`
 }
 
 // Defaults of GuestIdentity, HyperShift's.

@@ -27,6 +27,7 @@ import (
 	"github.com/topolayer/topolayer/e2e/cluster"
 	"github.com/topolayer/topolayer/mom/manager"
 	"github.com/topolayer/topolayer/namespaces"
+	"github.com/topolayer/topolayer/translate"
 )
 
 // caoBinary is the real, unmodified cluster-authentication-operator, from the directory
@@ -193,6 +194,13 @@ func TestRealCAOHosted(t *testing.T) {
 	}
 	if !strings.Contains(status.Data["status.yaml"], "failedControllers") {
 		t.Errorf("a Degraded run that names no failed controller:\n%s", status.Data["status.yaml"])
+	}
+	// The OAuth server reads the kubeconfig its config file names: the guest kubeconfig its
+	// pods mount (topology.hosted.guestIdentity.kubeconfigFields).
+	if cli, err := mgmtCS.CoreV1().ConfigMaps(hcpNS).Get(t.Context(), "openshift-authentication--v4-0-config-system-cliconfig", metav1.GetOptions{}); err != nil {
+		t.Error(err)
+	} else if want := `"kubeConfig":"` + translate.GuestKubeconfigMountPath + "/" + translate.GuestKubeconfigKey + `"`; !strings.Contains(cli.Data["v4-0-config-system-cliconfig"], want) {
+		t.Errorf("the OAuth server's config does not name the guest kubeconfig (%s):\n%s", want, cli.Data["v4-0-config-system-cliconfig"])
 	}
 	// HyperShift gives the authenticator its certificate: the configuration leaves CAO's
 	// requester out, and the guest has no CertificateSigningRequest of it.

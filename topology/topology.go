@@ -3,9 +3,11 @@ package topology
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
@@ -444,6 +446,15 @@ func transformsOf(cfg *config.TopologyConfig, hcp *hosted.HostedControlPlane) ([
 		}
 		out = append(out, profile...)
 	}
+	if h := cfg.Topology.Hosted; h != nil {
+		for i, k := range h.GuestIdentity.KubeconfigFields {
+			t, err := kubeconfigField(k).Transform()
+			if err != nil {
+				return nil, fmt.Errorf("topology.hosted.guestIdentity.kubeconfigFields[%d]: %w", i, err)
+			}
+			out = append(out, t)
+		}
+	}
 	for i, p := range cfg.Transforms.Patches {
 		t, err := p.Transform()
 		if err != nil {
@@ -452,4 +463,23 @@ func transformsOf(cfg *config.TopologyConfig, hcp *hosted.HostedControlPlane) ([
 		out = append(out, t)
 	}
 	return out, nil
+}
+
+// kubeconfigField is the patch that makes an operand's config file name the guest
+// kubeconfig the guest identity rule mounts into its pods: a merge patch of the document in
+// the ConfigMap's data key, on the management cluster where the operand runs.
+func kubeconfigField(k config.KubeconfigField) transform.Patch {
+	var value any = translate.GuestKubeconfigMountPath + "/" + translate.GuestKubeconfigKey
+	segments := strings.Split(k.Field, ".")
+	for i := len(segments) - 1; i >= 0; i-- {
+		value = map[string]any{segments[i]: value}
+	}
+	merge, _ := json.Marshal(value) // strings and maps only
+	return transform.Patch{
+		Name:     translate.RuleGuestIdentity + "/kubeconfig-field",
+		Cluster:  routing.ClusterManagement,
+		Match:    routing.Match{Resource: "configmaps", Namespace: k.Namespace, Name: k.Name},
+		Merge:    string(merge),
+		Document: &transform.Document{Key: k.Key},
+	}
 }

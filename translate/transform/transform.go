@@ -1,6 +1,9 @@
 package transform
 
 import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -51,7 +54,8 @@ func Dotted(pointer string) string {
 
 // IdentityFields returns the identity fields (apiVersion, kind, metadata.name,
 // metadata.namespace, metadata.generateName, metadata.ownerReferences) the patch would set or
-// remove, as field paths, in the order found. A strategic-merge patch touches those it names,
+// remove, as field paths, in the order found; none for a patch of a Document. A strategic-merge
+// or merge patch touches those it names,
 // or all of them with a $patch directive at the top or in metadata, or a metadata that is not
 // a mapping; a JSON 6902 operation those its path (and, for move, its from) is in or above.
 func (p Patch) IdentityFields() ([]string, error) {
@@ -62,9 +66,11 @@ func (p Patch) IdentityFields() ([]string, error) {
 		}
 	}
 	switch {
-	case p.StrategicMerge != "":
+	case p.Document != nil:
+		// It edits a document inside a data key, not the object.
+	case p.StrategicMerge != "" || p.Merge != "":
 		var patch map[string]any
-		if err := sigsyaml.Unmarshal([]byte(p.StrategicMerge), &patch); err != nil {
+		if err := sigsyaml.Unmarshal([]byte(p.StrategicMerge+p.Merge), &patch); err != nil {
 			return nil, fmt.Errorf("strategicMerge: %w", err)
 		}
 		if _, ok := patch["$patch"]; ok {
@@ -584,14 +590,45 @@ type Patch struct {
 	StrategicMerge string `json:"strategicMerge,omitempty"`
 	// JSON6902 is a list of JSON patch operations, as YAML or JSON.
 	JSON6902 string `json:"json6902,omitempty"`
+	// Merge is a JSON merge patch (RFC 7386), as YAML or JSON.
+	Merge string `json:"merge,omitempty"`
+	// Document aims the patch at a document held in one data key of the ConfigMap or Secret
+	// it matches (a component's config file), not at the object.
+	Document *Document `json:"document,omitempty"`
+}
+
+// Document names the data key of a ConfigMap (data) or Secret (stringData, or data as
+// base64) whose value, a YAML or JSON document, a patch edits. The value is written back in
+// the form it was read in: JSON (keys sorted) when it was JSON, YAML otherwise.
+type Document struct {
+	// Key is the data key.
+	Key string `json:"key"`
 }
 
 // Transform compiles the patch, checking that it parses.
 func (p Patch) Transform() (Transform, error) {
 	var filter kio.Filter
+	set := 0
+	for _, v := range []string{p.StrategicMerge, p.JSON6902, p.Merge} {
+		if v != "" {
+			set++
+		}
+	}
+	if p.Document != nil && p.Document.Key == "" {
+		return Transform{}, errors.New("document.key: the data key of the document to patch")
+	}
 	switch {
-	case p.StrategicMerge != "" && p.JSON6902 != "":
-		return Transform{}, errors.New("set strategicMerge or json6902, not both")
+	case set > 1:
+		return Transform{}, errors.New("set one of strategicMerge, json6902 and merge: not both, nor all three")
+	case p.Merge != "":
+		js, err := sigsyaml.YAMLToJSON([]byte(p.Merge))
+		if err != nil {
+			return Transform{}, fmt.Errorf("merge: %w", err)
+		}
+		if !json.Valid(js) || len(bytes.TrimSpace(js)) == 0 || bytes.TrimSpace(js)[0] != '{' {
+			return Transform{}, errors.New("merge: not a JSON or YAML mapping")
+		}
+		filter = mergePatch{patch: js}
 	case p.StrategicMerge != "":
 		node, err := yaml.Parse(p.StrategicMerge)
 		if err != nil {
@@ -622,16 +659,125 @@ func (p Patch) Transform() (Transform, error) {
 		}
 		filter = patchjson6902.Filter{Patch: string(js)}
 	default:
-		return Transform{}, errors.New("set strategicMerge or json6902")
+		return Transform{}, errors.New("set strategicMerge, json6902 or merge")
 	}
 	return Transform{Name: p.Name, Cluster: p.Cluster, Match: p.Match, Filter: func(Context) (kio.Filter, error) {
-		if smp, ok := filter.(patchstrategicmerge.Filter); ok {
+		f := filter
+		if smp, ok := f.(patchstrategicmerge.Filter); ok {
 			// The merge may move the patch's nodes into the object: each object gets a copy,
 			// so that no two objects (or two plans' goroutines) share them.
-			return patchstrategicmerge.Filter{Patch: smp.Patch.Copy()}, nil
+			f = patchstrategicmerge.Filter{Patch: smp.Patch.Copy()}
 		}
-		return filter, nil
+		if p.Document != nil {
+			return DocumentFilter{Key: p.Document.Key, Edit: f}, nil
+		}
+		return f, nil
 	}}, nil
+}
+
+// mergePatch applies a JSON merge patch (RFC 7386) to each object.
+type mergePatch struct{ patch []byte }
+
+// Filter implements kio.Filter.
+func (m mergePatch) Filter(objs []*yaml.RNode) ([]*yaml.RNode, error) {
+	return kio.FilterAll(yaml.FilterFunc(func(o *yaml.RNode) (*yaml.RNode, error) {
+		js, err := o.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		merged, err := jsonpatch.MergePatch(js, m.patch)
+		if err != nil {
+			return nil, fmt.Errorf("merge: %w", err)
+		}
+		out, err := yaml.ConvertJSONToYamlNode(string(merged))
+		if err != nil {
+			return nil, fmt.Errorf("merge: %w", err)
+		}
+		o.SetYNode(out.YNode())
+		return o, nil
+	})).Filter(objs)
+}
+
+// DocumentFilter runs Edit on the document held in data key Key of each ConfigMap or
+// Secret, and writes the result back in the document's form (JSON, keys sorted, or YAML).
+// An object that is neither, or lacks the key, is an error naming it.
+type DocumentFilter struct {
+	// Key is the data key.
+	Key string
+	// Edit edits the document.
+	Edit kio.Filter
+}
+
+// Filter implements kio.Filter.
+func (d DocumentFilter) Filter(objs []*yaml.RNode) ([]*yaml.RNode, error) {
+	return kio.FilterAll(yaml.FilterFunc(func(o *yaml.RNode) (*yaml.RNode, error) {
+		field, encoded, err := d.locate(o)
+		if err != nil {
+			return nil, err
+		}
+		text := field.YNode().Value
+		if encoded {
+			raw, err := base64.StdEncoding.DecodeString(text)
+			if err != nil {
+				return nil, fmt.Errorf("data[%s]: not base64: %w", d.Key, err)
+			}
+			text = string(raw)
+		}
+		doc, err := yaml.Parse(text)
+		if err != nil {
+			return nil, fmt.Errorf("data[%s]: not a YAML or JSON document: %w", d.Key, err)
+		}
+		out, err := d.Edit.Filter([]*yaml.RNode{doc})
+		if err != nil || len(out) != 1 {
+			return nil, fmt.Errorf("data[%s]: %w", d.Key, cmpOr(err, errors.New("the patch did not return one document")))
+		}
+		var written string
+		if trimmed := strings.TrimSpace(text); strings.HasPrefix(trimmed, "{") || strings.HasPrefix(trimmed, "[") {
+			js, err := out[0].MarshalJSON()
+			if err != nil {
+				return nil, fmt.Errorf("data[%s]: %w", d.Key, err)
+			}
+			written = string(js)
+		} else if written, err = out[0].String(); err != nil {
+			return nil, fmt.Errorf("data[%s]: %w", d.Key, err)
+		}
+		if encoded {
+			written = base64.StdEncoding.EncodeToString([]byte(written))
+		}
+		if written != field.YNode().Value {
+			field.YNode().Value, field.YNode().Style, field.YNode().Tag = written, 0, yaml.NodeTagString
+		}
+		return o, nil
+	})).Filter(objs)
+}
+
+// locate returns the scalar node holding the document and whether it is base64 (a
+// Secret's data).
+func (d DocumentFilter) locate(o *yaml.RNode) (*yaml.RNode, bool, error) {
+	kind := o.GetKind()
+	var places []string
+	switch {
+	case kind == "ConfigMap" && o.GetApiVersion() == "v1":
+		places = []string{"data"}
+	case kind == "Secret" && o.GetApiVersion() == "v1":
+		places = []string{"stringData", "data"}
+	default:
+		return nil, false, fmt.Errorf("document: %s %s is not a ConfigMap or Secret", kind, o.GetName())
+	}
+	for _, place := range places {
+		if v, err := o.Pipe(yaml.Lookup(place, d.Key)); err == nil && v != nil && v.YNode().Kind == yaml.ScalarNode {
+			return v, place == "data" && kind == "Secret", nil
+		}
+	}
+	return nil, false, fmt.Errorf("document: %s %s has no data key %q", kind, o.GetName(), d.Key)
+}
+
+// cmpOr returns err when it is not nil, else alt.
+func cmpOr(err, alt error) error {
+	if err != nil {
+		return err
+	}
+	return alt
 }
 
 // DropOwnerReferences removes metadata.ownerReferences. A transform that runs it says so
