@@ -21,6 +21,10 @@ const (
 	ExitCodeController = "(exit code)"
 )
 
+// IsPseudo reports whether a controller name is one of the pseudo controllers
+// (EventsController, ExitCodeController) rather than a controller instance name.
+func IsPseudo(name string) bool { return name == EventsController || name == ExitCodeController }
+
 // controllerResultsObject names a controller's entry in controller-results.yaml in a report.
 const controllerResultsObject = "controller-results.yaml"
 
@@ -36,10 +40,11 @@ type Run struct {
 type Report struct {
 	// Runs is the number of runs compared.
 	Runs int `json:"runs"`
-	// Checked are the names of every controller seen in any run (in controller-results.yaml
-	// or as a controller instance name), sorted, pseudo controllers included.
+	// Checked are the names of the controllers seen in any run (in controller-results.yaml
+	// or as a controller instance name), sorted; pseudo controllers are not among them.
 	Checked []string `json:"checked"`
-	// Nondeterministic are the controllers whose outputs differ between runs, sorted by name.
+	// Nondeterministic are the controllers, pseudo controllers included, whose outputs differ
+	// between runs, sorted by name.
 	Nondeterministic []Controller `json:"nondeterministic"`
 }
 
@@ -136,12 +141,18 @@ func Compare(runs []Run) *Report {
 		}
 	}
 
-	report := &Report{Runs: n, Checked: slices.Sorted(maps.Keys(controllers))}
+	names := slices.Sorted(maps.Keys(controllers))
+	report := &Report{Runs: n, Nondeterministic: []Controller{}}
+	for _, name := range names {
+		if !IsPseudo(name) {
+			report.Checked = append(report.Checked, name)
+		}
+	}
 	byController := map[string][]objectKey{}
 	for k := range objs {
 		byController[k.controller] = append(byController[k.controller], k)
 	}
-	for _, name := range report.Checked {
+	for _, name := range names {
 		keys := byController[name]
 		slices.SortFunc(keys, func(a, b objectKey) int {
 			return cmp.Or(cmp.Compare(a.class, b.class), cmp.Compare(a.action, b.action), cmp.Compare(a.object, b.object))

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/topolayer/topolayer/contract"
 )
@@ -75,11 +76,13 @@ func TestCompare(t *testing.T) {
 	obs := configMap("observer", "config", "x")
 	cm := "configmaps ns/cm"
 	for name, tc := range map[string]struct {
-		runs []fakeRun
-		want []Controller
+		runs    []fakeRun
+		want    []Controller
+		checked []string // nil: not checked
 	}{
 		"identical runs": {
-			runs: []fakeRun{{ms: []contract.Mutation{a, obs}, res: results("syncer", "Succeeded")}, {ms: []contract.Mutation{obs, a}, res: results("syncer", "Succeeded")}},
+			runs:    []fakeRun{{ms: []contract.Mutation{a, obs}, res: results("syncer", "Succeeded")}, {ms: []contract.Mutation{obs, a}, res: results("syncer", "Succeeded")}},
+			checked: []string{"observer", "syncer"},
 		},
 		"an object written in some runs only": {
 			runs: []fakeRun{{ms: []contract.Mutation{a, obs}}, {ms: []contract.Mutation{obs}}, {ms: []contract.Mutation{a, obs}}},
@@ -152,11 +155,14 @@ func TestCompare(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			got := Compare(writeRuns(t, tc.runs))
-			if diff := cmp.Diff(tc.want, got.Nondeterministic); diff != "" {
+			if diff := cmp.Diff(tc.want, got.Nondeterministic, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("nondeterministic controllers (-want +got):\n%s", diff)
 			}
 			if got.Deterministic() != (len(tc.want) == 0) {
 				t.Errorf("Deterministic() = %v with %d nondeterministic controllers", got.Deterministic(), len(got.Nondeterministic))
+			}
+			if tc.checked != nil && !cmp.Equal(tc.checked, got.Checked) {
+				t.Errorf("Checked = %q, want %q", got.Checked, tc.checked)
 			}
 			if got.Runs != len(tc.runs) {
 				t.Errorf("Runs = %d, want %d", got.Runs, len(tc.runs))
