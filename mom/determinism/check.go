@@ -32,9 +32,10 @@ type Options struct {
 }
 
 // Check runs the operator Options.Runs times on the same inputs and compares the outputs
-// (Compare). A run that exits non-zero is compared like the others (its exit code too); a
-// run that cannot start, times out, is canceled or writes an output directory that
-// contract.ReadOutputDir refuses stops the check with an error naming the run.
+// (Compare). A run that exits non-zero (or, in process, fails or panics) is compared like
+// the others, its exit code too; a run that cannot start, times out, is canceled, writes too
+// much or writes an output directory that contract.ReadOutputDir refuses stops the check
+// with an error naming the run.
 func Check(ctx context.Context, opts Options) (*Report, error) {
 	if opts.Runner == nil {
 		return nil, errors.New("determinism check: no runner")
@@ -54,8 +55,7 @@ func Check(ctx context.Context, opts Options) (*Report, error) {
 		req := opts.Request
 		req.OutputDir = filepath.Join(opts.WorkDir, fmt.Sprintf("run-%d", i))
 		res, err := opts.Runner.Run(ctx, req)
-		var crash *runner.CrashError
-		if err != nil && !(errors.As(err, &crash) && ctx.Err() == nil) {
+		if err != nil && !comparable(ctx, res, err) {
 			return nil, fmt.Errorf("determinism check: run %d: %w", i, err)
 		}
 		if opts.OnRun != nil {
@@ -72,4 +72,12 @@ func Check(ctx context.Context, opts Options) (*Report, error) {
 		runs = append(runs, Run{Output: out, ExitCode: code})
 	}
 	return Compare(runs), nil
+}
+
+// comparable reports whether a run that ended with err still has a complete output to
+// compare: the operator ran to its end and failed, rather than being stopped.
+func comparable(ctx context.Context, res *runner.Result, err error) bool {
+	var timeout *runner.TimeoutError
+	var tooLarge *runner.OutputTooLargeError
+	return res != nil && ctx.Err() == nil && !errors.As(err, &timeout) && !errors.As(err, &tooLarge)
 }
