@@ -55,7 +55,7 @@ func Check(ctx context.Context, opts Options) (*Report, error) {
 		req := opts.Request
 		req.OutputDir = filepath.Join(opts.WorkDir, fmt.Sprintf("run-%d", i))
 		res, err := opts.Runner.Run(ctx, req)
-		if err != nil && !comparable(ctx, res, err) {
+		if err != nil && !ranToEnd(ctx, res, err) {
 			return nil, fmt.Errorf("determinism check: run %d: %w", i, err)
 		}
 		if opts.OnRun != nil {
@@ -74,9 +74,9 @@ func Check(ctx context.Context, opts Options) (*Report, error) {
 	return Compare(runs), nil
 }
 
-// comparable reports whether a run that ended with err still has a complete output to
+// ranToEnd reports whether a run that ended with err still has a complete output to
 // compare: the operator ran to its end and failed, rather than being stopped.
-func comparable(ctx context.Context, res *runner.Result, err error) bool {
+func ranToEnd(ctx context.Context, res *runner.Result, err error) bool {
 	var timeout *runner.TimeoutError
 	var tooLarge *runner.OutputTooLargeError
 	return res != nil && ctx.Err() == nil && !errors.As(err, &timeout) && !errors.As(err, &tooLarge)
