@@ -125,6 +125,7 @@ func TestCompletionOfFlagValues(t *testing.T) {
 		{[]string{"__complete", "version", "-o", ""}, []string{"json", "yaml", "jsonpath="}},
 		{[]string{"__complete", "test", "apply-configuration", "--preserve-policy", ""}, []string{"KeepAlways", "ReplaceExpectedOutput"}},
 		{[]string{"__complete", "run", "--log-format", ""}, []string{"console", "json"}},
+		{[]string{"__complete", "test", "determinism", "-o", ""}, []string{"table", "json", "yaml"}},
 	} {
 		_, out, _ := runCLI(t, tc.args...)
 		got, _, _ := strings.Cut(out, "\n:")

@@ -56,7 +56,7 @@ from what the operator writes instead.`,
 		Args: cobra.NoArgs,
 		RunE: runCommand(o),
 	}
-	cmd.AddCommand(NewCmdTestApplyConfiguration(streams))
+	cmd.AddCommand(NewCmdTestApplyConfiguration(streams), NewCmdTestDeterminism(streams))
 	cmd.Flags().StringVar(&o.TestDir, "test-dir", o.TestDir, "directory searched, at any depth, for tests (directories with a test.yaml)")
 	cmd.Flags().StringVar(&o.OperatorCommand, "operator-command", o.OperatorCommand, "the operator's command line, split on spaces, used instead of every test's binaryName")
 	cmd.Flags().StringVar(&o.OutputDir, "output-dir", o.OutputDir, "where the actual outputs and junit.xml go, one directory per test; removed first; default a temporary directory")
