@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -147,6 +148,17 @@ func configWith(t *testing.T, example string, edit func(*config.TopologyConfig))
 	}
 	edit(cfg)
 	return writeYAML(t, filepath.Base(example), cfg)
+}
+
+// withExampleKubeconfigFields returns a copy of own, the hosted topology of a test's own
+// HostedControlPlane, that keeps what the shipped example says of its operands' config files
+// (guestIdentity.kubeconfigFields).
+func withExampleKubeconfigFields(own, example *config.HostedTopology) *config.HostedTopology {
+	h := *own
+	if example != nil {
+		h.GuestIdentity.KubeconfigFields = slices.Clone(example.GuestIdentity.KubeconfigFields)
+	}
+	return &h
 }
 
 // writeYAML writes v as YAML into a file named name in a directory of the test's own and
