@@ -523,23 +523,13 @@ func (f GuestKubeconfig) mount(spec *yaml.RNode) error {
 	if err := upsertNamed(spec, "volumes", volume); err != nil {
 		return err
 	}
-	for _, list := range []string{"initContainers", "containers"} {
-		containers := spec.Field(list)
-		if containers == nil {
-			continue
+	if err := eachContainer(spec, func(c *yaml.RNode) error {
+		if err := upsertNamed(c, "volumeMounts", mount.Copy()); err != nil {
+			return err
 		}
-		cs, err := containers.Value.Elements()
-		if err != nil {
-			return fmt.Errorf("%s: %s: %w", RuleGuestIdentity, list, err)
-		}
-		for _, c := range cs {
-			if err := upsertNamed(c, "volumeMounts", mount.Copy()); err != nil {
-				return err
-			}
-			if err := upsertNamed(c, "env", env.Copy()); err != nil {
-				return err
-			}
-		}
+		return upsertNamed(c, "env", env.Copy())
+	}); err != nil {
+		return err
 	}
 	return nil
 }
@@ -601,22 +591,9 @@ func removeSecretVolumes(spec *yaml.RNode, secrets []string) error {
 	}); err != nil || len(removed) == 0 {
 		return err
 	}
-	for _, list := range []string{"initContainers", "containers"} {
-		containers := spec.Field(list)
-		if containers == nil {
-			continue
-		}
-		cs, err := containers.Value.Elements()
-		if err != nil {
-			return fmt.Errorf("%s: %s: %w", RuleGuestIdentity, list, err)
-		}
-		for _, c := range cs {
-			if err := removeElements(c, "volumeMounts", func(m *yaml.RNode) bool { return removed[yamlnode.FieldString(m, "name")] }); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return eachContainer(spec, func(c *yaml.RNode) error {
+		return removeElements(c, "volumeMounts", func(m *yaml.RNode) bool { return removed[yamlnode.FieldString(m, "name")] })
+	})
 }
 
 // removeElements removes the elements of the sequence n.field for which drop is true; a
@@ -647,10 +624,36 @@ func removeElements(n *yaml.RNode, field string, drop func(*yaml.RNode) bool) er
 // RuleServiceAccountToken sees it: the plan writes it, or the operator declares it.
 func (e Engine) ownsAccount(works []*work, k saKey) bool {
 	sa := ServiceAccountID(k.namespace, k.name)
-	if len(e.Declared.ClassesOf(sa)) > 0 || len(e.Supplement.ClassesOf(sa)) > 0 {
+	if e.declaresAccount(sa) {
 		return true
 	}
 	return slices.ContainsFunc(works, func(w *work) bool {
 		return writes(w) && w.entry.Source.Key() == sa.Key()
 	})
+}
+
+// declaresAccount reports whether the operator declares service account sa among its
+// outputs, in its output-resources or the configuration's supplement.
+func (e Engine) declaresAccount(sa contract.Identity) bool {
+	return len(e.Declared.ClassesOf(sa)) > 0 || len(e.Supplement.ClassesOf(sa)) > 0
+}
+
+// eachContainer calls edit with every init container and container of a pod spec.
+func eachContainer(spec *yaml.RNode, edit func(c *yaml.RNode) error) error {
+	for _, list := range []string{"initContainers", "containers"} {
+		containers := spec.Field(list)
+		if containers == nil {
+			continue
+		}
+		cs, err := containers.Value.Elements()
+		if err != nil {
+			return fmt.Errorf("%s: %s: %w", RuleGuestIdentity, list, err)
+		}
+		for _, c := range cs {
+			if err := edit(c); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

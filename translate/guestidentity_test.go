@@ -128,12 +128,7 @@ spec:
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			e := translate.Engine{
-				Topology: translate.TopologyHosted, Operator: "op",
-				Router: &routing.Table{Rules: routing.HostedDefaults(routing.ConvertClusterRBAC)},
-				Names:  namespaces.Hosted{Namespace: hcp}, Stages: translate.HostedStages(), HCPNamespace: hcp, HostedControlPlane: "example",
-				GuestIdentity: &translate.GuestIdentity{ManagementAPI: tc.managementAPI},
-			}
+			e := guestIdentityEngine(hcp, tc.managementAPI)
 			p := e.Plan(&contract.OutputDir{Mutations: tc.mutations})
 			if p.Summary.Rejected > 0 {
 				t.Fatalf("rejected: %+v", p.Rejected())
@@ -185,6 +180,17 @@ spec:
 				}
 			}
 		})
+	}
+}
+
+// guestIdentityEngine is the hosted engine of the HCP namespace hcp with the guest identity
+// rule, whose operands selected by managementAPI keep the management API.
+func guestIdentityEngine(hcp string, managementAPI []routing.Match) translate.Engine {
+	return translate.Engine{
+		Topology: translate.TopologyHosted, Operator: "op",
+		Router: &routing.Table{Rules: routing.HostedDefaults(routing.ConvertClusterRBAC)},
+		Names:  namespaces.Hosted{Namespace: hcp}, Stages: translate.HostedStages(), HCPNamespace: hcp, HostedControlPlane: "example",
+		GuestIdentity: &translate.GuestIdentity{ManagementAPI: managementAPI},
 	}
 }
 
@@ -304,12 +310,7 @@ spec:
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			e := translate.Engine{
-				Topology: translate.TopologyHosted, Operator: "op",
-				Router: &routing.Table{Rules: routing.HostedDefaults(routing.ConvertClusterRBAC)},
-				Names:  namespaces.Hosted{Namespace: hcp}, Stages: translate.HostedStages(), HCPNamespace: hcp, HostedControlPlane: "example",
-				GuestIdentity: &translate.GuestIdentity{ManagementAPI: tc.managementAPI},
-			}
+			e := guestIdentityEngine(hcp, tc.managementAPI)
 			p := e.Plan(&contract.OutputDir{Mutations: tc.mutations})
 			got := map[string]string{}
 			for _, en := range p.Entries {

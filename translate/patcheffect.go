@@ -251,7 +251,7 @@ func (e Engine) tokenAccountLanded(entry Entry, obj *unstructured.Unstructured, 
 	cluster, at := entry.Target.Cluster, entry.Target.Identity.Namespace
 	sa, err := e.Names.ToSource(cluster, ServiceAccountID(at, name), nil)
 	if err == nil && sa.Namespace == entry.Source.Namespace &&
-		(written[keyOf("", sa)] || len(e.Declared.ClassesOf(sa)) > 0 || len(e.Supplement.ClassesOf(sa)) > 0) {
+		(written[keyOf("", sa)] || e.declaresAccount(sa)) {
 		if back, err := e.Names.ToTarget(cluster, sa); err == nil && back.Namespace == at && back.Name == name {
 			return ""
 		}

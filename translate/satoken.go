@@ -120,7 +120,7 @@ func (e Engine) serviceAccountTokens(works []*work, written map[objectKey]bool) 
 			continue
 		}
 		sa := ServiceAccountID(src.Namespace, name)
-		if !written[keyOf("", sa)] && len(e.Declared.ClassesOf(sa)) == 0 && len(e.Supplement.ClassesOf(sa)) == 0 {
+		if !written[keyOf("", sa)] && !e.declaresAccount(sa) {
 			w.reject(RuleServiceAccountToken, fmt.Sprintf("%s: %s: names service account %s, which is not the operator's (neither written by this plan nor declared in its output-resources): its token would be handed to the operator",
 				src, field, sa))
 			continue
