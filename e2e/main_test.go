@@ -55,7 +55,7 @@ func runMain(m *testing.M) int {
 	var stopErr error
 	stop := func() error {
 		once.Do(func() {
-			stopErr = errors.Join(hosted.Stop(), standalone.Stop())
+			stopErr = errors.Join(hosted.Stop(), standalone.Stop(), stopOAuthEnvironments())
 			if hostedDataDir != "" {
 				stopErr = errors.Join(stopErr, os.RemoveAll(hostedDataDir))
 			}

@@ -84,6 +84,13 @@ type Environment struct {
 	// StartTimeout bounds the start of each kube-apiserver and etcd process, and separately
 	// the wait for the CRDs to be served. Default: 2 minutes.
 	StartTimeout time.Duration
+	// OAuthAPIServer, when set, is the path of the OAuth API server binary
+	// (openshift/oauth-apiserver), and the cluster users log in to (the guest, or the
+	// standalone cluster) serves the OAuth APIs as OpenShift's does: its API server
+	// aggregates oauth.openshift.io and user.openshift.io served by that binary (with its
+	// own etcd prefix), authenticates bearer tokens through its token reviews, and keeps an
+	// audit log (AuditLog). Default: none, and the environment starts as fast as without.
+	OAuthAPIServer string
 
 	started  bool
 	servers  []*server
@@ -96,6 +103,8 @@ type server struct {
 	env  *envtest.Environment
 	cfg  *rest.Config
 	out  *prefixWriter
+	// oauth is the OAuth API server beside this one (Environment.OAuthAPIServer), or nil.
+	oauth *oauthAPIs
 }
 
 // placement returns the topology to start: Topology, else TopologyConfig's, else Hosted;
@@ -251,6 +260,18 @@ func (e *Environment) startServer(s *server, assets string, crds []*apiextension
 			}
 		}
 	}
+	if e.servesOAuthAPIs(s.name) {
+		dir := filepath.Join(e.DataDir, s.name, "oauth-apis")
+		if e.DataDir == "" {
+			var err error
+			if dir, err = os.MkdirTemp("", "topolayer-oauth-apis-"); err != nil {
+				return fmt.Errorf("%s: %w", s.name, err)
+			}
+		}
+		if err := s.prepareOAuthAPIs(apiServer, dir); err != nil {
+			return fmt.Errorf("%s: the OAuth APIs: %w", s.name, err)
+		}
+	}
 	copies := make([]*apiextensionsv1.CustomResourceDefinition, len(crds))
 	for i, crd := range crds {
 		copies[i] = crd.DeepCopy()
@@ -280,6 +301,15 @@ func (e *Environment) startServer(s *server, assets string, crds []*apiextension
 		return fmt.Errorf("%s: install CRDs: %w", s.name, err)
 	}
 	e.progressf("%s: %d CRDs served in %s", s.name, len(crds), time.Since(started).Round(time.Millisecond))
+	if s.oauth != nil {
+		oauthStart := time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		if err := e.startOAuthAPIs(ctx, s, timeout); err != nil {
+			return fmt.Errorf("%s: %w", s.name, err)
+		}
+		e.progressf("%s: the OAuth APIs served in %s", s.name, time.Since(oauthStart).Round(time.Millisecond))
+	}
 	return nil
 }
 
@@ -293,6 +323,7 @@ func (e *Environment) Stop() error {
 			continue
 		}
 		wg.Go(func() {
+			s.oauth.stop()
 			if err := s.env.Stop(); err != nil {
 				errs[i] = fmt.Errorf("%s: stop the API server: %w", s.name, err)
 			}
@@ -303,7 +334,10 @@ func (e *Environment) Stop() error {
 	}
 	wg.Wait()
 	for _, s := range e.servers {
-		s.env, s.cfg = nil, nil
+		if s.oauth != nil && e.DataDir == "" {
+			errs = append(errs, os.RemoveAll(s.oauth.dir))
+		}
+		s.env, s.cfg, s.oauth = nil, nil, nil
 	}
 	return errors.Join(errs...)
 }
