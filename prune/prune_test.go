@@ -62,15 +62,22 @@ func TestCorpus(t *testing.T) {
 // pruneCase prunes one must-gather and returns the files Write wrote, by relative path.
 func pruneCase(t *testing.T, inputResources, mustGather string) map[string][]byte {
 	t.Helper()
+	in, err := contract.ReadInputDir(mustGather, contract.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return prunedFiles(t, inputResources, contract.ParseInputResources, in)
+}
+
+// prunedFiles prunes in to what the input-resources file declares (read by parse), and
+// returns the files Write wrote, by relative path.
+func prunedFiles(t *testing.T, inputResources string, parse func([]byte) (*contract.InputResources, error), in *contract.InputDir) map[string][]byte {
+	t.Helper()
 	data, err := os.ReadFile(inputResources)
 	if err != nil {
 		t.Fatal(err)
 	}
-	declared, err := contract.ParseInputResources(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	in, err := contract.ReadInputDir(mustGather, contract.ReadOptions{})
+	declared, err := parse(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,21 +122,6 @@ func readTree(t *testing.T, dir string) map[string][]byte {
 		t.Fatal(err)
 	}
 	return files
-}
-
-// writeTree writes files (relative path -> content) below a fresh temporary directory
-// and returns that directory.
-func writeTree(t *testing.T, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	var tree []contract.File
-	for rel, content := range files {
-		tree = append(tree, contract.File{Path: rel, Data: []byte(content)})
-	}
-	if err := contract.WriteFiles(dir, tree); err != nil {
-		t.Fatal(err)
-	}
-	return dir
 }
 
 // upstreamBinary unpacks the upstream multi-operator-manager from TOPOLAYER_OPERATORS into

@@ -304,6 +304,15 @@ func WriteFiles(tb testing.TB, dir string, files map[string]string) {
 	}
 }
 
+// TempTree writes files, by slash-separated path relative to a fresh temporary directory of
+// tb, with their content, and returns that directory.
+func TempTree(tb testing.TB, files map[string]string) string {
+	tb.Helper()
+	dir := tb.TempDir()
+	WriteFiles(tb, dir, files)
+	return dir
+}
+
 // CheckErr checks err against what a table case wants: an error containing want when want is
 // not empty, no error when it is; otherwise it fails tb at once. It reports whether an error
 // was wanted, so that the case can end there:
