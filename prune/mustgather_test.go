@@ -2,7 +2,6 @@ package prune_test
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -72,17 +71,8 @@ func TestOcAdmMustGather(t *testing.T) {
 					t.Errorf("--from %s (-input-dir +must-gather):\n%s", from, diff)
 				}
 			}
-			if upstream == "" {
-				return
-			}
-			out := filepath.Join(t.TempDir(), "out")
-			cmd := exec.Command(upstream, "create-input-resources", "from-must-gather",
-				"--input-resources", c.InputResources, "--must-gather-dir", image, "--output-dir", out)
-			if b, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("upstream pruner: %v\n%s", err, b)
-			}
-			if diff := cmp.Diff(readTree(t, out), pruneMustGather(t, c.InputResources, image)); diff != "" {
-				t.Errorf("upstream pruner's output (-upstream +topolayer):\n%s", diff)
+			if upstream != "" {
+				compareUpstream(t, upstream, c.InputResources, image, pruneMustGather(t, c.InputResources, image))
 			}
 		})
 	}

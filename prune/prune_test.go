@@ -43,18 +43,7 @@ func TestCorpus(t *testing.T) {
 					t.Errorf("%s (-want +got):\n%s", p, cmp.Diff(string(canonical), string(got[p])))
 				}
 			}
-			if upstream == "" {
-				return
-			}
-			out := filepath.Join(t.TempDir(), "out")
-			cmd := exec.Command(upstream, "create-input-resources", "from-must-gather",
-				"--input-resources", c.InputResources, "--must-gather-dir", c.MustGather, "--output-dir", out)
-			if b, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("upstream pruner: %v\n%s", err, b)
-			}
-			if diff := cmp.Diff(readTree(t, out), got); diff != "" {
-				t.Errorf("upstream pruner's output (-upstream +topolayer):\n%s", diff)
-			}
+			compareUpstream(t, upstream, c.InputResources, c.MustGather, got)
 		})
 	}
 }
@@ -122,6 +111,24 @@ func readTree(t *testing.T, dir string) map[string][]byte {
 		t.Fatal(err)
 	}
 	return files
+}
+
+// compareUpstream runs the upstream pruner (upstream; nothing when "") on the must-gather
+// mustGather and fails t unless it writes got, byte for byte.
+func compareUpstream(t *testing.T, upstream, inputResources, mustGather string, got map[string][]byte) {
+	t.Helper()
+	if upstream == "" {
+		return
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	cmd := exec.Command(upstream, "create-input-resources", "from-must-gather",
+		"--input-resources", inputResources, "--must-gather-dir", mustGather, "--output-dir", out)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("upstream pruner: %v\n%s", err, b)
+	}
+	if diff := cmp.Diff(readTree(t, out), got); diff != "" {
+		t.Errorf("upstream pruner's output (-upstream +topolayer):\n%s", diff)
+	}
 }
 
 // upstreamBinary unpacks the upstream multi-operator-manager from TOPOLAYER_OPERATORS into
