@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/contract/contracttest"
 	"github.com/topolayer/topolayer/contract/corpus"
 	"github.com/topolayer/topolayer/prune"
 )
@@ -62,14 +63,7 @@ func pruneCase(t *testing.T, inputResources, mustGather string) map[string][]byt
 // returns the files Write wrote, by relative path.
 func prunedFiles(t *testing.T, inputResources string, parse func([]byte) (*contract.InputResources, error), in *contract.InputDir) map[string][]byte {
 	t.Helper()
-	data, err := os.ReadFile(inputResources)
-	if err != nil {
-		t.Fatal(err)
-	}
-	declared, err := parse(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	declared := contracttest.ParseFile(t, inputResources, parse)
 	lists, err := prune.Prune(in, declared.ApplyConfigurationResources)
 	if err != nil {
 		t.Fatal(err)

@@ -304,6 +304,21 @@ func WriteFiles(tb testing.TB, dir string, files map[string]string) {
 	}
 }
 
+// ParseFile reads file and parses it with parse (contract.ParseOutputResources, ...),
+// failing tb, with the file named, if either fails.
+func ParseFile[T any](tb testing.TB, file string, parse func([]byte) (T, error)) T {
+	tb.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	v, err := parse(data)
+	if err != nil {
+		tb.Fatalf("%s: %v", file, err)
+	}
+	return v
+}
+
 // TempTree writes files, by slash-separated path relative to a fresh temporary directory of
 // tb, with their content, and returns that directory.
 func TempTree(tb testing.TB, files map[string]string) string {
