@@ -365,6 +365,20 @@ func ReadInputDir(tb testing.TB, dir string) *contract.InputDir {
 	return in
 }
 
+// RunWithOperators is a TestMain's run of m with the operator programs pkgs built once: it
+// builds them as BuildOperators does, sets *binDir to their folder, runs m and removes the
+// folder. It returns the exit code.
+func RunWithOperators(m *testing.M, binDir *string, prefix string, pkgs ...string) int {
+	dir, err := BuildOperators(prefix, pkgs...)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "build the test operators:", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	*binDir = dir
+	return m.Run()
+}
+
 // BuildOperators builds the Go operator programs pkgs (as the go command names them, relative
 // to the test's package) into a new temporary directory whose name starts with prefix, for a
 // TestMain that runs them as binaries; the caller removes the directory. The go command writes
