@@ -2,6 +2,7 @@ package apply
 
 import (
 	"bytes"
+	"slices"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -171,37 +172,26 @@ func holds(obj any, p fieldpath.Path) bool {
 				return false
 			}
 		case pe.Key != nil:
-			l, ok := cur.([]any)
-			if !ok {
-				return false
-			}
-			found := false
-			for _, item := range l {
+			l, _ := cur.([]any)
+			i := slices.IndexFunc(l, func(item any) bool {
 				m, ok := item.(map[string]any)
-				if ok && matchesKey(m, *pe.Key) {
-					cur, found = item, true
-					break
-				}
-			}
-			if !found {
+				return ok && matchesKey(m, *pe.Key)
+			})
+			if i < 0 {
 				return false
 			}
+			cur = l[i]
 		case pe.Value != nil:
-			l, ok := cur.([]any)
-			if !ok {
-				return false
-			}
+			l, _ := cur.([]any)
 			want := value.ToString(*pe.Value)
-			found := false
-			for _, item := range l {
-				if v := value.NewValueInterface(item); v != nil && value.ToString(v) == want {
-					cur, found = item, true
-					break
-				}
-			}
-			if !found {
+			i := slices.IndexFunc(l, func(item any) bool {
+				v := value.NewValueInterface(item)
+				return v != nil && value.ToString(v) == want
+			})
+			if i < 0 {
 				return false
 			}
+			cur = l[i]
 		case pe.Index != nil:
 			l, ok := cur.([]any)
 			if !ok || *pe.Index < 0 || *pe.Index >= len(l) {

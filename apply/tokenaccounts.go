@@ -81,19 +81,11 @@ func checkTokenAccounts(ctx context.Context, plan *translate.Plan, targets map[s
 		case sa.GetLabels()[namespaces.LabelOperator] != reader.WritesFor() || reader.WritesFor() == "":
 			owner := sa.GetLabels()[namespaces.LabelOperator]
 			errs = append(errs, fmt.Sprintf("entry %d: %s: %s: %s: service account %s/%s on the %s cluster is not operator %q's (%s): declaring an account is not owning it; its token would be handed to the operator",
-				i, e.Source, translate.RuleServiceAccountToken, field, id.Namespace, account, e.Target.Cluster, reader.WritesFor(), ownerOf(owner)))
+				i, e.Source, translate.RuleServiceAccountToken, field, id.Namespace, account, e.Target.Cluster, reader.WritesFor(), namespaces.DescribeOwner(owner)))
 		}
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%s", strings.Join(errs, "; "))
 	}
 	return nil
-}
-
-// ownerOf says who wrote an object, from its operator label.
-func ownerOf(operator string) string {
-	if operator == "" {
-		return "not written by topolayer"
-	}
-	return "written for operator " + operator
 }

@@ -1,12 +1,12 @@
 package config_test
 
 import (
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/contract/contracttest"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/translate"
 )
@@ -59,14 +59,7 @@ func TestPolicyOnTheSampleOutputs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile("../examples/outputs/sample-operator-output-resources.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	declared, err := contract.ParseOutputResources(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	declared := contracttest.ParseFile(t, "../examples/outputs/sample-operator-output-resources.yaml", contract.ParseOutputResources)
 	narrow := strings.Replace(samplePolicy, "resources: [samples, samples/status], verbs: [get, list, watch, update]", "resources: [samples/status], verbs: [update]", 1)
 	for _, tc := range []struct {
 		name, policy string

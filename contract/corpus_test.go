@@ -94,7 +94,7 @@ func TestCorpusDeclarationsParse(t *testing.T) {
 	for _, f := range inputs {
 		rel, _ := filepath.Rel(root, f)
 		t.Run(rel, func(t *testing.T) {
-			in := parseFile(t, f, contract.ParseInputResources)
+			in := contracttest.ParseFile(t, f, contract.ParseInputResources)
 			l := in.ApplyConfigurationResources
 			if len(l.ExactResources)+len(l.LabelSelectedResources)+len(l.ResourceReferences) == 0 {
 				t.Fatal("parsed no resources")
@@ -147,19 +147,5 @@ func TestCorpusInputDirs(t *testing.T) {
 
 func readOutputResources(t *testing.T, file string) *contract.OutputResources {
 	t.Helper()
-	return parseFile(t, file, contract.ParseOutputResources)
-}
-
-// parseFile reads file and parses it with parse, failing t if either fails.
-func parseFile[T any](t *testing.T, file string, parse func([]byte) (T, error)) T {
-	t.Helper()
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := parse(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
+	return contracttest.ParseFile(t, file, contract.ParseOutputResources)
 }

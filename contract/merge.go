@@ -9,38 +9,37 @@ import (
 // adds; entries b repeats are kept once. Either may be nil; the result is new (nil when
 // both are).
 func MergeInputResources(a, b *InputResources) *InputResources {
-	if a == nil && b == nil {
-		return nil
-	}
-	var out InputResources
-	for _, in := range []*InputResources{a, b} {
-		if in == nil {
-			continue
-		}
+	return union(a, b, func(out, in *InputResources) {
 		mergeResourceList(&out.ApplyConfigurationResources, in.ApplyConfigurationResources)
 		mergeResourceList(&out.OperandResources.ConfigurationResources, in.OperandResources.ConfigurationResources)
 		mergeResourceList(&out.OperandResources.ManagementResources, in.OperandResources.ManagementResources)
 		mergeResourceList(&out.OperandResources.UserWorkloadResources, in.OperandResources.UserWorkloadResources)
-	}
-	return &out
+	})
 }
 
 // MergeOutputResources returns the union of two output-resources documents, class by
 // class, a then what b adds. Either may be nil; the result is new (nil when both are).
 func MergeOutputResources(a, b *OutputResources) *OutputResources {
-	if a == nil && b == nil {
-		return nil
-	}
-	var out OutputResources
-	for _, o := range []*OutputResources{a, b} {
-		if o == nil {
-			continue
-		}
+	return union(a, b, func(out, o *OutputResources) {
 		for _, c := range classes[:3] {
 			to, from := out.ForClass(c), o.ForClass(c)
 			to.EventingNamespaces = appendNew(to.EventingNamespaces, from.EventingNamespaces)
 			to.ExactResources = appendNew(to.ExactResources, from.ExactResources)
 			to.GeneratedNameResources = appendNew(to.GeneratedNameResources, from.GeneratedNameResources)
+		}
+	})
+}
+
+// union is the merge of two documents of one kind: nil when both are nil, else a new
+// document that add fills from a, then from b (each that is not nil).
+func union[T any](a, b *T, add func(out, in *T)) *T {
+	if a == nil && b == nil {
+		return nil
+	}
+	var out T
+	for _, in := range []*T{a, b} {
+		if in != nil {
+			add(&out, in)
 		}
 	}
 	return &out

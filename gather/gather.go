@@ -264,7 +264,7 @@ func (g *gatherer) foreignToken(cluster string, t, src contract.Identity, obj *u
 		return why
 	}
 	if owner := obj.GetLabels()[namespaces.LabelOperator]; g.opts.Operator == "" || owner != g.opts.Operator {
-		return fmt.Sprintf("%s on %s holds a service account's token and was not written by topolayer for operator %q (%s)", t, cluster, g.opts.Operator, ownerLabel(owner))
+		return fmt.Sprintf("%s on %s holds a service account's token and was not written by topolayer for operator %q (%s)", t, cluster, g.opts.Operator, namespaces.DescribeOwner(owner))
 	}
 	return ""
 }
@@ -530,12 +530,4 @@ func (r ClientReader) Namespaced(gvr schema.GroupVersionResource) (bool, error) 
 		return false, fmt.Errorf("cluster %s: resource %s: %w", r.Name, gvr, err)
 	}
 	return m.Scope.Name() == meta.RESTScopeNameNamespace, nil
-}
-
-// ownerLabel says who wrote an object, from its operator label.
-func ownerLabel(operator string) string {
-	if operator == "" {
-		return "no operator label"
-	}
-	return "operator label " + operator
 }

@@ -40,15 +40,7 @@ func readDeclared(t *testing.T, file string) *contract.OutputResources {
 	if file == "" {
 		return nil
 	}
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := contract.ParseOutputResources(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
+	return contracttest.ParseFile(t, file, contract.ParseOutputResources)
 }
 
 // planCase translates one corpus case with the minimal hosted configuration.

@@ -66,3 +66,13 @@ func SourceAnnotations(src contract.Identity) map[string]string {
 	}
 	return a
 }
+
+// DescribeOwner says who wrote an object, from the value of its LabelOperator label, for a
+// message that refuses the object as another's: "no operator label" (not written by
+// topolayer) or "operator label <operator>".
+func DescribeOwner(operator string) string {
+	if operator == "" {
+		return "no operator label"
+	}
+	return "operator label " + operator
+}

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/contract/contracttest"
 	"github.com/topolayer/topolayer/prune"
 )
 
@@ -30,7 +31,7 @@ items:
 		if err != nil {
 			return
 		}
-		dir := writeTree(t, map[string]string{
+		dir := contracttest.TempTree(t, map[string]string{
 			"cluster-scoped-resources/config.openshift.io/ingresses.yaml": string(ingresses),
 			"namespaces/a/core/configmaps.yaml":                           mustGather["namespaces/a/core/configmaps.yaml"],
 		})

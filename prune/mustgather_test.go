@@ -2,7 +2,6 @@ package prune_test
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/contract/contracttest"
 	"github.com/topolayer/topolayer/contract/corpus"
 	"github.com/topolayer/topolayer/prune"
 )
@@ -71,49 +71,26 @@ func TestOcAdmMustGather(t *testing.T) {
 					t.Errorf("--from %s (-input-dir +must-gather):\n%s", from, diff)
 				}
 			}
-			if upstream == "" {
-				return
-			}
-			out := filepath.Join(t.TempDir(), "out")
-			cmd := exec.Command(upstream, "create-input-resources", "from-must-gather",
-				"--input-resources", c.InputResources, "--must-gather-dir", image, "--output-dir", out)
-			if b, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("upstream pruner: %v\n%s", err, b)
-			}
-			if diff := cmp.Diff(readTree(t, out), pruneMustGather(t, c.InputResources, image)); diff != "" {
-				t.Errorf("upstream pruner's output (-upstream +topolayer):\n%s", diff)
+			if upstream != "" {
+				compareUpstream(t, upstream, c.InputResources, image, pruneMustGather(t, c.InputResources, image))
 			}
 		})
 	}
 }
 
+// pruneMustGather prunes the must-gather at from (the wrapper or its image folder) as
+// `topolayer prune --from` does, and returns the files Write wrote, by relative path.
 func pruneMustGather(t *testing.T, inputResources, from string) map[string][]byte {
 	t.Helper()
-	data, err := os.ReadFile(inputResources)
-	if err != nil {
-		t.Fatal(err)
-	}
-	declared, err := prune.ParseInputResources(data)
-	if err != nil {
-		t.Fatal(err)
-	}
 	mg, err := prune.ReadMustGather(from, contract.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	lists, err := prune.Prune(mg.Input, declared.ApplyConfigurationResources)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(t.TempDir(), "out")
-	if err := prune.Write(out, lists); err != nil {
-		t.Fatal(err)
-	}
-	return readTree(t, out)
+	return prunedFiles(t, inputResources, prune.ParseInputResources, mg.Input)
 }
 
 func TestReadMustGatherIgnored(t *testing.T) {
-	dir := writeTree(t, map[string]string{
+	dir := contracttest.TempTree(t, map[string]string{
 		imageDir + "/namespaces/a/a.yaml":                              "{apiVersion: v1, kind: Namespace, metadata: {name: a}}",
 		imageDir + "/namespaces/a/core/configmaps.yaml":                "{apiVersion: v1, kind: ConfigMapList, items: []}",
 		imageDir + "/namespaces/a/core/notes.txt":                      "not a resource",
@@ -142,12 +119,12 @@ func TestReadMustGatherIgnored(t *testing.T) {
 	}
 
 	// A resource file that cannot be read is refused, naming it in the must-gather.
-	bad := writeTree(t, map[string]string{"namespaces/a/core/configmaps.yaml": "{not: [yaml"})
+	bad := contracttest.TempTree(t, map[string]string{"namespaces/a/core/configmaps.yaml": "{not: [yaml"})
 	if _, err := prune.ReadMustGather(bad, contract.ReadOptions{}); err == nil || !contains(err.Error(), filepath.Join(bad, "namespaces")) {
 		t.Errorf("error %v does not name the must-gather's file", err)
 	}
 	// Two image folders: which one is meant is not guessed.
-	two := writeTree(t, map[string]string{"a/namespaces/x/x.yaml": "{apiVersion: v1, kind: Namespace, metadata: {name: x}}", "b/namespaces/x/x.yaml": "{apiVersion: v1, kind: Namespace, metadata: {name: x}}"})
+	two := contracttest.TempTree(t, map[string]string{"a/namespaces/x/x.yaml": "{apiVersion: v1, kind: Namespace, metadata: {name: x}}", "b/namespaces/x/x.yaml": "{apiVersion: v1, kind: Namespace, metadata: {name: x}}"})
 	if _, err := prune.ReadMustGather(two, contract.ReadOptions{}); err == nil || !contains(err.Error(), "2 must-gathers inside (a, b)") {
 		t.Errorf("error %v", err)
 	}
@@ -162,7 +139,7 @@ func TestParseInputResourcesMatchExpressions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, err := contract.ReadInputDir(writeTree(t, mustGather), contract.ReadOptions{})
+	in, err := contract.ReadInputDir(contracttest.TempTree(t, mustGather), contract.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/contract/contracttest"
 	"github.com/topolayer/topolayer/prune"
 )
 
@@ -49,7 +50,7 @@ items:
 }
 
 func TestPrune(t *testing.T) {
-	in, err := contract.ReadInputDir(writeTree(t, mustGather), contract.ReadOptions{})
+	in, err := contract.ReadInputDir(contracttest.TempTree(t, mustGather), contract.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

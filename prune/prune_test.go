@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/contract/contracttest"
 	"github.com/topolayer/topolayer/contract/corpus"
 	"github.com/topolayer/topolayer/prune"
 )
@@ -43,18 +44,7 @@ func TestCorpus(t *testing.T) {
 					t.Errorf("%s (-want +got):\n%s", p, cmp.Diff(string(canonical), string(got[p])))
 				}
 			}
-			if upstream == "" {
-				return
-			}
-			out := filepath.Join(t.TempDir(), "out")
-			cmd := exec.Command(upstream, "create-input-resources", "from-must-gather",
-				"--input-resources", c.InputResources, "--must-gather-dir", c.MustGather, "--output-dir", out)
-			if b, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("upstream pruner: %v\n%s", err, b)
-			}
-			if diff := cmp.Diff(readTree(t, out), got); diff != "" {
-				t.Errorf("upstream pruner's output (-upstream +topolayer):\n%s", diff)
-			}
+			compareUpstream(t, upstream, c.InputResources, c.MustGather, got)
 		})
 	}
 }
@@ -62,18 +52,18 @@ func TestCorpus(t *testing.T) {
 // pruneCase prunes one must-gather and returns the files Write wrote, by relative path.
 func pruneCase(t *testing.T, inputResources, mustGather string) map[string][]byte {
 	t.Helper()
-	data, err := os.ReadFile(inputResources)
-	if err != nil {
-		t.Fatal(err)
-	}
-	declared, err := contract.ParseInputResources(data)
-	if err != nil {
-		t.Fatal(err)
-	}
 	in, err := contract.ReadInputDir(mustGather, contract.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return prunedFiles(t, inputResources, contract.ParseInputResources, in)
+}
+
+// prunedFiles prunes in to what the input-resources file declares (read by parse), and
+// returns the files Write wrote, by relative path.
+func prunedFiles(t *testing.T, inputResources string, parse func([]byte) (*contract.InputResources, error), in *contract.InputDir) map[string][]byte {
+	t.Helper()
+	declared := contracttest.ParseFile(t, inputResources, parse)
 	lists, err := prune.Prune(in, declared.ApplyConfigurationResources)
 	if err != nil {
 		t.Fatal(err)
@@ -117,19 +107,22 @@ func readTree(t *testing.T, dir string) map[string][]byte {
 	return files
 }
 
-// writeTree writes files (relative path -> content) below a fresh temporary directory
-// and returns that directory.
-func writeTree(t *testing.T, files map[string]string) string {
+// compareUpstream runs the upstream pruner (upstream; nothing when "") on the must-gather
+// mustGather and fails t unless it writes got, byte for byte.
+func compareUpstream(t *testing.T, upstream, inputResources, mustGather string, got map[string][]byte) {
 	t.Helper()
-	dir := t.TempDir()
-	var tree []contract.File
-	for rel, content := range files {
-		tree = append(tree, contract.File{Path: rel, Data: []byte(content)})
+	if upstream == "" {
+		return
 	}
-	if err := contract.WriteFiles(dir, tree); err != nil {
-		t.Fatal(err)
+	out := filepath.Join(t.TempDir(), "out")
+	cmd := exec.Command(upstream, "create-input-resources", "from-must-gather",
+		"--input-resources", inputResources, "--must-gather-dir", mustGather, "--output-dir", out)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("upstream pruner: %v\n%s", err, b)
 	}
-	return dir
+	if diff := cmp.Diff(readTree(t, out), got); diff != "" {
+		t.Errorf("upstream pruner's output (-upstream +topolayer):\n%s", diff)
+	}
 }
 
 // upstreamBinary unpacks the upstream multi-operator-manager from TOPOLAYER_OPERATORS into

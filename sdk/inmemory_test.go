@@ -3,7 +3,6 @@ package sdk_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -27,18 +26,7 @@ const sampleTests = "../examples/sample-operators/tests"
 var binDir string
 
 func TestMain(m *testing.M) {
-	os.Exit(runSuite(m))
-}
-
-func runSuite(m *testing.M) int {
-	dir, err := contracttest.BuildOperators("sdk-operators-", "../cmd/sample-operator", "../cmd/sample-audit-operator")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "build the sample operators:", err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	binDir = dir
-	return m.Run()
+	os.Exit(contracttest.RunWithOperators(m, &binDir, "sdk-operators-", "../cmd/sample-operator", "../cmd/sample-audit-operator"))
 }
 
 // TestInMemoryEqualsExec runs every test of the sample operators twice, through the runners

@@ -68,13 +68,6 @@ metadata:
 `,
 }
 
-func writeTree(t *testing.T, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	contracttest.WriteFiles(t, dir, files)
-	return dir
-}
-
 func exact(group, resource, ns, name string) contract.ExactResourceID {
 	return Exact(schema.GroupVersionResource{Group: group, Version: "v1", Resource: resource}, ns, name)
 }
@@ -111,7 +104,7 @@ func reconcilerFunc(name string, f func(ctx context.Context, d Deps) (reconcile.
 func run(t *testing.T, op *Operator, controllers ...string) (*contract.OutputDir, error) {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "out")
-	res, err := op.ApplyConfiguration(context.Background(), Options{InputDir: writeTree(t, testInput), OutputDir: out, Now: testNow, Controllers: controllers})
+	res, err := op.ApplyConfiguration(context.Background(), Options{InputDir: contracttest.TempTree(t, testInput), OutputDir: out, Now: testNow, Controllers: controllers})
 	if res != nil {
 		read, rerr := contract.ReadOutputDir(out, contract.ReadOptions{})
 		if rerr != nil {
@@ -533,7 +526,7 @@ func TestValidate(t *testing.T) {
 
 func TestOutputDirMayHoldTheHarnessLogs(t *testing.T) {
 	op := testOperator(reconcilerFunc("demo-A", func(context.Context, Deps) (reconcile.Result, error) { return reconcile.Result{}, nil }))
-	in := writeTree(t, testInput)
+	in := contracttest.TempTree(t, testInput)
 	tests := map[string]struct {
 		files   map[string]string
 		wantErr bool
@@ -545,7 +538,7 @@ func TestOutputDirMayHoldTheHarnessLogs(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			dir := writeTree(t, tc.files)
+			dir := contracttest.TempTree(t, tc.files)
 			out := filepath.Join(dir, "out")
 			err := op.Run(context.Background(), in, out, testNow, nil)
 			if (err != nil) != tc.wantErr {
@@ -566,7 +559,7 @@ func TestOutputDirMayHoldTheHarnessLogs(t *testing.T) {
 func TestCommand(t *testing.T) {
 	op := testOperator(reconcilerFunc("demo-A", func(context.Context, Deps) (reconcile.Result, error) { return reconcile.Result{}, nil }))
 	op.OutputResources.ConfigurationResources.ExactResources = []contract.ExactResourceID{exact("config.openshift.io", "ingresses", "", "cluster")}
-	in := writeTree(t, testInput)
+	in := contracttest.TempTree(t, testInput)
 	tests := map[string]struct {
 		args       []string
 		wantOut    string
@@ -629,7 +622,7 @@ func TestMetadataNameKey(t *testing.T) {
 	create := reconcilerFunc("demo-A", func(ctx context.Context, d Deps) (reconcile.Result, error) {
 		return reconcile.Result{}, d.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "demo"}})
 	})
-	in := writeTree(t, testInput)
+	in := contracttest.TempTree(t, testInput)
 	for _, tc := range []struct {
 		key       contract.NameKey
 		want, not string

@@ -9,7 +9,6 @@ import (
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/contract/contracttest"
-	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/translate"
 	"github.com/topolayer/topolayer/translate/transform"
@@ -25,11 +24,7 @@ func TestPlanChanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hosted := translate.Engine{
-		Topology: translate.TopologyHosted, Operator: "op",
-		Router: &routing.Table{Rules: routing.HostedDefaults(routing.ConvertClusterRBAC)},
-		Names:  namespaces.Hosted{Namespace: hcp}, Stages: translate.HostedStages(nodeSelector),
-	}
+	hosted := hostedEngine(hcp, nodeSelector)
 	configMap := policyMutation(contract.ActionCreate, "", "configmaps", "demo", "settings",
 		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: demo}\ndata: {k: v}\n")
 	deployment := policyMutation(contract.ActionCreate, "apps", "deployments", "demo", "web",

@@ -5,8 +5,6 @@ import (
 	"testing"
 
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/hosted"
-	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/translate"
 )
@@ -17,13 +15,7 @@ import (
 func TestContainment(t *testing.T) {
 	const hcp = "clusters-example"
 	engine := func(mode translate.PodSecurityMode) translate.Engine {
-		return translate.Engine{
-			Topology: translate.TopologyHosted, Operator: "op",
-			Router: &routing.Table{Rules: routing.HostedDefaults(routing.ConvertClusterRBAC)},
-			Names:  namespaces.Hosted{Namespace: hcp},
-			Stages: translate.HostedStages(hosted.HyperShiftProfile()...),
-			Policy: &translate.Policy{PodSecurity: mode},
-		}
+		return profileEngine(hcp, &translate.Policy{PodSecurity: mode})
 	}
 	workload := func(spec string) contract.Mutation {
 		return policyMutation(contract.ActionApply, "apps", "deployments", "openshift-authentication", "oauth-openshift",

@@ -5,9 +5,6 @@ import (
 	"testing"
 
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/hosted"
-	"github.com/topolayer/topolayer/namespaces"
-	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/translate"
 )
 
@@ -17,11 +14,7 @@ import (
 // map, is refused with the field named. The guest is the operator's own cluster.
 func TestVolumeDataSources(t *testing.T) {
 	const ns, hcp = "openshift-sample", "clusters-example"
-	engine := translate.Engine{
-		Topology: translate.TopologyHosted, Operator: "op",
-		Router: &routing.Table{Rules: routing.HostedDefaults(routing.ConvertClusterRBAC)},
-		Names:  namespaces.Hosted{Namespace: hcp}, Stages: translate.HostedStages(hosted.HyperShiftProfile()...), Policy: &translate.Policy{},
-	}
+	engine := profileEngine(hcp, &translate.Policy{})
 	pvc := func(class contract.Class, source string) contract.Mutation {
 		m := policyMutation(contract.ActionApply, "", "persistentvolumeclaims", ns, "data",
 			"apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data, namespace: "+ns+"}\n"+

@@ -6,7 +6,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/translate"
 )
@@ -14,11 +13,7 @@ import (
 // TestGuestNamespaces: a namespace the management side absorbs is created on the guest when
 // the operator's guest objects live in it, once, by a named rule; not otherwise.
 func TestGuestNamespaces(t *testing.T) {
-	hosted := translate.Engine{
-		Topology: translate.TopologyHosted, Operator: "op",
-		Router: &routing.Table{Rules: routing.HostedDefaults(routing.ConvertClusterRBAC)},
-		Names:  namespaces.Hosted{Namespace: "clusters-example"}, Stages: translate.HostedStages(),
-	}
+	hosted := hostedEngine("clusters-example")
 	ns := func(class contract.Class, name string) contract.Mutation {
 		m := policyMutation(contract.ActionCreate, "", "namespaces", "", name,
 			"apiVersion: v1\nkind: Namespace\nmetadata: {name: "+name+", labels: {openshift.io/cluster-monitoring: \"true\"}}\n")

@@ -7,7 +7,6 @@ import (
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/hosted"
-	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/translate"
 	"github.com/topolayer/topolayer/translate/transform"
@@ -84,11 +83,9 @@ func TestIdentityFieldsInPlans(t *testing.T) {
 		return append(hosted.HyperShiftProfile(), tr)
 	}
 	engine := func(transforms []transform.Transform) translate.Engine {
-		return translate.Engine{
-			Topology: translate.TopologyHosted, Operator: "op",
-			Router: &routing.Table{Rules: routing.HostedDefaults(routing.ConvertClusterRBAC)},
-			Names:  namespaces.Hosted{Namespace: hcp}, Stages: translate.HostedStages(transforms...), Policy: &translate.Policy{},
-		}
+		e := hostedEngine(hcp, transforms...)
+		e.Policy = &translate.Policy{}
+		return e
 	}
 	for _, tc := range []struct {
 		name       string

@@ -16,15 +16,8 @@ import (
 // by field, by label — with the rule and the field named; the configuration widens it for one
 // operator by name, and what the operator writes on the guest is not its business.
 func TestManagementAllowList(t *testing.T) {
-	const ns = "openshift-attacker"
-	obj := func(group, resource, kind, name, rest string) contract.Mutation {
-		apiVersion := "v1"
-		if group != "" {
-			apiVersion = group + "/v1"
-		}
-		return policyMutation(contract.ActionApply, group, resource, ns, name,
-			"apiVersion: "+apiVersion+"\nkind: "+kind+"\nmetadata: {name: "+name+", namespace: "+ns+"}\n"+rest)
-	}
+	const ns = attackerNamespace
+	obj := attackerObject
 	service := func(spec string) contract.Mutation {
 		return obj("", "services", "Service", "svc", "spec: {ports: [{port: 443}], "+spec+"}\n")
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/hosted"
-	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/translate"
 )
@@ -20,15 +19,9 @@ import (
 // paths give the same verdict, naming the rule and the field.
 func TestPatchEffects(t *testing.T) {
 	const ns, hcp = "openshift-sample", "clusters-example"
-	engine := translate.Engine{
-		Topology: translate.TopologyHosted, Operator: "op",
-		Router:       &routing.Table{Rules: routing.HostedDefaults(routing.ConvertClusterRBAC)},
-		Names:        namespaces.Hosted{Namespace: hcp},
-		Stages:       translate.HostedStages(hosted.HyperShiftProfile()...),
-		Policy:       &translate.Policy{},
-		Containment:  hosted.Containment(hcp),
-		HCPNamespace: hcp, HostedControlPlane: "example",
-	}
+	engine := profileEngine(hcp, &translate.Policy{})
+	engine.Containment = hosted.Containment(hcp)
+	engine.HCPNamespace, engine.HostedControlPlane = hcp, "example"
 	whole := map[string]contract.Mutation{
 		"configmaps": policyMutation(contract.ActionApply, "", "configmaps", ns, "settings",
 			"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: "+ns+", labels: {tier: web}}\ndata: {a: b}\n"),

@@ -22,15 +22,8 @@ import (
 // bound and the reserved labels refuse them, naming the field; by default the strip, the
 // guest identity and the selector scope change them as they change a Deployment.
 func TestPodSpecsFoundGenerically(t *testing.T) {
-	const ns = "openshift-attacker"
-	obj := func(group, resource, kind, name, rest string) contract.Mutation {
-		apiVersion := "v1"
-		if group != "" {
-			apiVersion = group + "/v1"
-		}
-		return policyMutation(contract.ActionApply, group, resource, ns, name,
-			"apiVersion: "+apiVersion+"\nkind: "+kind+"\nmetadata: {name: "+name+", namespace: "+ns+"}\n"+rest)
-	}
+	const ns = attackerNamespace
+	obj := attackerObject
 	gadget := func(rest string) contract.Mutation {
 		return obj("example.com", "gadgets", "Gadget", "g", rest)
 	}
@@ -118,6 +111,20 @@ func TestPodSpecsFoundGenerically(t *testing.T) {
 			t.Errorf("selector %s = %q, want %q", namespaces.LabelNamespace, got, ns)
 		}
 	})
+}
+
+// attackerNamespace is the namespace of the attacker operator's objects.
+const attackerNamespace = "openshift-attacker"
+
+// attackerObject is an Apply of the attacker operator's object of kind (in group, at version
+// v1) named name in attackerNamespace, its body rest after the type and metadata.
+func attackerObject(group, resource, kind, name, rest string) contract.Mutation {
+	apiVersion := "v1"
+	if group != "" {
+		apiVersion = group + "/v1"
+	}
+	return policyMutation(contract.ActionApply, group, resource, attackerNamespace, name,
+		"apiVersion: "+apiVersion+"\nkind: "+kind+"\nmetadata: {name: "+name+", namespace: "+attackerNamespace+"}\n"+rest)
 }
 
 // planOne plans one mutation of the attacker operator with the hosted configuration extended

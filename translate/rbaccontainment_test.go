@@ -8,8 +8,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/hosted"
-	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/translate"
 )
@@ -40,19 +38,8 @@ func bindingOf(class contract.Class, ns, name, roleKind, ref, subjectKind, subje
 // rules the plan does not show; a ceiling widens it for its classes only.
 func TestDefaultRBACContainment(t *testing.T) {
 	const hcp = "clusters-example"
-	hosted := func(p *translate.Policy) translate.Engine {
-		return translate.Engine{
-			Topology: translate.TopologyHosted, Operator: "op",
-			Router: &routing.Table{Rules: routing.HostedDefaults(routing.ConvertClusterRBAC)},
-			Names:  namespaces.Hosted{Namespace: hcp},
-			Stages: translate.HostedStages(hosted.HyperShiftProfile()...), Policy: p,
-		}
-	}
-	standalone := func(p *translate.Policy) translate.Engine {
-		e := translate.Standalone("op", nil)
-		e.Policy = p
-		return e
-	}
+	hosted := func(p *translate.Policy) translate.Engine { return profileEngine(hcp, p) }
+	standalone := func(p *translate.Policy) translate.Engine { return standaloneEngine(nil, p) }
 	const ns = "openshift-sample"
 	reader := "- {apiGroups: [\"\"], resources: [configmaps], verbs: [get]}\n"
 	withClass := func(m contract.Mutation, c contract.Class) contract.Mutation { m.Class = c; return m }

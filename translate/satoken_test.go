@@ -8,8 +8,6 @@ import (
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/contract/contracttest"
-	"github.com/topolayer/topolayer/hosted"
-	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/translate"
 )
@@ -37,18 +35,13 @@ func TestServiceAccountTokens(t *testing.T) {
 		m.Metadata.PatchType = patchType
 		return m
 	}
-	names := namespaces.Hosted{Namespace: hcp}
 	hosted := func(declared *contract.OutputResources) translate.Engine {
-		return translate.Engine{
-			Topology: translate.TopologyHosted, Operator: "op", Declared: declared,
-			Router: &routing.Table{Rules: routing.HostedDefaults(routing.ConvertClusterRBAC)},
-			Names:  names, Stages: translate.HostedStages(hosted.HyperShiftProfile()...), Policy: &translate.Policy{},
-		}
+		e := profileEngine(hcp, &translate.Policy{})
+		e.Declared = declared
+		return e
 	}
 	standalone := func(declared *contract.OutputResources) translate.Engine {
-		e := translate.Standalone("op", declared)
-		e.Policy = &translate.Policy{}
-		return e
+		return standaloneEngine(declared, &translate.Policy{})
 	}
 	for _, tc := range []struct {
 		name      string

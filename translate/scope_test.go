@@ -13,18 +13,15 @@ import (
 	"github.com/topolayer/topolayer/contract/contracttest"
 	"github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/namespaces"
-	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/translate"
 )
 
 const scopeHCP = "clusters-example"
 
 func scopeEngine() translate.Engine {
-	return translate.Engine{
-		Topology: translate.TopologyHosted, Operator: "op",
-		Router: &routing.Table{Rules: routing.HostedDefaults(routing.ConvertClusterRBAC)},
-		Names:  namespaces.Hosted{Namespace: scopeHCP}, Stages: translate.HostedStages(), HCPNamespace: scopeHCP,
-	}
+	e := hostedEngine(scopeHCP)
+	e.HCPNamespace = scopeHCP
+	return e
 }
 
 // scopeMutation is a Management apply of body, whose identity it reads from body.

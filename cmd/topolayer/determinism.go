@@ -140,12 +140,8 @@ func (o *TestDeterminismOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	switch o.Output {
-	case "json":
-		err = printJSON(o.Out, report)
-	case "yaml":
-		err = printYAML(o.Out, report)
-	default:
+	printed, err := printData(o.Out, o.Output, report)
+	if err == nil && !printed {
 		err = printDeterminismTable(o.Out, report, o.now)
 	}
 	if err != nil {

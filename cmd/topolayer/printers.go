@@ -114,6 +114,18 @@ func printYAML(w io.Writer, v any) error {
 	return err
 }
 
+// printData writes v as -o json or -o yaml asks, and reports false for any other format: the
+// command's own view, which the caller prints.
+func printData(w io.Writer, format string, v any) (bool, error) {
+	switch format {
+	case "json":
+		return true, printJSON(w, v)
+	case "yaml":
+		return true, printYAML(w, v)
+	}
+	return false, nil
+}
+
 // printPlanNames writes, as kubectl's -o name does, resource.group/name of every object the
 // plan writes (disposition apply), once each, in plan order. Where that alone is ambiguous,
 // a prefix says where the object is: "-n NAMESPACE " when the plan writes namespaced objects

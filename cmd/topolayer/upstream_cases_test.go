@@ -60,6 +60,13 @@ type junitReport struct {
 // asserts the same exit status, the same output layout and the same test directory after.
 func TestUpstreamHarnessCases(t *testing.T) {
 	mom, ops, basic := upstreamHarness(t)
+	// changedExpected copies test-basic-call under root, its expected controller-results
+	// changed, and returns root.
+	changedExpected := func(t *testing.T, root string) string {
+		copyTest(t, basic, root, "test-basic-call")
+		editAll(t, filepath.Join(root, "test-basic-call", "expected-output"), "controller-results", func(s string) string { return s + "# changed\n" })
+		return root
+	}
 	for _, tc := range []struct {
 		name string
 		// setup writes the tests under root and returns the --test-dir
@@ -81,22 +88,14 @@ func TestUpstreamHarnessCases(t *testing.T) {
 		{
 			// The policy alone records the outputs, compares nothing and leaves
 			// expected-output alone, even when it differs.
-			name: "preserve-policy ReplaceExpectedOutput",
-			setup: func(t *testing.T, root string) string {
-				copyTest(t, basic, root, "test-basic-call")
-				editAll(t, filepath.Join(root, "test-basic-call", "expected-output"), "controller-results", func(s string) string { return s + "# changed\n" })
-				return root
-			},
-			args: []string{"--preserve-policy", "ReplaceExpectedOutput"},
+			name:  "preserve-policy ReplaceExpectedOutput",
+			setup: changedExpected,
+			args:  []string{"--preserve-policy", "ReplaceExpectedOutput"},
 		},
 		{
-			name: "replace-expected-output",
-			setup: func(t *testing.T, root string) string {
-				copyTest(t, basic, root, "test-basic-call")
-				editAll(t, filepath.Join(root, "test-basic-call", "expected-output"), "controller-results", func(s string) string { return s + "# changed\n" })
-				return root
-			},
-			args: []string{"--replace-expected-output"},
+			name:  "replace-expected-output",
+			setup: changedExpected,
+			args:  []string{"--replace-expected-output"},
 		},
 		{
 			// An input object named test is a file test.yaml: upstream takes its folder for

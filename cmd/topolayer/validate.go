@@ -94,16 +94,11 @@ func (o *ValidateOptions) Validate() error {
 // Run loads the configuration and reports what it amounts to.
 func (o *ValidateOptions) Run(context.Context) error {
 	res, err := o.check()
-	switch o.Output {
-	case "json":
-		if perr := printJSON(o.Out, res); perr != nil {
-			return perr
-		}
-	case "yaml":
-		if perr := printYAML(o.Out, res); perr != nil {
-			return perr
-		}
-	default:
+	printed, perr := printData(o.Out, o.Output, res)
+	switch {
+	case perr != nil:
+		return perr
+	case !printed:
 		for _, w := range res.Warnings {
 			fmt.Fprintf(o.ErrOut, "warning: %s: %s\n", o.ConfigFile, w)
 		}

@@ -75,11 +75,8 @@ func (o *VersionOptions) Validate() error {
 // Run prints the version.
 func (o *VersionOptions) Run(context.Context) error {
 	v := o.info()
-	switch o.Output {
-	case "json":
-		return printJSON(o.Out, v)
-	case "yaml":
-		return printYAML(o.Out, v)
+	if printed, err := printData(o.Out, o.Output, v); printed || err != nil {
+		return err
 	}
 	if o.jsonPath != nil {
 		return printJSONPath(o.Out, o.jsonPath, v)

@@ -304,6 +304,30 @@ func WriteFiles(tb testing.TB, dir string, files map[string]string) {
 	}
 }
 
+// ParseFile reads file and parses it with parse (contract.ParseOutputResources, ...),
+// failing tb, with the file named, if either fails.
+func ParseFile[T any](tb testing.TB, file string, parse func([]byte) (T, error)) T {
+	tb.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	v, err := parse(data)
+	if err != nil {
+		tb.Fatalf("%s: %v", file, err)
+	}
+	return v
+}
+
+// TempTree writes files, by slash-separated path relative to a fresh temporary directory of
+// tb, with their content, and returns that directory.
+func TempTree(tb testing.TB, files map[string]string) string {
+	tb.Helper()
+	dir := tb.TempDir()
+	WriteFiles(tb, dir, files)
+	return dir
+}
+
 // CheckErr checks err against what a table case wants: an error containing want when want is
 // not empty, no error when it is; otherwise it fails tb at once. It reports whether an error
 // was wanted, so that the case can end there:
@@ -339,6 +363,20 @@ func ReadInputDir(tb testing.TB, dir string) *contract.InputDir {
 	in, err := contract.ReadInputDir(dir, contract.ReadOptions{})
 	must(tb, err)
 	return in
+}
+
+// RunWithOperators is a TestMain's run of m with the operator programs pkgs built once: it
+// builds them as BuildOperators does, sets *binDir to their folder, runs m and removes the
+// folder. It returns the exit code.
+func RunWithOperators(m *testing.M, binDir *string, prefix string, pkgs ...string) int {
+	dir, err := BuildOperators(prefix, pkgs...)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "build the test operators:", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	*binDir = dir
+	return m.Run()
 }
 
 // BuildOperators builds the Go operator programs pkgs (as the go command names them, relative

@@ -8,9 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/topolayer/topolayer/contract/contracttest"
 	"sigs.k8s.io/yaml"
-
-	"github.com/topolayer/topolayer/contract"
 )
 
 // configMap is a document that is not a CRD.
@@ -19,20 +18,6 @@ kind: ConfigMap
 metadata:
   name: not-a-crd
 `
-
-// writeFiles writes name -> content below a fresh directory and returns it.
-func writeFiles(t *testing.T, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	var tree []contract.File
-	for name, content := range files {
-		tree = append(tree, contract.File{Path: name, Data: []byte(content)})
-	}
-	if err := contract.WriteFiles(dir, tree); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
 
 // TestReadCRDs: files and directories, several documents a file, and an error naming the
 // file and the document for anything that is not a CRD of apiextensions.k8s.io/v1.
@@ -102,7 +87,7 @@ func TestReadCRDs(t *testing.T) {
 	}
 	for tn, tc := range tests {
 		t.Run(tn, func(t *testing.T) {
-			dir := writeFiles(t, tc.files)
+			dir := contracttest.TempTree(t, tc.files)
 			var paths []string
 			for _, p := range tc.paths {
 				paths = append(paths, filepath.Join(dir, p))

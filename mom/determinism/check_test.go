@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/contract/contracttest"
 	"github.com/topolayer/topolayer/mom/runner"
 )
 
@@ -77,14 +78,8 @@ func TestCheck(t *testing.T) {
 				ctx = tc.ctx()
 			}
 			report, err := Check(ctx, Options{Runner: tc.runner, Request: runner.Request{InputDir: t.TempDir(), Now: time.Unix(0, 0)}, Runs: tc.runs, WorkDir: t.TempDir()})
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("error %v, want one with %q", err, tc.wantErr)
-				}
+			if contracttest.CheckErr(t, err, tc.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			var named []string
 			for _, c := range report.Nondeterministic {

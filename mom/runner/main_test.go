@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -16,22 +15,11 @@ var operators = []string{"good", "dialer", "hang", "crash", "bigoutput", "envdum
 var binDir string
 
 func TestMain(m *testing.M) {
-	os.Exit(runSuite(m))
-}
-
-func runSuite(m *testing.M) int {
 	pkgs := make([]string, len(operators))
 	for i, op := range operators {
 		pkgs[i] = "./testdata/operators/" + op
 	}
-	dir, err := contracttest.BuildOperators("runner-operators-", pkgs...)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "build test operators:", err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	binDir = dir
-	return m.Run()
+	os.Exit(contracttest.RunWithOperators(m, &binDir, "runner-operators-", pkgs...))
 }
 
 // operatorBin returns the path of a built test operator.

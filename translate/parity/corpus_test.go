@@ -2,12 +2,12 @@ package parity_test
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/contract/contracttest"
 	"github.com/topolayer/topolayer/contract/corpus"
 	"github.com/topolayer/topolayer/translate"
 	"github.com/topolayer/topolayer/translate/parity"
@@ -72,13 +72,7 @@ func compareDir(t *testing.T, dir, outputResources, operator string) *parity.Rep
 	}
 	var declared *contract.OutputResources
 	if outputResources != "" {
-		data, err := os.ReadFile(outputResources)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if declared, err = contract.ParseOutputResources(data); err != nil {
-			t.Fatalf("%s: %v", outputResources, err)
-		}
+		declared = contracttest.ParseFile(t, outputResources, contract.ParseOutputResources)
 	}
 	scfg, err := config.Load(filepath.Join("..", "..", "examples", "standalone.yaml"))
 	se := engineOf(t, scfg, err, operator, declared)

@@ -2,11 +2,11 @@ package transform_test
 
 import (
 	"encoding/base64"
-	"strings"
 	"testing"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/topolayer/topolayer/contract/contracttest"
 	"github.com/topolayer/topolayer/translate/transform"
 )
 
@@ -60,14 +60,8 @@ func TestDocumentPatches(t *testing.T) {
 			}
 			obj := yaml.MustParse(tc.object)
 			out, err := f.Filter([]*yaml.RNode{obj})
-			if tc.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.err) {
-					t.Fatalf("err %v, want one saying %q", err, tc.err)
-				}
+			if contracttest.CheckErr(t, err, tc.err) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if tc.patch.Document == nil {
 				if out[0].GetLabels()["a"] != "b" {
