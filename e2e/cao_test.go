@@ -175,7 +175,10 @@ func TestRealCAOHosted(t *testing.T) {
 	})
 	settled := settle(t, p, op)
 	converged := time.Since(start)
-	if _, err := guestCS.RbacV1().ClusterRoles().Get(t.Context(), "system:openshift:useroauthaccesstoken-manager", metav1.GetOptions{}); err != nil {
+	// The OAuth server's guest RBAC (its service account's binding). The OAuth API server's
+	// (system:openshift:useroauthaccesstoken-manager) is HyperShift's: the example leaves
+	// CAO's controllers for it out.
+	if _, err := guestCS.RbacV1().ClusterRoleBindings().Get(t.Context(), "system:openshift:openshift-authentication", metav1.GetOptions{}); err != nil {
 		t.Errorf("guest RBAC: %v", err)
 	}
 	status, err := mgmtCS.CoreV1().ConfigMaps(hcpNS).Get(t.Context(), manager.StatusName(op), metav1.GetOptions{})

@@ -55,12 +55,14 @@ type UpOptions struct {
 	Topology   string        // --topology: hosted or standalone
 	ConfigFile string        // --config
 	Timeout    time.Duration // --timeout
+	OAuthAPIs  bool          // --oauth-apis
 
-	dir        string                 // set by Complete: Dir, absolute
-	configFile string                 // set by Complete: ConfigFile, absolute
-	topology   config.TopologyType    // set by Complete
-	cfg        *config.TopologyConfig // set by Complete, when --config is given
-	serve      []string               // set by Complete: how to run serve (executable, args)
+	oauthAPIServer string                 // set by Complete when OAuthAPIs: the binary
+	dir            string                 // set by Complete: Dir, absolute
+	configFile     string                 // set by Complete: ConfigFile, absolute
+	topology       config.TopologyType    // set by Complete
+	cfg            *config.TopologyConfig // set by Complete, when --config is given
+	serve          []string               // set by Complete: how to run serve (executable, args)
 
 	IOStreams
 }
@@ -81,7 +83,12 @@ devenv.log, and the servers' data. Stop them with down.`,
   topolayer-devenv down --dir /tmp/devenv
 
   # One standalone cluster
-  topolayer-devenv up --dir /tmp/standalone --topology standalone`,
+  topolayer-devenv up --dir /tmp/standalone --topology standalone
+
+  # A guest users log in to: the OAuth APIs served by the real OAuth API server
+  # (TOPOLAYER_OPERATORS names the folder of ../shared/operators unpacked)
+  topolayer-devenv up --dir /tmp/devenv --oauth-apis
+  kubectl --kubeconfig /tmp/devenv/guest.kubeconfig get users.user.openshift.io`,
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE:         runCommand(o),
@@ -90,6 +97,7 @@ devenv.log, and the servers' data. Stop them with down.`,
 	cmd.Flags().StringVar(&o.Topology, "topology", o.Topology, "hosted or standalone (default: --config's topology, else hosted)")
 	cmd.Flags().StringVar(&o.ConfigFile, "config", o.ConfigFile, "topology configuration naming the HCP namespace and HostedControlPlane (default: clusters-example/example)")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", o.Timeout, "how long to wait for the servers, once the binaries are built")
+	cmd.Flags().BoolVar(&o.OAuthAPIs, "oauth-apis", o.OAuthAPIs, "serve the OAuth APIs on the guest (standalone: the cluster) as OpenShift does, with the real oauth-apiserver binary in $"+cluster.OperatorsEnv+"; every cluster then keeps an audit log, DIR/data/<cluster>/oauth-apis/audit.log")
 	return cmd
 }
 
@@ -110,6 +118,11 @@ func (o *UpOptions) Complete() error {
 		}
 	}
 	o.topology = devEnvTopology(o.Topology, o.cfg)
+	if o.OAuthAPIs {
+		if o.oauthAPIServer, err = cluster.OperatorBinary("oauth-apiserver"); err != nil {
+			return fmt.Errorf("--oauth-apis: %w", err)
+		}
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("find the topolayer-devenv executable to run in the background: %w", err)
@@ -136,6 +149,9 @@ func (o *UpOptions) Run(ctx context.Context) error {
 	args := slices.Concat(o.serve[1:], []string{"--dir", o.dir, "--topology", strings.ToLower(string(o.topology))})
 	if o.configFile != "" {
 		args = append(args, "--config", o.configFile)
+	}
+	if o.oauthAPIServer != "" {
+		args = append(args, "--oauth-apiserver", o.oauthAPIServer)
 	}
 	serve := exec.Command(o.serve[0], args...)
 	serve.Env = append(os.Environ(), cluster.EnvAssets+"="+assets)
@@ -249,6 +265,9 @@ type ServeOptions struct {
 	Dir        string // --dir, absolute
 	Topology   string // --topology
 	ConfigFile string // --config, absolute
+	// OAuthAPIServer is --oauth-apiserver: the OAuth API server binary, when the guest
+	// serves the OAuth APIs (up's --oauth-apis).
+	OAuthAPIServer string
 
 	cfg *config.TopologyConfig // set by Complete
 
@@ -269,6 +288,7 @@ func newCmdServe(streams IOStreams) *cobra.Command {
 	cmd.Flags().StringVar(&o.Dir, "dir", o.Dir, "the dev environment's directory (absolute)")
 	cmd.Flags().StringVar(&o.Topology, "topology", o.Topology, "hosted or standalone")
 	cmd.Flags().StringVar(&o.ConfigFile, "config", o.ConfigFile, "topology configuration (absolute)")
+	cmd.Flags().StringVar(&o.OAuthAPIServer, "oauth-apiserver", o.OAuthAPIServer, "the OAuth API server binary (absolute), to serve the OAuth APIs on the guest")
 	return cmd
 }
 
@@ -305,6 +325,7 @@ func (o *ServeOptions) Run(ctx context.Context) error {
 		TopologyConfig: o.cfg,
 		Output:         o.ErrOut,
 		Progress:       o.ErrOut,
+		OAuthAPIServer: o.OAuthAPIServer,
 	}
 	return cluster.DevEnv{Dir: filepath.Clean(o.Dir)}.Serve(ctx, env)
 }

@@ -88,8 +88,9 @@ type Environment struct {
 	// (openshift/oauth-apiserver), and the cluster users log in to (the guest, or the
 	// standalone cluster) serves the OAuth APIs as OpenShift's does: its API server
 	// aggregates oauth.openshift.io and user.openshift.io served by that binary (with its
-	// own etcd prefix), authenticates bearer tokens through its token reviews, and keeps an
-	// audit log (AuditLog). Default: none, and the environment starts as fast as without.
+	// own etcd prefix) and authenticates bearer tokens through its token reviews; every
+	// cluster keeps an audit log (AuditLog). Default: none, and the environment starts as
+	// fast as without.
 	OAuthAPIServer string
 
 	started  bool
@@ -105,6 +106,10 @@ type server struct {
 	out  *prefixWriter
 	// oauth is the OAuth API server beside this one (Environment.OAuthAPIServer), or nil.
 	oauth *oauthAPIs
+	// auditDir holds the audit log, when the server keeps one.
+	auditDir string
+	// tempDir is a directory of the server's that Stop removes, or "".
+	tempDir string
 }
 
 // placement returns the topology to start: Topology, else TopologyConfig's, else Hosted;
@@ -260,16 +265,22 @@ func (e *Environment) startServer(s *server, assets string, crds []*apiextension
 			}
 		}
 	}
-	if e.servesOAuthAPIs(s.name) {
+	if e.OAuthAPIServer != "" {
 		dir := filepath.Join(e.DataDir, s.name, "oauth-apis")
 		if e.DataDir == "" {
 			var err error
 			if dir, err = os.MkdirTemp("", "topolayer-oauth-apis-"); err != nil {
 				return fmt.Errorf("%s: %w", s.name, err)
 			}
+			s.tempDir = dir
 		}
-		if err := s.prepareOAuthAPIs(apiServer, dir); err != nil {
-			return fmt.Errorf("%s: the OAuth APIs: %w", s.name, err)
+		if err := s.prepareAudit(apiServer, dir); err != nil {
+			return fmt.Errorf("%s: the audit log: %w", s.name, err)
+		}
+		if e.servesOAuthAPIs(s.name) {
+			if err := s.prepareOAuthAPIs(apiServer, dir); err != nil {
+				return fmt.Errorf("%s: the OAuth APIs: %w", s.name, err)
+			}
 		}
 	}
 	copies := make([]*apiextensionsv1.CustomResourceDefinition, len(crds))
@@ -334,10 +345,10 @@ func (e *Environment) Stop() error {
 	}
 	wg.Wait()
 	for _, s := range e.servers {
-		if s.oauth != nil && e.DataDir == "" {
-			errs = append(errs, os.RemoveAll(s.oauth.dir))
+		if s.tempDir != "" {
+			errs = append(errs, os.RemoveAll(s.tempDir))
 		}
-		s.env, s.cfg, s.oauth = nil, nil, nil
+		s.env, s.cfg, s.oauth, s.tempDir = nil, nil, nil, ""
 	}
 	return errors.Join(errs...)
 }

@@ -62,21 +62,39 @@ func (e *Environment) servesOAuthAPIs(name string) bool {
 }
 
 // AuditLog returns the path of the named cluster's audit log (every request, at the
-// Metadata level: who asked what), written when the cluster serves the OAuth APIs; "" for
-// a cluster that keeps none.
+// Metadata level: who asked what), which every cluster of an environment with the OAuth
+// APIs keeps; "" for a cluster that keeps none.
 func (e *Environment) AuditLog(name string) string {
 	for _, s := range e.servers {
-		if s.name == name && s.oauth != nil {
-			return filepath.Join(s.oauth.dir, "audit.log")
+		if s.name == name && s.auditDir != "" {
+			return filepath.Join(s.auditDir, "audit.log")
 		}
 	}
 	return ""
 }
 
+// prepareAudit makes the API server log every request at the Metadata level to
+// dir/audit.log.
+func (s *server) prepareAudit(apiServer *envtest.APIServer, dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	policy := filepath.Join(dir, "audit-policy.yaml")
+	if err := os.WriteFile(policy, []byte("apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n"), 0o600); err != nil {
+		return err
+	}
+	args := apiServer.Configure()
+	args.Set("audit-policy-file", policy)
+	args.Set("audit-log-path", filepath.Join(dir, "audit.log"))
+	args.Set("audit-log-mode", "blocking")
+	s.auditDir = dir
+	return nil
+}
+
 // prepareOAuthAPIs configures the API server to aggregate the OAuth APIs and to
 // authenticate bearer tokens through the OAuth API server's token reviews, as OpenShift's
 // kube-apiserver does: the front proxy's CA and client certificate, the token webhook's
-// kubeconfig, and an audit log. The OAuth API server's port is chosen here, before the API
+// kubeconfig. The OAuth API server's port is chosen here, before the API
 // server that will call it starts.
 func (s *server) prepareOAuthAPIs(apiServer *envtest.APIServer, dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -123,10 +141,6 @@ func (s *server) prepareOAuthAPIs(apiServer *envtest.APIServer, dir string) erro
 	if err := clientcmd.WriteToFile(*webhookConfig, webhookFile); err != nil {
 		return err
 	}
-	policy := filepath.Join(dir, "audit-policy.yaml")
-	if err := os.WriteFile(policy, []byte("apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n"), 0o600); err != nil {
-		return err
-	}
 	args := apiServer.Configure()
 	for flag, value := range map[string]string{
 		"requestheader-client-ca-file":             caFile,
@@ -142,10 +156,7 @@ func (s *server) prepareOAuthAPIs(apiServer *envtest.APIServer, dir string) erro
 		"authentication-token-webhook-cache-ttl": "5s",
 		// Token reviews carry the API server's audiences; the OAuth API server accepts its
 		// tokens for the same (OpenShift's kube-apiserver and oauth-apiserver both name it).
-		"api-audiences":     apiAudience,
-		"audit-policy-file": policy,
-		"audit-log-path":    filepath.Join(dir, "audit.log"),
-		"audit-log-mode":    "blocking",
+		"api-audiences": apiAudience,
 	} {
 		args.Set(flag, value)
 	}

@@ -1,0 +1,525 @@
+//go:build linux
+
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	certutil "k8s.io/client-go/util/cert"
+
+	"github.com/topolayer/topolayer/config"
+	"github.com/topolayer/topolayer/e2e/cluster"
+	"github.com/topolayer/topolayer/e2e/podrun"
+)
+
+// challengingClient is the OAuth client command-line logins use: it answers a password
+// challenge (HTTP basic) with a token in the redirect, as `oc login -u` does.
+const challengingClient = "openshift-challenging-client"
+
+// login asks the OAuth server listening at addr (its Route's host, issuer) for a token with
+// the challenging client and HTTP basic credentials, as `oc login` does: the token from
+// the redirect, or the HTTP status it answered with.
+func login(ctx context.Context, addr, issuer, user, password string) (token string, status int, err error) {
+	u := issuer + "/oauth/authorize?" + url.Values{"response_type": {"token"}, "client_id": {challengingClient}}.Encode()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return "", 0, err
+	}
+	req.SetBasicAuth(user, password)
+	req.Header.Set("X-CSRF-Token", "1")
+	c := &http.Client{
+		Transport: &http.Transport{
+			// The Route's host resolves to where the placed server listens.
+			DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+				return (&net.Dialer{}).DialContext(ctx, network, addr)
+			},
+			TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // the server's certificate is the test's own
+		},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		Timeout:       10 * time.Second,
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return "", 0, err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	if resp.StatusCode != http.StatusFound {
+		return "", resp.StatusCode, nil
+	}
+	loc, err := url.Parse(resp.Header.Get("Location"))
+	if err != nil {
+		return "", resp.StatusCode, err
+	}
+	frag, err := url.ParseQuery(loc.Fragment)
+	if err != nil {
+		return "", resp.StatusCode, err
+	}
+	if frag.Get("access_token") == "" {
+		return "", resp.StatusCode, fmt.Errorf("redirected without a token: %s", loc.Redacted())
+	}
+	return frag.Get("access_token"), resp.StatusCode, nil
+}
+
+// htpasswdLine is an htpasswd file's line for user and password (bcrypt).
+func htpasswdLine(t *testing.T, user, password string) []byte {
+	t.Helper()
+	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []byte(user + ":" + string(hash) + "\n")
+}
+
+// servingCertSecret is a serving certificate for the OAuth server (self-signed, for host).
+func servingCertSecret(t *testing.T, namespace, name, host string) *corev1.Secret {
+	t.Helper()
+	cert, key, err := certutil.GenerateSelfSignedCertKey(host, nil, []string{"localhost"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+		Type:       corev1.SecretTypeTLS,
+		Data:       map[string][]byte{corev1.TLSCertKey: cert, corev1.TLSPrivateKeyKey: key},
+	}
+}
+
+// appsDomain is the ingress domain of the example's seed (config.openshift.io Ingress).
+const appsDomain = "apps.example.devcluster.openshift.com"
+
+// routerCerts is the router-certs Secret an ingress operator publishes in
+// openshift-config-managed: per ingress domain, the default certificate and its key.
+func routerCerts(t *testing.T, domain string) *corev1.Secret {
+	t.Helper()
+	cert, key, err := certutil.GenerateSelfSignedCertKey("*."+domain, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "router-certs", Namespace: "openshift-config-managed"},
+		Data:       map[string][]byte{domain: append(cert, key...)},
+	}
+}
+
+// oauthServerConfig is what the login needs of the OsinServerConfig CAO wrote: where the
+// server listens, its issuer, and the kubeconfig it reaches the guest with.
+type oauthServerConfig struct {
+	ServingInfo struct {
+		BindAddress string `json:"bindAddress"`
+	} `json:"servingInfo"`
+	OAuthConfig struct {
+		MasterPublicURL string `json:"masterPublicURL"`
+	} `json:"oauthConfig"`
+	KubeClientConfig struct {
+		KubeConfig string `json:"kubeConfig"`
+	} `json:"kubeClientConfig"`
+}
+
+// readOAuthServerConfig parses the OsinServerConfig in the cliconfig ConfigMap.
+func readOAuthServerConfig(t *testing.T, cs kubernetes.Interface, namespace, name string) oauthServerConfig {
+	t.Helper()
+	cm, err := cs.CoreV1().ConfigMaps(namespace).Get(t.Context(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c oauthServerConfig
+	if err := json.Unmarshal([]byte(cm.Data["v4-0-config-system-cliconfig"]), &c); err != nil {
+		t.Fatalf("%s/%s: the OsinServerConfig: %v", namespace, name, err)
+	}
+	return c
+}
+
+// auditUsers counts the requests of an API server's audit log (JSON lines) by user, for
+// requests whose user agent starts with agent.
+func auditUsers(t *testing.T, file, agent string) map[string]int {
+	t.Helper()
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	users := map[string]int{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 1<<20), 16<<20)
+	for sc.Scan() {
+		var ev struct {
+			Stage     string `json:"stage"`
+			UserAgent string `json:"userAgent"`
+			User      struct {
+				Username string `json:"username"`
+			} `json:"user"`
+		}
+		if json.Unmarshal(sc.Bytes(), &ev) != nil || ev.Stage != "ResponseComplete" {
+			continue
+		}
+		if strings.HasPrefix(ev.UserAgent, agent) {
+			users[ev.User.Username]++
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return users
+}
+
+// TestLoginHosted is what a user of a hosted cluster does: log in. The real
+// cluster-authentication-operator runs through topolayer run on a hosted dev environment
+// whose guest serves the OAuth APIs; the OAuth server it places in the HCP namespace runs
+// (a kubelet-less pod, package podrun) from the Deployment, ConfigMaps and Secrets read back
+// from the management server; an htpasswd identity provider added on the guest as a user
+// adds it gives a token through the challenging client, and the guest's API server says
+// who it belongs to. Removing the provider stops the login.
+func TestLoginHosted(t *testing.T) {
+	cao := caoBinary(t)
+	oauthServer := operatorBinary(t, "oauth-server")
+	env := oauthEnvironment(t, config.Hosted)
+	hcpNS := env.HostedControlPlane().Namespace
+	mgmt, guest := env.Config(cluster.Management), env.Config(cluster.Guest)
+	cfgFile := configWith(t, filepath.Join("cluster-authentication-operator", "hosted.yaml"), func(cfg *config.TopologyConfig) {
+		cfg.Operators[0].Command = []string{cao}
+		// Where the HCP namespace's kube-apiserver Service would take the pods: the dev
+		// environment's guest API server.
+		cfg.Topology.Hosted.GuestIdentity.Server = strings.TrimSuffix(guest.Host, "/")
+	})
+	seed(t, guest, "guest", "installer", "", false)
+	seed(t, guest, "guest-status", "installer", "", true)
+	seed(t, mgmt, "management", "control-plane-operator", hcpNS, false)
+	seed(t, mgmt, "management-status", "router", hcpNS, true)
+	mgmtCS, _ := clients(t, mgmt)
+	guestCS, guestDyn := clients(t, guest)
+
+	// What HyperShift provides the OAuth server in the HCP namespace: its serving
+	// certificate (the example aliases CAO's to it). The issuer is HyperShift's `oauth` Route.
+	route := readRouteHost(t, mgmt, hcpNS, "oauth")
+	if _, err := mgmtCS.CoreV1().Secrets(hcpNS).Create(t.Context(), servingCertSecret(t, hcpNS, "oauth-server-crt", route), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// What HyperShift's hosted-cluster-config-operator creates on the guest: the OAuth
+	// clients the command line logs in with (CAO's controller for them does not run offline).
+	if _, err := guestDyn.Resource(oauthClientsGVR).Create(t.Context(), &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "oauth.openshift.io/v1", "kind": "OAuthClient", "metadata": map[string]any{"name": challengingClient},
+		"grantMethod": "auto", "respondWithChallenges": true,
+		"redirectURIs": []any{"https://" + route + "/oauth/token/implicit"},
+	}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	// What the guest's ingress operator publishes: the router certificates for the apps
+	// domain, which CAO copies for its OAuth server.
+	if _, err := guestCS.CoreV1().Secrets("openshift-config-managed").Create(t.Context(), routerCerts(t, appsDomain), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	kubeDir := t.TempDir()
+	if err := env.WriteKubeconfigs(kubeDir); err != nil {
+		t.Fatal(err)
+	}
+	p := startRun(t, append([]string{"--config", cfgFile, "--leader-elect=false", "-v", "1"}, hostedKubeconfigFlags(kubeDir)...)...)
+	const op, deployment = "cluster-authentication-operator", "openshift-authentication--oauth-openshift"
+	eventuallyWithin(t, "the oauth-openshift Deployment in "+hcpNS, 3*time.Minute, func(ctx context.Context) (bool, error) {
+		_, err := mgmtCS.AppsV1().Deployments(hcpNS).Get(ctx, deployment, metav1.GetOptions{})
+		return err == nil, err
+	})
+	settle(t, p, op)
+
+	placedOAuthServer{
+		env: env, cluster: cluster.Guest, placedOn: mgmt,
+		namespace: hcpNS, deployment: deployment, cliconfig: "openshift-authentication--v4-0-config-system-cliconfig",
+		issuer:   "https://" + route,
+		identity: "system:serviceaccount:openshift-authentication:oauth-openshift",
+		binary:   oauthServer,
+	}.loginAndLogout(t)
+}
+
+// TestLoginStandalone is TestLoginHosted on one standalone cluster serving the OAuth APIs:
+// the real cluster-authentication-operator through topolayer run, its OAuth server placed in
+// openshift-authentication and run from what the cluster holds (its in-cluster
+// configuration: its service account's token, as a kubelet mounts it), the same login.
+// The test plays the cluster's other operators: the router admits the operator's Route, the
+// service CA operator issues the serving certificate its Service asks for, the ingress
+// operator publishes the router certificates.
+func TestLoginStandalone(t *testing.T) {
+	cao := caoBinary(t)
+	oauthServer := operatorBinary(t, "oauth-server")
+	env := oauthEnvironment(t, config.Standalone)
+	rc := env.Config(cluster.Single)
+	hostedCfg, err := config.Load(filepath.Join("..", "examples", "cluster-authentication-operator", "hosted.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfgFile := configWith(t, filepath.Join("cluster-authentication-operator", "standalone.yaml"), func(cfg *config.TopologyConfig) {
+		cfg.Operators[0].Command = []string{cao}
+		cfg.Manager.Namespace = newNamespace(t, rc)
+		// The dev environment's OAuth API server stands in for the one CAO deploys (no
+		// kubelet runs that one here): CAO's controllers for it are left out, as the hosted
+		// example leaves them to HyperShift. Run, they would point the APIServices at a
+		// Service nothing serves.
+		cfg.Operators[0].Controllers = hostedCfg.Operators[0].Controllers
+	})
+	seed(t, rc, "cluster", "installer", "", false)
+	seed(t, rc, "guest-status", "installer", "", true)
+	cs, dyn := clients(t, rc)
+	const ns, deployment = "openshift-authentication", "oauth-openshift"
+	if _, err := cs.CoreV1().Secrets("openshift-config-managed").Create(t.Context(), routerCerts(t, appsDomain), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	route := "oauth-openshift." + appsDomain
+	if _, err := dyn.Resource(oauthClientsGVR).Create(t.Context(), &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "oauth.openshift.io/v1", "kind": "OAuthClient", "metadata": map[string]any{"name": challengingClient},
+		"grantMethod": "auto", "respondWithChallenges": true,
+		"redirectURIs": []any{"https://" + route + "/oauth/token/implicit"},
+	}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	kubeDir := t.TempDir()
+	if err := env.WriteKubeconfigs(kubeDir); err != nil {
+		t.Fatal(err)
+	}
+	p := startRun(t, "--config", cfgFile, "--leader-elect=false", "-v", "1", "--kubeconfig", cluster.KubeconfigFile(kubeDir, cluster.Single))
+	routesGVR := schema.GroupVersionResource{Group: "route.openshift.io", Version: "v1", Resource: "routes"}
+	// The router admits the Route the operator writes; the service CA operator issues the
+	// certificate its Service names.
+	eventuallyWithin(t, "the operator's Route and Service", 3*time.Minute, func(ctx context.Context) (bool, error) {
+		if _, err := dyn.Resource(routesGVR).Namespace(ns).Get(ctx, "oauth-openshift", metav1.GetOptions{}); err != nil {
+			return false, err
+		}
+		_, err := cs.CoreV1().Services(ns).Get(ctx, "oauth-openshift", metav1.GetOptions{})
+		return err == nil, err
+	})
+	serverSideApply(t, rc, []*unstructured.Unstructured{object(t, `
+apiVersion: route.openshift.io/v1
+kind: Route
+metadata: {name: oauth-openshift, namespace: openshift-authentication}
+status:
+  ingress:
+  - host: `+route+`
+    routerName: default
+    conditions: [{type: Admitted, status: "True", lastTransitionTime: "2026-01-01T00:00:00Z"}]
+`)}, "router", true)
+	svc, err := cs.CoreV1().Services(ns).Get(t.Context(), "oauth-openshift", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	secretName := svc.Annotations["service.alpha.openshift.io/serving-cert-secret-name"]
+	if secretName == "" {
+		t.Fatalf("the oauth-openshift Service asks for no serving certificate: %v", svc.Annotations)
+	}
+	if _, err := cs.CoreV1().Secrets(ns).Create(t.Context(), servingCertSecret(t, ns, secretName, "oauth-openshift."+ns+".svc"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventuallyWithin(t, "the oauth-openshift Deployment", 3*time.Minute, func(ctx context.Context) (bool, error) {
+		_, err := cs.AppsV1().Deployments(ns).Get(ctx, deployment, metav1.GetOptions{})
+		return err == nil, err
+	})
+	settle(t, p, "cluster-authentication-operator")
+
+	host, port, err := net.SplitHostPort(strings.TrimSuffix(strings.TrimPrefix(rc.Host, "https://"), "/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	placedOAuthServer{
+		env: env, cluster: cluster.Single, placedOn: rc,
+		namespace: ns, deployment: deployment, cliconfig: "v4-0-config-system-cliconfig",
+		inCluster: &podrun.InCluster{Host: host, Port: port, CA: rc.CAData},
+		issuer:    "https://" + route,
+		identity:  "system:serviceaccount:openshift-authentication:oauth-openshift",
+		binary:    oauthServer,
+	}.loginAndLogout(t)
+}
+
+// placedOAuthServer is an OAuth server topolayer placed, and the cluster its users log in to.
+type placedOAuthServer struct {
+	env *cluster.Environment
+	// cluster is where users log in (the guest, or the standalone cluster): where the
+	// identity provider is configured and the OAuth clients and tokens live; the server
+	// reads them there as identity.
+	cluster  string
+	identity string
+	// placedOn is the cluster holding the server's Deployment, ConfigMaps and Secrets, in
+	// namespace; cliconfig is its OsinServerConfig's ConfigMap.
+	placedOn                         *rest.Config
+	namespace, deployment, cliconfig string
+	// inCluster, for a server without a kubeconfig of its own, is the API server its
+	// in-cluster configuration reaches.
+	inCluster *podrun.InCluster
+	issuer    string // the URL of the Route it is published through
+	binary    string // the oauth-server executable
+}
+
+// loginAndLogout adds an htpasswd identity provider as a user does (its Secret in
+// openshift-config, the provider in OAuth cluster), runs the placed server as a kubelet
+// would (each new revision of its Deployment replacing the process), logs in through it with
+// the challenging client, asks the cluster who the token is, checks that a wrong password is
+// refused and that the server reached only that cluster, as its identity, then removes the
+// provider and waits until the login is refused.
+func (s placedOAuthServer) loginAndLogout(t *testing.T) {
+	t.Helper()
+	placedCS, _ := clients(t, s.placedOn)
+	userCfg := s.env.Config(s.cluster)
+	userCS, userDyn := clients(t, userCfg)
+
+	// The user adds an htpasswd identity provider on the guest.
+	const user, password = "developer", "s3cret-passw0rd"
+	added := time.Now()
+	if _, err := userCS.CoreV1().Secrets("openshift-config").Create(t.Context(), &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "htpass-secret", Namespace: "openshift-config"},
+		Data:       map[string][]byte{"htpasswd": htpasswdLine(t, user, password)},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = userCS.CoreV1().Secrets("openshift-config").Delete(context.Background(), "htpass-secret", metav1.DeleteOptions{})
+	})
+	oauthGVR := schema.GroupVersionResource{Group: "config.openshift.io", Version: "v1", Resource: "oauths"}
+	idp := []byte(`{"spec":{"identityProviders":[{"name":"developers","mappingMethod":"claim","type":"HTPasswd","htpasswd":{"fileData":{"name":"htpass-secret"}}}]}}`)
+	if _, err := userDyn.Resource(oauthGVR).Patch(t.Context(), "cluster", types.MergePatchType, idp, metav1.PatchOptions{FieldManager: "cluster-admin"}); err != nil {
+		t.Fatal(err)
+	}
+
+	// The placed server, as a kubelet runs it: each new revision of the Deployment replaces
+	// the running process.
+	ctx, stop := context.WithCancel(t.Context())
+	out := &lockedWriter{w: &strings.Builder{}}
+	follower := podrun.Follow(ctx, podrun.Options{
+		Client:    placedCS,
+		Namespace: s.namespace,
+		Name:      "oauth-openshift-0",
+		Container: "oauth-openshift",
+		Binaries:  map[string]string{"oauth-server": s.binary},
+		InCluster: s.inCluster,
+		Stdout:    out,
+		Stderr:    out,
+	}, func(ctx context.Context) (*appsv1.Deployment, error) {
+		return placedCS.AppsV1().Deployments(s.namespace).Get(ctx, s.deployment, metav1.GetOptions{})
+	}, time.Second)
+	t.Cleanup(func() {
+		stop()
+		<-follower.Done()
+		if t.Failed() {
+			t.Logf("the OAuth server's output:\n%s", lastLinesOf(out.String(), 40))
+		}
+	})
+
+	cli := readOAuthServerConfig(t, placedCS, s.namespace, s.cliconfig)
+	_, port, _ := net.SplitHostPort(cli.ServingInfo.BindAddress)
+	addr := net.JoinHostPort("127.0.0.1", port)
+	issuer := cli.OAuthConfig.MasterPublicURL
+	if issuer != s.issuer {
+		t.Errorf("the OAuth server's issuer is %s, want its Route's %s", issuer, s.issuer)
+	}
+	var token string
+	var last error
+	if err := poll(t.Context(), time.Second, 3*time.Minute, func(ctx context.Context) (bool, error) {
+		tok, status, err := login(ctx, addr, issuer, user, password)
+		if err != nil || status != http.StatusFound {
+			starts, startErr := follower.Starts()
+			last = errors.Join(err, fmt.Errorf("status %d; the server started %d times, last start: %v", status, starts, startErr))
+			return false, nil
+		}
+		token = tok
+		return true, nil
+	}); err != nil {
+		t.Fatalf("a login as %s through the placed OAuth server: %v; last attempt: %v", user, err, last)
+	}
+	t.Logf("identity provider added → first successful login: %s", time.Since(added).Round(100*time.Millisecond))
+
+	if got, err := whoAmI(t, userCfg, token); err != nil || got != user {
+		t.Errorf("%s says the token is %q (%v), want %s", s.cluster, got, err, user)
+	}
+	if _, status, err := login(t.Context(), addr, issuer, user, "wrong"); err != nil || status != http.StatusUnauthorized {
+		t.Errorf("a wrong password: status %d (%v), want 401", status, err)
+	}
+
+	// Who the OAuth server was: its identity on the cluster users log in to, and nobody on
+	// any other (it has no credentials there).
+	for _, name := range s.env.Clusters() {
+		users := auditUsers(t, s.env.AuditLog(name), "oauth-server")
+		t.Logf("the OAuth server's requests on %s, by user: %v", name, users)
+		switch {
+		case name == s.cluster && (len(users) != 1 || users[s.identity] == 0):
+			t.Errorf("the OAuth server's requests on %s came from %v, want only %s", name, users, s.identity)
+		case name != s.cluster && len(users) != 0:
+			t.Errorf("the OAuth server sent requests to %s, want none: %v", name, users)
+		}
+	}
+
+	// The user removes the provider: the login stops working.
+	removed := time.Now()
+	if _, err := userDyn.Resource(oauthGVR).Patch(t.Context(), "cluster", types.MergePatchType, []byte(`{"spec":{"identityProviders":null}}`), metav1.PatchOptions{FieldManager: "cluster-admin"}); err != nil {
+		t.Fatal(err)
+	}
+	eventuallyWithin(t, "the login refused once the provider is removed", time.Minute, func(ctx context.Context) (bool, error) {
+		_, status, err := login(ctx, addr, issuer, user, password)
+		return err == nil && status != http.StatusFound, nil
+	})
+	t.Logf("identity provider removed → login refused: %s", time.Since(removed).Round(100*time.Millisecond))
+}
+
+// readRouteHost returns the host of a Route.
+func readRouteHost(t *testing.T, cfg *rest.Config, namespace, name string) string {
+	t.Helper()
+	_, dyn := clients(t, cfg)
+	r, err := dyn.Resource(schema.GroupVersionResource{Group: "route.openshift.io", Version: "v1", Resource: "routes"}).Namespace(namespace).Get(t.Context(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, _, _ := unstructured.NestedString(r.Object, "spec", "host")
+	if host == "" {
+		t.Fatalf("route %s/%s has no host", namespace, name)
+	}
+	return host
+}
+
+// lastLinesOf returns the last n lines of s.
+func lastLinesOf(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// lockedWriter serializes writes to w, and reads of it through String.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  *strings.Builder
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
+}
+
+// String returns what was written.
+func (l *lockedWriter) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.String()
+}
