@@ -51,18 +51,7 @@ func login(ctx context.Context, addr, issuer, user, password string) (token stri
 	}
 	req.SetBasicAuth(user, password)
 	req.Header.Set("X-CSRF-Token", "1")
-	c := &http.Client{
-		Transport: &http.Transport{
-			// The Route's host resolves to where the placed server listens.
-			DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
-				return (&net.Dialer{}).DialContext(ctx, network, addr)
-			},
-			TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // the server's certificate is the test's own
-		},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-		Timeout:       10 * time.Second,
-	}
-	resp, err := c.Do(req)
+	resp, err := routeClient(addr).Do(req)
 	if err != nil {
 		return "", 0, err
 	}
@@ -83,6 +72,46 @@ func login(ctx context.Context, addr, issuer, user, password string) (token stri
 		return "", resp.StatusCode, fmt.Errorf("redirected without a token: %s", loc.Redacted())
 	}
 	return frag.Get("access_token"), resp.StatusCode, nil
+}
+
+// routeClient is an HTTP client of the server listening at addr, whatever host a URL names
+// (the Route's host resolves to where the placed server listens), which does not follow
+// redirects.
+func routeClient(addr string) *http.Client {
+	return &http.Client{
+		Transport: &http.Transport{
+			DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+				return (&net.Dialer{}).DialContext(ctx, network, addr)
+			},
+			TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // the server's certificate is the test's own
+		},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		Timeout:       10 * time.Second,
+	}
+}
+
+// getJSON GETs url from the server at addr and decodes the JSON answer into v.
+func getJSON(ctx context.Context, addr, url string, v any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := routeClient(addr).Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s: %s", url, resp.Status, body)
+	}
+	if v == nil {
+		return nil
+	}
+	return json.Unmarshal(body, v)
 }
 
 // htpasswdLine is an htpasswd file's line for user and password (bcrypt).
@@ -251,6 +280,7 @@ func TestLoginHosted(t *testing.T) {
 		env: env, cluster: cluster.Guest, placedOn: mgmt,
 		namespace: hcpNS, deployment: deployment, cliconfig: "openshift-authentication--v4-0-config-system-cliconfig",
 		issuer:   "https://" + route,
+		metadata: types.NamespacedName{Namespace: hcpNS, Name: "openshift-config-managed--oauth-openshift"},
 		identity: "system:serviceaccount:openshift-authentication:oauth-openshift",
 		binary:   oauthServer,
 	}.loginAndLogout(t)
@@ -348,6 +378,7 @@ status:
 		namespace: ns, deployment: deployment, cliconfig: "v4-0-config-system-cliconfig",
 		inCluster: &podrun.InCluster{Host: host, Port: port, CA: rc.CAData},
 		issuer:    "https://" + route,
+		metadata:  types.NamespacedName{Namespace: "openshift-config-managed", Name: "oauth-openshift"},
 		identity:  "system:serviceaccount:openshift-authentication:oauth-openshift",
 		binary:    oauthServer,
 	}.loginAndLogout(t)
@@ -369,7 +400,10 @@ type placedOAuthServer struct {
 	// in-cluster configuration reaches.
 	inCluster *podrun.InCluster
 	issuer    string // the URL of the Route it is published through
-	binary    string // the oauth-server executable
+	// metadata is the ConfigMap (on placedOn) where the operator published its OAuth
+	// metadata for the API server.
+	metadata types.NamespacedName
+	binary   string // the oauth-server executable
 }
 
 // loginAndLogout adds an htpasswd identity provider as a user does (its Secret in
@@ -449,6 +483,25 @@ func (s placedOAuthServer) loginAndLogout(t *testing.T) {
 	}
 	t.Logf("identity provider added → first successful login: %s", time.Since(added).Round(100*time.Millisecond))
 
+	// It serves its health endpoint, and the OAuth metadata the operator published for the
+	// API server to serve (OpenShift's kube-apiserver serves it, not the OAuth server)
+	// names its Route as the issuer and its authorize endpoint there.
+	if err := getJSON(t.Context(), addr, issuer+"/healthz", nil); err != nil {
+		t.Errorf("health: %v", err)
+	}
+	if cm, err := placedCS.CoreV1().ConfigMaps(s.metadata.Namespace).Get(t.Context(), s.metadata.Name, metav1.GetOptions{}); err != nil {
+		t.Errorf("the published OAuth metadata: %v", err)
+	} else {
+		var metadata struct {
+			Issuer                string `json:"issuer"`
+			AuthorizationEndpoint string `json:"authorization_endpoint"`
+		}
+		if err := json.Unmarshal([]byte(cm.Data["oauthMetadata"]), &metadata); err != nil {
+			t.Errorf("the published OAuth metadata %s: %v", s.metadata, err)
+		} else if metadata.Issuer != s.issuer || metadata.AuthorizationEndpoint != s.issuer+"/oauth/authorize" {
+			t.Errorf("the published OAuth metadata %s: issuer %s, authorization endpoint %s; want the Route's %s", s.metadata, metadata.Issuer, metadata.AuthorizationEndpoint, s.issuer)
+		}
+	}
 	if got, err := whoAmI(t, userCfg, token); err != nil || got != user {
 		t.Errorf("%s says the token is %q (%v), want %s", s.cluster, got, err, user)
 	}
