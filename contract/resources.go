@@ -130,9 +130,11 @@ func (o *OutputResources) ForClass(c Class) *OutputResourceList {
 	return nil
 }
 
-// Matches reports whether a write to id matches the list, exactly as the contract routes
-// requests (spec §2.2): events by namespace; named objects by group, resource, namespace and
-// name (version ignored); generateName-only creates by exact generateName.
+// Matches reports whether a write to id matches the list as the contract routes requests
+// (spec §2.2): events by namespace; named objects by group, resource, namespace and name
+// (version ignored); generateName-only creates by exact generateName. One extension: an
+// exactResources name holding '*' is a pattern matching a family of names (MatchName),
+// e.g. v4-0-config-user-idp-*-file-data.
 func (l *OutputResourceList) Matches(id Identity) bool {
 	if l == nil {
 		return false
@@ -145,7 +147,7 @@ func (l *OutputResourceList) Matches(id Identity) bool {
 	}
 	if id.GenerateName == "" {
 		for _, e := range l.ExactResources {
-			if same(e) && e.Name == id.Name {
+			if same(e) && MatchName(e.Name, id.Name) {
 				return true
 			}
 		}
@@ -196,17 +198,22 @@ func parseDeclarations[T any, P interface {
 }
 
 // Validate checks an output-resources document: identifiers with a version and a resource,
-// names where they are needed, no empty eventing namespace. Errors name the field.
+// names where they are needed, no empty eventing namespace, and '*' only in the names of
+// exactResources entries, as valid name patterns (ValidateNamePattern). Errors name the field.
 func (o *OutputResources) Validate() error {
 	var errs []error
 	for _, c := range classes[:3] {
 		l := o.ForClass(c)
 		base := classKey(c)
-		errs = append(errs, validateExact(base+".exactResources", l.ExactResources)...)
-		errs = append(errs, validateExact(base+".generatedNameResources", l.GeneratedNameResources)...)
+		errs = append(errs, validateExact(base+".exactResources", l.ExactResources, true)...)
+		errs = append(errs, validateExact(base+".generatedNameResources", l.GeneratedNameResources, false)...)
 		for i, ns := range l.EventingNamespaces {
+			f := fmt.Sprintf("%s.eventingNamespaces[%d]", base, i)
 			if ns == "" {
-				errs = append(errs, fieldError(fmt.Sprintf("%s.eventingNamespaces[%d]", base, i), errors.New("empty namespace")))
+				errs = append(errs, fieldError(f, errors.New("empty namespace")))
+			}
+			if err := validateNoWildcard(f, ns); err != nil {
+				errs = append(errs, err)
 			}
 		}
 	}
@@ -238,8 +245,8 @@ func ParseInputResources(data []byte) (*InputResources, error) {
 func (in *InputResources) Validate() error {
 	var errs []error
 	validateList := func(base string, l ResourceList) {
-		errs = append(errs, validateExact(base+".exactResources", l.ExactResources)...)
-		errs = append(errs, validateExact(base+".generatedNameResources", l.GeneratedNameResources)...)
+		errs = append(errs, validateExact(base+".exactResources", l.ExactResources, false)...)
+		errs = append(errs, validateExact(base+".generatedNameResources", l.GeneratedNameResources, false)...)
 		for i, s := range l.LabelSelectedResources {
 			f := fmt.Sprintf("%s.labelSelectedResources[%d]", base, i)
 			errs = append(errs, validateType(f, s.ResourceTypeIdentifier)...)
@@ -272,7 +279,9 @@ func validateType(field string, t ResourceTypeIdentifier) []error {
 	return errs
 }
 
-func validateExact(field string, ids []ExactResourceID) []error {
+// validateExact checks identifiers: a version, a resource and a name each, and a '*' only
+// in a name, as a valid name pattern, where patterns are accepted (output exactResources).
+func validateExact(field string, ids []ExactResourceID, patterns bool) []error {
 	var errs []error
 	for i, id := range ids {
 		f := fmt.Sprintf("%s[%d]", field, i)
@@ -280,12 +289,26 @@ func validateExact(field string, ids []ExactResourceID) []error {
 		if id.Name == "" {
 			errs = append(errs, fieldError(f+".name", errors.New("required")))
 		}
+		for _, v := range []struct{ field, value string }{{"group", id.Group}, {"version", id.Version}, {"resource", id.Resource}, {"namespace", id.Namespace}} {
+			if err := validateNoWildcard(f+"."+v.field, v.value); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		switch {
+		case !IsNamePattern(id.Name):
+		case !patterns:
+			errs = append(errs, fieldError(f+".name", fmt.Errorf("name pattern %q: patterns match written objects: only output-resources exactResources take them", id.Name)))
+		default:
+			if err := ValidateNamePattern(id.Name); err != nil {
+				errs = append(errs, fieldError(f+".name", err))
+			}
+		}
 	}
 	return errs
 }
 
 func validateReference(field string, r ResourceReference) []error {
-	errs := validateExact(field+".referringResource", []ExactResourceID{r.ReferringResource})
+	errs := validateExact(field+".referringResource", []ExactResourceID{r.ReferringResource}, false)
 	checkPath := func(f, p string) {
 		if p == "" {
 			errs = append(errs, fieldError(f, errors.New("required")))

@@ -23,6 +23,7 @@ func TestSupplement(t *testing.T) {
 	}
 	own := &contract.OutputResources{ManagementResources: contract.OutputResourceList{ExactResources: []contract.ExactResourceID{exact("session")}}}
 	supplement := &contract.OutputResources{ManagementResources: contract.OutputResourceList{ExactResources: []contract.ExactResourceID{exact("idp-0")}}}
+	family := &contract.OutputResources{ManagementResources: contract.OutputResourceList{ExactResources: []contract.ExactResourceID{exact("idp-*-file-data")}}}
 	tests := []struct {
 		name           string
 		mutation       contract.Mutation
@@ -38,6 +39,8 @@ func TestSupplement(t *testing.T) {
 		{"Unspecified, no supplement", secret(contract.ClassUnspecified, "idp-0"), nil, routing.Rejected, translate.RuleUnspecified, contract.ClassUnspecified, ""},
 		{"Unspecified, declared by nobody", secret(contract.ClassUnspecified, "idp-1"), supplement, routing.Rejected, translate.RuleUnspecified, contract.ClassUnspecified, ""},
 		{"in a class folder, declared by nobody", secret(contract.ClassManagement, "idp-1"), supplement, routing.Rejected, translate.RuleDeclaredOutputs, contract.ClassManagement, ""},
+		{"Unspecified, a member of a family the supplement declares by pattern", secret(contract.ClassUnspecified, "idp-12-file-data"), family, routing.Apply, "standalone", contract.ClassManagement, translate.DeclaredBySupplement},
+		{"Unspecified, outside the family's pattern", secret(contract.ClassUnspecified, "idp-1-client-secret"), family, routing.Rejected, translate.RuleUnspecified, contract.ClassUnspecified, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
