@@ -152,6 +152,9 @@ type operatorState struct {
 	reported reported
 	// pending is the record its status object does not hold yet (deferStatus).
 	pending pendingStatus
+	// placed are the standalone identities its applied plans wrote and did not delete
+	// since the manager started, in the order first written (leftBehind).
+	placed []contract.Identity
 }
 
 // heldChange is a change that arrived while its operator was applying a plan.

@@ -23,6 +23,7 @@ import (
 	"github.com/topolayer/topolayer/mom/runner"
 	"github.com/topolayer/topolayer/mom/scheduler"
 	"github.com/topolayer/topolayer/routing"
+	"github.com/topolayer/topolayer/translate"
 )
 
 // Result values of a run, in status objects, events and metrics.
@@ -57,9 +58,13 @@ type RunRecord struct {
 	// those the operator itself skipped.
 	SkippedControllers []string `json:"skippedControllers,omitempty"`
 	Conflicts          []string `json:"conflicts,omitempty"`
-	Sandbox            string   `json:"sandbox,omitempty"`
-	OutputSize         int64    `json:"outputBytes"`
-	Digest             string   `json:"digest,omitempty"`
+	// LeftBehind name the objects an earlier run placed for the operator that it no longer
+	// writes while it writes others of their family (a name pattern of its declarations),
+	// and that nothing deletes (translate.Plan.LeftBehind): what it copied was removed.
+	LeftBehind []string `json:"leftBehind,omitempty"`
+	Sandbox    string   `json:"sandbox,omitempty"`
+	OutputSize int64    `json:"outputBytes"`
+	Digest     string   `json:"digest,omitempty"`
 	// Phases is how long each phase took: gather, operator, apply.
 	Phases map[string]string `json:"phases,omitempty"`
 }
@@ -263,6 +268,7 @@ func (m *Manager) runOnce(ctx context.Context, st *operatorState, conn *connecti
 	if err != nil {
 		return digest, fmt.Errorf("apply: %w", err)
 	}
+	rec.LeftBehind = st.leftBehind(ctx, plan)
 	// The kubeconfig Secrets of its operands' guest identities, once the plan wrote their
 	// service accounts on the guest; the refresher keeps their tokens fresh from then on.
 	if guest := conn.guests[st.Name]; guest != nil && len(plan.GuestIdentities) > 0 {
@@ -420,6 +426,35 @@ func (m *Manager) remember(st *operatorState, run int64, results []apply.EntryRe
 	for _, h := range held {
 		m.scheduler.Notify(st.Name, h.cause)
 	}
+}
+
+// leftBehind returns the objects that the operator's earlier plans placed and this applied
+// plan leaves behind (translate.Plan.LeftBehind over its declarations and supplements), and
+// records what this plan placed and deleted. What earlier plans placed is known since the
+// manager started: a restart forgets it.
+func (st *operatorState) leftBehind(ctx context.Context, plan *translate.Plan) []string {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	left := plan.LeftBehind(st.placed, st.outputs)
+	for _, e := range plan.Entries {
+		if e.Disposition != routing.Apply || e.Source.Name == "" || isEvent(e.Source) {
+			continue
+		}
+		k := e.Source.Key()
+		i := slices.IndexFunc(st.placed, func(id contract.Identity) bool { return id.Key() == k })
+		switch {
+		case e.Action == contract.ActionDelete && i >= 0:
+			st.placed = slices.Delete(st.placed, i, i+1)
+		case e.Action != contract.ActionDelete && i < 0:
+			st.placed = append(st.placed, e.Source)
+		}
+	}
+	var out []string
+	for _, id := range left {
+		logr.FromContextOrDiscard(ctx).Info("left behind: no longer written, not deleted", "object", id.String())
+		out = append(out, fmt.Sprintf("%s: placed by an earlier run, no longer written while others of its family are, and not deleted (the operator cannot record the Delete of a namespaced object)", id))
+	}
+	return out
 }
 
 // resolveReferences narrows the index to the objects the operator's references name now.

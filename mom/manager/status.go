@@ -103,6 +103,9 @@ func (m *Manager) record(ctx context.Context, st *operatorState, rec RunRecord) 
 	for _, c := range rec.Conflicts {
 		m.event(st.Name, corev1.EventTypeWarning, "Conflict", "%s", c)
 	}
+	for _, l := range rec.LeftBehind {
+		m.event(st.Name, corev1.EventTypeWarning, "LeftBehind", "%s", l)
+	}
 }
 
 // pendingStatus is the record of an operator's latest run not yet written to its status
@@ -218,10 +221,10 @@ func (m *Manager) writeStatus(ctx context.Context, st *operatorState, rec RunRec
 }
 
 // outcomeKey is what a run's events say: its result, message, failed controllers, rejected
-// outputs and conflicts. Two runs with the same key are the same outcome.
+// outputs, conflicts and objects left behind. Two runs with the same key are the same outcome.
 func outcomeKey(rec RunRecord) string {
 	return strings.Join([]string{rec.Result, rec.Message, strings.Join(rec.FailedControllers, "\n"),
-		strings.Join(rec.Rejected, "\n"), strings.Join(rec.Conflicts, "\n")}, "\x00")
+		strings.Join(rec.Rejected, "\n"), strings.Join(rec.Conflicts, "\n"), strings.Join(rec.LeftBehind, "\n")}, "\x00")
 }
 
 // statusKey is what a run's status says beyond the run itself: the record without its
