@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/topolayer/topolayer/apply"
+	"github.com/topolayer/topolayer/translate"
 )
 
 // PlanOptions are the options of `topolayer plan`.
@@ -167,11 +168,36 @@ func (o *PlanOptions) Run(ctx context.Context) error {
 	if err := printLive(o.Out, o.notes(), o.Output, view, plan, live); err != nil {
 		return err
 	}
+	if err := o.warnLeftBehind(ctx, plan); err != nil {
+		return err
+	}
 	if err := liveFailures(live); err != nil {
 		return err
 	}
 	if dryErr != nil {
 		return fmt.Errorf("the live dry-run failed: %w", dryErr)
+	}
+	return nil
+}
+
+// warnLeftBehind warns of each object an earlier run placed for the operator that the plan
+// leaves behind: it no longer writes it while it writes others of its family, and nothing
+// deletes it (leftBehind).
+func (o *PlanOptions) warnLeftBehind(ctx context.Context, plan *translate.Plan) error {
+	engine, err := o.topo.Engine(o.Operator, o.declared)
+	if err != nil {
+		return err
+	}
+	configs, err := o.configs(o.topo)
+	if err != nil {
+		return err
+	}
+	left, err := leftBehind(ctx, engine, plan, configs)
+	if err != nil {
+		return fmt.Errorf("objects left behind: %w", err)
+	}
+	for _, id := range left {
+		fmt.Fprintf(o.ErrOut, "warning: %s: placed for %s by an earlier run, no longer written while others of its family are, and not deleted: delete it if what it copied was removed\n", id, o.Operator)
 	}
 	return nil
 }
