@@ -53,7 +53,10 @@ shows a unified diff of the live object and the object the server would store, S
 values masked as kubectl diff masks them. Each entry the servers would refuse is shown
 once, with a hint for the common causes (a missing namespace or CRD, fields owned by
 another field manager: --adopt-from). Nothing is written; plan then also exits non-zero
-when any entry would fail.`,
+when any entry would fail. It also warns of each object an earlier run placed for the
+operator (its operator label) that the plan leaves behind: a member of a family its
+declarations name by a name pattern, no longer written while other members are, and not
+deleted.`,
 		Example: `  # The standalone plan of an operator's outputs, as a table
   topolayer plan --config examples/standalone.yaml --from examples/outputs/sample-operator
 
