@@ -303,6 +303,37 @@ func TestRealCAOHosted(t *testing.T) {
 	if reached > 6 {
 		t.Errorf("%v operator runs for one identity provider to reach the management side, want a few (at most 6)", reached)
 	}
+
+	// A second htpasswd provider, then removed: CAO copies it as idp-1 (its family declared by
+	// name pattern in the example). Removed, it is no longer written while idp-0's copy is, and
+	// CAO cannot record its Delete (the contract's manifest client refuses the Delete of a
+	// namespaced object): the run reports it left behind, and it stays.
+	second := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "htpass-second", Namespace: "openshift-config"}, Data: htpasswd.Data}
+	if _, err := guestCS.CoreV1().Secrets("openshift-config").Create(t.Context(), second, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	oauths := guestDyn.Resource(schema.GroupVersionResource{Group: "config.openshift.io", Version: "v1", Resource: "oauths"})
+	two := []byte(`{"spec":{"identityProviders":[{"name":"developers","mappingMethod":"claim","type":"HTPasswd","htpasswd":{"fileData":{"name":"htpass-secret"}}},` +
+		`{"name":"testers","mappingMethod":"claim","type":"HTPasswd","htpasswd":{"fileData":{"name":"htpass-second"}}}]}}`)
+	if _, err := oauths.Patch(t.Context(), "cluster", types.MergePatchType, two, metav1.PatchOptions{FieldManager: "cluster-admin"}); err != nil {
+		t.Fatal(err)
+	}
+	const secondCopy = "openshift-authentication--v4-0-config-user-idp-1-file-data"
+	eventuallyWithin(t, "the second identity provider's copy in "+hcpNS, time.Minute, func(ctx context.Context) (bool, error) {
+		_, err := mgmtCS.CoreV1().Secrets(hcpNS).Get(ctx, secondCopy, metav1.GetOptions{})
+		return err == nil, nil
+	})
+	if _, err := oauths.Patch(t.Context(), "cluster", types.MergePatchType, idp, metav1.PatchOptions{FieldManager: "cluster-admin"}); err != nil {
+		t.Fatal(err)
+	}
+	eventuallyWithin(t, "the removed provider's copy reported left behind", time.Minute, func(ctx context.Context) (bool, error) {
+		note := eventReasons(t, hcpNS, op)["LeftBehind"]
+		return strings.Contains(note, "v4-0-config-user-idp-1-file-data"), nil
+	})
+	t.Logf("LeftBehind event: %s", eventReasons(t, hcpNS, op)["LeftBehind"])
+	if _, err := mgmtCS.CoreV1().Secrets(hcpNS).Get(t.Context(), secondCopy, metav1.GetOptions{}); err != nil {
+		t.Errorf("the removed provider's copy: %v; want it left behind (nothing deletes it)", err)
+	}
 }
 
 // residentManager is the field manager of the resident cluster-authentication-operator.
