@@ -33,8 +33,8 @@ const (
 	OAuthAPIServerService   = "api"
 )
 
-// OAuthGroupVersions are the group versions the OAuth API server serves.
-var OAuthGroupVersions = []string{"oauth.openshift.io/v1", "user.openshift.io/v1"}
+// oauthGroupVersions are the group versions the OAuth API server serves.
+var oauthGroupVersions = []string{"oauth.openshift.io/v1", "user.openshift.io/v1"}
 
 // apiAudience is the audience of the API server's tokens, as OpenShift names it.
 const apiAudience = "https://kubernetes.default.svc"
@@ -228,7 +228,7 @@ func (e *Environment) startOAuthAPIs(ctx context.Context, s *server, timeout tim
 			},
 		},
 	}
-	for _, gv := range OAuthGroupVersions {
+	for _, gv := range oauthGroupVersions {
 		group, version, _ := strings.Cut(gv, "/")
 		objs = append(objs, &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "apiregistration.k8s.io/v1",
@@ -259,7 +259,7 @@ func (e *Environment) startOAuthAPIs(ctx context.Context, s *server, timeout tim
 			return false, errors.New("oauth-apiserver exited")
 		default:
 		}
-		for _, gv := range OAuthGroupVersions {
+		for _, gv := range oauthGroupVersions {
 			if _, last = dc.ServerResourcesForGroupVersion(gv); last != nil {
 				return false, nil
 			}
