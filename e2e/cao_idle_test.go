@@ -1,0 +1,165 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/topolayer/topolayer/config"
+	"github.com/topolayer/topolayer/e2e/cluster"
+	"github.com/topolayer/topolayer/mom/manager"
+	"github.com/topolayer/topolayer/namespaces"
+)
+
+// idleRuns is how many runs on unchanged inputs TestRealCAOIdle watches (issue 31's
+// acceptance: 20 runs with no input change add no Event, no CSR, and rewrite no status).
+const idleRuns = 20
+
+// idleResync is the resync period of the idle tests: short, so that idleRuns runs take a
+// few minutes.
+var idleResync = &metav1.Duration{Duration: 2 * time.Second}
+
+// statusObject names an object whose status the operator writes, to see whether idle runs
+// rewrite it (its resourceVersion).
+type statusObject struct {
+	client dynamic.Interface
+	gvr    schema.GroupVersionResource
+	ns     string
+	name   string
+}
+
+// idleSnapshot is what idle runs must not add to: Events per place, CSRs, the
+// resourceVersions of the status objects, the manager's mutating requests.
+type idleSnapshot struct {
+	events   map[string]int
+	csrs     int
+	versions map[string]string
+	mutating float64
+}
+
+// eventPlace is where Events are counted: a cluster's namespace ("" for all).
+type eventPlace struct {
+	name string
+	cs   kubernetes.Interface
+	ns   string
+}
+
+func snapshotIdle(t *testing.T, p *runProcess, places []eventPlace, csrs kubernetes.Interface, status []statusObject) idleSnapshot {
+	t.Helper()
+	s := idleSnapshot{events: map[string]int{}, versions: map[string]string{}, mutating: p.mutatingRequests(t)}
+	for _, pl := range places {
+		evs, err := pl.cs.CoreV1().Events(pl.ns).List(t.Context(), metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.events[pl.name] = len(evs.Items)
+	}
+	list, err := csrs.CertificatesV1().CertificateSigningRequests().List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.csrs = len(list.Items)
+	for _, o := range status {
+		key := fmt.Sprintf("%s %s/%s", o.gvr.GroupResource(), o.ns, o.name)
+		got, err := o.client.Resource(o.gvr).Namespace(o.ns).Get(t.Context(), o.name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			s.versions[key] = "absent"
+		case err != nil:
+			t.Fatal(err)
+		default:
+			s.versions[key] = got.GetResourceVersion()
+		}
+	}
+	return s
+}
+
+// checkIdle lets the operator settle under its resync period, then watches idleRuns resync
+// runs and fails on any Event, CSR, status rewrite or mutating request they add.
+func checkIdle(t *testing.T, p *runProcess, op string, places []eventPlace, csrs kubernetes.Interface, status []statusObject) {
+	t.Helper()
+	// Settled: two resync runs in a row with no other run between them.
+	var last runCounts
+	eventuallyWithin(t, "two resync runs in a row", 3*time.Minute, func(context.Context) (bool, error) {
+		now := p.runs(t, op)
+		ok := last != nil && now[manager.TriggerResync] >= last[manager.TriggerResync]+2 &&
+			now[manager.TriggerChange] == last[manager.TriggerChange] && now[manager.TriggerOwnWrites] == last[manager.TriggerOwnWrites]
+		if last == nil || now[manager.TriggerChange] != last[manager.TriggerChange] || now[manager.TriggerOwnWrites] != last[manager.TriggerOwnWrites] {
+			last = now
+		}
+		return ok, nil
+	})
+	runs := p.runs(t, op)
+	before := snapshotIdle(t, p, places, csrs, status)
+	start := time.Now()
+	eventuallyWithin(t, fmt.Sprintf("%d resync runs", idleRuns), 6*time.Minute, func(context.Context) (bool, error) {
+		return p.runs(t, op)[manager.TriggerResync] >= runs[manager.TriggerResync]+idleRuns, nil
+	})
+	after := snapshotIdle(t, p, places, csrs, status)
+	now := p.runs(t, op)
+	t.Logf("%v resync runs in %s (runs before %v, after %v)", now[manager.TriggerResync]-runs[manager.TriggerResync], time.Since(start).Round(time.Second), runs, now)
+	for _, pl := range places {
+		n := after.events[pl.name] - before.events[pl.name]
+		t.Logf("Events added in %s: %d (%d before)", pl.name, n, before.events[pl.name])
+		if n != 0 {
+			t.Errorf("%d Events added in %s by %d runs with no input change, want 0", n, pl.name, idleRuns)
+		}
+	}
+	t.Logf("CSRs added: %d; mutating requests: %v", after.csrs-before.csrs, after.mutating-before.mutating)
+	if n := after.csrs - before.csrs; n != 0 {
+		t.Errorf("%d CertificateSigningRequests added by %d runs with no input change, want 0", n, idleRuns)
+	}
+	for key, v := range before.versions {
+		t.Logf("%s: resourceVersion %s -> %s", key, v, after.versions[key])
+		if after.versions[key] != v {
+			t.Errorf("%s rewritten by runs with no input change (resourceVersion %s -> %s)", key, v, after.versions[key])
+		}
+	}
+	if d := after.mutating - before.mutating; d != 0 {
+		t.Errorf("%v mutating requests in %d runs with no input change, want 0", d, idleRuns)
+	}
+	if now[manager.TriggerChange] != runs[manager.TriggerChange] || now[manager.TriggerOwnWrites] != runs[manager.TriggerOwnWrites] {
+		t.Errorf("runs other than resyncs while nothing changed: before %v, after %v", runs, now)
+	}
+}
+
+// TestRealCAOIdle runs the real cluster-authentication-operator, unmodified, through the
+// shipped hosted example with a short resync period, and checks that once it settled, runs
+// on unchanged inputs write nothing: no Event (a repeat is folded into the one already
+// written, and not even counted when the run changed nothing else), no CSR, no status
+// rewritten (conditions keep their live lastTransitionTime), no mutating request at all.
+func TestRealCAOIdle(t *testing.T) {
+	bin := caoBinary(t)
+	own, _ := ownHostedControlPlane(t, "cao-idle")
+	hcpNS := own.Topology.Hosted.Namespace
+	cfgFile := configWith(t, filepath.Join("cluster-authentication-operator", "hosted.yaml"), func(cfg *config.TopologyConfig) {
+		cfg.Topology.Hosted = withExampleKubeconfigFields(own.Topology.Hosted, cfg.Topology.Hosted)
+		cfg.Operators[0].Command = []string{bin}
+		cfg.Operators[0].Resync = idleResync
+	})
+	mgmt, guest := hosted.Config(cluster.Management), hosted.Config(cluster.Guest)
+	seed(t, guest, "guest", "installer", "", false)
+	seed(t, guest, "guest-status", "installer", "", true)
+	seed(t, mgmt, "management", "control-plane-operator", hcpNS, false)
+	seed(t, mgmt, "management-status", "router", hcpNS, true)
+
+	kubeDir := writeKubeconfigs(t, hosted)
+	p := startRun(t, append([]string{"--config", cfgFile, "--leader-elect=false", "-v", "1"}, hostedKubeconfigFlags(kubeDir)...)...)
+	mgmtCS, mgmtDyn := clients(t, mgmt)
+	guestCS, guestDyn := clients(t, guest)
+	checkIdle(t, p, "cluster-authentication-operator",
+		[]eventPlace{{"the HCP namespace " + hcpNS, mgmtCS, hcpNS}, {"the guest", guestCS, ""}},
+		guestCS,
+		[]statusObject{
+			{mgmtDyn, schema.GroupVersionResource{Group: namespaces.ShadowGroup("operator.openshift.io"), Version: "v1", Resource: "authentications"}, hcpNS, "cluster"},
+			{guestDyn, schema.GroupVersionResource{Group: "config.openshift.io", Version: "v1", Resource: "clusteroperators"}, "", "authentication"},
+		})
+}
