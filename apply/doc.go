@@ -31,7 +31,7 @@
 // (AppliedNoOp for server-side applies, UpdatedNoOp for PUTs, PatchedNoOp for JSON and merge
 // patches), on the read alone; otherwise when the server's dry-run of the write is
 // Equivalent to the live object. The comparison is semantic: a status condition whose
-// status, reason and message did not change keeps its live lastTransitionTime
+// status did not change keeps its live lastTransitionTime (meta.SetStatusCondition's rule)
 // (CarryTransitionTimes, in the comparison and in the write), and lists the API treats as
 // sets or maps (conditions by type, lists live's managedFields record by value or key) match
 // in any order.
