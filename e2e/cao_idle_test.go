@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/topolayer/topolayer/config"
+	"github.com/topolayer/topolayer/contract/corpus"
 	"github.com/topolayer/topolayer/e2e/cluster"
 	"github.com/topolayer/topolayer/mom/manager"
 	"github.com/topolayer/topolayer/namespaces"
@@ -165,5 +167,32 @@ func TestRealCAOIdle(t *testing.T) {
 		[]statusObject{
 			{mgmtDyn, schema.GroupVersionResource{Group: namespaces.ShadowGroup("operator.openshift.io"), Version: "v1", Resource: "authentications"}, hcpNS, "cluster"},
 			{mgmtDyn, schema.GroupVersionResource{Group: namespaces.ShadowGroup("config.openshift.io"), Version: "v1", Resource: "clusteroperators"}, hcpNS, "authentication"},
+		})
+}
+
+// TestRealCAOIdleStandalone is TestRealCAOIdle on one standalone cluster where the resident
+// operator ran before (as TestRealCAOStandalone seeds it).
+func TestRealCAOIdleStandalone(t *testing.T) {
+	bin := caoBinary(t)
+	if os.Getenv(corpus.EnvVar) == "" {
+		t.Skipf("%s is not set: no CAO corpus for the resident operator's objects", corpus.EnvVar)
+	}
+	rc := standalone.Config(cluster.Single)
+	cfgFile := configWith(t, filepath.Join("cluster-authentication-operator", "standalone.yaml"), func(cfg *config.TopologyConfig) {
+		cfg.Operators[0].Command = []string{bin}
+		cfg.Operators[0].Resync = idleResync
+		cfg.Manager.Namespace = newNamespace(t, rc)
+	})
+	seedStandaloneCAO(t, rc)
+	kubeDir := writeKubeconfigs(t, standalone)
+	p := startRun(t, "--config", cfgFile, "--leader-elect=false", "-v", "1",
+		"--kubeconfig", cluster.KubeconfigFile(kubeDir, cluster.Single))
+	cs, dyn := clients(t, rc)
+	checkIdle(t, p, "cluster-authentication-operator",
+		[]eventPlace{{"the cluster", cs, ""}},
+		cs,
+		[]statusObject{
+			{dyn, schema.GroupVersionResource{Group: "operator.openshift.io", Version: "v1", Resource: "authentications"}, "", "cluster"},
+			{dyn, schema.GroupVersionResource{Group: "config.openshift.io", Version: "v1", Resource: "clusteroperators"}, "", "authentication"},
 		})
 }
