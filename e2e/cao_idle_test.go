@@ -31,6 +31,11 @@ const idleRuns = 20
 // few minutes.
 var idleResync = &metav1.Duration{Duration: 2 * time.Second}
 
+// caoDegradedInertia is how long a degraded condition of CAO's lasts before its
+// ClusterOperator says Degraded (library-go's status inertia: about two minutes, as the
+// real CAO was seen to do).
+const caoDegradedInertia = 2 * time.Minute
+
 // statusObject names an object whose status the operator writes, to see whether idle runs
 // rewrite it (its resourceVersion).
 type statusObject struct {
@@ -88,20 +93,24 @@ func snapshotIdle(t *testing.T, p *runProcess, places []eventPlace, csrs kuberne
 	return s
 }
 
-// checkIdle lets the operator settle under its resync period, then watches idleRuns resync
-// runs and fails on any Event, CSR, status rewrite or mutating request they add.
-func checkIdle(t *testing.T, p *runProcess, op string, places []eventPlace, csrs kubernetes.Interface, status []statusObject) {
+// checkIdle lets the operator, started at started, settle under its resync period, then
+// watches idleRuns resync runs and fails on any Event, CSR, status rewrite or mutating
+// request they add.
+func checkIdle(t *testing.T, p *runProcess, started time.Time, op string, places []eventPlace, csrs kubernetes.Interface, status []statusObject) {
 	t.Helper()
-	// Settled: two resync runs in a row with no other run between them.
+	// Settled: no mutating request over three resync runs in a row, and CAO's degraded
+	// inertia past: a degraded condition becomes the ClusterOperator's Degraded=True only
+	// once it lasted that long, a real transition (a resident operator writes it too).
 	var last runCounts
-	eventuallyWithin(t, "two resync runs in a row", 3*time.Minute, func(context.Context) (bool, error) {
-		now := p.runs(t, op)
-		ok := last != nil && now[manager.TriggerResync] >= last[manager.TriggerResync]+2 &&
-			now[manager.TriggerChange] == last[manager.TriggerChange] && now[manager.TriggerOwnWrites] == last[manager.TriggerOwnWrites]
-		if last == nil || now[manager.TriggerChange] != last[manager.TriggerChange] || now[manager.TriggerOwnWrites] != last[manager.TriggerOwnWrites] {
-			last = now
+	var lastWrites float64
+	eventuallyWithin(t, "three quiet resync runs in a row", 6*time.Minute, func(context.Context) (bool, error) {
+		now, writes := p.runs(t, op), p.mutatingRequests(t)
+		if last == nil || writes != lastWrites || now[manager.TriggerChange]+now[manager.TriggerOwnWrites] != last[manager.TriggerChange]+last[manager.TriggerOwnWrites] {
+			last, lastWrites = now, writes
+			return false, nil
 		}
-		return ok, nil
+		// The conditions are set in the first runs, some seconds after the start.
+		return now[manager.TriggerResync] >= last[manager.TriggerResync]+3 && time.Since(started) > caoDegradedInertia+30*time.Second, nil
 	})
 	runs := p.runs(t, op)
 	before := snapshotIdle(t, p, places, csrs, status)
@@ -158,10 +167,11 @@ func TestRealCAOIdle(t *testing.T) {
 	seed(t, mgmt, "management-status", "router", hcpNS, true)
 
 	kubeDir := writeKubeconfigs(t, hosted)
+	started := time.Now()
 	p := startRun(t, append([]string{"--config", cfgFile, "--leader-elect=false", "-v", "1"}, hostedKubeconfigFlags(kubeDir)...)...)
 	mgmtCS, mgmtDyn := clients(t, mgmt)
 	guestCS, _ := clients(t, guest)
-	checkIdle(t, p, "cluster-authentication-operator",
+	checkIdle(t, p, started, "cluster-authentication-operator",
 		[]eventPlace{{"the HCP namespace " + hcpNS, mgmtCS, hcpNS}, {"the guest", guestCS, ""}},
 		guestCS,
 		[]statusObject{
@@ -185,10 +195,11 @@ func TestRealCAOIdleStandalone(t *testing.T) {
 	})
 	seedStandaloneCAO(t, rc)
 	kubeDir := writeKubeconfigs(t, standalone)
+	started := time.Now()
 	p := startRun(t, "--config", cfgFile, "--leader-elect=false", "-v", "1",
 		"--kubeconfig", cluster.KubeconfigFile(kubeDir, cluster.Single))
 	cs, dyn := clients(t, rc)
-	checkIdle(t, p, "cluster-authentication-operator",
+	checkIdle(t, p, started, "cluster-authentication-operator",
 		[]eventPlace{{"the cluster", cs, ""}},
 		cs,
 		[]statusObject{
