@@ -36,6 +36,12 @@
 // sets or maps (conditions by type, lists live's managedFields record by value or key) match
 // in any order.
 //
+// A Create of a core Event that repeats one the same operator wrote in that namespace (the
+// key of client-go's event correlator: source, involved object, type, reason, message) is
+// folded into it, as a resident recorder does (change "fold": a PUT with count+1 and the
+// new lastTimestamp), instead of creating one more Event each run; ApplyPlan drops the
+// folds of a plan that changes nothing but Events (events.go says why).
+//
 // A target with Options.HostedControlPlane owns what it writes: every object of its namespace
 // that it creates, updates or applies whole gets the ownerReference to the HostedControlPlane
 // (not Events, not status writes, patches or deletions). The owner is the management target's

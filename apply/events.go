@@ -34,8 +34,9 @@ func (w *writer) foldsEvents() bool {
 }
 
 // findRepeat returns the Event of the write's namespace that the Event to write repeats:
-// the same eventKey and the same operator (namespaces.LabelOperator), nil when there is
-// none. When several do (written before events were folded), the one seen last is chosen.
+// the same eventKey and the same operator (namespaces.LabelOperator; where the writes carry
+// no such label, standalone, an Event without it), nil when there is none. When several do
+// (written before events were folded), the one seen last is chosen.
 func (w *writer) findRepeat(ctx context.Context) (*unstructured.Unstructured, error) {
 	d := w.desire
 	str := func(path ...string) string { s, _, _ := unstructured.NestedString(d.Object, path...); return s }
