@@ -31,10 +31,16 @@
 // (AppliedNoOp for server-side applies, UpdatedNoOp for PUTs, PatchedNoOp for JSON and merge
 // patches), on the read alone; otherwise when the server's dry-run of the write is
 // Equivalent to the live object. The comparison is semantic: a status condition whose
-// status, reason and message did not change keeps its live lastTransitionTime
+// status did not change keeps its live lastTransitionTime (meta.SetStatusCondition's rule)
 // (CarryTransitionTimes, in the comparison and in the write), and lists the API treats as
 // sets or maps (conditions by type, lists live's managedFields record by value or key) match
 // in any order.
+//
+// A Create of a core Event that repeats one the same operator wrote in that namespace (the
+// key of client-go's event correlator: source, involved object, type, reason, message) is
+// folded into it, as a resident recorder does (change "fold": a PUT with count+1 and the
+// new lastTimestamp), instead of creating one more Event each run; ApplyPlan drops the
+// folds of a plan that changes nothing but Events (events.go says why).
 //
 // A target with Options.HostedControlPlane owns what it writes: every object of its namespace
 // that it creates, updates or applies whole gets the ownerReference to the HostedControlPlane

@@ -69,6 +69,12 @@ func (w *writer) dryRunOnce(ctx context.Context, res Result) (Result, error) {
 			return Result{Live: w.live}, err
 		}
 		return res, nil
+	case ChangeFold:
+		would, err := w.sendFold(ctx, true)
+		if err != nil {
+			return Result{Live: w.live}, err
+		}
+		return Result{Change: ChangeFold, Object: would, Live: w.live}, nil
 	case ChangeAdopt:
 		// The dry-run forces a server-side apply, because the fields it would conflict on
 		// are the previous managers', moved before the write.

@@ -328,6 +328,9 @@ func reapply(ctx context.Context, target Target, e translate.Entry, rewritten bo
 // before that earlier entry (it creates the object or its namespace).
 func ApplyPlan(ctx context.Context, plan *translate.Plan, targets map[string]Target) ([]EntryResult, error) {
 	results, writers, err := validate(ctx, plan, targets, askNothing)
+	if err == nil {
+		dropIdleRepeats(results, writers)
+	}
 	if err == nil && writes(results, writers) > 1 {
 		err = dryRunWrites(ctx, results, writers)
 	}

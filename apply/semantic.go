@@ -13,9 +13,10 @@ import (
 // CarryTransitionTimes returns a copy of desire in which every status condition that did not
 // transition keeps the live object's lastTransitionTime. A condition list is a list named
 // conditions under status (at any depth of nested objects) whose items are objects keyed by
-// type; a desired condition whose status, reason and message equal those of the live
-// condition of the same type did not transition, whatever lastTransitionTime the operator
-// stamped (operators stamp --now on every offline run). A condition that did transition, or
+// type; a desired condition whose status equals that of the live condition of the same type
+// did not transition (as meta.SetStatusCondition decides: a new reason or message is no
+// transition), whatever lastTransitionTime the operator stamped (operators stamp --now on
+// every offline run). A condition that did transition, or
 // that the live object lacks, keeps its own time. desire and live are not modified; nil
 // desire gives nil, nil live a plain copy.
 func CarryTransitionTimes(desire, live *unstructured.Unstructured) *unstructured.Unstructured {
@@ -88,17 +89,13 @@ func conditionsByType(l []any) map[string]map[string]any {
 	return out
 }
 
-// sameCondition reports whether two conditions of one type hold the same status, reason and
-// message (an absent field equals an empty one).
+// sameCondition reports whether two conditions of one type hold the same status: as
+// apimachinery's meta.SetStatusCondition and library-go's condition helpers decide, a new
+// reason or message is no transition (the time stays), a new status is.
 func sameCondition(a, b map[string]any) bool {
-	for _, f := range []string{"status", "reason", "message"} {
-		x, _ := a[f].(string)
-		y, _ := b[f].(string)
-		if x != y {
-			return false
-		}
-	}
-	return true
+	x, _ := a["status"].(string)
+	y, _ := b["status"].(string)
+	return x == y
 }
 
 // listKind is how the API compares the items of a list.

@@ -143,9 +143,13 @@ func TestCarryTransitionTimes(t *testing.T) {
 			desire: strings.Replace(restamped, `status: "False"`, `status: "True"`, 1),
 			want:   map[string]string{"Available": liveTime, "Degraded": now},
 		},
-		"a new message is a new time": {
+		"a new message keeps the live time": {
 			desire: strings.Replace(restamped, "message: ok", "message: other", 1),
-			want:   map[string]string{"Available": now, "Degraded": liveTime},
+			want:   map[string]string{"Available": liveTime, "Degraded": liveTime},
+		},
+		"a new reason keeps the live time": {
+			desire: strings.Replace(restamped, "reason: AsExpected, message: ok", "reason: Other, message: ok", 1),
+			want:   map[string]string{"Available": liveTime, "Degraded": liveTime},
 		},
 		"a condition the live object lacks": {
 			desire: restamped + "  - {type: Progressing, status: \"False\", lastTransitionTime: \"2026-01-01T11:00:00Z\"}\n",

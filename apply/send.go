@@ -67,6 +67,8 @@ func (w *writer) write(ctx context.Context) (Result, error) {
 		} else {
 			res.Object, err = w.send(ctx, false)
 		}
+	case ChangeFold:
+		res.Object, err = w.sendFold(ctx, false)
 	case ChangeAdopt:
 		if err = w.sendMoveFields(ctx); err == nil {
 			if w.moveFields != nil {

@@ -47,6 +47,9 @@ const (
 	// ChangeAdopt means the object existed without topolayer's marks and is taken over
 	// (Options.Adopt): same object, its field ownership moved, topolayer's marks added.
 	ChangeAdopt Change = "adopt"
+	// ChangeFold means the Event to create repeats one the operator wrote before: that
+	// Event is updated instead (count+1, lastTimestamp), as a resident recorder does.
+	ChangeFold Change = "fold"
 )
 
 // Result is the outcome of one mutation on a target.

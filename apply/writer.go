@@ -87,10 +87,12 @@ type writer struct {
 	// remembered is set when live is the object this target's last write left, not read:
 	// the write then carries its resourceVersion as a precondition (see decide).
 	remembered bool
-	decided    Result // what the write does, as prepare found
-	asked      bool   // decided is the server's answer to a dry-run
-	adopt      bool   // the write adopts live (Options.Adopt)
-	moveFields []byte // the managedFields patch sent before an adopting write; nil for none
+	decided    Result                     // what the write does, as prepare found
+	asked      bool                       // decided is the server's answer to a dry-run
+	adopt      bool                       // the write adopts live (Options.Adopt)
+	moveFields []byte                     // the managedFields patch sent before an adopting write; nil for none
+	repeat     *unstructured.Unstructured // the Event a Create of an Event folds into (ChangeFold)
+	repeats    int                        // how many Events of the plan the fold counts (dropIdleRepeats)
 }
 
 // parse decodes the options and the body once: the object to write (obj when not nil),
@@ -199,6 +201,16 @@ func (w *writer) decide(ctx context.Context, remember bool) (Result, error) {
 		}
 	}
 	w.live = live
+	if live == nil && w.foldsEvents() {
+		repeat, err := w.findRepeat(ctx)
+		if err != nil {
+			return Result{}, err
+		}
+		if repeat != nil {
+			w.repeat = repeat
+			return Result{Change: ChangeFold, Live: repeat}, nil
+		}
+	}
 	if live != nil && action == contract.ActionCreate && isNamespace(w.m.Identity()) && sourceOf(live) == nil && live.GetLabels()[namespaces.LabelOperator] == "" {
 		// A namespace is shared ground: creating one that exists (the installer's, another
 		// operator's) means it is there, as the operator's own Create would have found

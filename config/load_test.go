@@ -79,6 +79,8 @@ func TestBrokenConfigs(t *testing.T) {
 		{"operator given a kubeconfig", header + "operators:\n- {name: a, command: [x], env: {KUBECONFIG: /root/.kube/config}}\n", []string{"operators[0].env[KUBECONFIG]", "offline"}},
 		{"service account without a namespace", header + "operators:\n- {name: a, command: [x], serviceAccount: sample}\n", []string{"operators[0].serviceAccount", "NAMESPACE/NAME"}},
 		{"negative timeout", header + "operators:\n- {name: a, command: [x], limits: {timeout: -1s}}\n", []string{"operators[0].limits.timeout", "positive"}},
+		{"resync not positive", header + "operators:\n- {name: a, command: [x], resync: 0s}\n", []string{"operators[0].resync", "positive"}},
+		{"negative resync", header + "operators:\n- {name: a, command: [x], resync: -5m}\n", []string{"operators[0].resync", "positive"}},
 		{"zero output size", header + "operators:\n- {name: a, command: [x], limits: {outputSize: \"0\"}}\n", []string{"operators[0].limits.outputSize", "positive"}},
 		{"memory not a quantity", header + "operators:\n- {name: a, command: [x], limits: {memory: lots}}\n", []string{"decode", "quantities must match"}},
 		{"empty adopted field manager", header + "operators:\n- {name: a, command: [x], adopt: {fieldManagers: [authentication-operator, \"\"]}}\n", []string{"operators[0].adopt.fieldManagers[1]", "Required"}},

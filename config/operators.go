@@ -35,6 +35,11 @@ type Operator struct {
 	ServiceAccount string `json:"serviceAccount,omitempty"`
 	// Limits bound every run.
 	Limits OperatorLimits `json:"limits,omitzero"`
+	// Resync, when set, runs the operator again that long after its last run when nothing
+	// it reads changed (trigger "resync"), as a resident operator's informers resync: what
+	// a controller left for later (a wait, a retry) happens without an input change. A run
+	// that changes nothing writes nothing. Default: off (runs follow input changes only).
+	Resync *metav1.Duration `json:"resync,omitempty"`
 	// OnControllerFailure is what a run does when the operator exits non-zero but wrote a
 	// readable output directory and controller-results.yaml (the contract writes outputs
 	// even when controllers fail): Apply (the default) applies what was written and reports
@@ -297,6 +302,9 @@ func validateOperators(cfg *TopologyConfig) field.ErrorList {
 					errs = append(errs, field.Required(fp.Index(j), "a field manager name"))
 				}
 			}
+		}
+		if op.Resync != nil && op.Resync.Duration <= 0 {
+			errs = append(errs, field.Invalid(pi.Child("resync"), op.Resync.Duration.String(), "must be positive (leave it out to turn resync off)"))
 		}
 		l := pi.Child("limits")
 		if op.Limits.Timeout.Duration < 0 {

@@ -173,8 +173,7 @@ func TestApplyCAOCorpus(t *testing.T) {
 				}
 				accepted++
 			}
-			mustApply(t, plan, targets)
-			checkPlanned(t, plan, operator)
+			checkPlanned(t, plan, mustApply(t, plan, targets), operator)
 			plans = append(plans, plan)
 		})
 	}
@@ -461,10 +460,16 @@ func readCase(t *testing.T, c corpus.Case) (*contract.OutputDir, *contract.Outpu
 // checkPlanned checks that every object the plan creates, updates or applies is at its
 // planned location with its standalone identity and operator label, and that status writes
 // reached the status.
-func checkPlanned(t *testing.T, plan *translate.Plan, operator string) {
+func checkPlanned(t *testing.T, plan *translate.Plan, results []apply.EntryResult, operator string) {
 	t.Helper()
-	for _, e := range plan.Entries {
-		if e.Disposition != routing.Apply || e.Target.Identity.Name == "" {
+	// An Event that repeats one an earlier case wrote is folded into it (or, in a plan that
+	// changes nothing else, not counted): it has no object of its own.
+	folded := map[int]bool{}
+	for _, r := range results {
+		folded[r.Index] = r.Identity.IsEvent() && r.Change != apply.ChangeCreate
+	}
+	for i, e := range plan.Entries {
+		if e.Disposition != routing.Apply || e.Target.Identity.Name == "" || folded[i] {
 			continue
 		}
 		id := e.Target.Identity
@@ -544,14 +549,19 @@ func TestApplyCAOCorpusStandalone(t *testing.T) {
 				}
 				accepted++
 			}
-			mustApply(t, plan, targets)
+			// An Event that repeats one an earlier case wrote is folded into it (or, in a
+			// plan that changes nothing else, not counted): it has no object of its own.
+			folded := map[int]bool{}
+			for _, r := range mustApply(t, plan, targets) {
+				folded[r.Index] = r.Identity.IsEvent() && r.Change != apply.ChangeCreate
+			}
 			// The last write of each object (and of its status) is what the server holds.
 			last := map[string]int{}
 			for i, e := range plan.Entries {
 				last[fmt.Sprint(e.Source, e.Action.IsStatus())] = i
 			}
 			for i, e := range plan.Entries {
-				if e.Disposition != routing.Apply || e.Source.Name == "" || e.Action == contract.ActionDelete || last[fmt.Sprint(e.Source, e.Action.IsStatus())] != i {
+				if e.Disposition != routing.Apply || e.Source.Name == "" || e.Action == contract.ActionDelete || last[fmt.Sprint(e.Source, e.Action.IsStatus())] != i || folded[i] {
 					continue
 				}
 				if e.Target.Identity != e.Source {

@@ -357,33 +357,7 @@ func TestRealCAOStandalone(t *testing.T) {
 	})
 
 	rc := standalone.Config(cluster.Single)
-	seed(t, rc, "cluster", "installer", "", false)
-	seed(t, rc, "guest-status", "installer", "", true)
-	// What the resident operator created: the last body of every object of the corpus.
-	// (the corpus has no Route: the resident operator's is added).
-	route := object(t, `
-apiVersion: route.openshift.io/v1
-kind: Route
-metadata: {name: oauth-openshift, namespace: openshift-authentication, labels: {app: oauth-openshift}}
-spec:
-  host: oauth-openshift.apps.example.devcluster.openshift.com
-  port: {targetPort: 6443}
-  to: {kind: Service, name: oauth-openshift, weight: 100}
-  tls: {termination: passthrough, insecureEdgeTerminationPolicy: Redirect}
-  wildcardPolicy: None
-`)
-	resident := serverSideApply(t, rc, append(residentObjects(t), route), caoResidentManager, false)
-	// The cluster's router admitted the operator's Route.
-	serverSideApply(t, rc, []*unstructured.Unstructured{object(t, `
-apiVersion: route.openshift.io/v1
-kind: Route
-metadata: {name: oauth-openshift, namespace: openshift-authentication}
-status:
-  ingress:
-  - host: oauth-openshift.apps.example.devcluster.openshift.com
-    routerName: default
-    conditions: [{type: Admitted, status: "True", lastTransitionTime: "2026-01-01T00:00:00Z"}]
-`)}, "router", true)
+	resident := seedStandaloneCAO(t, rc)
 
 	kubeDir := writeKubeconfigs(t, standalone)
 	start := time.Now()
@@ -436,6 +410,42 @@ status:
 	if d := p.mutatingRequests(t) - before; d != 0 {
 		t.Errorf("%v mutating requests in %s without any input change, want 0; runs now %v", d, quiet, p.runs(t, op))
 	}
+}
+
+// seedStandaloneCAO seeds the standalone cluster rc as a cluster where the resident
+// cluster-authentication-operator ran: the installer's configuration, and every object of
+// the CAO corpus created by server-side apply with the resident operator's field manager,
+// its Route admitted. It returns the resident operator's objects.
+func seedStandaloneCAO(t *testing.T, rc *rest.Config) []*unstructured.Unstructured {
+	t.Helper()
+	seed(t, rc, "cluster", "installer", "", false)
+	seed(t, rc, "guest-status", "installer", "", true)
+	// What the resident operator created: the last body of every object of the corpus.
+	// (the corpus has no Route: the resident operator's is added).
+	route := object(t, `
+apiVersion: route.openshift.io/v1
+kind: Route
+metadata: {name: oauth-openshift, namespace: openshift-authentication, labels: {app: oauth-openshift}}
+spec:
+  host: oauth-openshift.apps.example.devcluster.openshift.com
+  port: {targetPort: 6443}
+  to: {kind: Service, name: oauth-openshift, weight: 100}
+  tls: {termination: passthrough, insecureEdgeTerminationPolicy: Redirect}
+  wildcardPolicy: None
+`)
+	resident := serverSideApply(t, rc, append(residentObjects(t), route), caoResidentManager, false)
+	// The cluster's router admitted the operator's Route.
+	serverSideApply(t, rc, []*unstructured.Unstructured{object(t, `
+apiVersion: route.openshift.io/v1
+kind: Route
+metadata: {name: oauth-openshift, namespace: openshift-authentication}
+status:
+  ingress:
+  - host: oauth-openshift.apps.example.devcluster.openshift.com
+    routerName: default
+    conditions: [{type: Admitted, status: "True", lastTransitionTime: "2026-01-01T00:00:00Z"}]
+`)}, "router", true)
+	return resident
 }
 
 // caoQuiet is how long the CAO tests watch an idle manager for writes: 2 minutes, or

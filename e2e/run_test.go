@@ -182,7 +182,7 @@ func (p *runProcess) runs(t *testing.T, operator string) runCounts {
 	t.Helper()
 	families := p.metrics(t)
 	out := runCounts{}
-	for _, trigger := range []string{manager.TriggerStart, manager.TriggerChange, manager.TriggerOwnWrites} {
+	for _, trigger := range []string{manager.TriggerStart, manager.TriggerChange, manager.TriggerOwnWrites, manager.TriggerResync} {
 		out[trigger] = sum(families, "topolayer_operator_runs_total", map[string]string{"operator": operator, "trigger": trigger})
 	}
 	return out

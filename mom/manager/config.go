@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/mom/runner"
@@ -27,8 +28,13 @@ func OperatorsFromConfig(cfg *config.TopologyConfig, baseDir string) []Operator 
 		if op.Limits.OutputSize != nil {
 			limits.OutputSize = op.Limits.OutputSize.Value()
 		}
+		var resync time.Duration
+		if op.Resync != nil {
+			resync = op.Resync.Duration
+		}
 		out = append(out, Operator{
 			Name:                op.Name,
+			Resync:              resync,
 			Runner:              &runner.Exec{Name: op.Name, Command: cmd, Env: op.Env, Limits: limits},
 			ServiceAccount:      op.ServiceAccount,
 			Controllers:         op.Controllers,

@@ -171,7 +171,7 @@ func (m *Manager) connectLoop(ctx context.Context) {
 		m.log.Info("connected the late clusters", "clusters", slices.Sorted(maps.Keys(configs)), "connection", conn.serial, "took", time.Since(start).Round(time.Millisecond))
 		if old == nil {
 			for _, name := range m.order {
-				m.scheduler.Add(name)
+				m.addToScheduler(name)
 			}
 			continue
 		}
@@ -202,8 +202,8 @@ func backoffDelay(b scheduler.Backoff, n int) time.Duration {
 // connectCause is the cause of the runs a new connection to cluster starts.
 func connectCause(clusterName string) scheduler.Cause { return scheduler.Cause{Cluster: clusterName} }
 
-// isConnectCause tells connectCause's causes apart from changes of objects.
-func isConnectCause(c scheduler.Cause) bool { return c.Resource == "" && c.Name == "" }
+// isConnectCause tells connectCause's causes apart from changes of objects and resyncs.
+func isConnectCause(c scheduler.Cause) bool { return c.Resource == "" && c.Name == "" && !c.Resync }
 
 // newConnection starts a connection: the fixed clusters as they are, and for each late
 // cluster a controller-runtime cluster over its configuration, started under ctx, with the

@@ -5,7 +5,8 @@
 // every operator's inputs, read where the topology keeps them (the HCP namespace of the
 // management cluster, the guest cluster; or the one cluster). A change is mapped back to its
 // standalone identity and, through mom/index, to the operators that read it; mom/scheduler
-// decides when each runs (debounce, cooldown, budget, concurrency, backoff, hot loops). A
+// decides when each runs (debounce, cooldown, budget, concurrency, backoff, hot loops, and
+// the resync period of an operator that has one: Operator.Resync, trigger "resync"). A
 // run gathers the inputs from the caches, runs the operator offline (mom/runner) — a binary
 // over an input directory it writes and an output directory it reads, or an operator built
 // with the SDK and linked into the process (LinkInProcess) over the gathered objects, in

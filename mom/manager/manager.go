@@ -48,6 +48,9 @@ type Operator struct {
 	// Adopt, when not nil, makes its writes adopt existing objects without topolayer's
 	// marks (config.Operator.Adopt); nil refuses them where the topology requires ownership.
 	Adopt *config.Adoption
+	// Resync, when positive, runs it again that long after its last run when nothing it
+	// reads changed (config.Operator.Resync; trigger TriggerResync).
+	Resync time.Duration
 }
 
 // Options configures a Manager.
@@ -300,6 +303,11 @@ func (m *Manager) Status(operator string) scheduler.OperatorStatus {
 // NeedLeaderElection makes only the leader run operators.
 func (m *Manager) NeedLeaderElection() bool { return true }
 
+// addToScheduler registers an operator with the scheduler, with its resync period.
+func (m *Manager) addToScheduler(name string) {
+	m.scheduler.AddOperator(name, scheduler.OperatorOptions{Resync: m.ops[name].Resync})
+}
+
 // Start watches the inputs, runs every operator once, then again whenever its inputs
 // change, until ctx is done; it waits for the runs in progress before returning. With late
 // clusters (Options.Late), the operators first wait for Connect to connect them. A watched
@@ -322,7 +330,7 @@ func (m *Manager) Start(ctx context.Context) error {
 		}
 		m.swap(conn)
 		for _, name := range m.order {
-			m.scheduler.Add(name)
+			m.addToScheduler(name)
 		}
 	} else {
 		why := m.waitingFor()

@@ -143,6 +143,10 @@ const (
 	// TriggerConnect: a late cluster was connected again, with a new configuration (a
 	// rotated kubeconfig); every operator runs over the new connection.
 	TriggerConnect = "connect"
+	// TriggerResync: nothing the operator reads changed for its resync period
+	// (config.Operator.Resync); the run on unchanged inputs writes nothing if the operator
+	// has nothing more to do.
+	TriggerResync = "resync"
 )
 
 // triggerOf names what caused a run with causes.
@@ -150,6 +154,10 @@ func triggerOf(causes []scheduler.Cause) string {
 	if len(causes) == 0 {
 		return TriggerStart
 	}
+	if !slices.ContainsFunc(causes, func(c scheduler.Cause) bool { return !c.Resync }) {
+		return TriggerResync
+	}
+	causes = slices.DeleteFunc(slices.Clone(causes), func(c scheduler.Cause) bool { return c.Resync })
 	if !slices.ContainsFunc(causes, func(c scheduler.Cause) bool { return !isConnectCause(c) }) {
 		return TriggerConnect
 	}
@@ -533,6 +541,8 @@ func isEvent(id contract.Identity) bool {
 
 func causeString(c scheduler.Cause) string {
 	switch {
+	case c.Resync:
+		return "resync"
 	case isConnectCause(c):
 		return c.Cluster + ": connected"
 	case c.Name == "" && c.Namespace == "":

@@ -28,6 +28,9 @@ func TestTriggerOf(t *testing.T) {
 		{"own writes and a change", []scheduler.Cause{own, other}, TriggerChange},
 		{"a new connection", []scheduler.Cause{connectCause("guest")}, TriggerConnect},
 		{"a new connection and a change", []scheduler.Cause{connectCause("guest"), other}, TriggerChange},
+		{"a resync", []scheduler.Cause{scheduler.ResyncCause}, TriggerResync},
+		{"a resync and own writes", []scheduler.Cause{scheduler.ResyncCause, own}, TriggerOwnWrites},
+		{"a resync and a new connection", []scheduler.Cause{scheduler.ResyncCause, connectCause("guest")}, TriggerConnect},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := triggerOf(tc.causes); got != tc.want {

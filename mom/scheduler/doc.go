@@ -20,6 +20,9 @@
 //     outputs oscillate, is reported once (HotLoopDetected) and damped with an exponential
 //     backoff until a run converges (see HotLoopOptions).
 //   - Add schedules one initial run of the operator, due at once.
+//   - Resync: an operator added with OperatorOptions.Resync runs again that long after the
+//     end of its last run when nothing it reads changed, with ResyncCause as its one cause
+//     (a change notified meanwhile runs it with the change instead, and restarts the period).
 //   - Graceful stop: when Start's context is done no new run starts, and Start returns once
 //     the running runs have returned.
 //

@@ -29,6 +29,19 @@ type operatorState struct {
 	budget        *rate.Limiter // nil: unlimited
 	budgetWaiting bool          // BudgetExhausted already reported for the current wait
 	hot           hotLoop
+
+	resync   time.Duration // OperatorOptions.Resync; zero: off
+	resyncAt time.Time     // when the next resync run is due; zero: none
+}
+
+// resyncDue reports whether a resync run is due at now, and if so adds its cause.
+func (o *operatorState) resyncDue(now time.Time) bool {
+	if o.resyncAt.IsZero() || now.Before(o.resyncAt) {
+		return false
+	}
+	o.add(ResyncCause)
+	o.due = now
+	return true
 }
 
 // hasWork reports whether a next run is wanted.

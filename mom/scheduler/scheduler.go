@@ -141,16 +141,19 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Add registers an operator and schedules one initial run, due at once (changes notified
-// before it starts join it). Adding a registered operator again does nothing. Operators may
-// be added before or after Start.
-func (s *Scheduler) Add(operator string) {
+// Add registers an operator with the default OperatorOptions; see AddOperator.
+func (s *Scheduler) Add(operator string) { s.AddOperator(operator, OperatorOptions{}) }
+
+// AddOperator registers an operator and schedules one initial run, due at once (changes
+// notified before it starts join it). Adding a registered operator again does nothing.
+// Operators may be added before or after Start. A negative resync period counts as zero.
+func (s *Scheduler) AddOperator(operator string, opts OperatorOptions) {
 	s.mu.Lock()
 	if _, ok := s.ops[operator]; ok {
 		s.mu.Unlock()
 		return
 	}
-	o := &operatorState{name: operator, want: true, due: s.clock.Now()}
+	o := &operatorState{name: operator, want: true, due: s.clock.Now(), resync: max(opts.Resync, 0)}
 	if n := s.opts.MutationsPerMinute; n > 0 {
 		o.budget = rate.NewLimiter(rate.Limit(float64(n)/time.Minute.Seconds()), n)
 	}
@@ -255,6 +258,8 @@ func (s *Scheduler) Status(operator string) OperatorStatus {
 		LastOutcome: o.last,
 		Pending:     slices.Clone(o.pending),
 		Scheduled:   o.hasWork(),
+		Resync:      o.resync,
+		NextResync:  o.resyncAt,
 		HotLoop: HotLoopStatus{
 			Active:        o.hot.active,
 			Reason:        o.hot.reason,
@@ -275,11 +280,23 @@ func (s *Scheduler) Status(operator string) OperatorStatus {
 func (s *Scheduler) process(ctx context.Context, q workqueue.TypedDelayingInterface[string], name string) {
 	s.mu.Lock()
 	o, ok := s.ops[name]
-	if !ok || o.running || !o.hasWork() || ctx.Err() != nil {
+	if !ok || o.running || ctx.Err() != nil {
 		s.mu.Unlock()
 		return
 	}
 	now := s.clock.Now()
+	if !o.hasWork() && !o.resyncDue(now) {
+		// Woken for a resync that a later run moved: wait for the new time.
+		var wait time.Duration
+		if !o.resyncAt.IsZero() {
+			wait = o.resyncAt.Sub(now)
+		}
+		s.mu.Unlock()
+		if wait > 0 {
+			q.AddAfter(name, wait)
+		}
+		return
+	}
 	if at, budgetBound := o.readyAt(now, s.opts.Cooldown); at.After(now) {
 		var events []Event
 		if budgetBound && !o.budgetWaiting {
@@ -368,10 +385,27 @@ func (s *Scheduler) finish(log logr.Logger, o *operatorState, run int64, causes 
 		}
 	}
 	again = o.hasWork()
+	var resyncIn time.Duration
+	if o.resync > 0 {
+		o.resyncAt, resyncIn = end.Add(o.resync), o.resync
+	}
 	s.updateGaugesLocked()
 	s.mu.Unlock()
 	s.emit(events...)
+	if resyncIn > 0 && !again {
+		s.wake(name, resyncIn)
+	}
 	return again
+}
+
+// wake puts an operator back in the queue after d, once the scheduler has started.
+func (s *Scheduler) wake(name string, d time.Duration) {
+	s.mu.Lock()
+	q := s.queue
+	s.mu.Unlock()
+	if q != nil {
+		q.AddAfter(name, d)
+	}
 }
 
 // updateGaugesLocked refreshes the queue-depth and running gauges. s.mu must be held.

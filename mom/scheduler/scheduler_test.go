@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -759,5 +760,58 @@ func TestConcurrentNotify(t *testing.T) {
 				t.Errorf("cause %s of %s delivered %d times, want once", name, op, got[op][name])
 			}
 		}
+	}
+}
+
+// An operator with a resync period runs again that long after its last run ended when
+// nothing it reads changed, with ResyncCause alone; a change runs it with the change and
+// restarts the period; without a period an idle operator never runs.
+func TestResync(t *testing.T) {
+	const period = time.Minute
+	cases := map[string]struct {
+		resync      time.Duration
+		changeAfter time.Duration // a change notified this long after the first run; 0: none
+		want        []time.Duration
+		wantCauses  [][]scheduler.Cause
+	}{
+		"idle: every period, the resync cause alone": {
+			resync:     period,
+			want:       []time.Duration{period, 2 * period, 3 * period},
+			wantCauses: [][]scheduler.Cause{{scheduler.ResyncCause}, {scheduler.ResyncCause}, {scheduler.ResyncCause}},
+		},
+		"a change runs it at once and restarts the period": {
+			resync:      period,
+			changeAfter: period / 2,
+			want:        []time.Duration{period / 2, period/2 + period},
+			wantCauses:  [][]scheduler.Cause{{configMap("changed")}, {scheduler.ResyncCause}},
+		},
+		"off: an idle operator never runs": {},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t, scheduler.Options{})
+			h.start(succeed)
+			h.s.AddOperator("op", scheduler.OperatorOptions{Resync: tc.resync})
+			first := h.waitFor(match{scheduler.RunFinished, "op"}).Time
+			if tc.changeAfter > 0 {
+				h.clock.Step(tc.changeAfter)
+				h.s.Notify("op", configMap("changed"))
+			}
+			for i, at := range tc.want {
+				start := h.advanceUntil(time.Second, 2*period, match{scheduler.RunStarted, "op"})
+				if got := start.Time.Sub(first); got < at || got > at+time.Second {
+					t.Errorf("run %d started %v after the first ended, want %v", start.Run, got, at)
+				}
+				if !slices.Equal(start.Causes, tc.wantCauses[i]) {
+					t.Errorf("run %d causes = %v, want %v", start.Run, start.Causes, tc.wantCauses[i])
+				}
+			}
+			if len(tc.want) == 0 {
+				h.expectNone(10*time.Second, 10*period, match{scheduler.RunStarted, "op"})
+			}
+			if st := h.s.Status("op"); st.Resync != tc.resync || (tc.resync > 0) == st.NextResync.IsZero() {
+				t.Errorf("status resync %v next %v, want period %v", st.Resync, st.NextResync, tc.resync)
+			}
+		})
 	}
 }

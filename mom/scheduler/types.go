@@ -109,6 +109,22 @@ type Cause struct {
 	// SelfInflicted says that the manager knows this change was written by this operator's own
 	// last apply. Runs triggered only by such changes count towards hot-loop detection.
 	SelfInflicted bool
+	// Resync marks the cause of a periodic run on unchanged inputs (OperatorOptions.Resync);
+	// its other fields are empty. ResyncCause is the one such cause.
+	Resync bool
+}
+
+// ResyncCause is the cause of a run that the operator's resync period started: nothing it
+// reads changed.
+var ResyncCause = Cause{Resync: true}
+
+// OperatorOptions configures one operator of a Scheduler (AddOperator). The zero value
+// means the defaults.
+type OperatorOptions struct {
+	// Resync is how long after the end of its last run an operator runs again when nothing
+	// it reads changed, with ResyncCause, as a resident operator's informers resync. Every
+	// other rule (cooldown, budget, backoff, damping) applies to these runs. Zero means never.
+	Resync time.Duration
 }
 
 // Outcome is what a run did.
@@ -212,6 +228,11 @@ type OperatorStatus struct {
 	NextRun time.Time
 	// HotLoop is the hot-loop detector's state.
 	HotLoop HotLoopStatus
+	// Resync is the operator's resync period (OperatorOptions.Resync); zero when off.
+	Resync time.Duration
+	// NextResync is when the operator runs again with ResyncCause if nothing else makes
+	// it run before (zero when Resync is off or before its first run ends).
+	NextResync time.Time
 }
 
 // HotLoopStatus is the hot-loop detector's state for one operator.
