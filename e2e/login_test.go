@@ -36,6 +36,14 @@ import (
 	"github.com/topolayer/topolayer/e2e/podrun"
 )
 
+// loginResync is the operator's resync period in the login tests. CAO names a new identity
+// provider's secret in its server's configuration and Deployment in a run whose config
+// observer runs, but copies it only in a run whose resource syncer comes after that
+// observer (upstream's apply-configuration shuffles its controllers): until it does, the
+// Deployment mounts a Secret that does not exist and no kubelet starts it. Runs on
+// unchanged inputs give it those runs, and write nothing else.
+var loginResync = &metav1.Duration{Duration: 5 * time.Second}
+
 // challengingClient is the OAuth client command-line logins use: it answers a password
 // challenge (HTTP basic) with a token in the redirect, as `oc login -u` does.
 const challengingClient = "openshift-challenging-client"
@@ -231,6 +239,7 @@ func TestLoginHosted(t *testing.T) {
 	mgmt, guest := env.Config(cluster.Management), env.Config(cluster.Guest)
 	cfgFile := configWith(t, filepath.Join("cluster-authentication-operator", "hosted.yaml"), func(cfg *config.TopologyConfig) {
 		cfg.Operators[0].Command = []string{cao}
+		cfg.Operators[0].Resync = loginResync
 		// Where the HCP namespace's kube-apiserver Service would take the pods: the dev
 		// environment's guest API server.
 		cfg.Topology.Hosted.GuestIdentity.Server = strings.TrimSuffix(guest.Host, "/")
@@ -304,6 +313,7 @@ func TestLoginStandalone(t *testing.T) {
 	}
 	cfgFile := configWith(t, filepath.Join("cluster-authentication-operator", "standalone.yaml"), func(cfg *config.TopologyConfig) {
 		cfg.Operators[0].Command = []string{cao}
+		cfg.Operators[0].Resync = loginResync
 		cfg.Manager.Namespace = newNamespace(t, rc)
 		// The dev environment's OAuth API server stands in for the one CAO deploys (no
 		// kubelet runs that one here): CAO's controllers for it are left out, as the hosted
