@@ -115,7 +115,8 @@ type work struct {
 	guestSA *saKey
 	// droppedTokens are the token Secrets of guest identities in the workload's standalone
 	// namespace that the plan does not write (RuleGuestIdentity): its pods do not mount them.
-	droppedTokens []string
+	// One value per namespace, shared by its workloads.
+	droppedTokens *droppedSecrets
 	// tokenless marks the renamed service account of RuleGuestIdentity on the management
 	// cluster: its token is not mounted into pods.
 	tokenless bool
