@@ -160,8 +160,8 @@ type Planner struct {
 	spillBuf     []byte
 	spillOff     int64
 	spillSummary Summary
-	// written are the standalone objects of the spilled entries that the plan writes
-	// (serviceAccountTokens reads them).
+	// written are the standalone service accounts of the spilled entries that the plan
+	// writes (serviceAccountTokens and checkPatchEffects ask it only of service accounts).
 	written map[objectKey]bool
 }
 
@@ -193,8 +193,8 @@ func (p *Planner) Add(m *contract.Mutation) {
 	p.e.finish(w)
 	p.settle(w)
 	if p.spill != nil && w.settled && p.err == nil && w.entry.Disposition != routing.Rejected {
-		if writes(w) {
-			p.written[keyOf("", w.entry.Source)] = true
+		if src := w.entry.Source; writes(w) && src.Group == "" && src.Resource == "serviceaccounts" {
+			p.written[keyOf("", src)] = true
 		}
 		p.spillWork(w)
 		p.works = p.works[:len(p.works)-1]
