@@ -16,13 +16,13 @@ import (
 const RuleDuplicateWrite = "duplicate-write"
 
 // writeKey is what makes two mutations writes of one object by one writer: the writer (or,
-// for replacing writes, the object's kind) as an index into the log's, and the object's
-// namespace and name. The class is part of the writer: the contract records a request under
+// for replacing writes, the object's kind) and the object's namespace as indexes into the
+// log's, and the object's name. The class is part of the writer: the contract records a request under
 // every class whose declarations match it. The log holds one key per object of the plan, so
 // the few distinct writers and kinds are not repeated in each.
 type writeKey struct {
-	id              uint32
-	namespace, name string
+	id, namespace uint32 // the namespace's index in the log's
+	name          string
 }
 
 // writer is one writer of a plan's objects: a class, action and resource, a controller and a
@@ -40,18 +40,22 @@ type (
 	}
 )
 
-// firstWrite is the first mutation of a writeKey (or of an object, for replacing writes).
+// firstWrite is the first mutation of a writeKey (or of an object, for replacing writes):
+// its file and its writer's index.
 type firstWrite struct {
-	path, controller string
+	path   string
+	writer uint32
 }
 
 // writeLog remembers, while a plan is placed in output order, the first write of each object
 // by each writer.
 type writeLog struct {
-	writers  map[writer]uint32
-	kinds    map[kind]uint32
-	byWriter map[writeKey]firstWrite
-	replaced map[writeKey]firstWrite // by object: writeKey.id is the kind's
+	writers    map[writer]uint32
+	byID       []writer // writers by index
+	kinds      map[kind]uint32
+	namespaces map[string]uint32
+	byWriter   map[writeKey]firstWrite
+	replaced   map[writeKey]firstWrite // by object: writeKey.id is the kind's
 }
 
 // intern returns the index of v in ids, adding it.
@@ -73,27 +77,32 @@ func (l *writeLog) check(w *work) {
 	}
 	md := m.Metadata
 	if l.byWriter == nil {
-		l.writers, l.kinds = map[writer]uint32{}, map[kind]uint32{}
+		l.writers, l.kinds, l.namespaces = map[writer]uint32{}, map[kind]uint32{}, map[string]uint32{}
 		l.byWriter, l.replaced = map[writeKey]firstWrite{}, map[writeKey]firstWrite{}
 	}
 	by := writer{class: m.Class, action: md.Action, group: md.ResourceType.Group, resource: md.ResourceType.Resource, controller: md.ControllerInstanceName, fieldManager: md.FieldManager}
-	key := writeKey{id: intern(l.writers, by), namespace: md.Namespace, name: md.Name}
+	id := intern(l.writers, by)
+	if int(id) == len(l.byID) {
+		l.byID = append(l.byID, by)
+	}
+	ns := intern(l.namespaces, md.Namespace)
+	key := writeKey{id: id, namespace: ns, name: md.Name}
 	if first, ok := l.byWriter[key]; ok {
 		w.reject(RuleDuplicateWrite, fmt.Sprintf("%s %s is written twice in this output by %s: %s and %s differ; one writer may say one thing about an object per run",
 			md.Action, w.entry.Source, writerName(by.controller, by.fieldManager), first.path, m.Path))
 		return
 	}
-	l.byWriter[key] = firstWrite{path: m.Path, controller: by.controller}
+	l.byWriter[key] = firstWrite{path: m.Path, writer: id}
 	if md.Action != contract.ActionCreate && md.Action != contract.ActionUpdate {
 		return // server-side applies of several managers merge; patches and deletes are steps
 	}
-	object := writeKey{id: intern(l.kinds, kind{class: m.Class, group: by.group, resource: by.resource}), namespace: md.Namespace, name: md.Name}
-	if first, ok := l.replaced[object]; ok && first.controller != by.controller {
+	object := writeKey{id: intern(l.kinds, kind{class: m.Class, group: by.group, resource: by.resource}), namespace: ns, name: md.Name}
+	if first, ok := l.replaced[object]; ok && l.byID[first.writer].controller != by.controller {
 		w.entry.Warnings = append(w.entry.Warnings, fmt.Sprintf("%s: %s replaces the whole object that %s wrote earlier in this output (%s); applied in plan order, the later write wins",
-			RuleDuplicateWrite, writerName(by.controller, by.fieldManager), writerName(first.controller, ""), first.path))
+			RuleDuplicateWrite, writerName(by.controller, by.fieldManager), writerName(l.byID[first.writer].controller, ""), first.path))
 		return
 	}
-	l.replaced[object] = firstWrite{path: m.Path, controller: by.controller}
+	l.replaced[object] = firstWrite{path: m.Path, writer: id}
 }
 
 // writerName names a writer in messages.
