@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"runtime"
+	"sync"
 	"sync/atomic"
 )
 
@@ -55,6 +57,7 @@ func NewFolderWriter(dir string, opts WriteOptions) (*FolderWriter, error) {
 func (w *FolderWriter) drain() {
 	defer close(w.done)
 	for batch := range w.queue {
+		encodeBodies(batch)
 		for i := range batch {
 			if w.err.Load() != nil {
 				break
@@ -64,6 +67,34 @@ func (w *FolderWriter) drain() {
 			}
 		}
 	}
+}
+
+// encodeBodies encodes, on every core, the bodies of a batch's mutations that a translation
+// rewrote (no Body, an Object), before the batch is written in order: encoding is most of
+// the writing of a plan that rewrites its objects. A body that does not encode is left for
+// the write, which reports the error in its turn.
+func encodeBodies(batch []folderWork) {
+	var todo []*Mutation
+	for i := range batch {
+		if m := &batch[i].m; batch[i].file == nil && m.Body == nil && m.Object != nil {
+			todo = append(todo, m)
+		}
+	}
+	if len(todo) < 2 {
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(todo)) {
+		wg.Go(func() {
+			for k := next.Add(1) - 1; k < int64(len(todo)); k = next.Add(1) - 1 {
+				if body, err := todo[k].Bytes(); err == nil {
+					todo[k].Body = body
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // write writes one mutation's files, or one file, that were not written before.

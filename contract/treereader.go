@@ -186,12 +186,24 @@ func readLimited(root *os.Root, rel string, limit int64) ([]byte, error) {
 	if fi.Size() > limit {
 		return nil, fmt.Errorf("%d bytes, larger than the limit of %d", fi.Size(), limit)
 	}
-	// The buffer holds the size Stat gave, so a file read whole is read without growing it.
-	buf := bytes.NewBuffer(make([]byte, 0, fi.Size()+bytes.MinRead))
-	if _, err := buf.ReadFrom(io.LimitReader(f, limit+1)); err != nil {
+	// The buffer holds the size Stat gave and one byte more, to see the end: a file read
+	// whole neither grows it nor leaves it the slack of a growing buffer (a bytes.Buffer's
+	// MinRead doubled a small file's memory, and a planner holds some mutations' files until
+	// the plan ends). A file that grew since Stat is read on, up to the limit.
+	data := make([]byte, fi.Size()+1)
+	n, err := io.ReadFull(f, data)
+	switch {
+	case err == io.EOF || err == io.ErrUnexpectedEOF:
+		data = data[:n]
+	case err != nil:
 		return nil, err
+	default:
+		buf := bytes.NewBuffer(data)
+		if _, err := buf.ReadFrom(io.LimitReader(f, limit+1-int64(len(data)))); err != nil {
+			return nil, err
+		}
+		data = buf.Bytes()
 	}
-	data := buf.Bytes()
 	if int64(len(data)) > limit {
 		return nil, fmt.Errorf("larger than the limit of %d bytes", limit)
 	}

@@ -264,6 +264,9 @@ func (m *Mutation) Bytes() ([]byte, error) {
 	if m.Body != nil || m.Object == nil {
 		return m.Body, nil
 	}
+	if plainJSON(m.Object.Object) {
+		return plainYAML(m.Object.Object)
+	}
 	js, err := json.Marshal(m.Object.Object)
 	if err != nil {
 		return nil, fmt.Errorf("%s: write the body: %w", m.Identity(), err)

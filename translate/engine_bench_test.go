@@ -15,7 +15,12 @@ import (
 // are parsed once before the timer starts, as contract.ReadOutputDir parses them: the
 // engine's cost is measured, not the parser's (hack/bench's parse floor measures that).
 func benchmarkPlan(b *testing.B, engine translate.Engine, n int) {
-	out := synth.Output(n)
+	benchmarkPlanMix(b, engine, synth.CAO(), n)
+}
+
+// benchmarkPlanMix is benchmarkPlan over n mutations of mix.
+func benchmarkPlanMix(b *testing.B, engine translate.Engine, mix synth.Mix, n int) {
+	out := mix.Output(n)
 	if err := contract.ParseObjects(out, nil); err != nil {
 		b.Fatal(err)
 	}
@@ -68,4 +73,11 @@ func syntheticEngine(tb testing.TB, cfgYAML string) translate.Engine {
 		tb.Fatal(err)
 	}
 	return engine
+}
+
+// BenchmarkPlanHostedGuestIdentities is the hosted engine over 10,000 mutations of the
+// GuestIdentities mix: every Deployment acts as a service account of its own, with its
+// RBAC, and events name the Deployments.
+func BenchmarkPlanHostedGuestIdentities(b *testing.B) {
+	benchmarkPlanMix(b, syntheticEngine(b, hostedConfig), synth.GuestIdentities(), 10000)
 }

@@ -2,19 +2,13 @@ package translate
 
 import (
 	"cmp"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
-	"sync"
-	"unicode/utf8"
 
 	"github.com/topolayer/topolayer/translate/internal/yamlnode"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/topolayer/topolayer/contract"
@@ -26,25 +20,6 @@ import (
 // management API token and gets the guest kubeconfig, the service account exists on the
 // guest, and the RBAC of that service account lands on the guest.
 const RuleGuestIdentity = "hosted/guest-identity"
-
-// The guest kubeconfig of a pod: a Secret volume mounted in every container and init
-// container, and KUBECONFIG naming the file. The key is HyperShift's (podspec.KubeconfigKey).
-const (
-	// GuestKubeconfigVolume names the volume in the pod template.
-	GuestKubeconfigVolume = "topolayer-guest-kubeconfig"
-	// GuestKubeconfigMountPath is where every container finds it.
-	GuestKubeconfigMountPath = "/var/run/secrets/topolayer.dev/guest-kubeconfig"
-	// GuestKubeconfigKey is the Secret's key holding the kubeconfig, and the file's name.
-	GuestKubeconfigKey = "kubeconfig"
-	// GuestKubeconfigEnv is the environment variable client-go's loading rules read.
-	GuestKubeconfigEnv = "KUBECONFIG"
-	// guestKubeconfigSecretPrefix begins the Secret's name. It holds a '.', which no
-	// namespace and so no encoded name's namespace part holds, and hashed names lose.
-	guestKubeconfigSecretPrefix = "guest-kubeconfig."
-	// guestKubeconfigMode is the Secret volume's file mode, 0640 as HyperShift mounts its
-	// service-account kubeconfigs.
-	guestKubeconfigMode = 0o640
-)
 
 // GuestIdentity configures RuleGuestIdentity. A nil *GuestIdentity (the standalone
 // topology) changes nothing.
@@ -95,19 +70,6 @@ type GuestServiceAccount struct {
 // User is the service account's user name on the guest.
 func (g GuestServiceAccount) User() string {
 	return "system:serviceaccount:" + g.Namespace + ":" + g.Name
-}
-
-// GuestKubeconfigSecretName returns the name of the kubeconfig Secret of a guest service
-// account in the HCP namespace. It cannot be an encoded name: the part before its first "--",
-// if any, holds a '.', so it is no namespace, and hashed names hold no '.'. A name too long
-// for a Secret ends in a hash of the namespace and name instead.
-func GuestKubeconfigSecretName(namespace, serviceAccount string) string {
-	name := guestKubeconfigSecretPrefix + namespace + "." + serviceAccount
-	if len(name) <= 253 {
-		return name
-	}
-	sum := sha256.Sum256([]byte(namespace + "/" + serviceAccount))
-	return guestKubeconfigSecretPrefix + namespace + "." + hex.EncodeToString(sum[:16])
 }
 
 // saKey is a standalone service account.
@@ -172,7 +134,8 @@ func (e Engine) placeGuestIdentities(works []*work) []*work {
 	// A token Secret of a guest identity on the management cluster would be a management API
 	// identity its pods do not need: not written, and the pods acting on the guest do not
 	// mount it.
-	dropped := map[string][]string{} // standalone namespace: token Secrets not written
+	dropped := map[string][]string{}   // standalone namespace: token Secrets not written
+	var accounts map[contract.Key]bool // the service accounts the plan writes, once a token asks
 	for _, w := range works {
 		src := w.entry.Source
 		if src.Group != "" || src.Resource != "secrets" || !placedOn(w, routing.ClusterManagement) || w.src == nil ||
@@ -180,16 +143,23 @@ func (e Engine) placeGuestIdentities(works []*work) []*work {
 			continue
 		}
 		k := saKey{src.Namespace, w.src.GetAnnotations()[AnnotationServiceAccountName]}
-		if k.name == "" || !isGuest(k, w.entry.Class) || !e.ownsAccount(works, k) {
+		if accounts == nil {
+			accounts = accountsWritten(works)
+		}
+		if k.name == "" || !isGuest(k, w.entry.Class) || !e.ownsAccount(accounts, k) {
 			continue // another account's token is policy/service-account-token's to refuse
 		}
 		w.entry.Disposition, w.entry.Rule, w.entry.Target = routing.Dropped, RuleGuestIdentity, Target{}
 		w.entry.Reason = fmt.Sprintf("a token of service account %s/%s, a guest identity: on the management cluster it would be a management API identity its operands do not need (they act on the guest as the account); not written, and not mounted into their pods", k.namespace, k.name)
 		dropped[src.Namespace] = append(dropped[src.Namespace], src.Name)
 	}
+	tokens := map[string]*droppedSecrets{}
+	for ns, names := range dropped {
+		tokens[ns] = e.droppedSecrets(ns, names)
+	}
 	for _, w := range works {
 		if w.guestSA != nil {
-			w.droppedTokens = dropped[w.entry.Source.Namespace]
+			w.droppedTokens = tokens[w.entry.Source.Namespace]
 		}
 	}
 
@@ -465,195 +435,49 @@ func guestIdentities(works []*work) []GuestServiceAccount {
 	return out
 }
 
-// GuestKubeconfig makes a pod template act as a guest service account: no management API
-// token, its own renamed service account on the management cluster, and the guest kubeconfig
-// Secret mounted in every container and init container with KUBECONFIG naming the file.
-type GuestKubeconfig struct {
-	// PodTemplatePath is the path of the pod template in the object (empty for a Pod).
-	PodTemplatePath []string `json:"podTemplatePath"`
-	// ServiceAccountName is the pod's service account on the management cluster.
-	ServiceAccountName string `json:"serviceAccountName"`
-	// SecretName is the kubeconfig Secret in the pod's namespace.
-	SecretName string `json:"secretName"`
-	// WithoutSecrets are Secrets (names in the pod's namespace) that are not written: the
-	// pod's volumes of them, and their mounts, are removed.
-	WithoutSecrets []string `json:"withoutSecrets,omitempty"`
-}
-
-var _ kio.Filter = GuestKubeconfig{}
-
-// Filter implements kio.Filter.
-func (f GuestKubeconfig) Filter(objs []*yaml.RNode) ([]*yaml.RNode, error) {
-	return kio.FilterAll(yaml.FilterFunc(func(o *yaml.RNode) (*yaml.RNode, error) {
-		spec, err := o.Pipe(yaml.LookupCreate(yaml.MappingNode, append(slices.Clone(f.PodTemplatePath), "spec")...))
-		if err != nil {
-			return nil, fmt.Errorf("%s: pod spec: %w", RuleGuestIdentity, err)
-		}
-		return o, f.mount(spec)
-	})).Filter(objs)
-}
-
-// mount makes one pod spec act as the guest service account.
-func (f GuestKubeconfig) mount(spec *yaml.RNode) error {
-	if err := yamlnode.SetString(spec, falseNode().YNode(), "automountServiceAccountToken"); err != nil {
-		return err
-	}
-	if err := yamlnode.SetString(spec, yaml.NewStringRNode(f.ServiceAccountName).YNode(), "serviceAccountName"); err != nil {
-		return err
-	}
-	if spec.Field("serviceAccount") != nil {
-		if err := yamlnode.SetString(spec, yaml.NewStringRNode(f.ServiceAccountName).YNode(), "serviceAccount"); err != nil {
-			return err
-		}
-	}
-	if err := removeSecretVolumes(spec, f.WithoutSecrets); err != nil {
-		return err
-	}
-	items, err := guestKubeconfigItems()
-	if err != nil {
-		return err
-	}
-	volume, mount, env := items[0].Copy(), items[1], items[2]
-	if secretName, _ := yamlnode.Lookup(volume, "secret", "secretName"); utf8.ValidString(f.SecretName) {
-		// What the parse of the name quoted as Go quotes it gives, for a valid UTF-8 name.
-		secretName.YNode().Value = f.SecretName
-	} else if volume, err = parseGuestKubeconfigVolume(f.SecretName); err != nil {
-		return err
-	}
-	if err := upsertNamed(spec, "volumes", volume); err != nil {
-		return err
-	}
-	if err := eachContainer(spec, func(c *yaml.RNode) error {
-		if err := upsertNamed(c, "volumeMounts", mount.Copy()); err != nil {
-			return err
-		}
-		return upsertNamed(c, "env", env.Copy())
-	}); err != nil {
-		return err
-	}
-	return nil
-}
-
-// guestKubeconfigItems returns the volume (of an empty secret name), volume mount and env var
-// that GuestKubeconfig adds, parsed once; callers copy them.
-var guestKubeconfigItems = sync.OnceValues(func() ([3]*yaml.RNode, error) {
-	var items [3]*yaml.RNode
-	var err error
-	if items[0], err = parseGuestKubeconfigVolume(""); err != nil {
-		return items, err
-	}
-	if items[1], err = yaml.Parse(fmt.Sprintf("name: %s\nmountPath: %s\nreadOnly: true\n", GuestKubeconfigVolume, GuestKubeconfigMountPath)); err != nil {
-		return items, err
-	}
-	items[2], err = yaml.Parse(fmt.Sprintf("name: %s\nvalue: %s\n", GuestKubeconfigEnv, GuestKubeconfigMountPath+"/"+GuestKubeconfigKey))
-	return items, err
-})
-
-// parseGuestKubeconfigVolume parses the guest kubeconfig volume of a secret.
-func parseGuestKubeconfigVolume(secretName string) (*yaml.RNode, error) {
-	return yaml.Parse(fmt.Sprintf("name: %s\nsecret:\n  secretName: %s\n  defaultMode: %d\n", GuestKubeconfigVolume, strconv.Quote(secretName), guestKubeconfigMode))
-}
-
-// upsertNamed replaces the element of the list field of n with item's name, or appends item.
-func upsertNamed(n *yaml.RNode, field string, item *yaml.RNode) error {
-	list, err := n.Pipe(yaml.LookupCreate(yaml.SequenceNode, field))
-	if err != nil {
-		return fmt.Errorf("%s: %s: %w", RuleGuestIdentity, field, err)
-	}
-	name := yamlnode.FieldString(item, "name")
-	elems, err := list.Elements()
-	if err != nil {
-		return fmt.Errorf("%s: %s: %w", RuleGuestIdentity, field, err)
-	}
-	for i, e := range elems {
-		if yamlnode.FieldString(e, "name") == name {
-			list.YNode().Content[i] = item.YNode()
-			return nil
-		}
-	}
-	return list.PipeE(yaml.Append(item.YNode()))
-}
-
-// removeSecretVolumes removes from a pod spec the volumes of the Secrets named, and every
-// container's mounts of them.
-func removeSecretVolumes(spec *yaml.RNode, secrets []string) error {
-	if len(secrets) == 0 {
-		return nil
-	}
-	removed := map[string]bool{}
-	if err := removeElements(spec, "volumes", func(v *yaml.RNode) bool {
-		name, _ := yamlnode.StringAt(v, "secret", "secretName")
-		if slices.Contains(secrets, name) {
-			removed[yamlnode.FieldString(v, "name")] = true
-			return true
-		}
-		return false
-	}); err != nil || len(removed) == 0 {
-		return err
-	}
-	return eachContainer(spec, func(c *yaml.RNode) error {
-		return removeElements(c, "volumeMounts", func(m *yaml.RNode) bool { return removed[yamlnode.FieldString(m, "name")] })
-	})
-}
-
-// removeElements removes the elements of the sequence n.field for which drop is true; a
-// sequence left empty is removed.
-func removeElements(n *yaml.RNode, field string, drop func(*yaml.RNode) bool) error {
-	list := n.Field(field)
-	if list == nil || list.Value.YNode().Kind != yaml.SequenceNode {
-		return nil
-	}
-	elems, err := list.Value.Elements()
-	if err != nil {
-		return fmt.Errorf("%s: %s: %w", RuleGuestIdentity, field, err)
-	}
-	kept := list.Value.YNode().Content[:0]
-	for i, e := range elems {
-		if !drop(e) {
-			kept = append(kept, list.Value.YNode().Content[i])
-		}
-	}
-	list.Value.YNode().Content = kept
-	if len(kept) == 0 {
-		return n.PipeE(yaml.Clear(field))
-	}
-	return nil
-}
-
-// ownsAccount reports whether the operator owns service account k as
-// RuleServiceAccountToken sees it: the plan writes it, or the operator declares it.
-func (e Engine) ownsAccount(works []*work, k saKey) bool {
+// RuleServiceAccountToken sees it: the plan writes it (accounts, accountsWritten's), or the
+// operator declares it.
+func (e Engine) ownsAccount(accounts map[contract.Key]bool, k saKey) bool {
 	sa := ServiceAccountID(k.namespace, k.name)
-	if e.declaresAccount(sa) {
-		return true
+	return e.declaresAccount(sa) || accounts[sa.Key()]
+}
+
+// accountsWritten returns the service accounts the plan writes, so that each token Secret
+// asks a set rather than every entry of the plan.
+func accountsWritten(works []*work) map[contract.Key]bool {
+	out := map[contract.Key]bool{}
+	for _, w := range works {
+		if src := w.entry.Source; src.Group == "" && src.Resource == "serviceaccounts" && writes(w) {
+			out[src.Key()] = true
+		}
 	}
-	return slices.ContainsFunc(works, func(w *work) bool {
-		return writes(w) && w.entry.Source.Key() == sa.Key()
-	})
+	return out
+}
+
+// droppedSecrets are the token Secrets of one standalone namespace that RuleGuestIdentity does
+// not write, by their names on the management cluster, where the workloads of the namespace
+// run: mapped once for all of them. err is the first name that does not map.
+type droppedSecrets struct {
+	targets []string
+	err     error
+}
+
+// droppedSecrets maps the token Secrets names of namespace ns to the management cluster.
+func (e Engine) droppedSecrets(ns string, names []string) *droppedSecrets {
+	d := &droppedSecrets{}
+	for _, name := range names {
+		secret, err := e.Names.ToTarget(routing.ClusterManagement, contract.Identity{Version: "v1", Resource: "secrets", Namespace: ns, Name: name})
+		if err != nil {
+			d.err = fmt.Errorf("%s: secret %s: %w", RuleGuestIdentity, name, err)
+			return d
+		}
+		d.targets = append(d.targets, secret.Name)
+	}
+	return d
 }
 
 // declaresAccount reports whether the operator declares service account sa among its
 // outputs, in its output-resources or the configuration's supplement.
 func (e Engine) declaresAccount(sa contract.Identity) bool {
 	return len(e.Declared.ClassesOf(sa)) > 0 || len(e.Supplement.ClassesOf(sa)) > 0
-}
-
-// eachContainer calls edit with every init container and container of a pod spec.
-func eachContainer(spec *yaml.RNode, edit func(c *yaml.RNode) error) error {
-	for _, list := range []string{"initContainers", "containers"} {
-		containers := spec.Field(list)
-		if containers == nil {
-			continue
-		}
-		cs, err := containers.Value.Elements()
-		if err != nil {
-			return fmt.Errorf("%s: %s: %w", RuleGuestIdentity, list, err)
-		}
-		for _, c := range cs {
-			if err := edit(c); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"testing"
 
+	rbacv1 "k8s.io/api/rbac/v1"
+
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/contract/contracttest/synth"
 	"github.com/topolayer/topolayer/routing"
@@ -199,5 +201,84 @@ func TestPlannerSpillsServiceAccounts(t *testing.T) {
 	}
 	if want := map[string]bool{"opaque": true, "sample": true}; !maps.Equal(early, want) {
 		t.Errorf("settled while adding: %v, want %v", early, want)
+	}
+}
+
+// TestPlannerSpillsRoles: a standalone planner with a spill settles Roles and ClusterRoles
+// while adding them when no RBAC ceiling may refuse them, and the bindings that refer to them
+// are still judged on their rules (RuleRBACContainment), exactly as Engine.Plan judges them,
+// whichever comes first. Under a ceiling the roles wait for the plan.
+func TestPlannerSpillsRoles(t *testing.T) {
+	const ns = "openshift-sample"
+	safe := "- {apiGroups: [\"\"], resources: [configmaps], verbs: [get]}\n"
+	ms := []contract.Mutation{
+		clusterRole("safe", "rules:\n"+safe),
+		clusterRole("escalating", "rules:\n- {apiGroups: [rbac.authorization.k8s.io], resources: [clusterroles], verbs: [escalate]}\n"),
+		clusterRoleBinding("to-safe", "safe"),
+		clusterRoleBinding("to-escalating", "escalating"),
+		clusterRoleBinding("to-elsewhere", "not-in-the-plan"),
+		role(ns, "own", safe),
+		roleBinding(ns, "own", "Role", "own"),
+	}
+	for i := range ms {
+		ms[i].Path = fmt.Sprintf("Management/%d-body.yaml", i) // a reader's paths: the plan's order
+	}
+	for name, tc := range map[string]struct {
+		policy    *translate.Policy
+		wantEarly map[string]bool
+	}{
+		"no ceiling": {&translate.Policy{}, map[string]bool{"safe": true, "escalating": true, "own": true}},
+		"a ceiling":  {&translate.Policy{RBAC: &translate.RBACCeiling{Rules: []rbacv1.PolicyRule{{Verbs: []string{"*"}, APIGroups: []string{"*"}, Resources: []string{"*"}}}}}, map[string]bool{}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			engine := translate.Standalone("op", nil)
+			engine.Policy = tc.policy
+			want := engine.Plan(&contract.OutputDir{Mutations: slices.Clone(ms)})
+			for _, order := range []string{"forward", "reverse"} {
+				early := map[string]bool{}
+				adding := true
+				p := engine.Planner(func(e *translate.Entry) error {
+					if adding {
+						early[e.Source.Name] = true
+					}
+					return nil
+				})
+				f, err := os.CreateTemp(t.TempDir(), "spill")
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+				p.SpillTo(f)
+				for i := range ms {
+					m := ms[i]
+					if order == "reverse" {
+						m = ms[len(ms)-1-i]
+					}
+					p.Add(&m)
+				}
+				adding = false
+				got := p.Plan()
+				if err := p.Err(); err != nil {
+					t.Fatal(err)
+				}
+				gotJSON, _ := json.Marshal(got)
+				wantJSON, _ := json.Marshal(want)
+				if string(gotJSON) != string(wantJSON) {
+					t.Fatalf("%s: the spilled plan differs from Engine.Plan's:\n got %s\nwant %s", order, gotJSON, wantJSON)
+				}
+				if !maps.Equal(early, tc.wantEarly) {
+					t.Errorf("%s: settled while adding: %v, want %v", order, early, tc.wantEarly)
+				}
+			}
+			rejected := map[string]bool{}
+			for _, e := range want.Entries {
+				if e.Disposition == routing.Rejected {
+					rejected[e.Source.Name] = true
+				}
+			}
+			if name == "no ceiling" && !maps.Equal(rejected, map[string]bool{"to-escalating": true, "to-elsewhere": true}) {
+				t.Errorf("rejected %v, want the bindings of broad subjects to the escalating role and to one outside the plan", rejected)
+			}
+		})
 	}
 }

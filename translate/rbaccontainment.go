@@ -75,12 +75,12 @@ func dangerousRules(rules []rbacv1.PolicyRule) string {
 // wildcard and none of escalate, bind and impersonate. A configured ceiling widens it for the
 // classes it applies to (RBACCeiling.Classes): the roles it lists as bindable, and the roles
 // of the plan whose rules it covers, may be bound to broad subjects. Nothing widens the
-// management cluster's: no cluster-scoped RBAC and no user or group subject there.
-func (e Engine) checkRBACContainment(works []*work) {
+// management cluster's: no cluster-scoped RBAC and no user or group subject there. roles are
+// the roles the plan writes (writtenRoles).
+func (e Engine) checkRBACContainment(works []*work, roles map[RoleRef]*work) {
 	if e.Policy == nil {
 		return
 	}
-	roles := writtenRoles(works)
 	for w, resource := range rbacWrites(works) {
 		action := w.m.Metadata.Action
 		src, management := w.entry.Source, w.entry.Target.Cluster == routing.ClusterManagement

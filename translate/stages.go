@@ -281,12 +281,11 @@ func (MountGuestKubeconfig) Rewrite(c *StageContext) ([]Change, error) {
 		return nil, fmt.Errorf("%s: service account: %w", RuleGuestIdentity, err)
 	}
 	f := GuestKubeconfig{ServiceAccountName: sa.Name, SecretName: GuestKubeconfigSecretName(g.namespace, g.name)}
-	for _, name := range c.w.droppedTokens {
-		secret, err := c.engine.Names.ToTarget(routing.ClusterManagement, contract.Identity{Version: "v1", Resource: "secrets", Namespace: g.namespace, Name: name})
-		if err != nil {
-			return nil, fmt.Errorf("%s: secret %s: %w", RuleGuestIdentity, name, err)
+	if d := c.w.droppedTokens; d != nil {
+		if d.err != nil {
+			return nil, d.err
 		}
-		f.WithoutSecrets = append(f.WithoutSecrets, secret.Name)
+		f.WithoutSecrets = d.targets // shared by the namespace's workloads: read only
 	}
 	return c.Diff(RuleGuestIdentity, ChangeTransformed, func(obj *yaml.RNode) (*yaml.RNode, error) {
 		sites, err := podspec.FindNode(podsecurity.GroupKindOf(obj), obj.YNode())

@@ -115,7 +115,8 @@ type work struct {
 	guestSA *saKey
 	// droppedTokens are the token Secrets of guest identities in the workload's standalone
 	// namespace that the plan does not write (RuleGuestIdentity): its pods do not mount them.
-	droppedTokens []string
+	// One value per namespace, shared by its workloads.
+	droppedTokens *droppedSecrets
 	// tokenless marks the renamed service account of RuleGuestIdentity on the management
 	// cluster: its token is not mounted into pods.
 	tokenless bool
@@ -139,7 +140,8 @@ func (e Engine) Plan(out *contract.OutputDir) *Plan {
 // (contract.WalkOutputDir): Engine.Plan is Add for each mutation, then Plan. With a settled
 // function, an entry that no later stage reads or changes is settled as soon as it is added
 // (an object the standalone topology writes as the operator wrote it, and not one of the
-// kinds the plan-wide checks read: RBAC, service accounts, secrets, namespaces): settled is
+// kinds the plan-wide checks read: bindings, roles under an RBAC ceiling, token Secrets;
+// see settlesAlone): settled is
 // called with it and its body, object and metadata file are dropped (and the entry's
 // Mutation and Object: the plan keeps what plan.json shows), so that a directory of any size
 // is planned in bounded memory. Every other entry is settled by Plan, in plan order. A
@@ -159,9 +161,41 @@ type Planner struct {
 	spillBuf     []byte
 	spillOff     int64
 	spillSummary Summary
-	// written are the standalone objects of the spilled entries that the plan writes
-	// (serviceAccountTokens reads them).
+	// written are the standalone service accounts of the spilled entries that the plan
+	// writes (serviceAccountTokens and checkPatchEffects ask it only of service accounts).
 	written map[objectKey]bool
+	// roles are the roles settled while adding (settlesAlone), as writtenRoles reads them.
+	roles []spilledRole
+}
+
+// spilledRole is a Role or ClusterRole the planner settled while adding: its place in the
+// plan, and a work that holds what checkRBACContainment reads of it (writtenRole's fields and
+// the object) for the bindings that refer to it.
+type spilledRole struct {
+	class contract.Class
+	path  string
+	ref   RoleRef
+	w     *work
+}
+
+// writtenRoles returns the roles the plan writes (as writtenRoles(works) does), those
+// settled while adding among them: the last write of each in plan order.
+func (p *Planner) writtenRoles(works []*work) map[RoleRef]*work {
+	if len(p.roles) == 0 {
+		return writtenRoles(works)
+	}
+	all := slices.Clone(p.roles)
+	for _, w := range works {
+		if ref, ok := writtenRole(w); ok {
+			all = append(all, spilledRole{class: w.m.Class, path: w.m.Path, ref: ref, w: w})
+		}
+	}
+	slices.SortStableFunc(all, func(a, b spilledRole) int { return planOrder(a.class, a.path, b.class, b.path) })
+	roles := map[RoleRef]*work{}
+	for _, r := range all {
+		roles[r.ref] = r.w
+	}
+	return roles
 }
 
 // Planner returns a planner of the engine; settled, when not nil, is called once for every
@@ -190,10 +224,18 @@ func (p *Planner) Add(m *contract.Mutation) {
 		p.e.rewrite(w, nil)
 	}
 	p.e.finish(w)
+	if ref, ok := writtenRole(w); ok {
+		// checkRBACContainment reads the role for the bindings that refer to it: it keeps
+		// what that reads, not the mutation.
+		p.roles = append(p.roles, spilledRole{class: w.m.Class, path: w.m.Path, ref: ref, w: &work{
+			m:     &contract.Mutation{Metadata: contract.Metadata{Action: w.m.Metadata.Action}},
+			entry: Entry{Disposition: w.entry.Disposition, Source: w.entry.Source, Target: w.entry.Target, Object: w.entry.Object},
+		}})
+	}
 	p.settle(w)
 	if p.spill != nil && w.settled && p.err == nil && w.entry.Disposition != routing.Rejected {
-		if writes(w) {
-			p.written[keyOf("", w.entry.Source)] = true
+		if src := w.entry.Source; writes(w) && src.Group == "" && src.Resource == "serviceaccounts" {
+			p.written[keyOf("", src)] = true
 		}
 		p.spillWork(w)
 		p.works = p.works[:len(p.works)-1]
@@ -208,9 +250,11 @@ func (p *Planner) SpillTo(s Spill) { p.spill = s }
 
 // settlesAlone reports whether no later stage of the plan reads or changes w: the
 // standalone topology's engine writes it as the operator wrote it, under its own identity,
-// and the plan-wide checks do not read it. Those are the RBAC checks (every role and binding)
-// and serviceAccountTokens (the Secrets that may carry a service account's token, and the
-// identities of the service accounts written, which the planner keeps: writes).
+// and the plan-wide checks do not read it. Those are the RBAC checks (every binding, and the
+// roles when an RBAC ceiling may refuse them; the containment of bindings reads the roles,
+// which the planner keeps: Planner.roles) and serviceAccountTokens (the Secrets that may carry
+// a service account's token, and the identities of the service accounts written, which the
+// planner keeps: writes).
 func (e Engine) settlesAlone(w *work) bool {
 	if e.HCPNamespace != "" || e.composed.bodies || e.GuestIdentity != nil {
 		return false
@@ -219,6 +263,10 @@ func (e Engine) settlesAlone(w *work) bool {
 	switch {
 	case w.entry.Disposition == routing.Apply && w.entry.Target.Identity != src:
 		return false
+	case src.Group == groupRBAC && (src.Resource == resourceRoles || src.Resource == resourceClusterRoles):
+		// Without an RBAC ceiling no check refuses a role of the standalone topology; the
+		// containment of the bindings that refer to it reads it (Planner.roles).
+		return e.Policy == nil || e.Policy.RBAC == nil
 	case src.Group == groupRBAC:
 		return false
 	case src.Group == "" && src.Resource == "secrets":
@@ -363,7 +411,7 @@ func (p *Planner) complete() (*Plan, []int) {
 		}
 	})
 	e.checkPatchEffects(works, p.written)
-	e.checkRBACContainment(works)
+	e.checkRBACContainment(works, p.writtenRoles(works))
 	e.checkRBAC(works)
 	plan := &Plan{Topology: e.Topology, Summary: p.spillSummary, Entries: make([]Entry, 0, len(works)), GuestIdentities: guestIdentities(works)}
 	if e.Policy != nil {

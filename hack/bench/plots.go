@@ -29,21 +29,28 @@ func (h *harness) savePlot(p *plot.Plot, name string) {
 	h.rep.plots = append(h.rep.plots, name)
 }
 
-// plotTranslation plots the time per mutation of the parse floor and of the translation
-// against the number of mutations.
-func (h *harness) plotTranslation(res translationResult) {
+// plotTranslation plots the time per mutation of the parse floor (of the first mix) and of
+// each mix's translation on each topology against the number of mutations.
+func (h *harness) plotTranslation(results []translationResult) {
 	p := plot.New()
 	p.Title.Text = "Translation cost per mutation (flat = linear growth)"
 	p.X.Label.Text = "mutations"
 	p.Y.Label.Text = "µs per mutation"
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
-	var floor, tr plotter.XYs
-	for _, s := range res.sizes {
-		floor = append(floor, plotter.XY{X: float64(s.n), Y: float64(s.floor.Microseconds()) / float64(s.n)})
-		tr = append(tr, plotter.XY{X: float64(s.n), Y: float64(s.translated.Microseconds()) / float64(s.n)})
+	var lines []any
+	for i, r := range results {
+		var floor, tr plotter.XYs
+		for _, s := range r.sizes {
+			floor = append(floor, plotter.XY{X: float64(s.n), Y: float64(s.floor.Microseconds()) / float64(s.n)})
+			tr = append(tr, plotter.XY{X: float64(s.n), Y: float64(s.translated.Microseconds()) / float64(s.n)})
+		}
+		if i == 0 {
+			lines = append(lines, "parse floor", floor)
+		}
+		lines = append(lines, fmt.Sprintf("translate, %s mix, %s", r.mix, r.topology), tr)
 	}
-	if err := plotutil.AddLinePoints(p, "parse floor", floor, "translate to disk", tr); err != nil {
+	if err := plotutil.AddLinePoints(p, lines...); err != nil {
 		h.logf("plot: %v", err)
 		return
 	}

@@ -7,7 +7,7 @@ import (
 	"github.com/topolayer/topolayer/contract"
 )
 
-// Shape is one kind of mutation of the mix, with its share of every 100 mutations.
+// Shape is one kind of mutation of a mix, with its share of every 100 mutations.
 type Shape struct {
 	// Name describes the shape in reports.
 	Name string
@@ -17,58 +17,42 @@ type Shape struct {
 	make func(i, ord int) contract.Mutation
 }
 
-// mix is the composition of a synthetic output directory, per 100 mutations, modelled on
-// the CAO minimal-cluster case (45 of its 75 mutations are events, 17 ApplyStatus/Update
-// of cluster-scoped operator objects, the rest creates of namespaced and cluster-scoped
-// objects), with every other action of the contract represented.
-var mix = []Shape{
-	{Name: "Create core/events (namespaced)", PerHundred: 44, make: event},
-	{Name: "ApplyStatus operator.openshift.io/authentications (cluster-scoped)", PerHundred: 12, make: applyStatus},
-	{Name: "Update operator.openshift.io/authentications (cluster-scoped)", PerHundred: 3, make: update},
-	{Name: "UpdateStatus config.openshift.io/clusteroperators (cluster-scoped)", PerHundred: 2, make: updateStatus},
-	{Name: "Create apps/deployments with references (namespaced)", PerHundred: 6, make: deployment},
-	{Name: "Create core/configmaps (namespaced)", PerHundred: 5, make: configMap},
-	{Name: "Create core/secrets (namespaced)", PerHundred: 3, make: secret},
-	{Name: "Create core/serviceaccounts (namespaced)", PerHundred: 3, make: serviceAccount},
-	{Name: "Create core/services (namespaced)", PerHundred: 3, make: service},
-	{Name: "Create networking.k8s.io/networkpolicies (namespaced)", PerHundred: 5, make: networkPolicy},
-	{Name: "Create rbac roles + rolebindings (namespaced)", PerHundred: 4, make: roleOrBinding},
-	{Name: "Create rbac clusterroles + clusterrolebindings (cluster-scoped)", PerHundred: 4, make: clusterRoleOrBinding},
-	{Name: "Apply core/configmaps (namespaced)", PerHundred: 2, make: applyConfigMap},
-	{Name: "Patch (JSON patch) config.openshift.io/clusteroperators (cluster-scoped)", PerHundred: 1, make: jsonPatch},
-	{Name: "Patch (merge patch) core/configmaps (namespaced)", PerHundred: 1, make: mergePatch},
-	{Name: "PatchStatus (merge patch) operator.openshift.io/authentications (cluster-scoped)", PerHundred: 1, make: patchStatus},
-	{Name: "Delete rbac clusterroles (cluster-scoped)", PerHundred: 1, make: deleteClusterRole},
+// Mix is a named composition of synthetic output directories: which shapes, and how many of
+// every 100 mutations each has.
+type Mix struct {
+	name     string
+	shapes   []Shape
+	schedule []int // the shapes unrolled into 100 slots (indexes into shapes)
 }
 
-// Mix returns the shapes of the synthetic mix, in order (a copy, the caller's to change).
-func Mix() []Shape { return slices.Clone(mix) }
-
-// schedule is mix unrolled into 100 slots (indexes into mix), interleaved so that every
-// prefix has a similar mix.
-var schedule = func() []int {
-	out := make([]int, 0, 100)
-	left := make([]int, len(mix))
-	for i, s := range mix {
+// newMix returns the mix of shapes, whose PerHundred sum to 100, interleaved so that every
+// prefix of a directory has a similar mix.
+func newMix(name string, shapes []Shape) Mix {
+	m := Mix{name: name, shapes: shapes, schedule: make([]int, 0, 100)}
+	left := make([]int, len(shapes))
+	for i, s := range shapes {
 		left[i] = s.PerHundred
 	}
-	for len(out) < 100 {
-		for i := range mix {
+	for len(m.schedule) < 100 {
+		for i := range shapes {
 			if left[i] > 0 {
-				out = append(out, i)
+				m.schedule = append(m.schedule, i)
 				left[i]--
 			}
 		}
 	}
-	return out
-}()
+	return m
+}
 
-// namespacesUsed are the namespaces the namespaced mutations spread over, as CAO's do.
-var namespacesUsed = []string{"openshift-authentication", "openshift-oauth-apiserver", "openshift-config-managed", "openshift-authentication-operator"}
+// Name names the mix in reports.
+func (m Mix) Name() string { return m.name }
 
-// Output returns n synthetic mutations as an output directory, deterministically: the same
-// n gives the same bytes. Mutation i is in the class the CAO corpus would put it in.
-func Output(n int) *contract.OutputDir {
+// Shapes returns the shapes of the mix, in order (a copy, the caller's to change).
+func (m Mix) Shapes() []Shape { return slices.Clone(m.shapes) }
+
+// Output returns n synthetic mutations of the mix as an output directory, deterministically:
+// the same n gives the same bytes. Mutation i is in the class the CAO corpus would put it in.
+func (m Mix) Output(n int) *contract.OutputDir {
 	out := &contract.OutputDir{
 		HasControllerResults: true,
 		ControllerResults: &contract.ControllerResults{ControllerResults: []contract.ControllerResult{
@@ -76,22 +60,60 @@ func Output(n int) *contract.OutputDir {
 		}},
 		Mutations: make([]contract.Mutation, 0, n),
 	}
-	ords := make([]int, len(mix))
+	ords := make([]int, len(m.shapes))
 	for i := range n {
-		shape := schedule[i%100]
-		out.Mutations = append(out.Mutations, mix[shape].make(i, ords[shape]))
+		shape := m.schedule[i%100]
+		out.Mutations = append(out.Mutations, m.shapes[shape].make(i, ords[shape]))
 		ords[shape]++
 	}
 	return out
 }
 
-// Write writes Output(n) to dir, which must not exist or be empty.
-func Write(dir string, n int) error {
-	if err := contract.WriteOutputDir(dir, Output(n), contract.WriteOptions{}); err != nil {
-		return fmt.Errorf("write %d synthetic mutations to %s: %w", n, dir, err)
+// Write writes m.Output(n) to dir, which must not exist or be empty.
+func (m Mix) Write(dir string, n int) error {
+	if err := contract.WriteOutputDir(dir, m.Output(n), contract.WriteOptions{}); err != nil {
+		return fmt.Errorf("write %d synthetic mutations (%s) to %s: %w", n, m.name, dir, err)
 	}
 	return nil
 }
+
+// CAO is the mix modelled on the CAO minimal-cluster case (45 of its 75 mutations are
+// events, 17 ApplyStatus/Update of cluster-scoped operator objects, the rest creates of
+// namespaced and cluster-scoped objects), with every other action of the contract
+// represented.
+func CAO() Mix {
+	return newMix("cao", []Shape{
+		{Name: "Create core/events (namespaced)", PerHundred: 44, make: event},
+		{Name: "ApplyStatus operator.openshift.io/authentications (cluster-scoped)", PerHundred: 12, make: applyStatus},
+		{Name: "Update operator.openshift.io/authentications (cluster-scoped)", PerHundred: 3, make: update},
+		{Name: "UpdateStatus config.openshift.io/clusteroperators (cluster-scoped)", PerHundred: 2, make: updateStatus},
+		{Name: "Create apps/deployments with references (namespaced)", PerHundred: 6, make: deployment},
+		{Name: "Create core/configmaps (namespaced)", PerHundred: 5, make: configMap},
+		{Name: "Create core/secrets (namespaced)", PerHundred: 3, make: secret},
+		{Name: "Create core/serviceaccounts (namespaced)", PerHundred: 3, make: serviceAccount},
+		{Name: "Create core/services (namespaced)", PerHundred: 3, make: service},
+		{Name: "Create networking.k8s.io/networkpolicies (namespaced)", PerHundred: 5, make: networkPolicy},
+		{Name: "Create rbac roles + rolebindings (namespaced)", PerHundred: 4, make: roleOrBinding},
+		{Name: "Create rbac clusterroles + clusterrolebindings (cluster-scoped)", PerHundred: 4, make: clusterRoleOrBinding},
+		{Name: "Apply core/configmaps (namespaced)", PerHundred: 2, make: applyConfigMap},
+		{Name: "Patch (JSON patch) config.openshift.io/clusteroperators (cluster-scoped)", PerHundred: 1, make: jsonPatch},
+		{Name: "Patch (merge patch) core/configmaps (namespaced)", PerHundred: 1, make: mergePatch},
+		{Name: "PatchStatus (merge patch) operator.openshift.io/authentications (cluster-scoped)", PerHundred: 1, make: patchStatus},
+		{Name: "Delete rbac clusterroles (cluster-scoped)", PerHundred: 1, make: deleteClusterRole},
+	})
+}
+
+// Mixes returns every mix of the package: CAO, then GuestIdentities.
+func Mixes() []Mix { return []Mix{CAO(), GuestIdentities()} }
+
+// namespacesUsed are the namespaces the namespaced mutations spread over, as CAO's do.
+var namespacesUsed = []string{"openshift-authentication", "openshift-oauth-apiserver", "openshift-config-managed", "openshift-authentication-operator"}
+
+// Output returns n synthetic mutations of the CAO mix: CAO().Output(n).
+func Output(n int) *contract.OutputDir { return CAO().Output(n) }
+
+// Write writes Output(n) to dir, which must not exist or be empty.
+func Write(dir string, n int) error { return CAO().Write(dir, n) }
 
 func ns(i int) string { return namespacesUsed[i%len(namespacesUsed)] }
 
