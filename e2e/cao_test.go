@@ -433,7 +433,12 @@ spec:
   tls: {termination: passthrough, insecureEdgeTerminationPolicy: Redirect}
   wildcardPolicy: None
 `)
-	resident := serverSideApply(t, rc, append(residentObjects(t), route), caoResidentManager, false)
+	// The resident operator created them: what another test's run left on this shared
+	// cluster (topolayer's, marked with its operator label) is removed first, or it would be
+	// taken for topolayer's own and not adopted.
+	residents := append(residentObjects(t), route)
+	deleteExisting(t, rc, residents)
+	resident := serverSideApply(t, rc, residents, caoResidentManager, false)
 	// The cluster's router admitted the operator's Route.
 	serverSideApply(t, rc, []*unstructured.Unstructured{object(t, `
 apiVersion: route.openshift.io/v1
@@ -446,6 +451,31 @@ status:
     conditions: [{type: Admitted, status: "True", lastTransitionTime: "2026-01-01T00:00:00Z"}]
 `)}, "router", true)
 	return resident
+}
+
+// deleteExisting deletes each of objs that exists on the cluster and waits until it is gone.
+func deleteExisting(t *testing.T, cfg *rest.Config, objs []*unstructured.Unstructured) {
+	t.Helper()
+	_, dyn := clients(t, cfg)
+	mapper := restMapper(t, cfg)
+	for _, u := range objs {
+		gvk := u.GroupVersionKind()
+		mapping, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		if err != nil {
+			t.Fatalf("delete %s %s: %v", gvk, u.GetName(), err)
+		}
+		if mapping.Resource.Resource == "namespaces" {
+			continue
+		}
+		ri := dyn.Resource(mapping.Resource).Namespace(u.GetNamespace())
+		if err := ri.Delete(t.Context(), u.GetName(), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			t.Fatalf("delete %s %s/%s: %v", mapping.Resource.Resource, u.GetNamespace(), u.GetName(), err)
+		}
+		eventually(t, "deleted: "+mapping.Resource.Resource+" "+u.GetNamespace()+"/"+u.GetName(), func(ctx context.Context) (bool, error) {
+			_, err := ri.Get(ctx, u.GetName(), metav1.GetOptions{})
+			return apierrors.IsNotFound(err), nil
+		})
+	}
 }
 
 // caoQuiet is how long the CAO tests watch an idle manager for writes: 2 minutes, or
