@@ -35,15 +35,7 @@ import (
 // without it.
 func caoBinary(t *testing.T) string {
 	t.Helper()
-	dir := os.Getenv("TOPOLAYER_OPERATORS")
-	if dir == "" {
-		t.Skip("TOPOLAYER_OPERATORS is not set: no real cluster-authentication-operator binary (.ci/run sets it from ../shared/operators)")
-	}
-	bin := filepath.Join(dir, "cluster-authentication-operator")
-	if _, err := os.Stat(bin); err != nil {
-		t.Skipf("TOPOLAYER_OPERATORS=%s: no cluster-authentication-operator there: %v", dir, err)
-	}
-	return bin
+	return operatorBinary(t, "cluster-authentication-operator")
 }
 
 // seed server-side-applies every object of the YAML files in dir (relative to the example)

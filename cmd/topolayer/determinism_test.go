@@ -86,17 +86,7 @@ func TestDeterminismCAO(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the cluster-authentication-operator 24 times")
 	}
-	cao := filepath.Join(os.Getenv("TOPOLAYER_OPERATORS"), "cluster-authentication-operator")
-	if os.Getenv("TOPOLAYER_OPERATORS") == "" {
-		t.Skip("TOPOLAYER_OPERATORS is unset: no cluster-authentication-operator binary (.ci/run sets it)")
-	}
-	if _, err := os.Stat(cao); err != nil {
-		t.Skipf("TOPOLAYER_OPERATORS=%s lacks the cluster-authentication-operator: %v", os.Getenv("TOPOLAYER_OPERATORS"), err)
-	}
-	corpusInput := filepath.Join(os.Getenv("TOPOLAYER_CORPUS"), "cluster-authentication-operator", "test-data", "apply-configuration", "overall", "oauth-server-configobserver", "input-dir")
-	if os.Getenv("TOPOLAYER_CORPUS") == "" || !isDirectory(corpusInput) {
-		t.Skipf("TOPOLAYER_CORPUS=%q holds no cluster-authentication-operator oauth-server-configobserver input", os.Getenv("TOPOLAYER_CORPUS"))
-	}
+	cao, corpusInput := caoAndConfigObserverInput(t)
 	in := caoInputWithIdentityProvider(t, corpusInput)
 
 	// Only the two controllers whose order matters run (about 0.3 s a run): both orders are
@@ -173,4 +163,23 @@ func caoInputWithIdentityProvider(t *testing.T, corpusInput string) string {
 		}
 	}
 	return in
+}
+
+// caoAndConfigObserverInput returns the real cluster-authentication-operator binary
+// (TOPOLAYER_OPERATORS) and the corpus input of its oauth-server-configobserver case
+// (TOPOLAYER_CORPUS), skipping the test, saying which, when either is absent.
+func caoAndConfigObserverInput(t *testing.T) (cao, input string) {
+	t.Helper()
+	cao = filepath.Join(os.Getenv("TOPOLAYER_OPERATORS"), "cluster-authentication-operator")
+	if os.Getenv("TOPOLAYER_OPERATORS") == "" {
+		t.Skip("TOPOLAYER_OPERATORS is unset: no cluster-authentication-operator binary (.ci/run sets it)")
+	}
+	if _, err := os.Stat(cao); err != nil {
+		t.Skipf("TOPOLAYER_OPERATORS=%s lacks the cluster-authentication-operator: %v", os.Getenv("TOPOLAYER_OPERATORS"), err)
+	}
+	input = filepath.Join(os.Getenv("TOPOLAYER_CORPUS"), "cluster-authentication-operator", "test-data", "apply-configuration", "overall", "oauth-server-configobserver", "input-dir")
+	if os.Getenv("TOPOLAYER_CORPUS") == "" || !isDirectory(input) {
+		t.Skipf("TOPOLAYER_CORPUS=%q holds no cluster-authentication-operator oauth-server-configobserver input", os.Getenv("TOPOLAYER_CORPUS"))
+	}
+	return cao, input
 }

@@ -62,17 +62,7 @@ func TestCAOIdentityProviderFamilies(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the cluster-authentication-operator")
 	}
-	cao := filepath.Join(os.Getenv("TOPOLAYER_OPERATORS"), "cluster-authentication-operator")
-	if os.Getenv("TOPOLAYER_OPERATORS") == "" {
-		t.Skip("TOPOLAYER_OPERATORS is unset: no cluster-authentication-operator binary (.ci/run sets it)")
-	}
-	if _, err := os.Stat(cao); err != nil {
-		t.Skipf("TOPOLAYER_OPERATORS=%s lacks the cluster-authentication-operator: %v", os.Getenv("TOPOLAYER_OPERATORS"), err)
-	}
-	corpusInput := filepath.Join(os.Getenv("TOPOLAYER_CORPUS"), "cluster-authentication-operator", "test-data", "apply-configuration", "overall", "oauth-server-configobserver", "input-dir")
-	if os.Getenv("TOPOLAYER_CORPUS") == "" || !isDirectory(corpusInput) {
-		t.Skipf("TOPOLAYER_CORPUS=%q holds no cluster-authentication-operator oauth-server-configobserver input", os.Getenv("TOPOLAYER_CORPUS"))
-	}
+	cao, corpusInput := caoAndConfigObserverInput(t)
 	in := caoInputWithEveryIdentityProvider(t, corpusInput)
 
 	// The resource syncer copies only in the runs where it comes after the config observer
