@@ -426,8 +426,8 @@ spec:
   wildcardPolicy: None
 `)
 	// The resident operator created them: what another test's run left on this shared
-	// cluster (topolayer's, marked with its operator label) is removed first, or it would be
-	// taken for topolayer's own and not adopted.
+	// cluster marked with topolayer's operator label is removed first, or it would be taken
+	// for topolayer's own and not adopted.
 	residents := append(residentObjects(t), route)
 	deleteExisting(t, rc, residents)
 	resident := serverSideApply(t, rc, residents, caoResidentManager, false)
@@ -445,7 +445,11 @@ status:
 	return resident
 }
 
-// deleteExisting deletes each of objs that exists on the cluster and waits until it is gone.
+// deleteExisting deletes each of objs that exists on the cluster marked with topolayer's
+// operator label, and waits until it is gone. Namespaces and CustomResourceDefinitions are
+// the environment's (the harness installs the payload's CRDs once for every test of the
+// package): they are left as they are, or serverSideApply, finding them absent, would
+// delete them when the test ends.
 func deleteExisting(t *testing.T, cfg *rest.Config, objs []*unstructured.Unstructured) {
 	t.Helper()
 	_, dyn := clients(t, cfg)
@@ -456,10 +460,17 @@ func deleteExisting(t *testing.T, cfg *rest.Config, objs []*unstructured.Unstruc
 		if err != nil {
 			t.Fatalf("delete %s %s: %v", gvk, u.GetName(), err)
 		}
-		if mapping.Resource.Resource == "namespaces" {
+		if r := mapping.Resource.Resource; r == "namespaces" || r == "customresourcedefinitions" {
 			continue
 		}
 		ri := dyn.Resource(mapping.Resource).Namespace(u.GetNamespace())
+		live, err := ri.Get(t.Context(), u.GetName(), metav1.GetOptions{})
+		if apierrors.IsNotFound(err) || (err == nil && live.GetLabels()[namespaces.LabelOperator] == "") {
+			continue
+		}
+		if err != nil {
+			t.Fatalf("get %s %s/%s: %v", mapping.Resource.Resource, u.GetNamespace(), u.GetName(), err)
+		}
 		if err := ri.Delete(t.Context(), u.GetName(), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 			t.Fatalf("delete %s %s/%s: %v", mapping.Resource.Resource, u.GetNamespace(), u.GetName(), err)
 		}
