@@ -23,3 +23,23 @@ func StripServerFields(obj map[string]any) {
 		delete(md, f)
 	}
 }
+
+// inputDropFields are the server-set fields an input directory does not keep (see
+// StripInputServerFields).
+var inputDropFields = []string{"uid", "managedFields", "selfLink"}
+
+// StripInputServerFields removes the server-set metadata fields an operator's input
+// directory does not keep: uid (it names an object on the cluster it was read from, and
+// topolayer may place what the operator writes from it on another), managedFields and
+// selfLink. resourceVersion, generation and creationTimestamp stay, as a must-gather keeps
+// them: operators hash the resourceVersions of what their pods mount to roll them when it
+// changes, and compare generation with status.observedGeneration.
+func StripInputServerFields(obj map[string]any) {
+	md, ok := obj["metadata"].(map[string]any)
+	if !ok {
+		return
+	}
+	for _, f := range inputDropFields {
+		delete(md, f)
+	}
+}

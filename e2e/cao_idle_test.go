@@ -151,6 +151,8 @@ func checkIdle(t *testing.T, p *runProcess, started time.Time, op string, places
 // on unchanged inputs write nothing: no Event (a repeat is folded into the one already
 // written, and not even counted when the run changed nothing else), no CSR, no status
 // rewritten (conditions keep their live lastTransitionTime), no mutating request at all.
+// Then a login template's content changes, and the OAuth server's pods roll
+// (templateChangeRolls).
 func TestRealCAOIdle(t *testing.T) {
 	bin := caoBinary(t)
 	own, _ := ownHostedControlPlane(t, "cao-idle")
@@ -178,6 +180,7 @@ func TestRealCAOIdle(t *testing.T) {
 			{mgmtDyn, schema.GroupVersionResource{Group: namespaces.ShadowGroup("operator.openshift.io"), Version: "v1", Resource: "authentications"}, hcpNS, "cluster"},
 			{mgmtDyn, schema.GroupVersionResource{Group: namespaces.ShadowGroup("config.openshift.io"), Version: "v1", Resource: "clusteroperators"}, hcpNS, "authentication"},
 		})
+	templateChangeRolls(t, p, "cluster-authentication-operator", guest, mgmt, hcpNS, "openshift-authentication--oauth-openshift")
 }
 
 // TestRealCAOIdleStandalone is TestRealCAOIdle on one standalone cluster where the resident
@@ -206,4 +209,5 @@ func TestRealCAOIdleStandalone(t *testing.T) {
 			{dyn, schema.GroupVersionResource{Group: "operator.openshift.io", Version: "v1", Resource: "authentications"}, "", "cluster"},
 			{dyn, schema.GroupVersionResource{Group: "config.openshift.io", Version: "v1", Resource: "clusteroperators"}, "", "authentication"},
 		})
+	templateChangeRolls(t, p, "cluster-authentication-operator", rc, rc, "openshift-authentication", "oauth-openshift")
 }

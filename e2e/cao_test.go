@@ -328,6 +328,86 @@ func TestRealCAOHosted(t *testing.T) {
 	}
 }
 
+// rvsHashAnnotation is CAO's hash of the resourceVersions of what its OAuth server's pods
+// mount: a new value rolls them.
+const rvsHashAnnotation = "operator.openshift.io/rvs-hash"
+
+// templateChangeRolls changes the content of a custom login template on the cluster users
+// configure (userCfg), as a user would, and checks that the OAuth server's Deployment (on
+// placedCfg, in namespace) rolls within 3 operator runs: CAO copies the template, and the
+// copy's new resourceVersion, which the inputs topolayer gathers keep, changes the pods'
+// rvs-hash. A first template is set up and settled before. Every run counts, resyncs
+// included: the operator runs under a resync period, so that its order of controllers
+// (upstream's apply-configuration shuffles them) cannot leave the copy stale.
+func templateChangeRolls(t *testing.T, p *runProcess, op string, userCfg, placedCfg *rest.Config, namespace, deployment string) {
+	t.Helper()
+	userCS, userDyn := clients(t, userCfg)
+	placedCS, _ := clients(t, placedCfg)
+	template := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "login-template", Namespace: "openshift-config"},
+		Data:       map[string][]byte{"login.html": []byte("<html>v1</html>")},
+	}
+	if _, err := userCS.CoreV1().Secrets("openshift-config").Create(t.Context(), template, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	oauths := userDyn.Resource(schema.GroupVersionResource{Group: "config.openshift.io", Version: "v1", Resource: "oauths"})
+	t.Cleanup(func() {
+		// The cluster is shared: later tests see the OAuth configuration as it was.
+		_, _ = oauths.Patch(context.Background(), "cluster", types.MergePatchType, []byte(`{"spec":{"templates":null}}`), metav1.PatchOptions{FieldManager: "cluster-admin"})
+		_ = userCS.CoreV1().Secrets("openshift-config").Delete(context.Background(), template.Name, metav1.DeleteOptions{})
+	})
+	if _, err := oauths.Patch(t.Context(), "cluster", types.MergePatchType, []byte(`{"spec":{"templates":{"login":{"name":"login-template"}}}}`), metav1.PatchOptions{FieldManager: "cluster-admin"}); err != nil {
+		t.Fatal(err)
+	}
+	hash := func(ctx context.Context) (string, error) {
+		d, err := placedCS.AppsV1().Deployments(namespace).Get(ctx, deployment, metav1.GetOptions{})
+		if err != nil {
+			return "", err
+		}
+		return d.Spec.Template.Annotations[rvsHashAnnotation], nil
+	}
+	copyName := "v4-0-config-user-template-login"
+	if namespace != "openshift-authentication" {
+		copyName = "openshift-authentication--" + copyName
+	}
+	eventuallyWithin(t, "the login template copied", 2*time.Minute, func(ctx context.Context) (bool, error) {
+		s, err := placedCS.CoreV1().Secrets(namespace).Get(ctx, copyName, metav1.GetOptions{})
+		return err == nil && string(s.Data["login.html"]) == "<html>v1</html>", err
+	})
+	settle(t, p, op)
+	before, err := hash(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	runsBefore := p.runs(t, op)
+
+	// The user edits the template: only the copy's content changes, not the Deployment's
+	// volumes or the server's configuration.
+	template.Data["login.html"] = []byte("<html>v2</html>")
+	if _, err := userCS.CoreV1().Secrets("openshift-config").Update(t.Context(), template, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	var after string
+	eventuallyWithin(t, "the OAuth server's pods rolled ("+rvsHashAnnotation+" changed) after the template change", 2*time.Minute, func(ctx context.Context) (bool, error) {
+		h, err := hash(ctx)
+		after = h
+		return err == nil && h != "" && h != before, err
+	})
+	now := p.runs(t, op)
+	var runs float64 // every run that ended since the change, resyncs included
+	for trigger, n := range now {
+		runs += n - runsBefore[trigger]
+	}
+	t.Logf("login template changed → pods rolled (%s %s → %s) in %s, %v operator runs", rvsHashAnnotation, before, after, time.Since(start).Round(100*time.Millisecond), runs)
+	if before == "" {
+		t.Errorf("the Deployment had no %s before the change", rvsHashAnnotation)
+	}
+	if runs > 3 {
+		t.Errorf("%v operator runs for a template change to roll the pods, want at most 3", runs)
+	}
+}
+
 // residentManager is the field manager of the resident cluster-authentication-operator.
 const caoResidentManager = "authentication-operator"
 

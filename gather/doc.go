@@ -11,8 +11,10 @@
 //
 // Objects read from the management cluster are mapped back with translate.Inverse (names,
 // namespaces, aliases, shadow kinds, references). Every object loses the server-set metadata
-// (uid, resourceVersion, managedFields, creationTimestamp, generation, selfLink), the
-// HostedControlPlane ownerReference and topolayer's annotations and label; status is kept.
+// a must-gather does not keep (uid, managedFields, selfLink) but keeps its resourceVersion,
+// generation and creationTimestamp (an operator hashes resourceVersions to roll the pods
+// that mount what changed), loses the HostedControlPlane ownerReference and topolayer's
+// annotations and label; status is kept.
 // Namespaces absorbed on the management side are synthesized, and the Projections fill config
 // singletons the guest lacks from the HostedControlPlane.
 //

@@ -64,9 +64,10 @@ type Result struct {
 // Gather reads every applyConfigurationResources input (exact, label-selected, and
 // ImplicitNamespacedReference references; generated-name entries are skipped) from where the
 // topology keeps it (Placement.Locate) and returns it in standalone form: read from the management
-// cluster, an object is mapped back with translate.Inverse; every object loses its
-// server-set metadata (uid, resourceVersion, managedFields, creationTimestamp, generation,
-// selfLink), the HostedControlPlane ownerReference and topolayer's annotations and label;
+// cluster, an object is mapped back with translate.Inverse; every object loses the
+// server-set metadata a must-gather does not keep (uid, managedFields, selfLink; its
+// resourceVersion, generation and creationTimestamp stay), the HostedControlPlane
+// ownerReference and topolayer's annotations and label;
 // status is kept. For every namespaced object read from the management cluster whose
 // Namespace was not gathered, a Namespace object is synthesized (the hosted control plane's
 // namespace absorbs it). Then the Projections fill declared config singletons that the guest
@@ -269,10 +270,11 @@ func (g *gatherer) foreignToken(cluster string, t, src contract.Identity, obj *u
 	return ""
 }
 
-// stripServerFields removes what the server sets, and on the management cluster the
-// HostedControlPlane ownerReference that apply adds.
+// stripServerFields removes what the server sets that an input directory does not keep
+// (contract.StripInputServerFields), and on the management cluster the HostedControlPlane
+// ownerReference that apply adds.
 func stripServerFields(obj *unstructured.Unstructured, management bool) {
-	contract.StripServerFields(obj.Object)
+	contract.StripInputServerFields(obj.Object)
 	if !management {
 		return
 	}

@@ -2,6 +2,7 @@ package gather
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -101,12 +102,18 @@ kind: ConfigMap
 metadata:
   name: audit
   namespace: openshift-authentication
+  resourceVersion: "7"
+  creationTimestamp: "2024-01-01T00:00:00Z"
   labels: {app: oauth}
   ownerReferences:
   - {apiVersion: v1, kind: ConfigMap, name: other, uid: def}
 data: {policy: x}
 status: {kept: true}
 `)
+	if g, _, _ := unstructured.NestedFieldNoCopy(o.Object.Object, "metadata", "generation"); fmt.Sprint(g) != "2" {
+		t.Errorf("generation %v, want the live object's 2 (kept, as a must-gather keeps it)", g)
+	}
+	unstructured.RemoveNestedField(o.Object.Object, "metadata", "generation")
 	if diff := cmp.Diff(want.Object, o.Object.Object); diff != "" {
 		t.Errorf("standalone form (-want +got):\n%s", diff)
 	}

@@ -353,12 +353,16 @@ func (e Engine) moveToGuestAs(w *work, rule, why string) {
 	}
 }
 
+// GuestIdentityFieldManager is the field manager of the service accounts the guest-identity
+// rule applies when the operator does not write them itself in the run.
+const GuestIdentityFieldManager = "topolayer-guest-identity"
+
 // serviceAccountWork returns an entry of service account k on cluster that the operator
 // does not write there: on the guest its standalone identity, on the management cluster the
 // renamed account its operands' pods run as, whose token is not mounted (the rewrite sets
 // automountServiceAccountToken false and records it). The body is the operator's own
-// service account object when it writes one (own), else a bare one; it is applied with the
-// field manager of own, else of the workload w that acts as it.
+// service account object when it writes one (own), applied with its field manager, else a
+// bare one applied with GuestIdentityFieldManager.
 func (e Engine) serviceAccountWork(w, own *work, k saKey, cluster, why string) *work {
 	id := contract.Identity{Version: "v1", Resource: "serviceaccounts", Namespace: k.namespace, Name: k.name}
 	from := w
@@ -378,7 +382,14 @@ func (e Engine) serviceAccountWork(w, own *work, k saKey, cluster, why string) *
 	}
 	m := &contract.Mutation{Class: class}
 	m.Metadata.Action = contract.ActionApply
-	m.Metadata.FieldManager = cmp.Or(from.m.Metadata.FieldManager, w.m.Metadata.FieldManager, e.Operator)
+	m.Metadata.FieldManager = cmp.Or(from.m.Metadata.FieldManager, e.Operator)
+	if bare != nil {
+		// Not the operator's write: applied under a manager of its own, so that what the
+		// operator applied to the account in an earlier run (its labels) stays; applied as
+		// the operator, the bare account would remove it, and the operator would write it
+		// again on its next run.
+		m.Metadata.FieldManager = GuestIdentityFieldManager
+	}
 	m.Metadata.SetIdentity(id)
 	reason := fmt.Sprintf("%s acts as it: %s", w.entry.Source, why)
 	if w == own {
