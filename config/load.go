@@ -71,6 +71,7 @@ func Default(cfg TopologyConfig) TopologyConfig {
 	}
 	cfg.Routing.Rules = slices.Clone(cfg.Routing.Rules)
 	cfg.Transforms.Patches = slices.Clone(cfg.Transforms.Patches)
+	cfg.Transforms.Disable = slices.Clone(cfg.Transforms.Disable)
 	cfg.Namespaces.Aliases = slices.Clone(cfg.Namespaces.Aliases)
 	if h := cfg.Topology.Hosted; h != nil && cfg.Topology.Type == Hosted {
 		hosted := *h
@@ -205,9 +206,17 @@ func validateRouting(cfg *TopologyConfig) field.ErrorList {
 func validateTransforms(cfg *TopologyConfig) field.ErrorList {
 	var errs field.ErrorList
 	base := field.NewPath("transforms")
+	var known []string
 	for i, p := range cfg.Transforms.Profiles {
-		if _, ok := hosted.Profile(p, nil); !ok {
+		names, ok := hosted.ProfileTransformNames(p)
+		if !ok {
 			errs = append(errs, field.NotSupported(base.Child("profiles").Index(i), p, hosted.ProfileNames()))
+		}
+		known = append(known, names...)
+	}
+	for i, name := range cfg.Transforms.Disable {
+		if !slices.Contains(known, name) {
+			errs = append(errs, field.NotSupported(base.Child("disable").Index(i), name, known))
 		}
 	}
 	names := map[string]int{}

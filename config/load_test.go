@@ -66,6 +66,8 @@ func TestBrokenConfigs(t *testing.T) {
 		{"unknown class", header + hostedTopology + "routing:\n  rules:\n  - {name: r, match: {class: Control}, cluster: guest}\n", []string{"rules[0].match.class", `"Control"`}},
 		{"unknown RBAC policy", header + hostedTopology + "routing: {clusterRBAC: Allow}\n", []string{"routing.clusterRBAC", "Unsupported value"}},
 		{"unknown profile", header + hostedTopology + "transforms: {profiles: [openshift]}\n", []string{"transforms.profiles[0]", "Unsupported value"}},
+		{"unknown transform to disable", header + hostedTopology + "transforms: {disable: [hypershift/image-pull-policy, hypershift/imagepullpolicy]}\n", []string{"transforms.disable[1]", `Unsupported value: "hypershift/imagepullpolicy"`, `"hypershift/image-pull-policy"`}},
+		{"transform to disable of no configured profile", header + hostedTopology + "transforms: {profiles: [], disable: [hypershift/pull-secret]}\n", []string{"transforms.disable[0]", `Unsupported value: "hypershift/pull-secret"`}},
 		{"patch with both kinds", header + hostedTopology + "transforms:\n  patches:\n  - name: p\n    strategicMerge: 'spec: {}'\n    json6902: '[]'\n", []string{"transforms.patches[0]", "not both"}},
 		{"patch that does not parse", header + hostedTopology + "transforms:\n  patches:\n  - name: p\n    json6902: '[{\"op\": \"frobnicate\"}]'\n", []string{"transforms.patches[0]", "json6902"}},
 		{"patch without a name", header + hostedTopology + "transforms:\n  patches:\n  - strategicMerge: 'spec: {}'\n", []string{"transforms.patches[0].name", "Required"}},

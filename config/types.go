@@ -85,6 +85,11 @@ type HostedTopology struct {
 	// GuestIdentity says how the operands placed in Namespace reach the guest as their
 	// standalone service accounts (rule hosted/guest-identity).
 	GuestIdentity GuestIdentity `json:"guestIdentity,omitzero"`
+	// ManagementAssignsNoUIDs says the management cluster assigns no UIDs to pods (it has
+	// no SecurityContextConstraints, unlike OpenShift): the hypershift profile then runs
+	// every control-plane pod as user 1001 (hypershift/default-uid), as HyperShift does
+	// there. Default false.
+	ManagementAssignsNoUIDs bool `json:"managementAssignsNoUIDs,omitempty"`
 }
 
 // GuestIdentity configures the identity the operands placed on the management cluster act
@@ -174,6 +179,10 @@ type Transforms struct {
 	// Profiles are built-in transform sets; default ["hypershift"] for Hosted, none for
 	// Standalone; [] turns them off.
 	Profiles []string `json:"profiles"`
+	// Disable names transforms of the profiles that do not run (e.g.
+	// hypershift/image-pull-policy): each must be a transform of a configured profile
+	// (hosted.ProfileTransformNames). Every transform of a profile runs by default.
+	Disable []string `json:"disable,omitempty"`
 	// Patches are strategic-merge or JSON 6902 patches for the objects they match.
 	Patches []transform.Patch `json:"patches,omitempty"`
 }

@@ -14,7 +14,7 @@
 // namespace, simulated namespaces, the guest) is a topology.Topology; this package's tests
 // plan the real operator outputs of the corpus in it.
 //
-//	transforms, _ := hosted.Profile(hosted.ProfileHyperShift, nil) // or with the HostedControlPlane
+//	transforms, _ := hosted.Profile(hosted.ProfileHyperShift, hosted.ProfileOptions{}) // or with the HostedControlPlane
 //	engine := translate.Engine{Stages: translate.HostedStages(transforms...) /* , ... */}
 //	owner, _ := hosted.ResolveHostedControlPlane(ctx, managementConfig, "clusters-example", "example")
 package hosted

@@ -1,12 +1,14 @@
 package hosted
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -31,7 +33,8 @@ type HostedControlPlane struct {
 	Tolerations []any
 	// Labels are spec.labels, set on every control-plane pod.
 	Labels map[string]string
-	// Annotations are the object's annotations (priority class overrides, restart date).
+	// Annotations are the object's annotations (priority class overrides, restart date,
+	// debug components, resource request overrides).
 	Annotations map[string]string
 	// ReleaseImage is spec.releaseImage, recorded on every control-plane pod.
 	ReleaseImage string
@@ -56,6 +59,21 @@ const (
 	LabelManagedBy                    = "hypershift.openshift.io/managed-by"
 	annotationSafeToEvictLocalVolumes = "cluster-autoscaler.kubernetes.io/safe-to-evict-local-volumes"
 	tmpDirVolume                      = "tmp-dir"
+)
+
+// The HostedControlPlane annotations that debug and size HyperShift's components, and the
+// resource whose limit follows its request.
+const (
+	// AnnotationDebugDeployments lists, comma-separated, the components HyperShift scales to
+	// zero so that a person can run them by hand.
+	AnnotationDebugDeployments = "hypershift.openshift.io/debug-deployments"
+	// AnnotationResourceRequestOverridePrefix prefixes the annotations
+	// <prefix>/<component>.<container> whose value, "cpu=100m,memory=1Gi", overrides the
+	// container's resource requests.
+	AnnotationResourceRequestOverridePrefix = "resource-request-override.hypershift.openshift.io"
+	// ResourceSwiftNIC is the extended resource whose limit must equal its request: an
+	// override of its request sets its limit too.
+	ResourceSwiftNIC = "aro.openshift.io/swift-nic"
 )
 
 // APICriticalComponents are the components HyperShift runs with the API-critical priority
@@ -92,7 +110,69 @@ func ParseHostedControlPlane(obj *unstructured.Unstructured) (*HostedControlPlan
 	if h.AvailabilityPolicy == "" {
 		h.AvailabilityPolicy = HighlyAvailable
 	}
+	if _, err := h.RequestOverrides(); err != nil {
+		return nil, fmt.Errorf("HostedControlPlane %s/%s: %w", h.Namespace, h.Name, err)
+	}
 	return h, nil
+}
+
+// DebugComponents returns the components the HostedControlPlane's debug-deployments
+// annotation lists, which HyperShift scales to zero.
+func (h *HostedControlPlane) DebugComponents() []string {
+	v, ok := h.Annotations[AnnotationDebugDeployments]
+	if !ok {
+		return nil
+	}
+	var out []string
+	for c := range strings.SplitSeq(v, ",") {
+		if c != "" && !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// RequestOverrides returns the resource requests the HostedControlPlane's
+// resource-request-override annotations set, by component, container and resource, each
+// quantity in its canonical form. A request whose quantity does not parse is left out, as
+// HyperShift leaves it out; an annotation without a container, or a request without "=",
+// is an error naming the annotation (HyperShift cannot read it either), returned with the
+// overrides of the others.
+func (h *HostedControlPlane) RequestOverrides() (map[string]map[string]map[string]string, error) {
+	var out map[string]map[string]map[string]string
+	var errs []error
+	for _, key := range slices.Sorted(maps.Keys(h.Annotations)) {
+		rest, ok := strings.CutPrefix(key, AnnotationResourceRequestOverridePrefix+"/")
+		if !ok {
+			continue
+		}
+		component, container, ok := strings.Cut(rest, ".")
+		if !ok {
+			errs = append(errs, fmt.Errorf("metadata.annotations[%s]: want %s/<component>.<container>", key, AnnotationResourceRequestOverridePrefix))
+			continue
+		}
+		requests := map[string]string{}
+		for request := range strings.SplitSeq(h.Annotations[key], ",") {
+			name, value, ok := strings.Cut(request, "=")
+			if !ok {
+				errs = append(errs, fmt.Errorf("metadata.annotations[%s]: %q: want <resource>=<quantity>", key, request))
+				continue
+			}
+			q, err := resource.ParseQuantity(value)
+			if err != nil {
+				continue
+			}
+			requests[name] = q.String()
+		}
+		if out == nil {
+			out = map[string]map[string]map[string]string{}
+		}
+		if out[component] == nil {
+			out[component] = map[string]map[string]string{}
+		}
+		out[component][container] = requests
+	}
+	return out, errors.Join(errs...)
 }
 
 // Replicas returns how many replicas HyperShift runs a component with: 1 when the
@@ -126,36 +206,19 @@ func (h *HostedControlPlane) PriorityClass(component string) string {
 // hcpOpinions returns the generic opinions of HyperShift's component framework that read the
 // HostedControlPlane, each a named transform of the hypershift profile on the management
 // cluster's workloads: replicas and rollout strategy by availability policy (Deployments),
-// the priority class by criticality with the HCP's overrides, the HCP's nodeSelector,
-// tolerations and labels, the release image and restart date annotations, and a read-only
-// root filesystem with a /tmp emptyDir.
+// the debug components scaled to zero (Deployments and StatefulSets), the priority class by
+// criticality with the HCP's overrides, the HCP's nodeSelector, tolerations and labels, the
+// release image and restart date annotations, a read-only root filesystem with a /tmp
+// emptyDir, and the HCP's resource request overrides; and the budget of every
+// PodDisruptionBudget by availability policy.
 func hcpOpinions(h *HostedControlPlane) []transform.Transform {
 	var out []transform.Transform
 	for _, resource := range translate.PodBearingResources() {
 		if resource == "pods" {
 			continue // a bare Pod is no component of HyperShift's
 		}
-		group := translate.WorkloadGroup(resource)
-		path, _ := translate.PodTemplatePath(resource)
-		match := routing.Match{Group: &group, Resource: resource}
-		add := func(name string, edit func(obj, spec, meta *yaml.RNode, component string) error) {
-			out = append(out, transform.Transform{
-				Name: ProfileHyperShift + "/" + name, Cluster: routing.ClusterManagement, Match: match,
-				Filter: func(c transform.Context) (kio.Filter, error) {
-					component := c.Source.Identity.Name
-					return kio.FilterAll(yaml.FilterFunc(func(obj *yaml.RNode) (*yaml.RNode, error) {
-						spec, err := obj.Pipe(yaml.LookupCreate(yaml.MappingNode, append(slices.Clone(path), "spec")...))
-						if err != nil {
-							return nil, err
-						}
-						meta, err := obj.Pipe(yaml.LookupCreate(yaml.MappingNode, append(slices.Clone(path), "metadata")...))
-						if err != nil {
-							return nil, err
-						}
-						return obj, edit(obj, spec, meta, component)
-					})), nil
-				},
-			})
+		add := func(name string, edit podEdit) {
+			out = append(out, workloadOpinion(name, resource, edit))
 		}
 		if resource == "deployments" {
 			add("replicas-by-availability", func(obj, _, _ *yaml.RNode, component string) error {
@@ -182,6 +245,13 @@ func hcpOpinions(h *HostedControlPlane) []transform.Transform {
 				}
 				return strategy.PipeE(yaml.LookupCreate(yaml.MappingNode, "rollingUpdate"), yaml.Tee(yaml.SetField("maxSurge", intNode(surge))), yaml.SetField("maxUnavailable", intNode(unavailable)))
 			})
+		}
+		if resource == "deployments" || resource == "statefulsets" {
+			for _, component := range h.DebugComponents() {
+				out = append(out, specOpinion("debug-deployments", resource, component, func(obj, _ *yaml.RNode, _ string) error {
+					return obj.PipeE(yaml.LookupCreate(yaml.MappingNode, "spec"), yaml.SetField("replicas", intNode(0)))
+				}))
+			}
 		}
 		add("priority-class-by-criticality", func(_, spec, _ *yaml.RNode, component string) error {
 			return spec.PipeE(yaml.SetField("priorityClassName", yaml.NewStringRNode(h.PriorityClass(component))))
@@ -237,8 +307,83 @@ func hcpOpinions(h *HostedControlPlane) []transform.Transform {
 		add("read-only-root-filesystem", func(_, spec, meta *yaml.RNode, _ string) error {
 			return readOnlyRootFilesystem(spec, meta)
 		})
+		overrides, _ := h.RequestOverrides() // ParseHostedControlPlane reported the malformed ones
+		for _, component := range slices.Sorted(maps.Keys(overrides)) {
+			out = append(out, specOpinion("resource-request-overrides", resource, component, func(_, spec *yaml.RNode, _ string) error {
+				if spec == nil {
+					return nil
+				}
+				return requestOverrides(spec, overrides[component])
+			}))
+		}
 	}
+	policy := "policy"
+	out = append(out, transform.Transform{
+		Name: ProfileHyperShift + "/pdb-by-availability", Cluster: routing.ClusterManagement,
+		Match: routing.Match{Group: &policy, Resource: "poddisruptionbudgets"},
+		Filter: func(transform.Context) (kio.Filter, error) {
+			return kio.FilterAll(yaml.FilterFunc(func(obj *yaml.RNode) (*yaml.RNode, error) {
+				return obj, disruptionBudget(obj, h.AvailabilityPolicy)
+			})), nil
+		},
+	})
 	return out
+}
+
+// disruptionBudget sets a PodDisruptionBudget's budget by availability policy, as
+// HyperShift's AdaptPodDisruptionBudget: minAvailable 1 when SingleReplica, maxUnavailable 1
+// when HighlyAvailable (neither for another policy), and evicts unhealthy pods always.
+func disruptionBudget(pdb *yaml.RNode, policy string) error {
+	spec, err := pdb.Pipe(yaml.LookupCreate(yaml.MappingNode, "spec"))
+	if err != nil {
+		return err
+	}
+	if err := spec.PipeE(yaml.Clear("minAvailable")); err != nil {
+		return err
+	}
+	if err := spec.PipeE(yaml.Clear("maxUnavailable")); err != nil {
+		return err
+	}
+	switch policy {
+	case SingleReplica:
+		err = spec.PipeE(yaml.SetField("minAvailable", intNode(1)))
+	case HighlyAvailable:
+		err = spec.PipeE(yaml.SetField("maxUnavailable", intNode(1)))
+	}
+	if err != nil {
+		return err
+	}
+	return spec.PipeE(yaml.SetField("unhealthyPodEvictionPolicy", yaml.NewStringRNode("AlwaysAllow")))
+}
+
+// requestOverrides sets the resource requests of the containers and init containers named in
+// overrides (container -> resource -> quantity), keeping their other requests; the request
+// of ResourceSwiftNIC sets its limit too, which the API server wants equal.
+func requestOverrides(spec *yaml.RNode, overrides map[string]map[string]string) error {
+	for _, list := range []string{"initContainers", "containers"} {
+		containers, err := elements(spec, list)
+		if err != nil {
+			return err
+		}
+		for _, c := range containers {
+			requests, ok := overrides[name(c)]
+			if !ok {
+				continue
+			}
+			for _, r := range slices.Sorted(maps.Keys(requests)) {
+				fields := []string{"requests"}
+				if r == ResourceSwiftNIC {
+					fields = append(fields, "limits")
+				}
+				for _, f := range fields {
+					if err := c.PipeE(yaml.LookupCreate(yaml.MappingNode, "resources", f), yaml.SetField(r, yaml.NewStringRNode(requests[r]))); err != nil {
+						return fmt.Errorf("%s %q: resources.%s: %w", list, name(c), f, err)
+					}
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // readOnlyRootFilesystem makes every container's root filesystem read-only, with an emptyDir

@@ -7,8 +7,10 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/yaml"
 
 	"github.com/topolayer/topolayer/contract"
@@ -22,7 +24,10 @@ import (
 // oauth-openshift Deployment is placed as HyperShift runs its own: replicas and rollout by
 // availability policy, the API-critical priority class (or the HCP's override), the HCP's
 // node selector, tolerations and labels, the release image, a read-only root filesystem with
-// a /tmp emptyDir. Without it the profile's generic opinions alone apply (the goldens).
+// a /tmp emptyDir; scaled to zero when the HCP debugs it; run as user 1001 where the
+// configuration says the management cluster assigns no UIDs; every time still admitted by
+// Pod Security "restricted". Without it the profile's generic opinions alone apply (the
+// goldens).
 func TestProfileReadsTheHostedControlPlane(t *testing.T) {
 	var c corpus.Case
 	for _, cc := range corpus.CAOCases(t) {
@@ -56,15 +61,19 @@ func TestProfileReadsTheHostedControlPlane(t *testing.T) {
 		maxSurge, maxUnavail   string
 		priorityClass          string
 		nodeSelector, labelKey string
+		assignsNoUIDs          bool // the configuration says the management cluster assigns none
 	}{
-		{"HighlyAvailable (the default)", hcpObject("releaseImage: quay.io/openshift-release-dev/ocp-release:4.21.0", nil), 3, "0", "1", "hypershift-api-critical", "", ""},
-		{"SingleReplica", hcpObject("controllerAvailabilityPolicy: SingleReplica", nil), 1, "", "", "hypershift-api-critical", "", ""},
+		{"HighlyAvailable (the default)", hcpObject("releaseImage: quay.io/openshift-release-dev/ocp-release:4.21.0", nil), 3, "0", "1", "hypershift-api-critical", "", "", false},
+		{"SingleReplica", hcpObject("controllerAvailabilityPolicy: SingleReplica", nil), 1, "", "", "hypershift-api-critical", "", "", false},
 		{"the HCP's priority override, node selector, tolerations and labels", hcpObject(
 			"nodeSelector: {role: control-plane}\ntolerations: [{key: dedicated, operator: Exists}]\nlabels: {team: auth}\n",
-			map[string]string{hosted.AnnotationAPICriticalPriority: "custom-critical"}), 3, "0", "1", "custom-critical", "control-plane", "team"},
+			map[string]string{hosted.AnnotationAPICriticalPriority: "custom-critical"}), 3, "0", "1", "custom-critical", "control-plane", "team", false},
+		{"oauth-openshift in debug", hcpObject("", map[string]string{hosted.AnnotationDebugDeployments: "kube-apiserver,oauth-openshift"}), 0, "0", "1", "hypershift-api-critical", "", "", false},
+		{"a management cluster that assigns no UIDs", hcpObject("", nil), 3, "0", "1", "hypershift-api-critical", "", "", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := loadConfig(t)
+			cfg.Topology.Hosted.ManagementAssignsNoUIDs = tc.assignsNoUIDs
 			topo, err := topology.New(cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -128,8 +137,87 @@ func TestProfileReadsTheHostedControlPlane(t *testing.T) {
 			if pod.Labels[hosted.LabelManagedBy] != "control-plane-operator" {
 				t.Errorf("pod labels %v lack %s", pod.Labels, hosted.LabelManagedBy)
 			}
+			if sc := pod.Spec.SecurityContext; tc.assignsNoUIDs != (sc != nil && sc.RunAsUser != nil && *sc.RunAsUser == hosted.DefaultSecurityContextUID) {
+				t.Errorf("pod security context %+v, want runAsUser %d: %v", sc, hosted.DefaultSecurityContextUID, tc.assignsNoUIDs)
+			}
 			if tc.hcp.ReleaseImage != "" && pod.Annotations[hosted.AnnotationReleaseImage] != tc.hcp.ReleaseImage {
 				t.Errorf("pod annotations %v lack the release image", pod.Annotations)
+			}
+		})
+	}
+}
+
+// TestDisruptionBudgetByAvailability: the real CAO's oauth-apiserver PodDisruptionBudget is
+// placed with HyperShift's budget for the HostedControlPlane's availability policy, through
+// the whole engine (its selector still scoped to the simulated namespace).
+func TestDisruptionBudgetByAvailability(t *testing.T) {
+	var c corpus.Case
+	for _, cc := range corpus.CAOCases(t) {
+		if strings.HasSuffix(cc.Name, "/minimal-cluster") {
+			c = cc
+		}
+	}
+	for _, tc := range []struct {
+		policy                       string
+		minAvailable, maxUnavailable string
+	}{
+		{"SingleReplica", "1", ""},
+		{"HighlyAvailable", "", "1"},
+	} {
+		t.Run(tc.policy, func(t *testing.T) {
+			h, err := parseHCP(t, "controllerAvailabilityPolicy: "+tc.policy, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			topo, err := topology.New(loadConfig(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if topo, err = topo.WithHostedControlPlane(h); err != nil {
+				t.Fatal(err)
+			}
+			engine, err := topo.Engine(c.Operator, readDeclared(t, c.OutputResources))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := contract.ReadOutputDir(c.ExpectedOutput, contract.ReadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := false
+			for _, e := range engine.Plan(out).Entries {
+				if e.Source.Resource != "poddisruptionbudgets" {
+					continue
+				}
+				found = true
+				if e.Disposition != routing.Apply || !slices.Contains(e.Transforms, "hypershift/pdb-by-availability") {
+					t.Fatalf("%s: %s by %s (%s), transforms %v", e.Source, e.Disposition, e.Rule, e.Reason, e.Transforms)
+				}
+				var pdb policyv1.PodDisruptionBudget
+				if err := runtime.DefaultUnstructuredConverter.FromUnstructured(e.Object.Object, &pdb); err != nil {
+					t.Fatal(err)
+				}
+				str := func(v *intstr.IntOrString) string {
+					if v == nil {
+						return ""
+					}
+					return v.String()
+				}
+				if got := str(pdb.Spec.MinAvailable); got != tc.minAvailable {
+					t.Errorf("minAvailable %q, want %q", got, tc.minAvailable)
+				}
+				if got := str(pdb.Spec.MaxUnavailable); got != tc.maxUnavailable {
+					t.Errorf("maxUnavailable %q, want %q", got, tc.maxUnavailable)
+				}
+				if p := pdb.Spec.UnhealthyPodEvictionPolicy; p == nil || *p != policyv1.AlwaysAllow {
+					t.Errorf("unhealthyPodEvictionPolicy %v", p)
+				}
+				if pdb.Spec.Selector == nil || pdb.Spec.Selector.MatchLabels["topolayer.dev/namespace"] != "openshift-oauth-apiserver" {
+					t.Errorf("selector %v not scoped to the simulated namespace", pdb.Spec.Selector)
+				}
+			}
+			if !found {
+				t.Fatal("no PodDisruptionBudget placed")
 			}
 		})
 	}

@@ -22,19 +22,48 @@ import (
 const ProfileHyperShift = "hypershift"
 
 // Profile returns the transforms of a built-in profile by name; false for an unknown one.
-// With the HostedControlPlane the operands run in (nil when unknown), the hypershift profile
-// adds the opinions that read it (replicas and rollout by availability policy, priority
-// class by criticality, the HCP's node selector, tolerations, labels and annotations, a
-// read-only root filesystem).
-func Profile(name string, hcp *HostedControlPlane) ([]transform.Transform, bool) {
+// The hypershift profile is HyperShiftProfile, then the opinions of HyperShift's component
+// framework that read nothing of the HostedControlPlane (volume modes, image pull policy,
+// termination message policy, and the default UID when o says the management cluster
+// assigns none), then, with o.HostedControlPlane, the opinions that read it (replicas and
+// rollout by availability policy, debug components scaled to zero, priority class by
+// criticality, the HCP's node selector, tolerations, labels and annotations, a read-only
+// root filesystem, resource request overrides, PodDisruptionBudgets by availability policy).
+func Profile(name string, o ProfileOptions) ([]transform.Transform, bool) {
 	if name != ProfileHyperShift {
 		return nil, false
 	}
-	out := HyperShiftProfile()
-	if hcp != nil {
-		out = append(out, hcpOpinions(hcp)...)
+	out := append(HyperShiftProfile(), frameworkOpinions(o)...)
+	if o.HostedControlPlane != nil {
+		out = append(out, hcpOpinions(o.HostedControlPlane)...)
 	}
 	return out, true
+}
+
+// ProfileTransformNames returns, sorted, the name of every transform a built-in profile
+// may have, whatever its options (a HostedControlPlane that sets every field the profile
+// reads, the default UID on); false for an unknown profile. These are the names a
+// configuration may turn off one by one (transforms.disable).
+func ProfileTransformNames(name string) ([]string, bool) {
+	every := &HostedControlPlane{
+		AvailabilityPolicy: HighlyAvailable,
+		NodeSelector:       map[string]string{"k": "v"},
+		Tolerations:        []any{map[string]any{"operator": "Exists"}},
+		Annotations: map[string]string{
+			AnnotationDebugDeployments:                       "c",
+			AnnotationResourceRequestOverridePrefix + "/c.c": "cpu=1",
+		},
+	}
+	transforms, ok := Profile(name, ProfileOptions{HostedControlPlane: every, ManagementAssignsNoUIDs: true})
+	if !ok {
+		return nil, false
+	}
+	var out []string
+	for _, t := range transforms {
+		out = append(out, t.Name)
+	}
+	slices.Sort(out)
+	return slices.Compact(out), true
 }
 
 // ProfileNames lists the built-in profiles.

@@ -431,7 +431,8 @@ func (t *Topology) WithHostedControlPlane(h *hosted.HostedControlPlane) (*Topolo
 }
 
 // Transforms returns the transforms of the configured profiles (hosted.Profile, without a
-// HostedControlPlane), then the configured patches, compiled.
+// HostedControlPlane) but those transforms.disable names, then the configured patches,
+// compiled.
 func Transforms(cfg *config.TopologyConfig) ([]transform.Transform, error) {
 	return transformsOf(cfg, nil)
 }
@@ -439,12 +440,16 @@ func Transforms(cfg *config.TopologyConfig) ([]transform.Transform, error) {
 // transformsOf is Transforms with the HostedControlPlane the profile reads (nil: unknown).
 func transformsOf(cfg *config.TopologyConfig, hcp *hosted.HostedControlPlane) ([]transform.Transform, error) {
 	var out []transform.Transform
+	o := hosted.ProfileOptions{HostedControlPlane: hcp}
+	if h := cfg.Topology.Hosted; h != nil {
+		o.ManagementAssignsNoUIDs = h.ManagementAssignsNoUIDs
+	}
 	for _, p := range cfg.Transforms.Profiles {
-		profile, ok := hosted.Profile(p, hcp)
+		profile, ok := hosted.Profile(p, o)
 		if !ok {
 			return nil, fmt.Errorf("transforms.profiles: unknown profile %q", p)
 		}
-		out = append(out, profile...)
+		out = append(out, slices.DeleteFunc(profile, func(t transform.Transform) bool { return slices.Contains(cfg.Transforms.Disable, t.Name) })...)
 	}
 	if h := cfg.Topology.Hosted; h != nil {
 		for i, k := range h.GuestIdentity.KubeconfigFields {

@@ -1,6 +1,7 @@
 package topology_test
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -266,6 +267,47 @@ func TestAdoptionOf(t *testing.T) {
 			got := topology.AdoptionOf(tc.config, tc.flags)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("AdoptionOf (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestTransformsSwitchedOneByOne: transforms.disable turns named transforms of the profile
+// off, every one of their copies (one per workload kind); the default UID comes only when
+// the configuration says the management cluster assigns none.
+func TestTransformsSwitchedOneByOne(t *testing.T) {
+	const base = "apiVersion: topolayer.dev/v1alpha1\nkind: TopologyConfig\ntopology:\n  type: Hosted\n  hosted: {namespace: hcp, hostedControlPlane: example%s}\n%s"
+	for _, tc := range []struct {
+		name, hosted, transforms string
+		absent, present          []string
+	}{
+		{"every opinion by default", "", "", []string{"hypershift/default-uid"}, []string{"hypershift/image-pull-policy", "hypershift/volume-default-modes", "hypershift/termination-message-policy", "hypershift/pull-secret"}},
+		{"two turned off", "", "transforms: {disable: [hypershift/image-pull-policy, hypershift/pull-secret]}\n", []string{"hypershift/image-pull-policy", "hypershift/pull-secret"}, []string{"hypershift/volume-default-modes", "hypershift/termination-message-policy"}},
+		{"a management cluster that assigns no UIDs", ", managementAssignsNoUIDs: true", "", nil, []string{"hypershift/default-uid"}},
+		{"the default UID turned off", ", managementAssignsNoUIDs: true", "transforms: {disable: [hypershift/default-uid]}\n", []string{"hypershift/default-uid"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := config.Parse(fmt.Appendf(nil, base, tc.hosted, tc.transforms))
+			if err != nil {
+				t.Fatal(err)
+			}
+			transforms, err := topology.Transforms(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, tr := range transforms {
+				names = append(names, tr.Name)
+			}
+			for _, n := range tc.absent {
+				if slices.Contains(names, n) {
+					t.Errorf("%s runs", n)
+				}
+			}
+			for _, n := range tc.present {
+				if !slices.Contains(names, n) {
+					t.Errorf("%s does not run: %v", n, names)
+				}
 			}
 		})
 	}

@@ -1,0 +1,260 @@
+package hosted_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
+	"sigs.k8s.io/yaml"
+
+	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/hosted"
+	"github.com/topolayer/topolayer/routing"
+	"github.com/topolayer/topolayer/translate/transform"
+)
+
+// parseHCP reads a HostedControlPlane of hcp/example from the YAML of its spec and its
+// annotations.
+func parseHCP(t *testing.T, spec string, annotations map[string]string) (*hosted.HostedControlPlane, error) {
+	t.Helper()
+	u := &unstructured.Unstructured{Object: map[string]any{}}
+	u.SetGroupVersionKind(hosted.HostedControlPlaneGVK())
+	u.SetNamespace(hcp)
+	u.SetName("example")
+	u.SetAnnotations(annotations)
+	if spec != "" {
+		var s map[string]any
+		if err := yaml.Unmarshal([]byte(spec), &s); err != nil {
+			t.Fatal(err)
+		}
+		u.Object["spec"] = s
+	}
+	return hosted.ParseHostedControlPlane(u)
+}
+
+// runOpinion runs, on one object of the management cluster, every transform of the
+// hypershift profile named name that selects it, and returns the object and how many ran.
+func runOpinion(t *testing.T, o hosted.ProfileOptions, name string, id contract.Identity, in string) (map[string]any, int) {
+	t.Helper()
+	transforms, ok := hosted.Profile(hosted.ProfileHyperShift, o)
+	if !ok {
+		t.Fatal("no hypershift profile")
+	}
+	obj, err := kyaml.Parse(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := routing.Object{Class: contract.ClassManagement, Identity: id}
+	ran := 0
+	for _, tr := range transforms {
+		if tr.Name != name || !tr.Selects(src, routing.ClusterManagement) || tr.Match.Resource != id.Resource {
+			continue
+		}
+		f, err := tr.Filter(transform.Context{Source: src, Cluster: routing.ClusterManagement, HCPNamespace: hcp, HostedControlPlane: "example"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Filter([]*kyaml.RNode{obj}); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		ran++
+	}
+	m, err := obj.Map()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, ran
+}
+
+// yamlMap parses a YAML document the way runOpinion returns an object.
+func yamlMap(t *testing.T, doc string) map[string]any {
+	t.Helper()
+	n, err := kyaml.Parse(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := n.Map()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestFrameworkOpinions: each opinion of HyperShift's component framework, as a named
+// transform of the hypershift profile, on one workload: what it changes and what it keeps.
+func TestFrameworkOpinions(t *testing.T) {
+	deployment := func(name string) contract.Identity {
+		return contract.Identity{Group: "apps", Version: "v1", Resource: "deployments", Namespace: "openshift-authentication", Name: name}
+	}
+	haHCP, err := parseHCP(t, "", map[string]string{
+		hosted.AnnotationDebugDeployments: "oauth-openshift,kube-scheduler",
+		hosted.AnnotationResourceRequestOverridePrefix + "/oauth-openshift.oauth-openshift": "cpu=100m,memory=1Gi,aro.openshift.io/swift-nic=1,storage=lots",
+		hosted.AnnotationResourceRequestOverridePrefix + "/oauth-openshift.init":            "memory=20Mi",
+		hosted.AnnotationResourceRequestOverridePrefix + "/kube-scheduler.kube-scheduler":   "cpu=1",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	singleHCP, err := parseHCP(t, "controllerAvailabilityPolicy: SingleReplica", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name      string
+		options   hosted.ProfileOptions
+		transform string
+		id        contract.Identity
+		in, want  string
+		none      bool // no copy of the transform selects the object (else exactly one does)
+	}{
+		{
+			name: "ConfigMap volumes 0644, Secret volumes 0640, whatever the operator set", transform: "hypershift/volume-default-modes", id: deployment("oauth-openshift"),
+			in: `{apiVersion: apps/v1, kind: Deployment, spec: {template: {spec: {volumes: [
+  {name: a, configMap: {name: a, defaultMode: 511}},
+  {name: b, secret: {secretName: b}},
+  {name: c, projected: {sources: [{secret: {name: c}}], defaultMode: 256}},
+  {name: d, emptyDir: {}}]}}}}`,
+			want: `{apiVersion: apps/v1, kind: Deployment, spec: {template: {spec: {volumes: [
+  {name: a, configMap: {name: a, defaultMode: 420}},
+  {name: b, secret: {secretName: b, defaultMode: 416}},
+  {name: c, projected: {sources: [{secret: {name: c}}], defaultMode: 256}},
+  {name: d, emptyDir: {}}]}}}}`,
+		},
+		{
+			name: "IfNotPresent, Always for :latest, on containers; init containers and a container without an image as written", transform: "hypershift/image-pull-policy", id: deployment("oauth-openshift"),
+			in: `{apiVersion: apps/v1, kind: Deployment, spec: {template: {spec: {
+  initContainers: [{name: i, image: "quay.io/x:v1", imagePullPolicy: Always}],
+  containers: [{name: a, image: "quay.io/x:v1", imagePullPolicy: Always}, {name: b, image: "quay.io/x:latest"}, {name: c}]}}}}`,
+			want: `{apiVersion: apps/v1, kind: Deployment, spec: {template: {spec: {
+  initContainers: [{name: i, image: "quay.io/x:v1", imagePullPolicy: Always}],
+  containers: [{name: a, image: "quay.io/x:v1", imagePullPolicy: IfNotPresent}, {name: b, image: "quay.io/x:latest", imagePullPolicy: Always}, {name: c}]}}}}`,
+		},
+		{
+			name: "FallbackToLogsOnError on containers and init containers", transform: "hypershift/termination-message-policy",
+			id: contract.Identity{Group: "batch", Version: "v1", Resource: "cronjobs", Namespace: "ns", Name: "prune"},
+			in: `{apiVersion: batch/v1, kind: CronJob, spec: {jobTemplate: {spec: {template: {spec: {
+  initContainers: [{name: i}], containers: [{name: a, terminationMessagePolicy: File}]}}}}}}`,
+			want: `{apiVersion: batch/v1, kind: CronJob, spec: {jobTemplate: {spec: {template: {spec: {
+  initContainers: [{name: i, terminationMessagePolicy: FallbackToLogsOnError}], containers: [{name: a, terminationMessagePolicy: FallbackToLogsOnError}]}}}}}}`,
+		},
+		{
+			name: "no default UID unless the management cluster assigns none", transform: "hypershift/default-uid", id: deployment("oauth-openshift"),
+			in:   `{apiVersion: apps/v1, kind: Deployment, spec: {template: {spec: {securityContext: {runAsNonRoot: true}}}}}`,
+			want: `{apiVersion: apps/v1, kind: Deployment, spec: {template: {spec: {securityContext: {runAsNonRoot: true}}}}}`,
+			none: true,
+		},
+		{
+			name: "the default UID, the rest of the pod's security context kept", options: hosted.ProfileOptions{ManagementAssignsNoUIDs: true}, transform: "hypershift/default-uid", id: deployment("oauth-openshift"),
+			in:   `{apiVersion: apps/v1, kind: Deployment, spec: {template: {spec: {securityContext: {runAsNonRoot: true, seccompProfile: {type: RuntimeDefault}}}}}}`,
+			want: `{apiVersion: apps/v1, kind: Deployment, spec: {template: {spec: {securityContext: {runAsNonRoot: true, seccompProfile: {type: RuntimeDefault}, runAsUser: 1001}}}}}`,
+		},
+		{
+			name: "etcd's volumes owned by the default UID's group", options: hosted.ProfileOptions{ManagementAssignsNoUIDs: true}, transform: "hypershift/default-uid",
+			id:   contract.Identity{Group: "apps", Version: "v1", Resource: "statefulsets", Namespace: "ns", Name: "etcd"},
+			in:   `{apiVersion: apps/v1, kind: StatefulSet, spec: {template: {spec: {}}}}`,
+			want: `{apiVersion: apps/v1, kind: StatefulSet, spec: {template: {spec: {securityContext: {runAsUser: 1001, fsGroup: 1001}}}}}`,
+		},
+		{
+			name: "a component the debug-deployments annotation lists is scaled to zero", options: hosted.ProfileOptions{HostedControlPlane: haHCP}, transform: "hypershift/debug-deployments", id: deployment("oauth-openshift"),
+			in:   `{apiVersion: apps/v1, kind: Deployment, spec: {replicas: 3}}`,
+			want: `{apiVersion: apps/v1, kind: Deployment, spec: {replicas: 0}}`,
+		},
+		{
+			name: "a component it does not list is not", options: hosted.ProfileOptions{HostedControlPlane: haHCP}, transform: "hypershift/debug-deployments", id: deployment("console"),
+			in:   `{apiVersion: apps/v1, kind: Deployment, spec: {replicas: 3}}`,
+			want: `{apiVersion: apps/v1, kind: Deployment, spec: {replicas: 3}}`,
+			none: true,
+		},
+		{
+			name: "the HCP's request overrides of the component's containers, the swift NIC's limit with its request", options: hosted.ProfileOptions{HostedControlPlane: haHCP}, transform: "hypershift/resource-request-overrides", id: deployment("oauth-openshift"),
+			in: `{apiVersion: apps/v1, kind: Deployment, spec: {template: {spec: {
+  initContainers: [{name: init}],
+  containers: [{name: oauth-openshift, resources: {requests: {cpu: 10m, ephemeral-storage: 1Gi}, limits: {memory: 2Gi}}}, {name: sidecar, resources: {requests: {cpu: 5m}}}]}}}}`,
+			want: `{apiVersion: apps/v1, kind: Deployment, spec: {template: {spec: {
+  initContainers: [{name: init, resources: {requests: {memory: 20Mi}}}],
+  containers: [{name: oauth-openshift, resources: {requests: {cpu: 100m, ephemeral-storage: 1Gi, aro.openshift.io/swift-nic: "1", memory: 1Gi}, limits: {memory: 2Gi, aro.openshift.io/swift-nic: "1"}}}, {name: sidecar, resources: {requests: {cpu: 5m}}}]}}}}`,
+		},
+		{
+			name: "maxUnavailable 1 when HighlyAvailable", options: hosted.ProfileOptions{HostedControlPlane: haHCP}, transform: "hypershift/pdb-by-availability",
+			id:   contract.Identity{Group: "policy", Version: "v1", Resource: "poddisruptionbudgets", Namespace: "openshift-authentication", Name: "oauth-openshift"},
+			in:   `{apiVersion: policy/v1, kind: PodDisruptionBudget, spec: {minAvailable: 2, selector: {matchLabels: {app: oauth-openshift}}}}`,
+			want: `{apiVersion: policy/v1, kind: PodDisruptionBudget, spec: {selector: {matchLabels: {app: oauth-openshift}}, maxUnavailable: 1, unhealthyPodEvictionPolicy: AlwaysAllow}}`,
+		},
+		{
+			name: "minAvailable 1 when SingleReplica", options: hosted.ProfileOptions{HostedControlPlane: singleHCP}, transform: "hypershift/pdb-by-availability",
+			id:   contract.Identity{Group: "policy", Version: "v1", Resource: "poddisruptionbudgets", Namespace: "openshift-authentication", Name: "oauth-openshift"},
+			in:   `{apiVersion: policy/v1, kind: PodDisruptionBudget, spec: {maxUnavailable: 25%, selector: {}, unhealthyPodEvictionPolicy: IfHealthyBudget}}`,
+			want: `{apiVersion: policy/v1, kind: PodDisruptionBudget, spec: {selector: {}, minAvailable: 1, unhealthyPodEvictionPolicy: AlwaysAllow}}`,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ran := runOpinion(t, tc.options, tc.transform, tc.id, tc.in)
+			if want := map[bool]int{false: 1, true: 0}[tc.none]; ran != want {
+				t.Errorf("%d copies of %s ran, want %d", ran, tc.transform, want)
+			}
+			if diff := cmp.Diff(yamlMap(t, tc.want), got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestRequestOverridesThatDoNotParse: a resource-request-override annotation HyperShift
+// cannot read either makes the HostedControlPlane an error naming it; a quantity that does not
+// parse is left out, as HyperShift leaves it out.
+func TestRequestOverridesThatDoNotParse(t *testing.T) {
+	for _, tc := range []struct {
+		name, key, value string
+		want             string // in the error; "" for none
+	}{
+		{"no container", hosted.AnnotationResourceRequestOverridePrefix + "/oauth-openshift", "cpu=1", "metadata.annotations[resource-request-override.hypershift.openshift.io/oauth-openshift]: want"},
+		{"no quantity", hosted.AnnotationResourceRequestOverridePrefix + "/oauth-openshift.c", "cpu", `"cpu": want <resource>=<quantity>`},
+		{"a quantity that does not parse", hosted.AnnotationResourceRequestOverridePrefix + "/oauth-openshift.c", "cpu=lots,memory=1G", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, err := parseHCP(t, "", map[string]string{tc.key: tc.value})
+			if tc.want != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "HostedControlPlane "+hcp+"/example") {
+					t.Fatalf("error %v, want one saying %q", err, tc.want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := h.RequestOverrides()
+			if diff := cmp.Diff(map[string]map[string]map[string]string{"oauth-openshift": {"c": {"memory": "1G"}}}, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestProfileTransformNames: the names a configuration may turn off are every name the
+// hypershift profile may give a transform, those of the opinions that read the
+// HostedControlPlane included.
+func TestProfileTransformNames(t *testing.T) {
+	names, ok := hosted.ProfileTransformNames(hosted.ProfileHyperShift)
+	if !ok {
+		t.Fatal("no hypershift profile")
+	}
+	for _, want := range []string{
+		"hypershift/drop-standalone-scheduling", "hypershift/pull-secret", "hypershift/restricted-security-context",
+		"hypershift/volume-default-modes", "hypershift/image-pull-policy", "hypershift/termination-message-policy", "hypershift/default-uid",
+		"hypershift/replicas-by-availability", "hypershift/debug-deployments", "hypershift/hcp-node-selector", "hypershift/hcp-tolerations",
+		"hypershift/resource-request-overrides", "hypershift/pdb-by-availability", "hypershift/drop-owner-references",
+	} {
+		if !slices.Contains(names, want) {
+			t.Errorf("%s is not among %v", want, names)
+		}
+	}
+	if !slices.IsSorted(names) || len(slices.Compact(slices.Clone(names))) != len(names) {
+		t.Errorf("names not sorted and unique: %v", names)
+	}
+	if _, ok := hosted.ProfileTransformNames("openshift"); ok {
+		t.Error("an unknown profile has names")
+	}
+}
