@@ -125,6 +125,9 @@ func TestRealCAOHosted(t *testing.T) {
 	cfgFile := configWith(t, filepath.Join("cluster-authentication-operator", "hosted.yaml"), func(cfg *config.TopologyConfig) {
 		cfg.Topology.Hosted = withExampleKubeconfigFields(own.Topology.Hosted, cfg.Topology.Hosted)
 		cfg.Operators[0].Command = []string{bin}
+		// Without the example's resync: the quiet window checks that nothing but an input
+		// change runs the operator (TestRealCAOIdle checks runs on unchanged inputs).
+		cfg.Operators[0].Resync = nil
 	})
 
 	mgmt, guest := hosted.Config(cluster.Management), hosted.Config(cluster.Guest)
@@ -425,6 +428,7 @@ func TestRealCAOStandalone(t *testing.T) {
 	quiet := caoQuiet(t)
 	cfgFile := configWith(t, filepath.Join("cluster-authentication-operator", "standalone.yaml"), func(cfg *config.TopologyConfig) {
 		cfg.Operators[0].Command = []string{bin}
+		cfg.Operators[0].Resync = nil // as in TestRealCAOHosted
 		cfg.Manager.Namespace = newNamespace(t, standalone.Config(cluster.Single))
 	})
 
