@@ -80,7 +80,8 @@ func (r InputNameRef) Object() InputObjectRef {
 	return InputObjectRef{Group: r.Group, Resource: r.Resource, Namespace: r.Namespace, Name: r.Name}
 }
 
-// String names the object as plans do: group resource namespace/name.
+// String names the object as contract.Identity does; a name read from another input is
+// shown as <that input's name and field>.
 func (r InputObjectRef) String() string {
 	name := r.Name
 	if r.NameFrom != nil {
@@ -167,16 +168,16 @@ func validateFieldPath(p *field.Path, fp string) field.ErrorList {
 	return nil
 }
 
-// ValidateInputEnv checks that every object the operator's envFromInputs read is among its
-// inputs, as declared (its own input-resources with the supplements added): an object
-// named exactly is declared by an exact resource, a label selection or a reference of its
-// type and namespace, or is a reference's referring object; an object named by nameFrom by a
-// label selection or a reference of its type and namespace. The
-// errors name the entry and the field.
-func (op *Operator) ValidateInputEnv(in *contract.InputResources) error {
+// ValidateInputEnv checks that every object vars (an operator's envFromInputs) read is
+// among its inputs, as declared (its own input-resources with the supplements added): an
+// object named exactly is declared by an exact resource, a label selection or a reference of
+// its type and namespace, or is a reference's referring object; an object named by nameFrom
+// by a label selection or a reference of its type and namespace. The errors name the entry
+// and the field.
+func ValidateInputEnv(vars []InputEnvVar, in *contract.InputResources) error {
 	var errs field.ErrorList
 	p := field.NewPath("envFromInputs")
-	for i, v := range op.EnvFromInputs {
+	for i, v := range vars {
 		ip := p.Index(i).Child("valueFrom", "input")
 		r := v.ValueFrom.Input
 		if r.NameFrom != nil {
@@ -192,10 +193,7 @@ func (op *Operator) ValidateInputEnv(in *contract.InputResources) error {
 			errs = append(errs, field.Invalid(ip, r.String(), fmt.Sprintf("%s: not among the operator's inputs: declare it (supplements.inputs, %s)", v.Name, how)))
 		}
 	}
-	if len(errs) == 0 {
-		return nil
-	}
-	return fmt.Errorf("operator %s: %w", op.Name, errs.ToAggregate())
+	return errs.ToAggregate()
 }
 
 // declares reports whether in declares the object r names; anyName: r's name is known only

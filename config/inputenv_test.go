@@ -72,7 +72,7 @@ func TestValidateInputEnv(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	op := &cfg.Operators[0]
+	vars := cfg.Operators[0].EnvFromInputs
 	proxy := contract.ExactResourceID{ResourceTypeIdentifier: contract.ResourceTypeIdentifier{Group: "config.openshift.io", Version: "v1", Resource: "proxies"}, Name: "cluster"}
 	trustedCA := contract.ResourceReference{ReferringResource: proxy, Type: contract.ImplicitNamespacedReference,
 		ImplicitNamespacedReference: &contract.ImplicitNamespacedReferenceT{ResourceTypeIdentifier: contract.ResourceTypeIdentifier{Version: "v1", Resource: "configmaps"}, Namespace: "openshift-config", NameJSONPath: "$.spec.trustedCA.name"}}
@@ -94,10 +94,10 @@ func TestValidateInputEnv(t *testing.T) {
 		{"a reference to ConfigMaps of another namespace", in([]contract.ExactResourceID{proxy}, otherNS), []string{"envFromInputs[1].valueFrom.input", "SSL_CERT_DIR", "not among the operator's inputs"}},
 		{"only the CA's ConfigMaps", in(nil, caOnly), []string{"envFromInputs[0].valueFrom.input", "HTTPS_PROXY", "proxies.config.openshift.io cluster", "not among the operator's inputs", "exactResources", "envFromInputs[1].valueFrom.input.nameFrom"}},
 		{"an exact ConfigMap does not cover a name read at run time", in([]contract.ExactResourceID{proxy, exactCM}), []string{"envFromInputs[1].valueFrom.input", "SSL_CERT_DIR", "resourceReferences"}},
-		{"nothing declared", nil, []string{"operator a", "envFromInputs[0]", "envFromInputs[1]"}},
+		{"nothing declared", nil, []string{"envFromInputs[0]", "envFromInputs[1]"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := op.ValidateInputEnv(tc.in)
+			err := config.ValidateInputEnv(vars, tc.in)
 			if tc.want == nil {
 				if err != nil {
 					t.Fatal(err)

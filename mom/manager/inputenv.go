@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/topolayer/topolayer/config"
@@ -135,14 +134,4 @@ func writeEnvFile(dir string, v config.InputEnvVar, value string) (string, error
 		return "", err
 	}
 	return held, nil
-}
-
-// envNames are the sorted names of env, for status and logs: never the values.
-func envNames(env map[string]string) []string {
-	names := make([]string, 0, len(env))
-	for k := range env {
-		names = append(names, k)
-	}
-	slices.Sort(names)
-	return names
 }

@@ -272,10 +272,8 @@ func (m *Manager) prepare(ctx context.Context, op Operator) (*operatorState, err
 	}
 	in, out := d.Inputs, d.Outputs
 	var err error
-	if len(op.EnvFromInputs) > 0 {
-		if err := (&config.Operator{Name: op.Name, EnvFromInputs: op.EnvFromInputs}).ValidateInputEnv(in); err != nil {
-			return nil, err
-		}
+	if err := config.ValidateInputEnv(op.EnvFromInputs, in); err != nil {
+		return nil, err
 	}
 	if err := m.ix.Add(op.Name, in); err != nil {
 		return nil, err

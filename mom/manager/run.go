@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -310,7 +311,8 @@ func (m *Manager) runDirs(ctx context.Context, st *operatorState, dir string, in
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("read its environment from its inputs: %w", err)
 	}
-	if rec.EnvFromInputs = envNames(env); len(st.EnvFromInputs) > 0 {
+	// Names for the status and the log, never the values.
+	if rec.EnvFromInputs = slices.Sorted(maps.Keys(env)); len(st.EnvFromInputs) > 0 {
 		logr.FromContextOrDiscard(ctx).V(1).Info("environment from inputs", "set", rec.EnvFromInputs, "unset", unset)
 	}
 	m.phase(rec, "gather", t0)

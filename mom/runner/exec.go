@@ -23,8 +23,9 @@ import (
 // Exec runs a MOM contract binary in a sandbox:
 //
 //   - Environment: only PATH=/usr/bin:/bin, HOME (a fresh temporary directory, also the
-//     working directory, removed after the command) and Env. Nothing is inherited from the
-//     runner, so no KUBECONFIG, KUBERNETES_SERVICE_HOST/PORT or proxy credentials.
+//     working directory, removed after the command), Env and the run's Request.Env (values
+//     read from the operator's inputs, such as the cluster Proxy's). Nothing is inherited
+//     from the runner, so no KUBECONFIG, KUBERNETES_SERVICE_HOST/PORT or proxy credentials.
 //   - Network: the command starts in a new user and network namespace (the user keeps its
 //     uid and gid), where only a loopback interface exists and it is down: no connection
 //     leaves the process, not even to 127.0.0.1. Whether the system allows that is learned
