@@ -27,6 +27,13 @@ type Operator struct {
 	// Env is the whole environment of the operator's runs besides PATH and HOME: nothing of
 	// topolayer's own environment is passed on.
 	Env map[string]string `json:"env,omitempty"`
+	// EnvFromInputs are variables of the operator's environment read, at every run, from
+	// its gathered inputs (the cluster Proxy's status.httpsProxy; its trusted CA as a file),
+	// as a resident operator's Deployment receives them: a change of the value is an input
+	// change that runs it again. An absent object, field or empty value leaves the variable
+	// unset. Each object must be among its declared inputs (topolayer run refuses to start
+	// otherwise). Linked in-process operators have no environment of their own and refuse it.
+	EnvFromInputs []InputEnvVar `json:"envFromInputs,omitempty"`
 	// Controllers, when set, is passed as --controllers: only those controllers run.
 	Controllers []string `json:"controllers,omitempty"`
 	// ServiceAccount, NAMESPACE/NAME, is impersonated by every write of the operator's plans
@@ -271,10 +278,11 @@ func validateOperators(cfg *TopologyConfig) field.ErrorList {
 		for k := range op.Env {
 			for _, f := range forbiddenEnv {
 				if strings.EqualFold(k, f) {
-					errs = append(errs, field.Forbidden(pi.Child("env").Key(k), "operators run offline: no cluster access, no proxy"))
+					errs = append(errs, field.Forbidden(pi.Child("env").Key(k), "operators run offline: no cluster access, no fixed proxy (envFromInputs reads the cluster Proxy's)"))
 				}
 			}
 		}
+		errs = append(errs, validateInputEnv(pi.Child("envFromInputs"), op)...)
 		for j, c := range op.Controllers {
 			if c == "" || strings.ContainsAny(c, ", ") {
 				errs = append(errs, field.Invalid(pi.Child("controllers").Index(j), c, "a controller name: not empty, no comma or space"))

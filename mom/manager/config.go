@@ -41,6 +41,7 @@ func OperatorsFromConfig(cfg *config.TopologyConfig, baseDir string) []Operator 
 			Supplements:         op.Supplements,
 			OnControllerFailure: op.OnControllerFailure,
 			Adopt:               op.Adopt,
+			EnvFromInputs:       op.EnvFromInputs,
 		})
 	}
 	return out
@@ -70,13 +71,17 @@ type Linked interface {
 
 // LinkInProcess gives each operator of ops that linked names the in-memory runner of the
 // linked operator, with the limits its configuration sets (its timeout and output size; a
-// memory limit does not apply in process). Every linked name must be an operator of ops.
+// memory limit does not apply in process). Every linked name must be an operator of ops,
+// and none may take its environment from its inputs (it has none of its own).
 func LinkInProcess(ops []Operator, linked map[string]Linked) error {
 	found := map[string]bool{}
 	for i := range ops {
 		l, ok := linked[ops[i].Name]
 		if !ok {
 			continue
+		}
+		if len(ops[i].EnvFromInputs) > 0 {
+			return fmt.Errorf("operator %s: envFromInputs: a linked operator runs in process, with no environment of its own", ops[i].Name)
 		}
 		var limits runner.Limits
 		if exe, ok := ops[i].Runner.(*runner.Exec); ok {

@@ -71,17 +71,24 @@ func TestLinkInProcess(t *testing.T) {
 		linkErr string          // a fragment of the error; "" for none
 		want    map[string]bool // the operators that must run in memory
 		limits  map[string]runner.Limits
+		envOn   string // the operator configured with envFromInputs
 	}{
 		{name: "one of them", linked: []string{"a"}, want: map[string]bool{"a": true}, limits: map[string]runner.Limits{"a": limitsA}},
 		{name: "two of them", linked: []string{"a", "b"}, want: map[string]bool{"a": true, "b": true}, limits: map[string]runner.Limits{"a": limitsA, "b": limitsB}},
 		{name: "none", want: map[string]bool{}},
 		{name: "one not run by Exec: no limits to carry", linked: []string{"c"}, want: map[string]bool{"c": true}, limits: map[string]runner.Limits{"c": {}}},
 		{name: "a name not configured", linked: []string{"a", "ghost"}, linkErr: "ghost"},
+		{name: "one whose environment comes from its inputs", linked: []string{"b"}, envOn: "b", linkErr: "operator b: envFromInputs: a linked operator runs in process"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			execA := &runner.Exec{Name: "a", Command: []string{"a"}, Limits: limitsA}
 			execB := &runner.Exec{Name: "b", Command: []string{"b"}, Limits: limitsB}
 			ops := []Operator{{Name: "a", Runner: execA}, {Name: "b", Runner: execB}, {Name: "c", Runner: inProcess}}
+			for i := range ops {
+				if ops[i].Name == tc.envOn {
+					ops[i].EnvFromInputs = []config.InputEnvVar{{Name: "HTTPS_PROXY"}}
+				}
+			}
 			before := map[string]runner.Runner{"a": execA, "b": execB, "c": inProcess}
 			fakes := map[string]*fakeLinked{}
 			linked := map[string]Linked{}

@@ -51,6 +51,9 @@ type Operator struct {
 	// Resync, when positive, runs it again that long after its last run when nothing it
 	// reads changed (config.Operator.Resync; trigger TriggerResync).
 	Resync time.Duration
+	// EnvFromInputs are variables of its runs' environment read from its gathered inputs
+	// (config.Operator.EnvFromInputs); each object must be among its declared inputs.
+	EnvFromInputs []config.InputEnvVar
 }
 
 // Options configures a Manager.
@@ -269,6 +272,9 @@ func (m *Manager) prepare(ctx context.Context, op Operator) (*operatorState, err
 	}
 	in, out := d.Inputs, d.Outputs
 	var err error
+	if err := config.ValidateInputEnv(op.EnvFromInputs, in); err != nil {
+		return nil, err
+	}
 	if err := m.ix.Add(op.Name, in); err != nil {
 		return nil, err
 	}

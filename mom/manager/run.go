@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -63,8 +64,11 @@ type RunRecord struct {
 	// and that nothing deletes (translate.Plan.LeftBehind): what it copied was removed.
 	LeftBehind []string `json:"leftBehind,omitempty"`
 	Sandbox    string   `json:"sandbox,omitempty"`
-	OutputSize int64    `json:"outputBytes"`
-	Digest     string   `json:"digest,omitempty"`
+	// EnvFromInputs name the variables the run's environment took from its inputs
+	// (config.Operator.EnvFromInputs); their values are not shown.
+	EnvFromInputs []string `json:"envFromInputs,omitempty"`
+	OutputSize    int64    `json:"outputBytes"`
+	Digest        string   `json:"digest,omitempty"`
 	// Phases is how long each phase took: gather, operator, apply.
 	Phases map[string]string `json:"phases,omitempty"`
 }
@@ -303,10 +307,18 @@ func (m *Manager) runDirs(ctx context.Context, st *operatorState, dir string, in
 	if err := contract.WriteInputDir(inputDir, inputs); err != nil {
 		return nil, nil, nil, fmt.Errorf("write the input dir: %w", err)
 	}
+	env, unset, err := inputEnv(st.EnvFromInputs, inputs, dir)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("read its environment from its inputs: %w", err)
+	}
+	// Names for the status and the log, never the values.
+	if rec.EnvFromInputs = slices.Sorted(maps.Keys(env)); len(st.EnvFromInputs) > 0 {
+		logr.FromContextOrDiscard(ctx).V(1).Info("environment from inputs", "set", rec.EnvFromInputs, "unset", unset)
+	}
 	m.phase(rec, "gather", t0)
 
 	t0 = m.opts.Now()
-	res, runErr := st.Runner.Run(ctx, runner.Request{Operator: st.Name, InputDir: inputDir, OutputDir: outputDir, Now: m.opts.Now(), Controllers: st.Controllers})
+	res, runErr := st.Runner.Run(ctx, runner.Request{Operator: st.Name, InputDir: inputDir, OutputDir: outputDir, Now: m.opts.Now(), Controllers: st.Controllers, Env: env})
 	if res != nil {
 		rec.Sandbox, rec.OutputSize = res.Sandbox, res.OutputBytes
 	}

@@ -6,8 +6,9 @@
 // out). Three implementations exist:
 //
 //   - Exec runs a contract binary in a sandbox: a clean environment (PATH, a temporary
-//     HOME and the configured Env, nothing inherited: no KUBECONFIG, no in-cluster
-//     service variables, no proxy credentials), no network (a new user and network namespace
+//     HOME, the configured Env and the run's Request.Env, read from the operator's inputs;
+//     nothing inherited: no KUBECONFIG, no in-cluster service variables, no proxy
+//     credentials), no network (a new user and network namespace
 //     where the system allows it, otherwise proxy variables pointing at an address that
 //     refuses, which Result.Sandbox and the log say), its own process group that is killed as
 //     a whole at the timeout and after the operator exits, a limit on its virtual address

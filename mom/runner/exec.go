@@ -23,8 +23,9 @@ import (
 // Exec runs a MOM contract binary in a sandbox:
 //
 //   - Environment: only PATH=/usr/bin:/bin, HOME (a fresh temporary directory, also the
-//     working directory, removed after the command) and Env. Nothing is inherited from the
-//     runner, so no KUBECONFIG, KUBERNETES_SERVICE_HOST/PORT or proxy credentials.
+//     working directory, removed after the command), Env and the run's Request.Env (values
+//     read from the operator's inputs, such as the cluster Proxy's). Nothing is inherited
+//     from the runner, so no KUBECONFIG, KUBERNETES_SERVICE_HOST/PORT or proxy credentials.
 //   - Network: the command starts in a new user and network namespace (the user keeps its
 //     uid and gid), where only a loopback interface exists and it is down: no connection
 //     leaves the process, not even to 127.0.0.1. Whether the system allows that is learned
@@ -173,7 +174,7 @@ func (e *Exec) Run(ctx context.Context, req Request) (*Result, error) {
 		args = append(args, "--controllers="+strings.Join(req.Controllers, ","))
 	}
 	p := process{
-		op: op, command: cmdApplyConfiguration, args: args,
+		op: op, command: cmdApplyConfiguration, args: args, env: req.Env,
 		stdout: newTailBuffer(MaxLogTail), stderr: newTailBuffer(MaxLogTail),
 		watchDir: out, outputLimit: e.Limits.OutputSize,
 	}
@@ -208,7 +209,8 @@ func (e *Exec) Run(ctx context.Context, req Request) (*Result, error) {
 // process is one command to start.
 type process struct {
 	op, command string
-	args        []string // appended to Exec.Command
+	args        []string          // appended to Exec.Command
+	env         map[string]string // added to Exec.Env (Request.Env)
 	stdout      io.Writer
 	stderr      *tailBuffer
 	watchDir    string // polled for its size when outputLimit > 0
@@ -263,30 +265,41 @@ func looksLikeOOM(stderr string) bool {
 	return false
 }
 
-// environ builds the command's environment. proxy sets the refusing proxy variables.
-func (e *Exec) environ(home string, proxy bool) ([]string, error) {
+// environ builds the command's environment: Exec.Env, then the run's variables (extra).
+// proxy sets the refusing proxy variables; replaced names the variables of extra they
+// replaced.
+func (e *Exec) environ(home string, proxy bool, extra map[string]string) (list, replaced []string, err error) {
 	env := map[string]string{"PATH": "/usr/bin:/bin"}
-	for k, v := range e.Env {
-		switch {
-		case k == "" || strings.ContainsAny(k, "=\x00") || strings.ContainsRune(v, 0):
-			return nil, fmt.Errorf("env %q: not a valid variable", k)
-		case slices.Contains(deniedEnv, k):
-			return nil, fmt.Errorf("env %s: not allowed: operators run offline, with a HOME of their own", k)
+	for _, vars := range []map[string]string{e.Env, extra} {
+		for k, v := range vars {
+			switch {
+			case k == "" || strings.ContainsAny(k, "=\x00") || strings.ContainsRune(v, 0):
+				return nil, nil, fmt.Errorf("env %q: not a valid variable", k)
+			case slices.Contains(deniedEnv, k):
+				return nil, nil, fmt.Errorf("env %s: not allowed: operators run offline, with a HOME of their own", k)
+			}
+			env[k] = v
 		}
-		env[k] = v
 	}
 	env["HOME"] = home
 	if proxy {
-		for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"} {
-			env[k], env[strings.ToLower(k)] = refusingProxy, refusingProxy
+		for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"} {
+			for _, name := range []string{k, strings.ToLower(k)} {
+				if _, set := extra[name]; set {
+					replaced = append(replaced, name)
+				}
+				env[name] = refusingProxy
+				if k == "NO_PROXY" {
+					env[name] = ""
+				}
+			}
 		}
-		env["NO_PROXY"], env["no_proxy"] = "", ""
 	}
-	list := make([]string, 0, len(env))
+	list = make([]string, 0, len(env))
 	for _, k := range slices.Sorted(maps.Keys(env)) {
 		list = append(list, k+"="+env[k])
 	}
-	return list, nil
+	return list, replaced, nil
 }
 
 // shell is the shim that sets RLIMIT_AS before the operator runs.

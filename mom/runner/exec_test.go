@@ -455,6 +455,78 @@ func TestExecEnvironment(t *testing.T) {
 	}
 }
 
+// TestExecRequestEnv: a run's variables (Request.Env, read from the operator's inputs) join
+// the runner's Env; denied ones are refused; without a network namespace the sandbox's
+// refusing proxy replaces the run's proxy variables, and the log names them.
+func TestExecRequestEnv(t *testing.T) {
+	const proxy = "http://proxy.corp:3128"
+	for _, tc := range []struct {
+		name    string
+		mode    sandboxMode
+		env     map[string]string
+		want    map[string]string // added to PATH and HOME
+		wantErr string
+		logged  string
+	}{
+		{name: "netns: the run's proxy and CA", mode: sandboxModes[0],
+			env:  map[string]string{"HTTPS_PROXY": proxy, "NO_PROXY": ".cluster.local", "SSL_CERT_DIR": "/run/env/SSL_CERT_DIR", "OPERATOR_MODE": "from-input"},
+			want: map[string]string{"HTTPS_PROXY": proxy, "NO_PROXY": ".cluster.local", "SSL_CERT_DIR": "/run/env/SSL_CERT_DIR", "OPERATOR_MODE": "from-input"}},
+		{name: "proxy-env: the sandbox's proxy wins", mode: sandboxModes[1],
+			env: map[string]string{"HTTPS_PROXY": proxy, "SSL_CERT_DIR": "/run/env/SSL_CERT_DIR"},
+			want: map[string]string{"OPERATOR_MODE": "hosted", "SSL_CERT_DIR": "/run/env/SSL_CERT_DIR",
+				"HTTP_PROXY": refusingProxy, "HTTPS_PROXY": refusingProxy, "ALL_PROXY": refusingProxy,
+				"http_proxy": refusingProxy, "https_proxy": refusingProxy, "all_proxy": refusingProxy, "NO_PROXY": "", "no_proxy": ""},
+			logged: "the sandbox's refusing proxy replaces the run's proxy variables"},
+		{name: "a kubeconfig", mode: sandboxModes[0], env: map[string]string{"KUBECONFIG": "/root/.kube/config"}, wantErr: "env KUBECONFIG: not allowed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var logs logLines
+			ctx := logr.NewContext(context.Background(), logs.logger())
+			e := execFor(t, tc.mode, "envdump", map[string]string{"OPERATOR_MODE": "hosted"}, Limits{Timeout: time.Minute})
+			req := newRequest(t)
+			req.Env = tc.env
+			res, err := e.Run(ctx, req)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("Run error = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			got := map[string]string{}
+			for line := range strings.Lines(res.Stdout) {
+				k, v, _ := strings.Cut(strings.TrimSuffix(line, "\n"), "=")
+				got[k] = v
+			}
+			want := map[string]string{"PATH": "/usr/bin:/bin", "HOME": got["HOME"]}
+			for k, v := range tc.want {
+				want[k] = v
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("environment (-want +got):\n%s", diff)
+			}
+			if tc.logged != "" && !logs.contains(tc.logged) {
+				t.Errorf("the log does not say %q:\n%s", tc.logged, logs.String())
+			}
+		})
+	}
+}
+
+func TestInProcessRefusesEnv(t *testing.T) {
+	for _, r := range []Runner{
+		&InProcess{Name: "p", Func: func(context.Context, Request) error { return nil }},
+		&InMemory{Name: "m", Func: func(context.Context, ObjectsRequest) (*contract.OutputDir, error) { return nil, nil }},
+	} {
+		req := newRequest(t)
+		req.Env = map[string]string{"HTTPS_PROXY": "http://proxy.corp:3128"}
+		if _, err := r.Run(context.Background(), req); err == nil || !strings.Contains(err.Error(), "no environment of its own") {
+			t.Errorf("%T: Run error = %v, want a refusal", r, err)
+		}
+	}
+}
+
 func TestExecMemoryLimit(t *testing.T) {
 	// A Go binary needs about 700 MiB of address space to start under a limit, and has
 	// reserved about 1.2 GiB when the limit comes after the start.

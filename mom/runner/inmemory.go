@@ -119,6 +119,9 @@ func (r *InMemory) RunObjects(ctx context.Context, req ObjectsRequest) (*contrac
 // writes the outputs (also those of a failed run) to req.OutputDir.
 func (r *InMemory) Run(ctx context.Context, req Request) (*Result, error) {
 	op := operatorName(req, r.Name)
+	if err := noEnv(op, req); err != nil {
+		return nil, err
+	}
 	in, outDir, err := prepareDirs(op, req)
 	if err != nil {
 		return nil, err

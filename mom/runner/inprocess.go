@@ -74,6 +74,9 @@ func (r *InProcess) Run(ctx context.Context, req Request) (*Result, error) {
 	if r.Func == nil {
 		return nil, fmt.Errorf("operator %q: no function", op)
 	}
+	if err := noEnv(op, req); err != nil {
+		return nil, err
+	}
 	in, out, err := prepareDirs(op, req)
 	if err != nil {
 		return nil, err

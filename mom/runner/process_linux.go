@@ -62,9 +62,12 @@ func (e *Exec) runProcess(ctx context.Context, p process) (outcome, error) {
 
 	argv, prlimit := e.argv(path, p)
 	build := func(netns bool) (*exec.Cmd, error) {
-		env, err := e.environ(home, !netns)
+		env, replaced, err := e.environ(home, !netns, p.env)
 		if err != nil {
 			return nil, fmt.Errorf("operator %q: %w", p.op, err)
+		}
+		if len(replaced) > 0 {
+			log.Info("the sandbox's refusing proxy replaces the run's proxy variables: no network namespace", "variables", replaced)
 		}
 		cmd := &exec.Cmd{Path: argv[0], Args: argv, Env: env, Dir: home, Stdout: outW, Stderr: errW}
 		cmd.SysProcAttr = sysProcAttr(netns)

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/topolayer/topolayer/contract"
@@ -36,6 +38,12 @@ type Request struct {
 	Now time.Time
 	// Controllers is passed as --controllers=a,b when non-empty.
 	Controllers []string
+	// Env adds to the runner's Env for this run: values read from the operator's inputs (the
+	// cluster Proxy's, config.Operator.EnvFromInputs). The runner's denied variables are
+	// denied here too. Where the sandbox has no network namespace, its refusing proxy
+	// variables replace HTTP_PROXY, HTTPS_PROXY and NO_PROXY set here (the log says so).
+	// InProcess and InMemory have no environment of their own and refuse a non-empty Env.
+	Env map[string]string
 }
 
 // Result describes one run.
@@ -89,6 +97,14 @@ func operatorName(req Request, name string) string {
 		return name
 	}
 	return "unnamed"
+}
+
+// noEnv refuses a request with an environment for a runner that runs in this process.
+func noEnv(op string, req Request) error {
+	if len(req.Env) > 0 {
+		return fmt.Errorf("operator %q: env %v: an operator run in process has no environment of its own", op, slices.Sorted(maps.Keys(req.Env)))
+	}
+	return nil
 }
 
 // prepareDirs checks a request and creates its output directory. It returns the absolute

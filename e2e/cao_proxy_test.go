@@ -1,0 +1,195 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/cert"
+
+	"github.com/topolayer/topolayer/config"
+	"github.com/topolayer/topolayer/contract/corpus"
+	"github.com/topolayer/topolayer/e2e/cluster"
+	"github.com/topolayer/topolayer/mom/manager"
+)
+
+// clusterProxy is what a cluster's network operator makes of a Proxy with a trusted CA:
+// the status the resident operator's Deployment takes its proxy variables from.
+type clusterProxy struct {
+	httpProxy, httpsProxy, noProxy string
+}
+
+// setClusterProxy sets the cluster Proxy of the cluster cfg names: its trusted CA (the
+// ConfigMap openshift-config/user-ca-bundle, holding ca) and the status a network operator
+// computes. The Proxy is put back as the example seeds it (no proxy) when the test ends.
+func setClusterProxy(t *testing.T, cfg *rest.Config, p clusterProxy, ca []byte) {
+	t.Helper()
+	cs, dyn := clients(t, cfg)
+	proxies := dyn.Resource(schema.GroupVersionResource{Group: "config.openshift.io", Version: "v1", Resource: "proxies"})
+	if ca != nil {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "user-ca-bundle", Namespace: "openshift-config"}, Data: map[string]string{"ca-bundle.crt": string(ca)}}
+		if _, err := cs.CoreV1().ConfigMaps("openshift-config").Create(t.Context(), cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = cs.CoreV1().ConfigMaps("openshift-config").Delete(context.Background(), cm.Name, metav1.DeleteOptions{})
+		})
+		if _, err := proxies.Patch(t.Context(), "cluster", types.MergePatchType, []byte(`{"spec":{"httpsProxy":"`+p.httpsProxy+`","trustedCA":{"name":"user-ca-bundle"}}}`), metav1.PatchOptions{FieldManager: "cluster-admin"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	status := `{"status":{"httpProxy":"` + p.httpProxy + `","httpsProxy":"` + p.httpsProxy + `","noProxy":"` + p.noProxy + `"}}`
+	if _, err := proxies.Patch(t.Context(), "cluster", types.MergePatchType, []byte(status), metav1.PatchOptions{FieldManager: "network-operator"}, "status"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx := context.Background()
+		_, _ = proxies.Patch(ctx, "cluster", types.MergePatchType, []byte(`{"status":null}`), metav1.PatchOptions{FieldManager: "network-operator"}, "status")
+		_, _ = proxies.Patch(ctx, "cluster", types.MergePatchType, []byte(`{"spec":{"httpsProxy":null,"trustedCA":null}}`), metav1.PatchOptions{FieldManager: "cluster-admin"})
+	})
+}
+
+// oauthServerEnv is the environment of the oauth-openshift container of a Deployment.
+func oauthServerEnv(d *appsv1.Deployment) map[string]string {
+	env := map[string]string{}
+	for _, c := range d.Spec.Template.Spec.Containers {
+		if c.Name != "oauth-openshift" {
+			continue
+		}
+		for _, e := range c.Env {
+			env[e.Name] = e.Value
+		}
+	}
+	return env
+}
+
+// checkProxyReachesOperand runs the checks of TestRealCAOProxy once the manager p runs: the
+// runs' environment took the Proxy and its CA (the status record names them, the last
+// run's directory holds the CA CAO was given), the oauth-openshift Deployment that CAO
+// derived from its environment carries the proxy variables, and a change of the Proxy's
+// status runs CAO again and reaches the Deployment.
+func checkProxyReachesOperand(t *testing.T, p *runProcess, cs kubernetes.Interface, statusNS, deployNS, deployName string, proxyCfg *rest.Config, first clusterProxy, ca []byte) {
+	t.Helper()
+	const op = "cluster-authentication-operator"
+	wantEnv := func(px clusterProxy) map[string]string {
+		return map[string]string{"HTTP_PROXY": px.httpProxy, "HTTPS_PROXY": px.httpsProxy, "NO_PROXY": px.noProxy}
+	}
+	deployed := func(px clusterProxy) func(context.Context) (bool, error) {
+		return func(ctx context.Context) (bool, error) {
+			d, err := cs.AppsV1().Deployments(deployNS).Get(ctx, deployName, metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			got := oauthServerEnv(d)
+			for k, v := range wantEnv(px) {
+				if got[k] != v {
+					return false, nil
+				}
+			}
+			return true, nil
+		}
+	}
+	start := time.Now()
+	eventuallyWithin(t, "the cluster Proxy in the oauth-openshift Deployment's environment", 3*time.Minute, deployed(first))
+	t.Logf("the Proxy reached the oauth-openshift Deployment in %s", time.Since(start).Round(time.Second))
+	// The run's environment: the status record names the variables (never their values), the
+	// last run's directory holds the CA file SSL_CERT_DIR pointed at.
+	settle(t, p, op)
+	var y string
+	if err := poll(t.Context(), 200*time.Millisecond, 30*time.Second, func(ctx context.Context) (bool, error) {
+		st, err := cs.CoreV1().ConfigMaps(statusNS).Get(ctx, manager.StatusName(op), metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		y = st.Data["status.yaml"]
+		return strings.Contains(y, "envFromInputs:\n- HTTPS_PROXY\n- HTTP_PROXY\n- NO_PROXY\n- SSL_CERT_DIR\n"), nil
+	}); err != nil {
+		t.Fatalf("the status record does not name the variables taken from the inputs (%v):\n%s", err, y)
+	}
+	if strings.Contains(y, first.httpsProxy) {
+		t.Errorf("the status record shows the proxy's value:\n%s", y)
+	}
+	held, err := os.ReadFile(filepath.Join(p.workDir(t), op, manager.LastSucceeded, "env", "SSL_CERT_DIR.d", "value"))
+	if err != nil || string(held) != string(ca) {
+		t.Errorf("the trusted CA of the last run: %q, %v; want the Proxy's trusted CA", held, err)
+	}
+	// A new proxy: an input change, so CAO runs again and the Deployment follows.
+	before := p.runs(t, op)
+	second := clusterProxy{httpProxy: first.httpProxy, httpsProxy: "https://proxy2.corp.example:3129", noProxy: first.noProxy}
+	setClusterProxy(t, proxyCfg, second, nil)
+	eventuallyWithin(t, "the new proxy in the oauth-openshift Deployment's environment", 2*time.Minute, deployed(second))
+	// A run is counted once it ended: after its apply.
+	if after := settle(t, p, op)[op]; after[manager.TriggerChange] <= before[manager.TriggerChange] {
+		t.Errorf("no run triggered by the change of the Proxy: runs before %v, after %v", before, after)
+	}
+}
+
+// TestRealCAOProxy runs the real cluster-authentication-operator, unmodified, through the
+// shipped hosted example with a cluster Proxy and its trusted CA set on the guest: the
+// example's envFromInputs give CAO's runs the Proxy's HTTP_PROXY, HTTPS_PROXY and NO_PROXY
+// and its CA (SSL_CERT_DIR), as the resident operator's Deployment receives them; CAO sets
+// the proxy variables on the oauth-openshift Deployment it writes (into the HCP namespace),
+// and a change of the Proxy reaches it.
+func TestRealCAOProxy(t *testing.T) {
+	bin := caoBinary(t)
+	own, _ := ownHostedControlPlane(t, "cao-proxy")
+	hcpNS := own.Topology.Hosted.Namespace
+	cfgFile := configWith(t, filepath.Join("cluster-authentication-operator", "hosted.yaml"), func(cfg *config.TopologyConfig) {
+		cfg.Topology.Hosted = withExampleKubeconfigFields(own.Topology.Hosted, cfg.Topology.Hosted)
+		cfg.Operators[0].Command = []string{bin}
+	})
+	mgmt, guest := hosted.Config(cluster.Management), hosted.Config(cluster.Guest)
+	seed(t, guest, "guest", "installer", "", false)
+	seed(t, guest, "guest-status", "installer", "", true)
+	seed(t, mgmt, "management", "control-plane-operator", hcpNS, false)
+	seed(t, mgmt, "management-status", "router", hcpNS, true)
+	ca, _, err := cert.GenerateSelfSignedCertKey("proxy.corp.example", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := clusterProxy{httpProxy: "http://proxy.corp.example:3128", httpsProxy: "https://proxy.corp.example:3129", noProxy: ".cluster.local,.svc,10.0.0.0/16"}
+	setClusterProxy(t, guest, first, ca)
+
+	kubeDir := writeKubeconfigs(t, hosted)
+	p := startRun(t, append([]string{"--config", cfgFile, "--leader-elect=false", "-v", "1"}, hostedKubeconfigFlags(kubeDir)...)...)
+	mgmtCS, _ := clients(t, mgmt)
+	checkProxyReachesOperand(t, p, mgmtCS, hcpNS, hcpNS, "openshift-authentication--oauth-openshift", guest, first, ca)
+}
+
+// TestRealCAOProxyStandalone is TestRealCAOProxy on one standalone cluster where the
+// resident operator ran before (as TestRealCAOStandalone seeds it), with the cluster's own
+// Proxy: the Deployment is the resident operator's oauth-openshift, adopted.
+func TestRealCAOProxyStandalone(t *testing.T) {
+	bin := caoBinary(t)
+	if os.Getenv(corpus.EnvVar) == "" {
+		t.Skipf("%s is not set: no CAO corpus for the resident operator's objects", corpus.EnvVar)
+	}
+	rc := standalone.Config(cluster.Single)
+	statusNS := newNamespace(t, rc)
+	cfgFile := configWith(t, filepath.Join("cluster-authentication-operator", "standalone.yaml"), func(cfg *config.TopologyConfig) {
+		cfg.Operators[0].Command = []string{bin}
+		cfg.Manager.Namespace = statusNS
+	})
+	seedStandaloneCAO(t, rc)
+	ca, _, err := cert.GenerateSelfSignedCertKey("proxy.corp.example", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := clusterProxy{httpProxy: "http://proxy.corp.example:3128", httpsProxy: "https://proxy.corp.example:3129", noProxy: ".cluster.local,.svc,10.0.0.0/16"}
+	setClusterProxy(t, rc, first, ca)
+
+	kubeDir := writeKubeconfigs(t, standalone)
+	p := startRun(t, "--config", cfgFile, "--leader-elect=false", "-v", "1", "--kubeconfig", cluster.KubeconfigFile(kubeDir, cluster.Single))
+	cs, _ := clients(t, rc)
+	checkProxyReachesOperand(t, p, cs, statusNS, "openshift-authentication", "oauth-openshift", rc, first, ca)
+}
