@@ -152,7 +152,9 @@ func validate(ctx context.Context, plan *translate.Plan, targets map[string]Targ
 		return nil, nil, err
 	}
 	// written: objects an earlier entry writes (an entry of the same object waits for that
-	// write); made: namespaces an earlier entry makes (the entries in them wait for it).
+	// write), unless that entry was found to change nothing: the live object is then what
+	// the later entry will meet; made: namespaces an earlier entry makes (the entries in
+	// them wait for it).
 	written, made := map[objectKey]bool{}, map[objectKey]bool{}
 	var results []EntryResult
 	var writers []*writer
@@ -165,9 +167,6 @@ func validate(ctx context.Context, plan *translate.Plan, targets map[string]Targ
 		dependent := written[keyOf(r.Cluster, id)] ||
 			(id.Namespace != "" && made[keyOf(r.Cluster, contract.Identity{Version: "v1", Resource: "namespaces", Name: id.Namespace})])
 		writesObject := m.Metadata.Action == contract.ActionCreate || m.Metadata.Action == contract.ActionApply
-		if writesObject {
-			written[keyOf(r.Cluster, id)] = true
-		}
 		var w *writer
 		target := targets[r.Cluster]
 		p, isPreparer := target.(preparer)
@@ -201,6 +200,9 @@ func validate(ctx context.Context, plan *translate.Plan, targets map[string]Targ
 			} else {
 				r.Status = StatusValid
 			}
+		}
+		if writesObject && (w == nil || !w.decided.Skipped) {
+			written[keyOf(r.Cluster, id)] = true
 		}
 		// A Namespace that is already there makes nothing: the entries in it are asked now,
 		// ownership included, so that a conflict is found before the first write.

@@ -41,6 +41,10 @@ func (w *writer) commit(ctx context.Context) (Result, error) {
 		w.t.forget(w.gvr, w.m.Metadata.Namespace, w.m.Metadata.Name)
 	default:
 		w.t.remember(w.gvr, res.Object)
+		if a := w.m.Metadata.Action; (a == contract.ActionUpdate || a == contract.ActionUpdateStatus) && w.desire != nil {
+			// What this update sent, or found the object already held.
+			w.t.rememberUpdate(w.gvr, w.subresource(), w.desire, res.Object)
+		}
 	}
 	return res, nil
 }

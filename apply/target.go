@@ -88,6 +88,21 @@ type ClusterTarget struct {
 	// namespace and name: the next apply of one sends its resourceVersion as a
 	// precondition instead of reading it first.
 	written map[writtenKey]*unstructured.Unstructured
+	// updated are this target's last updates (PUTs), by resource, subresource, namespace and
+	// name: what was sent and the resourceVersion the server answered (updateMemory).
+	updated map[updateKey]updateMemory
+}
+
+// updateKey names the object, or its status, of an update.
+type updateKey struct {
+	writtenKey
+	subresource string
+}
+
+// updateMemory is what an update sent and what the server held after it.
+type updateMemory struct {
+	sent            *unstructured.Unstructured
+	resourceVersion string
 }
 
 var _ DryRunner = (*ClusterTarget)(nil)
@@ -230,6 +245,33 @@ func (t *ClusterTarget) forget(gvr schema.GroupVersionResource, namespace, name 
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	delete(t.written, writtenKey{gvr, namespace, name})
+	for _, sub := range []string{"", "status"} {
+		delete(t.updated, updateKey{writtenKey{gvr, namespace, name}, sub})
+	}
+}
+
+// rememberUpdate keeps what an update (a PUT of subresource, "" for the object) sent and
+// the resourceVersion of the object the server answered.
+func (t *ClusterTarget) rememberUpdate(gvr schema.GroupVersionResource, subresource string, sent, answered *unstructured.Unstructured) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.updated == nil {
+		t.updated = map[updateKey]updateMemory{}
+	}
+	k := updateKey{writtenKey{gvr, answered.GetNamespace(), answered.GetName()}, subresource}
+	t.updated[k] = updateMemory{sent: sent.DeepCopy(), resourceVersion: answered.GetResourceVersion()}
+}
+
+// repeatsUpdate reports whether an update of desire (to subresource) on live is the last
+// update this target sent, to the object that update left: the same body on the same
+// object, which the server stores as it is. A PUT's server-set defaults are owned by its
+// field manager, so that the comparison of the body with the live object alone cannot prove
+// an update of an object with defaults (a Deployment's) a no-op.
+func (t *ClusterTarget) repeatsUpdate(gvr schema.GroupVersionResource, subresource string, desire, live *unstructured.Unstructured) bool {
+	t.mu.Lock()
+	m, ok := t.updated[updateKey{writtenKey{gvr, live.GetNamespace(), live.GetName()}, subresource}]
+	t.mu.Unlock()
+	return ok && m.resourceVersion != "" && m.resourceVersion == live.GetResourceVersion() && Equivalent(m.sent, desire)
 }
 
 // writtenKey names an object a target wrote.

@@ -323,7 +323,7 @@ func (w *writer) cachedNoOp(ctx context.Context, gvr schema.GroupVersionResource
 func (w *writer) provenNoOp(desire, live *unstructured.Unstructured) bool {
 	switch w.m.Metadata.Action {
 	case contract.ActionUpdate, contract.ActionUpdateStatus:
-		return UpdatedNoOp(desire, live, w.subresource())
+		return UpdatedNoOp(desire, live, w.subresource()) || w.t.repeatsUpdate(w.gvr, w.subresource(), desire, live)
 	case contract.ActionPatch, contract.ActionPatchStatus:
 		return PatchedNoOp(live, w.m.Metadata.PatchType, w.patch)
 	case contract.ActionCreate:

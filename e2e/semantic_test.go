@@ -76,3 +76,46 @@ func checkTimes(t *testing.T, obj *unstructured.Unstructured, want map[string]st
 		}
 	}
 }
+
+// TestApplyUpdateRepeatNoOp updates a Deployment the way an operator's runs write it, the
+// same body every run (an update without the server's defaults): the first run writes, the
+// next ones send nothing. The server-set defaults are owned by the update's field manager,
+// so that comparing the body with the live object alone proves nothing; the target
+// remembers that it sent this body to the object as it is now.
+func TestApplyUpdateRepeatNoOp(t *testing.T) {
+	ns := "openshift-e2e-repeat-" + uniqueSuffix(t)
+	deployment := func(replicas int) string {
+		return fmt.Sprintf(`apiVersion: apps/v1
+kind: Deployment
+metadata: {name: server, namespace: %s, labels: {app: server}}
+spec:
+  replicas: %d
+  selector: {matchLabels: {app: server}}
+  template:
+    metadata: {labels: {app: server}}
+    spec:
+      containers:
+      - {name: server, image: "quay.io/example/server:v1"}
+`, ns, replicas)
+	}
+	counter := &mutatingCounter{}
+	targets := hostedTargets(t, e2eOperator, counter) // one manager's targets, kept across runs
+	create := mutation(contract.ClassManagement, contract.ActionCreate, "apps/v1/deployments", ns, "server", deployment(1))
+	mustApply(t, hostedPlan(t, e2eOperator, nil, create), targets)
+	update := mutation(contract.ClassManagement, contract.ActionUpdate, "apps/v1/deployments", ns, "server", deployment(2))
+	for run, want := range []struct {
+		status   apply.Status
+		requests int64
+	}{{apply.StatusApplied, 1}, {apply.StatusSkipped, 0}, {apply.StatusSkipped, 0}} {
+		before := counter.n.Load()
+		var got apply.Status
+		for _, r := range mustApply(t, hostedPlan(t, e2eOperator, nil, update), targets) {
+			if r.Identity.Resource == "deployments" {
+				got = r.Status
+			}
+		}
+		if n := counter.n.Load() - before; got != want.status || n != want.requests {
+			t.Errorf("run %d of the same update: %s, %d mutating requests; want %s, %d", run+1, got, n, want.status, want.requests)
+		}
+	}
+}
