@@ -24,7 +24,7 @@ import (
 // to SingleReplica, with a priority class override, re-places it with 1 replica and that class
 // without a restart: every operator runs once (trigger hosted-control-plane). A change of the
 // HostedControlPlane's status, which the profile does not read, runs nothing. The
-// environment's HostedControlPlane is restored at the end.
+// environment's HostedControlPlane is restored at the end, and the objects placed removed.
 func TestHostedControlPlaneProfile(t *testing.T) {
 	h := newHostedSample(t)
 	hcp := hosted.HostedControlPlane()
@@ -37,6 +37,9 @@ func TestHostedControlPlaneProfile(t *testing.T) {
 	}
 	const restore = `{"metadata":{"annotations":{"` + hypershift.AnnotationControlPlanePriority + `":null}},"spec":{"controllerAvailabilityPolicy":null}}`
 	t.Cleanup(func() { patch(t, restore) })
+	// The test places the sample operators' objects from nothing, and leaves none: a later
+	// test that finds the Deployment expects the status it left on it, if any.
+	removePlaced(t, h.hcpNS)
 	// The operator asks for 1 replica; the profile sizes the Deployment by the policy.
 	kubectl(t, cluster.KubeconfigFile(h.kubeDir, cluster.Guest), "create", "configmap", "sample-settings", "-n", "openshift-config", "--from-literal=replicas=1")
 	cfgFile := demoConfig(t, "hosted-demo.yaml", nil)
@@ -95,6 +98,7 @@ func TestHostedControlPlaneProfile(t *testing.T) {
 			}
 		})
 	}
+	removePlaced(t, h.hcpNS) // each program has stopped with its subtest
 }
 
 // placedProblem says how d, the placed sample Deployment, differs from what the hypershift
