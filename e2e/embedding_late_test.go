@@ -185,13 +185,15 @@ func TestHostedEmbeddingLateGuest(t *testing.T) {
 	if err := h.guestCS.CoreV1().ServiceAccounts("kube-system").Delete(ctx, "topolayer-e2e-a-"+sfx, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	settings.Data["replicas"] = "3"
+	// (The message, not the replicas: the hypershift profile sizes the Deployment by the
+	// HostedControlPlane, whatever the operator writes.)
+	settings.Data["message"] = "over the new connection"
 	if _, err := h.guestCS.CoreV1().ConfigMaps("openshift-config").Update(ctx, settings, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "a change on the guest lands over the new connection", func(context.Context) (bool, error) {
-		d, err := h.mgmtCS.AppsV1().Deployments(h.hcpNS).Get(ctx, "openshift-sample--sample", metav1.GetOptions{})
-		return err == nil && ptr.Deref(d.Spec.Replicas, 0) == 3, err
+		cm, err := h.mgmtCS.CoreV1().ConfigMaps(h.hcpNS).Get(ctx, "openshift-sample--sample-config", metav1.GetOptions{})
+		return err == nil && cm.Data["message"] == "over the new connection", err
 	})
 
 	// A CRD created after the start: its kind is watched, the operator that reads it runs.

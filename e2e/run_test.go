@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -29,6 +30,7 @@ import (
 
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/e2e/cluster"
+	hypershift "github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/mom/manager"
 	"github.com/topolayer/topolayer/namespaces"
 )
@@ -174,7 +176,8 @@ func sum(families map[string]*dto.MetricFamily, name string, labels map[string]s
 	return n
 }
 
-// runCounts are an operator's finished runs by trigger (start, change, own-writes).
+// runCounts are an operator's finished runs by trigger (start, change, own-writes, resync,
+// hosted-control-plane).
 type runCounts map[string]float64
 
 // runs returns the finished runs of operator by trigger, from topolayer_operator_runs_total.
@@ -182,7 +185,7 @@ func (p *runProcess) runs(t *testing.T, operator string) runCounts {
 	t.Helper()
 	families := p.metrics(t)
 	out := runCounts{}
-	for _, trigger := range []string{manager.TriggerStart, manager.TriggerChange, manager.TriggerOwnWrites, manager.TriggerResync} {
+	for _, trigger := range []string{manager.TriggerStart, manager.TriggerChange, manager.TriggerOwnWrites, manager.TriggerResync, manager.TriggerHostedControlPlane} {
 		out[trigger] = sum(families, "topolayer_operator_runs_total", map[string]string{"operator": operator, "trigger": trigger})
 	}
 	return out
@@ -306,6 +309,18 @@ type sampleScenario struct {
 	// status holds the operators' status ConfigMaps.
 	status   kubernetes.Interface
 	statusNS string
+	// placedReplicas is the count the Deployment is placed with when the operator writes
+	// want; nil: want. The hypershift profile sizes it by the HostedControlPlane instead.
+	placedReplicas func(want int32) int32
+}
+
+// replicas returns the count the sample Deployment is placed with when the operator writes
+// want.
+func (sc sampleScenario) replicas(want int32) int32 {
+	if sc.placedReplicas == nil {
+		return want
+	}
+	return sc.placedReplicas(want)
 }
 
 const sampleOp, auditOp = "sample-operator", "sample-audit-operator"
@@ -330,8 +345,8 @@ func (sc sampleScenario) run(t *testing.T, p *runProcess) {
 			return err == nil && d.Spec.Replicas != nil && *d.Spec.Replicas == want, err
 		}
 	}
-	eventually(t, "the sample Deployment with 2 replicas", replicas(2))
-	t.Logf("sample-settings created → %s/%s with 2 replicas in %s", sc.operandNS, sc.deployment, time.Since(start).Round(time.Millisecond))
+	eventually(t, fmt.Sprintf("the sample Deployment with %d replicas", sc.replicas(2)), replicas(sc.replicas(2)))
+	t.Logf("sample-settings created → %s/%s with %d replicas in %s", sc.operandNS, sc.deployment, sc.replicas(2), time.Since(start).Round(time.Millisecond))
 	if _, err := sc.user.RbacV1().ClusterRoles().Get(ctx, "system:openshift:sample", metav1.GetOptions{}); err != nil {
 		t.Errorf("the ClusterRole: %v", err)
 	}
@@ -366,7 +381,7 @@ func (sc sampleScenario) run(t *testing.T, p *runProcess) {
 	checkRuns(t, "pods available", afterCreate, afterPods, map[string]float64{sampleOp: 1, auditOp: 0})
 
 	kubectl(t, sc.kubeconfig, "patch", "configmap", "sample-settings", "-n", "openshift-config", "--type=merge", "-p", `{"data":{"replicas":"3"}}`)
-	eventually(t, "the sample Deployment with 3 replicas", replicas(3))
+	eventually(t, fmt.Sprintf("the sample Deployment with %d replicas", sc.replicas(3)), replicas(sc.replicas(3)))
 	afterChange := settle(t, p, sampleOp, auditOp)
 	checkRuns(t, "replicas changed", afterPods, afterChange, map[string]float64{sampleOp: 1, auditOp: 1})
 
@@ -431,7 +446,9 @@ func (h hostedSample) startRun(t *testing.T, edit func(*config.TopologyConfig)) 
 // TestRunHosted is the acceptance of topolayer run in the hosted topology with both sample
 // operators of examples/hosted-demo.yaml: inputs under openshift-config on the guest, the
 // operand in the HCP namespace, the ClusterRole on the guest, the status on the shadow of
-// the Sample CR.
+// the Sample CR. The hypershift profile sizes the Deployment by the environment's
+// HostedControlPlane (HighlyAvailable), which run reads live: a change of replicas runs the
+// operator, and the placed count stays the profile's.
 func TestRunHosted(t *testing.T) {
 	h := newHostedSample(t)
 
@@ -444,6 +461,11 @@ func TestRunHosted(t *testing.T) {
 		operand:    h.mgmtCS, operandNS: h.hcpNS, deployment: "openshift-sample--sample",
 		sample: h.mgmtDyn.Resource(shadowSampleGVR).Namespace(h.hcpNS),
 		status: h.mgmtCS, statusNS: h.hcpNS,
+		// The hypershift profile sizes the Deployment by the environment's HostedControlPlane
+		// (HighlyAvailable: its policy is not set), whatever the operator writes.
+		placedReplicas: func(int32) int32 {
+			return int32((&hypershift.HostedControlPlane{AvailabilityPolicy: hypershift.HighlyAvailable}).Replicas("sample"))
+		},
 	}.run(t, p)
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
@@ -42,6 +43,17 @@ const (
 // cfg and returns an ownerReference to it, for apply.Options.HostedControlPlane. It is not a
 // controller reference and does not block the owner's deletion.
 func ResolveHostedControlPlane(ctx context.Context, cfg *rest.Config, namespace, name string) (*metav1.OwnerReference, error) {
+	hcp, err := GetHostedControlPlane(ctx, cfg, namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	return OwnerReference(hcp), nil
+}
+
+// GetHostedControlPlane reads the HostedControlPlane namespace/name on the cluster of cfg:
+// the object whose ownerReference (OwnerReference) and profile inputs
+// (ParseHostedControlPlane) topolayer needs.
+func GetHostedControlPlane(ctx context.Context, cfg *rest.Config, namespace, name string) (*unstructured.Unstructured, error) {
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -50,12 +62,18 @@ func ResolveHostedControlPlane(ctx context.Context, cfg *rest.Config, namespace,
 	if err != nil {
 		return nil, fmt.Errorf("resolve the HostedControlPlane %s/%s: %w", namespace, name, err)
 	}
+	return hcp, nil
+}
+
+// OwnerReference returns the ownerReference every object written in the namespace of the
+// HostedControlPlane hcp gets: not a controller reference, and not blocking its deletion.
+func OwnerReference(hcp *unstructured.Unstructured) *metav1.OwnerReference {
 	return &metav1.OwnerReference{
 		APIVersion: hcp.GetAPIVersion(),
 		Kind:       hcp.GetKind(),
 		Name:       hcp.GetName(),
 		UID:        hcp.GetUID(),
-	}, nil
+	}
 }
 
 // ControlPlaneComponentGVR returns the resource of HyperShift's ControlPlaneComponent

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -459,4 +460,13 @@ func stringMap(m map[string]string) *yaml.RNode {
 		_ = n.PipeE(yaml.SetField(k, yaml.NewStringRNode(m[k])))
 	}
 	return n
+}
+
+// Equal reports whether h and o give the profile the same inputs: the same policy, node
+// selector, tolerations, labels, annotations and release image (nil for neither).
+func (h *HostedControlPlane) Equal(o *HostedControlPlane) bool {
+	if h == nil || o == nil {
+		return h == o
+	}
+	return reflect.DeepEqual(*h, *o)
 }

@@ -222,3 +222,32 @@ func TestDisruptionBudgetByAvailability(t *testing.T) {
 		})
 	}
 }
+
+func TestHostedControlPlaneEqual(t *testing.T) {
+	base := func() *hosted.HostedControlPlane {
+		return &hosted.HostedControlPlane{Namespace: "clusters-a", Name: "a", AvailabilityPolicy: hosted.HighlyAvailable,
+			NodeSelector: map[string]string{"a": "b"}, Tolerations: []any{map[string]any{"key": "k"}}}
+	}
+	for _, tc := range []struct {
+		name string
+		a, b *hosted.HostedControlPlane
+		want bool
+	}{
+		{"both nil", nil, nil, true},
+		{"one nil", base(), nil, false},
+		{"the same", base(), base(), true},
+		{"another policy", base(), func() *hosted.HostedControlPlane { h := base(); h.AvailabilityPolicy = hosted.SingleReplica; return h }(), false},
+		{"another toleration", base(), func() *hosted.HostedControlPlane {
+			h := base()
+			h.Tolerations = []any{map[string]any{"key": "j"}}
+			return h
+		}(), false},
+		{"an annotation", base(), func() *hosted.HostedControlPlane { h := base(); h.Annotations = map[string]string{"x": "y"}; return h }(), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.a.Equal(tc.b); got != tc.want {
+				t.Errorf("Equal = %t, want %t", got, tc.want)
+			}
+		})
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 
@@ -324,6 +325,19 @@ func AdoptionOf(op *config.Adoption, fieldManagers []string) *apply.Adoption {
 // client configuration) as user ("" for home's own identity) and returns the ownerReference
 // every object written in its namespace gets; nil, nil when the topology has none.
 func (t *Topology) ResolveOwner(ctx context.Context, home *rest.Config, user string) (*metav1.OwnerReference, error) {
+	hcp, err := t.ReadHostedControlPlane(ctx, home, user)
+	if hcp == nil || err != nil {
+		return nil, err
+	}
+	return hosted.OwnerReference(hcp), nil
+}
+
+// ReadHostedControlPlane reads the topology's HostedControlPlane on the home cluster (home is
+// its client configuration) as user ("" for home's own identity): the object its
+// ownerReference (hosted.OwnerReference) and, when the profile reads it
+// (ReadsHostedControlPlane), the profile's inputs (hosted.ParseHostedControlPlane) come from.
+// nil, nil when the topology has none.
+func (t *Topology) ReadHostedControlPlane(ctx context.Context, home *rest.Config, user string) (*unstructured.Unstructured, error) {
 	if t.hcp == nil {
 		return nil, nil
 	}
@@ -334,7 +348,15 @@ func (t *Topology) ResolveOwner(ctx context.Context, home *rest.Config, user str
 	if user != "" {
 		cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
 	}
-	return hosted.ResolveHostedControlPlane(ctx, cfg, t.hcp.Namespace, t.hcp.Name)
+	return hosted.GetHostedControlPlane(ctx, cfg, t.hcp.Namespace, t.hcp.Name)
+}
+
+// ReadsHostedControlPlane reports whether the configured profiles read the topology's
+// HostedControlPlane (the hypershift profile, hosted.Profile): then whoever translates for the
+// topology gives it the object (WithHostedControlPlane), and a change of what the profile
+// reads of it changes the plans.
+func (t *Topology) ReadsHostedControlPlane() bool {
+	return t.hcp != nil && slices.Contains(t.cfg.Transforms.Profiles, hosted.ProfileHyperShift)
 }
 
 // Targets builds one live target per cluster of the topology over the client configurations

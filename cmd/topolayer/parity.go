@@ -25,6 +25,9 @@ type ParityOptions struct {
 	OutputResourcesFile string // --output-resources
 	Operator            string // --operator
 	Output              string // -o
+	// HostedControlPlaneFile is --hosted-control-plane: the HostedControlPlane the hosted
+	// configuration's hypershift profile reads, offline.
+	HostedControlPlaneFile string
 
 	print func(io.Writer, *parity.Report) error
 
@@ -199,6 +202,7 @@ schema, so both sides are folded the same way and only the placement differs.`,
 	cmd.Flags().StringVar(&o.OutputResourcesFile, "output-resources", o.OutputResourcesFile, "the operator's output-resources document; undeclared mutations are rejected")
 	cmd.Flags().StringVar(&o.Operator, "operator", o.Operator, "the operator's name (the hosted topology labels every object with it)")
 	cmd.Flags().StringVarP(&o.Output, "output", "o", o.Output, "output format: "+parityPrinterNames())
+	cmd.Flags().StringVar(&o.HostedControlPlaneFile, "hosted-control-plane", o.HostedControlPlaneFile, "the HostedControlPlane (a YAML or JSON file) whose availability policy, node selector, tolerations, labels, annotations and release image the hosted configuration's hypershift profile reads")
 	return cmd
 }
 
@@ -245,7 +249,20 @@ func (o *ParityOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("--config-hosted: %w", err)
 	}
-	he, err := topology.Engine(hcfg, o.Operator, src.declared)
+	htopo, err := topology.New(hcfg)
+	if err != nil {
+		return fmt.Errorf("--config-hosted %s: %w", o.HostedConfig, err)
+	}
+	if o.HostedControlPlaneFile != "" {
+		h, err := readHostedControlPlane(o.HostedControlPlaneFile)
+		if err != nil {
+			return fmt.Errorf("--hosted-control-plane: %w", err)
+		}
+		if htopo, err = htopo.WithHostedControlPlane(h); err != nil {
+			return fmt.Errorf("--hosted-control-plane %s: %w", o.HostedControlPlaneFile, err)
+		}
+	}
+	he, err := htopo.Engine(o.Operator, src.declared)
 	if err != nil {
 		return fmt.Errorf("--config-hosted %s: %w", o.HostedConfig, err)
 	}

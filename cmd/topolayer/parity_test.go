@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -44,6 +46,67 @@ func TestParityFlags(t *testing.T) {
 			_, err := runParity(t, tc.args...)
 			if err == nil || err.Error() != tc.wantErr {
 				t.Errorf("got error %v, want %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+// TestParityHostedControlPlane: --hosted-control-plane gives the hosted configuration's
+// hypershift profile the HostedControlPlane, as it does plan's.
+func TestParityHostedControlPlane(t *testing.T) {
+	dir := t.TempDir()
+	hcp := func(name, policy string) string {
+		path := filepath.Join(dir, name+".yaml")
+		doc := "apiVersion: hypershift.openshift.io/v1beta1\nkind: HostedControlPlane\nmetadata: {namespace: clusters-example, name: " + name + "}\nspec: {controllerAvailabilityPolicy: " + policy + "}\n"
+		if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	base := []string{
+		"--config-standalone", standaloneConfig, "--config-hosted", hostedConfig,
+		"--from", "../../examples/outputs/sample-operator", "--operator", "sample-operator",
+	}
+	other := hcp("other", "SingleReplica")
+	tests := map[string]struct {
+		file     string
+		wantRows []string // rows of the summary, spaces collapsed
+		wantErr  string
+	}{
+		"without it": {wantRows: []string{"transformed hypershift/pull-secret 1 1"}},
+		"highly available": {file: hcp("example", "HighlyAvailable"), wantRows: []string{
+			"transformed hypershift/pull-secret 1 1", "transformed hypershift/replicas-by-availability 5 1", "transformed hypershift/read-only-root-filesystem 4 1",
+		}},
+		"another HostedControlPlane": {file: other, wantErr: "--hosted-control-plane " + other + ": HostedControlPlane clusters-example/other is not the topology's clusters-example/example"},
+		"no such file":               {file: filepath.Join(dir, "absent.yaml"), wantErr: "--hosted-control-plane: open " + filepath.Join(dir, "absent.yaml") + ": no such file or directory"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			args := base
+			if tc.file != "" {
+				args = append(slices.Clone(base), "--hosted-control-plane", tc.file)
+			}
+			out, err := runParity(t, args...)
+			if tc.wantErr != "" {
+				if err == nil || err.Error() != tc.wantErr {
+					t.Fatalf("got error %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("parity: %v\n%s", err, out)
+			}
+			rows := map[string]bool{}
+			for _, l := range strings.Split(out, "\n") {
+				rows[strings.Join(strings.Fields(l), " ")] = true
+			}
+			for _, want := range tc.wantRows {
+				if !rows[want] {
+					t.Errorf("the summary lacks the row %q:\n%s", want, out)
+				}
+			}
+			if tc.file == "" && strings.Contains(out, "replicas-by-availability") {
+				t.Errorf("without --hosted-control-plane the profile sized the Deployment:\n%s", out)
 			}
 		})
 	}

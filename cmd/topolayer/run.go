@@ -55,7 +55,14 @@ operator loops (see the scheduler section of the configuration).
 Each operator's last run is in the ConfigMap topolayer-<operator> of the HCP namespace
 (hosted) or of manager.namespace (standalone), with events; Prometheus metrics are served
 on --metrics-bind-address. With leader election (default), one replica runs at a time; the
-Lease is in the same namespace. SIGINT or SIGTERM stops it after the runs in progress.`,
+Lease is in the same namespace. SIGINT or SIGTERM stops it after the runs in progress.
+
+Hosted, with the hypershift profile, the HostedControlPlane of topology.hosted is read from
+the management cluster before the first run and watched: what the profile reads of it
+(availability policy, node selector, tolerations, labels, annotations, release image) is
+what plan --hosted-control-plane FILE reads offline. When it changes, every operator runs
+again (trigger hosted-control-plane); while it cannot be read, nothing is applied and the
+status objects say why.`,
 		Example: `  # The hosted dev environment (topolayer-devenv up --dir /tmp/dev):
   topolayer run --config examples/hosted-demo.yaml \
     --management-kubeconfig /tmp/dev/management.kubeconfig --guest-kubeconfig /tmp/dev/guest.kubeconfig

@@ -75,13 +75,19 @@ func ManagementCRDs(payload []*apiextensionsv1.CustomResourceDefinition) ([]*api
 // (hypershift.openshift.io/v1beta1, namespaced): enough for the objects topolayer reads from
 // it and the ownerReferences it sets to it, not HyperShift's full schema. Its spec has
 // configuration (the guest's config.openshift.io settings, any fields kept), pullSecret (a
-// reference to a Secret in the same namespace) and releaseImage; its status keeps any field
-// and is served through the status subresource.
+// reference to a Secret in the same namespace), releaseImage, and what the hypershift
+// profile reads (controllerAvailabilityPolicy, nodeSelector, labels, tolerations); its status
+// keeps any field and is served through the status subresource.
 func HostedControlPlaneCRD() *apiextensionsv1.CustomResourceDefinition {
 	preserve := true
 	anything := func(description string) apiextensionsv1.JSONSchemaProps {
 		return apiextensionsv1.JSONSchemaProps{Description: description, Type: "object", XPreserveUnknownFields: &preserve}
 	}
+	stringMap := func(description string) apiextensionsv1.JSONSchemaProps {
+		return apiextensionsv1.JSONSchemaProps{Description: description, Type: "object",
+			AdditionalProperties: &apiextensionsv1.JSONSchemaPropsOrBool{Allows: true, Schema: &apiextensionsv1.JSONSchemaProps{Type: "string"}}}
+	}
+	toleration := anything("a toleration.")
 	gvr := hosted.HostedControlPlaneGVR()
 	return &apiextensionsv1.CustomResourceDefinition{
 		TypeMeta:   metav1.TypeMeta{APIVersion: apiextensionsv1.SchemeGroupVersion.String(), Kind: "CustomResourceDefinition"},
@@ -117,6 +123,18 @@ func HostedControlPlaneCRD() *apiextensionsv1.CustomResourceDefinition {
 									Properties:  map[string]apiextensionsv1.JSONSchemaProps{"name": {Type: "string"}},
 								},
 								"releaseImage": {Description: "releaseImage is the OpenShift release image of the hosted cluster.", Type: "string"},
+								"controllerAvailabilityPolicy": {
+									Description: "controllerAvailabilityPolicy is HighlyAvailable (the default) or SingleReplica: how many replicas the control plane's components run with.",
+									Type:        "string",
+									Enum:        []apiextensionsv1.JSON{{Raw: []byte(`"HighlyAvailable"`)}, {Raw: []byte(`"SingleReplica"`)}},
+								},
+								"nodeSelector": stringMap("nodeSelector is set on every control-plane pod."),
+								"labels":       stringMap("labels are set on every control-plane pod."),
+								"tolerations": {
+									Description: "tolerations are added to every control-plane pod's.",
+									Type:        "array",
+									Items:       &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &toleration},
+								},
 							},
 						},
 						"status": anything("status is written by the control-plane operator."),

@@ -7,7 +7,9 @@
 // the container's environment, and runs its command and
 // args unchanged in a mount namespace whose top-level directories named by the mounts (/var,
 // /run, /tmp) are the written files: the process reads and writes nothing of the host's
-// there.
+// there. An emptyDir mounted at /tmp itself (HyperShift's tmp-dir beside a read-only root
+// filesystem) is the exception: /tmp stays the host's, where podrun's own directory and the
+// binaries it links are.
 //
 // It is not a container runtime: the process shares the host's network (it listens where
 // its own configuration says) and sees the rest of the host's filesystem read-only; the

@@ -135,6 +135,12 @@ func (p *Pod) start(ctx context.Context, o Options, c corev1.Container) error {
 		if !ok {
 			return fmt.Errorf("volumeMounts %s: no volume of that name", m.Name)
 		}
+		if v.EmptyDir != nil && path.Clean(m.MountPath) == "/tmp" {
+			// A scratch /tmp (HyperShift's tmp-dir beside a read-only root filesystem) is the
+			// host's: podrun's own directory and the binaries it links are there, and an
+			// empty directory mounted over it would hide them from the process.
+			continue
+		}
 		files, err := o.volumeFiles(ctx, v)
 		if err != nil {
 			return fmt.Errorf("volume %s: %w", v.Name, err)

@@ -24,6 +24,14 @@
 // once the operator's runs are quiet (Options.StatusQuiet); events only when a run's outcome
 // differs from the previous one.
 //
+// With the hypershift profile and a HostedControlPlane (topology.Topology.
+// ReadsHostedControlPlane), the Manager reads the HostedControlPlane from the home cluster
+// before the first plan and watches it: what the profile reads of it (availability policy,
+// node selector, tolerations, labels, annotations, release image) is one value the runs plan
+// with; when it changes, the operators' engines are built again with the new value and every
+// operator runs (trigger "hosted-control-plane"). While it cannot be read (deleted, a field of
+// the wrong type) runs fail and apply nothing, and their status objects say why.
+//
 // AddToManager adds it to a controller-runtime manager of the topology's home cluster (the
 // control-plane-operator's manager in HyperShift, or topolayer run's own):
 //

@@ -67,7 +67,9 @@ type EmbedOptions struct {
 // plane's namespace as the control-plane-operator's is; or the one cluster): a cluster with
 // its own cache over the inputs for each other cluster of the topology, and the
 // multi-operator manager, which runs on the leader only. It uses mgr's cache, client,
-// leader election, event recorder and metrics registry; it starts no second manager.
+// leader election, event recorder and metrics registry; it starts no second manager. The
+// HostedControlPlane the hypershift profile reads is read from mgr's cluster, and watched
+// (mgr's cache must hold the HostedControlPlanes of the hosted control plane's namespace).
 // Where the topology's status namespace is topolayer's own, it is created if missing. Call
 // it before mgr.Start.
 func AddToManager(ctx context.Context, mgr ctrlmanager.Manager, opts EmbedOptions) (*Manager, error) {

@@ -21,12 +21,12 @@ import (
 	"github.com/topolayer/topolayer/apply"
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/hosted/guestidentity"
 	"github.com/topolayer/topolayer/mom/index"
 	"github.com/topolayer/topolayer/mom/runner"
 	"github.com/topolayer/topolayer/mom/scheduler"
 	"github.com/topolayer/topolayer/topology"
-	"github.com/topolayer/topolayer/translate"
 )
 
 // Operator is one operator the Manager runs.
@@ -135,6 +135,11 @@ type Manager struct {
 
 	mu     sync.Mutex
 	writes *index.Writes
+
+	// profile is what the runs plan with: the HostedControlPlane the hypershift profile
+	// reads and the engines built with it, replaced whole when it changes.
+	profileMu sync.RWMutex
+	profile   *profile
 }
 
 // operatorState is what the Manager knows of one operator.
@@ -142,7 +147,6 @@ type operatorState struct {
 	Operator
 	inputs  *contract.InputResources
 	outputs *contract.OutputResources
-	engine  translate.Engine
 
 	mu   sync.Mutex
 	runs int64
@@ -207,12 +211,21 @@ func New(ctx context.Context, opts Options) (*Manager, error) {
 		m.informed[name] = newInformed(c.GetCache())
 	}
 	// The HostedControlPlane owns every object written in its namespace, status objects
-	// included; it is read once.
-	owner, err := topo.ResolveOwner(ctx, opts.Clusters[topo.Home()].GetConfig(), "")
+	// included; it is read once for that. What the hypershift profile reads of it is read
+	// now, before the first plan, and again whenever it changes (hostedControlPlaneChanged).
+	hcp, err := topo.ReadHostedControlPlane(ctx, opts.Clusters[topo.Home()].GetConfig(), "")
 	if err != nil {
 		return nil, fmt.Errorf("manager: %w", err)
 	}
-	m.owner = owner
+	var spec *hosted.HostedControlPlane
+	if hcp != nil {
+		m.owner = hosted.OwnerReference(hcp)
+		if topo.ReadsHostedControlPlane() {
+			if spec, err = hosted.ParseHostedControlPlane(hcp); err != nil {
+				return nil, fmt.Errorf("manager: the hypershift profile cannot read it: %w", err)
+			}
+		}
+	}
 	if c := opts.Clusters[m.status.Cluster]; c != nil {
 		m.statusWriter = c.GetClient()
 	}
@@ -238,6 +251,9 @@ func New(ctx context.Context, opts Options) (*Manager, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	if m.profile, err = m.newProfile(spec); err != nil {
+		return nil, err
+	}
 	decl := map[string]Declarations{}
 	for name, st := range m.ops {
 		decl[name] = Declarations{Inputs: st.inputs, Outputs: st.outputs}
@@ -260,7 +276,8 @@ func New(ctx context.Context, opts Options) (*Manager, error) {
 	return m, nil
 }
 
-// prepare reads one operator's declarations and builds its engine and targets.
+// prepare reads one operator's declarations and indexes its inputs; its engine is built
+// with the profile (newProfile).
 func (m *Manager) prepare(ctx context.Context, op Operator) (*operatorState, error) {
 	d, ok := m.opts.Declarations[op.Name]
 	if !ok {
@@ -271,15 +288,10 @@ func (m *Manager) prepare(ctx context.Context, op Operator) (*operatorState, err
 		d = all[op.Name]
 	}
 	in, out := d.Inputs, d.Outputs
-	var err error
 	if err := config.ValidateInputEnv(op.EnvFromInputs, in); err != nil {
 		return nil, err
 	}
 	if err := m.ix.Add(op.Name, in); err != nil {
-		return nil, err
-	}
-	engine, err := m.topo.Engine(op.Name, out)
-	if err != nil {
 		return nil, err
 	}
 	if op.ServiceAccount != "" {
@@ -287,7 +299,7 @@ func (m *Manager) prepare(ctx context.Context, op Operator) (*operatorState, err
 			return nil, err
 		}
 	}
-	return &operatorState{Operator: op, inputs: in, outputs: out, engine: engine, written: newOwnWrites()}, nil
+	return &operatorState{Operator: op, inputs: in, outputs: out, written: newOwnWrites()}, nil
 }
 
 // Operators returns the operators' names in configuration order.

@@ -30,7 +30,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		return prometheus.CounterOpts{Namespace: "topolayer", Subsystem: "operator", Name: name, Help: help}
 	}
 	m := &metrics{
-		runs:      prometheus.NewCounterVec(opts("runs_total", "Runs by result (Succeeded, Degraded, Failed, Rejected) and trigger (start, change, own-writes, connect, resync)."), []string{"operator", "result", "trigger"}),
+		runs:      prometheus.NewCounterVec(opts("runs_total", "Runs by result (Succeeded, Degraded, Failed, Rejected) and trigger (start, change, own-writes, connect, resync, hosted-control-plane)."), []string{"operator", "result", "trigger"}),
 		applied:   prometheus.NewCounterVec(opts("applied_mutations_total", "Mutations written to a cluster (unchanged ones are not)."), []string{"operator"}),
 		rejected:  prometheus.NewCounterVec(opts("rejected_outputs_total", "Output mutations rejected against the declarations or the placement."), []string{"operator"}),
 		conflicts: prometheus.NewCounterVec(opts("conflicts_total", "Objects written by this operator that another operator wrote too."), []string{"operator"}),

@@ -151,6 +151,10 @@ const (
 	// (config.Operator.Resync); the run on unchanged inputs writes nothing if the operator
 	// has nothing more to do.
 	TriggerResync = "resync"
+	// TriggerHostedControlPlane: what the hypershift profile reads of the HostedControlPlane
+	// changed (its availability policy, node selector, tolerations, labels, annotations or
+	// release image); every operator runs, and its outputs are placed with the new profile.
+	TriggerHostedControlPlane = "hosted-control-plane"
 )
 
 // triggerOf names what caused a run with causes.
@@ -164,6 +168,10 @@ func triggerOf(causes []scheduler.Cause) string {
 	causes = slices.DeleteFunc(slices.Clone(causes), func(c scheduler.Cause) bool { return c.Resync })
 	if !slices.ContainsFunc(causes, func(c scheduler.Cause) bool { return !isConnectCause(c) }) {
 		return TriggerConnect
+	}
+	if !slices.ContainsFunc(causes, func(c scheduler.Cause) bool { return !isHostedControlPlaneCause(c) && !c.SelfInflicted }) &&
+		slices.ContainsFunc(causes, isHostedControlPlaneCause) {
+		return TriggerHostedControlPlane
 	}
 	for _, c := range causes {
 		if !c.SelfInflicted {
@@ -182,6 +190,10 @@ var errRejected = errors.New("outputs rejected")
 
 // runOnce does the work of one run in dir and returns the digest of the outputs.
 func (m *Manager) runOnce(ctx context.Context, st *operatorState, conn *connection, dir string, rec *RunRecord) (digest string, err error) {
+	// Nothing is planned with a profile that cannot read the HostedControlPlane.
+	if err := m.currentProfile().refusal(); err != nil {
+		return "", err
+	}
 	// Gather the inputs from the caches, in standalone form.
 	t0 := m.opts.Now()
 	g, err := gather.Gather(ctx, gather.Options{Placement: m.topo, Inputs: st.inputs, Outputs: st.outputs, Readers: conn.readers, Operator: st.Name})
@@ -232,7 +244,13 @@ func (m *Manager) runOnce(ctx context.Context, st *operatorState, conn *connecti
 	rec.Mutations = len(outputs.Mutations)
 	digest = digestOf(outputs.Mutations)
 	rec.Digest = digest[:12]
-	plan := st.engine.Plan(outputs)
+	// The profile as it is now: a change of the HostedControlPlane made since the run started
+	// runs the operator again.
+	prof := m.currentProfile()
+	if err := prof.refusal(); err != nil {
+		return digest, err
+	}
+	plan := prof.engines[st.Name].Plan(outputs)
 	if rejected := plan.Rejected(); len(rejected) > 0 {
 		for _, e := range rejected {
 			rec.Rejected = append(rec.Rejected, fmt.Sprintf("%s %s: %s", e.Action, e.Source, e.Reason))

@@ -17,6 +17,7 @@ import (
 func TestTriggerOf(t *testing.T) {
 	own := scheduler.Cause{Resource: "configmaps", Name: "a", SelfInflicted: true}
 	other := scheduler.Cause{Resource: "configmaps", Name: "b"}
+	hcp := scheduler.Cause{Cluster: "management", Group: "hypershift.openshift.io", Resource: "hostedcontrolplanes", Namespace: "clusters-a", Name: "a"}
 	for _, tc := range []struct {
 		name   string
 		causes []scheduler.Cause
@@ -31,6 +32,11 @@ func TestTriggerOf(t *testing.T) {
 		{"a resync", []scheduler.Cause{scheduler.ResyncCause}, TriggerResync},
 		{"a resync and own writes", []scheduler.Cause{scheduler.ResyncCause, own}, TriggerOwnWrites},
 		{"a resync and a new connection", []scheduler.Cause{scheduler.ResyncCause, connectCause("guest")}, TriggerConnect},
+		{"the HostedControlPlane changed", []scheduler.Cause{hcp}, TriggerHostedControlPlane},
+		{"the HostedControlPlane and own writes", []scheduler.Cause{own, hcp}, TriggerHostedControlPlane},
+		{"the HostedControlPlane and a resync", []scheduler.Cause{scheduler.ResyncCause, hcp}, TriggerHostedControlPlane},
+		{"the HostedControlPlane and a change", []scheduler.Cause{hcp, other}, TriggerChange},
+		{"the HostedControlPlane and a new connection", []scheduler.Cause{hcp, connectCause("guest")}, TriggerChange},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := triggerOf(tc.causes); got != tc.want {

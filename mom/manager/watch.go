@@ -120,8 +120,8 @@ func Watches(topo *topology.Topology, decl map[string]Declarations) ([]Watch, er
 			}
 		}
 	}
-	if hcp, ok := topo.HostedControlPlane(); ok && len(topo.Projections()) > 0 {
-		// The projections read the HostedControlPlane.
+	if hcp, ok := topo.HostedControlPlane(); ok && (len(topo.Projections()) > 0 || topo.ReadsHostedControlPlane()) {
+		// The projections and the hypershift profile read the HostedControlPlane.
 		k := wkey{topo.Home(), hcp.GroupVersionResource()}
 		nss[k] = map[string]bool{hcp.Namespace: true}
 	}
@@ -285,27 +285,38 @@ func (m *Manager) retryWatch(ctx context.Context, c cluster.Cluster, inf *inform
 // handler turns the changes of one watched resource into notifications of the operators
 // that read the changed object.
 func (m *Manager) handler(w Watch) toolscache.ResourceEventHandler {
-	notify := func(obj any) {
+	object := func(obj any) (*unstructured.Unstructured, bool) {
 		u, ok := obj.(*unstructured.Unstructured)
 		if !ok {
 			if d, isTomb := obj.(toolscache.DeletedFinalStateUnknown); isTomb {
 				u, ok = d.Obj.(*unstructured.Unstructured)
 			}
 			if !ok {
-				return
+				return nil, false
 			}
 		}
 		if w.Namespaces != nil && u.GetNamespace() != "" && !slices.Contains(w.Namespaces, u.GetNamespace()) {
-			return
+			return nil, false
 		}
-		m.changed(w, u)
+		return u, true
+	}
+	notify := func(obj any, deleted bool) {
+		if u, ok := object(obj); ok {
+			m.changed(w, u, deleted)
+		}
 	}
 	return toolscache.ResourceEventHandlerDetailedFuncs{
 		AddFunc: func(obj any, isInInitialList bool) {
 			if isInInitialList {
-				return // what was there when the manager started: every operator's first run reads it
+				// What was there when the manager started: every operator's first run reads
+				// it. The HostedControlPlane may have changed since New read it for the
+				// profile: the first runs plan with what the informer holds.
+				if u, ok := object(obj); ok && m.isTheHostedControlPlane(w, u) {
+					m.hostedControlPlaneChanged(u)
+				}
+				return
 			}
-			notify(obj)
+			notify(obj, false)
 		},
 		UpdateFunc: func(oldObj, newObj any) {
 			o, ok1 := oldObj.(*unstructured.Unstructured)
@@ -313,15 +324,36 @@ func (m *Manager) handler(w Watch) toolscache.ResourceEventHandler {
 			if ok1 && ok2 && o.GetResourceVersion() == n.GetResourceVersion() {
 				return // a resync
 			}
-			notify(newObj)
+			notify(newObj, false)
 		},
-		DeleteFunc: notify,
+		DeleteFunc: func(obj any) { notify(obj, true) },
 	}
 }
 
-// changed notifies the operators that read u, a changed object of watch w.
-func (m *Manager) changed(w Watch, u *unstructured.Unstructured) {
+// isTheHostedControlPlane reports whether u, an object of watch w, is the topology's
+// HostedControlPlane.
+func (m *Manager) isTheHostedControlPlane(w Watch, u *unstructured.Unstructured) bool {
+	hcp, ok := m.topo.HostedControlPlane()
+	return ok && w.Cluster == m.topo.Home() && w.Resource == hcp.GroupVersionResource() &&
+		u.GetNamespace() == hcp.Namespace && u.GetName() == hcp.Name
+}
+
+// changed notifies the operators that read u, a changed (or deleted) object of watch w.
+// A change of what the hypershift profile reads of the topology's HostedControlPlane
+// notifies every operator (hostedControlPlaneChanged).
+func (m *Manager) changed(w Watch, u *unstructured.Unstructured, deleted bool) {
 	hostedID := contract.Identity{Group: w.Resource.Group, Version: w.Resource.Version, Resource: w.Resource.Resource, Namespace: u.GetNamespace(), Name: u.GetName()}
+	key, rv := writtenKey(w.Cluster, hostedID), u.GetResourceVersion()
+	if m.isTheHostedControlPlane(w, u) {
+		now := u
+		if deleted {
+			now = nil
+		}
+		if m.hostedControlPlaneChanged(now) {
+			m.notify(m.order, key, rv, m.hostedControlPlaneCause())
+			return
+		}
+	}
 	id, err := m.topo.Names().ToSource(w.Cluster, hostedID, u.GetAnnotations())
 	if err != nil {
 		m.log.V(2).Info("ignored: no standalone identity", "cluster", w.Cluster, "object", hostedID.String(), "reason", err.Error())
@@ -331,9 +363,13 @@ func (m *Manager) changed(w Watch, u *unstructured.Unstructured) {
 	if hcp, ok := m.topo.HostedControlPlane(); ok && w.Resource == hcp.GroupVersionResource() {
 		ops = m.projectionReaders()
 	}
-	key, rv := writtenKey(w.Cluster, hostedID), u.GetResourceVersion()
+	m.notify(ops, key, rv, scheduler.Cause{Cluster: w.Cluster, Group: id.Group, Resource: id.Resource, Namespace: id.Namespace, Name: id.Name})
+}
+
+// notify notifies ops of cause, a change that left the object key at resourceVersion rv:
+// an operator applying a plan gets it once its writes are known (heldChange).
+func (m *Manager) notify(ops []string, key, rv string, cause scheduler.Cause) {
 	for _, op := range ops {
-		cause := scheduler.Cause{Cluster: w.Cluster, Group: id.Group, Resource: id.Resource, Namespace: id.Namespace, Name: id.Name}
 		st := m.ops[op]
 		st.mu.Lock()
 		if st.applying {
@@ -341,9 +377,10 @@ func (m *Manager) changed(w Watch, u *unstructured.Unstructured) {
 			st.mu.Unlock()
 			continue
 		}
-		cause.SelfInflicted = st.written.has(key, rv)
+		c := cause
+		c.SelfInflicted = st.written.has(key, rv)
 		st.mu.Unlock()
-		m.scheduler.Notify(op, cause)
+		m.scheduler.Notify(op, c)
 	}
 }
 
