@@ -101,17 +101,8 @@ func checkIdle(t *testing.T, p *runProcess, started time.Time, op string, places
 	// Settled: no mutating request over three resync runs in a row, and CAO's degraded
 	// inertia past: a degraded condition becomes the ClusterOperator's Degraded=True only
 	// once it lasted that long, a real transition (a resident operator writes it too).
-	var last runCounts
-	var lastWrites float64
-	eventuallyWithin(t, "three quiet resync runs in a row", 6*time.Minute, func(context.Context) (bool, error) {
-		now, writes := p.runs(t, op), p.mutatingRequests(t)
-		if last == nil || writes != lastWrites || now[manager.TriggerChange]+now[manager.TriggerOwnWrites] != last[manager.TriggerChange]+last[manager.TriggerOwnWrites] {
-			last, lastWrites = now, writes
-			return false, nil
-		}
-		// The conditions are set in the first runs, some seconds after the start.
-		return now[manager.TriggerResync] >= last[manager.TriggerResync]+3 && time.Since(started) > caoDegradedInertia+30*time.Second, nil
-	})
+	// The conditions are set in the first runs, some seconds after the start.
+	quietResyncs(t, p, op, 3, started.Add(caoDegradedInertia+30*time.Second))
 	runs := p.runs(t, op)
 	before := snapshotIdle(t, p, places, csrs, status)
 	start := time.Now()
@@ -144,6 +135,23 @@ func checkIdle(t *testing.T, p *runProcess, started time.Time, op string, places
 	if now[manager.TriggerChange] != runs[manager.TriggerChange] || now[manager.TriggerOwnWrites] != runs[manager.TriggerOwnWrites] {
 		t.Errorf("runs other than resyncs while nothing changed: before %v, after %v", runs, now)
 	}
+}
+
+// quietResyncs waits (at most 6 minutes) until op, run under a resync period, ran n resync
+// runs in a row that sent no mutating request and that no other run came between, and the
+// time is past notBefore.
+func quietResyncs(t *testing.T, p *runProcess, op string, n float64, notBefore time.Time) {
+	t.Helper()
+	var last runCounts
+	var lastWrites float64
+	eventuallyWithin(t, fmt.Sprintf("%v quiet resync runs in a row", n), 6*time.Minute, func(context.Context) (bool, error) {
+		now, writes := p.runs(t, op), p.mutatingRequests(t)
+		if last == nil || writes != lastWrites || now[manager.TriggerChange]+now[manager.TriggerOwnWrites] != last[manager.TriggerChange]+last[manager.TriggerOwnWrites] {
+			last, lastWrites = now, writes
+			return false, nil
+		}
+		return now[manager.TriggerResync] >= last[manager.TriggerResync]+n && time.Now().After(notBefore), nil
+	})
 }
 
 // TestRealCAOIdle runs the real cluster-authentication-operator, unmodified, through the

@@ -377,7 +377,7 @@ func templateChangeRolls(t *testing.T, p *runProcess, op string, userCfg, placed
 		s, err := placedCS.CoreV1().Secrets(namespace).Get(ctx, copyName, metav1.GetOptions{})
 		return err == nil && string(s.Data["login.html"]) == "<html>v1</html>", err
 	})
-	settle(t, p, op)
+	quietResyncs(t, p, op, 2, time.Time{})
 	before, err := hash(t.Context())
 	if err != nil {
 		t.Fatal(err)

@@ -37,7 +37,12 @@ func TestRunSurvivesManagementRestart(t *testing.T) {
 	// What TestRunHosted may have left: this test wants the sample operator's first write.
 	_ = h.mgmtCS.AppsV1().Deployments(h.hcpNS).Delete(ctx, "openshift-sample--sample", metav1.DeleteOptions{})
 
-	p := h.startRun(t, slowOperator(4*time.Second))
+	p := h.startRun(t, func(cfg *config.TopologyConfig) {
+		slowOperator(4 * time.Second)(cfg)
+		// The operator's replica count is what the change below changes: the profile's count
+		// by availability policy would hide it.
+		cfg.Transforms.Disable = append(cfg.Transforms.Disable, "hypershift/replicas-by-availability")
+	})
 	eventually(t, "the first runs", func(context.Context) (bool, error) {
 		return p.runs(t, sampleOp)[manager.TriggerStart] >= 1, nil
 	})
