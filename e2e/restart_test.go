@@ -89,7 +89,10 @@ func TestRunSurvivesManagementRestart(t *testing.T) {
 			seen[source] = o.GetName()
 		}
 	}
-	if len(seen) < 8 {
-		t.Errorf("found %d objects of %s in %s, want at least 8: %v", len(seen), sampleOp, h.hcpNS, seen)
+	// What the sample operator places from nothing: its Deployment, Service, ServiceAccount
+	// and ConfigMap, its ClusterOperator, the guest kubeconfig of its operand and its status
+	// object. What earlier tests left on the shared guest (a Sample CR) adds to it.
+	if len(seen) < 7 {
+		t.Errorf("found %d objects of %s in %s, want at least 7: %v", len(seen), sampleOp, h.hcpNS, seen)
 	}
 }
