@@ -138,11 +138,7 @@ func (w *writer) sendFold(ctx context.Context, dry bool) (*unstructured.Unstruct
 func dropIdleRepeats(results []EntryResult, writers []*writer) {
 	var folds []int
 	first := map[string]*writer{} // by the repeated Event's uid
-	skip := func(i int) {
-		w := writers[i]
-		w.decided = Result{Change: ChangeNone, Skipped: true, Object: w.repeat, Live: w.repeat}
-		results[i].Change, results[i].Object, results[i].Live = ChangeNone, w.repeat, w.repeat
-	}
+	skip := func(i int) { skipRepeat(results, writers, i) }
 	idle := true
 	for i, r := range results {
 		w := writers[i]
@@ -167,6 +163,13 @@ func dropIdleRepeats(results []EntryResult, writers []*writer) {
 			skip(i)
 		}
 	}
+}
+
+// skipRepeat decides that the repeat of an Event, entry i, is not written.
+func skipRepeat(results []EntryResult, writers []*writer, i int) {
+	w := writers[i]
+	w.decided = Result{Change: ChangeNone, Skipped: true, Object: w.repeat, Live: w.repeat}
+	results[i].Change, results[i].Object, results[i].Live = ChangeNone, w.repeat, w.repeat
 }
 
 // countAt reads an Event's count field (an integer JSON decoding left as int64, YAML as

@@ -318,7 +318,8 @@ func reapply(ctx context.Context, target Target, e translate.Entry, rewritten bo
 // written; one whose object an earlier entry writes is judged just before its own write.
 // After validation, each entry is applied (StatusApplied), or skipped when it changes nothing
 // (StatusSkipped); the first failure (StatusFailed) stops the plan, and the entries after it
-// are StatusNotRun.
+// are StatusNotRun. The repeats of Events (folds) are written after the other entries, and
+// only when one of those changed the cluster.
 //
 // What validation learned of an entry on a ClusterTarget is its write's: an existing object
 // that the entry would not change costs one request (the read that shows it unchanged, none
@@ -344,42 +345,76 @@ func ApplyPlan(ctx context.Context, plan *translate.Plan, targets map[string]Tar
 		}
 		return results, fmt.Errorf("the plan failed validation, nothing was written: %w", err)
 	}
-	written := map[objectKey]bool{}
-	applied := 0
+	// The repeats of Events are written last, and only when the plan changed something else:
+	// an update the server stored as it was changed nothing, and neither did its run.
+	var folds, rest []int
 	for i := range results {
-		r := &results[i]
-		if ctx.Err() != nil {
-			// Stopped between two entries: what was written is whole, the rest untouched.
-			for j := i; j < len(results); j++ {
-				results[j].Status, results[j].Change, results[j].Object, results[j].Live = StatusNotRun, "", nil, nil
-			}
-			return results, &InterruptedError{Cause: context.Cause(ctx), Written: applied, Done: i, Total: len(results), Next: r.Index}
-		}
-		key := keyOf(r.Cluster, r.Identity)
-		var res Result
-		var err error
-		wctx, done := inFlight(ctx)
-		if w := writers[i]; w != nil && !written[key] {
-			res, err = w.commit(wctx)
+		if w := writers[i]; w != nil && w.decided.Change == ChangeFold {
+			folds = append(folds, i)
 		} else {
-			res, err = reapply(wctx, targets[r.Cluster], plan.Entries[r.Index], written[key])
+			rest = append(rest, i)
 		}
-		done()
-		r.Change, r.Object, r.Live, r.Intermediate = res.Change, res.Object, res.Live, res.Intermediate
-		switch {
-		case err != nil:
-			r.Status, r.Err = StatusFailed, err
-			for j := i + 1; j < len(results); j++ {
-				results[j].Status, results[j].Change, results[j].Object, results[j].Live = StatusNotRun, "", nil, nil
+	}
+	written := map[objectKey]bool{}
+	applied, done := 0, 0
+	changed := false
+	notRun := func(idx []int) {
+		for _, j := range idx {
+			results[j].Status, results[j].Change, results[j].Object, results[j].Live = StatusNotRun, "", nil, nil
+		}
+	}
+	write := func(order, after []int) error {
+		for n, i := range order {
+			r := &results[i]
+			if ctx.Err() != nil {
+				// Stopped between two entries: what was written is whole, the rest untouched.
+				notRun(order[n:])
+				notRun(after)
+				return &InterruptedError{Cause: context.Cause(ctx), Written: applied, Done: done, Total: len(results), Next: r.Index}
 			}
-			return results, fmt.Errorf("entry %d: %w", r.Index, err)
-		case res.Skipped:
-			r.Status = StatusSkipped
-		default:
-			r.Status = StatusApplied
-			written[key] = true
-			applied++
+			key := keyOf(r.Cluster, r.Identity)
+			var res Result
+			var err error
+			wctx, release := inFlight(ctx)
+			w := writers[i]
+			if w != nil && !written[key] {
+				res, err = w.commit(wctx)
+			} else {
+				res, err = reapply(wctx, targets[r.Cluster], plan.Entries[r.Index], written[key])
+			}
+			release()
+			r.Change, r.Object, r.Live, r.Intermediate = res.Change, res.Object, res.Live, res.Intermediate
+			switch {
+			case err != nil:
+				r.Status, r.Err = StatusFailed, err
+				notRun(order[n+1:])
+				notRun(after)
+				return fmt.Errorf("entry %d: %w", r.Index, err)
+			case res.Skipped:
+				r.Status = StatusSkipped
+			default:
+				r.Status = StatusApplied
+				written[key] = true
+				applied++
+				// A new Event is no change of the cluster's state (see dropIdleRepeats).
+				changed = changed || w == nil || !w.foldsEvents()
+			}
+			done++
 		}
+		return nil
+	}
+	if err := write(rest, folds); err != nil {
+		return results, err
+	}
+	if !changed {
+		for _, i := range folds {
+			skipRepeat(results, writers, i)
+			results[i].Status = StatusSkipped
+		}
+		return results, nil
+	}
+	if err := write(folds, nil); err != nil {
+		return results, err
 	}
 	return results, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -99,11 +100,16 @@ type updateKey struct {
 	subresource string
 }
 
-// updateMemory is what an update sent and what the server held after it.
+// updateMemory is the resourceVersion an update left, and the bodies sent since that the
+// server stored as they were (at most maxUpdateBodies): an operator whose runs alternate
+// between bodies that store the same object repeats each of them.
 type updateMemory struct {
-	sent            *unstructured.Unstructured
+	sent            []*unstructured.Unstructured
 	resourceVersion string
 }
+
+// maxUpdateBodies bounds the bodies an updateMemory keeps.
+const maxUpdateBodies = 4
 
 var _ DryRunner = (*ClusterTarget)(nil)
 
@@ -259,7 +265,20 @@ func (t *ClusterTarget) rememberUpdate(gvr schema.GroupVersionResource, subresou
 		t.updated = map[updateKey]updateMemory{}
 	}
 	k := updateKey{writtenKey{gvr, answered.GetNamespace(), answered.GetName()}, subresource}
-	t.updated[k] = updateMemory{sent: sent.DeepCopy(), resourceVersion: answered.GetResourceVersion()}
+	m := t.updated[k]
+	if m.resourceVersion != answered.GetResourceVersion() {
+		m = updateMemory{resourceVersion: answered.GetResourceVersion()}
+	}
+	for _, b := range m.sent {
+		if Equivalent(b, sent) {
+			return
+		}
+	}
+	if len(m.sent) == maxUpdateBodies {
+		m.sent = m.sent[1:]
+	}
+	m.sent = append(slices.Clip(m.sent), sent.DeepCopy())
+	t.updated[k] = m
 }
 
 // repeatsUpdate reports whether an update of desire (to subresource) on live is the last
@@ -271,7 +290,10 @@ func (t *ClusterTarget) repeatsUpdate(gvr schema.GroupVersionResource, subresour
 	t.mu.Lock()
 	m, ok := t.updated[updateKey{writtenKey{gvr, live.GetNamespace(), live.GetName()}, subresource}]
 	t.mu.Unlock()
-	return ok && m.resourceVersion != "" && m.resourceVersion == live.GetResourceVersion() && Equivalent(m.sent, desire)
+	if !ok || m.resourceVersion == "" || m.resourceVersion != live.GetResourceVersion() {
+		return false
+	}
+	return slices.ContainsFunc(m.sent, func(b *unstructured.Unstructured) bool { return Equivalent(b, desire) })
 }
 
 // writtenKey names an object a target wrote.
