@@ -113,7 +113,8 @@ func podSpecOpinion(name, resource string, edit func(spec *yaml.RNode, component
 }
 
 // frameworkOpinions returns the opinions of HyperShift's component framework that need
-// nothing of the HostedControlPlane but its namespace, each a named transform on the
+// nothing of the HostedControlPlane but its namespace (the request-serving isolation of the
+// node affinity reads it when known), each a named transform on the
 // management cluster's workloads (a bare Pod is no component of HyperShift's), in
 // HyperShift's order: ConfigMap and Secret volume modes (volume-default-modes), the image pull
 // policy of containers (image-pull-policy), the payload's images, konnectivity sidecars and
