@@ -157,6 +157,8 @@ func (o ComponentOptions) Validate(p *field.Path) field.ErrorList {
 		for i, n := range l.names {
 			if n == "" {
 				errs = append(errs, field.Required(p.Child(l.name).Index(i), "a workload's standalone name"))
+			} else if slices.Contains(l.names[:i], n) {
+				errs = append(errs, field.Duplicate(p.Child(l.name).Index(i), n))
 			}
 		}
 	}
