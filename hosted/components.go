@@ -511,9 +511,6 @@ func (h *HostedControlPlane) RequestServingNodeSelector() map[string]string {
 	return out
 }
 
-// Platforms on which HyperShift prefers, rather than requires, spreading across zones.
-var relaxedZoneSpreadPlatforms = []string{"OpenStack", "KubeVirt"}
-
 // multiZoneSpread returns the opinion that spreads a component's pods, when it runs more
 // than one, across zones (preferred on OpenStack and KubeVirt, the HostedControlPlane's
 // platform) and hosts, by pod anti-affinity over the pod's labels (HyperShift's
@@ -560,7 +557,7 @@ func multiZoneSpread(resource, component string, h *HostedControlPlane) transfor
 		if err != nil {
 			return err
 		}
-		if h != nil && slices.Contains(relaxedZoneSpreadPlatforms, h.Platform) {
+		if h != nil && (h.Platform == "OpenStack" || h.Platform == "KubeVirt") { // zones by preference alone there
 			weighted := yaml.NewMapRNode(nil)
 			if err := weighted.PipeE(yaml.SetField("weight", intNode(100))); err != nil {
 				return err
