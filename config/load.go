@@ -143,6 +143,7 @@ func validateTopology(cfg *TopologyConfig) field.ErrorList {
 		errs = append(errs, dnsLabel(topo.Child("hosted", "namespace"), h.Namespace)...)
 		errs = append(errs, dnsSubdomain(topo.Child("hosted", "hostedControlPlane"), h.HostedControlPlane)...)
 		errs = append(errs, validateGuestIdentity(topo.Child("hosted", "guestIdentity"), h.GuestIdentity)...)
+		errs = append(errs, h.HyperShift.Validate(topo.Child("hosted", "hypershift"))...)
 	default:
 		errs = append(errs, field.NotSupported(topo.Child("type"), cfg.Topology.Type, []TopologyType{Standalone, Hosted}))
 	}

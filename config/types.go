@@ -5,6 +5,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/topolayer/topolayer/hosted"
+
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/translate/transform"
 )
@@ -90,6 +92,13 @@ type HostedTopology struct {
 	// every control-plane pod as user 1001 (hypershift/default-uid), as HyperShift does
 	// there. Default false.
 	ManagementAssignsNoUIDs bool `json:"managementAssignsNoUIDs,omitempty"`
+	// HyperShift declares what HyperShift's components declare of themselves and an
+	// operator's output does not say, for the hypershift profile's opinions that read it:
+	// the release payload's images (hypershift/images-from-payload), by workload standalone
+	// name the request-serving ones (hypershift/request-serving), those spread across zones
+	// (hypershift/multi-zone-spread), the konnectivity sidecars (hypershift/konnectivity-proxy)
+	// and the availability prober (hypershift/availability-prober). Default: none.
+	HyperShift hosted.ComponentOptions `json:"hypershift,omitzero"`
 }
 
 // GuestIdentity configures the identity the operands placed on the management cluster act

@@ -2,9 +2,12 @@ package e2e
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -15,6 +18,7 @@ import (
 	"github.com/topolayer/topolayer/contract/contracttest"
 	"github.com/topolayer/topolayer/contract/corpus"
 	"github.com/topolayer/topolayer/e2e/cluster"
+	hypershift "github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/topology"
 )
 
@@ -86,5 +90,121 @@ func TestTranslatedOAuthDeploymentAccepted(t *testing.T) {
 	}
 	if created.GetNamespace() != "clusters-example" || created.GetName() != "openshift-authentication--oauth-openshift" {
 		t.Fatalf("accepted as %s/%s", created.GetNamespace(), created.GetName())
+	}
+}
+
+// TestTranslatedOAuthDeploymentWithHyperShiftComponents: the oauth-openshift Deployment of
+// the CAO corpus, translated with the shipped hosted CAO example, a HostedControlPlane, and
+// what HyperShift's own oauth-openshift component declares (both konnectivity proxies, the
+// availability prober, payload images), is accepted by the real management API server
+// (server-side dry run), and its pod, sidecars and init container included, is admitted by
+// the server's Pod Security admission in a namespace that enforces "restricted"; the same
+// pod with a sidecar as HyperShift writes it (no securityContext) is refused there.
+func TestTranslatedOAuthDeploymentWithHyperShiftComponents(t *testing.T) {
+	var c corpus.Case
+	for _, cc := range corpus.CAOCases(t) {
+		if strings.HasSuffix(cc.Name, "/oauth-server-creation-minimal") {
+			c = cc
+		}
+	}
+	out, err := contract.ReadOutputDir(c.ExpectedOutput, contract.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(c.OutputResources)
+	if err != nil {
+		t.Fatal(err)
+	}
+	declared, err := contract.ParseOutputResources(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load("../examples/cluster-authentication-operator/hosted.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	yes := true
+	components := &cfg.Topology.Hosted.HyperShift
+	components.Images = map[string]string{hypershift.ImageControlPlaneOperator: "registry.example/cpo:test", hypershift.ImageAvailabilityProber: "registry.example/prober:test"}
+	components.AvailabilityProber = []string{"oauth-openshift"}
+	components.Konnectivity = []hypershift.KonnectivityProxy{{
+		Workload: "oauth-openshift", Mode: hypershift.KonnectivityDual,
+		HTTPS:    hypershift.KonnectivityHTTPSOptions{ServingPort: 8092, ConnectDirectlyToCloudAPIs: &yes},
+		SOCKS5:   hypershift.KonnectivitySOCKS5Options{ResolveFromGuestClusterDNS: &yes, ResolveFromManagementClusterDNS: &yes},
+		ProxyEnv: hypershift.ProxyEnv{Containers: []string{"oauth-openshift"}, NoProxy: []string{"kube-apiserver", "audit-webhook"}},
+	}}
+	hcpObj := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"platform": map[string]any{"type": "AWS"}}}}
+	hcpObj.SetGroupVersionKind(hypershift.HostedControlPlaneGVK())
+	hcpObj.SetNamespace(cfg.Topology.Hosted.Namespace)
+	hcpObj.SetName(cfg.Topology.Hosted.HostedControlPlane)
+	h, err := hypershift.ParseHostedControlPlane(hcpObj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	topo, err := mustTopology(t, cfg).WithHostedControlPlane(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	engine, err := topo.Engine(c.Operator, declared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body []byte
+	for _, e := range engine.Plan(out).Entries {
+		if e.Source.Resource == "deployments" && e.Mutation != nil {
+			body = contracttest.Bytes(t, e.Mutation)
+		}
+	}
+	if body == nil {
+		t.Fatal("no translated Deployment in the plan")
+	}
+	var d appsv1.Deployment
+	if err := yaml.Unmarshal(body, &d); err != nil {
+		t.Fatal(err)
+	}
+	for i := range d.Spec.Template.Spec.Containers {
+		if d.Spec.Template.Spec.Containers[i].Image == "" { // the corpus ran without its image environment
+			d.Spec.Template.Spec.Containers[i].Image = "registry.example/oauth-server:test"
+		}
+	}
+	mgmt := hosted.Config(cluster.Management)
+	cs, _ := clients(t, mgmt)
+	if _, err := cs.AppsV1().Deployments(d.Namespace).Create(t.Context(), &d, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+		t.Fatalf("the management API server refuses the translated Deployment: %v", err)
+	}
+	ns := newNamespace(t, mgmt)
+	nsObj, err := cs.CoreV1().Namespaces().Get(t.Context(), ns, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nsObj.Labels["pod-security.kubernetes.io/enforce"] = "restricted"
+	if _, err := cs.CoreV1().Namespaces().Update(t.Context(), nsObj, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	podOf := func(spec corev1.PodSpec) *corev1.Pod {
+		spec.PriorityClassName = "" // HyperShift's priority classes are not on this server; Priority admission is not the check
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "oauth-openshift-0", Namespace: ns, Labels: d.Spec.Template.Labels}, Spec: spec}
+	}
+	spec := d.Spec.Template.Spec
+	var names []string
+	for _, ctr := range append(slices.Clone(spec.InitContainers), spec.Containers...) {
+		names = append(names, ctr.Name)
+	}
+	for _, want := range []string{"availability-prober", "konnectivity-proxy-https", "konnectivity-proxy-socks5"} {
+		if !slices.Contains(names, want) {
+			t.Fatalf("containers %v lack %s", names, want)
+		}
+	}
+	if _, err := cs.CoreV1().Pods(ns).Create(t.Context(), podOf(spec), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+		t.Fatalf("Pod Security admission refuses the placed pod (containers %v): %v", names, err)
+	}
+	unrestricted := *spec.DeepCopy()
+	for i := range unrestricted.Containers {
+		if strings.HasPrefix(unrestricted.Containers[i].Name, "konnectivity-proxy-") {
+			unrestricted.Containers[i].SecurityContext = nil
+		}
+	}
+	if _, err := cs.CoreV1().Pods(ns).Create(t.Context(), podOf(unrestricted), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err == nil || !strings.Contains(err.Error(), "konnectivity-proxy-") {
+		t.Fatalf("a sidecar as HyperShift writes it is admitted, or refused for another reason: %v", err)
 	}
 }

@@ -69,6 +69,7 @@ func Containment(hcpNamespace string) *translate.Containment {
 			{Key: LabelHostedControlPlane, Value: hcpNamespace},
 			{Key: LabelControlPlaneComponent},
 			{Key: LabelManagedBy, Value: "control-plane-operator"},
+			{Key: LabelRequestServingComponent, Value: "true"},
 		},
 	}
 	for _, name := range ControlPlaneComponents() {

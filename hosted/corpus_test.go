@@ -273,7 +273,20 @@ func TestOAuthServerDeployment(t *testing.T) {
 			}
 		}
 	}
-	if spec.NodeSelector != nil || spec.Affinity != nil || spec.PriorityClassName != hosted.PriorityClassControlPlane {
+	// The operator's affinity goes; HyperShift's node affinity and colocation come.
+	var hyperShiftAffinity any
+	if err := yaml.Unmarshal([]byte(`
+nodeAffinity:
+  preferredDuringSchedulingIgnoredDuringExecution:
+  - {weight: 50, preference: {matchExpressions: [{key: hypershift.openshift.io/control-plane, operator: In, values: ["true"]}]}}
+  - {weight: 100, preference: {matchExpressions: [{key: hypershift.openshift.io/cluster, operator: In, values: [`+hcp+`]}]}}
+podAffinity:
+  preferredDuringSchedulingIgnoredDuringExecution:
+  - {weight: 100, podAffinityTerm: {labelSelector: {matchLabels: {hypershift.openshift.io/hosted-control-plane: `+hcp+`}}, topologyKey: kubernetes.io/hostname}}
+`), &hyperShiftAffinity); err != nil {
+		t.Fatal(err)
+	}
+	if spec.NodeSelector != nil || !cmp.Equal(spec.Affinity, hyperShiftAffinity) || spec.PriorityClassName != hosted.PriorityClassControlPlane {
 		t.Errorf("standalone scheduling kept: nodeSelector %v affinity %v priorityClass %q", spec.NodeSelector, spec.Affinity, spec.PriorityClassName)
 	}
 	if d.Spec.Template.Metadata.Labels[hosted.LabelHostedControlPlane] != hcp || d.Metadata.Labels[hosted.LabelControlPlaneComponent] != "oauth-openshift" {

@@ -39,6 +39,9 @@ type HostedControlPlane struct {
 	Annotations map[string]string
 	// ReleaseImage is spec.releaseImage, recorded on every control-plane pod.
 	ReleaseImage string
+	// Platform is spec.platform.type (AWS, OpenStack, KubeVirt, ...): zones are spread over
+	// by preference alone on OpenStack and KubeVirt.
+	Platform string
 }
 
 // Availability policies of a HostedControlPlane.
@@ -98,6 +101,9 @@ func ParseHostedControlPlane(obj *unstructured.Unstructured) (*HostedControlPlan
 	}
 	if h.ReleaseImage, _, err = unstructured.NestedString(obj.Object, "spec", "releaseImage"); err != nil {
 		return nil, fail("releaseImage", err)
+	}
+	if h.Platform, _, err = unstructured.NestedString(obj.Object, "spec", "platform", "type"); err != nil {
+		return nil, fail("platform.type", err)
 	}
 	if h.NodeSelector, _, err = unstructured.NestedStringMap(obj.Object, "spec", "nodeSelector"); err != nil {
 		return nil, fail("nodeSelector", err)
@@ -179,9 +185,17 @@ func (h *HostedControlPlane) RequestOverrides() (map[string]map[string]map[strin
 // Replicas returns how many replicas HyperShift runs a component with: 1 when the
 // control plane is SingleReplica, 3 for etcd and the API-critical components, else 2.
 func (h *HostedControlPlane) Replicas(component string) int {
+	return h.replicas(component, false)
+}
+
+// replicas is Replicas for a component that may serve requests: 2 under the dedicated
+// request-serving topology when highly available.
+func (h *HostedControlPlane) replicas(component string, requestServing bool) int {
 	switch {
 	case h.AvailabilityPolicy == SingleReplica:
 		return 1
+	case requestServing && h.Annotations[AnnotationTopology] == TopologyDedicatedRequestServing:
+		return 2
 	case component == "etcd" || slices.Contains(APICriticalComponents(), component):
 		return 3
 	}
@@ -211,8 +225,8 @@ func (h *HostedControlPlane) PriorityClass(component string) string {
 // criticality with the HCP's overrides, the HCP's nodeSelector, tolerations and labels, the
 // release image and restart date annotations, a read-only root filesystem with a /tmp
 // emptyDir, and the HCP's resource request overrides; and the budget of every
-// PodDisruptionBudget by availability policy.
-func hcpOpinions(h *HostedControlPlane) []transform.Transform {
+// PodDisruptionBudget by availability policy. c says which components serve requests.
+func hcpOpinions(h *HostedControlPlane, c ComponentOptions) []transform.Transform {
 	var out []transform.Transform
 	for _, resource := range translate.PodBearingResources() {
 		if resource == "pods" {
@@ -223,7 +237,7 @@ func hcpOpinions(h *HostedControlPlane) []transform.Transform {
 		}
 		if resource == "deployments" {
 			add("replicas-by-availability", func(obj, _, _ *yaml.RNode, component string) error {
-				n := h.Replicas(component)
+				n := h.replicas(component, c.requestServing(component))
 				if err := obj.PipeE(yaml.LookupCreate(yaml.MappingNode, "spec"), yaml.SetField("replicas", intNode(n))); err != nil {
 					return err
 				}
@@ -234,6 +248,9 @@ func hcpOpinions(h *HostedControlPlane) []transform.Transform {
 					return nil
 				}
 				surge, unavailable := 1, 0
+				if c.requestServing(component) {
+					unavailable = 1
+				}
 				if n > 2 {
 					surge, unavailable = 0, 1
 				}

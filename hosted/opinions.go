@@ -23,7 +23,18 @@ type ProfileOptions struct {
 	// no SecurityContextConstraints): every control-plane pod then runs as
 	// DefaultSecurityContextUID, as HyperShift's SetDefaultSecurityContext makes it.
 	ManagementAssignsNoUIDs bool
+	// Components are what HyperShift's components declare of themselves and an operator's
+	// output does not say: payload images, request serving, multi-zone spread, konnectivity
+	// and the availability prober (ComponentOptions).
+	Components ComponentOptions
+	// GuestAPIServer is the guest API server's address as the pods of the HCP namespace
+	// reach it, which the availability prober waits for; default https://kube-apiserver:6443.
+	GuestAPIServer string
 }
+
+// DefaultGuestAPIServer is the guest API server's address in an HCP namespace: its
+// kube-apiserver Service.
+const DefaultGuestAPIServer = "https://kube-apiserver:6443"
 
 // DefaultSecurityContextUID is the user HyperShift runs control-plane pods as where the
 // management cluster assigns none.
@@ -101,13 +112,23 @@ func podSpecOpinion(name, resource string, edit func(spec *yaml.RNode, component
 	})
 }
 
-// frameworkOpinions returns the opinions of HyperShift's component framework that read
-// nothing of the HostedControlPlane, each a named transform on the management cluster's
-// workloads (a bare Pod is no component of HyperShift's): ConfigMap and Secret volume
-// modes (volume-default-modes), the image pull policy of containers (image-pull-policy),
-// every container's terminationMessagePolicy (termination-message-policy), and, where the
-// management cluster assigns no UIDs, the pod's user (default-uid).
+// frameworkOpinions returns the opinions of HyperShift's component framework that need
+// nothing of the HostedControlPlane but its namespace (the request-serving isolation of the
+// node affinity reads it when known), each a named transform on the
+// management cluster's workloads (a bare Pod is no component of HyperShift's), in
+// HyperShift's order: ConfigMap and Secret volume modes (volume-default-modes), the image pull
+// policy of containers (image-pull-policy), the payload's images, konnectivity sidecars and
+// availability prober the ComponentOptions configure (images-from-payload,
+// konnectivity-proxy, availability-prober), every container's terminationMessagePolicy
+// (termination-message-policy), where the management cluster assigns no UIDs the pod's user
+// (default-uid), the node affinity and colocation by the HCP namespace
+// (control-plane-node-affinity, colocation), and the request-serving label
+// (request-serving).
 func frameworkOpinions(o ProfileOptions) []transform.Transform {
+	guestServer := o.GuestAPIServer
+	if guestServer == "" {
+		guestServer = DefaultGuestAPIServer
+	}
 	var out []transform.Transform
 	for _, resource := range translate.PodBearingResources() {
 		if resource == "pods" {
@@ -116,10 +137,27 @@ func frameworkOpinions(o ProfileOptions) []transform.Transform {
 		out = append(out,
 			podSpecOpinion("volume-default-modes", resource, func(spec *yaml.RNode, _ string) error { return volumeDefaultModes(spec) }),
 			podSpecOpinion("image-pull-policy", resource, func(spec *yaml.RNode, _ string) error { return imagePullPolicy(spec) }),
+		)
+		out = append(out, componentInjections(resource, o.Components, guestServer)...)
+		out = append(out,
 			podSpecOpinion("termination-message-policy", resource, func(spec *yaml.RNode, _ string) error { return terminationMessagePolicy(spec) }),
 		)
 		if o.ManagementAssignsNoUIDs {
 			out = append(out, podSpecOpinion("default-uid", resource, defaultUID))
+		}
+		out = append(out, isolation(resource, o.Components, o.HostedControlPlane)...)
+	}
+	return out
+}
+
+// spreadOpinions returns the multi-zone spread of the components the ComponentOptions name,
+// on Deployments and StatefulSets: last, as it selects the pods by every label the other
+// opinions set.
+func spreadOpinions(o ProfileOptions) []transform.Transform {
+	var out []transform.Transform
+	for _, resource := range []string{"deployments", "statefulsets"} {
+		for _, component := range o.Components.MultiZoneSpread {
+			out = append(out, multiZoneSpread(resource, component, o.HostedControlPlane))
 		}
 	}
 	return out
@@ -229,4 +267,25 @@ func name(node *yaml.RNode) string {
 		return yaml.GetValue(f.Value)
 	}
 	return ""
+}
+
+// hcpNamespaceOpinion is workloadOpinion for an edit that reads the HCP namespace the
+// workload lands in.
+func hcpNamespaceOpinion(name, resource string, edit func(spec, meta *yaml.RNode, component, hcpNamespace string) error) transform.Transform {
+	t := workloadOpinion(name, resource, nil)
+	t.Filter = func(c transform.Context) (kio.Filter, error) {
+		return workloadOpinion(name, resource, func(_, spec, meta *yaml.RNode, component string) error {
+			return edit(spec, meta, component, c.HCPNamespace)
+		}).Filter(c)
+	}
+	return t
+}
+
+// labelOpinion returns an opinion setting one label on the pods of one component's workloads.
+func labelOpinion(name, resource, component, key, value string) transform.Transform {
+	t := workloadOpinion(name, resource, func(_, _, meta *yaml.RNode, _ string) error {
+		return meta.PipeE(yaml.LookupCreate(yaml.MappingNode, "labels"), yaml.SetField(key, yaml.NewStringRNode(value)))
+	})
+	t.Match.Name = component
+	return t
 }

@@ -102,6 +102,34 @@ func TestFrameworkOpinions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	dedicatedHCP, err := parseHCP(t, "", map[string]string{
+		hosted.AnnotationTopology:                   hosted.TopologyDedicatedRequestServing,
+		hosted.AnnotationRequestServingNodeSelector: "size=large,pool=serving",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	openStackHCP, err := parseHCP(t, "platform: {type: OpenStack}", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	yes := true
+	// What HyperShift's oauth-openshift component declares (its fixture's HCP), with images.
+	components := hosted.ProfileOptions{Components: hosted.ComponentOptions{
+		Images: map[string]string{
+			"oauth-server": "quay.io/oauth-server@sha256:1", "cli": "quay.io/cli@sha256:2",
+			hosted.ImageControlPlaneOperator: "quay.io/cpo@sha256:3", hosted.ImageAvailabilityProber: "quay.io/prober@sha256:4",
+		},
+		RequestServing:  []string{"oauth-openshift"},
+		MultiZoneSpread: []string{"oauth-openshift"},
+		Konnectivity: []hosted.KonnectivityProxy{{
+			Workload: "oauth-openshift", Mode: hosted.KonnectivityDual,
+			HTTPS:    hosted.KonnectivityHTTPSOptions{ServingPort: 8092, ConnectDirectlyToCloudAPIs: &yes},
+			SOCKS5:   hosted.KonnectivitySOCKS5Options{ResolveFromGuestClusterDNS: &yes, ResolveFromManagementClusterDNS: &yes},
+			ProxyEnv: hosted.ProxyEnv{Containers: []string{"oauth-openshift"}, NoProxy: []string{"kube-apiserver", "audit-webhook"}},
+		}},
+		AvailabilityProber: []string{"oauth-openshift"},
+	}}
 	for _, tc := range []struct {
 		name      string
 		options   hosted.ProfileOptions
@@ -189,6 +217,152 @@ func TestFrameworkOpinions(t *testing.T) {
 			in:   `{apiVersion: policy/v1, kind: PodDisruptionBudget, spec: {maxUnavailable: 25%, selector: {}, unhealthyPodEvictionPolicy: IfHealthyBudget}}`,
 			want: `{apiVersion: policy/v1, kind: PodDisruptionBudget, spec: {selector: {}, minAvailable: 1, unhealthyPodEvictionPolicy: AlwaysAllow}}`,
 		},
+		{
+			name: "a container's or init container's image naming a payload image gets its pull spec", options: components, transform: "hypershift/images-from-payload", id: deployment("console"),
+			in: `{apiVersion: apps/v1, kind: Deployment, spec: {template: {spec: {
+  initContainers: [{name: i, image: cli}],
+  containers: [{name: a, image: oauth-server}, {name: b, image: "quay.io/x:v1"}, {name: c}]}}}}`,
+			want: `{apiVersion: apps/v1, kind: Deployment, spec: {template: {spec: {
+  initContainers: [{name: i, image: "quay.io/cli@sha256:2"}],
+  containers: [{name: a, image: "quay.io/oauth-server@sha256:1"}, {name: b, image: "quay.io/x:v1"}, {name: c}]}}}}`,
+		},
+		{
+			name: "no payload images, no transform", transform: "hypershift/images-from-payload", id: deployment("console"),
+			in: `{apiVersion: apps/v1, kind: Deployment, spec: {template: {spec: {containers: [{name: a, image: oauth-server}]}}}}`, want: `{apiVersion: apps/v1, kind: Deployment, spec: {template: {spec: {containers: [{name: a, image: oauth-server}]}}}}`,
+			none: true,
+		},
+		{
+			name: "both konnectivity proxies, their volumes, and the proxy environment of the named container", options: components, transform: "hypershift/konnectivity-proxy", id: deployment("oauth-openshift"),
+			in: `{apiVersion: apps/v1, kind: Deployment, spec: {template: {spec: {
+  containers: [{name: oauth-openshift, env: [{name: HTTPS_PROXY, value: "http://corp:3128"}, {name: NO_PROXY, value: corp}]}, {name: audit-logs}],
+  volumes: [{name: config, configMap: {name: config}}]}}}}`,
+			want: `{apiVersion: apps/v1, kind: Deployment, spec: {template: {spec: {
+  containers: [
+    {name: oauth-openshift, env: [{name: HTTPS_PROXY, value: "http://127.0.0.1:8092"}, {name: NO_PROXY, value: "kube-apiserver,audit-webhook"}, {name: HTTP_PROXY, value: "http://127.0.0.1:8092"}, {name: ALL_PROXY, value: "socks5://127.0.0.1:8090"}]},
+    {name: audit-logs},
+    {name: konnectivity-proxy-https, image: "quay.io/cpo@sha256:3", command: [/usr/bin/control-plane-operator, konnectivity-https-proxy],
+     args: [run, --serving-port=8092, --connect-directly-to-cloud-apis=true],
+     env: [{name: KUBECONFIG, value: /etc/kubernetes/secrets/kubeconfig/kubeconfig}],
+     resources: {requests: {cpu: 10m, memory: 30Mi}},
+     securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}},
+     volumeMounts: [{name: kubeconfig, mountPath: /etc/kubernetes/secrets/kubeconfig}, {name: konnectivity-proxy-cert, mountPath: /etc/konnectivity/proxy-client}, {name: konnectivity-proxy-ca, mountPath: /etc/konnectivity/proxy-ca}]},
+    {name: konnectivity-proxy-socks5, image: "quay.io/cpo@sha256:3", command: [/usr/bin/control-plane-operator, konnectivity-socks5-proxy],
+     args: [run, --resolve-from-guest-cluster-dns=true, --resolve-from-management-cluster-dns=true],
+     env: [{name: KUBECONFIG, value: /etc/kubernetes/secrets/kubeconfig/kubeconfig}],
+     resources: {requests: {cpu: 10m, memory: 30Mi}},
+     securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}},
+     volumeMounts: [{name: kubeconfig, mountPath: /etc/kubernetes/secrets/kubeconfig}, {name: konnectivity-proxy-cert, mountPath: /etc/konnectivity/proxy-client}, {name: konnectivity-proxy-ca, mountPath: /etc/konnectivity/proxy-ca}]}],
+  volumes: [{name: config, configMap: {name: config}},
+    {name: kubeconfig, secret: {secretName: service-network-admin-kubeconfig, defaultMode: 416}},
+    {name: konnectivity-proxy-cert, secret: {secretName: konnectivity-client, defaultMode: 416}},
+    {name: konnectivity-proxy-ca, configMap: {name: konnectivity-ca-bundle}}]}}}}`,
+		},
+		{
+			name: "the SOCKS5 proxy alone, on the pod's own kubeconfig volume", options: hosted.ProfileOptions{Components: hosted.ComponentOptions{
+				Images:       map[string]string{hosted.ImageControlPlaneOperator: "cpo"},
+				Konnectivity: []hosted.KonnectivityProxy{{Workload: "ingress", Mode: hosted.KonnectivitySOCKS5, SOCKS5: hosted.KonnectivitySOCKS5Options{ServingPort: 1080, DisableResolver: &yes}, ProxyEnv: hosted.ProxyEnv{Containers: []string{"ingress"}}}},
+			}}, transform: "hypershift/konnectivity-proxy", id: deployment("ingress"),
+			in: `{apiVersion: apps/v1, kind: Deployment, spec: {template: {spec: {containers: [{name: ingress}], volumes: [{name: kubeconfig, secret: {secretName: mine}}]}}}}`,
+			want: `{apiVersion: apps/v1, kind: Deployment, spec: {template: {spec: {
+  containers: [{name: ingress, env: [{name: ALL_PROXY, value: "socks5://127.0.0.1:1080"}]},
+    {name: konnectivity-proxy-socks5, image: cpo, command: [/usr/bin/control-plane-operator, konnectivity-socks5-proxy],
+     args: [run, --serving-port=1080, --disable-resolver=true],
+     env: [{name: KUBECONFIG, value: /etc/kubernetes/secrets/kubeconfig/kubeconfig}],
+     resources: {requests: {cpu: 10m, memory: 30Mi}},
+     securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}},
+     volumeMounts: [{name: kubeconfig, mountPath: /etc/kubernetes/secrets/kubeconfig}, {name: konnectivity-proxy-cert, mountPath: /etc/konnectivity/proxy-client}, {name: konnectivity-proxy-ca, mountPath: /etc/konnectivity/proxy-ca}]}],
+  volumes: [{name: kubeconfig, secret: {secretName: mine}},
+    {name: konnectivity-proxy-cert, secret: {secretName: konnectivity-client, defaultMode: 416}},
+    {name: konnectivity-proxy-ca, configMap: {name: konnectivity-ca-bundle}}]}}}}`,
+		},
+		{
+			name: "no konnectivity for a component not configured", options: components, transform: "hypershift/konnectivity-proxy", id: deployment("console"),
+			in: `{apiVersion: apps/v1, kind: Deployment, spec: {template: {spec: {containers: [{name: a}]}}}}`, want: `{apiVersion: apps/v1, kind: Deployment, spec: {template: {spec: {containers: [{name: a}]}}}}`,
+			none: true,
+		},
+		{
+			name: "the availability prober first among the init containers, waiting for the guest API server", options: components, transform: "hypershift/availability-prober", id: deployment("oauth-openshift"),
+			in: `{apiVersion: apps/v1, kind: Deployment, spec: {template: {spec: {initContainers: [{name: setup}], containers: [{name: a}]}}}}`,
+			want: `{apiVersion: apps/v1, kind: Deployment, spec: {template: {spec: {initContainers: [
+  {name: availability-prober, image: "quay.io/prober@sha256:4", imagePullPolicy: IfNotPresent,
+   command: [/usr/bin/control-plane-operator, availability-prober, --target, "https://kube-apiserver:6443/readyz"],
+   securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}},
+  {name: setup}], containers: [{name: a}]}}}}`,
+		},
+		{
+			name: "HyperShift's node affinity replaces the preferred terms and keeps the required ones", transform: "hypershift/control-plane-node-affinity", id: deployment("console"),
+			in: `{apiVersion: apps/v1, kind: Deployment, spec: {template: {spec: {affinity: {nodeAffinity: {
+  requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: arch, operator: In, values: [amd64]}]}]},
+  preferredDuringSchedulingIgnoredDuringExecution: [{weight: 1, preference: {matchExpressions: [{key: ssd, operator: Exists}]}}]}}}}}}`,
+			want: `{apiVersion: apps/v1, kind: Deployment, spec: {template: {metadata: {}, spec: {affinity: {nodeAffinity: {
+  requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: arch, operator: In, values: [amd64]}]}]},
+  preferredDuringSchedulingIgnoredDuringExecution: [
+    {weight: 50, preference: {matchExpressions: [{key: hypershift.openshift.io/control-plane, operator: In, values: ["true"]}]}},
+    {weight: 100, preference: {matchExpressions: [{key: hypershift.openshift.io/cluster, operator: In, values: [` + hcp + `]}]}}]}}}}}}`,
+		},
+		{
+			name: "a request-serving component under the dedicated topology tolerates and requires its request-serving nodes", options: hosted.ProfileOptions{HostedControlPlane: dedicatedHCP, Components: components.Components},
+			transform: "hypershift/control-plane-node-affinity", id: deployment("oauth-openshift"),
+			in: `{apiVersion: apps/v1, kind: Deployment, spec: {template: {spec: {tolerations: [{key: a, operator: Exists}]}}}}`,
+			want: `{apiVersion: apps/v1, kind: Deployment, spec: {template: {metadata: {}, spec: {tolerations: [{key: a, operator: Exists}, {key: hypershift.openshift.io/request-serving-component, operator: Equal, value: "true", effect: NoSchedule}],
+  affinity: {nodeAffinity: {
+  preferredDuringSchedulingIgnoredDuringExecution: [
+    {weight: 50, preference: {matchExpressions: [{key: hypershift.openshift.io/control-plane, operator: In, values: ["true"]}]}},
+    {weight: 100, preference: {matchExpressions: [{key: hypershift.openshift.io/cluster, operator: In, values: [` + hcp + `]}]}}],
+  requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [
+    {key: hypershift.openshift.io/request-serving-component, operator: In, values: ["true"]},
+    {key: hypershift.openshift.io/cluster, operator: In, values: [` + hcp + `]},
+    {key: pool, operator: In, values: [serving]}, {key: size, operator: In, values: [large]}]}]}}}}}}}`,
+		},
+		{
+			name: "colocation with the pods of the hosted control plane, by host", transform: "hypershift/colocation", id: deployment("console"),
+			in: `{apiVersion: apps/v1, kind: Deployment, spec: {template: {spec: {}}}}`,
+			want: `{apiVersion: apps/v1, kind: Deployment, spec: {template: {metadata: {}, spec: {affinity: {podAffinity: {preferredDuringSchedulingIgnoredDuringExecution: [
+  {weight: 100, podAffinityTerm: {labelSelector: {matchLabels: {hypershift.openshift.io/hosted-control-plane: ` + hcp + `}}, topologyKey: kubernetes.io/hostname}}]}}}}}}`,
+		},
+		{
+			name: "the request-serving label on a request-serving component's pods", options: components, transform: "hypershift/request-serving", id: deployment("oauth-openshift"),
+			in:   `{apiVersion: apps/v1, kind: Deployment, spec: {template: {metadata: {labels: {app: oauth-openshift}}}}}`,
+			want: `{apiVersion: apps/v1, kind: Deployment, spec: {template: {metadata: {labels: {app: oauth-openshift, hypershift.openshift.io/request-serving-component: "true"}}, spec: {}}}}`,
+		},
+		{
+			name: "not on another's", options: components, transform: "hypershift/request-serving", id: deployment("console"),
+			in: `{apiVersion: apps/v1, kind: Deployment, spec: {}}`, want: `{apiVersion: apps/v1, kind: Deployment, spec: {}}`,
+			none: true,
+		},
+		{
+			name: "a request-serving component of 3 replicas rolls out as the others", options: hosted.ProfileOptions{HostedControlPlane: haHCP, Components: components.Components},
+			transform: "hypershift/replicas-by-availability", id: deployment("oauth-openshift"),
+			in:   `{apiVersion: apps/v1, kind: Deployment, spec: {replicas: 0}}`,
+			want: `{apiVersion: apps/v1, kind: Deployment, spec: {replicas: 3, revisionHistoryLimit: 2, strategy: {type: RollingUpdate, rollingUpdate: {maxSurge: 0, maxUnavailable: 1}}, template: {metadata: {}, spec: {}}}}`,
+		},
+		{
+			name: "under the dedicated topology it runs 2, one of which may be unavailable", options: hosted.ProfileOptions{HostedControlPlane: dedicatedHCP, Components: components.Components},
+			transform: "hypershift/replicas-by-availability", id: deployment("oauth-openshift"),
+			in:   `{apiVersion: apps/v1, kind: Deployment, spec: {replicas: 0}}`,
+			want: `{apiVersion: apps/v1, kind: Deployment, spec: {replicas: 2, revisionHistoryLimit: 2, strategy: {type: RollingUpdate, rollingUpdate: {maxSurge: 1, maxUnavailable: 1}}, template: {metadata: {}, spec: {}}}}`,
+		},
+		{
+			name: "spread across zones and hosts, required, over the pod's labels", options: components, transform: "hypershift/multi-zone-spread", id: deployment("oauth-openshift"),
+			in: `{apiVersion: apps/v1, kind: Deployment, spec: {replicas: 3, template: {metadata: {labels: {app: oauth-openshift}}, spec: {affinity: {podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{labelSelector: {matchLabels: {x: y}}, topologyKey: rack}]}}}}}}`,
+			want: `{apiVersion: apps/v1, kind: Deployment, spec: {replicas: 3, template: {metadata: {labels: {app: oauth-openshift}}, spec: {affinity: {podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [
+  {labelSelector: {matchLabels: {x: y}}, topologyKey: rack},
+  {labelSelector: {matchLabels: {app: oauth-openshift}}, topologyKey: topology.kubernetes.io/zone},
+  {labelSelector: {matchLabels: {app: oauth-openshift}}, topologyKey: kubernetes.io/hostname}]}}}}}}`,
+		},
+		{
+			name: "across zones by preference on OpenStack", options: hosted.ProfileOptions{HostedControlPlane: openStackHCP, Components: components.Components}, transform: "hypershift/multi-zone-spread",
+			id: contract.Identity{Group: "apps", Version: "v1", Resource: "statefulsets", Namespace: "ns", Name: "oauth-openshift"},
+			in: `{apiVersion: apps/v1, kind: StatefulSet, spec: {replicas: 2, template: {metadata: {labels: {app: a}}, spec: {}}}}`,
+			want: `{apiVersion: apps/v1, kind: StatefulSet, spec: {replicas: 2, template: {metadata: {labels: {app: a}}, spec: {affinity: {podAntiAffinity: {
+  preferredDuringSchedulingIgnoredDuringExecution: [{weight: 100, podAffinityTerm: {labelSelector: {matchLabels: {app: a}}, topologyKey: topology.kubernetes.io/zone}}],
+  requiredDuringSchedulingIgnoredDuringExecution: [{labelSelector: {matchLabels: {app: a}}, topologyKey: kubernetes.io/hostname}]}}}}}}`,
+		},
+		{
+			name: "no spread for a single replica", options: components, transform: "hypershift/multi-zone-spread", id: deployment("oauth-openshift"),
+			in:   `{apiVersion: apps/v1, kind: Deployment, spec: {template: {metadata: {labels: {app: a}}, spec: {}}}}`,
+			want: `{apiVersion: apps/v1, kind: Deployment, spec: {template: {metadata: {labels: {app: a}}, spec: {}}}}`,
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, ran := runOpinion(t, tc.options, tc.transform, tc.id, tc.in)
@@ -246,6 +420,8 @@ func TestProfileTransformNames(t *testing.T) {
 		"hypershift/volume-default-modes", "hypershift/image-pull-policy", "hypershift/termination-message-policy", "hypershift/default-uid",
 		"hypershift/replicas-by-availability", "hypershift/debug-deployments", "hypershift/hcp-node-selector", "hypershift/hcp-tolerations",
 		"hypershift/resource-request-overrides", "hypershift/pdb-by-availability", "hypershift/drop-owner-references",
+		"hypershift/images-from-payload", "hypershift/konnectivity-proxy", "hypershift/availability-prober", "hypershift/control-plane-node-affinity",
+		"hypershift/colocation", "hypershift/request-serving", "hypershift/multi-zone-spread",
 	} {
 		if !slices.Contains(names, want) {
 			t.Errorf("%s is not among %v", want, names)

@@ -24,20 +24,23 @@ const ProfileHyperShift = "hypershift"
 // Profile returns the transforms of a built-in profile by name; false for an unknown one.
 // The hypershift profile is HyperShiftProfile, then the opinions of HyperShift's component
 // framework that read nothing of the HostedControlPlane (volume modes, image pull policy,
-// termination message policy, and the default UID when o says the management cluster
-// assigns none), then, with o.HostedControlPlane, the opinions that read it (replicas and
-// rollout by availability policy, debug components scaled to zero, priority class by
-// criticality, the HCP's node selector, tolerations, labels and annotations, a read-only
-// root filesystem, resource request overrides, PodDisruptionBudgets by availability policy).
+// termination message policy, the default UID when o says the management cluster assigns
+// none, node affinity and colocation, and what o.Components configure: payload images,
+// konnectivity sidecars, the availability prober, the request-serving label), then, with
+// o.HostedControlPlane, the opinions that read it (replicas and rollout by availability
+// policy, debug components scaled to zero, priority class by criticality, the HCP's node
+// selector, tolerations, labels and annotations, a read-only root filesystem, resource
+// request overrides, PodDisruptionBudgets by availability policy), then the multi-zone spread
+// of the components o.Components names.
 func Profile(name string, o ProfileOptions) ([]transform.Transform, bool) {
 	if name != ProfileHyperShift {
 		return nil, false
 	}
 	out := append(HyperShiftProfile(), frameworkOpinions(o)...)
 	if o.HostedControlPlane != nil {
-		out = append(out, hcpOpinions(o.HostedControlPlane)...)
+		out = append(out, hcpOpinions(o.HostedControlPlane, o.Components)...)
 	}
-	return out, true
+	return append(out, spreadOpinions(o)...), true
 }
 
 // ProfileTransformNames returns, sorted, the name of every transform a built-in profile
@@ -54,7 +57,14 @@ func ProfileTransformNames(name string) ([]string, bool) {
 			AnnotationResourceRequestOverridePrefix + "/c.c": "cpu=1",
 		},
 	}
-	transforms, ok := Profile(name, ProfileOptions{HostedControlPlane: every, ManagementAssignsNoUIDs: true})
+	components := ComponentOptions{
+		Images:             map[string]string{ImageControlPlaneOperator: "i", ImageAvailabilityProber: "i"},
+		RequestServing:     []string{"c"},
+		MultiZoneSpread:    []string{"c"},
+		Konnectivity:       []KonnectivityProxy{{Workload: "c", Mode: KonnectivityDual}},
+		AvailabilityProber: []string{"c"},
+	}
+	transforms, ok := Profile(name, ProfileOptions{HostedControlPlane: every, ManagementAssignsNoUIDs: true, Components: components})
 	if !ok {
 		return nil, false
 	}

@@ -465,6 +465,8 @@ func transformsOf(cfg *config.TopologyConfig, hcp *hosted.HostedControlPlane) ([
 	o := hosted.ProfileOptions{HostedControlPlane: hcp}
 	if h := cfg.Topology.Hosted; h != nil {
 		o.ManagementAssignsNoUIDs = h.ManagementAssignsNoUIDs
+		o.Components = h.HyperShift
+		o.GuestAPIServer = h.GuestIdentity.Server
 	}
 	for _, p := range cfg.Transforms.Profiles {
 		profile, ok := hosted.Profile(p, o)

@@ -37,7 +37,9 @@ type Violation struct {
 // (see RuleSelectorScope) must require its simulated namespace's label, and select no pod
 // template of the plan from another simulated namespace nor any of others (the labels of
 // pods that are not in the plan: the hosted control plane's own components); a selector that
-// reaches other namespaces of the HCP namespace must name them. No reference (a field of the
+// reaches other namespaces of the HCP namespace must name them. A preferred pod affinity term
+// is not checked: it only makes the nodes of the pods it selects more likely for the pod
+// itself, which is how HyperShift colocates the pods of one hosted control plane. No reference (a field of the
 // reference table, an annotation of annotationReferences, a Service DNS name in a ConfigMap
 // or Secret, an entry of statusReferences, in status writes too) may name a standalone
 // identity the plan renamed or shadowed. discovery nil means
@@ -162,6 +164,9 @@ func checkSimulatedNamespaces(p *Plan, finals []*yaml.RNode, hcp string, discove
 			found[k] = append(found[k], Violation{i, fmt.Sprintf(format, args...)})
 		}
 		for _, site := range selectorSites(obj, e.Source.Group, e.Source.Resource) {
+			if site.soft {
+				continue // draws the pod to nodes, and nothing to it: the hypershift profile's colocation selects the whole hosted control plane
+			}
 			where := strings.Join(site.path, ".")
 			allowed := []string{e.Source.Namespace}
 			if site.peer {

@@ -54,6 +54,7 @@ type selectorSite struct {
 	plain  bool        // a map of labels (a Service's), not a LabelSelector
 	peer   bool        // parent is a NetworkPolicy peer or an affinity term: it may reach other namespaces
 	create bool        // the field is required: absent means "every pod" (a NetworkPolicy's podSelector)
+	soft   bool        // a preferred pod affinity term: it only scores the nodes the pod may run on
 }
 
 // podSitesIn returns the pod specs of obj, a YAML tree (podspec.FindNode); none for a
@@ -124,6 +125,11 @@ func selectorSites(obj *yaml.RNode, group, resource string) []selectorSite {
 			}
 		}
 		out = append(out, selectorSite{path: append(slices.Clone(path), field), parent: parent, field: field, plain: plain, peer: peer, create: create})
+	}
+	soft := func(n int) { // marks the sites added since there were n
+		for i := n; i < len(out); i++ {
+			out[i].soft = true
+		}
 	}
 	list := func(parent *yaml.RNode, field string) []*yaml.RNode {
 		if parent == nil {
@@ -202,7 +208,11 @@ func selectorSites(obj *yaml.RNode, group, resource string) []selectorSite {
 			}
 			for i, w := range list(aff, "preferredDuringSchedulingIgnoredDuringExecution") {
 				if term := w.Field("podAffinityTerm"); term != nil && term.Value.YNode().Kind == yaml.MappingNode {
+					n := len(out)
 					add(term.Value, append(slices.Clone(base), fmt.Sprintf("preferredDuringSchedulingIgnoredDuringExecution[%d]", i), "podAffinityTerm"), "labelSelector", false, true, false)
+					if kind == "podAffinity" {
+						soft(n)
+					}
 				}
 			}
 		}

@@ -152,8 +152,8 @@ const (
 	// has nothing more to do.
 	TriggerResync = "resync"
 	// TriggerHostedControlPlane: what the hypershift profile reads of the HostedControlPlane
-	// changed (its availability policy, node selector, tolerations, labels, annotations or
-	// release image); every operator runs, and its outputs are placed with the new profile.
+	// changed (its availability policy, node selector, tolerations, labels, annotations,
+	// release image or platform); every operator runs, and its outputs are placed with the new profile.
 	TriggerHostedControlPlane = "hosted-control-plane"
 )
 
