@@ -38,8 +38,9 @@ type Violation struct {
 // template of the plan from another simulated namespace nor any of others (the labels of
 // pods that are not in the plan: the hosted control plane's own components); a selector that
 // reaches other namespaces of the HCP namespace must name them. A preferred pod affinity term
-// is not checked: it only makes the nodes of the pods it selects more likely for the pod
-// itself, which is how HyperShift colocates the pods of one hosted control plane. No reference (a field of the
+// that reaches no other namespace is not checked: it only makes the nodes of the pods it
+// selects, all of the same hosted control plane, more likely for the pod itself, which is how
+// HyperShift colocates the pods of one hosted control plane. No reference (a field of the
 // reference table, an annotation of annotationReferences, a Service DNS name in a ConfigMap
 // or Secret, an entry of statusReferences, in status writes too) may name a standalone
 // identity the plan renamed or shadowed. discovery nil means
@@ -164,8 +165,8 @@ func checkSimulatedNamespaces(p *Plan, finals []*yaml.RNode, hcp string, discove
 			found[k] = append(found[k], Violation{i, fmt.Sprintf(format, args...)})
 		}
 		for _, site := range selectorSites(obj, e.Source.Group, e.Source.Resource) {
-			if site.soft {
-				continue // draws the pod to nodes, and nothing to it: the hypershift profile's colocation selects the whole hosted control plane
+			if site.soft && ownNamespaceOnly(site.parent) {
+				continue // draws the pod to the nodes of its own hosted control plane's pods, and nothing to them: the hypershift profile's colocation selects that whole control plane
 			}
 			where := strings.Join(site.path, ".")
 			allowed := []string{e.Source.Namespace}
@@ -378,4 +379,15 @@ func staleStatusReferences(obj *yaml.RNode, moved map[objectKey]bool) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// ownNamespaceOnly reports whether the affinity term term selects pods of its pod's own
+// namespace only: it names no namespaces and has no namespace selector (an empty one
+// selects every namespace).
+func ownNamespaceOnly(term *yaml.RNode) bool {
+	if nl := term.Field("namespaces"); nl != nil && len(nl.Value.YNode().Content) > 0 {
+		return false
+	}
+	ns := term.Field("namespaceSelector")
+	return ns == nil || ns.Value.IsNil()
 }

@@ -357,3 +357,53 @@ func TestServingCertAlias(t *testing.T) {
 		t.Errorf("serving-cert annotation %q, want the alias oauth-server-crt (warnings %v)", got, plan.Entries[0].Warnings)
 	}
 }
+
+// TestScopePreferredPodAffinity: a preferred pod affinity term that stays in the pod's own
+// namespace (the HCP namespace) only draws the pod to the nodes of its own hosted control
+// plane's pods, as HyperShift's colocation does, and passes the check; the same term naming
+// namespaces is checked like any other selector.
+func TestScopePreferredPodAffinity(t *testing.T) {
+	cases := map[string]struct {
+		term string
+		want string // a violation must say it; "" for none
+	}{
+		"own namespace, the whole control plane":     {term: `{labelSelector: {matchLabels: {app: x}}, topologyKey: h}`},
+		"empty namespaces list is the own namespace": {term: `{labelSelector: {matchLabels: {app: x}}, namespaces: [], topologyKey: h}`},
+		"named namespaces":                           {term: `{labelSelector: {matchLabels: {app: x}}, namespaces: [` + scopeHCP + `], topologyKey: h}`, want: "selects a pod outside the plan"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			out := &contract.OutputDir{Mutations: append(namespaceObjects(t, "ns-a"), namespaceObjects(t, "ns-b")...)}
+			plan := scopeEngine().Plan(out)
+			var term map[string]any
+			if err := sigsyaml.Unmarshal([]byte(c.term), &term); err != nil {
+				t.Fatal(err)
+			}
+			added := false
+			for i, e := range plan.Entries {
+				if e.Source.Resource == "deployments" && e.Source.Namespace == "ns-a" {
+					preferred := []any{map[string]any{"weight": int64(100), "podAffinityTerm": term}}
+					if err := unstructured.SetNestedSlice(plan.Entries[i].Object.Object, preferred, "spec", "template", "spec", "affinity", "podAffinity", "preferredDuringSchedulingIgnoredDuringExecution"); err != nil {
+						t.Fatal(err)
+					}
+					added = true
+				}
+			}
+			if !added {
+				t.Fatal("no Deployment in ns-a")
+			}
+			hcpPod := map[string]string{"app": "x", hosted.LabelHostedControlPlane: scopeHCP}
+			var msgs []string
+			for _, v := range translate.CheckSimulatedNamespaces(plan, scopeHCP, nil, hcpPod) {
+				msgs = append(msgs, v.Message)
+			}
+			joined := strings.Join(msgs, "\n")
+			switch {
+			case c.want == "" && joined != "":
+				t.Errorf("violations: %s", joined)
+			case c.want != "" && !strings.Contains(joined, c.want):
+				t.Errorf("violations %q do not say %q", joined, c.want)
+			}
+		})
+	}
+}
