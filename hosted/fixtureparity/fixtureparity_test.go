@@ -56,11 +56,11 @@ func TestParseReasons(t *testing.T) {
 	tests := map[string]struct {
 		in, wantErr string
 	}{
-		"a valid row":       {in: `{reasons: [{name: a, path: "spec.*", status: [missing], fixture: "x|y", reason: why}]}`},
-		"an unknown field":  {in: `{reasons: [{name: a, path: p, reason: why, because: no}]}`, wantErr: `unknown field "because"`},
-		"no reason":         {in: `{reasons: [{name: a, path: p}]}`, wantErr: "reasons[0].reason: Required value: say why the leaves may differ"},
-		"a duplicate name":  {in: `{reasons: [{name: a, path: p, reason: r}, {name: a, path: q, reason: r}]}`, wantErr: `reasons[1].name: Duplicate value: "a"`},
-		"an unknown status": {in: `{reasons: [{name: a, path: p, reason: r, status: [equal]}]}`, wantErr: `reasons[0].status[0]: Unsupported value: "equal"`},
+		"a valid row":        {in: `{reasons: [{name: a, path: "spec.*", status: [missing], fixture: "x|y", reason: why}]}`},
+		"an unknown field":   {in: `{reasons: [{name: a, path: p, reason: why, because: no}]}`, wantErr: `unknown field "because"`},
+		"no reason":          {in: `{reasons: [{name: a, path: p}]}`, wantErr: "reasons[0].reason: Required value: say why the leaves may differ"},
+		"a duplicate name":   {in: `{reasons: [{name: a, path: p, reason: r}, {name: a, path: q, reason: r}]}`, wantErr: `reasons[1].name: Duplicate value: "a"`},
+		"an unknown status":  {in: `{reasons: [{name: a, path: p, reason: r, status: [equal]}]}`, wantErr: `reasons[0].status[0]: Unsupported value: "equal"`},
 		"a bad value regexp": {in: `{reasons: [{name: a, path: p, reason: r, placed: "("}]}`, wantErr: "reasons[0].placed: Invalid value"},
 	}
 	for name, tc := range tests {

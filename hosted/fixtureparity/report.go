@@ -115,7 +115,7 @@ type ObjectReport struct {
 	FixtureFile string `json:"fixtureFile"`
 	Placed      string `json:"placed,omitempty"`
 	// Leaves are sorted by path.
-	Leaves []Leaf  `json:"leaves"`
+	Leaves []Leaf `json:"leaves"`
 	Counts Counts `json:"counts"`
 }
 
