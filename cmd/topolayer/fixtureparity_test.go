@@ -67,8 +67,7 @@ func TestCAOFixtureParity(t *testing.T) {
 		t.Skipf("TOPOLAYER_CORPUS=%q holds no cluster-authentication-operator oauth-server-creation-minimal input", corpusRoot)
 	}
 	cfg, op := fixtureConfig(t)
-	hcp := filepath.Join(t.TempDir(), "hcp.yaml")
-	writeYAML(t, hcp, fixtureHostedControlPlane())
+	hcp := fixtureHCP
 
 	var lines []string
 	for _, v := range fixtureVariants {
@@ -135,20 +134,8 @@ func fixtureConfig(t *testing.T) (string, config.Operator) {
 	return path, cfg.Operators[i]
 }
 
-// fixtureHostedControlPlane is the HostedControlPlane the fixtures were rendered for, as
-// their README says: hcp-namespace/hcp, AWS, the 4.16.10 release image, availability policy
-// unset.
-func fixtureHostedControlPlane() map[string]any {
-	return map[string]any{
-		"apiVersion": "hypershift.openshift.io/v1beta1", "kind": "HostedControlPlane",
-		"metadata": map[string]any{"name": "hcp", "namespace": "hcp-namespace", "labels": map[string]any{"cluster.x-k8s.io/cluster-name": "cluster_name"}},
-		"spec": map[string]any{
-			"releaseImage": "quay.io/openshift-release-dev/ocp-release:4.16.10-x86_64",
-			"platform":     map[string]any{"type": "AWS", "aws": map[string]any{"region": "us-east-1"}},
-			"issuerURL":    "https://test-oidc-bucket.s3.us-east-1.amazonaws.com/test-cluster",
-		},
-	}
-}
+// fixtureHCP is the HostedControlPlane the fixtures were rendered for, as their README says.
+const fixtureHCP = "../../examples/cluster-authentication-operator/fixtures-hcp.yaml"
 
 // caoOwnedInputs are what CAO writes itself in openshift-authentication: left out of the
 // inputs, so that the compared objects are CAO's own rendering, not the corpus's.

@@ -13,8 +13,8 @@ import (
 	"github.com/topolayer/topolayer/hosted/fixtureparity"
 )
 
-// fixtureTestdata holds a small stand-in for HyperShift's fixtures, the HostedControlPlane
-// they are for, and the golden reports of TestParityHyperShiftFixtures.
+// fixtureTestdata holds a small stand-in for HyperShift's fixtures and the golden reports of
+// TestParityHyperShiftFixtures.
 const fixtureTestdata = "testdata/fixtureparity"
 
 // writeFixtureOutputs writes a small output directory of the cluster-authentication-operator:
@@ -67,7 +67,7 @@ func TestParityHyperShiftFixtures(t *testing.T) {
 	cfg, _ := fixtureConfig(t)
 	out := writeFixtureOutputs(t)
 	base := []string{"--hypershift-fixtures", filepath.Join(fixtureTestdata, "fixtures"), "--config-hosted", cfg,
-		"--hosted-control-plane", filepath.Join(fixtureTestdata, "hcp.yaml"), "--from", out, "--operator", "cluster-authentication-operator"}
+		"--hosted-control-plane", fixtureHCP, "--from", out, "--operator", "cluster-authentication-operator"}
 	for _, format := range []string{"table", "wide", "json"} {
 		t.Run(format, func(t *testing.T) {
 			got, err := runParity(t, append(base, "-o", format)...)

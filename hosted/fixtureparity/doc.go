@@ -18,7 +18,8 @@
 // has it) or different; a leaf that is not equal is explained when a row of the reasons
 // table (Reasons, DefaultReasons: reasons.yaml, embedded) names why, or when both values
 // name the same pair's objects (the fixture's name and the placed name). Every other leaf is
-// unexplained, and Report.Err fails.
+// unexplained, and Report.Err fails; so is every leaf of a fixture object the operator did
+// not write.
 //
 // It is what `topolayer parity --hypershift-fixtures DIR` prints, and it does not run the
 // operator, translate, or read any cluster: the package is pure but for ReadFixtureDir.

@@ -191,7 +191,7 @@ func Compare(variant string, fixtures []Fixture, placed []parity.Object, pairs [
 		}
 		o := comparePair(p, fixtures[fi], obj, pairs, placed, reasons)
 		v.Counts.add(o.Counts)
-		if p.Name == "deployment" {
+		if p.Kind == "Deployment" {
 			v.DeploymentEqual = o.Counts.EqualPercent()
 		}
 		v.Objects = append(v.Objects, o)
@@ -204,7 +204,8 @@ func Compare(variant string, fixtures []Fixture, placed []parity.Object, pairs [
 	return v
 }
 
-// comparePair flattens both sides of one pair and classifies every leaf.
+// comparePair flattens both sides of one pair and classifies every leaf. Without a placed
+// object no reason applies: every leaf of the fixture is missing, unexplained.
 func comparePair(p Pair, f Fixture, obj *parity.Object, pairs []Pair, placed []parity.Object, reasons *Reasons) ObjectReport {
 	o := ObjectReport{Pair: p.Name, Fixture: f.Kind() + " " + f.Name(), FixtureFile: f.File, Leaves: []Leaf{}}
 	fixtureLeaves := Flatten(withDocuments(f.Object, p, false))
@@ -228,7 +229,7 @@ func comparePair(p Pair, f Fixture, obj *parity.Object, pairs []Pair, placed []p
 		default:
 			l.Status = Different
 		}
-		if l.Status != Equal {
+		if l.Status != Equal && obj != nil {
 			if path == "metadata.name" && obj != nil && fv == f.Name() && pv == obj.Identity.Name {
 				l.Reason = "paired-name: the pair's own names (topolayer names the operator's " + p.Placed.Namespace + "/" + p.Placed.Name + " " + obj.Identity.Name + " in the HCP namespace)"
 			} else if row := reasons.explain(p.Name, l, fv, pv); row != nil {
