@@ -182,7 +182,7 @@ func formatNames[P any](printers map[string]P) string {
 func NewCmdParity(streams IOStreams) *cobra.Command {
 	o := &ParityOptions{Output: "table", IOStreams: streams}
 	cmd := &cobra.Command{
-		Use:   "parity --config-standalone FILE --config-hosted FILE --from DIR --operator NAME\n  topolayer parity --hypershift-fixtures DIR --config-hosted FILE --from DIR --operator NAME",
+		Use:   "parity (--config-standalone FILE | --hypershift-fixtures DIR) --config-hosted FILE --from DIR --operator NAME",
 		Short: "Compare the standalone and the hosted placement of an operator's outputs, object by object",
 		Long: `Parity translates one operator output directory twice, with a standalone and with a hosted
 configuration, folds each plan into the final state of every object it writes, and compares
