@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/topolayer/topolayer/config"
+	"github.com/topolayer/topolayer/hosted/fixtureparity"
 	"github.com/topolayer/topolayer/topology"
 	"github.com/topolayer/topolayer/translate"
 	"github.com/topolayer/topolayer/translate/parity"
@@ -28,8 +29,14 @@ type ParityOptions struct {
 	// HostedControlPlaneFile is --hosted-control-plane: the HostedControlPlane the hosted
 	// configuration's hypershift profile reads, offline.
 	HostedControlPlaneFile string
+	// HyperShiftFixtures is --hypershift-fixtures: a directory of HyperShift's own rendering
+	// of the operand (one variant's fixture files). With it, parity compares the hosted
+	// placement with those objects, leaf field by leaf field, instead of with the standalone
+	// placement.
+	HyperShiftFixtures string
 
-	print func(io.Writer, *parity.Report) error
+	print         func(io.Writer, *parity.Report) error
+	printFixtures func(io.Writer, *fixtureparity.Report) error
 
 	IOStreams
 }
@@ -151,9 +158,20 @@ func writeParitySummary(w io.Writer, r *parity.Report) error {
 	return err
 }
 
-func parityPrinterNames() string {
-	names := make([]string, 0, len(parityPrinters))
-	for n := range parityPrinters {
+// fixturePrinters are the formats of -o with --hypershift-fixtures: table is the summary,
+// wide every leaf.
+var fixturePrinters = map[string]func(io.Writer, *fixtureparity.Report) error{
+	"table": func(w io.Writer, r *fixtureparity.Report) error { return r.WriteSummary(w) },
+	"wide":  func(w io.Writer, r *fixtureparity.Report) error { return r.WriteWide(w) },
+	"json":  func(w io.Writer, r *fixtureparity.Report) error { return printJSON(w, r) },
+	"yaml":  func(w io.Writer, r *fixtureparity.Report) error { return printYAML(w, r) },
+}
+
+func parityPrinterNames() string { return formatNames(parityPrinters) }
+
+func formatNames[P any](printers map[string]P) string {
+	names := make([]string, 0, len(printers))
+	for n := range printers {
 		names = append(names, n)
 	}
 	slices.Sort(names)
@@ -164,7 +182,7 @@ func parityPrinterNames() string {
 func NewCmdParity(streams IOStreams) *cobra.Command {
 	o := &ParityOptions{Output: "table", IOStreams: streams}
 	cmd := &cobra.Command{
-		Use:   "parity --config-standalone FILE --config-hosted FILE --from DIR --operator NAME",
+		Use:   "parity (--config-standalone FILE | --hypershift-fixtures DIR) --config-hosted FILE --from DIR --operator NAME",
 		Short: "Compare the standalone and the hosted placement of an operator's outputs, object by object",
 		Long: `Parity translates one operator output directory twice, with a standalone and with a hosted
 configuration, folds each plan into the final state of every object it writes, and compares
@@ -182,6 +200,18 @@ The default view is a summary: objects per resource and outcome, differences per
 rule, then each unexplained difference and rejected object in full. -o wide lists every
 object and difference; -o markdown, json and yaml are for pull requests and scripts.
 
+With --hypershift-fixtures DIR, parity compares the hosted placement (with
+--hosted-control-plane, the HostedControlPlane the fixtures were rendered for) with
+HyperShift's own rendering of the operand: the fixture files directly in DIR (one variant),
+such as the oauth-openshift fixtures of HyperShift's component test. Each fixture object is
+paired with the object the operator writes for it (the Deployment, the OsinServerConfig
+parsed from its ConfigMap's data key, the audit policy, the session and template Secrets,
+the PodDisruptionBudget), both are flattened to leaf fields (lists keyed by name, volume
+mounts by mount path), and each leaf is equal, or missing, extra or different for a reason
+of the committed table (hosted/fixtureparity/reasons.yaml), or unexplained. -o table sums
+up per pair and reason and lists the unexplained leaves, -o wide lists every leaf, -o json
+and yaml are for scripts; any unexplained leaf, or a rejected entry, fails the command.
+
 The final state of an object is what its mutations establish starting from nothing, folded
 in lifecycle order (create, update, apply, patch, status, delete); apply merges without a
 schema, so both sides are folded the same way and only the placement differs.`,
@@ -192,7 +222,17 @@ schema, so both sides are folded the same way and only the placement differs.`,
 
   # The same, as Markdown for a pull request or as JSON for a script
   topolayer parity --config-standalone examples/standalone.yaml --config-hosted examples/hosted.yaml \
-    --from examples/outputs/sample-operator --operator sample-operator -o markdown`,
+    --from examples/outputs/sample-operator --operator sample-operator -o markdown
+
+  # The real CAO's oauth-openshift Deployment (a corpus case), placed by the hosted example for
+  # the HostedControlPlane of HyperShift's fixtures, against them; exit status 1 while a leaf
+  # is unexplained
+  sed 's/namespace: clusters-example/namespace: hcp-namespace/; s/hostedControlPlane: example/hostedControlPlane: hcp/' \
+    examples/cluster-authentication-operator/hosted.yaml > /tmp/hosted-hcp.yaml
+  topolayer parity --hypershift-fixtures ../shared/corpus/hypershift-oauth-openshift \
+    --config-hosted /tmp/hosted-hcp.yaml --hosted-control-plane examples/cluster-authentication-operator/fixtures-hcp.yaml \
+    --from ../shared/corpus/cluster-authentication-operator/test-data/apply-configuration/overall/oauth-server-creation-minimal/expected-output \
+    --operator cluster-authentication-operator || test $? -eq 1`,
 		Args: cobra.NoArgs,
 		RunE: runCommand(o),
 	}
@@ -202,12 +242,21 @@ schema, so both sides are folded the same way and only the placement differs.`,
 	cmd.Flags().StringVar(&o.OutputResourcesFile, "output-resources", o.OutputResourcesFile, "the operator's output-resources document; undeclared mutations are rejected")
 	cmd.Flags().StringVar(&o.Operator, "operator", o.Operator, "the operator's name (the hosted topology labels every object with it)")
 	cmd.Flags().StringVarP(&o.Output, "output", "o", o.Output, "output format: "+parityPrinterNames())
+	cmd.Flags().StringVar(&o.HyperShiftFixtures, "hypershift-fixtures", o.HyperShiftFixtures, "a directory of HyperShift's own rendering of the operand (one variant's fixture files): compare the hosted placement with it, leaf field by leaf field")
 	cmd.Flags().StringVar(&o.HostedControlPlaneFile, "hosted-control-plane", o.HostedControlPlaneFile, "the HostedControlPlane (a YAML or JSON file) whose availability policy, node selector, tolerations, labels, annotations and release image the hosted configuration's hypershift profile reads")
 	return cmd
 }
 
 // Complete chooses the printer.
 func (o *ParityOptions) Complete() error {
+	if o.HyperShiftFixtures != "" {
+		p, ok := fixturePrinters[o.Output]
+		if !ok {
+			return usageErrorf("--output %q: must be one of %s with --hypershift-fixtures", o.Output, formatNames(fixturePrinters))
+		}
+		o.printFixtures = p
+		return nil
+	}
 	p, ok := parityPrinters[o.Output]
 	if !ok {
 		return usageErrorf("--output %q: must be one of %s", o.Output, parityPrinterNames())
@@ -218,6 +267,13 @@ func (o *ParityOptions) Complete() error {
 
 // Validate checks the flags without side effects.
 func (o *ParityOptions) Validate() error {
+	if o.HyperShiftFixtures != "" {
+		errs := requiredFlags([]flagValue{{"--config-hosted", o.HostedConfig}, {"--from", o.From}, {"--operator", o.Operator}})
+		if o.StandaloneConfig != "" {
+			errs = append(errs, usageErrorf("--config-standalone: not used with --hypershift-fixtures, which compares the hosted placement with HyperShift's own"))
+		}
+		return errors.Join(errs...)
+	}
 	return errors.Join(requiredFlags([]flagValue{
 		{"--config-standalone", o.StandaloneConfig},
 		{"--config-hosted", o.HostedConfig},
@@ -229,6 +285,9 @@ func (o *ParityOptions) Validate() error {
 // Run translates the outputs with both configurations, prints the report, and fails when a
 // difference is unexplained.
 func (o *ParityOptions) Run(ctx context.Context) error {
+	if o.HyperShiftFixtures != "" {
+		return o.runFixtures(ctx)
+	}
 	if o.print == nil {
 		return fmt.Errorf("--output %q was not completed", o.Output)
 	}
@@ -284,6 +343,45 @@ func (o *ParityOptions) Run(ctx context.Context) error {
 		if err := rejectedSummary(p.plan); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", p.flag, err))
 		}
+	}
+	return errors.Join(errs...)
+}
+
+// runFixtures places the outputs with the hosted configuration and compares the objects on
+// the management cluster with HyperShift's fixtures; it fails when a leaf is unexplained or
+// the plan rejects an entry.
+func (o *ParityOptions) runFixtures(ctx context.Context) error {
+	if o.printFixtures == nil {
+		return fmt.Errorf("--output %q was not completed", o.Output)
+	}
+	fixtures, err := fixtureparity.ReadFixtureDir(o.HyperShiftFixtures)
+	if err != nil {
+		return fmt.Errorf("--hypershift-fixtures: %w", err)
+	}
+	src := SourceOptions{ConfigFile: o.HostedConfig, From: o.From, OutputResourcesFile: o.OutputResourcesFile,
+		Operator: o.Operator, HostedControlPlaneFile: o.HostedControlPlaneFile}
+	if err := src.load(ctx); err != nil {
+		return fmt.Errorf("--config-hosted: %w", err)
+	}
+	if src.topo.Name() != translate.TopologyHosted {
+		return fmt.Errorf("--config-hosted %s: topology %s is not %s", o.HostedConfig, src.cfg.Topology.Type, config.Hosted)
+	}
+	plan, err := src.plan()
+	if err != nil {
+		return err
+	}
+	placed, err := parity.FinalState(plan)
+	if err != nil {
+		return fmt.Errorf("--from %s: %w", o.From, err)
+	}
+	v := fixtureparity.Compare(o.HyperShiftFixtures, fixtures, placed, fixtureparity.DefaultPairs(), fixtureparity.DefaultReasons())
+	report := fixtureparity.NewReport(v)
+	if err := o.printFixtures(o.Out, report); err != nil {
+		return err
+	}
+	errs := []error{report.Err()}
+	if err := rejectedSummary(plan); err != nil {
+		errs = append(errs, fmt.Errorf("--config-hosted: %w", err))
 	}
 	return errors.Join(errs...)
 }

@@ -1,0 +1,401 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/topolayer/topolayer/config"
+	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/hosted/fixtureparity"
+)
+
+// fixtureVariants are the variants of HyperShift's oauth-openshift fixtures
+// (../shared/corpus/hypershift-oauth-openshift, README there) and what the guest's
+// configuration says in each: the Infrastructure's platform, the APIServer's TLS profile,
+// the FeatureGate's feature set.
+var fixtureVariants = []struct {
+	name, dir, platform, tlsProfile, featureSet string
+}{
+	{name: "default", dir: "", platform: "AWS"},
+	{name: "TechPreviewNoUpgrade", dir: "TechPreviewNoUpgrade", platform: "AWS", featureSet: "TechPreviewNoUpgrade"},
+	{name: "IBMCloud", dir: "IBMCloud", platform: "IBMCloud"},
+	{name: "GCP", dir: "GCP", platform: "GCP", featureSet: "TechPreviewNoUpgrade"},
+	{name: "AROSwift", dir: "AROSwift", platform: "Azure"},
+	{name: "ModernTLS", dir: "ModernTLS", platform: "AWS", tlsProfile: "Modern"},
+}
+
+// fixtureFloor is what each variant reaches today (TestCAOFixtureParity): the equal leaves
+// of the fixture Deployment and of all pairs. A change that lowers one is a regression; one
+// that raises it raises the floor.
+var fixtureFloor = map[string]struct{ deploymentEqual, equal int }{
+	"default": {41, 104}, "TechPreviewNoUpgrade": {41, 104}, "IBMCloud": {41, 104},
+	"GCP": {43, 106}, "AROSwift": {41, 104}, "ModernTLS": {41, 104},
+}
+
+// TestCAOFixtureParity runs the real cluster-authentication-operator offline, for each
+// variant of HyperShift's oauth-openshift fixtures, on the inputs it would see in that hosted
+// control plane (hcp-namespace/hcp; the guest's configuration of examples/
+// cluster-authentication-operator/seed with the variant's platform, TLS profile and feature
+// set; the Route HyperShift publishes as CAO's oauth-openshift; no control-plane nodes),
+// feeding each run's writes back as inputs until they stop changing, then runs
+// `topolayer parity --hypershift-fixtures` on everything it wrote, with the shipped hosted
+// example for that HostedControlPlane, and logs the report's figures per variant.
+func TestCAOFixtureParity(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the cluster-authentication-operator")
+	}
+	cao, _ := caoAndConfigObserverInput(t)
+	corpusRoot := os.Getenv("TOPOLAYER_CORPUS")
+	fixtures := filepath.Join(corpusRoot, "hypershift-oauth-openshift")
+	if !isDirectory(fixtures) {
+		t.Skipf("TOPOLAYER_CORPUS=%q holds no hypershift-oauth-openshift fixtures", corpusRoot)
+	}
+	base := filepath.Join(corpusRoot, "cluster-authentication-operator", "test-data", "apply-configuration", "overall", "oauth-server-creation-minimal", "input-dir")
+	if !isDirectory(base) {
+		t.Skipf("TOPOLAYER_CORPUS=%q holds no cluster-authentication-operator oauth-server-creation-minimal input", corpusRoot)
+	}
+	cfg, op := fixtureConfig(t)
+	hcp := fixtureHCP
+
+	var lines []string
+	for _, v := range fixtureVariants {
+		t.Run(v.name, func(t *testing.T) {
+			in := caoFixtureInput(t, base, v.platform, v.tlsProfile, v.featureSet)
+			out, runs := runCAOToFixpoint(t, cao, op, in)
+			js, errOut, err := run(t, "parity", "--hypershift-fixtures", filepath.Join(fixtures, v.dir), "--config-hosted", cfg,
+				"--hosted-control-plane", hcp, "--from", out, "--operator", op.Name, "-o", "json")
+			var r fixtureparity.Report
+			if jerr := json.Unmarshal([]byte(js), &r); jerr != nil || len(r.Variants) != 1 {
+				t.Fatalf("parity -o json: %v (error %v)\n%s", jerr, err, errOut)
+			}
+			if err != nil {
+				// Unexplained leaves, and the entries the hosted example rejects (issue 27):
+				// reported, not asserted, until they are gone.
+				t.Logf("parity: %v", err)
+			}
+			vr := r.Variants[0]
+			vr.Variant = v.name
+			line := fmt.Sprintf("%s (%d runs): %s", vr.Line(), runs, deploymentCounts(vr))
+			t.Log(line)
+			lines = append(lines, line)
+			dep := 0
+			for _, o := range vr.Objects {
+				if o.Pair == "deployment" {
+					dep = o.Counts.Equal
+					if o.Placed == "" {
+						t.Errorf("no placed Deployment after %d runs", runs)
+					}
+				}
+			}
+			if floor, ok := fixtureFloor[v.name]; ok && (dep < floor.deploymentEqual || vr.Counts.Equal < floor.equal) {
+				t.Errorf("equal leaves: Deployment %d, all pairs %d; the floor is %d and %d", dep, vr.Counts.Equal, floor.deploymentEqual, floor.equal)
+			}
+		})
+	}
+	t.Logf("summary:\n%s", strings.Join(lines, "\n"))
+}
+
+func deploymentCounts(v fixtureparity.VariantReport) string {
+	for _, o := range v.Objects {
+		if o.Pair == "deployment" {
+			return "Deployment " + o.Counts.String()
+		}
+	}
+	return "no Deployment pair"
+}
+
+// fixtureConfig writes the shipped hosted CAO example for HyperShift's test HCP
+// hcp-namespace/hcp and returns its path and CAO's operator entry.
+func fixtureConfig(t *testing.T) (string, config.Operator) {
+	t.Helper()
+	cfg, err := config.Load(caoHostedConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Topology.Hosted.Namespace, cfg.Topology.Hosted.HostedControlPlane = "hcp-namespace", "hcp"
+	path := filepath.Join(t.TempDir(), "hosted.yaml")
+	writeYAML(t, path, cfg)
+	i := slices.IndexFunc(cfg.Operators, func(o config.Operator) bool { return o.Name == "cluster-authentication-operator" })
+	if i < 0 {
+		t.Fatalf("%s: no operator cluster-authentication-operator", caoHostedConfig)
+	}
+	return path, cfg.Operators[i]
+}
+
+// fixtureHCP is the HostedControlPlane the fixtures were rendered for, as their README says.
+const fixtureHCP = "../../examples/cluster-authentication-operator/fixtures-hcp.yaml"
+
+// caoOwnedInputs are what CAO writes itself in openshift-authentication: left out of the
+// inputs, so that the compared objects are CAO's own rendering, not the corpus's.
+var caoOwnedInputs = []string{"audit", "v4-0-config-system-cliconfig", "v4-0-config-system-session", "v4-0-config-system-ocp-branding-template"}
+
+// caoFixtureInput builds the input directory CAO would see in the hosted control plane of
+// the fixtures: the corpus's oauth-server-creation-minimal input (its admitted Route, the
+// serving certificate and router certificates others provide) without control-plane nodes
+// (a hosted guest has none) and without what CAO writes itself, and the guest configuration
+// of the example's seed, with the variant's platform, TLS profile and feature set.
+func caoFixtureInput(t *testing.T, base, platform, tlsProfile, featureSet string) string {
+	t.Helper()
+	dir, err := contract.ReadInputDir(base, contract.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs := map[contract.Identity]*contract.InputObject{}
+	for _, o := range dir.Objects() {
+		id := o.Identity()
+		if id.Resource == "nodes" || (id.Namespace == "openshift-authentication" && slices.Contains(caoOwnedInputs, id.Name)) {
+			continue
+		}
+		id.Version = ""
+		objs[id] = o
+	}
+	resources := map[string]string{"APIServer": "apiservers", "Authentication": "authentications", "ClusterVersion": "clusterversions",
+		"Console": "consoles", "Infrastructure": "infrastructures", "Ingress": "ingresses", "OAuth": "oauths", "Proxy": "proxies"}
+	seed := "../../examples/cluster-authentication-operator/seed/"
+	config := map[string]*unstructured.Unstructured{}
+	for _, f := range []string{"guest/10-config.yaml", "guest-status/20-config-status.yaml"} {
+		for _, o := range readDocuments(t, seed+f) {
+			if prev, ok := config[o.GetKind()]; ok {
+				prev.Object["status"] = o.Object["status"]
+				continue
+			}
+			config[o.GetKind()] = o
+		}
+	}
+	infra := config["Infrastructure"].Object
+	infra["spec"].(map[string]any)["platformSpec"] = map[string]any{"type": platform}
+	status := infra["status"].(map[string]any)
+	status["platform"] = platform
+	status["platformStatus"] = map[string]any{"type": platform}
+	// A hosted guest's control plane is outside it.
+	status["controlPlaneTopology"] = "External"
+	if tlsProfile != "" {
+		config["APIServer"].Object["spec"].(map[string]any)["tlsSecurityProfile"] = map[string]any{"type": tlsProfile, strings.ToLower(tlsProfile): map[string]any{}}
+	}
+	if featureSet != "" {
+		config["FeatureGate"] = &unstructured.Unstructured{Object: map[string]any{"apiVersion": "config.openshift.io/v1", "kind": "FeatureGate",
+			"metadata": map[string]any{"name": "cluster"}, "spec": map[string]any{"featureSet": featureSet}}}
+		resources["FeatureGate"] = "featuregates"
+	}
+	for kind, o := range config {
+		id := contract.Identity{Group: "config.openshift.io", Resource: resources[kind], Name: o.GetName()}
+		objs[id] = &contract.InputObject{Group: id.Group, Resource: id.Resource, Object: o}
+	}
+	in := filepath.Join(t.TempDir(), "input-dir")
+	if err := contract.WriteInputDir(in, slices.Collect(maps.Values(objs))); err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
+// readDocuments reads the objects of a multi-document YAML file.
+func readDocuments(t *testing.T, path string) []*unstructured.Unstructured {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	d := utilyaml.NewYAMLOrJSONDecoder(f, 4096)
+	var out []*unstructured.Unstructured
+	for {
+		var obj map[string]any
+		if err := d.Decode(&obj); errors.Is(err, io.EOF) {
+			return out
+		} else if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if obj != nil {
+			out = append(out, &unstructured.Unstructured{Object: obj})
+		}
+	}
+}
+
+// runCAOToFixpoint runs CAO (with its operator entry's environment and controllers) on in,
+// folds what each run writes back into its inputs, and stops when a run changes no input's
+// spec or data, or after 8 runs. CAO reads back what it wrote: its Deployment needs the Secrets and
+// ConfigMaps of earlier runs. It returns an output directory with the last write of each
+// object by each action over all runs, and the number of runs.
+func runCAOToFixpoint(t *testing.T, cao string, op config.Operator, in string) (string, int) {
+	t.Helper()
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
+	for _, k := range slices.Sorted(maps.Keys(op.Env)) {
+		env = append(env, k+"="+op.Env[k])
+	}
+	type key struct {
+		class  contract.Class
+		action contract.Action
+		id     contract.Identity
+	}
+	last := map[key]contract.Mutation{}
+	var order []key
+	runs := 0
+	for runs < 8 {
+		runs++
+		out := filepath.Join(t.TempDir(), "output-dir")
+		args := []string{"apply-configuration", "--input-dir", in, "--output-dir", out, "--now", "2025-08-07T22:38:20Z"}
+		if len(op.Controllers) > 0 {
+			args = append(args, "--controllers", strings.Join(op.Controllers, ","))
+		}
+		cmd := exec.Command(cao, args...)
+		cmd.Env = env
+		log, _ := cmd.CombinedOutput() // non-zero when a controller fails offline (onControllerFailure: Apply)
+		dir, err := contract.ReadOutputDir(out, contract.ReadOptions{})
+		if err != nil {
+			t.Fatalf("run %d: %v\n%s", runs, err, log)
+		}
+		for _, m := range dir.Mutations {
+			if m.Identity().Resource == "events" {
+				continue
+			}
+			id := m.Identity()
+			id.Version = ""
+			k := key{m.Class, m.Metadata.Action, id}
+			if _, ok := last[k]; !ok {
+				order = append(order, k)
+			}
+			last[k] = m
+		}
+		next, changed := foldOutputs(t, in, dir)
+		if len(changed) == 0 {
+			break
+		}
+		t.Logf("run %d changed %d inputs: %s", runs, len(changed), strings.Join(changed, ", "))
+		in = next
+	}
+	ms := make([]contract.Mutation, 0, len(order))
+	for _, k := range order {
+		m := last[k]
+		m.Prefix = ""
+		ms = append(ms, m)
+	}
+	out := filepath.Join(t.TempDir(), "outputs")
+	if err := contract.WriteOutputDir(out, &contract.OutputDir{Mutations: ms}, contract.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return out, runs
+}
+
+// foldOutputs writes a new input directory: in's objects with the objects of out's Create,
+// Update and Apply mutations in their place (status from the status actions), and without
+// the deleted ones. changed names the objects whose spec or data changes: a status write is
+// folded, but does not count as a change. Each of CAO's controllers applies its own part of
+// its operator's status (server-side apply, one field manager each); offline, without the
+// server's field ownership, each replaces the last, and they would never agree. Events are
+// not inputs.
+func foldOutputs(t *testing.T, in string, out *contract.OutputDir) (string, []string) {
+	t.Helper()
+	dir, err := contract.ReadInputDir(in, contract.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type key struct{ group, resource, namespace, name string }
+	objs := map[key]*contract.InputObject{}
+	var order []key
+	for _, o := range dir.Objects() {
+		k := key{o.Group, o.Resource, o.Namespace, o.Object.GetName()}
+		objs[k] = o
+		order = append(order, k)
+	}
+	var changed []string
+	for _, m := range out.Mutations {
+		id := m.Identity()
+		if id.Resource == "events" || id.Name == "" {
+			continue
+		}
+		k := key{id.Group, id.Resource, id.Namespace, id.Name}
+		prev := objs[k]
+		switch m.Metadata.Action {
+		case contract.ActionDelete:
+			if prev != nil {
+				delete(objs, k)
+				changed = append(changed, "-"+id.String())
+			}
+			continue
+		case contract.ActionCreate, contract.ActionUpdate, contract.ActionApply, contract.ActionUpdateStatus, contract.ActionApplyStatus:
+		default:
+			continue
+		}
+		data, err := m.Bytes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := contract.ParseObject(data)
+		if err != nil {
+			t.Fatalf("%s: %v", m.Path, err)
+		}
+		var obj map[string]any
+		switch {
+		case m.Metadata.Action == contract.ActionUpdateStatus || m.Metadata.Action == contract.ActionApplyStatus:
+			if prev == nil {
+				continue
+			}
+			obj = prev.Object.DeepCopy().Object
+			obj["status"] = body["status"]
+		case prev != nil && m.Metadata.Action == contract.ActionApply:
+			obj = prev.Object.DeepCopy().Object
+			for f, v := range body {
+				if f != "metadata" {
+					obj[f] = v
+				}
+			}
+		default:
+			obj = body
+			if prev != nil {
+				if s, ok := prev.Object.Object["status"]; ok {
+					if _, has := obj["status"]; !has {
+						obj["status"] = s
+					}
+				}
+			}
+		}
+		if prev != nil && sameJSON(t, prev.Object.Object, obj) {
+			continue
+		}
+		if _, ok := objs[k]; !ok {
+			order = append(order, k)
+		}
+		objs[k] = &contract.InputObject{Group: id.Group, Resource: id.Resource, Namespace: id.Namespace, Object: &unstructured.Unstructured{Object: obj}}
+		if m.Metadata.Action != contract.ActionUpdateStatus && m.Metadata.Action != contract.ActionApplyStatus {
+			changed = append(changed, string(m.Metadata.Action)+" "+id.String())
+		}
+	}
+	list := make([]*contract.InputObject, 0, len(objs))
+	for _, k := range order {
+		if o, ok := objs[k]; ok {
+			list = append(list, o)
+		}
+	}
+	next := filepath.Join(t.TempDir(), "input-dir")
+	if err := contract.WriteInputDir(next, list); err != nil {
+		t.Fatal(err)
+	}
+	return next, changed
+}
+
+// sameJSON compares two objects as JSON: the input directory's reader and the output's parse
+// numbers into different Go types.
+func sameJSON(t *testing.T, a, b map[string]any) bool {
+	t.Helper()
+	ja, err := json.Marshal(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jb, err := json.Marshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(ja) == string(jb)
+}
