@@ -18,6 +18,7 @@ import (
 
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/hosted/fixtureparity"
 )
 
@@ -36,12 +37,37 @@ var fixtureVariants = []struct {
 	{name: "ModernTLS", dir: "ModernTLS", platform: "AWS", tlsProfile: "Modern"},
 }
 
-// fixtureFloor is what each variant reaches today (TestCAOFixtureParity): the equal leaves
-// of the fixture Deployment and of all pairs. A change that lowers one is a regression; one
-// that raises it raises the floor.
-var fixtureFloor = map[string]struct{ deploymentEqual, equal int }{
-	"default": {41, 104}, "TechPreviewNoUpgrade": {41, 104}, "IBMCloud": {41, 104},
-	"GCP": {43, 106}, "AROSwift": {41, 104}, "ModernTLS": {41, 104},
+// fixtureFloor is what each variant reaches today (TestCAOFixtureParity), with the shipped
+// example and with HyperShift's component options (fixtureComponentOptions): the equal
+// leaves of the fixture Deployment and of all pairs. A change that lowers one is a
+// regression; one that raises it raises the floor.
+var fixtureFloor = map[string]map[string]struct{ deploymentEqual, equal int }{
+	"example": {
+		"default": {63, 126}, "TechPreviewNoUpgrade": {63, 126}, "IBMCloud": {63, 126},
+		"GCP": {65, 128}, "AROSwift": {63, 126}, "ModernTLS": {63, 126},
+	},
+	"component options": {
+		"default": {129, 192}, "TechPreviewNoUpgrade": {129, 192}, "IBMCloud": {127, 190},
+		"GCP": {137, 200}, "AROSwift": {129, 192}, "ModernTLS": {129, 192},
+	},
+}
+
+// fixtureComponentOptions are what HyperShift's oauth-openshift component declares of itself
+// beyond what the shipped example says (its control-plane-operator would pass them when it
+// embeds topolayer): the images of the sidecars from the release payload (its test's fake
+// release provider names each image by its component), both konnectivity proxies with the
+// proxy environment of the OAuth server's container, and the availability prober.
+func fixtureComponentOptions(o *hosted.ComponentOptions) {
+	yes := true
+	o.Images = map[string]string{hosted.ImageControlPlaneOperator: hosted.ImageControlPlaneOperator, hosted.ImageAvailabilityProber: hosted.ImageAvailabilityProber}
+	o.Konnectivity = []hosted.KonnectivityProxy{{
+		Workload: "oauth-openshift",
+		Mode:     hosted.KonnectivityDual,
+		HTTPS:    hosted.KonnectivityHTTPSOptions{ServingPort: 8092, ConnectDirectlyToCloudAPIs: &yes},
+		SOCKS5:   hosted.KonnectivitySOCKS5Options{ResolveFromGuestClusterDNS: &yes, ResolveFromManagementClusterDNS: &yes},
+		ProxyEnv: hosted.ProxyEnv{Containers: []string{"oauth-openshift"}, NoProxy: []string{"kube-apiserver", "audit-webhook", "oauth-openshift.hcp-namespace.svc.cluster.local"}},
+	}}
+	o.AvailabilityProber = []string{"oauth-openshift"}
 }
 
 // TestCAOFixtureParity runs the real cluster-authentication-operator offline, for each
@@ -66,45 +92,62 @@ func TestCAOFixtureParity(t *testing.T) {
 	if !isDirectory(base) {
 		t.Skipf("TOPOLAYER_CORPUS=%q holds no cluster-authentication-operator oauth-server-creation-minimal input", corpusRoot)
 	}
-	cfg, op := fixtureConfig(t)
+	configs := []struct {
+		name string
+		edit func(*hosted.ComponentOptions)
+	}{
+		{"example", func(*hosted.ComponentOptions) {}},
+		{"component options", fixtureComponentOptions},
+	}
 	hcp := fixtureHCP
 
 	var lines []string
 	for _, v := range fixtureVariants {
 		t.Run(v.name, func(t *testing.T) {
+			_, op := fixtureConfig(t, configs[0].edit)
 			in := caoFixtureInput(t, base, v.platform, v.tlsProfile, v.featureSet)
 			out, runs := runCAOToFixpoint(t, cao, op, in)
-			js, errOut, err := run(t, "parity", "--hypershift-fixtures", filepath.Join(fixtures, v.dir), "--config-hosted", cfg,
-				"--hosted-control-plane", hcp, "--from", out, "--operator", op.Name, "-o", "json")
-			var r fixtureparity.Report
-			if jerr := json.Unmarshal([]byte(js), &r); jerr != nil || len(r.Variants) != 1 {
-				t.Fatalf("parity -o json: %v (error %v)\n%s", jerr, err, errOut)
-			}
-			if err != nil {
-				// Unexplained leaves, and the entries the hosted example rejects (issue 27):
-				// reported, not asserted, until they are gone.
-				t.Logf("parity: %v", err)
-			}
-			vr := r.Variants[0]
-			vr.Variant = v.name
-			line := fmt.Sprintf("%s (%d runs): %s", vr.Line(), runs, deploymentCounts(vr))
-			t.Log(line)
-			lines = append(lines, line)
-			dep := 0
-			for _, o := range vr.Objects {
-				if o.Pair == "deployment" {
-					dep = o.Counts.Equal
-					if o.Placed == "" {
-						t.Errorf("no placed Deployment after %d runs", runs)
-					}
-				}
-			}
-			if floor, ok := fixtureFloor[v.name]; ok && (dep < floor.deploymentEqual || vr.Counts.Equal < floor.equal) {
-				t.Errorf("equal leaves: Deployment %d, all pairs %d; the floor is %d and %d", dep, vr.Counts.Equal, floor.deploymentEqual, floor.equal)
+			for _, c := range configs {
+				cfg, _ := fixtureConfig(t, c.edit)
+				lines = append(lines, fixtureReport(t, c.name, filepath.Join(fixtures, v.dir), cfg, hcp, out, op.Name, runs, v.name))
 			}
 		})
 	}
 	t.Logf("summary:\n%s", strings.Join(lines, "\n"))
+}
+
+// fixtureReport runs `topolayer parity --hypershift-fixtures` on one variant's output with the
+// configuration named setup, logs its figures, and holds that configuration's floor.
+func fixtureReport(t *testing.T, setup, fixtures, cfg, hcp, out, op string, runs int, variant string) string {
+	t.Helper()
+	js, errOut, err := run(t, "parity", "--hypershift-fixtures", fixtures, "--config-hosted", cfg,
+		"--hosted-control-plane", hcp, "--from", out, "--operator", op, "-o", "json")
+	var r fixtureparity.Report
+	if jerr := json.Unmarshal([]byte(js), &r); jerr != nil || len(r.Variants) != 1 {
+		t.Fatalf("parity -o json: %v (error %v)\n%s", jerr, err, errOut)
+	}
+	if err != nil {
+		// Unexplained leaves, and the entries the hosted example rejects (issue 27):
+		// reported, not asserted, until they are gone.
+		t.Logf("parity: %v", err)
+	}
+	vr := r.Variants[0]
+	vr.Variant = variant + ", " + setup
+	line := fmt.Sprintf("%s (%d runs): %s", vr.Line(), runs, deploymentCounts(vr))
+	t.Log(line)
+	dep := 0
+	for _, o := range vr.Objects {
+		if o.Pair == "deployment" {
+			dep = o.Counts.Equal
+			if o.Placed == "" {
+				t.Errorf("%s: no placed Deployment after %d runs", setup, runs)
+			}
+		}
+	}
+	if floor, ok := fixtureFloor[setup][variant]; ok && (dep < floor.deploymentEqual || vr.Counts.Equal < floor.equal) {
+		t.Errorf("%s: equal leaves: Deployment %d, all pairs %d; the floor is %d and %d", setup, dep, vr.Counts.Equal, floor.deploymentEqual, floor.equal)
+	}
+	return line
 }
 
 func deploymentCounts(v fixtureparity.VariantReport) string {
@@ -118,13 +161,14 @@ func deploymentCounts(v fixtureparity.VariantReport) string {
 
 // fixtureConfig writes the shipped hosted CAO example for HyperShift's test HCP
 // hcp-namespace/hcp and returns its path and CAO's operator entry.
-func fixtureConfig(t *testing.T) (string, config.Operator) {
+func fixtureConfig(t *testing.T, edit func(*hosted.ComponentOptions)) (string, config.Operator) {
 	t.Helper()
 	cfg, err := config.Load(caoHostedConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.Topology.Hosted.Namespace, cfg.Topology.Hosted.HostedControlPlane = "hcp-namespace", "hcp"
+	edit(&cfg.Topology.Hosted.HyperShift)
 	path := filepath.Join(t.TempDir(), "hosted.yaml")
 	writeYAML(t, path, cfg)
 	i := slices.IndexFunc(cfg.Operators, func(o config.Operator) bool { return o.Name == "cluster-authentication-operator" })

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/hosted/fixtureparity"
 )
 
@@ -64,7 +65,7 @@ data:
 // TestParityHyperShiftFixtures: --hypershift-fixtures prints the leaf-by-leaf report in each
 // format and fails on the unexplained leaves; the golden files are refreshed with -update.
 func TestParityHyperShiftFixtures(t *testing.T) {
-	cfg, _ := fixtureConfig(t)
+	cfg, _ := fixtureConfig(t, func(*hosted.ComponentOptions) {})
 	out := writeFixtureOutputs(t)
 	base := []string{"--hypershift-fixtures", filepath.Join(fixtureTestdata, "fixtures"), "--config-hosted", cfg,
 		"--hosted-control-plane", fixtureHCP, "--from", out, "--operator", "cluster-authentication-operator"}
