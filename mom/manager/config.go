@@ -32,10 +32,16 @@ func OperatorsFromConfig(cfg *config.TopologyConfig, baseDir string) []Operator 
 		if op.Resync != nil {
 			resync = op.Resync.Duration
 		}
+		var egress []runner.Endpoint
+		for _, s := range op.Egress {
+			if e, err := runner.ParseEndpoint(s); err == nil { // config.Validate refused the others
+				egress = append(egress, e)
+			}
+		}
 		out = append(out, Operator{
 			Name:                op.Name,
 			Resync:              resync,
-			Runner:              &runner.Exec{Name: op.Name, Command: cmd, Env: op.Env, Limits: limits},
+			Runner:              &runner.Exec{Name: op.Name, Command: cmd, Env: op.Env, Limits: limits, Egress: egress},
 			ServiceAccount:      op.ServiceAccount,
 			Controllers:         op.Controllers,
 			Supplements:         op.Supplements,
