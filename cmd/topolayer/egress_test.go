@@ -66,6 +66,12 @@ func TestCAOOpenIDEgress(t *testing.T) {
 				if !errors.As(err, &crash) || observer.Status != contract.ControllerFailed || !slices.Equal(needs, []string{u.Host}) {
 					t.Errorf("run error %v, config observer %s, network needed %q; want a failure on the provider, %s", err, observer.Status, needs, u.Host)
 				}
+				// plan warns of it, naming the address and the field that allows it.
+				_, errOut, _ := run(t, "plan", "--config", caoStandaloneConfig, "--from", out, "--operator", "cluster-authentication-operator")
+				want := "warning: " + out + ": controller TODO-configObserver failed: cluster-authentication-operator needed network to " + u.Host + "; add it to operators[].egress in " + caoStandaloneConfig
+				if !strings.Contains(errOut, want) {
+					t.Errorf("plan does not warn %q:\n%s", want, errOut)
+				}
 				return
 			}
 			if err != nil || observer.Status != contract.ControllerSucceeded || len(needs) > 0 {
