@@ -34,7 +34,8 @@ import (
 //     network with HTTP_PROXY, HTTPS_PROXY and ALL_PROXY (both spellings) set to
 //     http://127.0.0.1:1, which refuses, and NO_PROXY empty. That stops proxy-aware HTTP
 //     clients only (Go's client still talks directly to loopback addresses, raw sockets are
-//     not stopped); Result.Sandbox and a log line say so.
+//     not stopped); Result.Sandbox and a log line say so. Egress opens named endpoints to
+//     apply-configuration, and only them (see Egress).
 //   - Processes: the command leads its own process group. The whole group is killed with
 //     SIGKILL at Limits.Timeout, when the output grows over Limits.OutputSize, when ctx is
 //     canceled, and as soon as the command exits (so nothing it started outlives it). A
