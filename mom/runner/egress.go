@@ -306,13 +306,22 @@ func (p *egressProxy) forward(ctx context.Context, in net.Conn) {
 	}
 	dst := local.AddrPort()
 	dst = netip.AddrPortFrom(dst.Addr().Unmap(), dst.Port())
+	// A connection that does not go through is reset, as a refused connect would be: the
+	// operator sees "connection reset by peer", not an empty answer.
+	reset := func() {
+		if tc, ok := in.(*net.TCPConn); ok {
+			_ = tc.SetLinger(0)
+		}
+	}
 	if !p.allow.allows(dst) {
-		p.log("egress refused: not in operators[].egress", "to", dst.String())
+		reset()
+		p.log("egress refused: not in operators[].egress", "endpoint", dst.String())
 		return
 	}
 	out, err := (&net.Dialer{Timeout: egressDialTimeout}).DialContext(ctx, "tcp", dst.String())
 	if err != nil {
-		p.log("egress failed", "to", dst.String(), "error", err.Error())
+		reset()
+		p.log("egress failed", "endpoint", dst.String(), "error", err.Error())
 		return
 	}
 	if !p.trackConn(out) {
@@ -321,7 +330,7 @@ func (p *egressProxy) forward(ctx context.Context, in net.Conn) {
 	}
 	defer p.untrack(out)
 	defer out.Close()
-	p.log("egress", "to", dst.String())
+	p.log("egress", "endpoint", dst.String())
 	var copies sync.WaitGroup
 	copies.Go(func() { pipe(out, in) })
 	copies.Go(func() { pipe(in, out) })

@@ -142,7 +142,8 @@ func TestExecEgress(t *testing.T) {
 		{"allowed name", []string{"idp.test:" + port}, byName, true, "connected: 200 OK"},
 		{"allowed network", []string{"127.0.0.0/30:" + port}, srv.URL, true, "connected: 200 OK"},
 		{"another port", []string{fmt.Sprintf("127.0.0.1:%d", otherPort)}, srv.URL, false, "connection refused"},
-		{"the port, for another address", []string{"127.0.0.2:" + port}, srv.URL, false, "failed"},
+		{"the port, for another address", []string{"127.0.0.2:" + port}, srv.URL, false, "connection reset by peer"},
+		{"allowed, nothing listening there", []string{fmt.Sprintf("127.0.0.1:%d", otherPort)}, fmt.Sprintf("http://127.0.0.1:%d/", otherPort), false, "connection reset by peer"},
 		{"a name not allowed", []string{"127.0.0.1:" + port}, byName, false, "idp.test"},
 	}
 	for _, tt := range tests {
@@ -222,6 +223,17 @@ func TestExecEgressProcess(t *testing.T) {
 		var te *TimeoutError
 		if !errors.As(err, &te) || !te.Killed {
 			t.Fatalf("Run error = %v, want a timeout", err)
+		}
+		waitGone(t, pids(t, res.Stderr))
+	})
+	t.Run("canceled (Ctrl-C)", func(t *testing.T) {
+		e := execFor(t, sandboxModes[0], "hang", nil, Limits{})
+		e.Egress = egress
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(500*time.Millisecond, cancel)
+		res, err := e.Run(ctx, newRequest(t))
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("Run error = %v, want context.Canceled", err)
 		}
 		waitGone(t, pids(t, res.Stderr))
 	})
