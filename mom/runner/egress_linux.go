@@ -289,10 +289,12 @@ func (e *Exec) prepareEgress(ctx context.Context) (*egressRun, error) {
 }
 
 // command returns the init's argv around the operator's and the SysProcAttr additions.
-func (r *egressRun) command(argv []string, memory int64) ([]string, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("egress: the sandbox's init: %w", err)
+func (r *egressRun) command(self string, argv []string, memory int64) ([]string, error) {
+	if self == "" {
+		var err error
+		if self, err = os.Executable(); err != nil {
+			return nil, fmt.Errorf("egress: the sandbox's init: %w", err)
+		}
 	}
 	spec := r.spec
 	spec.Memory = memory

@@ -209,13 +209,6 @@ func TestExecEgressProcess(t *testing.T) {
 			t.Errorf("Run error = %v, want killed by SIGKILL", err)
 		}
 	})
-	t.Run("memory limit, no shell", func(t *testing.T) {
-		e := execFor(t, sandboxModes[0], "good", nil, Limits{Timeout: time.Minute, Memory: 4 << 30})
-		e.Egress, e.noShell = egress, true
-		if _, err := e.Run(context.Background(), newRequest(t)); err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	})
 	t.Run("timeout kills the group", func(t *testing.T) {
 		e := execFor(t, sandboxModes[0], "hang", nil, Limits{Timeout: time.Second})
 		e.Egress = egress
@@ -236,6 +229,14 @@ func TestExecEgressProcess(t *testing.T) {
 			t.Fatalf("Run error = %v, want context.Canceled", err)
 		}
 		waitGone(t, pids(t, res.Stderr))
+	})
+	t.Run("a program that is not an init", func(t *testing.T) {
+		e := execFor(t, sandboxModes[0], "good", nil, Limits{Timeout: time.Minute})
+		e.Egress, e.initPath = egress, operatorBin("crash")
+		_, err := e.Run(context.Background(), newRequest(t))
+		if !errors.Is(err, errEgressSetup) || !strings.Contains(err.Error(), "the init exited before it handed over its listeners") {
+			t.Errorf("Run error = %v, want an egress setup error", err)
+		}
 	})
 	t.Run("a name that does not resolve", func(t *testing.T) {
 		e := execFor(t, sandboxModes[0], "good", nil, Limits{Timeout: time.Minute})

@@ -86,6 +86,8 @@ type Exec struct {
 	probe *netnsProbe
 	// breakNetNS, when set, makes starts in namespaces fail (tests).
 	breakNetNS bool
+	// initPath, when set, is the sandbox's init instead of the running program (tests).
+	initPath string
 	// lookup, when set, resolves Egress names instead of the runner's resolver (tests).
 	lookup func(ctx context.Context, host string) ([]netip.Addr, error)
 }

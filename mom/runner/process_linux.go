@@ -91,7 +91,7 @@ func (e *Exec) runProcess(ctx context.Context, p process) (outcome, error) {
 			if prlimit {
 				memory = e.Limits.Memory
 			}
-			if args, err = eg.command(argv, memory); err != nil {
+			if args, err = eg.command(e.initPath, argv, memory); err != nil {
 				return nil, fmt.Errorf("operator %q: %w", p.op, err)
 			}
 		}
