@@ -176,11 +176,11 @@ func (a allowedTo) listeners() []string {
 	var out []string
 	for _, e := range a {
 		for _, p := range e.prefixes {
-			any := "0.0.0.0"
+			wildcard := "0.0.0.0"
 			if p.Addr().Is6() {
-				any = "::"
+				wildcard = "::"
 			}
-			out = append(out, net.JoinHostPort(any, strconv.Itoa(int(e.Port))))
+			out = append(out, net.JoinHostPort(wildcard, strconv.Itoa(int(e.Port))))
 		}
 	}
 	slices.Sort(out)

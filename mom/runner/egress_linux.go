@@ -42,6 +42,9 @@ type initSpec struct {
 	Hosts string `json:"hosts,omitempty"`
 	// Memory, when positive, is RLIMIT_AS, set just before the operator's exec.
 	Memory int64 `json:"memory,omitempty"`
+	// RunnerMountNS is the runner's mount namespace (/proc/self/ns/mnt): the init mounts
+	// only in another.
+	RunnerMountNS string `json:"runnerMountNS,omitempty"`
 }
 
 // initControlFD is the descriptor of the init's end of the control socket (ExtraFiles[0]).
@@ -63,23 +66,25 @@ const initExit = 125
 // its exit status and signals are the runner's to see. It returns only on failure, with
 // the exit code to exit with.
 func RunInit(args []string) int {
-	ctl := os.NewFile(initControlFD, "control")
+	reported := false // the runner has its answer; the control socket is closed
 	fail := func(err error) int {
-		msg := "error: " + err.Error()
 		fmt.Fprintln(os.Stderr, "topolayer sandbox init:", err)
-		if ctl != nil {
-			_ = unix.Sendmsg(initControlFD, []byte(msg), nil, nil, 0)
+		if !reported {
+			_ = unix.Sendmsg(initControlFD, []byte("error: "+err.Error()), nil, nil, 0)
 		}
 		return initExit
 	}
-	if len(args) < 3 || args[1] != "--" {
-		return fail(errors.New("usage: " + InitArg + " SPEC -- COMMAND [ARGS...]"))
+	if len(args) < 3 || args[1] != "--" || !filepath.IsAbs(args[2]) {
+		return fail(errors.New("usage: " + InitArg + " SPEC -- /PATH/TO/COMMAND [ARGS...]"))
 	}
 	var spec initSpec
 	if err := json.Unmarshal([]byte(args[0]), &spec); err != nil {
 		return fail(fmt.Errorf("spec: %w", err))
 	}
 	argv := args[2:]
+	if err := inSandbox(spec); err != nil {
+		return fail(err)
+	}
 	if spec.Hosts != "" {
 		// Nothing mounted here propagates out of the mount namespace.
 		if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
@@ -128,14 +133,8 @@ func RunInit(args []string) int {
 	for _, fd := range fds {
 		_ = unix.Close(fd)
 	}
-	_ = ctl.Close()
-
-	path := argv[0]
-	if !strings.ContainsRune(path, '/') {
-		if path, err = lookPath(path); err != nil {
-			return fail(err)
-		}
-	}
+	_ = unix.Close(initControlFD)
+	reported = true
 	// Capabilities and the exec are per thread: this thread drops them and execs.
 	runtime.LockOSThread()
 	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
@@ -147,19 +146,34 @@ func RunInit(args []string) int {
 			return fail(fmt.Errorf("set memory limit: %w", err))
 		}
 	}
-	err = syscall.Exec(path, argv, os.Environ())
-	return fail(fmt.Errorf("exec %s: %w", path, err))
+	err = syscall.Exec(argv[0], argv, os.Environ())
+	return fail(fmt.Errorf("exec %s: %w", argv[0], err))
 }
 
-// lookPath finds a command in the PATH of the init's environment (the operator's).
-func lookPath(name string) (string, error) {
-	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
-		p := filepath.Join(dir, name)
-		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
-			return p, nil
+// inSandbox refuses to run anywhere but where the runner starts the init: with its control
+// socket, in a network namespace of its own (one interface, lo, down), and, to mount, in a
+// mount namespace other than the runner's. Run by hand on a host, the init changes nothing.
+func inSandbox(spec initSpec) error {
+	if typ, err := unix.GetsockoptInt(initControlFD, unix.SOL_SOCKET, unix.SO_TYPE); err != nil || typ != unix.SOCK_SEQPACKET {
+		return fmt.Errorf("not started by the runner: descriptor %d is not its control socket", initControlFD)
+	}
+	ifs, err := net.Interfaces()
+	if err != nil {
+		return err
+	}
+	if len(ifs) != 1 || ifs[0].Name != "lo" || ifs[0].Flags&net.FlagUp != 0 {
+		return errors.New("not in a network namespace of its own: refusing to change the network")
+	}
+	if spec.Hosts != "" {
+		self, err := os.Readlink("/proc/self/ns/mnt")
+		if err != nil {
+			return err
+		}
+		if spec.RunnerMountNS == "" || self == spec.RunnerMountNS {
+			return errors.New("not in a mount namespace of its own: refusing to mount /etc/hosts")
 		}
 	}
-	return "", fmt.Errorf("exec %s: not found in PATH", name)
+	return nil
 }
 
 // loopbackUp sets the loopback interface up.
@@ -274,6 +288,10 @@ func (e *Exec) prepareEgress(ctx context.Context) (*egressRun, error) {
 			return nil, err
 		}
 		r.spec.Hosts = filepath.Join(r.tempDir, "hosts")
+		if r.spec.RunnerMountNS, err = os.Readlink("/proc/self/ns/mnt"); err != nil {
+			r.close()
+			return nil, err
+		}
 		if err := os.WriteFile(r.spec.Hosts, []byte(hosts), 0o644); err != nil {
 			r.close()
 			return nil, err

@@ -249,3 +249,11 @@ func TestExecEgressProcess(t *testing.T) {
 		}
 	})
 }
+
+// TestRunInitOutsideTheSandbox: the init, run by hand, changes nothing of the host.
+func TestRunInitOutsideTheSandbox(t *testing.T) {
+	code := RunInit([]string{`{"routes":["198.51.100.0/24"],"listen":["0.0.0.0:1"]}`, "--", "/bin/true"})
+	if code != initExit {
+		t.Errorf("RunInit = %d, want %d", code, initExit)
+	}
+}
