@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/mom/runner"
 )
 
 // Operator is one MOM contract operator that topolayer runs (topolayer run) and whose
@@ -36,6 +38,13 @@ type Operator struct {
 	EnvFromInputs []InputEnvVar `json:"envFromInputs,omitempty"`
 	// Controllers, when set, is passed as --controllers: only those controllers run.
 	Controllers []string `json:"controllers,omitempty"`
+	// Egress are the only network destinations the operator's runs may reach over TCP
+	// (none by default: the sandbox has no network): HOST:PORT (a DNS name, resolved by
+	// topolayer at every run and resolvable in the sandbox), IP:PORT, [IPv6]:PORT, or
+	// CIDR:PORT ([CIDR]:PORT for IPv6). Wildcards, unspecified addresses and networks of
+	// every address are refused. topolayer decides each connection against this list; a
+	// run that failed reaching something else says so in its status (networkNeeded).
+	Egress []string `json:"egress,omitempty"`
 	// ServiceAccount, NAMESPACE/NAME, is impersonated by every write of the operator's plans
 	// (on the management cluster and the guest alike): the operator can never write more
 	// than that service account may. Empty: topolayer's own identity writes.
@@ -283,6 +292,7 @@ func validateOperators(cfg *TopologyConfig) field.ErrorList {
 			}
 		}
 		errs = append(errs, validateInputEnv(pi.Child("envFromInputs"), op)...)
+		errs = append(errs, validateEgress(pi.Child("egress"), op.Egress)...)
 		for j, c := range op.Controllers {
 			if c == "" || strings.ContainsAny(c, ", ") {
 				errs = append(errs, field.Invalid(pi.Child("controllers").Index(j), c, "a controller name: not empty, no comma or space"))
@@ -401,4 +411,23 @@ func (s Supplements) validate(p *field.Path) field.ErrorList {
 // new values, in and out are not changed. in or out may be nil.
 func (op *Operator) Supplement(in *contract.InputResources, out *contract.OutputResources) (*contract.InputResources, *contract.OutputResources) {
 	return contract.MergeInputResources(in, op.Supplements.Inputs), contract.MergeOutputResources(out, op.Supplements.Outputs)
+}
+
+// validateEgress checks an operator's egress entries: each an endpoint
+// (runner.ParseEndpoint), none twice.
+func validateEgress(p *field.Path, egress []string) field.ErrorList {
+	var errs field.ErrorList
+	seen := map[string]int{}
+	for i, s := range egress {
+		e, err := runner.ParseEndpoint(s)
+		if err != nil {
+			errs = append(errs, field.Invalid(p.Index(i), s, strings.TrimPrefix(err.Error(), strconv.Quote(s)+": ")))
+			continue
+		}
+		if j, dup := seen[e.String()]; dup {
+			errs = append(errs, field.Duplicate(p.Index(i), fmt.Sprintf("%s (also egress[%d])", s, j)))
+		}
+		seen[e.String()] = i
+	}
+	return errs
 }

@@ -63,7 +63,7 @@ func TestCAOIdentityProviderFamilies(t *testing.T) {
 		t.Skip("runs the cluster-authentication-operator")
 	}
 	cao, corpusInput := caoAndConfigObserverInput(t)
-	in := caoInputWithEveryIdentityProvider(t, corpusInput)
+	in, _ := caoInputWithEveryIdentityProvider(t, corpusInput)
 
 	// The resource syncer copies only in the runs where it comes after the config observer
 	// that registers the copies (TestDeterminismCAO): run the two until one does.
@@ -138,7 +138,8 @@ func TestCAOIdentityProviderFamilies(t *testing.T) {
 // openshift-config. The CA bundles are the certificate of a loopback TLS server that serves
 // the OpenID provider's discovery document (the operator reads it); the Keystone and
 // BasicAuth client certificates are made for client authentication, as the operator checks.
-func caoInputWithEveryIdentityProvider(t *testing.T, corpusInput string) string {
+// It returns the input directory and the OpenID provider's issuer URL.
+func caoInputWithEveryIdentityProvider(t *testing.T, corpusInput string) (string, string) {
 	t.Helper()
 	in := filepath.Join(t.TempDir(), "input-dir")
 	// cp keeps the corpus's read-only modes; chmod makes the copy writable.
@@ -228,7 +229,7 @@ func caoInputWithEveryIdentityProvider(t *testing.T, corpusInput string) string 
 	writeYAML(t, filepath.Join(dir, "openshift-config.yaml"), map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "openshift-config"}})
 	writeYAML(t, filepath.Join(dir, "core", "secrets.yaml"), map[string]any{"apiVersion": "v1", "kind": "SecretList", "metadata": map[string]any{}, "items": secrets})
 	writeYAML(t, filepath.Join(dir, "core", "configmaps.yaml"), map[string]any{"apiVersion": "v1", "kind": "ConfigMapList", "metadata": map[string]any{}, "items": configMaps})
-	return in
+	return in, srv.URL
 }
 
 // clientCertificate returns a self-signed certificate for client authentication and its

@@ -10,12 +10,19 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/topolayer/topolayer/mom/runner"
 )
 
 // stopGrace is how long a command may take to return once a signal canceled its context.
 const stopGrace = time.Second
 
 func main() {
+	// An operator allowed egress (operators[].egress) starts under this binary as its
+	// sandbox's init, which then becomes the operator.
+	if len(os.Args) > 1 && os.Args[1] == runner.InitArg {
+		os.Exit(runner.RunInit(os.Args[2:]))
+	}
 	signals := make(chan os.Signal, 2)
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
 	os.Exit(runMain(IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}, os.Args[1:], signals, stopGrace))

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/topolayer/topolayer/apply"
+	"github.com/topolayer/topolayer/mom/runner"
 	"github.com/topolayer/topolayer/translate"
 )
 
@@ -56,7 +58,8 @@ another field manager: --adopt-from). Nothing is written; plan then also exits n
 when any entry would fail. It also warns of each object an earlier run placed for the
 operator (its operator label) that the plan leaves behind: a member of a family its
 declarations name by a name pattern, no longer written while other members are, and not
-deleted.`,
+deleted; and, on stderr, of each controller of the output dir that failed reaching the
+network, which the operator's sandbox gives only to the endpoints of operators[].egress.`,
 		Example: `  # The standalone plan of an operator's outputs, as a table
   topolayer plan --config examples/standalone.yaml --from examples/outputs/sample-operator
 
@@ -131,6 +134,7 @@ func (o *PlanOptions) Run(ctx context.Context) error {
 	for _, w := range o.cfg.ShadowedRules() {
 		fmt.Fprintf(o.ErrOut, "warning: %s: %s\n", o.ConfigFile, w)
 	}
+	o.warnNetworkNeeded()
 	plan, err := o.plan()
 	if err != nil {
 		return err
@@ -203,6 +207,28 @@ func (o *PlanOptions) warnLeftBehind(ctx context.Context, plan *translate.Plan) 
 		fmt.Fprintf(o.ErrOut, "warning: %s: placed for %s by an earlier run, no longer written while others of its family are, and not deleted: delete it if what it copied was removed\n", id, o.Operator)
 	}
 	return nil
+}
+
+// warnNetworkNeeded warns of each controller of the output dir that failed reaching the
+// network (runner.NetworkNeeds): the operator's sandbox reaches only operators[].egress.
+func (o *PlanOptions) warnNetworkNeeded() {
+	if o.out == nil || o.out.ControllerResults == nil {
+		return
+	}
+	name := o.Operator
+	if name == "" {
+		name = "the operator"
+	}
+	for _, r := range o.out.ControllerResults.ControllerResults {
+		var msgs []string
+		for _, e := range r.Errors {
+			msgs = append(msgs, e.Message)
+		}
+		if needs := runner.NetworkNeeds(strings.Join(msgs, "\n")); len(needs) > 0 {
+			fmt.Fprintf(o.ErrOut, "warning: %s: controller %s failed: %s needed network to %s; add it to operators[].egress in %s if it should reach it\n",
+				o.From, r.ControllerName, name, strings.Join(needs, ", "), o.ConfigFile)
+		}
+	}
 }
 
 // notes is where a table's summary, warnings and failures go: after the rows, unless

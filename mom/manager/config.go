@@ -12,8 +12,10 @@ import (
 )
 
 // OperatorsFromConfig returns the configured operators, each run as a contract binary in a
-// sandbox (runner.Exec) with its limits. A relative command path is resolved against
-// baseDir, the directory of the configuration file.
+// sandbox (runner.Exec) with its limits and its egress. A relative command path is resolved
+// against baseDir, the directory of the configuration file. An operator allowed egress starts
+// under the running program as its sandbox's init: the program's main calls runner.RunInit
+// (see runner.InitArg).
 func OperatorsFromConfig(cfg *config.TopologyConfig, baseDir string) []Operator {
 	out := make([]Operator, 0, len(cfg.Operators))
 	for _, op := range cfg.Operators {
@@ -32,10 +34,16 @@ func OperatorsFromConfig(cfg *config.TopologyConfig, baseDir string) []Operator 
 		if op.Resync != nil {
 			resync = op.Resync.Duration
 		}
+		var egress []runner.Endpoint
+		for _, s := range op.Egress {
+			if e, err := runner.ParseEndpoint(s); err == nil { // config.Validate refused the others
+				egress = append(egress, e)
+			}
+		}
 		out = append(out, Operator{
 			Name:                op.Name,
 			Resync:              resync,
-			Runner:              &runner.Exec{Name: op.Name, Command: cmd, Env: op.Env, Limits: limits},
+			Runner:              &runner.Exec{Name: op.Name, Command: cmd, Env: op.Env, Limits: limits, Egress: egress},
 			ServiceAccount:      op.ServiceAccount,
 			Controllers:         op.Controllers,
 			Supplements:         op.Supplements,

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -64,6 +65,10 @@ type RunRecord struct {
 	// and that nothing deletes (translate.Plan.LeftBehind): what it copied was removed.
 	LeftBehind []string `json:"leftBehind,omitempty"`
 	Sandbox    string   `json:"sandbox,omitempty"`
+	// NetworkNeeded are the destinations (HOST:PORT, or HOST) a failed run tried to reach
+	// from its sandbox, which gives no network but to operators[].egress: read from the
+	// operator's stderr and its controllers' errors (runner.NetworkNeeds).
+	NetworkNeeded []string `json:"networkNeeded,omitempty"`
 	// EnvFromInputs name the variables the run's environment took from its inputs
 	// (config.Operator.EnvFromInputs); their values are not shown.
 	EnvFromInputs []string `json:"envFromInputs,omitempty"`
@@ -123,6 +128,9 @@ func (m *Manager) run(ctx context.Context, name string, causes []scheduler.Cause
 		rec.Result, rec.Message = ResultRejected, err.Error()
 	default:
 		rec.Result, rec.Message = ResultFailed, err.Error()
+	}
+	if len(rec.NetworkNeeded) > 0 && rec.Result != ResultSucceeded {
+		rec.Message += "; " + networkHint(name, rec.NetworkNeeded)
 	}
 	if err != nil {
 		log.Error(err, "run failed", "trigger", rec.Trigger, "causes", rec.Causes, "dir", dir)
@@ -342,7 +350,30 @@ func (m *Manager) runDirs(ctx context.Context, st *operatorState, dir string, in
 	}
 	m.phase(rec, "operator", t0)
 	out, readErr = contract.ReadOutputDir(outputDir, contract.ReadOptions{})
+	if runErr != nil && res != nil {
+		rec.NetworkNeeded = runner.NetworkNeeds(res.Stderr + "\n" + strings.Join(controllerErrors(out), "\n"))
+	}
 	return out, runErr, readErr, nil
+}
+
+// controllerErrors are the errors controller-results.yaml reports, one per line.
+func controllerErrors(out *contract.OutputDir) []string {
+	if out == nil || out.ControllerResults == nil {
+		return nil
+	}
+	var errs []string
+	for _, r := range out.ControllerResults.ControllerResults {
+		for _, e := range r.Errors {
+			errs = append(errs, r.ControllerName+": "+e.Message)
+		}
+	}
+	return errs
+}
+
+// networkHint says what a run that failed for lack of network needed, and where to allow
+// it.
+func networkHint(operator string, needs []string) string {
+	return fmt.Sprintf("operator %s needed network to %s; add it to operators[].egress (HOST:PORT) if it should reach it", operator, strings.Join(needs, ", "))
 }
 
 // keepForInspection writes the input and output directories of a failed in-process run

@@ -94,7 +94,11 @@ func (m *Manager) record(ctx context.Context, st *operatorState, rec RunRecord) 
 	case ResultSucceeded:
 		m.event(st.Name, corev1.EventTypeNormal, "RunSucceeded", "run %d: %d inputs, %d mutations, %d applied, %d unchanged in %s", rec.Run, rec.Inputs, rec.Mutations, rec.Applied, rec.Unchanged, rec.Duration)
 	case ResultDegraded:
-		m.event(st.Name, corev1.EventTypeWarning, "RunDegraded", "run %d: %d applied, %d unchanged; failed controllers: %s", rec.Run, rec.Applied, rec.Unchanged, strings.Join(rec.FailedControllers, "; "))
+		msg := fmt.Sprintf("run %d: %d applied, %d unchanged; failed controllers: %s", rec.Run, rec.Applied, rec.Unchanged, strings.Join(rec.FailedControllers, "; "))
+		if len(rec.NetworkNeeded) > 0 {
+			msg += "; " + networkHint(st.Name, rec.NetworkNeeded)
+		}
+		m.event(st.Name, corev1.EventTypeWarning, "RunDegraded", "%s", msg)
 	case ResultRejected:
 		m.event(st.Name, corev1.EventTypeWarning, "OutputsRejected", "run %d: %s", rec.Run, rec.Message)
 	default:

@@ -10,7 +10,10 @@
 //     nothing inherited: no KUBECONFIG, no in-cluster service variables, no proxy
 //     credentials), no network (a new user and network namespace
 //     where the system allows it, otherwise proxy variables pointing at an address that
-//     refuses, which Result.Sandbox and the log say), its own process group that is killed as
+//     refuses, which Result.Sandbox and the log say) but the endpoints of Exec.Egress (the
+//     sandbox's init, RunInit, routes them to its loopback interface and hands its listeners
+//     to the runner, which connects each connection only to an allowed address and port),
+//     its own process group that is killed as
 //     a whole at the timeout and after the operator exits, a limit on its virtual address
 //     space, and a watched output size.
 //   - InProcess runs a Go function with the same request: panics are recovered, the timeout
@@ -21,6 +24,9 @@
 //     checks one on disk (contract.CheckOutputDir), with no fork, no exec and no directory.
 //     It is contained as InProcess is; a function that fails returns a *CrashError with
 //     exit code 1 and its outputs, as an exec'd operator that exits 1 does.
+//
+// NetworkNeeds reads an operator's output for what it failed to reach from its sandbox, so
+// that a status can name the missing egress.
 //
 // Failures that callers branch on are typed: *TimeoutError, *CrashError, *PanicError and
 // *OutputTooLargeError, each naming the operator; match them with errors.As.

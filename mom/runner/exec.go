@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,7 +34,8 @@ import (
 //     network with HTTP_PROXY, HTTPS_PROXY and ALL_PROXY (both spellings) set to
 //     http://127.0.0.1:1, which refuses, and NO_PROXY empty. That stops proxy-aware HTTP
 //     clients only (Go's client still talks directly to loopback addresses, raw sockets are
-//     not stopped); Result.Sandbox and a log line say so.
+//     not stopped); Result.Sandbox and a log line say so. Egress opens named endpoints to
+//     apply-configuration, and only them (see Egress).
 //   - Processes: the command leads its own process group. The whole group is killed with
 //     SIGKILL at Limits.Timeout, when the output grows over Limits.OutputSize, when ctx is
 //     canceled, and as soon as the command exits (so nothing it started outlives it). A
@@ -64,6 +66,17 @@ type Exec struct {
 	Env map[string]string
 	// Limits bound every command the runner starts.
 	Limits Limits
+	// Egress are the only destinations apply-configuration may reach (none by default).
+	// In the network namespace, the sandbox's init (RunInit: the running program started
+	// again, which must call RunInit from main) routes their addresses to the namespace's
+	// loopback interface, listens on their ports and hands the listening sockets to the
+	// runner, then becomes the operator without its capabilities; the runner accepts each
+	// connection, and connects to its destination only when an endpoint allows that
+	// address and port: nothing else is reachable. Names are resolved by the runner at
+	// every run and written in an /etc/hosts of the operator's own (a mount namespace).
+	// Without a network namespace, NO_PROXY names them, so proxy-aware clients reach them
+	// directly.
+	Egress []Endpoint
 
 	// noNetNS, when set, skips the network namespace with this reason (tests).
 	noNetNS string
@@ -73,6 +86,10 @@ type Exec struct {
 	probe *netnsProbe
 	// breakNetNS, when set, makes starts in namespaces fail (tests).
 	breakNetNS bool
+	// initPath, when set, is the sandbox's init instead of the running program (tests).
+	initPath string
+	// lookup, when set, resolves Egress names instead of the runner's resolver (tests).
+	lookup func(ctx context.Context, host string) ([]netip.Addr, error)
 }
 
 var _ Runner = (*Exec)(nil)
@@ -174,7 +191,7 @@ func (e *Exec) Run(ctx context.Context, req Request) (*Result, error) {
 		args = append(args, "--controllers="+strings.Join(req.Controllers, ","))
 	}
 	p := process{
-		op: op, command: cmdApplyConfiguration, args: args, env: req.Env,
+		op: op, command: cmdApplyConfiguration, args: args, env: req.Env, egress: len(e.Egress) > 0,
 		stdout: newTailBuffer(MaxLogTail), stderr: newTailBuffer(MaxLogTail),
 		watchDir: out, outputLimit: e.Limits.OutputSize,
 	}
@@ -211,6 +228,7 @@ type process struct {
 	op, command string
 	args        []string          // appended to Exec.Command
 	env         map[string]string // added to Exec.Env (Request.Env)
+	egress      bool              // Exec.Egress applies (apply-configuration)
 	stdout      io.Writer
 	stderr      *tailBuffer
 	watchDir    string // polled for its size when outputLimit > 0
@@ -266,9 +284,9 @@ func looksLikeOOM(stderr string) bool {
 }
 
 // environ builds the command's environment: Exec.Env, then the run's variables (extra).
-// proxy sets the refusing proxy variables; replaced names the variables of extra they
-// replaced.
-func (e *Exec) environ(home string, proxy bool, extra map[string]string) (list, replaced []string, err error) {
+// proxy sets the refusing proxy variables, with NO_PROXY set to noProxy; replaced names the
+// variables of extra they replaced.
+func (e *Exec) environ(home string, proxy bool, extra map[string]string, noProxy string) (list, replaced []string, err error) {
 	env := map[string]string{"PATH": "/usr/bin:/bin"}
 	for _, vars := range []map[string]string{e.Env, extra} {
 		for k, v := range vars {
@@ -290,7 +308,7 @@ func (e *Exec) environ(home string, proxy bool, extra map[string]string) (list, 
 				}
 				env[name] = refusingProxy
 				if k == "NO_PROXY" {
-					env[name] = ""
+					env[name] = noProxy
 				}
 			}
 		}

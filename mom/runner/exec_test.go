@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -530,11 +531,13 @@ func TestInProcessRefusesEnv(t *testing.T) {
 func TestExecMemoryLimit(t *testing.T) {
 	// A Go binary needs about 700 MiB of address space to start under a limit, and has
 	// reserved about 1.2 GiB when the limit comes after the start.
+	// With egress and no shell, the sandbox's init sets the limit just before its exec.
 	shims := []struct {
 		name    string
 		noShell bool
 		limit   int64
-	}{{"shell ulimit", false, 1 << 30}, {"prlimit after start", true, 2 << 30}}
+		egress  bool
+	}{{"shell ulimit", false, 1 << 30, false}, {"prlimit after start", true, 2 << 30, false}, {"egress init before exec", true, 1 << 30, true}}
 	tests := []struct {
 		name    string
 		alloc   int
@@ -548,6 +551,9 @@ func TestExecMemoryLimit(t *testing.T) {
 			t.Run(shim.name+"/"+tt.name, func(t *testing.T) {
 				e := execFor(t, sandboxModes[0], "memhog", map[string]string{"ALLOC": strconv.Itoa(tt.alloc)}, Limits{Timeout: time.Minute, Memory: shim.limit})
 				e.noShell = shim.noShell
+				if shim.egress {
+					e.Egress = []Endpoint{{Prefix: netip.MustParsePrefix("127.0.0.1/32"), Port: 1}}
+				}
 				res, err := e.Run(context.Background(), newRequest(t))
 				if !tt.wantErr {
 					if err != nil || res.Stdout != fmt.Sprintf("allocated %d bytes\n", tt.alloc) {

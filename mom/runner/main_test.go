@@ -15,6 +15,10 @@ var operators = []string{"good", "dialer", "hang", "crash", "bigoutput", "envdum
 var binDir string
 
 func TestMain(m *testing.M) {
+	// Exec.Egress starts this binary again as the sandbox's init.
+	if len(os.Args) > 1 && os.Args[1] == InitArg {
+		os.Exit(RunInit(os.Args[2:]))
+	}
 	pkgs := make([]string, len(operators))
 	for i, op := range operators {
 		pkgs[i] = "./testdata/operators/" + op

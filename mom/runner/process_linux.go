@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -61,23 +62,51 @@ func (e *Exec) runProcess(ctx context.Context, p process) (outcome, error) {
 	defer errR.Close()
 
 	argv, prlimit := e.argv(path, p)
+	netns, probing, reason := e.networkPlan()
+	var eg *egressRun
+	if p.egress && netns {
+		if eg, err = e.prepareEgress(ctx); err != nil {
+			outW.Close()
+			errW.Close()
+			return outcome{}, fmt.Errorf("operator %q: %s: %w", p.op, p.command, err)
+		}
+		defer eg.close()
+	}
 	build := func(netns bool) (*exec.Cmd, error) {
-		env, replaced, err := e.environ(home, !netns, p.env)
+		noProxyVar := ""
+		if p.egress {
+			noProxyVar = noProxy(e.Egress)
+		}
+		env, replaced, err := e.environ(home, !netns, p.env, noProxyVar)
 		if err != nil {
 			return nil, fmt.Errorf("operator %q: %w", p.op, err)
 		}
 		if len(replaced) > 0 {
 			log.Info("the sandbox's refusing proxy replaces the run's proxy variables: no network namespace", "variables", replaced)
 		}
-		cmd := &exec.Cmd{Path: argv[0], Args: argv, Env: env, Dir: home, Stdout: outW, Stderr: errW}
+		args := argv
+		if netns && eg != nil {
+			// The init sets the memory limit just before it becomes the operator.
+			memory := int64(0)
+			if prlimit {
+				memory = e.Limits.Memory
+			}
+			if args, err = eg.command(e.initPath, argv, memory); err != nil {
+				return nil, fmt.Errorf("operator %q: %w", p.op, err)
+			}
+		}
+		cmd := &exec.Cmd{Path: args[0], Args: args, Env: env, Dir: home, Stdout: outW, Stderr: errW}
 		cmd.SysProcAttr = sysProcAttr(netns)
+		if netns && eg != nil {
+			eg.attr(cmd.SysProcAttr)
+			cmd.ExtraFiles = []*os.File{eg.child}
+		}
 		if netns && e.breakNetNS {
 			cmd.SysProcAttr.UidMappings[0].Size = 0 // the kernel refuses this mapping
 		}
 		return cmd, nil
 	}
 
-	netns, probing, reason := e.networkPlan()
 	cmd, err := build(netns)
 	if err == nil {
 		err = cmd.Start()
@@ -109,8 +138,24 @@ func (e *Exec) runProcess(ctx context.Context, p process) (outcome, error) {
 	if !netns {
 		log.Info("operator runs without a network namespace", "sandbox", o.sandbox)
 	}
+	var egressDone <-chan error
+	var proxy *egressProxy
+	if netns && eg != nil {
+		proxy = newEgressProxy(p.op, eg.allow, func(msg string, kv ...any) {
+			if msg == "egress" {
+				log.V(1).Info(msg, kv...)
+				return
+			}
+			log.Info(msg, kv...)
+		})
+		egressDone = eg.started(ctx, proxy)
+		o.sandbox += " (egress: " + strings.Join(endpointStrings(e.Egress), ", ") + ")"
+	}
 	memory := "none"
 	switch {
+	case prlimit && egressDone != nil:
+		memory = "RLIMIT_AS by the sandbox's init before exec"
+		prlimit = false
 	case prlimit:
 		memory = "RLIMIT_AS by prlimit after start"
 	case e.Limits.Memory > 0:
@@ -181,6 +226,12 @@ wait:
 		}
 	}
 	o.state = cmd.ProcessState
+	var egressErr error
+	if egressDone != nil {
+		// The init has exited or exec'd: it handed its listeners over or failed, never both.
+		egressErr = <-egressDone
+		proxy.close()
+	}
 	drained := make(chan struct{})
 	go func() { copies.Wait(); close(drained) }()
 	select {
@@ -189,6 +240,9 @@ wait:
 		outR.Close()
 		errR.Close()
 		<-drained
+	}
+	if egressErr != nil {
+		return outcome{}, fmt.Errorf("operator %q: %s: %w", p.op, p.command, egressErr)
 	}
 	if o.state == nil {
 		return outcome{}, fmt.Errorf("operator %q: %s: wait: %w", p.op, p.command, waitErr)
