@@ -30,24 +30,7 @@ import (
 // and nothing else.
 // Server-side dry run: nothing is stored.
 func TestTranslatedOAuthDeploymentAccepted(t *testing.T) {
-	var c corpus.Case
-	for _, cc := range corpus.CAOCases(t) {
-		if strings.HasSuffix(cc.Name, "/oauth-server-creation-minimal") {
-			c = cc
-		}
-	}
-	out, err := contract.ReadOutputDir(c.ExpectedOutput, contract.ReadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(c.OutputResources)
-	if err != nil {
-		t.Fatal(err)
-	}
-	declared, err := contract.ParseOutputResources(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, out, declared := oauthServerCreation(t)
 	cfg, err := config.Load("../examples/hosted.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -101,24 +84,7 @@ func TestTranslatedOAuthDeploymentAccepted(t *testing.T) {
 // the server's Pod Security admission in a namespace that enforces "restricted"; the same
 // pod with a sidecar as HyperShift writes it (no securityContext) is refused there.
 func TestTranslatedOAuthDeploymentWithHyperShiftComponents(t *testing.T) {
-	var c corpus.Case
-	for _, cc := range corpus.CAOCases(t) {
-		if strings.HasSuffix(cc.Name, "/oauth-server-creation-minimal") {
-			c = cc
-		}
-	}
-	out, err := contract.ReadOutputDir(c.ExpectedOutput, contract.ReadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(c.OutputResources)
-	if err != nil {
-		t.Fatal(err)
-	}
-	declared, err := contract.ParseOutputResources(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, out, declared := oauthServerCreation(t)
 	cfg, err := config.Load("../examples/cluster-authentication-operator/hosted.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -207,4 +173,29 @@ func TestTranslatedOAuthDeploymentWithHyperShiftComponents(t *testing.T) {
 	if _, err := cs.CoreV1().Pods(ns).Create(t.Context(), podOf(unrestricted), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err == nil || !strings.Contains(err.Error(), "konnectivity-proxy-") {
 		t.Fatalf("a sidecar as HyperShift writes it is admitted, or refused for another reason: %v", err)
 	}
+}
+
+// oauthServerCreation returns the CAO corpus case in which the operator creates the OAuth
+// server (oauth-server-creation-minimal), its recorded output and its declared outputs.
+func oauthServerCreation(t *testing.T) (corpus.Case, *contract.OutputDir, *contract.OutputResources) {
+	t.Helper()
+	var c corpus.Case
+	for _, cc := range corpus.CAOCases(t) {
+		if strings.HasSuffix(cc.Name, "/oauth-server-creation-minimal") {
+			c = cc
+		}
+	}
+	out, err := contract.ReadOutputDir(c.ExpectedOutput, contract.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(c.OutputResources)
+	if err != nil {
+		t.Fatal(err)
+	}
+	declared, err := contract.ParseOutputResources(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, out, declared
 }
