@@ -125,9 +125,10 @@ func TestRealCAOHosted(t *testing.T) {
 	cfgFile := configWith(t, filepath.Join("cluster-authentication-operator", "hosted.yaml"), func(cfg *config.TopologyConfig) {
 		cfg.Topology.Hosted = withExampleKubeconfigFields(own.Topology.Hosted, cfg.Topology.Hosted)
 		cfg.Operators[0].Command = []string{bin}
-		// Without the example's resync: the quiet window checks that nothing but an input
-		// change runs the operator (TestRealCAOIdle checks runs on unchanged inputs).
-		cfg.Operators[0].Resync = nil
+		// With the example's resync (1m): CAO's controllers run in a random order, and a run
+		// that copies nothing for a new identity provider is not followed by another unless
+		// something triggers it. The quiet window counts mutating requests, which resync runs
+		// on unchanged inputs do not send (TestRealCAOIdle).
 	})
 
 	mgmt, guest := hosted.Config(cluster.Management), hosted.Config(cluster.Guest)
@@ -249,6 +250,16 @@ func TestRealCAOHosted(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, guestDyn := clients(t, guest)
+	t.Cleanup(func() {
+		// The guest is shared: later tests (and this one again, with -count) see the OAuth
+		// configuration without these providers.
+		ctx := context.Background()
+		_, _ = guestDyn.Resource(schema.GroupVersionResource{Group: "config.openshift.io", Version: "v1", Resource: "oauths"}).
+			Patch(ctx, "cluster", types.MergePatchType, []byte(`{"spec":{"identityProviders":null}}`), metav1.PatchOptions{FieldManager: "cluster-admin"})
+		for _, name := range []string{"htpass-secret", "htpass-second"} {
+			_ = guestCS.CoreV1().Secrets("openshift-config").Delete(ctx, name, metav1.DeleteOptions{})
+		}
+	})
 	idp := []byte(`{"spec":{"identityProviders":[{"name":"developers","mappingMethod":"claim","type":"HTPasswd","htpasswd":{"fileData":{"name":"htpass-secret"}}}]}}`)
 	if _, err := guestDyn.Resource(schema.GroupVersionResource{Group: "config.openshift.io", Version: "v1", Resource: "oauths"}).
 		Patch(t.Context(), "cluster", types.MergePatchType, idp, metav1.PatchOptions{FieldManager: "cluster-admin"}); err != nil {
@@ -258,9 +269,10 @@ func TestRealCAOHosted(t *testing.T) {
 	// Upstream's apply-configuration runs an operator's controllers in a random order
 	// (libraryapplyconfiguration shuffles them on purpose): CAO copies the provider's secret
 	// in a run whose resource syncer comes after the config observer that registers the
-	// copy, one run in two. Typically 1-2 runs and under 30 s; the limits below leave room
-	// for bad luck and a loaded machine.
-	eventuallyWithin(t, "the identity provider in the OAuth server's configuration in "+hcpNS, time.Minute, func(ctx context.Context) (bool, error) {
+	// copy, one run in two. Typically 1-2 runs and under 30 s; when every run after the
+	// change draws the bad order, the example's resync (1m) runs it again. The limits below
+	// leave room for that and a loaded machine.
+	eventuallyWithin(t, "the identity provider in the OAuth server's configuration in "+hcpNS, 3*time.Minute, func(ctx context.Context) (bool, error) {
 		sec, err := mgmtCS.CoreV1().Secrets(hcpNS).Get(ctx, idpCopy, metav1.GetOptions{})
 		if err != nil {
 			return false, err
@@ -314,14 +326,14 @@ func TestRealCAOHosted(t *testing.T) {
 		t.Fatal(err)
 	}
 	const secondCopy = "openshift-authentication--v4-0-config-user-idp-1-file-data"
-	eventuallyWithin(t, "the second identity provider's copy in "+hcpNS, time.Minute, func(ctx context.Context) (bool, error) {
+	eventuallyWithin(t, "the second identity provider's copy in "+hcpNS, 3*time.Minute, func(ctx context.Context) (bool, error) {
 		_, err := mgmtCS.CoreV1().Secrets(hcpNS).Get(ctx, secondCopy, metav1.GetOptions{})
 		return err == nil, nil
 	})
 	if _, err := oauths.Patch(t.Context(), "cluster", types.MergePatchType, idp, metav1.PatchOptions{FieldManager: "cluster-admin"}); err != nil {
 		t.Fatal(err)
 	}
-	eventuallyWithin(t, "the removed provider's copy reported left behind", time.Minute, func(ctx context.Context) (bool, error) {
+	eventuallyWithin(t, "the removed provider's copy reported left behind", 3*time.Minute, func(ctx context.Context) (bool, error) {
 		note := eventReasons(t, hcpNS, op)["LeftBehind"]
 		return strings.Contains(note, "v4-0-config-user-idp-1-file-data"), nil
 	})
@@ -339,9 +351,10 @@ const rvsHashAnnotation = "operator.openshift.io/rvs-hash"
 // configure (userCfg), as a user would, and checks that the OAuth server's Deployment (on
 // placedCfg, in namespace) rolls within 3 operator runs: CAO copies the template, and the
 // copy's new resourceVersion, which the inputs topolayer gathers keep, changes the pods'
-// rvs-hash. A first template is set up and settled before. Every run counts, resyncs
-// included: the operator runs under a resync period, so that its order of controllers
-// (upstream's apply-configuration shuffles them) cannot leave the copy stale.
+// rvs-hash. A first template is set up and settled before. The runs the change caused
+// count (on changed inputs and on the operator's own writes); the operator runs under a
+// resync period too, so that its order of controllers (upstream's apply-configuration
+// shuffles them) cannot leave the copy stale, and those runs are logged.
 func templateChangeRolls(t *testing.T, p *runProcess, op string, userCfg, placedCfg *rest.Config, namespace, deployment string) {
 	t.Helper()
 	userCS, userDyn := clients(t, userCfg)
