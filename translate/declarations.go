@@ -27,9 +27,11 @@ type Declarations struct {
 	// refused entry can be declared.
 	Snippet *DeclarationSnippet `json:"snippet,omitempty"`
 	// Notes explain the snippet, one line each: the class chosen for what was written under
-	// Unspecified, each name pattern and the names it stands for, and each privilege the
-	// snippet grants and on which cluster.
+	// Unspecified, and each name pattern with the names it stands for.
 	Notes []string `json:"notes,omitempty"`
+	// Privileges say, one line each, what each privileged object of the snippet grants, to
+	// which operator and on which cluster.
+	Privileges []string `json:"privileges,omitempty"`
 	// Unplaceable are the refused entries no declaration places, each with why.
 	Unplaceable []Unplaceable `json:"unplaceable,omitempty"`
 }
@@ -92,7 +94,7 @@ type Unplaceable struct {
 
 // Empty reports whether there is nothing to declare and nothing to say.
 func (d *Declarations) Empty() bool {
-	return d == nil || d.Snippet == nil && len(d.Notes) == 0 && len(d.Unplaceable) == 0
+	return d == nil || d.Snippet == nil && len(d.Notes) == 0 && len(d.Privileges) == 0 && len(d.Unplaceable) == 0
 }
 
 // YAML returns the snippet as YAML; nil when there is none.
@@ -422,7 +424,7 @@ func (e Engine) build(d *Declarations, decls []declaration) {
 	}
 	d.Snippet = s
 	slices.Sort(grants)
-	d.Notes = append(d.Notes, grants...)
+	d.Privileges = grants
 }
 
 func compareExact(a, b contract.ExactResourceID) int {
