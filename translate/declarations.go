@@ -117,6 +117,9 @@ type declaration struct {
 	id         contract.Identity
 	supplement bool // operators[].supplements.outputs
 	privileged bool // policy.operators[].privileged
+	// unspecified, for what was written under Unspecified, says which class was chosen,
+	// why, and where it lands.
+	unspecified string
 }
 
 // Declarations proposes, from a plan the engine made, the configuration entries that would
@@ -124,8 +127,8 @@ type declaration struct {
 // and class and deduplicated; names of one family that differ only by an index become one
 // name pattern (contract.MatchName), and a note says so. A class is chosen for what was
 // written under Unspecified: the class of the operator's other outputs in the same namespace,
-// else the first class, in class order, whose placement the routing and the management
-// cluster's allow-list accept. Nothing is proposed for what the allow-list of the shared
+// else the first of Management, Configuration and UserWorkload whose placement the routing
+// and the management cluster's allow-list accept. Nothing is proposed for what the allow-list of the shared
 // management cluster refuses, nor for a privileged object that would land there: those are
 // Unplaceable. It returns nil when the plan refused nothing of the kind.
 func (e Engine) Declarations(p *Plan) *Declarations {
@@ -148,9 +151,9 @@ func (e Engine) Declarations(p *Plan) *Declarations {
 				continue
 			}
 			decls = append(decls, declaration{operator: operator, class: class, id: src, supplement: true,
-				privileged: IsPrivileged(src.GroupResource()) && !e.policyLists(class, src)})
-			d.Notes = append(d.Notes, fmt.Sprintf("%s: written under Unspecified; declared as %s, %s; it lands on the %s cluster",
-				src, class, classReason(p, entry, class), clusterName(cluster)))
+				privileged: IsPrivileged(src.GroupResource()) && !e.policyLists(class, src),
+				unspecified: fmt.Sprintf("written under Unspecified; declared as %s, %s; it lands on the %s cluster",
+					class, classReason(p, entry, class), clusterName(cluster))})
 		case RuleDeclaredOutputs:
 			if _, why := e.placeable(entry.Class, src); why != "" {
 				d.Unplaceable = append(d.Unplaceable, Unplaceable{Entry: i, Source: src, Reason: why})
@@ -188,7 +191,7 @@ func (e Engine) chooseClass(p *Plan, entry Entry) (contract.Class, string, strin
 	if c, ok := siblingClass(p, entry); ok {
 		candidates = append(candidates, c)
 	}
-	for _, c := range contract.Classes()[:3] {
+	for _, c := range []contract.Class{contract.ClassManagement, contract.ClassConfiguration, contract.ClassUserWorkload} {
 		if !slices.Contains(candidates, c) {
 			candidates = append(candidates, c)
 		}
@@ -329,6 +332,7 @@ func (e Engine) build(d *Declarations, decls []declaration) {
 		namespace string
 	}
 	exact := map[familyKey][]string{}
+	why := map[contract.Identity]string{} // what was written under Unspecified: its note
 	generated := map[listKey][]contract.ExactResourceID{}
 	events := map[listKey][]string{}
 	privileged := map[string][]routing.Match{}
@@ -336,6 +340,13 @@ func (e Engine) build(d *Declarations, decls []declaration) {
 	for _, x := range decls {
 		lk := listKey{x.operator, x.class}
 		id := x.id
+		if x.unspecified != "" {
+			key := contract.Identity{Group: id.Group, Resource: id.Resource, Namespace: id.Namespace, Name: id.Name, GenerateName: id.GenerateName}
+			if id.IsEvent() {
+				key.Name, key.GenerateName = "", "" // declared by namespace: one note for them all
+			}
+			why[key] = x.unspecified
+		}
 		if x.supplement {
 			switch {
 			case id.IsEvent():
@@ -387,14 +398,24 @@ func (e Engine) build(d *Declarations, decls []declaration) {
 		l := list(fk.listKey)
 		for _, f := range NameFamilies(exact[fk]) {
 			l.ExactResources = append(l.ExactResources, contract.ExactResourceID{ResourceTypeIdentifier: fk.ResourceTypeIdentifier, Namespace: fk.namespace, Name: f.Name})
+			named := contract.Identity{Group: fk.Group, Resource: fk.Resource, Namespace: fk.namespace, Name: f.Name}
+			var parts []string
 			if len(f.Members) > 1 {
-				at := fk.namespace + "/"
-				if fk.namespace == "" {
-					at = ""
-				}
-				d.Notes = append(d.Notes, fmt.Sprintf("%s %s%s: a name pattern for %s, which differ only by an index; it matches every other index too",
-					schema.GroupResource{Group: fk.Group, Resource: fk.Resource}, at, f.Name, strings.Join(f.Members, ", ")))
+				parts = append(parts, fmt.Sprintf("a name pattern for %s, which differ only by an index; it matches every other index too", strings.Join(f.Members, ", ")))
 			}
+			if w := why[contract.Identity{Group: fk.Group, Resource: fk.Resource, Namespace: fk.namespace, Name: f.Members[0]}]; w != "" {
+				parts = append(parts, w)
+			}
+			if len(parts) > 0 {
+				d.Notes = append(d.Notes, fmt.Sprintf("%s: %s", named, strings.Join(parts, "; ")))
+			}
+		}
+	}
+	for _, id := range slices.SortedFunc(maps.Keys(why), func(a, b contract.Identity) int {
+		return cmp.Compare(a.String(), b.String())
+	}) {
+		if id.Name == "" { // events (by namespace) and generated names: the exact names have theirs
+			d.Notes = append(d.Notes, fmt.Sprintf("%s: %s", id, why[id]))
 		}
 	}
 	for lk, ids := range generated {
