@@ -88,6 +88,8 @@ type Unplaceable struct {
 	Entry int `json:"entry"`
 	// Source is the standalone identity the operator wrote.
 	Source contract.Identity `json:"source"`
+	// Rule is the rule that refused it.
+	Rule string `json:"rule"`
 	// Reason says why no declaration places it.
 	Reason string `json:"reason"`
 }
@@ -147,7 +149,7 @@ func (e Engine) Declarations(p *Plan) *Declarations {
 		case RuleUnspecified:
 			class, cluster, why := e.chooseClass(p, entry)
 			if why != "" {
-				d.Unplaceable = append(d.Unplaceable, Unplaceable{Entry: i, Source: src, Reason: why})
+				d.Unplaceable = append(d.Unplaceable, Unplaceable{Entry: i, Source: src, Rule: entry.Rule, Reason: why})
 				continue
 			}
 			decls = append(decls, declaration{operator: operator, class: class, id: src, supplement: true,
@@ -156,20 +158,20 @@ func (e Engine) Declarations(p *Plan) *Declarations {
 					class, classReason(p, entry, class), clusterName(cluster))})
 		case RuleDeclaredOutputs:
 			if _, why := e.placeable(entry.Class, src); why != "" {
-				d.Unplaceable = append(d.Unplaceable, Unplaceable{Entry: i, Source: src, Reason: why})
+				d.Unplaceable = append(d.Unplaceable, Unplaceable{Entry: i, Source: src, Rule: entry.Rule, Reason: why})
 				continue
 			}
 			decls = append(decls, declaration{operator: operator, class: entry.Class, id: src, supplement: true,
 				privileged: IsPrivileged(src.GroupResource()) && !e.policyLists(entry.Class, src)})
 		case RulePrivilegedObject:
 			if !IsPrivileged(src.GroupResource()) {
-				d.Unplaceable = append(d.Unplaceable, Unplaceable{Entry: i, Source: src, Reason: fmt.Sprintf(
+				d.Unplaceable = append(d.Unplaceable, Unplaceable{Entry: i, Source: src, Rule: entry.Rule, Reason: fmt.Sprintf(
 					"%s is not a privileged kind the policy can list (only CustomResourceDefinitions, admission webhook configurations and policies, and APIServices), but what it would be refuses it: %s",
 					src.GroupResource(), entry.Reason)})
 				continue
 			}
 			if _, why := e.placeable(entry.Class, src); why != "" {
-				d.Unplaceable = append(d.Unplaceable, Unplaceable{Entry: i, Source: src, Reason: why})
+				d.Unplaceable = append(d.Unplaceable, Unplaceable{Entry: i, Source: src, Rule: entry.Rule, Reason: why})
 				continue
 			}
 			decls = append(decls, declaration{operator: operator, class: entry.Class, id: src,

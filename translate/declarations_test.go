@@ -63,12 +63,14 @@ func TestDeclarations(t *testing.T) {
 		return o
 	}
 	session := secret(contract.ClassManagement, "v4-0-config-system-session")
+	managementCRD := crd(contract.ClassManagement)
 	withCRD := declared(session.Identity())
 	withCRD.UserWorkloadResources.ExactResources = []contract.ExactResourceID{{ResourceTypeIdentifier: contract.ResourceTypeIdentifier{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}, Name: "rolebindingrestrictions.authorization.openshift.io"}}
 
 	tests := []struct {
 		name      string
 		config    string // after apiVersion and kind
+		policy    string // more fields of the operator's policy entry
 		declared  *contract.OutputResources
 		mutations []contract.Mutation
 	}{
@@ -82,6 +84,8 @@ func TestDeclarations(t *testing.T) {
 		}},
 		{name: "hosted-crd-not-listed", config: hosted, declared: withCRD, mutations: []contract.Mutation{session, crd(contract.ClassUserWorkload)}},
 		{name: "hosted-crd-unspecified", config: hosted, declared: declared(session.Identity()), mutations: []contract.Mutation{session, crd(contract.ClassUnspecified)}},
+		{name: "hosted-crd-on-the-management-cluster", config: hosted, policy: ", management: {kinds: [{group: apiextensions.k8s.io, resource: customresourcedefinitions}]}",
+			declared: declared(session.Identity(), managementCRD.Identity()), mutations: []contract.Mutation{session, managementCRD}},
 		{name: "hosted-not-on-the-allow-list", config: hosted, declared: declared(session.Identity()), mutations: []contract.Mutation{
 			session, object(contract.ClassManagement, contract.ActionApply, "", "endpoints", "Endpoints", ns, "oauth-openshift")}},
 		{name: "standalone-events-and-generated-names", config: "topology: {type: Standalone}\n", declared: declared(session.Identity()), mutations: []contract.Mutation{
@@ -92,7 +96,7 @@ func TestDeclarations(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			text := "apiVersion: topolayer.dev/v1alpha1\nkind: TopologyConfig\n" + tc.config +
-				"operators:\n- {name: " + operator + ", command: [/bin/true]}\npolicy:\n  operators:\n  - {name: " + operator + "}\n"
+				"operators:\n- {name: " + operator + ", command: [/bin/true]}\npolicy:\n  operators:\n  - {name: " + operator + tc.policy + "}\n"
 			cfg, err := config.Parse([]byte(text))
 			if err != nil {
 				t.Fatal(err)
