@@ -45,6 +45,18 @@ func Load(path string) (*TopologyConfig, error) {
 	return cfg, nil
 }
 
+// Decode decodes a configuration, or a part of one, as strictly as Parse (one document; no
+// duplicate keys, unknown fields or values of the wrong type), without defaulting or
+// validating it: what plan's proposed declarations (a fragment to merge into a
+// configuration) are checked with.
+func Decode(data []byte) (TopologyConfig, error) {
+	cfg, err := decode(data)
+	if err != nil {
+		return TopologyConfig{}, fmt.Errorf("decode: %w", err)
+	}
+	return cfg, nil
+}
+
 // Parse decodes, defaults and validates a configuration. Unknown fields are errors.
 func Parse(data []byte) (*TopologyConfig, error) {
 	cfg, err := decode(data)

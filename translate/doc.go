@@ -12,7 +12,9 @@
 // their own simulated namespace's volumes (RuleVolumeDataSource), identities no transform
 // changed and no ownerReferences on the management cluster (RuleIdentityFields,
 // RuleOwnerReferences). It is
-// pure: no network, no files, no clock, no logging; the same input gives the same plan. Engine.Plan
+// pure: no network, no files, no clock, no logging; the same input gives the same plan.
+// Engine.Declarations proposes, from a plan, the configuration snippet that would place what
+// it refused for want of a declaration, for a person to review (never applied). Engine.Plan
 // places, rewrites and checks the entries on every core (each reads the plan-wide placement and
 // changes only its own entry); the plan does not depend on how many.
 //

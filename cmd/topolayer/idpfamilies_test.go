@@ -23,8 +23,10 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/routing"
+	"github.com/topolayer/topolayer/topology"
 	"github.com/topolayer/topolayer/translate"
 )
 
@@ -129,6 +131,76 @@ func TestCAOIdentityProviderFamilies(t *testing.T) {
 				t.Errorf("%d identity provider copies in the plan, want %d", placed, len(got))
 			}
 		})
+	}
+
+	// Without the example's supplements, the copies are refused as Unspecified, and the
+	// declarations plan proposes fold each family into the example's name patterns.
+	t.Run("declarations proposed without the supplements", func(t *testing.T) {
+		checkProposedFamilies(t, out, written)
+	})
+}
+
+// checkProposedFamilies plans the real operator's output dir out with the hosted example
+// stripped of its supplements' outputs, and checks that the declarations proposed name each
+// identity provider family by one pattern (as the example does), that the snippet decodes
+// strictly as the configuration's types, and that the plan made with it merged places every
+// copy.
+func checkProposedFamilies(t *testing.T, out string, written []contract.Mutation) {
+	const operator = "cluster-authentication-operator"
+	cfg, err := config.Load(caoHostedConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stripped := *cfg
+	stripped.Operators = slices.Clone(cfg.Operators)
+	i := slices.IndexFunc(stripped.Operators, func(o config.Operator) bool { return o.Name == operator })
+	if i < 0 {
+		t.Fatalf("%s runs no %s", caoHostedConfig, operator)
+	}
+	stripped.Operators[i].Supplements.Outputs = nil
+	engine, err := topology.Engine(&stripped, operator, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := contract.ReadOutputDir(out, contract.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := engine.Declarations(engine.Plan(dir))
+	snippet, err := d.YAML()
+	if err != nil || snippet == nil {
+		t.Fatalf("no snippet proposed (%v) for %d refused copies", err, len(written))
+	}
+	t.Logf("proposed for %d copies:\n%s", len(written), snippet)
+	// The families of two or more copies (caoIdentityProviders); LDAP's bind password is alone.
+	for p, suffixes := range map[string][]string{"secrets": {"file-data", "client-secret", "tls-client-cert", "tls-client-key"}, "configmaps": {"ca"}} {
+		for _, s := range suffixes {
+			pattern := "v4-0-config-user-idp-*-" + s
+			if !slices.ContainsFunc(d.Notes, func(n string) bool {
+				return strings.HasPrefix(n, p+" openshift-authentication/"+pattern+": a name pattern")
+			}) {
+				t.Errorf("no note proposes %s %s:\n%s", p, pattern, strings.Join(d.Notes, "\n"))
+			}
+		}
+	}
+	if !strings.Contains(string(snippet), "v4-0-config-user-idp-6-bind-password") || strings.Contains(string(snippet), "v4-0-config-user-idp-0-") {
+		t.Errorf("the snippet does not name the lone copy by name and each family by its pattern:\n%s", snippet)
+	}
+	if !strings.Contains(string(snippet), "managementResources") || strings.Contains(string(snippet), "configurationResources") {
+		t.Errorf("the copies are not proposed in Management, as the example declares them:\n%s", snippet)
+	}
+	fragment, err := config.Decode(snippet)
+	if err != nil {
+		t.Fatalf("the snippet does not decode as a configuration: %v\n%s", err, snippet)
+	}
+	engine, err = topology.Engine(mergeSnippet(t, &stripped, fragment), operator, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range engine.Plan(dir).Entries {
+		if e.Disposition == routing.Rejected {
+			t.Errorf("with the snippet merged, %s is rejected (%s): %s", e.Source, e.Rule, e.Reason)
+		}
 	}
 }
 

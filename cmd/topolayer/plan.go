@@ -21,6 +21,7 @@ type PlanOptions struct {
 	Output    string // -o
 	NoHeaders bool   // --no-headers
 	Diff      bool   // --diff
+	NoHints   bool   // --no-hints
 
 	printer planPrinter
 	IOStreams
@@ -43,6 +44,15 @@ action, source and transforms; -o name lists the objects written; --no-headers l
 rows alone on stdout. The summary, the warnings (grouped, one line each, whole with -o wide)
 and each rejected entry (once, with its file, reason and a hint) follow the rows. An output
 directory with neither mutations nor controller-results.yaml is refused.
+
+When entries are rejected for want of a declaration (written under Unspecified, undeclared
+in their class, or privileged objects the policy does not list), plan then prints the
+configuration snippet that would place them (operators[].supplements.outputs, with a name
+pattern for an indexed family, and policy.operators[].privileged), marked "review before
+adding": what each privilege grants and on which cluster, and which entries no declaration
+places (what the shared management cluster's allow-list refuses). It is never applied nor
+written to the configuration; -o json and yaml carry it as "declarations"; --no-hints leaves
+it out, with the rejected entries' hints.
 
 With --output-resources, a mutation that the operator did not declare for its class is
 rejected. Plan exits non-zero when any mutation is rejected.
@@ -81,6 +91,7 @@ network, which the operator's sandbox gives only to the endpoints of operators[]
 	cmd.Flags().StringVarP(&o.Output, "output", "o", o.Output, "output format: "+printerNames()+" (wide adds the class, action, source and transforms of each entry; name lists the objects written)")
 	cmd.Flags().BoolVar(&o.NoHeaders, "no-headers", o.NoHeaders, "table and wide: print the rows only, without headers; the summary, warnings and failures go to stderr")
 	cmd.Flags().BoolVar(&o.Diff, "diff", o.Diff, "with kubeconfig flags: show a diff of each object the live dry-run would create or change")
+	cmd.Flags().BoolVar(&o.NoHints, "no-hints", o.NoHints, "leave out the hints of rejected entries and the configuration snippet proposed to place them")
 	return cmd
 }
 
@@ -95,7 +106,7 @@ func addSourceFlags(cmd *cobra.Command, o *SourceOptions) {
 
 // Complete chooses the printer.
 func (o *PlanOptions) Complete() error {
-	p, err := newPlanPrinter(o.Output, o.NoHeaders)
+	p, err := newPlanPrinter(o.Output, o.NoHeaders, o.NoHints)
 	if err != nil {
 		return err
 	}
@@ -140,8 +151,13 @@ func (o *PlanOptions) Run(ctx context.Context) error {
 		return err
 	}
 	if !o.ClusterOptions.live() || rejectedSummary(plan) != nil {
-		// A rejected plan is not asked of the servers: the output shows each rejected entry.
-		if err := o.printer(o.Out, o.notes(), plan); err != nil {
+		// A rejected plan is not asked of the servers: the output shows each rejected entry,
+		// and the declarations that would place those a declaration can place.
+		d, err := o.declarations(plan)
+		if err != nil {
+			return err
+		}
+		if err := o.printer(o.Out, o.notes(), plan, d); err != nil {
 			return err
 		}
 		return rejectedSummary(plan)
@@ -152,7 +168,7 @@ func (o *PlanOptions) Run(ctx context.Context) error {
 	if err := o.reachable(ctx, o.topo); err != nil {
 		// A server that was never reached says nothing of any entry: the plan is shown
 		// without a LIVE column, and the command fails.
-		if perr := o.printer(o.Out, o.notes(), plan); perr != nil {
+		if perr := o.printer(o.Out, o.notes(), plan, nil); perr != nil {
 			return perr
 		}
 		return fmt.Errorf("no live dry-run: %w", err)
@@ -185,6 +201,19 @@ func (o *PlanOptions) Run(ctx context.Context) error {
 		return fmt.Errorf("the live dry-run failed: %w", dryErr)
 	}
 	return nil
+}
+
+// declarations proposes the configuration snippet that would place what the plan refused for
+// want of a declaration; nil with --no-hints or when it refused nothing.
+func (o *PlanOptions) declarations(plan *translate.Plan) (*translate.Declarations, error) {
+	if o.NoHints || len(plan.Rejected()) == 0 {
+		return nil, nil
+	}
+	engine, err := o.topo.Engine(o.Operator, o.declared)
+	if err != nil {
+		return nil, fmt.Errorf("--config %s: %w", o.ConfigFile, err)
+	}
+	return engine.Declarations(plan), nil
 }
 
 // warnLeftBehind warns of each object an earlier run placed for the operator that the plan

@@ -22,9 +22,19 @@ import (
 // chosen so that they fit, and only warnings are cut, with -o wide showing them whole.
 const tableWidth = 160
 
-// planPrinter writes a plan in one format. Tables write their rows to out and their
-// notes (summary, warnings, failures) to notes; the other formats write only to out.
-type planPrinter func(out, notes io.Writer, p *translate.Plan) error
+// planPrinter writes a plan in one format, with the declarations proposed for its refused
+// entries (nil: none). Tables write their rows to out and their notes (summary, warnings,
+// failures, declarations) to notes; the other formats write only to out.
+type planPrinter func(out, notes io.Writer, p *translate.Plan, d *translate.Declarations) error
+
+// planDocument is plan's -o json, yaml and jsonpath: the plan's own fields, and the
+// declarations proposed for its refused entries when there are any.
+type planDocument struct {
+	*translate.Plan
+	// Declarations is the configuration snippet that would place what the plan refused, to
+	// review before adding it (translate.Engine.Declarations).
+	Declarations *translate.Declarations `json:"declarations,omitempty"`
+}
 
 // planFormats are the values of plan's -o.
 var planFormats = []string{"table", "wide", "name", "json", "yaml", "dot", "jsonpath="}
@@ -68,27 +78,43 @@ func printJSONPath(w io.Writer, jp *jsonpath.JSONPath, v any) error {
 	return nil
 }
 
-// newPlanPrinter returns the printer of a format; noHeaders leaves out the tables' headers.
-func newPlanPrinter(format string, noHeaders bool) (planPrinter, error) {
+// newPlanPrinter returns the printer of a format; noHeaders leaves out the tables' headers,
+// noHints the hints of their rejected entries.
+func newPlanPrinter(format string, noHeaders, noHints bool) (planPrinter, error) {
 	switch format {
 	case "table", "wide":
-		v := tableView{Wide: format == "wide", NoHeaders: noHeaders}
-		return func(out, notes io.Writer, p *translate.Plan) error { return v.print(out, notes, p, nil) }, nil
+		v := tableView{Wide: format == "wide", NoHeaders: noHeaders, NoHints: noHints}
+		return func(out, notes io.Writer, p *translate.Plan, d *translate.Declarations) error {
+			if err := v.print(out, notes, p, nil); err != nil {
+				return err
+			}
+			return writeDeclarations(notes, p, d)
+		}, nil
 	case "name":
-		return func(out, _ io.Writer, p *translate.Plan) error { return printPlanNames(out, p) }, nil
+		return func(out, _ io.Writer, p *translate.Plan, _ *translate.Declarations) error {
+			return printPlanNames(out, p)
+		}, nil
 	case "json":
-		return func(out, _ io.Writer, p *translate.Plan) error { return printJSON(out, p) }, nil
+		return func(out, _ io.Writer, p *translate.Plan, d *translate.Declarations) error {
+			return printJSON(out, planDocument{p, d})
+		}, nil
 	case "yaml":
-		return func(out, _ io.Writer, p *translate.Plan) error { return printYAML(out, p) }, nil
+		return func(out, _ io.Writer, p *translate.Plan, d *translate.Declarations) error {
+			return printYAML(out, planDocument{p, d})
+		}, nil
 	case "dot":
-		return func(out, _ io.Writer, p *translate.Plan) error { return printPlanDot(out, p) }, nil
+		return func(out, _ io.Writer, p *translate.Plan, _ *translate.Declarations) error {
+			return printPlanDot(out, p)
+		}, nil
 	}
 	if strings.HasPrefix(format, jsonPathFormat) {
 		jp, err := newJSONPath(format)
 		if err != nil {
 			return nil, err
 		}
-		return func(out, _ io.Writer, p *translate.Plan) error { return printJSONPath(out, jp, p) }, nil
+		return func(out, _ io.Writer, p *translate.Plan, d *translate.Declarations) error {
+			return printJSONPath(out, jp, planDocument{p, d})
+		}, nil
 	}
 	return nil, usageErrorf("--output %q: must be one of %s", format, printerNames())
 }
@@ -177,6 +203,8 @@ type tableView struct {
 	Wide bool
 	// NoHeaders leaves out the headers and the blank lines between tables.
 	NoHeaders bool
+	// NoHints leaves out the hint of each rejected entry.
+	NoHints bool
 }
 
 // print writes the tables to out, then the summary, the warnings and the failures to
@@ -193,7 +221,7 @@ func (v tableView) print(out, notes io.Writer, p *translate.Plan, live map[int]l
 	if err := v.writeWarnings(notes, p); err != nil {
 		return err
 	}
-	return writeRejected(notes, p)
+	return writeRejected(notes, p, v.NoHints)
 }
 
 // shown is the cluster and identity a row shows for an entry: its target, or its source
@@ -382,8 +410,9 @@ func (v tableView) fit(line string) string {
 	return string(r[:tableWidth-1]) + "…"
 }
 
-// writeRejected writes every rejected entry once: the entry, why, and what to do.
-func writeRejected(w io.Writer, p *translate.Plan) error {
+// writeRejected writes every rejected entry once: the entry, why, and what to do (unless
+// noHints).
+func writeRejected(w io.Writer, p *translate.Plan, noHints bool) error {
 	rejected := 0
 	for _, e := range p.Entries {
 		if e.Disposition == routing.Rejected {
@@ -404,8 +433,12 @@ func writeRejected(w io.Writer, p *translate.Plan) error {
 		if e.SourcePath != "" {
 			file = "file: " + e.SourcePath
 		}
+		hint := rejectionHint(e)
+		if noHints {
+			hint = ""
+		}
 		if err := writeFailure(w, fmt.Sprintf("#%d %s %s %s (%s)", i, e.Class, e.Action, objectName(e.Source), e.Rule),
-			file, e.Reason, rejectionHint(e)); err != nil {
+			file, e.Reason, hint); err != nil {
 			return err
 		}
 	}

@@ -116,12 +116,12 @@ func TestPlanTableViews(t *testing.T) {
 	}, Summary: translate.Summary{Apply: 2, Rejected: 1}}
 	print := func(format string, noHeaders bool) (string, string) {
 		t.Helper()
-		p, err := newPlanPrinter(format, noHeaders)
+		p, err := newPlanPrinter(format, noHeaders, false)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var out, notes strings.Builder
-		if err := p(&out, &notes, plan); err != nil {
+		if err := p(&out, &notes, plan, nil); err != nil {
 			t.Fatal(err)
 		}
 		return out.String(), notes.String()
