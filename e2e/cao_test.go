@@ -230,8 +230,12 @@ func TestRealCAOHosted(t *testing.T) {
 	}
 	t.Logf("settled in %s: %v runs (%v), last result %s", converged.Round(time.Second), total(), settled[op], status.Data["result"])
 
+	// CAO's degraded conditions reach its ClusterOperator only after library-go's inertia
+	// (about two minutes), in the first run after it: a resync run writes that once. The
+	// quiet window starts after it.
+	quietResyncs(t, p, op, 1, start.Add(caoDegradedInertia+30*time.Second))
 	before := p.mutatingRequests(t)
-	t.Logf("%v mutating requests to converge; now %s without any input change", before, quiet)
+	t.Logf("%v mutating requests to converge and pass CAO's degraded inertia; now %s without any input change", before, quiet)
 	time.Sleep(quiet)
 	if d := p.mutatingRequests(t) - before; d != 0 {
 		t.Errorf("%v mutating requests in %s without any input change, want 0; runs now %v", d, quiet, p.runs(t, op))
@@ -270,9 +274,9 @@ func TestRealCAOHosted(t *testing.T) {
 	// (libraryapplyconfiguration shuffles them on purpose): CAO copies the provider's secret
 	// in a run whose resource syncer comes after the config observer that registers the
 	// copy, one run in two. Typically 1-2 runs and under 30 s; when every run after the
-	// change draws the bad order, the example's resync (1m) runs it again. The limits below
-	// leave room for that and a loaded machine.
-	eventuallyWithin(t, "the identity provider in the OAuth server's configuration in "+hcpNS, 3*time.Minute, func(ctx context.Context) (bool, error) {
+	// change draws the bad order, the example's resync (1m) runs it again, each run another
+	// draw. The limits below leave room for a few bad draws and a loaded machine.
+	eventuallyWithin(t, "the identity provider in the OAuth server's configuration in "+hcpNS, 5*time.Minute, func(ctx context.Context) (bool, error) {
 		sec, err := mgmtCS.CoreV1().Secrets(hcpNS).Get(ctx, idpCopy, metav1.GetOptions{})
 		if err != nil {
 			return false, err
@@ -326,7 +330,7 @@ func TestRealCAOHosted(t *testing.T) {
 		t.Fatal(err)
 	}
 	const secondCopy = "openshift-authentication--v4-0-config-user-idp-1-file-data"
-	eventuallyWithin(t, "the second identity provider's copy in "+hcpNS, 3*time.Minute, func(ctx context.Context) (bool, error) {
+	eventuallyWithin(t, "the second identity provider's copy in "+hcpNS, 5*time.Minute, func(ctx context.Context) (bool, error) {
 		_, err := mgmtCS.CoreV1().Secrets(hcpNS).Get(ctx, secondCopy, metav1.GetOptions{})
 		return err == nil, nil
 	})
