@@ -79,7 +79,9 @@ func TestTranslatedOAuthDeploymentAccepted(t *testing.T) {
 // TestTranslatedOAuthDeploymentWithHyperShiftComponents: the oauth-openshift Deployment of
 // the CAO corpus, translated with the shipped hosted CAO example, a HostedControlPlane, and
 // what HyperShift's own oauth-openshift component declares (both konnectivity proxies, the
-// availability prober, payload images), is accepted by the real management API server
+// availability prober, payload images), the HostedControlPlane having a proxy with a
+// trusted CA and an additional trust bundle (the HTTPS sidecar's proxy flags, the projected
+// trust bundles in both sidecars), is accepted by the real management API server
 // (server-side dry run), and its pod, sidecars and init container included, is admitted by
 // the server's Pod Security admission in a namespace that enforces "restricted"; the same
 // pod with a sidecar as HyperShift writes it (no securityContext) is refused there.
@@ -99,7 +101,17 @@ func TestTranslatedOAuthDeploymentWithHyperShiftComponents(t *testing.T) {
 		SOCKS5:   hypershift.KonnectivitySOCKS5Options{ResolveFromGuestClusterDNS: &yes, ResolveFromManagementClusterDNS: &yes},
 		ProxyEnv: hypershift.ProxyEnv{Containers: []string{"oauth-openshift"}, NoProxy: []string{"kube-apiserver", "audit-webhook"}},
 	}}
-	hcpObj := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"platform": map[string]any{"type": "AWS"}}}}
+	// The guest has a cluster-wide proxy with a CA of its own and an additional trust bundle:
+	// the HTTPS sidecar forwards through the proxy and both sidecars mount both bundles.
+	var hcpSpec map[string]any
+	if err := yaml.Unmarshal([]byte(`
+platform: {type: AWS, aws: {region: eu-west-1}}
+networking: {machineNetwork: [{cidr: 10.0.0.0/16}], serviceNetwork: [{cidr: 172.30.0.0/16}], clusterNetwork: [{cidr: 10.132.0.0/14}]}
+additionalTrustBundle: {name: user-ca-bundle}
+configuration: {proxy: {httpProxy: "http://proxy.corp:3128", httpsProxy: "http://proxy.corp:3128", noProxy: idp.corp, trustedCA: {name: proxy-ca}}}`), &hcpSpec); err != nil {
+		t.Fatal(err)
+	}
+	hcpObj := &unstructured.Unstructured{Object: map[string]any{"spec": hcpSpec}}
 	hcpObj.SetGroupVersionKind(hypershift.HostedControlPlaneGVK())
 	hcpObj.SetNamespace(cfg.Topology.Hosted.Namespace)
 	hcpObj.SetName(cfg.Topology.Hosted.HostedControlPlane)
@@ -159,6 +171,23 @@ func TestTranslatedOAuthDeploymentWithHyperShiftComponents(t *testing.T) {
 	for _, want := range []string{"availability-prober", "konnectivity-proxy-https", "konnectivity-proxy-socks5"} {
 		if !slices.Contains(names, want) {
 			t.Fatalf("containers %v lack %s", names, want)
+		}
+	}
+	for _, ctr := range spec.Containers {
+		if !strings.HasPrefix(ctr.Name, "konnectivity-proxy-") {
+			continue
+		}
+		var trusted []string
+		for _, m := range ctr.VolumeMounts {
+			if m.Name == hypershift.KonnectivityTrustBundleVolume {
+				trusted = append(trusted, m.MountPath)
+			}
+		}
+		if want := []string{"/etc/pki/tls/certs/additional-ca-bundle.pem", "/etc/pki/tls/certs/proxy-trusted-ca.pem"}; !slices.Equal(trusted, want) {
+			t.Errorf("%s mounts the trust bundles at %v, want %v", ctr.Name, trusted, want)
+		}
+		if hasProxy := slices.Contains(ctr.Args, "--https-proxy"); hasProxy != (ctr.Name == "konnectivity-proxy-https") {
+			t.Errorf("%s args %v: --https-proxy there %t", ctr.Name, ctr.Args, hasProxy)
 		}
 	}
 	if _, err := cs.CoreV1().Pods(ns).Create(t.Context(), podOf(spec), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {

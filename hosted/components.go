@@ -199,9 +199,10 @@ func (o ComponentOptions) requestServing(component string) bool {
 
 // componentInjections returns the opinions of HyperShift's component framework that change a
 // pod's containers as the ComponentOptions say, for one workload resource, in HyperShift's
-// order: the payload's images, the konnectivity sidecars, the availability prober.
+// order: the payload's images, the konnectivity sidecars (with what they take of h, the
+// HostedControlPlane, when known: konnectivityHCP), the availability prober.
 // guestServer is the guest API server's address as the pods of the HCP namespace reach it.
-func componentInjections(resource string, o ComponentOptions, guestServer string) []transform.Transform {
+func componentInjections(resource string, o ComponentOptions, guestServer string, h *HostedControlPlane) []transform.Transform {
 	var out []transform.Transform
 	if len(o.Images) > 0 {
 		out = append(out, podSpecOpinion("images-from-payload", resource, func(spec *yaml.RNode, _ string) error {
@@ -215,6 +216,7 @@ func componentInjections(resource string, o ComponentOptions, guestServer string
 			}
 			return injectKonnectivity(spec, k, o.Images[ImageControlPlaneOperator])
 		}))
+		out = append(out, konnectivityHCP(resource, k, h)...)
 	}
 	for _, component := range o.AvailabilityProber {
 		out = append(out, specOpinion("availability-prober", resource, component, func(_, spec *yaml.RNode, _ string) error {
@@ -263,11 +265,7 @@ func restrictedContainerSecurityContext() map[string]any {
 // injectKonnectivityContainer, with the environment its components' manifests set). A sidecar
 // of the same name is replaced.
 func injectKonnectivity(spec *yaml.RNode, k KonnectivityProxy, image string) error {
-	modes := []KonnectivityMode{k.Mode}
-	if k.Mode == KonnectivityDual {
-		modes = []KonnectivityMode{KonnectivityHTTPS, KonnectivitySOCKS5}
-	}
-	for _, mode := range modes {
+	for _, mode := range k.modes() {
 		if err := upsertElement(spec, "containers", konnectivityContainer(k, mode, image), false); err != nil {
 			return err
 		}
@@ -301,6 +299,154 @@ func injectKonnectivity(spec *yaml.RNode, k KonnectivityProxy, image string) err
 	return proxyEnv(spec, k)
 }
 
+// The konnectivity sidecars' names, and what HyperShift mounts in them of the trust bundles
+// the HostedControlPlane names.
+const (
+	// KonnectivityTrustBundleVolume is the projected volume of those trust bundles.
+	KonnectivityTrustBundleVolume = "proxy-additional-trust-bundle"
+	// konnectivityTrustPath is the directory of the sidecars where each bundle is mounted.
+	konnectivityTrustPath = "/etc/pki/tls/certs"
+	// trustBundleKey is the key of a trust bundle ConfigMap HyperShift reads.
+	trustBundleKey = "ca-bundle.crt"
+)
+
+// modes returns the proxy modes of k's sidecars: both for Dual, HTTPS first.
+func (k KonnectivityProxy) modes() []KonnectivityMode {
+	if k.Mode == KonnectivityDual {
+		return []KonnectivityMode{KonnectivityHTTPS, KonnectivitySOCKS5}
+	}
+	return []KonnectivityMode{k.Mode}
+}
+
+// konnectivitySidecar names the sidecar of one proxy mode.
+func konnectivitySidecar(mode KonnectivityMode) string {
+	return "konnectivity-proxy-" + strings.ToLower(string(mode))
+}
+
+// konnectivityHCP returns the opinions that give the konnectivity sidecars of k what
+// HyperShift's injectKonnectivityContainer takes of the HostedControlPlane h, each named
+// after what it reads, and none when h is nil or sets none of it:
+//
+//   - konnectivity-hcp-proxy (spec.configuration.proxy; spec.networking and spec.platform
+//     for --no-proxy): the HTTPS sidecar forwards through the guest's proxy with
+//     --http-proxy, --https-proxy and --no-proxy (HostedControlPlane.DefaultNoProxy), right
+//     after "run", as HyperShift passes them;
+//   - konnectivity-hcp-trust-bundles (spec.additionalTrustBundle and
+//     spec.configuration.proxy.trustedCA): the projected volume
+//     KonnectivityTrustBundleVolume of those ConfigMaps' ca-bundle.crt, as
+//     additional-ca-bundle.pem and proxy-trusted-ca.pem, each mounted into every sidecar of k
+//     under /etc/pki/tls/certs.
+//
+// Both edit only the sidecars konnectivity-proxy added: without them, they change nothing.
+func konnectivityHCP(resource string, k KonnectivityProxy, h *HostedControlPlane) []transform.Transform {
+	if h == nil {
+		return nil
+	}
+	var out []transform.Transform
+	if h.Proxy != nil && k.Mode != KonnectivitySOCKS5 {
+		out = append(out, specOpinion("konnectivity-hcp-proxy", resource, k.Workload, func(_, spec *yaml.RNode, _ string) error {
+			if spec == nil {
+				return nil
+			}
+			return konnectivityProxyFlags(spec, h)
+		}))
+	}
+	if bundles := h.konnectivityTrustBundles(); len(bundles) > 0 {
+		out = append(out, specOpinion("konnectivity-hcp-trust-bundles", resource, k.Workload, func(_, spec *yaml.RNode, _ string) error {
+			if spec == nil {
+				return nil
+			}
+			return mountTrustBundles(spec, k, bundles)
+		}))
+	}
+	return out
+}
+
+// trustBundle is one ConfigMap of the HCP namespace whose ca-bundle.crt the konnectivity
+// sidecars trust, and the file it becomes.
+type trustBundle struct{ configMap, file string }
+
+// konnectivityTrustBundles returns the trust bundles of h, in HyperShift's order: the
+// additional trust bundle, then the proxy's trusted CA.
+func (h *HostedControlPlane) konnectivityTrustBundles() []trustBundle {
+	var out []trustBundle
+	if h.AdditionalTrustBundle != "" {
+		out = append(out, trustBundle{h.AdditionalTrustBundle, "additional-ca-bundle.pem"})
+	}
+	if h.Proxy != nil && h.Proxy.TrustedCA != "" {
+		out = append(out, trustBundle{h.Proxy.TrustedCA, "proxy-trusted-ca.pem"})
+	}
+	return out
+}
+
+// konnectivityProxyFlags passes the HostedControlPlane's proxy to the HTTPS sidecar of spec,
+// right after its first argument ("run").
+func konnectivityProxyFlags(spec *yaml.RNode, h *HostedControlPlane) error {
+	sidecar, err := spec.Pipe(yaml.Lookup("containers"), yaml.MatchElement("name", konnectivitySidecar(KonnectivityHTTPS)))
+	if err != nil || sidecar == nil {
+		return err
+	}
+	args, err := sidecar.Pipe(yaml.LookupCreate(yaml.SequenceNode, "args"))
+	if err != nil {
+		return fmt.Errorf("container %q: args: %w", konnectivitySidecar(KonnectivityHTTPS), err)
+	}
+	var flags []*yaml.Node
+	for _, v := range []string{"--http-proxy", h.Proxy.HTTPProxy, "--https-proxy", h.Proxy.HTTPSProxy, "--no-proxy", h.DefaultNoProxy()} {
+		flags = append(flags, yaml.NewStringRNode(v).YNode())
+	}
+	content := args.YNode().Content
+	at := min(1, len(content))
+	args.YNode().Content = slices.Concat(content[:at], flags, content[at:])
+	return nil
+}
+
+// mountTrustBundles adds the projected volume of bundles to spec, replacing one of its name,
+// when spec has a konnectivity sidecar of k, and mounts each bundle into each such sidecar.
+func mountTrustBundles(spec *yaml.RNode, k KonnectivityProxy, bundles []trustBundle) error {
+	containers, err := elements(spec, "containers")
+	if err != nil {
+		return err
+	}
+	var sidecars []string
+	for _, mode := range k.modes() {
+		sidecars = append(sidecars, konnectivitySidecar(mode))
+	}
+	mounted := false
+	for _, c := range containers {
+		if !slices.Contains(sidecars, name(c)) {
+			continue
+		}
+		mounts, err := c.Pipe(yaml.LookupCreate(yaml.SequenceNode, "volumeMounts"))
+		if err != nil {
+			return fmt.Errorf("container %q: volumeMounts: %w", name(c), err)
+		}
+		for _, b := range bundles {
+			path := konnectivityTrustPath + "/" + b.file
+			mount, err := yaml.FromMap(map[string]any{"name": KonnectivityTrustBundleVolume, "mountPath": path, "subPath": b.file})
+			if err != nil {
+				return err
+			}
+			if err := mounts.PipeE(yaml.ElementSetter{Keys: []string{"mountPath"}, Values: []string{path}, Element: mount.YNode()}); err != nil {
+				return fmt.Errorf("container %q: volumeMounts %s: %w", name(c), path, err)
+			}
+		}
+		mounted = true
+	}
+	if !mounted {
+		return nil
+	}
+	var sources []any
+	for _, b := range bundles {
+		sources = append(sources, map[string]any{"configMap": map[string]any{
+			"name": b.configMap, "items": []any{map[string]any{"key": trustBundleKey, "path": b.file}},
+		}})
+	}
+	return upsertElement(spec, "volumes", map[string]any{
+		"name":      KonnectivityTrustBundleVolume,
+		"projected": map[string]any{"sources": sources, "defaultMode": ConfigMapVolumeDefaultMode},
+	}, false)
+}
+
 // konnectivityContainer returns the sidecar of one proxy mode.
 func konnectivityContainer(k KonnectivityProxy, mode KonnectivityMode, image string) map[string]any {
 	args := []any{"run"}
@@ -327,7 +473,7 @@ func konnectivityContainer(k KonnectivityProxy, mode KonnectivityMode, image str
 		flag("disable-resolver", k.SOCKS5.DisableResolver)
 	}
 	return map[string]any{
-		"name":      "konnectivity-proxy-" + strings.ToLower(string(mode)),
+		"name":      konnectivitySidecar(mode),
 		"image":     image,
 		"command":   []any{"/usr/bin/control-plane-operator", command},
 		"args":      args,

@@ -21,7 +21,8 @@ import (
 // TestComponentOptionsOnTheRealOAuthServer: the real CAO's oauth-openshift, placed with what
 // HyperShift's own oauth-openshift component declares (request serving, multi-zone spread,
 // both konnectivity proxies, the availability prober, payload images) and the
-// HostedControlPlane, gets HyperShift's sidecars, init container, labels and affinity, and is
+// HostedControlPlane, gets HyperShift's sidecars (with the HCP's trust bundles, when it has
+// them), init container, labels and affinity, and is
 // still admitted: Pod Security "restricted" (the sidecars and the prober included) and the
 // profile's containment, with no scope-check warning.
 func TestComponentOptionsOnTheRealOAuthServer(t *testing.T) {
@@ -36,9 +37,13 @@ func TestComponentOptionsOnTheRealOAuthServer(t *testing.T) {
 		name     string
 		platform string
 		zone     string // where the zone spread is: required or preferred
+		spec     string // more of the HCP's spec
 	}{
-		{"AWS", "AWS", "required"},
-		{"KubeVirt", "KubeVirt", "preferred"},
+		{"AWS", "AWS", "required", ""},
+		{"KubeVirt", "KubeVirt", "preferred", ""},
+		{"AWS with the guest's proxy and trust bundles", "AWS", "required", `
+additionalTrustBundle: {name: user-ca-bundle}
+configuration: {proxy: {httpsProxy: "https://proxy:3129", trustedCA: {name: proxy-ca}}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := loadConfig(t)
@@ -54,7 +59,7 @@ func TestComponentOptionsOnTheRealOAuthServer(t *testing.T) {
 				}},
 				AvailabilityProber: []string{"oauth-openshift"},
 			}
-			h, err := parseHCP(t, "platform: {type: "+tc.platform+"}", nil)
+			h, err := parseHCP(t, "platform: {type: "+tc.platform+"}"+tc.spec, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -91,6 +96,11 @@ func TestComponentOptionsOnTheRealOAuthServer(t *testing.T) {
 						t.Errorf("%s: transforms %v lack %s", e.Source, e.Transforms, want)
 					}
 				}
+				for _, name := range []string{"hypershift/konnectivity-hcp-proxy", "hypershift/konnectivity-hcp-trust-bundles"} {
+					if got, want := slices.Contains(e.Transforms, name), tc.spec != ""; got != want {
+						t.Errorf("%s: transforms %v: %s there %t, want %t", e.Source, e.Transforms, name, got, want)
+					}
+				}
 				if err := runtime.DefaultUnstructuredConverter.FromUnstructured(e.Object.Object, &d); err != nil {
 					t.Fatal(err)
 				}
@@ -122,6 +132,19 @@ func TestComponentOptionsOnTheRealOAuthServer(t *testing.T) {
 				}
 			}
 			for _, ctr := range pod.Spec.Containers {
+				var trusted []string
+				for _, m := range ctr.VolumeMounts {
+					if m.Name == hosted.KonnectivityTrustBundleVolume {
+						trusted = append(trusted, m.MountPath)
+					}
+				}
+				var want []string
+				if tc.spec != "" && strings.HasPrefix(ctr.Name, "konnectivity-proxy-") {
+					want = []string{"/etc/pki/tls/certs/additional-ca-bundle.pem", "/etc/pki/tls/certs/proxy-trusted-ca.pem"}
+				}
+				if !slices.Equal(trusted, want) {
+					t.Errorf("container %s mounts the trust bundles at %v, want %v", ctr.Name, trusted, want)
+				}
 				if ctr.SecurityContext.ReadOnlyRootFilesystem == nil || !*ctr.SecurityContext.ReadOnlyRootFilesystem {
 					t.Errorf("container %s: root filesystem not read-only", ctr.Name)
 				}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net"
 	"reflect"
 	"slices"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -42,6 +44,29 @@ type HostedControlPlane struct {
 	// Platform is spec.platform.type (AWS, OpenStack, KubeVirt, ...): zones are spread over
 	// by preference alone on OpenStack and KubeVirt.
 	Platform string
+	// AWSRegion is spec.platform.aws.region and AzureCloud spec.platform.azure.cloud: the
+	// node domain and cloud endpoints the konnectivity HTTPS proxy does not proxy
+	// (DefaultNoProxy).
+	AWSRegion, AzureCloud string
+	// MachineNetwork, ServiceNetwork and ClusterNetwork are the CIDRs of spec.networking's
+	// lists of those names, as HyperShift prints them (DefaultNoProxy).
+	MachineNetwork, ServiceNetwork, ClusterNetwork []string
+	// Proxy is spec.configuration.proxy, the guest's cluster-wide proxy: the konnectivity
+	// HTTPS proxy forwards through it; nil when the HCP has none.
+	Proxy *Proxy
+	// AdditionalTrustBundle is the name of spec.additionalTrustBundle, a ConfigMap of the HCP
+	// namespace whose ca-bundle.crt the konnectivity proxies trust; "" when the HCP has none.
+	AdditionalTrustBundle string
+}
+
+// Proxy is what the profile reads of a HostedControlPlane's spec.configuration.proxy.
+type Proxy struct {
+	// HTTPProxy, HTTPSProxy and NoProxy are httpProxy, httpsProxy and noProxy (a
+	// comma-separated list).
+	HTTPProxy, HTTPSProxy, NoProxy string
+	// TrustedCA is trustedCA.name: a ConfigMap of the HCP namespace whose ca-bundle.crt holds
+	// the proxy's CA; "" for none.
+	TrustedCA string
 }
 
 // Availability policies of a HostedControlPlane.
@@ -105,6 +130,26 @@ func ParseHostedControlPlane(obj *unstructured.Unstructured) (*HostedControlPlan
 	if h.Platform, _, err = unstructured.NestedString(obj.Object, "spec", "platform", "type"); err != nil {
 		return nil, fail("platform.type", err)
 	}
+	if h.AWSRegion, _, err = unstructured.NestedString(obj.Object, "spec", "platform", "aws", "region"); err != nil {
+		return nil, fail("platform.aws.region", err)
+	}
+	if h.AzureCloud, _, err = unstructured.NestedString(obj.Object, "spec", "platform", "azure", "cloud"); err != nil {
+		return nil, fail("platform.azure.cloud", err)
+	}
+	for _, n := range []struct {
+		field string
+		cidrs *[]string
+	}{{"machineNetwork", &h.MachineNetwork}, {"serviceNetwork", &h.ServiceNetwork}, {"clusterNetwork", &h.ClusterNetwork}} {
+		if *n.cidrs, err = networkCIDRs(obj, n.field); err != nil {
+			return nil, fail("networking."+n.field, err)
+		}
+	}
+	if h.Proxy, err = parseProxy(obj); err != nil {
+		return nil, fail("configuration.proxy", err)
+	}
+	if h.AdditionalTrustBundle, _, err = unstructured.NestedString(obj.Object, "spec", "additionalTrustBundle", "name"); err != nil {
+		return nil, fail("additionalTrustBundle.name", err)
+	}
 	if h.NodeSelector, _, err = unstructured.NestedStringMap(obj.Object, "spec", "nodeSelector"); err != nil {
 		return nil, fail("nodeSelector", err)
 	}
@@ -121,6 +166,97 @@ func ParseHostedControlPlane(obj *unstructured.Unstructured) (*HostedControlPlan
 		return nil, fmt.Errorf("HostedControlPlane %s/%s: %w", h.Namespace, h.Name, err)
 	}
 	return h, nil
+}
+
+// networkCIDRs returns the CIDRs of the list spec.networking.<list> of obj, each printed as
+// HyperShift prints its ipnet.IPNet: the address as written (an IPv4 one in its 4-byte form)
+// and the prefix length. A CIDR that does not parse is an error, as HyperShift cannot read
+// the object either.
+func networkCIDRs(obj *unstructured.Unstructured, list string) ([]string, error) {
+	entries, _, err := unstructured.NestedSlice(obj.Object, "spec", "networking", list)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for i, e := range entries {
+		m, ok := e.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("[%d]: %T is not an object", i, e)
+		}
+		cidr, _, err := unstructured.NestedString(m, "cidr")
+		if err != nil {
+			return nil, fmt.Errorf("[%d].cidr: %w", i, err)
+		}
+		ip, network, err := net.ParseCIDR(cidr)
+		if err != nil {
+			return nil, fmt.Errorf("[%d].cidr: %w", i, err)
+		}
+		if v4 := ip.To4(); v4 != nil {
+			ip = v4
+		}
+		out = append(out, (&net.IPNet{IP: ip, Mask: network.Mask}).String())
+	}
+	return out, nil
+}
+
+// parseProxy reads spec.configuration.proxy of obj; nil when it has none.
+func parseProxy(obj *unstructured.Unstructured) (*Proxy, error) {
+	m, found, err := unstructured.NestedMap(obj.Object, "spec", "configuration", "proxy")
+	if err != nil || !found {
+		return nil, err
+	}
+	p := &Proxy{}
+	for _, f := range []struct {
+		path []string
+		v    *string
+	}{{[]string{"httpProxy"}, &p.HTTPProxy}, {[]string{"httpsProxy"}, &p.HTTPSProxy}, {[]string{"noProxy"}, &p.NoProxy}, {[]string{"trustedCA", "name"}, &p.TrustedCA}} {
+		if *f.v, _, err = unstructured.NestedString(m, f.path...); err != nil {
+			return nil, fmt.Errorf("%s: %w", strings.Join(f.path, "."), err)
+		}
+	}
+	return p, nil
+}
+
+// DefaultNoProxy returns what the konnectivity HTTPS proxy does not forward through the
+// HostedControlPlane's proxy (its --no-proxy), as HyperShift's proxy.DefaultNoProxy computes
+// it: loopback, the cluster's service domains and .hypershift.local, the machine networks
+// (but 0.0.0.0/0), service and cluster networks, the cloud's metadata address on AWS and
+// Azure, the node domain on AWS (of the region, when the HCP names one), Azure's wire server
+// outside its public cloud (an unset cloud is the API's default, AzurePublicCloud), and the
+// proxy's own noProxy entries; sorted, each once, comma-separated.
+func (h *HostedControlPlane) DefaultNoProxy() string {
+	set := sets.New("127.0.0.1", "localhost", ".svc", ".cluster.local", ".hypershift.local")
+	for _, cidr := range h.MachineNetwork {
+		if cidr != "0.0.0.0/0" {
+			set.Insert(cidr)
+		}
+	}
+	set.Insert(h.ServiceNetwork...)
+	switch h.Platform {
+	case "AWS":
+		set.Insert("169.254.169.254")
+		switch h.AWSRegion {
+		case "":
+		case "us-east-1":
+			set.Insert(".ec2.internal")
+		default:
+			set.Insert("." + h.AWSRegion + ".compute.internal")
+		}
+	case "Azure":
+		set.Insert("169.254.169.254")
+		if h.AzureCloud != "" && h.AzureCloud != "AzurePublicCloud" {
+			set.Insert("168.63.129.16")
+		}
+	}
+	set.Insert(h.ClusterNetwork...)
+	if h.Proxy != nil {
+		for v := range strings.SplitSeq(h.Proxy.NoProxy, ",") {
+			if v != "" {
+				set.Insert(v)
+			}
+		}
+	}
+	return strings.Join(sets.List(set), ",")
 }
 
 // DebugComponents returns the components the HostedControlPlane's debug-deployments
@@ -480,7 +616,8 @@ func stringMap(m map[string]string) *yaml.RNode {
 }
 
 // Equal reports whether h and o give the profile the same inputs: the same policy, node
-// selector, tolerations, labels, annotations and release image (nil for neither).
+// selector, tolerations, labels, annotations, release image, platform, networks, proxy and
+// additional trust bundle (nil for neither).
 func (h *HostedControlPlane) Equal(o *HostedControlPlane) bool {
 	if h == nil || o == nil {
 		return h == o

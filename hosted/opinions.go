@@ -119,7 +119,9 @@ func podSpecOpinion(name, resource string, edit func(spec *yaml.RNode, component
 // HyperShift's order: ConfigMap and Secret volume modes (volume-default-modes), the image pull
 // policy of containers (image-pull-policy), the payload's images, konnectivity sidecars and
 // availability prober the ComponentOptions configure (images-from-payload,
-// konnectivity-proxy, availability-prober), every container's terminationMessagePolicy
+// konnectivity-proxy, availability-prober; the sidecars also take the HostedControlPlane's
+// proxy and trust bundles when it has them: konnectivity-hcp-proxy,
+// konnectivity-hcp-trust-bundles), every container's terminationMessagePolicy
 // (termination-message-policy), where the management cluster assigns no UIDs the pod's user
 // (default-uid), the node affinity and colocation by the HCP namespace
 // (control-plane-node-affinity, colocation), and the request-serving label
@@ -138,7 +140,7 @@ func frameworkOpinions(o ProfileOptions) []transform.Transform {
 			podSpecOpinion("volume-default-modes", resource, func(spec *yaml.RNode, _ string) error { return volumeDefaultModes(spec) }),
 			podSpecOpinion("image-pull-policy", resource, func(spec *yaml.RNode, _ string) error { return imagePullPolicy(spec) }),
 		)
-		out = append(out, componentInjections(resource, o.Components, guestServer)...)
+		out = append(out, componentInjections(resource, o.Components, guestServer, o.HostedControlPlane)...)
 		out = append(out,
 			podSpecOpinion("termination-message-policy", resource, func(spec *yaml.RNode, _ string) error { return terminationMessagePolicy(spec) }),
 		)

@@ -26,7 +26,8 @@ const ProfileHyperShift = "hypershift"
 // framework that read nothing of the HostedControlPlane (volume modes, image pull policy,
 // termination message policy, the default UID when o says the management cluster assigns
 // none, node affinity and colocation, and what o.Components configure: payload images,
-// konnectivity sidecars, the availability prober, the request-serving label), then, with
+// konnectivity sidecars, with the proxy and trust bundles of o.HostedControlPlane when it
+// has them, the availability prober, the request-serving label), then, with
 // o.HostedControlPlane, the opinions that read it (replicas and rollout by availability
 // policy, debug components scaled to zero, priority class by criticality, the HCP's node
 // selector, tolerations, labels and annotations, a read-only root filesystem, resource
@@ -49,9 +50,11 @@ func Profile(name string, o ProfileOptions) ([]transform.Transform, bool) {
 // configuration may turn off one by one (transforms.disable).
 func ProfileTransformNames(name string) ([]string, bool) {
 	every := &HostedControlPlane{
-		AvailabilityPolicy: HighlyAvailable,
-		NodeSelector:       map[string]string{"k": "v"},
-		Tolerations:        []any{map[string]any{"operator": "Exists"}},
+		AvailabilityPolicy:    HighlyAvailable,
+		NodeSelector:          map[string]string{"k": "v"},
+		Proxy:                 &Proxy{TrustedCA: "c"},
+		AdditionalTrustBundle: "c",
+		Tolerations:           []any{map[string]any{"operator": "Exists"}},
 		Annotations: map[string]string{
 			AnnotationDebugDeployments:                       "c",
 			AnnotationResourceRequestOverridePrefix + "/c.c": "cpu=1",

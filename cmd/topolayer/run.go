@@ -60,9 +60,10 @@ Lease is in the same namespace. SIGINT or SIGTERM stops it after the runs in pro
 Hosted, with the hypershift profile, the HostedControlPlane of topology.hosted is read from
 the management cluster before the first run and watched: what the profile reads of it
 (availability policy, node selector, tolerations, labels, annotations, release image,
-platform) is what plan --hosted-control-plane FILE reads offline. When it changes, every
-operator runs again (trigger hosted-control-plane); while it cannot be read, nothing is
-applied and the status objects say why.`,
+platform, networks, proxy, additional trust bundle) is what plan --hosted-control-plane
+FILE reads offline. When it changes, every operator runs again (trigger
+hosted-control-plane); while it cannot be read, nothing is applied and the status objects
+say why.`,
 		Example: `  # The hosted dev environment (topolayer-devenv up --dir /tmp/dev):
   topolayer run --config examples/hosted-demo.yaml \
     --management-kubeconfig /tmp/dev/management.kubeconfig --guest-kubeconfig /tmp/dev/guest.kubeconfig

@@ -60,6 +60,10 @@ func TestHostedControlPlaneChanged(t *testing.T) {
 		{"mended", object("spec: {controllerAvailabilityPolicy: HighlyAvailable}"), true, hosted.HighlyAvailable, ""},
 		{"deleted", nil, true, hosted.HighlyAvailable, "the HostedControlPlane clusters-a/a was deleted"},
 		{"created again", object("spec: {}"), true, hosted.HighlyAvailable, ""},
+		{"a proxy", object("spec: {configuration: {proxy: {httpsProxy: 'http://proxy:3128'}}}"), true, hosted.HighlyAvailable, ""},
+		{"the proxy's trusted CA", object("spec: {configuration: {proxy: {httpsProxy: 'http://proxy:3128', trustedCA: {name: proxy-ca}}}}"), true, hosted.HighlyAvailable, ""},
+		{"an additional trust bundle", object("spec: {additionalTrustBundle: {name: user-ca-bundle}, configuration: {proxy: {httpsProxy: 'http://proxy:3128', trustedCA: {name: proxy-ca}}}}"), true, hosted.HighlyAvailable, ""},
+		{"a CIDR that does not parse", object("spec: {networking: {serviceNetwork: [{cidr: x}]}}"), true, hosted.HighlyAvailable, "spec.networking.serviceNetwork"},
 	} {
 		if got := m.hostedControlPlaneChanged(step.object); got != step.changed {
 			t.Errorf("%s: changed = %t, want %t", step.name, got, step.changed)
