@@ -10,7 +10,8 @@ import (
 // that the contract's manifest client refused: its DeleteOptions carry no namespace, so the
 // request never matches the object (spec/mom-format.md §2.5) and no Delete mutation is
 // recorded. The refusal reaches the controller as an error, which controller-results.yaml
-// holds; ParseRefusedDeletes finds it there.
+// holds when the controller returns it, or a condition of its operator's status when it
+// reports it there; ParseRefusedDeletes finds it in either message.
 type RefusedDelete struct {
 	// Controller is the controller whose error message held the refusal.
 	Controller string

@@ -2,7 +2,10 @@ package translate
 
 import (
 	"fmt"
+	"hash/maphash"
 	"slices"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/routing"
@@ -12,25 +15,108 @@ import (
 // the manifest client refuses the Delete of every namespaced object (spec/mom-format.md §2.5:
 // its DeleteOptions carry no namespace), so an operator that deletes a copy whose source is
 // gone (CAO's resource syncer, a removed login template) records nothing, and the refusal
-// comes back to the controller as an error that controller-results.yaml holds
-// (contract.ParseRefusedDeletes). Each refusal becomes a Delete mutation of the controller,
-// placed as a Delete the operator recorded would be: the class of the operator's declared
-// output that matches the object, the resource's preferred version from discovery, then the
-// same checks, routing and renaming (Entry.Provenance says where it came from). A refusal
-// whose object matches no declared output, or whose resource discovery does not know as a
-// namespaced one, is not placed: its entry is dropped under this rule with a warning, and the
-// plan is not refused for it.
+// comes back to the controller as an error (contract.ParseRefusedDeletes finds it). A
+// controller reports it in controller-results.yaml when it returns the error, or in a
+// condition of its operator's status when it reports its errors there (library-go's resource
+// syncer sets ResourceSyncControllerDegraded and returns nil): the stage reads both, the
+// latter only in the server-side applies of status (ApplyStatus), where each controller
+// writes its own conditions of this run, and only in conditions whose status is True.
+//
+// Each refusal becomes a Delete mutation of the controller, placed as a Delete the operator
+// recorded would be: the class of the operator's declared output that matches the object,
+// the resource's preferred version from discovery, then the same checks, routing and renaming
+// (Entry.Provenance says where it came from). A refusal is not placed, its entry dropped
+// under this rule with a warning (the plan is not refused for it), when its object matches no
+// declared output, when discovery does not know its resource as a namespaced one, or when a
+// mutation of the same output writes the object (the run both wrote it and tried to delete
+// it: its writes decide).
 const RuleRecoveredDelete = "recovered-delete"
 
-// AddControllerResults adds the Deletes recovered from the error messages of res
-// (RuleRecoveredDelete), after every mutation of the output directory res came with: its
-// entries sort after the mutations of their class. Engine.Plan calls it with the directory's
-// controller-results.yaml; a streaming reader calls it once, after contract.WalkOutputDir
-// returned the document, and before Plan or WritePlan. A nil document recovers nothing.
+// recovery is what the planner keeps of the mutations added before AddControllerResults: the
+// refusals their status conditions report, and the objects they write, as hashes of their
+// keys (a few bytes each, so that a streaming planner stays bounded).
+type recovery struct {
+	refused []recovered
+	seed    maphash.Seed
+	seeded  bool
+	written map[uint64]struct{}
+}
+
+// recovered is one refused Delete and where it was read.
+type recovered struct {
+	contract.RefusedDelete
+	// where says where the error was read, for the entry's provenance.
+	where string
+}
+
+// note records what w tells the recovery: a write of its object, and the refusals of the
+// conditions its status apply carries.
+func (r *recovery) note(w *work) {
+	action, src := w.m.Metadata.Action, w.entry.Source
+	if action != contract.ActionDelete && src.Namespace != "" && src.Name != "" && !src.IsEvent() {
+		if r.written == nil {
+			r.written = map[uint64]struct{}{}
+		}
+		r.written[r.hash(src.Key())] = struct{}{}
+	}
+	if action != contract.ActionApplyStatus || w.src == nil || len(r.refused) >= contract.MaxRefusedDeletes {
+		return
+	}
+	field, _, _ := unstructured.NestedFieldNoCopy(w.src.Object, "status", "conditions")
+	conditions, _ := field.([]any)
+	for _, c := range conditions {
+		cond, _ := c.(map[string]any)
+		status, _ := cond["status"].(string)
+		message, _ := cond["message"].(string)
+		if status != "True" || message == "" {
+			continue
+		}
+		typ, _ := cond["type"].(string)
+		controller := w.m.Metadata.ControllerInstanceName
+		if controller == "" {
+			controller = w.m.Metadata.FieldManager
+		}
+		where := fmt.Sprintf("condition %q of %s (%s)", typ, src, w.m.Path)
+		for _, d := range contract.ParseRefusedDeletes(controller, message) {
+			if len(r.refused) >= contract.MaxRefusedDeletes {
+				return
+			}
+			r.refused = append(r.refused, recovered{RefusedDelete: d, where: where})
+		}
+	}
+}
+
+func (r *recovery) hash(k contract.Key) uint64 {
+	if !r.seeded {
+		r.seed, r.seeded = maphash.MakeSeed(), true
+	}
+	return maphash.Comparable(r.seed, k)
+}
+
+// AddControllerResults adds the Deletes recovered (RuleRecoveredDelete) from the error
+// messages of res and from the status conditions of the mutations added before, after every
+// mutation of the output directory res came with: its entries sort after the mutations of
+// their class. Engine.Plan calls it with the directory's controller-results.yaml; a
+// streaming reader calls it once, after contract.WalkOutputDir returned the document, and
+// before Plan or WritePlan. Each object is recovered once, from the first error that names
+// it, at most contract.MaxRefusedDeletes in all.
 func (p *Planner) AddControllerResults(res *contract.ControllerResults) {
-	added := false
+	var all []recovered
 	for _, d := range res.RefusedDeletes() {
-		p.add(p.e.recoverDelete(d))
+		all = append(all, recovered{RefusedDelete: d, where: contract.ControllerResultsFile})
+	}
+	all = append(all, p.recovery.refused...)
+	p.recovery.refused = nil
+	seen := map[contract.Key]bool{}
+	added := false
+	for _, d := range all {
+		k := d.Identity.Key()
+		if seen[k] || len(seen) >= contract.MaxRefusedDeletes {
+			continue
+		}
+		seen[k] = true
+		_, written := p.recovery.written[p.recovery.hash(k)]
+		p.add(p.e.recoverDelete(d, written))
 		added = true
 	}
 	if added && p.settled == nil {
@@ -41,10 +127,11 @@ func (p *Planner) AddControllerResults(res *contract.ControllerResults) {
 }
 
 // recoverDelete returns the work of one refused Delete: placed as the operator's own Delete
-// would be, or dropped with a warning when it cannot be.
-func (e Engine) recoverDelete(d contract.RefusedDelete) *work {
+// would be, or dropped with a warning when it cannot be; written says a mutation of the same
+// output writes the object.
+func (e Engine) recoverDelete(d recovered, written bool) *work {
 	id := d.Identity
-	provenance := fmt.Sprintf("recovered from the error of controller %q in %s: the contract cannot record the Delete of a namespaced object (spec §2.5)", d.Controller, contract.ControllerResultsFile)
+	provenance := fmt.Sprintf("recovered from the error of controller %q in %s: the contract cannot record the Delete of a namespaced object (spec §2.5)", d.Controller, d.where)
 	m := &contract.Mutation{
 		Class: contract.ClassUnspecified,
 		Metadata: contract.Metadata{
@@ -69,21 +156,20 @@ func (e Engine) recoverDelete(d contract.RefusedDelete) *work {
 		why = fmt.Sprintf("discovery does not know %s as a namespaced resource", gr)
 	case len(classes) == 0:
 		why = fmt.Sprintf("%s matches no output the operator declares", id)
+	case written:
+		why = fmt.Sprintf("a mutation of the same output writes %s", id)
 	}
 	if why != "" {
-		w := &work{m: m, entry: Entry{
+		return &work{m: m, entry: Entry{
 			Operator: e.Operator, Class: m.Class, Action: m.Metadata.Action, Source: id,
-			Disposition: routing.Dropped, Rule: RuleRecoveredDelete,
-			Reason:     why + ": not deleted",
+			Disposition: routing.Dropped, Rule: RuleRecoveredDelete, Reason: why + ": not deleted",
 			Transforms: []string{}, SourcePath: m.Path, Provenance: provenance,
-			Warnings: []string{fmt.Sprintf("%s: controller %q deleted %s, which the contract cannot record; %s: nothing deletes it", RuleRecoveredDelete, d.Controller, id, why)},
+			Warnings: []string{fmt.Sprintf("%s: controller %q deleted %s, which the contract cannot record; %s: not deleted", RuleRecoveredDelete, d.Controller, id, why)},
 		}}
-		return w
 	}
 	m.Class = classes[0]
 	m.Metadata.ResourceType.Version = version
-	gv := gr.WithVersion(version).GroupVersion()
-	m.Body = []byte("apiVersion: " + gv.String() + "\nkind: DeleteOptions\n")
+	m.Body = []byte("apiVersion: " + gr.WithVersion(version).GroupVersion().String() + "\nkind: DeleteOptions\n")
 	w := e.place(m)
 	w.entry.Provenance = provenance
 	return w

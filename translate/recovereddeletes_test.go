@@ -3,6 +3,7 @@ package translate_test
 import (
 	"encoding/json"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -65,11 +66,62 @@ func TestRecoveredDeletes(t *testing.T) {
 	standalone := standaloneEngine(declared, nil)
 	hosted := hostedEngine("hcp")
 	hosted.Declared = declared
+	status := func(action contract.Action, conditionStatus, message string) contract.Mutation {
+		body := "apiVersion: operator.openshift.io/v1\nkind: Authentication\nmetadata:\n  name: cluster\nstatus:\n  conditions:\n  - type: ResourceSyncControllerDegraded\n    status: \"" + conditionStatus + "\"\n    reason: Error\n    message: '" + message + "'\n"
+		return contract.Mutation{
+			Class:    contract.ClassManagement,
+			Metadata: contract.Metadata{Action: action, ControllerInstanceName: "TODO-resourceSyncer", FieldManager: "TODO-resourceSyncer", Name: "cluster", ResourceType: contract.ResourceType{Group: "operator.openshift.io", Version: "v1", Resource: "authentications"}},
+			Body:     []byte(body),
+			Path:     "Management/" + string(action) + "/cluster-scoped-resources/operator.openshift.io/authentications/0000-body-cluster.yaml",
+		}
+	}
+	authentication := contract.Identity{Group: "operator.openshift.io", Version: "v1", Resource: "authentications", Name: "cluster"}
+	fromCondition := `recovered from the error of controller "TODO-resourceSyncer" in condition "ResourceSyncControllerDegraded" of authentications.operator.openshift.io cluster (Management/ApplyStatus/cluster-scoped-resources/operator.openshift.io/authentications/0000-body-cluster.yaml): the contract cannot record the Delete of a namespaced object (spec §2.5)`
+	declared.ManagementResources.ExactResources = append(declared.ManagementResources.ExactResources,
+		contract.ExactResourceID{ResourceTypeIdentifier: contract.ResourceTypeIdentifier{Group: "operator.openshift.io", Version: "v1", Resource: "authentications"}, Name: "cluster"})
+	loginWrite := written
+	loginWrite.Class = contract.ClassManagement
+	loginWrite.Metadata.Name, loginWrite.Metadata.ResourceType.Resource = login, "secrets"
+	loginWrite.Body = []byte("apiVersion: v1\nkind: Secret\nmetadata:\n  name: " + login + "\n  namespace: " + ns + "\n")
+	loginWrite.Path = "Management/Apply/namespaces/" + ns + "/core/secrets/0000-body-" + login + ".yaml"
 	cases := map[string]struct {
 		engine   translate.Engine
+		extra    []contract.Mutation
 		messages []string
 		want     []want
 	}{
+		"from the condition of a status apply": {
+			engine:   standalone,
+			extra:    []contract.Mutation{status(contract.ActionApplyStatus, "True", refusedDelete(ns, "secrets", login))},
+			messages: []string{},
+			want: []want{
+				{Class: contract.ClassManagement, Action: contract.ActionApplyStatus, Source: authentication, Target: translate.Target{Cluster: "cluster", Identity: authentication}, Disposition: routing.Apply, Rule: "standalone"},
+				{Class: contract.ClassManagement, Action: contract.ActionDelete, Source: secret, Target: translate.Target{Cluster: "cluster", Identity: secret}, Disposition: routing.Apply, Rule: "standalone", Provenance: fromCondition, Body: "apiVersion: v1\nkind: DeleteOptions\n"},
+				{Class: contract.ClassUserWorkload, Action: contract.ActionApply, Source: written.Identity(), Target: translate.Target{Cluster: "cluster", Identity: written.Identity()}, Disposition: routing.Apply, Rule: "standalone"},
+			},
+		},
+		"not from a condition that is not True, nor from a whole status update": {
+			engine: standalone,
+			extra: []contract.Mutation{
+				status(contract.ActionApplyStatus, "False", refusedDelete(ns, "secrets", login)),
+				status(contract.ActionUpdateStatus, "True", refusedDelete(ns, "secrets", login)),
+			},
+			want: []want{
+				{Class: contract.ClassManagement, Action: contract.ActionApplyStatus, Source: authentication, Target: translate.Target{Cluster: "cluster", Identity: authentication}, Disposition: routing.Apply, Rule: "standalone"},
+				{Class: contract.ClassManagement, Action: contract.ActionUpdateStatus, Source: authentication, Target: translate.Target{Cluster: "cluster", Identity: authentication}, Disposition: routing.Apply, Rule: "standalone"},
+				{Class: contract.ClassUserWorkload, Action: contract.ActionApply, Source: written.Identity(), Target: translate.Target{Cluster: "cluster", Identity: written.Identity()}, Disposition: routing.Apply, Rule: "standalone"},
+			},
+		},
+		"written in the same run: dropped": {
+			engine:   standalone,
+			extra:    []contract.Mutation{loginWrite},
+			messages: []string{refusedDelete(ns, "secrets", login)},
+			want: []want{
+				{Class: contract.ClassManagement, Action: contract.ActionApply, Source: secret, Target: translate.Target{Cluster: "cluster", Identity: secret}, Disposition: routing.Apply, Rule: "standalone"},
+				{Class: contract.ClassUserWorkload, Action: contract.ActionApply, Source: written.Identity(), Target: translate.Target{Cluster: "cluster", Identity: written.Identity()}, Disposition: routing.Apply, Rule: "standalone"},
+				{Class: contract.ClassUnspecified, Action: contract.ActionDelete, Source: contract.Identity{Resource: "secrets", Namespace: ns, Name: login}, Disposition: routing.Dropped, Rule: translate.RuleRecoveredDelete, Provenance: provenance, Warnings: 1},
+			},
+		},
 		"a refused Delete of a declared Secret, aggregated twice": {
 			engine:   standalone,
 			messages: []string{"[" + refusedDelete(ns, "secrets", login) + ", " + refusedDelete(ns, "secrets", login) + "]"},
@@ -112,7 +164,7 @@ func TestRecoveredDeletes(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			out := &contract.OutputDir{Mutations: []contract.Mutation{written}, ControllerResults: recoveredResults(tc.messages...), HasControllerResults: true}
+			out := &contract.OutputDir{Mutations: append(slices.Clone(tc.extra), written), ControllerResults: recoveredResults(tc.messages...), HasControllerResults: true}
 			plan := tc.engine.Plan(out)
 			var got []want
 			for _, e := range plan.Entries {
@@ -142,8 +194,9 @@ func TestRecoveredDeletes(t *testing.T) {
 					defer f.Close()
 					p.SpillTo(f)
 				}
-				m := written
-				p.Add(&m)
+				for _, m := range out.Mutations {
+					p.Add(&m)
+				}
 				p.AddControllerResults(out.ControllerResults)
 				streamed := p.Plan()
 				if err := p.Err(); err != nil {

@@ -133,6 +133,7 @@ func (e Engine) Plan(out *contract.OutputDir) *Plan {
 	forEach(len(out.Mutations), func(i int) { p.works[i] = p.e.place(&out.Mutations[i]) })
 	for _, w := range p.works {
 		p.writes.check(w)
+		p.recovery.note(w)
 	}
 	p.AddControllerResults(out.ControllerResults)
 	return p.Plan()
@@ -156,6 +157,9 @@ type Planner struct {
 	err     error
 	// writes finds the mutations that write an object twice (RuleDuplicateWrite).
 	writes writeLog
+	// recovery gathers what AddControllerResults needs of the mutations added before it
+	// (RuleRecoveredDelete).
+	recovery recovery
 
 	// spill, when set (SpillTo), holds the plan.json form of the entries settled while
 	// adding; spilled says where each is, spillSummary counts them.
@@ -221,6 +225,7 @@ func (p *Planner) Add(m *contract.Mutation) { p.add(p.e.place(m)) }
 // add adds one placed mutation, as Add says.
 func (p *Planner) add(w *work) {
 	p.writes.check(w)
+	p.recovery.note(w)
 	p.works = append(p.works, w)
 	if p.settled == nil || p.err != nil || !p.e.settlesAlone(w) {
 		return
