@@ -37,7 +37,7 @@ const RuleRecoveredDelete = "recovered-delete"
 // keys (a few bytes each, so that a streaming planner stays bounded).
 type recovery struct {
 	refused []recovered
-	seed    maphash.Seed
+	h       maphash.Hash
 	seeded  bool
 	written map[uint64]struct{}
 }
@@ -71,13 +71,17 @@ func (r *recovery) note(w *work) {
 		if status != "True" || message == "" {
 			continue
 		}
-		typ, _ := cond["type"].(string)
 		controller := w.m.Metadata.ControllerInstanceName
 		if controller == "" {
 			controller = w.m.Metadata.FieldManager
 		}
+		found := contract.ParseRefusedDeletes(controller, message)
+		if len(found) == 0 {
+			continue
+		}
+		typ, _ := cond["type"].(string)
 		where := fmt.Sprintf("condition %q of %s (%s)", typ, src, w.m.Path)
-		for _, d := range contract.ParseRefusedDeletes(controller, message) {
+		for _, d := range found {
 			if len(r.refused) >= contract.MaxRefusedDeletes {
 				return
 			}
@@ -86,11 +90,18 @@ func (r *recovery) note(w *work) {
 	}
 }
 
+// hash hashes an object's key, its fields apart (a 0 byte cannot be in a name).
 func (r *recovery) hash(k contract.Key) uint64 {
 	if !r.seeded {
-		r.seed, r.seeded = maphash.MakeSeed(), true
+		r.h.SetSeed(maphash.MakeSeed())
+		r.seeded = true
 	}
-	return maphash.Comparable(r.seed, k)
+	r.h.Reset()
+	for _, s := range [...]string{k.Group, k.Resource, k.Namespace, k.Name, k.GenerateName} {
+		r.h.WriteString(s)
+		r.h.WriteByte(0)
+	}
+	return r.h.Sum64()
 }
 
 // AddControllerResults adds the Deletes recovered (RuleRecoveredDelete) from the error
