@@ -84,6 +84,7 @@ data: {a: "1", b: "2"}
 		action       contract.Action
 		cached       string // "" for an object the cache does not hold
 		live         string // the server's object; "" for liveYAML
+		absent       bool   // the server has no object
 		wantRequests []string
 		wantStatus   Status
 	}{
@@ -95,6 +96,7 @@ data: {a: "1", b: "2"}
 		"stale cache that lacks a field: server": {action: contract.ActionApply, cached: stale, wantRequests: []string{"get"}, wantStatus: StatusSkipped},
 		"another operator's in the cache":        {action: contract.ActionApply, cached: otherOperator, wantRequests: []string{"get"}, wantStatus: StatusSkipped},
 		"delete: to the server whatever":         {action: contract.ActionDelete, cached: liveYAML, wantRequests: []string{"get", "delete"}, wantStatus: StatusApplied},
+		"delete of what is gone: a read only":    {action: contract.ActionDelete, absent: true, wantRequests: []string{"get"}, wantStatus: StatusSkipped},
 	} {
 		t.Run(name, func(t *testing.T) {
 			cache := cacheOf{}
@@ -105,7 +107,11 @@ data: {a: "1", b: "2"}
 			if live == "" {
 				live = liveYAML
 			}
-			target, client := fakeClusterTarget(t, Options{Operator: "sample", Cache: cache}, obj(t, live))
+			var objects []runtime.Object
+			if !tc.absent {
+				objects = append(objects, obj(t, live))
+			}
+			target, client := fakeClusterTarget(t, Options{Operator: "sample", Cache: cache}, objects...)
 			md := contract.Metadata{Action: tc.action, Namespace: "ns", Name: "settings", ResourceType: contract.ResourceType{Version: "v1", Resource: "configmaps"}}
 			e := translate.Entry{Action: tc.action, Disposition: routing.Apply, Target: translate.Target{Cluster: "cluster"}, Mutation: &contract.Mutation{Metadata: md}}
 			if tc.action.CarriesObject() {

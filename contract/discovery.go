@@ -32,6 +32,9 @@ type Discovery struct {
 	groups map[schema.GroupResource]bool   // namespaced, whatever the version
 	kinds  map[schema.GroupKind]string     // resource, whatever the version
 	byGR   map[schema.GroupResource]string // kind, whatever the version
+	// versions is the first version that serves each resource, in the documents' order:
+	// aggregated discovery lists a group's versions from the preferred one down.
+	versions map[schema.GroupResource]string
 }
 
 // ParseDiscovery decodes one or more APIGroupDiscoveryList documents into a Discovery. Later
@@ -43,6 +46,8 @@ func ParseDiscovery(docs ...[]byte) (*Discovery, error) {
 		groups: map[schema.GroupResource]bool{},
 		kinds:  map[schema.GroupKind]string{},
 		byGR:   map[schema.GroupResource]string{},
+
+		versions: map[schema.GroupResource]string{},
 	}
 	for i, doc := range docs {
 		var list apidiscoveryv2.APIGroupDiscoveryList
@@ -65,6 +70,9 @@ func ParseDiscovery(docs ...[]byte) (*Discovery, error) {
 						d.byGR[gvr.GroupResource()] = kind
 					}
 					d.groups[gvr.GroupResource()] = namespaced
+					if _, ok := d.versions[gvr.GroupResource()]; !ok {
+						d.versions[gvr.GroupResource()] = v.Version
+					}
 				}
 			}
 		}
@@ -131,6 +139,18 @@ func (d *Discovery) Namespaced(gr schema.GroupResource) (namespaced, known bool)
 	}
 	namespaced, known = d.groups[gr]
 	return namespaced, known
+}
+
+// PreferredVersion returns the version a resource is served in first (the group's preferred
+// version, as aggregated discovery lists them), when discovery knows the resource: what a
+// request that names only the group and resource (an error message's "secrets",
+// "deployments.apps") is taken to mean.
+func (d *Discovery) PreferredVersion(gr schema.GroupResource) (string, bool) {
+	if d == nil {
+		return "", false
+	}
+	v, ok := d.versions[gr]
+	return v, ok
 }
 
 // Len returns the number of group-version-resources discovery knows.

@@ -215,10 +215,15 @@ func TestApplyDelete(t *testing.T) {
 	if obj != nil {
 		t.Fatalf("the object is still there: %v", obj.GetName())
 	}
-	// Deleting what is gone is not an error: it is skipped.
-	res := mustApply(t, plan, hostedTargets(t, e2eOperator, nil))
+	// Deleting what is gone is not an error: it is skipped, and nothing is sent (an operator
+	// that tries the delete on every run, as a recovered one does, writes nothing).
+	counter := &mutatingCounter{}
+	res := mustApply(t, plan, hostedTargets(t, e2eOperator, counter))
 	if res[0].Status != apply.StatusSkipped {
 		t.Errorf("second delete: %s, want %s", res[0].Status, apply.StatusSkipped)
+	}
+	if n := counter.n.Load(); n != 0 {
+		t.Errorf("second delete: %d mutating requests sent, want 0", n)
 	}
 }
 

@@ -161,7 +161,7 @@ func quietResyncs(t *testing.T, p *runProcess, op string, n float64, notBefore t
 // written, and not even counted when the run changed nothing else), no CSR, no status
 // rewritten (conditions keep their live lastTransitionTime), no mutating request at all.
 // Then a login template's content changes, and the OAuth server's pods roll
-// (templateChangeRolls).
+// (templateChangeRolls); then it is removed, and its copy deleted (templateRemovalDeletesCopy).
 func TestRealCAOIdle(t *testing.T) {
 	bin := caoBinary(t)
 	own, _ := ownHostedControlPlane(t, "cao-idle")
@@ -190,6 +190,7 @@ func TestRealCAOIdle(t *testing.T) {
 			{mgmtDyn, schema.GroupVersionResource{Group: namespaces.ShadowGroup("config.openshift.io"), Version: "v1", Resource: "clusteroperators"}, hcpNS, "authentication"},
 		})
 	templateChangeRolls(t, p, "cluster-authentication-operator", guest, mgmt, hcpNS, "openshift-authentication--oauth-openshift")
+	templateRemovalDeletesCopy(t, p, "cluster-authentication-operator", guest, mgmt, hcpNS)
 }
 
 // TestRealCAOIdleStandalone is TestRealCAOIdle on one standalone cluster where the resident
@@ -219,4 +220,5 @@ func TestRealCAOIdleStandalone(t *testing.T) {
 			{dyn, schema.GroupVersionResource{Group: "config.openshift.io", Version: "v1", Resource: "clusteroperators"}, "", "authentication"},
 		})
 	templateChangeRolls(t, p, "cluster-authentication-operator", rc, rc, "openshift-authentication", "oauth-openshift")
+	templateRemovalDeletesCopy(t, p, "cluster-authentication-operator", rc, rc, "openshift-authentication")
 }

@@ -456,6 +456,54 @@ func templateChangeRolls(t *testing.T, p *runProcess, op string, userCfg, placed
 	}
 }
 
+// templateRemovalDeletesCopy removes the custom login template templateChangeRolls set up, as
+// a user would (the OAuth's spec.templates null, the source Secret deleted), and checks that
+// its copy (on placedCfg, in namespace) is deleted and the operator settles. CAO's resource
+// syncer, shown its copy (an input of the example), deletes it; the contract's manifest
+// client refuses the Delete of a namespaced object (spec §2.5), and the syncer reports the
+// refusal in its degraded condition: topolayer recovers the Delete from there and applies
+// it. Once the copy is gone CAO no longer tries, its condition clears, and resync runs send
+// no mutating request, with no run on topolayer's own writes between them.
+func templateRemovalDeletesCopy(t *testing.T, p *runProcess, op string, userCfg, placedCfg *rest.Config, namespace string) {
+	t.Helper()
+	userCS, userDyn := clients(t, userCfg)
+	placedCS, _ := clients(t, placedCfg)
+	copyName := "v4-0-config-user-template-login"
+	if namespace != "openshift-authentication" {
+		copyName = "openshift-authentication--" + copyName
+	}
+	if _, err := placedCS.CoreV1().Secrets(namespace).Get(t.Context(), copyName, metav1.GetOptions{}); err != nil {
+		t.Fatalf("the login template's copy before the removal: %v", err)
+	}
+	runsBefore := p.runs(t, op)
+	oauths := userDyn.Resource(schema.GroupVersionResource{Group: "config.openshift.io", Version: "v1", Resource: "oauths"})
+	if _, err := oauths.Patch(t.Context(), "cluster", types.MergePatchType, []byte(`{"spec":{"templates":null}}`), metav1.PatchOptions{FieldManager: "cluster-admin"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := userCS.CoreV1().Secrets("openshift-config").Delete(t.Context(), "login-template", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	eventuallyWithin(t, "the login template's copy deleted", 2*time.Minute, func(ctx context.Context) (bool, error) {
+		_, err := placedCS.CoreV1().Secrets(namespace).Get(ctx, copyName, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		return false, err
+	})
+	now := p.runs(t, op)
+	var runs float64
+	for trigger, n := range now {
+		runs += n - runsBefore[trigger]
+	}
+	t.Logf("login template removed → copy %s/%s deleted in %s, %v operator runs", namespace, copyName, time.Since(start).Round(100*time.Millisecond), runs)
+	// Settled: CAO no longer sees the copy, so it no longer tries to delete it.
+	quietResyncs(t, p, op, 5, time.Time{})
+	if _, err := placedCS.CoreV1().Secrets(namespace).Get(t.Context(), copyName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the login template's copy after settling: %v, want it deleted", err)
+	}
+}
+
 // residentManager is the field manager of the resident cluster-authentication-operator.
 const caoResidentManager = "authentication-operator"
 

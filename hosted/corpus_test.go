@@ -73,10 +73,11 @@ func TestHostedCorpusPlacement(t *testing.T) {
 			out, plan := planCase(t, c)
 			// Added: the guest namespaces of guest objects whose namespace is absorbed, and the
 			// service accounts of operands' guest identities the operator does not write
-			// (those have no source file).
+			// (those have no source file), and the Deletes recovered from the operator's errors
+			// (RuleRecoveredDelete).
 			added := 0
 			for _, e := range plan.Entries {
-				if e.Rule == translate.RuleGuestNamespace || (e.Rule == translate.RuleGuestIdentity && e.SourcePath == "") {
+				if e.Rule == translate.RuleGuestNamespace || (e.Rule == translate.RuleGuestIdentity && e.SourcePath == "") || e.Provenance != "" {
 					added++
 				}
 			}
@@ -100,6 +101,8 @@ func TestHostedCorpusPlacement(t *testing.T) {
 				switch {
 				case e.Disposition == routing.Rejected:
 					continue // checked above
+				case e.Rule == translate.RuleRecoveredDelete:
+					continue // a recovered Delete of an undeclared object: dropped, with a warning
 				case src.IsNamespace() && e.Class != contract.ClassUserWorkload:
 					if e.Disposition != routing.Absorbed {
 						t.Errorf("%s: namespace create is %s, want absorbed", src, e.Disposition)

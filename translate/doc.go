@@ -64,6 +64,13 @@
 // to an immutable field. The object has to be deleted and created again; topolayer does not
 // do that on its own.
 //
+// The contract cannot record the Delete of a namespaced object (spec/mom-format.md §2.5: the
+// manifest client refuses it), so an operator that deletes a copy whose source is gone leaves
+// only the refusal in its errors. The engine recovers each such Delete from
+// controller-results.yaml and from the conditions the operator's status applies carry
+// (RuleRecoveredDelete, Planner.AddControllerResults) and places it as a recorded Delete;
+// Plan.LeftBehind reports what is left behind all the same.
+//
 // The engine reads each object as the reader parsed it (contract.Mutation.Object) and builds
 // a YAML tree only for what it rewrites: the standalone topology writes most objects as the
 // operator wrote them, bytes and all. A Planner plans a directory as a reader streams it

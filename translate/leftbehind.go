@@ -2,6 +2,7 @@ package translate
 
 import (
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/routing"
 )
 
 // LeftBehind returns the objects of placed (the standalone identities that the operator's
@@ -10,11 +11,17 @@ import (
 // deletes it, and the plan writes another member of the same family. An operator that
 // rewrites a family whenever it writes any of it (CAO's identity-provider copies
 // v4-0-config-user-idp-N-*) has stopped writing such an object: what it copied was removed.
-// Nothing deletes it: the contract's manifest client refuses the Delete of a namespaced
-// object (spec §2.5), so the operator cannot record one. The result keeps placed's order.
+// The contract's manifest client refuses the Delete of a namespaced object (spec §2.5), so
+// the operator cannot record one; a Delete it tried is recovered from its controller's error
+// (RuleRecoveredDelete) when it saw the object, and an object such a Delete deletes is not
+// left behind. One that is not placed (dropped) deletes nothing, and does not hide the
+// object. The result keeps placed's order.
 func (p *Plan) LeftBehind(placed []contract.Identity, decls ...*contract.OutputResources) []contract.Identity {
 	inPlan := map[contract.Key]bool{}
 	for _, e := range p.Entries {
+		if e.Provenance != "" && e.Disposition != routing.Apply {
+			continue // a recovered Delete that deletes nothing
+		}
 		inPlan[e.Source.Key()] = true
 	}
 	var families []contract.ExactResourceID

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/translate"
 )
 
@@ -54,6 +55,21 @@ func TestLeftBehind(t *testing.T) {
 				{Action: contract.ActionCreate, Source: secret("v4-0-config-user-idp-0-file-data")},
 				{Action: contract.ActionDelete, Source: secret("v4-0-config-user-idp-1-file-data")},
 			},
+		},
+		{
+			name: "a member whose Delete was recovered and placed",
+			entries: []translate.Entry{
+				{Action: contract.ActionCreate, Source: secret("v4-0-config-user-idp-0-file-data")},
+				{Action: contract.ActionDelete, Source: secret("v4-0-config-user-idp-1-file-data"), Disposition: routing.Apply, Provenance: "recovered"},
+			},
+		},
+		{
+			name: "a member whose recovered Delete was not placed",
+			entries: []translate.Entry{
+				{Action: contract.ActionCreate, Source: secret("v4-0-config-user-idp-0-file-data")},
+				{Action: contract.ActionDelete, Source: secret("v4-0-config-user-idp-1-file-data"), Disposition: routing.Dropped, Rule: translate.RuleRecoveredDelete, Provenance: "recovered"},
+			},
+			want: []contract.Identity{secret("v4-0-config-user-idp-1-file-data")},
 		},
 		{
 			name: "a family not written at all says nothing of its members",

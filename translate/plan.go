@@ -67,6 +67,10 @@ type Entry struct {
 	DeclaredBy string `json:"declaredBy,omitempty"`
 	// Warnings are problems that do not stop the mutation (dangling references, ...).
 	Warnings []string `json:"warnings"`
+	// Provenance says where a mutation the operator did not record comes from: a Delete
+	// recovered from a controller's error (RuleRecoveredDelete). Empty for the mutations of
+	// the output directory.
+	Provenance string `json:"provenance,omitempty"`
 	// Changes are the changes the engine made to the body, in the order it made them:
 	// references, identity, recorded identity, then each transform's. Empty when the body
 	// is written as the operator wrote it.

@@ -122,8 +122,9 @@ type work struct {
 	tokenless bool
 }
 
-// Plan translates every mutation of out. Mutations that may not be written are rejected
-// entries, not errors; check Plan.Rejected before applying.
+// Plan translates every mutation of out, and the Deletes recovered from its
+// controller-results.yaml (RuleRecoveredDelete). Mutations that may not be written are
+// rejected entries, not errors; check Plan.Rejected before applying.
 func (e Engine) Plan(out *contract.OutputDir) *Plan {
 	p := e.Planner(nil)
 	// Without a settled function, Add only places: each mutation is placed on its own, on
@@ -132,12 +133,15 @@ func (e Engine) Plan(out *contract.OutputDir) *Plan {
 	forEach(len(out.Mutations), func(i int) { p.works[i] = p.e.place(&out.Mutations[i]) })
 	for _, w := range p.works {
 		p.writes.check(w)
+		p.recovery.note(w)
 	}
+	p.AddControllerResults(out.ControllerResults)
 	return p.Plan()
 }
 
 // Planner plans an output directory one mutation at a time, for a reader that streams it
-// (contract.WalkOutputDir): Engine.Plan is Add for each mutation, then Plan. With a settled
+// (contract.WalkOutputDir): Engine.Plan is Add for each mutation, AddControllerResults, then
+// Plan. With a settled
 // function, an entry that no later stage reads or changes is settled as soon as it is added
 // (an object the standalone topology writes as the operator wrote it, and not one of the
 // kinds the plan-wide checks read: bindings, roles under an RBAC ceiling, token Secrets;
@@ -153,6 +157,9 @@ type Planner struct {
 	err     error
 	// writes finds the mutations that write an object twice (RuleDuplicateWrite).
 	writes writeLog
+	// recovery gathers what AddControllerResults needs of the mutations added before it
+	// (RuleRecoveredDelete).
+	recovery recovery
 
 	// spill, when set (SpillTo), holds the plan.json form of the entries settled while
 	// adding; spilled says where each is, spillSummary counts them.
@@ -213,9 +220,12 @@ func (e Engine) Planner(settled func(*Entry) error) *Planner {
 
 // Add places one mutation. Its entry is settled at once when nothing later can change it;
 // then m's body and object are dropped (with a settled function only).
-func (p *Planner) Add(m *contract.Mutation) {
-	w := p.e.place(m)
+func (p *Planner) Add(m *contract.Mutation) { p.add(p.e.place(m)) }
+
+// add adds one placed mutation, as Add says.
+func (p *Planner) add(w *work) {
 	p.writes.check(w)
+	p.recovery.note(w)
 	p.works = append(p.works, w)
 	if p.settled == nil || p.err != nil || !p.e.settlesAlone(w) {
 		return

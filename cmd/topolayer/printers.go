@@ -308,12 +308,17 @@ func tableLineWidth(header []string, rows [][]string) int {
 	return total
 }
 
-// rule is the rule of an entry, marked when the configuration's supplement declared it.
+// rule is the rule of an entry, marked when the configuration's supplement declared it, and
+// when the operator did not record it (a Delete recovered from a controller's error, placed).
 func rule(e translate.Entry) string {
+	r := e.Rule
 	if e.DeclaredBy != "" {
-		return e.Rule + " (declared by " + e.DeclaredBy + ")"
+		r += " (declared by " + e.DeclaredBy + ")"
 	}
-	return e.Rule
+	if e.Provenance != "" && e.Rule != translate.RuleRecoveredDelete {
+		r += " (" + translate.RuleRecoveredDelete + ")"
+	}
+	return r
 }
 
 // warning is one warning of one entry, split for grouping.

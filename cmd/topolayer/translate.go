@@ -120,6 +120,11 @@ func (o *TranslateOptions) Run(ctx context.Context) error {
 		if mutations == 0 && !out.HasControllerResults {
 			return fmt.Errorf("--from %s: %w", o.From, errEmptyOutputDir)
 		}
+		// The Deletes the contract could not record, recovered from the controllers' errors.
+		planner.AddControllerResults(out.ControllerResults)
+		if err := planner.Err(); err != nil {
+			return fmt.Errorf("--from: %w", err)
+		}
 		// The plan settles the entries it still holds (the writer writes them) as it
 		// writes plan.json.
 		f, err := os.Create(filepath.Join(staged, PlanFile))
