@@ -377,12 +377,13 @@ func templateChangeRolls(t *testing.T, p *runProcess, op string, userCfg, placed
 	}
 	t.Cleanup(func() {
 		// The cluster is shared: later tests see the OAuth configuration as it was, and
-		// not the copy placed from the template. CAO would delete that copy once the
-		// template is gone, but the contract cannot record a namespaced Delete (spec
-		// §2.5), so its resource syncer fails on it in the runs where it knows the
-		// template was removed, and its status then flips with each run's controller
-		// order. The copy is deleted here once a run has seen the template gone, so that
-		// no later run writes it back.
+		// not the copy placed from the template, even when this test stopped before
+		// templateRemovalDeletesCopy. A copy left without its template makes CAO's status
+		// flip with each run's controller order (its resource syncer's Delete of it is
+		// refused by the contract in the runs that know the template went), which a later
+		// test on this cluster would see as an operator that never settles. The copy is
+		// deleted here once a run has seen the template gone, so that no later run writes
+		// it back.
 		ctx := context.Background()
 		_, _ = oauths.Patch(ctx, "cluster", types.MergePatchType, []byte(`{"spec":{"templates":null}}`), metav1.PatchOptions{FieldManager: "cluster-admin"})
 		_ = userCS.CoreV1().Secrets("openshift-config").Delete(ctx, template.Name, metav1.DeleteOptions{})
@@ -521,7 +522,10 @@ func TestRealCAOStandalone(t *testing.T) {
 	quiet := caoQuiet(t)
 	cfgFile := configWith(t, filepath.Join("cluster-authentication-operator", "standalone.yaml"), func(cfg *config.TopologyConfig) {
 		cfg.Operators[0].Command = []string{bin}
-		cfg.Operators[0].Resync = nil // as in TestRealCAOHosted
+		// Without the example's resync: its quiet window then sees no run at all, and CAO's
+		// degraded inertia (a resync run's one status write, see TestRealCAOHosted) does not
+		// have to be waited out.
+		cfg.Operators[0].Resync = nil
 		cfg.Manager.Namespace = newNamespace(t, standalone.Config(cluster.Single))
 	})
 
