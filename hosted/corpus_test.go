@@ -2,7 +2,6 @@ package hosted_test
 
 import (
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,13 +15,12 @@ import (
 	"github.com/topolayer/topolayer/contract/contracttest"
 	"github.com/topolayer/topolayer/contract/corpus"
 	"github.com/topolayer/topolayer/hosted"
+	"github.com/topolayer/topolayer/internal/golden"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/topology"
 	"github.com/topolayer/topolayer/translate"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
 
 const hcp = "clusters-example"
 
@@ -317,18 +315,9 @@ func TestGoldenPlans(t *testing.T) {
 		t.Run(c.Name, func(t *testing.T) {
 			_, plan := planCase(t, c)
 			dir := filepath.Join("testdata", "golden", filepath.Base(c.Dir))
-			if *update {
-				if err := os.RemoveAll(dir); err != nil {
-					t.Fatal(err)
-				}
-				writeGoldenPlan(t, dir, plan)
-				return
-			}
-			tmp := t.TempDir()
-			writeGoldenPlan(t, tmp, plan)
-			if diff := cmp.Diff(contracttest.ReadTree(t, dir), contracttest.ReadTree(t, tmp)); diff != "" {
-				t.Errorf("golden files differ (-want +got); run go test ./hosted -update if the change is intended:\n%s", diff)
-			}
+			got := t.TempDir()
+			writeGoldenPlan(t, got, plan)
+			golden.Dir(t, dir, got, "go test ./hosted -update")
 		})
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/internal/golden"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/topology"
 	"github.com/topolayer/topolayer/translate"
@@ -112,7 +113,7 @@ func TestDeclarations(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkGolden(t, filepath.Join("testdata", "declarations", tc.name+".yaml"), got)
+			golden.File(t, filepath.Join("testdata", "declarations", tc.name+".yaml"), got, "go test ./translate -update")
 
 			snippet, err := d.YAML()
 			if err != nil {
