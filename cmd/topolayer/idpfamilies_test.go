@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/topolayer/topolayer/config"
+	"github.com/topolayer/topolayer/config/configtest"
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/topology"
@@ -193,7 +194,7 @@ func checkProposedFamilies(t *testing.T, out string, written []contract.Mutation
 	if err != nil {
 		t.Fatalf("the snippet does not decode as a configuration: %v\n%s", err, snippet)
 	}
-	engine, err = topology.Engine(mergeSnippet(t, &stripped, fragment), operator, nil)
+	engine, err = topology.Engine(configtest.MergeFragment(t, &stripped, fragment), operator, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
