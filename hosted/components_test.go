@@ -10,13 +10,29 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/contract/corpus"
 	"github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/routing"
-	"github.com/topolayer/topolayer/topology"
 	"github.com/topolayer/topolayer/translate"
 )
+
+// oauthServerComponents is what HyperShift's own oauth-openshift component declares (request
+// serving, multi-zone spread, both konnectivity proxies with the proxy environment bypassing
+// noProxy, the availability prober), with the payload images.
+func oauthServerComponents(images map[string]string, noProxy ...string) hosted.ComponentOptions {
+	yes := true
+	return hosted.ComponentOptions{
+		Images:          images,
+		RequestServing:  []string{"oauth-openshift"},
+		MultiZoneSpread: []string{"oauth-openshift"},
+		Konnectivity: []hosted.KonnectivityProxy{{
+			Workload: "oauth-openshift", Mode: hosted.KonnectivityDual,
+			HTTPS:    hosted.KonnectivityHTTPSOptions{ServingPort: 8092, ConnectDirectlyToCloudAPIs: &yes},
+			SOCKS5:   hosted.KonnectivitySOCKS5Options{ResolveFromGuestClusterDNS: &yes, ResolveFromManagementClusterDNS: &yes},
+			ProxyEnv: hosted.ProxyEnv{Containers: []string{"oauth-openshift"}, NoProxy: noProxy},
+		}},
+		AvailabilityProber: []string{"oauth-openshift"},
+	}
+}
 
 // TestComponentOptionsOnTheRealOAuthServer: the real CAO's oauth-openshift, placed with what
 // HyperShift's own oauth-openshift component declares (request serving, multi-zone spread,
@@ -25,13 +41,7 @@ import (
 // still admitted: Pod Security "restricted" (the sidecars and the prober included) and the
 // profile's containment, with no scope-check warning.
 func TestComponentOptionsOnTheRealOAuthServer(t *testing.T) {
-	var c corpus.Case
-	for _, cc := range corpus.CAOCases(t) {
-		if strings.HasSuffix(cc.Name, "/oauth-server-creation-minimal") {
-			c = cc
-		}
-	}
-	yes := true
+	c := caoCase(t, "oauth-server-creation-minimal")
 	for _, tc := range []struct {
 		name     string
 		platform string
@@ -42,39 +52,15 @@ func TestComponentOptionsOnTheRealOAuthServer(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := loadConfig(t)
-			cfg.Topology.Hosted.HyperShift = hosted.ComponentOptions{
-				Images:          map[string]string{hosted.ImageControlPlaneOperator: "quay.io/cpo@sha256:1", hosted.ImageAvailabilityProber: "quay.io/prober@sha256:2"},
-				RequestServing:  []string{"oauth-openshift"},
-				MultiZoneSpread: []string{"oauth-openshift"},
-				Konnectivity: []hosted.KonnectivityProxy{{
-					Workload: "oauth-openshift", Mode: hosted.KonnectivityDual,
-					HTTPS:    hosted.KonnectivityHTTPSOptions{ServingPort: 8092, ConnectDirectlyToCloudAPIs: &yes},
-					SOCKS5:   hosted.KonnectivitySOCKS5Options{ResolveFromGuestClusterDNS: &yes, ResolveFromManagementClusterDNS: &yes},
-					ProxyEnv: hosted.ProxyEnv{Containers: []string{"oauth-openshift"}, NoProxy: []string{"kube-apiserver"}},
-				}},
-				AvailabilityProber: []string{"oauth-openshift"},
-			}
+			cfg.Topology.Hosted.HyperShift = oauthServerComponents(
+				map[string]string{hosted.ImageControlPlaneOperator: "quay.io/cpo@sha256:1", hosted.ImageAvailabilityProber: "quay.io/prober@sha256:2"},
+				"kube-apiserver")
 			h, err := parseHCP(t, "platform: {type: "+tc.platform+"}", nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			topo, err := topology.New(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if topo, err = topo.WithHostedControlPlane(h); err != nil {
-				t.Fatal(err)
-			}
-			engine, err := topo.Engine(c.Operator, readDeclared(t, c.OutputResources))
-			if err != nil {
-				t.Fatal(err)
-			}
-			out, err := contract.ReadOutputDir(c.ExpectedOutput, contract.ReadOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
 			var d appsv1.Deployment
-			for _, e := range engine.Plan(out).Entries {
+			for _, e := range planCaseWithHCP(t, c, cfg, h).Entries {
 				if e.Source.Resource != "deployments" {
 					continue
 				}

@@ -62,6 +62,41 @@ func planCaseWith(t *testing.T, c corpus.Case, cfg *config.TopologyConfig, decla
 	return out, engine.Plan(out)
 }
 
+// planCaseWithHCP translates one corpus case with cfg and the HostedControlPlane h known,
+// for an operator that declares the case's output resources.
+func planCaseWithHCP(t *testing.T, c corpus.Case, cfg *config.TopologyConfig, h *hosted.HostedControlPlane) *translate.Plan {
+	t.Helper()
+	topo, err := topology.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if topo, err = topo.WithHostedControlPlane(h); err != nil {
+		t.Fatal(err)
+	}
+	engine, err := topo.Engine(c.Operator, readDeclared(t, c.OutputResources))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := contract.ReadOutputDir(c.ExpectedOutput, contract.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return engine.Plan(out)
+}
+
+// caoCase is the cluster-authentication-operator's corpus case name (skipped without the
+// corpus; a zero Case where the corpus has no such case).
+func caoCase(t *testing.T, name string) corpus.Case {
+	t.Helper()
+	var c corpus.Case
+	for _, cc := range corpus.CAOCases(t) {
+		if strings.HasSuffix(cc.Name, "/"+name) {
+			c = cc
+		}
+	}
+	return c
+}
+
 // TestHostedCorpusPlacement checks every mutation of every corpus case against the rules of
 // the hosted topology.
 func TestHostedCorpusPlacement(t *testing.T) {
@@ -187,12 +222,7 @@ func checkInverse(t *testing.T, names namespaces.Hosted, e translate.Entry) {
 // configMap and secret volume and the service account refer to translated names, the
 // hypershift profile's edits are there, and the mounts of removed volumes are gone.
 func TestOAuthServerDeployment(t *testing.T) {
-	var c corpus.Case
-	for _, cc := range corpus.CAOCases(t) {
-		if strings.HasSuffix(cc.Name, "/oauth-server-creation-minimal") {
-			c = cc
-		}
-	}
+	c := caoCase(t, "oauth-server-creation-minimal")
 	_, plan := planCase(t, c)
 	var e *translate.Entry
 	for i := range plan.Entries {
