@@ -17,11 +17,10 @@ import (
 
 // oauthServerComponents is what HyperShift's own oauth-openshift component declares (request
 // serving, multi-zone spread, both konnectivity proxies with the proxy environment bypassing
-// noProxy, the availability prober), with the payload images.
-func oauthServerComponents(images map[string]string, noProxy ...string) hosted.ComponentOptions {
+// noProxy, the availability prober); the payload images are the caller's to add.
+func oauthServerComponents(noProxy ...string) hosted.ComponentOptions {
 	yes := true
 	return hosted.ComponentOptions{
-		Images:          images,
 		RequestServing:  []string{"oauth-openshift"},
 		MultiZoneSpread: []string{"oauth-openshift"},
 		Konnectivity: []hosted.KonnectivityProxy{{
@@ -52,9 +51,10 @@ func TestComponentOptionsOnTheRealOAuthServer(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := loadConfig(t)
-			cfg.Topology.Hosted.HyperShift = oauthServerComponents(
-				map[string]string{hosted.ImageControlPlaneOperator: "quay.io/cpo@sha256:1", hosted.ImageAvailabilityProber: "quay.io/prober@sha256:2"},
-				"kube-apiserver")
+			cfg.Topology.Hosted.HyperShift = oauthServerComponents("kube-apiserver")
+			cfg.Topology.Hosted.HyperShift.Images = map[string]string{
+				hosted.ImageControlPlaneOperator: "quay.io/cpo@sha256:1", hosted.ImageAvailabilityProber: "quay.io/prober@sha256:2",
+			}
 			h, err := parseHCP(t, "platform: {type: "+tc.platform+"}", nil)
 			if err != nil {
 				t.Fatal(err)

@@ -115,10 +115,11 @@ func TestFrameworkOpinions(t *testing.T) {
 	}
 	yes := true
 	// What HyperShift's oauth-openshift component declares (its fixture's HCP), with images.
-	components := hosted.ProfileOptions{Components: oauthServerComponents(map[string]string{
+	components := hosted.ProfileOptions{Components: oauthServerComponents("kube-apiserver", "audit-webhook")}
+	components.Components.Images = map[string]string{
 		"oauth-server": "quay.io/oauth-server@sha256:1", "cli": "quay.io/cli@sha256:2",
 		hosted.ImageControlPlaneOperator: "quay.io/cpo@sha256:3", hosted.ImageAvailabilityProber: "quay.io/prober@sha256:4",
-	}, "kube-apiserver", "audit-webhook")}
+	}
 	for _, tc := range []struct {
 		name      string
 		options   hosted.ProfileOptions
