@@ -1,16 +1,15 @@
 package docs
 
 import (
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite the generated tables of the documents")
+	"github.com/topolayer/topolayer/internal/golden"
+)
 
 // generatedTable is a table of a document written from data, between a start comment and
 // an end comment.
@@ -74,7 +73,7 @@ func TestGeneratedTables(t *testing.T) {
 		if got == want {
 			continue
 		}
-		if *update {
+		if golden.Updating() {
 			if err := os.WriteFile(path, []byte(text[:i+len(g.start)]+want+text[j:]), 0o644); err != nil {
 				t.Fatal(err)
 			}

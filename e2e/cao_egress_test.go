@@ -2,10 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
-	"encoding/pem"
-	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -24,31 +20,9 @@ import (
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract/corpus"
 	"github.com/topolayer/topolayer/e2e/cluster"
+	"github.com/topolayer/topolayer/internal/oidctest"
 	"github.com/topolayer/topolayer/mom/manager"
 )
-
-// openIDProvider serves an OpenID provider's discovery document on loopback over TLS and
-// counts the requests for it. It returns the issuer URL and the server's CA.
-func openIDProvider(t *testing.T, served *atomic.Int32) (issuer string, caPEM []byte) {
-	t.Helper()
-	srv := httptest.NewTLSServer(nil)
-	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/.well-known/openid-configuration" {
-			http.NotFound(w, r)
-			return
-		}
-		served.Add(1)
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{
-			"issuer": srv.URL, "authorization_endpoint": srv.URL + "/auth", "token_endpoint": srv.URL + "/token",
-			"userinfo_endpoint": srv.URL + "/userinfo", "jwks_uri": srv.URL + "/keys",
-			"response_types_supported": []string{"code"}, "subject_types_supported": []string{"public"},
-			"id_token_signing_alg_values_supported": []string{"RS256"},
-		})
-	})
-	t.Cleanup(srv.Close)
-	return srv.URL, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
-}
 
 // TestRealCAOOpenIDEgress runs the real cluster-authentication-operator, unmodified,
 // through the shipped standalone example with an OpenID identity provider whose discovery
@@ -64,7 +38,7 @@ func TestRealCAOOpenIDEgress(t *testing.T) {
 	rc := standalone.Config(cluster.Single)
 	seedStandaloneCAO(t, rc)
 	var served atomic.Int32
-	issuer, caPEM := openIDProvider(t, &served)
+	issuer, caPEM := oidctest.Provider(t, &served)
 	u, err := url.Parse(issuer)
 	if err != nil {
 		t.Fatal(err)

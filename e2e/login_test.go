@@ -16,7 +16,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -34,6 +33,7 @@ import (
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/e2e/cluster"
 	"github.com/topolayer/topolayer/e2e/podrun"
+	"github.com/topolayer/topolayer/internal/syncbuf"
 )
 
 // loginResync is the operator's resync period in the login tests. CAO names a new identity
@@ -449,7 +449,7 @@ func (s placedOAuthServer) loginAndLogout(t *testing.T) {
 	// The placed server, as a kubelet runs it: each new revision of the Deployment replaces
 	// the running process.
 	ctx, stop := context.WithCancel(t.Context())
-	out := &lockedWriter{w: &strings.Builder{}}
+	out := &syncbuf.Buffer{}
 	follower := podrun.Follow(ctx, podrun.Options{
 		Client:    placedCS,
 		Namespace: s.namespace,
@@ -566,23 +566,4 @@ func lastLinesOf(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
-}
-
-// lockedWriter serializes writes to w, and reads of it through String.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  *strings.Builder
-}
-
-func (l *lockedWriter) Write(b []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(b)
-}
-
-// String returns what was written.
-func (l *lockedWriter) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.String()
 }

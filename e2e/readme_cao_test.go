@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -22,6 +21,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/topolayer/topolayer/e2e/cluster"
+	"github.com/topolayer/topolayer/internal/syncbuf"
 )
 
 // shellBlocks returns the ```sh code blocks of a Markdown file by the "## " heading they
@@ -65,33 +65,8 @@ type walkThrough struct {
 	dirs   *strings.Replacer
 	readme string
 	// running is the output of the block running in the background, if any.
-	running *lockedBuffer
+	running *syncbuf.Buffer
 }
-
-// lockedBuffer is a bytes.Buffer that a process writes while the test reads it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// tail returns the last n bytes written.
-func (b *lockedBuffer) tail(n int) string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	s := b.buf.String()
-	if len(s) > n {
-		s = "…" + s[len(s)-n:]
-	}
-	return s
-}
-
-func (b *lockedBuffer) String() string { return b.tail(1 << 30) }
 
 // script is block as the test runs it: its directories replaced, and, when pause names a
 // file, a pause before its `bin/topolayer run` line (the test looks at the clusters as they
@@ -120,7 +95,7 @@ func (w *walkThrough) sh(block string) string {
 	if err != nil {
 		var running string
 		if w.running != nil {
-			running = "\nthe output of bin/topolayer run, running meanwhile:\n" + w.running.tail(8000)
+			running = "\nthe output of bin/topolayer run, running meanwhile:\n" + w.running.Tail(8000)
 		}
 		w.t.Fatalf("%s: %v; the block:\n%s\nits output:\n%s%s", w.readme, err, block, out, running)
 	}
@@ -138,7 +113,7 @@ func (w *walkThrough) background(block string, beforeRun func()) (stop func()) {
 	cmd := exec.Command("bash", "-euo", "pipefail", "-c", w.script(block, pause))
 	cmd.Dir, cmd.Env = w.root, w.env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	out := &lockedBuffer{}
+	out := &syncbuf.Buffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	w.running = out
 	if err := cmd.Start(); err != nil {

@@ -10,13 +10,28 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/contract/corpus"
 	"github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/routing"
-	"github.com/topolayer/topolayer/topology"
 	"github.com/topolayer/topolayer/translate"
 )
+
+// oauthServerComponents is what HyperShift's own oauth-openshift component declares (request
+// serving, multi-zone spread, both konnectivity proxies with the proxy environment bypassing
+// noProxy, the availability prober); the payload images are the caller's to add.
+func oauthServerComponents(noProxy ...string) hosted.ComponentOptions {
+	yes := true
+	return hosted.ComponentOptions{
+		RequestServing:  []string{"oauth-openshift"},
+		MultiZoneSpread: []string{"oauth-openshift"},
+		Konnectivity: []hosted.KonnectivityProxy{{
+			Workload: "oauth-openshift", Mode: hosted.KonnectivityDual,
+			HTTPS:    hosted.KonnectivityHTTPSOptions{ServingPort: 8092, ConnectDirectlyToCloudAPIs: &yes},
+			SOCKS5:   hosted.KonnectivitySOCKS5Options{ResolveFromGuestClusterDNS: &yes, ResolveFromManagementClusterDNS: &yes},
+			ProxyEnv: hosted.ProxyEnv{Containers: []string{"oauth-openshift"}, NoProxy: noProxy},
+		}},
+		AvailabilityProber: []string{"oauth-openshift"},
+	}
+}
 
 // TestComponentOptionsOnTheRealOAuthServer: the real CAO's oauth-openshift, placed with what
 // HyperShift's own oauth-openshift component declares (request serving, multi-zone spread,
@@ -26,13 +41,7 @@ import (
 // still admitted: Pod Security "restricted" (the sidecars and the prober included) and the
 // profile's containment, with no scope-check warning.
 func TestComponentOptionsOnTheRealOAuthServer(t *testing.T) {
-	var c corpus.Case
-	for _, cc := range corpus.CAOCases(t) {
-		if strings.HasSuffix(cc.Name, "/oauth-server-creation-minimal") {
-			c = cc
-		}
-	}
-	yes := true
+	c := caoCase(t, "oauth-server-creation-minimal")
 	for _, tc := range []struct {
 		name     string
 		platform string
@@ -47,39 +56,16 @@ configuration: {proxy: {httpsProxy: "https://proxy:3129", trustedCA: {name: prox
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := loadConfig(t)
-			cfg.Topology.Hosted.HyperShift = hosted.ComponentOptions{
-				Images:          map[string]string{hosted.ImageControlPlaneOperator: "quay.io/cpo@sha256:1", hosted.ImageAvailabilityProber: "quay.io/prober@sha256:2"},
-				RequestServing:  []string{"oauth-openshift"},
-				MultiZoneSpread: []string{"oauth-openshift"},
-				Konnectivity: []hosted.KonnectivityProxy{{
-					Workload: "oauth-openshift", Mode: hosted.KonnectivityDual,
-					HTTPS:    hosted.KonnectivityHTTPSOptions{ServingPort: 8092, ConnectDirectlyToCloudAPIs: &yes},
-					SOCKS5:   hosted.KonnectivitySOCKS5Options{ResolveFromGuestClusterDNS: &yes, ResolveFromManagementClusterDNS: &yes},
-					ProxyEnv: hosted.ProxyEnv{Containers: []string{"oauth-openshift"}, NoProxy: []string{"kube-apiserver"}},
-				}},
-				AvailabilityProber: []string{"oauth-openshift"},
+			cfg.Topology.Hosted.HyperShift = oauthServerComponents("kube-apiserver")
+			cfg.Topology.Hosted.HyperShift.Images = map[string]string{
+				hosted.ImageControlPlaneOperator: "quay.io/cpo@sha256:1", hosted.ImageAvailabilityProber: "quay.io/prober@sha256:2",
 			}
 			h, err := parseHCP(t, "platform: {type: "+tc.platform+"}"+tc.spec, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			topo, err := topology.New(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if topo, err = topo.WithHostedControlPlane(h); err != nil {
-				t.Fatal(err)
-			}
-			engine, err := topo.Engine(c.Operator, readDeclared(t, c.OutputResources))
-			if err != nil {
-				t.Fatal(err)
-			}
-			out, err := contract.ReadOutputDir(c.ExpectedOutput, contract.ReadOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
 			var d appsv1.Deployment
-			for _, e := range engine.Plan(out).Entries {
+			for _, e := range planCaseWithHCP(t, c, cfg, h).Entries {
 				if e.Source.Resource != "deployments" {
 					continue
 				}

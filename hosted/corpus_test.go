@@ -2,7 +2,6 @@ package hosted_test
 
 import (
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,13 +15,12 @@ import (
 	"github.com/topolayer/topolayer/contract/contracttest"
 	"github.com/topolayer/topolayer/contract/corpus"
 	"github.com/topolayer/topolayer/hosted"
+	"github.com/topolayer/topolayer/internal/golden"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/topology"
 	"github.com/topolayer/topolayer/translate"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
 
 const hcp = "clusters-example"
 
@@ -62,6 +60,41 @@ func planCaseWith(t *testing.T, c corpus.Case, cfg *config.TopologyConfig, decla
 		t.Fatal(err)
 	}
 	return out, engine.Plan(out)
+}
+
+// planCaseWithHCP translates one corpus case with cfg and the HostedControlPlane h known,
+// for an operator that declares the case's output resources.
+func planCaseWithHCP(t *testing.T, c corpus.Case, cfg *config.TopologyConfig, h *hosted.HostedControlPlane) *translate.Plan {
+	t.Helper()
+	topo, err := topology.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if topo, err = topo.WithHostedControlPlane(h); err != nil {
+		t.Fatal(err)
+	}
+	engine, err := topo.Engine(c.Operator, readDeclared(t, c.OutputResources))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := contract.ReadOutputDir(c.ExpectedOutput, contract.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return engine.Plan(out)
+}
+
+// caoCase is the cluster-authentication-operator's corpus case name (skipped without the
+// corpus; a zero Case where the corpus has no such case).
+func caoCase(t *testing.T, name string) corpus.Case {
+	t.Helper()
+	var c corpus.Case
+	for _, cc := range corpus.CAOCases(t) {
+		if strings.HasSuffix(cc.Name, "/"+name) {
+			c = cc
+		}
+	}
+	return c
 }
 
 // TestHostedCorpusPlacement checks every mutation of every corpus case against the rules of
@@ -192,12 +225,7 @@ func checkInverse(t *testing.T, names namespaces.Hosted, e translate.Entry) {
 // configMap and secret volume and the service account refer to translated names, the
 // hypershift profile's edits are there, and the mounts of removed volumes are gone.
 func TestOAuthServerDeployment(t *testing.T) {
-	var c corpus.Case
-	for _, cc := range corpus.CAOCases(t) {
-		if strings.HasSuffix(cc.Name, "/oauth-server-creation-minimal") {
-			c = cc
-		}
-	}
+	c := caoCase(t, "oauth-server-creation-minimal")
 	_, plan := planCase(t, c)
 	var e *translate.Entry
 	for i := range plan.Entries {
@@ -320,18 +348,9 @@ func TestGoldenPlans(t *testing.T) {
 		t.Run(c.Name, func(t *testing.T) {
 			_, plan := planCase(t, c)
 			dir := filepath.Join("testdata", "golden", filepath.Base(c.Dir))
-			if *update {
-				if err := os.RemoveAll(dir); err != nil {
-					t.Fatal(err)
-				}
-				writeGoldenPlan(t, dir, plan)
-				return
-			}
-			tmp := t.TempDir()
-			writeGoldenPlan(t, tmp, plan)
-			if diff := cmp.Diff(contracttest.ReadTree(t, dir), contracttest.ReadTree(t, tmp)); diff != "" {
-				t.Errorf("golden files differ (-want +got); run go test ./hosted -update if the change is intended:\n%s", diff)
-			}
+			got := t.TempDir()
+			writeGoldenPlan(t, got, plan)
+			golden.Dir(t, dir, got, "go test ./hosted -update")
 		})
 	}
 }

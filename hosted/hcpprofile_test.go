@@ -2,7 +2,6 @@ package hosted_test
 
 import (
 	"slices"
-	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -13,11 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/yaml"
 
-	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/contract/corpus"
 	"github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/routing"
-	"github.com/topolayer/topolayer/topology"
 )
 
 // TestProfileReadsTheHostedControlPlane: with the HostedControlPlane known, the real CAO's
@@ -29,12 +25,7 @@ import (
 // Pod Security "restricted". Without it the profile's generic opinions alone apply (the
 // goldens).
 func TestProfileReadsTheHostedControlPlane(t *testing.T) {
-	var c corpus.Case
-	for _, cc := range corpus.CAOCases(t) {
-		if strings.HasSuffix(cc.Name, "/oauth-server-creation-minimal") {
-			c = cc
-		}
-	}
+	c := caoCase(t, "oauth-server-creation-minimal")
 	hcpObject := func(spec string, annotations map[string]string) *hosted.HostedControlPlane {
 		u := &unstructured.Unstructured{Object: map[string]any{}}
 		u.SetGroupVersionKind(hosted.HostedControlPlaneGVK())
@@ -74,22 +65,7 @@ func TestProfileReadsTheHostedControlPlane(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := loadConfig(t)
 			cfg.Topology.Hosted.ManagementAssignsNoUIDs = tc.assignsNoUIDs
-			topo, err := topology.New(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if topo, err = topo.WithHostedControlPlane(tc.hcp); err != nil {
-				t.Fatal(err)
-			}
-			engine, err := topo.Engine(c.Operator, readDeclared(t, c.OutputResources))
-			if err != nil {
-				t.Fatal(err)
-			}
-			out, err := contract.ReadOutputDir(c.ExpectedOutput, contract.ReadOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			plan := engine.Plan(out)
+			plan := planCaseWithHCP(t, c, cfg, tc.hcp)
 			var d appsv1.Deployment
 			found := false
 			for _, e := range plan.Entries {
@@ -151,12 +127,7 @@ func TestProfileReadsTheHostedControlPlane(t *testing.T) {
 // placed with HyperShift's budget for the HostedControlPlane's availability policy, through
 // the whole engine (its selector still scoped to the simulated namespace).
 func TestDisruptionBudgetByAvailability(t *testing.T) {
-	var c corpus.Case
-	for _, cc := range corpus.CAOCases(t) {
-		if strings.HasSuffix(cc.Name, "/minimal-cluster") {
-			c = cc
-		}
-	}
+	c := caoCase(t, "minimal-cluster")
 	for _, tc := range []struct {
 		policy                       string
 		minAvailable, maxUnavailable string
@@ -169,23 +140,8 @@ func TestDisruptionBudgetByAvailability(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			topo, err := topology.New(loadConfig(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if topo, err = topo.WithHostedControlPlane(h); err != nil {
-				t.Fatal(err)
-			}
-			engine, err := topo.Engine(c.Operator, readDeclared(t, c.OutputResources))
-			if err != nil {
-				t.Fatal(err)
-			}
-			out, err := contract.ReadOutputDir(c.ExpectedOutput, contract.ReadOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
 			found := false
-			for _, e := range engine.Plan(out).Entries {
+			for _, e := range planCaseWithHCP(t, c, loadConfig(t), h).Entries {
 				if e.Source.Resource != "poddisruptionbudgets" {
 					continue
 				}

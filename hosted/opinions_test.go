@@ -115,21 +115,11 @@ func TestFrameworkOpinions(t *testing.T) {
 	}
 	yes := true
 	// What HyperShift's oauth-openshift component declares (its fixture's HCP), with images.
-	components := hosted.ProfileOptions{Components: hosted.ComponentOptions{
-		Images: map[string]string{
-			"oauth-server": "quay.io/oauth-server@sha256:1", "cli": "quay.io/cli@sha256:2",
-			hosted.ImageControlPlaneOperator: "quay.io/cpo@sha256:3", hosted.ImageAvailabilityProber: "quay.io/prober@sha256:4",
-		},
-		RequestServing:  []string{"oauth-openshift"},
-		MultiZoneSpread: []string{"oauth-openshift"},
-		Konnectivity: []hosted.KonnectivityProxy{{
-			Workload: "oauth-openshift", Mode: hosted.KonnectivityDual,
-			HTTPS:    hosted.KonnectivityHTTPSOptions{ServingPort: 8092, ConnectDirectlyToCloudAPIs: &yes},
-			SOCKS5:   hosted.KonnectivitySOCKS5Options{ResolveFromGuestClusterDNS: &yes, ResolveFromManagementClusterDNS: &yes},
-			ProxyEnv: hosted.ProxyEnv{Containers: []string{"oauth-openshift"}, NoProxy: []string{"kube-apiserver", "audit-webhook"}},
-		}},
-		AvailabilityProber: []string{"oauth-openshift"},
-	}}
+	components := hosted.ProfileOptions{Components: oauthServerComponents("kube-apiserver", "audit-webhook")}
+	components.Components.Images = map[string]string{
+		"oauth-server": "quay.io/oauth-server@sha256:1", "cli": "quay.io/cli@sha256:2",
+		hosted.ImageControlPlaneOperator: "quay.io/cpo@sha256:3", hosted.ImageAvailabilityProber: "quay.io/prober@sha256:4",
+	}
 	for _, tc := range []struct {
 		name      string
 		options   hosted.ProfileOptions

@@ -2,7 +2,6 @@ package translate_test
 
 import (
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -10,7 +9,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/topolayer/topolayer/config"
+	"github.com/topolayer/topolayer/config/configtest"
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/internal/golden"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/topology"
 	"github.com/topolayer/topolayer/translate"
@@ -112,7 +113,7 @@ func TestDeclarations(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkGolden(t, filepath.Join("testdata", "declarations", tc.name+".yaml"), got)
+			golden.File(t, filepath.Join("testdata", "declarations", tc.name+".yaml"), got, "go test ./translate -update")
 
 			snippet, err := d.YAML()
 			if err != nil {
@@ -125,7 +126,10 @@ func TestDeclarations(t *testing.T) {
 			if err != nil {
 				t.Fatalf("the snippet does not decode as a configuration: %v\n%s", err, snippet)
 			}
-			merged := mergeDeclarations(t, cfg, fragment)
+			if strings.TrimSpace(string(fragment.APIVersion)) != "" {
+				t.Errorf("the snippet sets apiVersion %q: it is a part of a configuration", fragment.APIVersion)
+			}
+			merged := configtest.MergeFragment(t, cfg, fragment)
 			if errs := config.Validate(merged); len(errs) > 0 {
 				t.Fatalf("the configuration with the snippet merged is invalid: %v\n%s", errs.ToAggregate(), snippet)
 			}
@@ -144,35 +148,6 @@ func TestDeclarations(t *testing.T) {
 			}
 		})
 	}
-}
-
-// mergeDeclarations returns cfg with the proposed fragment merged into it: each operator's
-// supplements added to its own, each policy entry's privileged objects to its own.
-func mergeDeclarations(t *testing.T, cfg *config.TopologyConfig, fragment config.TopologyConfig) *config.TopologyConfig {
-	t.Helper()
-	merged := *cfg
-	merged.Operators = slices.Clone(cfg.Operators)
-	merged.Policy.Operators = slices.Clone(cfg.Policy.Operators)
-	for _, op := range fragment.Operators {
-		i := slices.IndexFunc(merged.Operators, func(o config.Operator) bool { return o.Name == op.Name })
-		if i < 0 {
-			t.Fatalf("the snippet names operator %q, which the configuration does not run", op.Name)
-		}
-		s := &merged.Operators[i].Supplements
-		s.Outputs = contract.MergeOutputResources(s.Outputs, op.Supplements.Outputs)
-	}
-	for _, p := range fragment.Policy.Operators {
-		i := slices.IndexFunc(merged.Policy.Operators, func(o config.OperatorPolicy) bool { return o.Name == p.Name })
-		if i < 0 {
-			merged.Policy.Operators = append(merged.Policy.Operators, config.OperatorPolicy{Name: p.Name})
-			i = len(merged.Policy.Operators) - 1
-		}
-		merged.Policy.Operators[i].Privileged = append(slices.Clone(merged.Policy.Operators[i].Privileged), p.Privileged...)
-	}
-	if strings.TrimSpace(string(fragment.APIVersion)) != "" {
-		t.Errorf("the snippet sets apiVersion %q: it is a part of a configuration", fragment.APIVersion)
-	}
-	return &merged
 }
 
 // TestNameFamilies: names that differ only by one all-digit segment fold into a name

@@ -2,16 +2,13 @@ package main
 
 import (
 	"bytes"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/topolayer/topolayer/cmd/internal/clidocs"
 	"github.com/topolayer/topolayer/contract/corpus"
+	"github.com/topolayer/topolayer/internal/golden"
 )
 
 // TestCLIDocs checks that docs/cli.md is the reference of the current command tree; with
@@ -22,22 +19,7 @@ func TestCLIDocs(t *testing.T) {
 	if err := clidocs.Write(&got, "topolayer command-line reference", "go generate ./cmd/topolayer", root); err != nil {
 		t.Fatal(err)
 	}
-	if f := flag.Lookup("update"); f != nil && f.Value.String() == "true" {
-		if err := os.MkdirAll(filepath.Dir(cliDocsPath), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(cliDocsPath, got.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(cliDocsPath)
-	if err != nil {
-		t.Fatalf("%v: regenerate it with: go generate ./cmd/topolayer", err)
-	}
-	if diff := cmp.Diff(string(want), got.String()); diff != "" {
-		t.Errorf("docs/cli.md is out of date with the commands; regenerate it with: go generate ./cmd/topolayer\n(-committed +generated):\n%s", diff)
-	}
+	golden.File(t, cliDocsPath, got.Bytes(), "go generate ./cmd/topolayer")
 }
 
 // TestDocsPlanPictures checks the DOT sources of the plan pictures in docs/images against
@@ -68,23 +50,7 @@ func TestDocsPlanPictures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			path := filepath.Join("..", "..", "docs", "images", name)
-			if f := flag.Lookup("update"); f != nil && f.Value.String() == "true" {
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, []byte(stdout), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v: regenerate it with: go generate ./cmd/topolayer", err)
-			}
-			if diff := cmp.Diff(string(want), stdout); diff != "" {
-				t.Errorf("%s is out of date; regenerate it with: go generate ./cmd/topolayer\n(-committed +generated):\n%s", path, diff)
-			}
+			golden.File(t, filepath.Join("..", "..", "docs", "images", name), []byte(stdout), "go generate ./cmd/topolayer")
 		})
 	}
 }

@@ -3,13 +3,13 @@ package main
 import (
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
 	"sigs.k8s.io/yaml"
 
 	"github.com/topolayer/topolayer/config"
+	"github.com/topolayer/topolayer/config/configtest"
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/contract/corpus"
 	"github.com/topolayer/topolayer/routing"
@@ -113,7 +113,7 @@ func TestPlanDeclarations(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			merged := mergeSnippet(t, cfg, fragment)
+			merged := configtest.MergeFragment(t, cfg, fragment)
 			if errs := config.Validate(merged); len(errs) > 0 {
 				t.Fatalf("the example with the snippet merged is invalid: %v", errs.ToAggregate())
 			}
@@ -132,30 +132,4 @@ func TestPlanDeclarations(t *testing.T) {
 			}
 		})
 	}
-}
-
-// mergeSnippet returns cfg with a proposed fragment merged, as a person would paste it: each
-// operator's supplements added to its own, each policy entry's privileged objects to its own.
-func mergeSnippet(t *testing.T, cfg *config.TopologyConfig, fragment config.TopologyConfig) *config.TopologyConfig {
-	t.Helper()
-	merged := *cfg
-	merged.Operators = slices.Clone(cfg.Operators)
-	merged.Policy.Operators = slices.Clone(cfg.Policy.Operators)
-	for _, op := range fragment.Operators {
-		i := slices.IndexFunc(merged.Operators, func(o config.Operator) bool { return o.Name == op.Name })
-		if i < 0 {
-			t.Fatalf("the snippet names operator %q, which the configuration does not run", op.Name)
-		}
-		s := &merged.Operators[i].Supplements
-		s.Outputs = contract.MergeOutputResources(s.Outputs, op.Supplements.Outputs)
-	}
-	for _, p := range fragment.Policy.Operators {
-		i := slices.IndexFunc(merged.Policy.Operators, func(o config.OperatorPolicy) bool { return o.Name == p.Name })
-		if i < 0 {
-			merged.Policy.Operators = append(merged.Policy.Operators, config.OperatorPolicy{Name: p.Name})
-			i = len(merged.Policy.Operators) - 1
-		}
-		merged.Policy.Operators[i].Privileged = append(slices.Clone(merged.Policy.Operators[i].Privileged), p.Privileged...)
-	}
-	return &merged
 }

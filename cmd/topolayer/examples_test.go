@@ -2,14 +2,10 @@ package main
 
 import (
 	"bytes"
-	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
-	"github.com/topolayer/topolayer/contract/contracttest"
+	"github.com/topolayer/topolayer/internal/golden"
 	"github.com/topolayer/topolayer/sdk/samples/sample"
 )
 
@@ -46,27 +42,6 @@ func TestExampleOutputs(t *testing.T) {
 	sampleCommand("apply-configuration", "--input-dir", exampleInputDir, "--output-dir", gotDir, "--now", exampleNow)
 	gotDecl := sampleCommand("output-resources")
 
-	if f := flag.Lookup("update"); f != nil && f.Value.String() == "true" {
-		if err := os.RemoveAll(exampleOutputDir); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.CopyFS(exampleOutputDir, os.DirFS(gotDir)); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(exampleOutputResources, gotDecl, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	const regen = "regenerate it with: make examples"
-	want, err := os.ReadFile(exampleOutputResources)
-	if err != nil {
-		t.Fatalf("%v: %s", err, regen)
-	}
-	if diff := cmp.Diff(string(want), string(gotDecl)); diff != "" {
-		t.Errorf("%s is not the sample operator's; %s\n(-committed +generated):\n%s", exampleOutputResources, regen, diff)
-	}
-	if diff := cmp.Diff(contracttest.ReadTree(t, exampleOutputDir), contracttest.ReadTree(t, gotDir)); diff != "" {
-		t.Errorf("%s is not the sample operator's output; %s\n(-committed +generated):\n%s", exampleOutputDir, regen, diff)
-	}
+	golden.Dir(t, exampleOutputDir, gotDir, "make examples")
+	golden.File(t, exampleOutputResources, gotDecl, "make examples")
 }

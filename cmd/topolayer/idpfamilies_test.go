@@ -11,8 +11,6 @@ import (
 	"encoding/pem"
 	"fmt"
 	"math/big"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,7 +22,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/topolayer/topolayer/config"
+	"github.com/topolayer/topolayer/config/configtest"
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/internal/oidctest"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/topology"
 	"github.com/topolayer/topolayer/translate"
@@ -193,7 +193,7 @@ func checkProposedFamilies(t *testing.T, out string, written []contract.Mutation
 	if err != nil {
 		t.Fatalf("the snippet does not decode as a configuration: %v\n%s", err, snippet)
 	}
-	engine, err = topology.Engine(mergeSnippet(t, &stripped, fragment), operator, nil)
+	engine, err = topology.Engine(configtest.MergeFragment(t, &stripped, fragment), operator, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,22 +220,8 @@ func caoInputWithEveryIdentityProvider(t *testing.T, corpusInput string) (string
 			t.Fatalf("%s: %v\n%s", strings.Join(argv, " "), err, out)
 		}
 	}
-	srv := httptest.NewTLSServer(nil)
-	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/.well-known/openid-configuration" {
-			http.NotFound(w, r)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{
-			"issuer": srv.URL, "authorization_endpoint": srv.URL + "/auth", "token_endpoint": srv.URL + "/token",
-			"userinfo_endpoint": srv.URL + "/userinfo", "jwks_uri": srv.URL + "/keys",
-			"response_types_supported": []string{"code"}, "subject_types_supported": []string{"public"},
-			"id_token_signing_alg_values_supported": []string{"RS256"},
-		})
-	})
-	t.Cleanup(srv.Close)
-	caPEM := string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}))
+	issuer, caBytes := oidctest.Provider(t, nil)
+	caPEM := string(caBytes)
 	certPEM, keyPEM := clientCertificate(t)
 
 	ref := func(name string) map[string]any { return map[string]any{"name": name} }
@@ -245,7 +231,7 @@ func caoInputWithEveryIdentityProvider(t *testing.T, corpusInput string) (string
 	idps := []any{
 		provider("htpasswd-a", "HTPasswd", "htpasswd", map[string]any{"fileData": ref("htpass-a")}),
 		provider("htpasswd-b", "HTPasswd", "htpasswd", map[string]any{"fileData": ref("htpass-b")}),
-		provider("oidc", "OpenID", "openID", map[string]any{"clientID": "id", "clientSecret": ref("oidc-secret"), "ca": ref("oidc-ca"), "issuer": srv.URL,
+		provider("oidc", "OpenID", "openID", map[string]any{"clientID": "id", "clientSecret": ref("oidc-secret"), "ca": ref("oidc-ca"), "issuer": issuer,
 			"claims": map[string]any{"preferredUsername": []any{"preferred_username"}, "name": []any{"name"}, "email": []any{"email"}}}),
 		provider("github", "GitHub", "github", map[string]any{"clientID": "id", "clientSecret": ref("github-secret"), "ca": ref("github-ca"),
 			"hostname": "github.example.com", "organizations": []any{"example"}}),
@@ -301,7 +287,7 @@ func caoInputWithEveryIdentityProvider(t *testing.T, corpusInput string) (string
 	writeYAML(t, filepath.Join(dir, "openshift-config.yaml"), map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "openshift-config"}})
 	writeYAML(t, filepath.Join(dir, "core", "secrets.yaml"), map[string]any{"apiVersion": "v1", "kind": "SecretList", "metadata": map[string]any{}, "items": secrets})
 	writeYAML(t, filepath.Join(dir, "core", "configmaps.yaml"), map[string]any{"apiVersion": "v1", "kind": "ConfigMapList", "metadata": map[string]any{}, "items": configMaps})
-	return in, srv.URL
+	return in, issuer
 }
 
 // clientCertificate returns a self-signed certificate for client authentication and its

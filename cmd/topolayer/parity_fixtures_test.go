@@ -2,16 +2,14 @@ package main
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/hosted/fixtureparity"
+	"github.com/topolayer/topolayer/internal/golden"
 )
 
 // fixtureTestdata holds a small stand-in for HyperShift's fixtures and the golden reports of
@@ -77,23 +75,7 @@ func TestParityHyperShiftFixtures(t *testing.T) {
 			}
 			// The output directory is the test's own: keep its path out of the golden file.
 			got = strings.ReplaceAll(got, out, "OUTPUT-DIR")
-			golden := filepath.Join(fixtureTestdata, "golden", format+".txt")
-			if updating() {
-				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (go test ./cmd/topolayer -run TestParityHyperShiftFixtures -update writes it)", err)
-			}
-			if diff := cmp.Diff(string(want), got); diff != "" {
-				t.Errorf("%s (-want +got); go test ./cmd/topolayer -run TestParityHyperShiftFixtures -update if intended:\n%s", golden, diff)
-			}
+			golden.File(t, filepath.Join(fixtureTestdata, "golden", format+".txt"), []byte(got), "go test ./cmd/topolayer -run TestParityHyperShiftFixtures -update")
 		})
 	}
 }

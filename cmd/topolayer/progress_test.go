@@ -1,38 +1,20 @@
 package main
 
 import (
-	"bytes"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/topolayer/topolayer/internal/syncbuf"
 )
-
-// syncBuffer is a buffer the progress goroutine and the test share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestProgress: nothing before progressDelay nor off a terminal; on a terminal, the elapsed
 // time rewritten in place, then erased.
 func TestProgress(t *testing.T) {
 	c := clocktesting.NewFakeClock(time.Unix(0, 0))
-	var out syncBuffer
+	var out syncbuf.Buffer
 	p := startProgressOn(&out, true, c, "dry-run of 76 entries")
 	waitWaiters(t, c)
 	if out.String() != "" {
@@ -48,7 +30,7 @@ func TestProgress(t *testing.T) {
 		t.Errorf("the line is not erased: %q", out.String())
 	}
 
-	var quiet syncBuffer
+	var quiet syncbuf.Buffer
 	q := startProgressOn(&quiet, false, c, "x")
 	c.Step(time.Minute)
 	q.Stop()

@@ -3,13 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
-	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/topolayer/topolayer/internal/golden"
 )
 
 const sampleTests = "../../examples/sample-operators/tests"
@@ -30,12 +31,6 @@ func buildSampleOperators(t *testing.T) string {
 	return bin
 }
 
-// updating reports whether the test run was asked to rewrite golden files (-update).
-func updating() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
-
 func runTestCmd(t *testing.T, args ...string) (string, error) {
 	t.Helper()
 	var out, errOut bytes.Buffer
@@ -54,7 +49,7 @@ func TestSampleOperatorTests(t *testing.T) {
 	for _, op := range []string{"sample-operator", "sample-audit-operator"} {
 		t.Run(op, func(t *testing.T) {
 			args := []string{"--test-dir", filepath.Join(sampleTests, op), "--operator-command", filepath.Join(bin, op), "--timeout", "30s"}
-			if updating() {
+			if golden.Updating() {
 				args = append(args, "--update")
 			}
 			out, err := runTestCmd(t, args...)

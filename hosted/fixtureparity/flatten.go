@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/topolayer/topolayer/translate/parity"
 	sigsyaml "sigs.k8s.io/yaml"
 )
 
@@ -32,7 +33,7 @@ func flatten(path, field string, v any, out map[string]any) {
 			return
 		}
 		for _, k := range slices.Sorted(maps.Keys(v)) {
-			flatten(child(path, k), k, v[k], out)
+			flatten(parity.ChildPath(path, k), k, v[k], out)
 		}
 	case []any:
 		if len(v) == 0 {
@@ -74,30 +75,6 @@ func keyedBy(list []any, key string) ([]string, bool) {
 		names[i] = s
 	}
 	return names, true
-}
-
-// child appends a map key to a path.
-func child(path, k string) string {
-	switch {
-	case !identifier(k):
-		return path + "[" + k + "]"
-	case path == "":
-		return k
-	}
-	return path + "." + k
-}
-
-func identifier(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i, r := range s {
-		ok := r == '_' || r == '$' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (i > 0 && r >= '0' && r <= '9')
-		if !ok {
-			return false
-		}
-	}
-	return true
 }
 
 // parseDocument reads a data key's document (YAML or JSON); a value that is no string, or

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/topolayer/topolayer/translate/parity"
 )
 
 // WriteSummary writes the report for a person: per variant, each pair's counts, the leaves
@@ -53,7 +55,7 @@ func (r *Report) WriteSummary(w io.Writer) error {
 			for _, o := range v.Objects {
 				for _, l := range o.Leaves {
 					if !l.Explained() {
-						fmt.Fprintf(tw, "  %s\t%s\t%s\t%s -> %s\n", o.Pair, l.Status, l.Path, shorten(l.Fixture), shorten(l.Placed))
+						fmt.Fprintf(tw, "  %s\t%s\t%s\t%s -> %s\n", o.Pair, l.Status, l.Path, parity.Shorten(l.Fixture, valueWidth), parity.Shorten(l.Placed, valueWidth))
 					}
 				}
 			}
@@ -86,7 +88,7 @@ func (r *Report) WriteWide(w io.Writer) error {
 				if !l.Explained() {
 					why = "UNEXPLAINED"
 				}
-				fmt.Fprintf(tw, "    %s\t%s\t%s\t%s\t%s\n", l.Status, l.Path, shorten(l.Fixture), shorten(l.Placed), why)
+				fmt.Fprintf(tw, "    %s\t%s\t%s\t%s\t%s\n", l.Status, l.Path, parity.Shorten(l.Fixture, valueWidth), parity.Shorten(l.Placed, valueWidth), why)
 			}
 			if err := tw.Flush(); err != nil {
 				return err
@@ -112,12 +114,5 @@ func placedName(o ObjectReport) string {
 	return o.Placed
 }
 
-// shorten keeps a printed value to one short line.
-func shorten(s string) string {
-	s = strings.ReplaceAll(s, "\n", `\n`)
-	const max = 60
-	if r := []rune(s); len(r) > max {
-		return string(r[:max-1]) + "…"
-	}
-	return s
-}
+// valueWidth is how many runes of a value the reports print.
+const valueWidth = 60

@@ -166,23 +166,7 @@ func TestExecEgress(t *testing.T) {
 			if want := "netns (egress: " + strings.Join(tt.egress, ", ") + ")"; res.Sandbox != want {
 				t.Errorf("Sandbox = %q, want %q", res.Sandbox, want)
 			}
-			if !strings.Contains(res.Stderr, tt.wantStderr) {
-				t.Errorf("Stderr lacks %q:\n%s", tt.wantStderr, res.Stderr)
-			}
-			reached := served.Load() > before
-			if tt.wantServed {
-				if err != nil || !reached {
-					t.Errorf("served=%v err=%v, want the request served", reached, err)
-				}
-				return
-			}
-			var crash *CrashError
-			if !errors.As(err, &crash) || crash.ExitCode != 7 {
-				t.Errorf("Run error = %v, want the dialer's exit code 7", err)
-			}
-			if reached {
-				t.Errorf("the operator reached the server")
-			}
+			checkDial(t, res, err, tt.wantStderr, tt.wantServed, served.Load() > before)
 		})
 	}
 }

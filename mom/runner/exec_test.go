@@ -212,24 +212,31 @@ func TestExecNetwork(t *testing.T) {
 				t.Fatalf("Run: %v", err)
 			}
 			wantSandbox(t, tt.mode, res.Sandbox)
-			if !strings.Contains(res.Stderr, tt.wantStderr) {
-				t.Errorf("Stderr lacks %q:\n%s", tt.wantStderr, res.Stderr)
-			}
-			connected := accepted.Load()+served.Load() > before
-			if tt.wantConnect {
-				if err != nil || !connected {
-					t.Errorf("control: connected=%v err=%v, want a connection", connected, err)
-				}
-				return
-			}
-			var crash *CrashError
-			if !errors.As(err, &crash) || crash.ExitCode != 7 {
-				t.Errorf("Run error = %v, want the dialer's exit code 7", err)
-			}
-			if connected {
-				t.Errorf("the operator reached the test's listener")
-			}
+			checkDial(t, res, err, tt.wantStderr, tt.wantConnect, accepted.Load()+served.Load() > before)
 		})
+	}
+}
+
+// checkDial checks a run (res, err) of the dialer operator: its stderr says wantStderr, and
+// it reached the test's server or listener (reached) exactly when want says so; where it did
+// not, the run failed with the dialer's exit code 7.
+func checkDial(t *testing.T, res *Result, err error, wantStderr string, want, reached bool) {
+	t.Helper()
+	if !strings.Contains(res.Stderr, wantStderr) {
+		t.Errorf("Stderr lacks %q:\n%s", wantStderr, res.Stderr)
+	}
+	if want {
+		if err != nil || !reached {
+			t.Errorf("reached=%v err=%v, want the operator to reach the test's server", reached, err)
+		}
+		return
+	}
+	var crash *CrashError
+	if !errors.As(err, &crash) || crash.ExitCode != 7 {
+		t.Errorf("Run error = %v, want the dialer's exit code 7", err)
+	}
+	if reached {
+		t.Errorf("the operator reached the test's server")
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/contract/contracttest"
 	"github.com/topolayer/topolayer/contract/corpus"
+	"github.com/topolayer/topolayer/internal/golden"
 	"github.com/topolayer/topolayer/translate"
 	"github.com/topolayer/topolayer/translate/parity"
 )
@@ -47,7 +48,7 @@ func TestCorpusParity(t *testing.T) {
 			if err := report.WriteMarkdown(&md); err != nil {
 				t.Fatal(err)
 			}
-			checkGolden(t, filepath.Join("testdata", "corpus", filepath.Base(c.Name)+".md"), md.Bytes())
+			golden.File(t, filepath.Join("testdata", "corpus", filepath.Base(c.Name)+".md"), md.Bytes(), "go test ./translate/parity -update")
 			t.Logf("parity: %s", report.Summary)
 		})
 	}

@@ -123,6 +123,20 @@ func formatPath(path []segment) string {
 	return p.String()
 }
 
+// ChildPath appends the map key k to a leaf path as the reports print it: ".k" where k is an
+// identifier, "[k]" where it is not, and k alone at the root. hosted/fixtureparity prints
+// its leaf paths with it.
+func ChildPath(path, k string) string {
+	switch {
+	case !identifier(k):
+		return path + "[" + k + "]"
+	case path == "":
+		return k
+	}
+	return path + "." + k
+}
+
+// identifier reports whether s is printed as a field name (.s) rather than a key ([s]).
 func identifier(s string) bool {
 	if s == "" {
 		return false

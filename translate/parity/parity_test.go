@@ -13,6 +13,7 @@ import (
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/hosted"
+	"github.com/topolayer/topolayer/internal/golden"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/topology"
 	"github.com/topolayer/topolayer/translate"
@@ -273,8 +274,8 @@ func TestSampleOperator(t *testing.T) {
 	if err := r.WriteMarkdown(&md); err != nil {
 		t.Fatal(err)
 	}
-	checkGolden(t, filepath.Join("testdata", "sample-operator", "report.txt"), table.Bytes())
-	checkGolden(t, filepath.Join("testdata", "sample-operator", "report.md"), md.Bytes())
+	golden.File(t, filepath.Join("testdata", "sample-operator", "report.txt"), table.Bytes(), "go test ./translate/parity -update")
+	golden.File(t, filepath.Join("testdata", "sample-operator", "report.md"), md.Bytes(), "go test ./translate/parity -update")
 }
 
 // TestCompareAttributesSimulatedNamespaces: the changes that keep a simulated namespace whole

@@ -48,7 +48,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		}
 		fmt.Fprintf(&b, "\n## %s\n\n%s\n\n| where | standalone → hosted | why |\n|---|---|---|\n", mdText(o.Source.String()), o.Outcome)
 		for _, d := range o.Differences {
-			fmt.Fprintf(&b, "| %s | %s | %s |\n", mdCode(where(d)), mdText(shorten(d.Standalone)+" → "+shorten(d.Hosted)), mdText(causes(d)))
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", mdCode(where(d)), mdText(Shorten(d.Standalone, valueWidth)+" → "+Shorten(d.Hosted, valueWidth)), mdText(causes(d)))
 		}
 	}
 	_, err := io.WriteString(w, b.String())
@@ -78,7 +78,7 @@ func where(d Difference) string {
 }
 
 func changeOf(d Difference) string {
-	return shorten(d.Standalone) + " -> " + shorten(d.Hosted)
+	return Shorten(d.Standalone, valueWidth) + " -> " + Shorten(d.Hosted, valueWidth)
 }
 
 func causes(d Difference) string {
@@ -89,10 +89,14 @@ func causes(d Difference) string {
 	return strings.Join(parts, "; ")
 }
 
-// shorten keeps a printed value to one short line.
-func shorten(s string) string {
+// valueWidth is how many runes of a value the reports print.
+const valueWidth = 80
+
+// Shorten keeps a printed value to one line of at most max runes: its line breaks written
+// as \n, and a longer value cut to end in "…". The parity reports print values with it, and
+// so does hosted/fixtureparity.
+func Shorten(s string, max int) string {
 	s = strings.ReplaceAll(s, "\n", `\n`)
-	const max = 80
 	if r := []rune(s); len(r) > max {
 		return string(r[:max-1]) + "…"
 	}
