@@ -161,7 +161,8 @@ const (
 	TriggerResync = "resync"
 	// TriggerHostedControlPlane: what the hypershift profile reads of the HostedControlPlane
 	// changed (its availability policy, node selector, tolerations, labels, annotations,
-	// release image or platform); every operator runs, and its outputs are placed with the new profile.
+	// release image, platform, networks, proxy or additional trust bundle); every operator
+	// runs, and its outputs are placed with the new profile.
 	TriggerHostedControlPlane = "hosted-control-plane"
 )
 
