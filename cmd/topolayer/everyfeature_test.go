@@ -54,7 +54,7 @@ func TestCAOEveryFeature(t *testing.T) {
 			if i < 0 {
 				t.Fatalf("%s: no operator cluster-authentication-operator", cfgPath)
 			}
-			out, runs := runCAOToFixpoint(t, cao, cfg.Operators[i], in)
+			out, runs := runCAOToFixpoint(t, cao, cfg.Operators[i], in, everyFeatureCopies...)
 			js, errOut, err := run(t, "plan", "--config", cfgPath, "--from", out, "--operator", "cluster-authentication-operator",
 				"--output-resources", outputResources, "-o", "json")
 			var plan translate.Plan
@@ -82,7 +82,7 @@ func TestCAOEveryFeature(t *testing.T) {
 			}), ", "))
 			// The features reached the outputs: the template copies and the component
 			// route's certificate, besides the identity providers' copies.
-			for _, want := range []string{"v4-0-config-user-template-login", "v4-0-config-user-template-provider-selection", "v4-0-config-user-template-error", "v4-0-config-system-custom-router-certs"} {
+			for _, want := range everyFeatureCopies {
 				if !written[want] {
 					t.Errorf("CAO wrote no %s: the feature did not reach its output", want)
 				}
@@ -90,6 +90,10 @@ func TestCAOEveryFeature(t *testing.T) {
 		})
 	}
 }
+
+// everyFeatureCopies are copies CAO writes for the features withEveryConfigurationFeature
+// sets: the templates' and the component route's certificate.
+var everyFeatureCopies = []string{"v4-0-config-user-template-login", "v4-0-config-user-template-provider-selection", "v4-0-config-user-template-error", "v4-0-config-system-custom-router-certs"}
 
 // withEveryConfigurationFeature gives the input directory in (already holding identity
 // providers, caoInputWithEveryIdentityProvider) the rest of CAO's configuration features:
