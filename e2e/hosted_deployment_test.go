@@ -147,10 +147,13 @@ configuration: {proxy: {httpProxy: "http://proxy.corp:3128", httpsProxy: "http:/
 	}
 	mgmt := hosted.Config(cluster.Management)
 	cs, _ := clients(t, mgmt)
+	// A namespace of its own: the example's HCP namespace is shared, and other tests place
+	// this Deployment there.
+	ns := newNamespace(t, mgmt)
+	d.Namespace = ns
 	if _, err := cs.AppsV1().Deployments(d.Namespace).Create(t.Context(), &d, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
 		t.Fatalf("the management API server refuses the translated Deployment: %v", err)
 	}
-	ns := newNamespace(t, mgmt)
 	nsObj, err := cs.CoreV1().Namespaces().Get(t.Context(), ns, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
