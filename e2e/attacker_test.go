@@ -189,6 +189,26 @@ func TestAttackerTable(t *testing.T) {
 		}}}
 	})
 
+	// HyperShift's own serving certificate, applied by the control-plane-operator, and a
+	// configuration that aliases the attacker's serving-cert onto it and adopts what that
+	// field manager applied (as the shipped CAO example does): the alias lets the operator
+	// read HyperShift's object, and neither a Delete nor an Apply through it may land (apply
+	// never runs the command).
+	hcpCert := "oauth-server-crt-" + uniqueSuffix(t)
+	if _, err := mgmtCS.CoreV1().Secrets(hcp.Namespace).Create(t.Context(), &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: hcpCert}, Data: map[string][]byte{"tls.crt": []byte("hypershift's")},
+	}, metav1.CreateOptions{FieldManager: "control-plane-operator"}); err != nil {
+		t.Fatal(err)
+	}
+	aliases := writeConfig(t, "aliases.yaml", func(c map[string]any) {
+		c["namespaces"] = map[string]any{"aliases": []any{map[string]any{"resource": "secrets", "namespace": ns, "name": "serving-cert", "hostedName": hcpCert}}}
+		ops, _ := c["operators"].([]any)
+		c["operators"] = append(ops, map[string]any{"name": attackerOperator, "command": []any{"attacker"}, "adopt": map[string]any{"fieldManagers": []any{"control-plane-operator"}}})
+	})
+	aliasDelete := mutation(contract.ClassManagement, contract.ActionDelete, "/v1/secrets", ns, "serving-cert", "apiVersion: v1\nkind: DeleteOptions\n")
+	aliasApply := mutation(contract.ClassManagement, contract.ActionApply, "/v1/secrets", ns, "serving-cert",
+		"apiVersion: v1\nkind: Secret\nmetadata: {name: serving-cert, namespace: "+ns+"}\ndata: {tls.crt: YXR0YWNrZXIncw==}\n")
+
 	hostile := "      hostPID: true\n      hostNetwork: true\n      hostIPC: true\n      nodeName: master-0\n" +
 		"      volumes: [{name: root, hostPath: {path: /}}]\n" +
 		"      containers:\n      - name: x\n        image: registry.example/x:1\n        volumeMounts: [{name: root, mountPath: /host}]\n" +
@@ -508,6 +528,10 @@ func TestAttackerTable(t *testing.T) {
 					t.Logf("%s: ownerReferences as landed: the management target's own %v", key, obj.GetOwnerReferences())
 				}
 			}},
+		{name: "a Delete through an alias of HyperShift's serving certificate, its field manager adopted", config: aliases,
+			mutations: []contract.Mutation{aliasDelete}, declared: true, refused: []string{"policy/read-only", "secrets " + hcpCert + " is the environment's own object"}},
+		{name: "an Apply through the same alias", config: aliases,
+			mutations: []contract.Mutation{aliasApply}, declared: true, refused: []string{"policy/read-only", "may not write (Apply)"}},
 		{name: "a configuration patch renaming objects to an HCP one after planning", config: renames,
 			mutations: []contract.Mutation{plain}, declared: true,
 			refused: []string{"transforms.patches[0].strategicMerge", "the patch touches metadata.name"},

@@ -57,6 +57,9 @@ type Topology struct {
 	// aliased are the standalone identities (Identity.Key without version) the configuration
 	// says an existing object of the home cluster stands for (namespaces.aliases).
 	aliased map[contract.Key]bool
+	// readOnly are the existing objects of the HCP namespace the aliases name: the operator
+	// reads them, the containment refuses its writes of them.
+	readOnly []contract.Identity
 	// status is where run results go.
 	status Status
 }
@@ -97,10 +100,12 @@ func New(cfg *config.TopologyConfig) (*Topology, error) {
 		}
 		names := namespaces.Hosted{Namespace: h.Namespace}
 		aliased := map[contract.Key]bool{}
+		var readOnly []contract.Identity
 		for _, a := range cfg.Namespaces.Aliases {
 			src := contract.Identity{Group: a.Group, Resource: a.Resource, Namespace: a.Namespace, Name: a.Name}
 			names.Aliases = append(names.Aliases, namespaces.Alias{Source: src, Name: a.HostedName})
 			aliased[src.Key()] = true
+			readOnly = append(readOnly, contract.Identity{Group: a.Group, Resource: a.Resource, Namespace: h.Namespace, Name: a.HostedName})
 		}
 		if err := names.Validate(); err != nil {
 			return nil, fmt.Errorf("namespaces.aliases: %w", err)
@@ -114,6 +119,7 @@ func New(cfg *config.TopologyConfig) (*Topology, error) {
 			bound:     map[string]string{routing.ClusterManagement: h.Namespace},
 			names:     names,
 			aliased:   aliased,
+			readOnly:  readOnly,
 			annotate:  true,
 			ownership: true,
 			status:    Status{Cluster: routing.ClusterManagement, Namespace: h.Namespace},
@@ -198,6 +204,7 @@ func (t *Topology) Engine(operator string, declared *contract.OutputResources) (
 	if t.hcp != nil {
 		e.HCPNamespace, e.HostedControlPlane = t.hcp.Namespace, t.hcp.Name
 		e.Containment = hosted.Containment(t.hcp.Namespace)
+		e.Containment.ReadOnly = slices.Clone(t.readOnly)
 	}
 	if h := t.cfg.Topology.Hosted; t.name == translate.TopologyHosted && h != nil {
 		e.GuestIdentity = &translate.GuestIdentity{ManagementAPI: slices.Clone(h.GuestIdentity.ManagementAPI)}

@@ -27,6 +27,11 @@ const (
 	// Services and NetworkPolicies use in the HCP namespace (Containment.Reserved), unless
 	// the configuration lets the operator set that label (Policy.Management.Labels).
 	RuleReservedLabels = "policy/reserved-labels"
+	// RuleReadOnly rejects every write of an object the environment owns and the operator
+	// may only read (Containment.ReadOnly: the existing objects namespaces.aliases map
+	// standalone objects onto), a Delete or a status write included: an alias lets the
+	// operator see HyperShift's object under its own name, never change or remove it.
+	RuleReadOnly = "policy/read-only"
 )
 
 // Containment is the allow-list of the shared management cluster: what a translated
@@ -47,6 +52,10 @@ type Containment struct {
 	// would otherwise refuse (a reserved value is refused all the same): a key with its
 	// value, "" for any value.
 	Own []Label
+	// ReadOnly are the objects on the management cluster the operator reads under another
+	// name (namespaces.aliases) and that the environment owns: any write of one is refused
+	// (RuleReadOnly). Identities without version.
+	ReadOnly []contract.Identity
 }
 
 // Label is a label key and value; an empty value stands for any.
@@ -92,11 +101,16 @@ func (e Engine) checkManagement(w *work) {
 		return
 	}
 	action := w.m.Metadata.Action
+	target := w.entry.Target.Identity
+	if slices.ContainsFunc(c.ReadOnly, func(r contract.Identity) bool { return r.Key() == target.Key() }) {
+		w.reject(RuleReadOnly, fmt.Sprintf("%s: %s %s is the environment's own object, which the operator reads through an alias (namespaces.aliases) and may not write (%s)",
+			w.entry.Source, target.GroupResource(), target.Name, action))
+		return
+	}
 	if action == contract.ActionDelete {
 		return // removing what the operator wrote reaches nothing new
 	}
 	allow := e.allowance()
-	target := w.entry.Target.Identity
 	o := routing.Object{Class: w.entry.Class, Identity: target}
 	if w.entry.Object != nil {
 		o.Labels = w.entry.Object.GetLabels()

@@ -33,6 +33,16 @@ func TestManagementAllowList(t *testing.T) {
 		"  volumes: [{name: t, projected: {sources: [{serviceAccountToken: {path: token, audience: https://kubernetes.default.svc}}]}}]\n")
 	guest := obj("", "endpoints", "Endpoints", "on-the-guest", "subsets: []\n")
 	guest.Class = contract.ClassUserWorkload
+	// HyperShift's own serving certificate, which the attacker's serving-cert stands for.
+	alias := "namespaces:\n  aliases:\n  - {resource: secrets, namespace: " + ns + ", name: serving-cert, hostedName: oauth-server-crt}\n"
+	aliased := func(action contract.Action) contract.Mutation {
+		m := obj("", "secrets", "Secret", "serving-cert", "data: {tls.crt: YQ==}\n")
+		m.Metadata.Action = action
+		if action == contract.ActionDelete {
+			m.Body = []byte("apiVersion: v1\nkind: DeleteOptions\n")
+		}
+		return m
+	}
 	allowance := "policy:\n  operators:\n  - name: attacker\n    management:\n" +
 		"      kinds: [{group: networking.k8s.io, resource: ingresses}]\n" +
 		"      labels: [{key: app, value: kube-apiserver}]\n      maxReplicas: 5\n"
@@ -78,6 +88,10 @@ func TestManagementAllowList(t *testing.T) {
 		{"the configuration allows app: kube-apiserver for this operator", allowance, pod("app: kube-apiserver"), "", ""},
 		{"the configuration raises the bound", allowance, deployment("d", "", "  replicas: 5\n"), "", ""},
 		{"on the guest, Endpoints are the guest's business", "", guest, "", ""},
+		{"a Delete through an alias of HyperShift's own Secret", alias, aliased(contract.ActionDelete), translate.RuleReadOnly, "secrets oauth-server-crt is the environment's own object"},
+		{"an Apply through an alias", alias, aliased(contract.ActionApply), translate.RuleReadOnly, "may not write (Apply)"},
+		{"a Patch through an alias", alias, aliased(contract.ActionPatch), translate.RuleReadOnly, "may not write (Patch)"},
+		{"an Apply of another Secret beside the alias lands", alias, obj("", "secrets", "Secret", "other", "data: {a: YQ==}\n"), "", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
