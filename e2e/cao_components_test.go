@@ -26,7 +26,7 @@ func TestRealCAOComponentStatus(t *testing.T) {
 	own, _ := ownHostedControlPlane(t, "cao")
 	hcpNS := own.Topology.Hosted.Namespace
 	cfgFile := configWith(t, filepath.Join("cluster-authentication-operator", "hosted.yaml"), func(cfg *config.TopologyConfig) {
-		cfg.Topology.Hosted = withExampleKubeconfigFields(own.Topology.Hosted, cfg.Topology.Hosted)
+		cfg.Topology.Hosted = withExampleHosted(own.Topology.Hosted, cfg.Topology.Hosted)
 		cfg.Operators[0].Command = []string{bin}
 	})
 	mgmt, guest := hosted.Config(cluster.Management), hosted.Config(cluster.Guest)

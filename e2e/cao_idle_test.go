@@ -167,7 +167,7 @@ func TestRealCAOIdle(t *testing.T) {
 	own, _ := ownHostedControlPlane(t, "cao-idle")
 	hcpNS := own.Topology.Hosted.Namespace
 	cfgFile := configWith(t, filepath.Join("cluster-authentication-operator", "hosted.yaml"), func(cfg *config.TopologyConfig) {
-		cfg.Topology.Hosted = withExampleKubeconfigFields(own.Topology.Hosted, cfg.Topology.Hosted)
+		cfg.Topology.Hosted = withExampleHosted(own.Topology.Hosted, cfg.Topology.Hosted)
 		cfg.Operators[0].Command = []string{bin}
 		cfg.Operators[0].Resync = idleResync
 	})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract/corpus"
 	"github.com/topolayer/topolayer/e2e/cluster"
+	hypershift "github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/mom/manager"
 )
 
@@ -73,34 +75,90 @@ func oauthServerEnv(d *appsv1.Deployment) map[string]string {
 	return env
 }
 
+// proxyInOperand reports whether a placed oauth-openshift Deployment carries the proxy px.
+type proxyInOperand func(d *appsv1.Deployment, px clusterProxy) bool
+
+// proxyInEnv is proxyInOperand on a standalone cluster, as the resident operator's operand
+// gets it: the OAuth server's own environment holds the Proxy's variables.
+func proxyInEnv(d *appsv1.Deployment, px clusterProxy) bool {
+	got := oauthServerEnv(d)
+	return got["HTTP_PROXY"] == px.httpProxy && got["HTTPS_PROXY"] == px.httpsProxy && got["NO_PROXY"] == px.noProxy
+}
+
+// proxyInKonnectivity is proxyInOperand in a hosted control plane, as HyperShift's
+// oauth-openshift gets it (the shipped hosted example's konnectivity): the OAuth server's
+// environment points at its konnectivity sidecars, the HTTPS sidecar carries the hosted
+// cluster's proxy (from the HostedControlPlane), and its trust bundle projects the proxy's
+// trusted CA ConfigMap of the HCP namespace.
+func proxyInKonnectivity(d *appsv1.Deployment, px clusterProxy) bool {
+	env := oauthServerEnv(d)
+	if env["HTTPS_PROXY"] != "http://127.0.0.1:8092" || env["HTTP_PROXY"] != "http://127.0.0.1:8092" || env["ALL_PROXY"] != "socks5://127.0.0.1:8090" {
+		return false
+	}
+	var args []string
+	for _, c := range d.Spec.Template.Spec.Containers {
+		if c.Name == "konnectivity-proxy-https" {
+			args = c.Args
+		}
+	}
+	i := slices.Index(args, "--https-proxy")
+	j := slices.Index(args, "--http-proxy")
+	if i < 0 || i+1 >= len(args) || args[i+1] != px.httpsProxy || j < 0 || j+1 >= len(args) || args[j+1] != px.httpProxy {
+		return false
+	}
+	for _, v := range d.Spec.Template.Spec.Volumes {
+		if v.Name != "proxy-additional-trust-bundle" || v.Projected == nil {
+			continue
+		}
+		for _, src := range v.Projected.Sources {
+			if src.ConfigMap != nil && src.ConfigMap.Name == hcpTrustedCA {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// hcpTrustedCA is the ConfigMap of the HCP namespace that holds the hosted cluster's proxy
+// CA, as HyperShift copies the HostedCluster's there.
+const hcpTrustedCA = "user-ca-bundle"
+
+// setHCPProxy sets the proxy of the HostedControlPlane ns/name, as HyperShift copies the
+// HostedCluster's configuration into it, with its trusted CA (when ca is not nil) in the
+// ConfigMap hcpTrustedCA of the HCP namespace.
+func setHCPProxy(t *testing.T, cfg *rest.Config, ns, name string, p clusterProxy, ca []byte) {
+	t.Helper()
+	cs, dyn := clients(t, cfg)
+	if ca != nil {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: hcpTrustedCA, Namespace: ns}, Data: map[string]string{"ca-bundle.crt": string(ca)}}
+		if _, err := cs.CoreV1().ConfigMaps(ns).Create(t.Context(), cm, metav1.CreateOptions{FieldManager: "control-plane-operator"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	patch := `{"spec":{"configuration":{"proxy":{"httpProxy":"` + p.httpProxy + `","httpsProxy":"` + p.httpsProxy + `","noProxy":"` + p.noProxy + `","trustedCA":{"name":"` + hcpTrustedCA + `"}}}}}`
+	if _, err := dyn.Resource(hypershift.HostedControlPlaneGVR()).Namespace(ns).Patch(t.Context(), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: "hypershift-operator"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // checkProxyReachesOperand runs the checks of TestRealCAOProxy once the manager p runs: the
 // runs' environment took the Proxy and its CA (the status record names them, the last
-// run's directory holds the CA CAO was given), the oauth-openshift Deployment that CAO
-// derived from its environment carries the proxy variables, and a change of the Proxy's
-// status runs CAO again and reaches the Deployment.
-func checkProxyReachesOperand(t *testing.T, p *runProcess, cs kubernetes.Interface, statusNS, deployNS, deployName string, proxyCfg *rest.Config, first clusterProxy, ca []byte) {
+// run's directory holds the CA CAO was given), the oauth-openshift Deployment carries the
+// proxy (in), and a change of the proxy (setProxy) runs CAO again and reaches the Deployment.
+func checkProxyReachesOperand(t *testing.T, p *runProcess, cs kubernetes.Interface, statusNS, deployNS, deployName string, in proxyInOperand, setProxy func(clusterProxy), first clusterProxy, ca []byte) {
 	t.Helper()
 	const op = "cluster-authentication-operator"
-	wantEnv := func(px clusterProxy) map[string]string {
-		return map[string]string{"HTTP_PROXY": px.httpProxy, "HTTPS_PROXY": px.httpsProxy, "NO_PROXY": px.noProxy}
-	}
 	deployed := func(px clusterProxy) func(context.Context) (bool, error) {
 		return func(ctx context.Context) (bool, error) {
 			d, err := cs.AppsV1().Deployments(deployNS).Get(ctx, deployName, metav1.GetOptions{})
 			if err != nil {
 				return false, err
 			}
-			got := oauthServerEnv(d)
-			for k, v := range wantEnv(px) {
-				if got[k] != v {
-					return false, nil
-				}
-			}
-			return true, nil
+			return in(d, px), nil
 		}
 	}
 	start := time.Now()
-	eventuallyWithin(t, "the cluster Proxy in the oauth-openshift Deployment's environment", 3*time.Minute, deployed(first))
+	eventuallyWithin(t, "the proxy in the oauth-openshift Deployment", 3*time.Minute, deployed(first))
 	t.Logf("the Proxy reached the oauth-openshift Deployment in %s", time.Since(start).Round(time.Second))
 	// The run's environment: the status record names the variables (never their values), the
 	// last run's directory holds the CA file SSL_CERT_DIR pointed at.
@@ -126,8 +184,8 @@ func checkProxyReachesOperand(t *testing.T, p *runProcess, cs kubernetes.Interfa
 	// A new proxy: an input change, so CAO runs again and the Deployment follows.
 	before := p.runs(t, op)
 	second := clusterProxy{httpProxy: first.httpProxy, httpsProxy: "https://proxy2.corp.example:3129", noProxy: first.noProxy}
-	setClusterProxy(t, proxyCfg, second, nil)
-	eventuallyWithin(t, "the new proxy in the oauth-openshift Deployment's environment", 2*time.Minute, deployed(second))
+	setProxy(second)
+	eventuallyWithin(t, "the new proxy in the oauth-openshift Deployment", 2*time.Minute, deployed(second))
 	// A run is counted once it ended: after its apply.
 	if after := settle(t, p, op)[op]; after[manager.TriggerChange] <= before[manager.TriggerChange] {
 		t.Errorf("no run triggered by the change of the Proxy: runs before %v, after %v", before, after)
@@ -135,17 +193,20 @@ func checkProxyReachesOperand(t *testing.T, p *runProcess, cs kubernetes.Interfa
 }
 
 // TestRealCAOProxy runs the real cluster-authentication-operator, unmodified, through the
-// shipped hosted example with a cluster Proxy and its trusted CA set on the guest: the
-// example's envFromInputs give CAO's runs the Proxy's HTTP_PROXY, HTTPS_PROXY and NO_PROXY
-// and its CA (SSL_CERT_DIR), as the resident operator's Deployment receives them; CAO sets
-// the proxy variables on the oauth-openshift Deployment it writes (into the HCP namespace),
-// and a change of the Proxy reaches it.
+// shipped hosted example with a proxy and its trusted CA set on the hosted cluster, as
+// HyperShift sets them: in the HostedControlPlane's configuration (its trusted CA a
+// ConfigMap of the HCP namespace) and on the guest's Proxy. The example's envFromInputs give
+// CAO's runs the guest Proxy's HTTP_PROXY, HTTPS_PROXY and NO_PROXY and its CA
+// (SSL_CERT_DIR), as the resident operator's Deployment receives them. The oauth-openshift
+// Deployment placed in the HCP namespace reaches the proxy as HyperShift's does: through its
+// konnectivity HTTPS sidecar, which carries the proxy and trusts its CA. A change of the
+// proxy reaches it.
 func TestRealCAOProxy(t *testing.T) {
 	bin := caoBinary(t)
 	own, _ := ownHostedControlPlane(t, "cao-proxy")
 	hcpNS := own.Topology.Hosted.Namespace
 	cfgFile := configWith(t, filepath.Join("cluster-authentication-operator", "hosted.yaml"), func(cfg *config.TopologyConfig) {
-		cfg.Topology.Hosted = withExampleKubeconfigFields(own.Topology.Hosted, cfg.Topology.Hosted)
+		cfg.Topology.Hosted = withExampleHosted(own.Topology.Hosted, cfg.Topology.Hosted)
 		cfg.Operators[0].Command = []string{bin}
 	})
 	mgmt, guest := hosted.Config(cluster.Management), hosted.Config(cluster.Guest)
@@ -159,11 +220,15 @@ func TestRealCAOProxy(t *testing.T) {
 	}
 	first := clusterProxy{httpProxy: "http://proxy.corp.example:3128", httpsProxy: "https://proxy.corp.example:3129", noProxy: ".cluster.local,.svc,10.0.0.0/16"}
 	setClusterProxy(t, guest, first, ca)
+	setHCPProxy(t, mgmt, hcpNS, own.Topology.Hosted.HostedControlPlane, first, ca)
 
 	kubeDir := writeKubeconfigs(t, hosted)
 	p := startRun(t, append([]string{"--config", cfgFile, "--leader-elect=false", "-v", "1"}, hostedKubeconfigFlags(kubeDir)...)...)
 	mgmtCS, _ := clients(t, mgmt)
-	checkProxyReachesOperand(t, p, mgmtCS, hcpNS, hcpNS, "openshift-authentication--oauth-openshift", guest, first, ca)
+	checkProxyReachesOperand(t, p, mgmtCS, hcpNS, hcpNS, "openshift-authentication--oauth-openshift", proxyInKonnectivity, func(px clusterProxy) {
+		setClusterProxy(t, guest, px, nil)
+		setHCPProxy(t, mgmt, hcpNS, own.Topology.Hosted.HostedControlPlane, px, nil)
+	}, first, ca)
 }
 
 // TestRealCAOProxyStandalone is TestRealCAOProxy on one standalone cluster where the
@@ -191,5 +256,5 @@ func TestRealCAOProxyStandalone(t *testing.T) {
 	kubeDir := writeKubeconfigs(t, standalone)
 	p := startRun(t, "--config", cfgFile, "--leader-elect=false", "-v", "1", "--kubeconfig", cluster.KubeconfigFile(kubeDir, cluster.Single))
 	cs, _ := clients(t, rc)
-	checkProxyReachesOperand(t, p, cs, statusNS, "openshift-authentication", "oauth-openshift", rc, first, ca)
+	checkProxyReachesOperand(t, p, cs, statusNS, "openshift-authentication", "oauth-openshift", proxyInEnv, func(px clusterProxy) { setClusterProxy(t, rc, px, nil) }, first, ca)
 }

@@ -123,7 +123,7 @@ func TestRealCAOHosted(t *testing.T) {
 	own, _ := ownHostedControlPlane(t, "cao")
 	hcpNS := own.Topology.Hosted.Namespace
 	cfgFile := configWith(t, filepath.Join("cluster-authentication-operator", "hosted.yaml"), func(cfg *config.TopologyConfig) {
-		cfg.Topology.Hosted = withExampleKubeconfigFields(own.Topology.Hosted, cfg.Topology.Hosted)
+		cfg.Topology.Hosted = withExampleHosted(own.Topology.Hosted, cfg.Topology.Hosted)
 		cfg.Operators[0].Command = []string{bin}
 		// With the example's resync (1m): CAO's controllers run in a random order, and a run
 		// that copies nothing for a new identity provider is not followed by another unless

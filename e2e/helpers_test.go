@@ -150,13 +150,25 @@ func configWith(t *testing.T, example string, edit func(*config.TopologyConfig))
 	return writeYAML(t, filepath.Base(example), cfg)
 }
 
-// withExampleKubeconfigFields returns a copy of own, the hosted topology of a test's own
-// HostedControlPlane, that keeps what the shipped example says of its operands' config files
-// (guestIdentity.kubeconfigFields).
-func withExampleKubeconfigFields(own, example *config.HostedTopology) *config.HostedTopology {
+// withExampleHosted returns a copy of own, the hosted topology of a test's own
+// HostedControlPlane, that keeps what the shipped example says of its operands: their
+// config files (guestIdentity.kubeconfigFields) and what HyperShift's components declare of
+// themselves (hypershift: images, request serving, zones, konnectivity, the prober), with the
+// example's HCP namespace in the konnectivity no-proxy lists replaced by own's.
+func withExampleHosted(own, example *config.HostedTopology) *config.HostedTopology {
 	h := *own
-	if example != nil {
-		h.GuestIdentity.KubeconfigFields = slices.Clone(example.GuestIdentity.KubeconfigFields)
+	if example == nil {
+		return &h
+	}
+	h.GuestIdentity.KubeconfigFields = slices.Clone(example.GuestIdentity.KubeconfigFields)
+	h.HyperShift = example.HyperShift
+	h.HyperShift.Konnectivity = slices.Clone(example.HyperShift.Konnectivity)
+	for i, k := range h.HyperShift.Konnectivity {
+		noProxy := slices.Clone(k.ProxyEnv.NoProxy)
+		for j, host := range noProxy {
+			noProxy[j] = strings.ReplaceAll(host, "."+example.Namespace+".", "."+own.Namespace+".")
+		}
+		h.HyperShift.Konnectivity[i].ProxyEnv.NoProxy = noProxy
 	}
 	return &h
 }

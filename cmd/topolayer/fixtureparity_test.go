@@ -43,23 +43,27 @@ var fixtureVariants = []struct {
 // regression; one that raises it raises the floor.
 var fixtureFloor = map[string]map[string]struct{ deploymentEqual, equal int }{
 	"example": {
-		"default": {63, 126}, "TechPreviewNoUpgrade": {63, 126}, "IBMCloud": {63, 126},
-		"GCP": {65, 128}, "AROSwift": {63, 126}, "ModernTLS": {63, 126},
+		"default": {125, 188}, "TechPreviewNoUpgrade": {125, 188}, "IBMCloud": {124, 187},
+		"GCP": {133, 196}, "AROSwift": {125, 188}, "ModernTLS": {125, 188},
 	},
 	"component options": {
-		"default": {129, 192}, "TechPreviewNoUpgrade": {129, 192}, "IBMCloud": {127, 190},
-		"GCP": {137, 200}, "AROSwift": {129, 192}, "ModernTLS": {129, 192},
+		"default": {130, 193}, "TechPreviewNoUpgrade": {130, 193}, "IBMCloud": {128, 191},
+		"GCP": {138, 201}, "AROSwift": {130, 193}, "ModernTLS": {130, 193},
 	},
 }
 
-// fixtureComponentOptions are what HyperShift's oauth-openshift component declares of itself
-// beyond what the shipped example says (its control-plane-operator would pass them when it
-// embeds topolayer): the images of the sidecars from the release payload (its test's fake
-// release provider names each image by its component), both konnectivity proxies with the
-// proxy environment of the OAuth server's container, and the availability prober.
+// fixtureComponentOptions are what HyperShift's control-plane-operator would pass for its
+// oauth-openshift component when it embeds topolayer, where they differ from the shipped
+// example: the release payload's images as its test's fake release provider names them (each
+// image by its component name), and the proxies' no-proxy list naming the fixtures' HCP
+// namespace. The shipped example already declares the konnectivity proxies, the OAuth
+// server's proxy environment and the availability prober, as HyperShift's component does.
 func fixtureComponentOptions(o *hosted.ComponentOptions) {
 	yes := true
-	o.Images = map[string]string{hosted.ImageControlPlaneOperator: hosted.ImageControlPlaneOperator, hosted.ImageAvailabilityProber: hosted.ImageAvailabilityProber}
+	o.Images = map[string]string{}
+	for _, component := range []string{"oauth-server", "oauth-apiserver", "cluster-authentication-operator", hosted.ImageControlPlaneOperator, hosted.ImageAvailabilityProber} {
+		o.Images[component] = component
+	}
 	o.Konnectivity = []hosted.KonnectivityProxy{{
 		Workload: "oauth-openshift",
 		Mode:     hosted.KonnectivityDual,
