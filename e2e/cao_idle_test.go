@@ -140,18 +140,29 @@ func checkIdle(t *testing.T, p *runProcess, started time.Time, op string, places
 // quietResyncs waits (at most 6 minutes) until op, run under a resync period, ran n resync
 // runs in a row that sent no mutating request and that no other run came between, and the
 // time is past notBefore.
+//
+// A run's applies are counted before the run is, and the manager writes its status record
+// up to manager.DefaultStatusQuiet after the run: a count taken in between would take a run
+// that wrote for a quiet one. So the condition must hold for longer than that quiet period.
 func quietResyncs(t *testing.T, p *runProcess, op string, n float64, notBefore time.Time) {
 	t.Helper()
 	var last runCounts
 	var lastWrites float64
+	var held time.Time // when the condition first held since the last count changed
 	eventuallyWithin(t, fmt.Sprintf("%v quiet resync runs in a row", n), 6*time.Minute, func(context.Context) (bool, error) {
 		now, writes := p.runs(t, op), p.mutatingRequests(t)
 		// Only the resync runs that end after notBefore count.
 		if last == nil || time.Now().Before(notBefore) || writes != lastWrites || now[manager.TriggerChange]+now[manager.TriggerOwnWrites] != last[manager.TriggerChange]+last[manager.TriggerOwnWrites] {
-			last, lastWrites = now, writes
+			last, lastWrites, held = now, writes, time.Time{}
 			return false, nil
 		}
-		return now[manager.TriggerResync] >= last[manager.TriggerResync]+n, nil
+		if now[manager.TriggerResync] < last[manager.TriggerResync]+n {
+			return false, nil
+		}
+		if held.IsZero() {
+			held = time.Now()
+		}
+		return time.Since(held) > manager.DefaultStatusQuiet+time.Second, nil
 	})
 }
 
