@@ -156,11 +156,9 @@ func TestRealCAOHosted(t *testing.T) {
 	guestCS, _ := clients(t, guest)
 	const op = "cluster-authentication-operator"
 	// What CAO's controllers that can work offline write, translated into the HCP namespace.
-	eventually(t, "the oauth server's service account, service, session secret and CA bundle in "+hcpNS, func(ctx context.Context) (bool, error) {
+	// Its Service is HyperShift's oauth-openshift (the alias), which its writes leave alone.
+	eventually(t, "the oauth server's service account, session secret and CA bundle in "+hcpNS, func(ctx context.Context) (bool, error) {
 		if _, err := mgmtCS.CoreV1().ServiceAccounts(hcpNS).Get(ctx, "openshift-authentication--oauth-openshift", metav1.GetOptions{}); err != nil {
-			return false, err
-		}
-		if _, err := mgmtCS.CoreV1().Services(hcpNS).Get(ctx, "openshift-authentication--oauth-openshift", metav1.GetOptions{}); err != nil {
 			return false, err
 		}
 		if _, err := mgmtCS.CoreV1().Secrets(hcpNS).Get(ctx, "openshift-authentication--v4-0-config-system-session", metav1.GetOptions{}); err != nil {
@@ -171,6 +169,14 @@ func TestRealCAOHosted(t *testing.T) {
 	})
 	settled := settle(t, p, op)
 	converged := time.Since(start)
+	if _, err := mgmtCS.CoreV1().Services(hcpNS).Get(t.Context(), "openshift-authentication--oauth-openshift", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("a Service of CAO's own beside HyperShift's: %v; want none (its writes of the aliased Service are dropped)", err)
+	}
+	if svc, err := mgmtCS.CoreV1().Services(hcpNS).Get(t.Context(), "oauth-openshift", metav1.GetOptions{}); err != nil {
+		t.Errorf("HyperShift's Service: %v", err)
+	} else if len(svc.ManagedFields) != 1 || svc.ManagedFields[0].Manager != "control-plane-operator" {
+		t.Errorf("HyperShift's Service written by others: %v", svc.ManagedFields)
+	}
 	// The OAuth server's guest RBAC (its service account's binding). The OAuth API server's
 	// (system:openshift:useroauthaccesstoken-manager) is HyperShift's: the example leaves
 	// CAO's controllers for it out.
