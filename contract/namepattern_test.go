@@ -113,7 +113,7 @@ func TestOutputResourcesNamePatterns(t *testing.T) {
 		{
 			name:    "wildcard in a generateName",
 			doc:     "managementResources:\n  generatedNameResources:\n  - {group: \"\", version: v1, resource: secrets, namespace: ns, name: a-*-}\n",
-			wantErr: "managementResources.generatedNameResources[0].name: name pattern \"a-*-\": patterns match written objects",
+			wantErr: "managementResources.generatedNameResources[0].name: name pattern \"a-*-\": only exactResources take name patterns",
 		},
 		{
 			name:    "wildcard in an eventing namespace",
@@ -146,13 +146,30 @@ func TestOutputResourcesNamePatterns(t *testing.T) {
 	}
 }
 
-// TestInputResourcesRefuseNamePatterns: inputs are read by exact name, so a pattern there is
-// refused with the field named.
-func TestInputResourcesRefuseNamePatterns(t *testing.T) {
-	doc := "applyConfigurationResources:\n  exactResources:\n  - {group: \"\", version: v1, resource: secrets, namespace: ns, name: a-*}\n"
-	_, err := contract.ParseInputResources([]byte(doc))
-	if err == nil || !strings.Contains(err.Error(), "applyConfigurationResources.exactResources[0].name: name pattern \"a-*\"") {
-		t.Fatalf("error %v, want one naming applyConfigurationResources.exactResources[0].name", err)
+// TestInputResourcesNamePatterns: an input pattern is read by listing its namespace, so a
+// namespaced one is accepted and one without a namespace, or in a field that takes no
+// pattern, is refused with the field named.
+func TestInputResourcesNamePatterns(t *testing.T) {
+	tests := []struct{ name, doc, wantErr string }{
+		{"namespaced", "applyConfigurationResources:\n  exactResources:\n  - {group: \"\", version: v1, resource: secrets, namespace: ns, name: a-*}\n", ""},
+		{"cluster-scoped", "applyConfigurationResources:\n  exactResources:\n  - {group: \"\", version: v1, resource: namespaces, name: a-*}\n",
+			`applyConfigurationResources.exactResources[0].name: name pattern "a-*": an input pattern needs a namespace`},
+		{"invalid", "applyConfigurationResources:\n  exactResources:\n  - {group: \"\", version: v1, resource: secrets, namespace: ns, name: \"*\"}\n",
+			`applyConfigurationResources.exactResources[0].name: name pattern "*": no literal part`},
+		{"a referring resource", "applyConfigurationResources:\n  resourceReferences:\n  - referringResource: {group: \"\", version: v1, resource: configmaps, namespace: ns, name: a-*}\n" +
+			"    type: ImplicitNamespacedReference\n    implicitNamespacedReference: {group: \"\", version: v1, resource: secrets, namespace: ns, nameJSONPath: .data.x}\n",
+			`applyConfigurationResources.resourceReferences[0].referringResource[0].name: name pattern "a-*": only exactResources take name patterns`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := contract.ParseInputResources([]byte(tc.doc))
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Fatal(err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Fatalf("error %v, want one saying %q", err, tc.wantErr)
+			}
+		})
 	}
 }
 

@@ -245,7 +245,13 @@ func ParseInputResources(data []byte) (*InputResources, error) {
 func (in *InputResources) Validate() error {
 	var errs []error
 	validateList := func(base string, l ResourceList) {
-		errs = append(errs, validateExact(base+".exactResources", l.ExactResources, false)...)
+		errs = append(errs, validateExact(base+".exactResources", l.ExactResources, true)...)
+		for i, e := range l.ExactResources {
+			if IsNamePattern(e.Name) && e.Namespace == "" {
+				errs = append(errs, fieldError(fmt.Sprintf("%s.exactResources[%d].name", base, i),
+					fmt.Errorf("name pattern %q: an input pattern needs a namespace (the namespace is listed for the names it matches)", e.Name)))
+			}
+		}
 		errs = append(errs, validateExact(base+".generatedNameResources", l.GeneratedNameResources, false)...)
 		for i, s := range l.LabelSelectedResources {
 			f := fmt.Sprintf("%s.labelSelectedResources[%d]", base, i)
@@ -280,7 +286,8 @@ func validateType(field string, t ResourceTypeIdentifier) []error {
 }
 
 // validateExact checks identifiers: a version, a resource and a name each, and a '*' only
-// in a name, as a valid name pattern, where patterns are accepted (output exactResources).
+// in a name, as a valid name pattern, where patterns are accepted (exactResources of outputs,
+// and of inputs in a namespace).
 func validateExact(field string, ids []ExactResourceID, patterns bool) []error {
 	var errs []error
 	for i, id := range ids {
@@ -297,7 +304,7 @@ func validateExact(field string, ids []ExactResourceID, patterns bool) []error {
 		switch {
 		case !IsNamePattern(id.Name):
 		case !patterns:
-			errs = append(errs, fieldError(f+".name", fmt.Errorf("name pattern %q: patterns match written objects: only output-resources exactResources take them", id.Name)))
+			errs = append(errs, fieldError(f+".name", fmt.Errorf("name pattern %q: only exactResources take name patterns", id.Name)))
 		default:
 			if err := ValidateNamePattern(id.Name); err != nil {
 				errs = append(errs, fieldError(f+".name", err))

@@ -322,9 +322,10 @@ func TestRealCAOHosted(t *testing.T) {
 	}
 
 	// A second htpasswd provider, then removed: CAO copies it as idp-1 (its family declared by
-	// name pattern in the example). Removed, it is no longer written while idp-0's copy is, and
-	// CAO cannot record its Delete (the contract's manifest client refuses the Delete of a
-	// namespaced object): the run reports it left behind, and it stays.
+	// name pattern in the example, as an output and as an input). Removed, CAO sees its copy
+	// (the input pattern) and deletes it; the contract's manifest client refuses the Delete
+	// of a namespaced object, and topolayer recovers it from that refusal. The copy holds the
+	// users' password hashes: it must not stay.
 	second := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "htpass-second", Namespace: "openshift-config"}, Data: htpasswd.Data}
 	if _, err := guestCS.CoreV1().Secrets("openshift-config").Create(t.Context(), second, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -343,13 +344,21 @@ func TestRealCAOHosted(t *testing.T) {
 	if _, err := oauths.Patch(t.Context(), "cluster", types.MergePatchType, idp, metav1.PatchOptions{FieldManager: "cluster-admin"}); err != nil {
 		t.Fatal(err)
 	}
-	eventuallyWithin(t, "the removed provider's copy reported left behind", 3*time.Minute, func(ctx context.Context) (bool, error) {
-		note := eventReasons(t, hcpNS, op)["LeftBehind"]
-		return strings.Contains(note, "v4-0-config-user-idp-1-file-data"), nil
+	removed, removedRuns := time.Now(), p.runs(t, op)
+	// The resource syncer learns that the provider went from the config observer of the
+	// same run, in runs whose shuffled order puts it second (the resync runs bound the wait,
+	// as for a new provider above).
+	eventuallyWithin(t, "the removed provider's copy deleted from "+hcpNS, 5*time.Minute, func(ctx context.Context) (bool, error) {
+		_, err := mgmtCS.CoreV1().Secrets(hcpNS).Get(ctx, secondCopy, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
 	})
-	t.Logf("LeftBehind event: %s", eventReasons(t, hcpNS, op)["LeftBehind"])
-	if _, err := mgmtCS.CoreV1().Secrets(hcpNS).Get(t.Context(), secondCopy, metav1.GetOptions{}); err != nil {
-		t.Errorf("the removed provider's copy: %v; want it left behind (nothing deletes it)", err)
+	after := p.runs(t, op)
+	t.Logf("the removed provider's copy was deleted in %s; runs before %v, after %v", time.Since(removed).Round(100*time.Millisecond), removedRuns, after)
+	if _, err := mgmtCS.CoreV1().Secrets(hcpNS).Get(t.Context(), "openshift-authentication--v4-0-config-user-idp-0-file-data", metav1.GetOptions{}); err != nil {
+		t.Errorf("the remaining provider's copy: %v; want it kept", err)
+	}
+	if note := eventReasons(t, hcpNS, op)["LeftBehind"]; strings.Contains(note, "v4-0-config-user-idp-1-file-data") {
+		t.Errorf("the deleted copy reported left behind: %s", note)
 	}
 }
 

@@ -80,6 +80,10 @@ func Gather(ctx context.Context, opts Options) (*Result, error) {
 	l := opts.Inputs.ApplyConfigurationResources
 	var errs []error
 	for _, e := range l.ExactResources {
+		if contract.IsNamePattern(e.Name) {
+			errs = append(errs, g.pattern(ctx, exactID(e)))
+			continue
+		}
 		errs = append(errs, g.exact(ctx, exactID(e)))
 	}
 	for _, s := range l.LabelSelectedResources {
@@ -289,6 +293,28 @@ func stripServerFields(obj *unstructured.Unstructured, management bool) {
 			obj.SetOwnerReferences(kept)
 		}
 	}
+}
+
+// pattern gathers the objects of an exact input whose name is a pattern (contract.MatchName):
+// its namespace is listed on every cluster, as a label selection is, keeping the objects
+// whose standalone names match and that are placed where they were read.
+func (g *gatherer) pattern(ctx context.Context, id contract.Identity) error {
+	probe := id
+	probe.Name = "probe"
+	matches := func(src contract.Identity, cluster string) bool {
+		if src.Group != id.Group || src.Resource != id.Resource || src.Namespace != id.Namespace || !contract.MatchName(id.Name, src.Name) {
+			return false
+		}
+		loc, err := g.opts.Placement.Locate(g.opts.Outputs, src)
+		return err == nil && loc.Cluster == cluster && !loc.Absorbed
+	}
+	var errs []error
+	for _, cluster := range g.opts.Placement.Clusters() {
+		if err := g.listSelected(ctx, cluster, probe, id.Namespace, "", matches); err != nil {
+			errs = append(errs, fmt.Errorf("exactResources %s %s/%s: %w", id.GroupResource(), id.Namespace, id.Name, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // labelSelected lists a label-selected input: on the guest (or the one cluster) in its

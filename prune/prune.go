@@ -94,7 +94,22 @@ func Prune(in *contract.InputDir, resources contract.ResourceList) ([]List, erro
 	}
 
 	for i, id := range resources.ExactResources {
-		if obj, ok := get(fmt.Sprintf("%s.exactResources[%d]", FieldBase, i), id); ok {
+		field := fmt.Sprintf("%s.exactResources[%d]", FieldBase, i)
+		if contract.IsNamePattern(id.Name) {
+			// Every object of the namespace whose name the pattern matches.
+			objs, err := list(in, contract.LabelSelectedResource{ResourceTypeIdentifier: id.ResourceTypeIdentifier, Namespace: id.Namespace})
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", field, err))
+				continue
+			}
+			for _, o := range objs {
+				if contract.MatchName(id.Name, o.GetName()) {
+					keep(id.GroupVersionResource(), o)
+				}
+			}
+			continue
+		}
+		if obj, ok := get(field, id); ok {
 			keep(id.GroupVersionResource(), obj)
 		}
 	}

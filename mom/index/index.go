@@ -22,6 +22,7 @@ const AllNamespaces = "*"
 type Index struct {
 	mu        sync.RWMutex
 	exact     map[contract.Key][]string
+	patterns  []pattern
 	selected  []selected
 	refs      []reference
 	resolved  map[string]map[contract.Key]bool // operator → the objects its references named last
@@ -32,6 +33,13 @@ type selected struct {
 	operator                   string
 	group, resource, namespace string // namespace "" = every namespace
 	selector                   labels.Selector
+}
+
+// pattern is an exact input whose name is a pattern (contract.MatchName): every object of
+// its type in its namespace whose name matches it.
+type pattern struct {
+	operator                            string
+	group, resource, namespace, pattern string
 }
 
 // reference is the type of objects an operator's resource reference may name.
@@ -70,6 +78,10 @@ func (ix *Index) Add(operator string, in *contract.InputResources) error {
 		}
 	}
 	for _, e := range l.ExactResources {
+		if contract.IsNamePattern(e.Name) {
+			ix.patterns = append(ix.patterns, pattern{operator: operator, group: e.Group, resource: e.Resource, namespace: e.Namespace, pattern: e.Name})
+			continue
+		}
 		addExact(e)
 	}
 	ix.selected = append(ix.selected, sel...)
@@ -112,6 +124,11 @@ func (ix *Index) Interested(id contract.Identity, objLabels map[string]string) [
 	found := map[string]bool{}
 	for _, op := range ix.exact[k] {
 		found[op] = true
+	}
+	for _, p := range ix.patterns {
+		if p.group == id.Group && p.resource == id.Resource && p.namespace == id.Namespace && contract.MatchName(p.pattern, id.Name) {
+			found[p.operator] = true
+		}
 	}
 	set := labels.Set(objLabels)
 	for _, s := range ix.selected {

@@ -30,6 +30,7 @@ const auditInputs = `applyConfigurationResources:
   exactResources:
   - {group: "", version: v1, resource: configmaps, namespace: openshift-config, name: sample-settings}
   - {group: "", version: v1, resource: configmaps, namespace: openshift-config, name: audit-policy}
+  - {group: "", version: v1, resource: configmaps, namespace: openshift-config, name: audit-copy-*-policy}
   labelSelectedResources:
   - group: ""
     version: v1
@@ -69,6 +70,9 @@ func TestInterested(t *testing.T) {
 		{"cluster-scoped CR", contract.Identity{Group: "samples.operator.topolayer.dev", Resource: "samples", Name: "cluster"}, nil, []string{"sample-operator"}},
 		{"version does not matter", contract.Identity{Group: "samples.operator.topolayer.dev", Version: "v1", Resource: "samples", Name: "cluster"}, nil, []string{"sample-operator"}},
 		{"selected by label", secret("a"), map[string]string{"audit.topolayer.dev/policy": "true"}, []string{"sample-audit-operator"}},
+		{"matched by a name pattern", cm("audit-copy-2-policy"), nil, []string{"sample-audit-operator"}},
+		{"a name the pattern does not match", cm("audit-copy-2-3-policy"), nil, []string{}},
+		{"the pattern's name in another namespace", contract.Identity{Resource: "configmaps", Namespace: "default", Name: "audit-copy-2-policy"}, nil, []string{}},
 		{"referring object", contract.Identity{Group: "config.openshift.io", Resource: "apiservers", Name: "cluster"}, nil, []string{"sample-audit-operator"}},
 		{"referenced type, before resolution", secret("serving"), nil, []string{"sample-audit-operator"}},
 		{"referenced type elsewhere", contract.Identity{Resource: "secrets", Namespace: "default", Name: "serving"}, nil, []string{}},

@@ -91,7 +91,13 @@ func Watches(topo *topology.Topology, decl map[string]Declarations) ([]Watch, er
 		}
 		l := d.Inputs.ApplyConfigurationResources
 		for _, e := range l.ExactResources {
-			if err := add(op, d.Outputs, e.ResourceTypeIdentifier, e.Namespace, e.Name, false); err != nil {
+			name := e.Name
+			if contract.IsNamePattern(name) {
+				// A pattern is watched where the objects it matches are placed: a name it
+				// matches stands for them all.
+				name = strings.ReplaceAll(name, contract.NameWildcard, "0")
+			}
+			if err := add(op, d.Outputs, e.ResourceTypeIdentifier, e.Namespace, name, false); err != nil {
 				return nil, err
 			}
 		}
