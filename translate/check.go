@@ -8,6 +8,7 @@ import (
 
 	"github.com/topolayer/topolayer/translate/internal/yamlnode"
 	"github.com/topolayer/topolayer/translate/podspec"
+	"github.com/topolayer/topolayer/translate/references"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -244,7 +245,7 @@ func scopeCheckReads(gk schema.GroupKind, src contract.Identity) bool {
 		group == "policy" && resource == "poddisruptionbudgets",
 		group == "networking.k8s.io" && resource == "networkpolicies",
 		gk == kindConfigMap || gk == kindSecret,
-		len(nameReferrers[gk.Kind]) > 0,
+		references.HasReferrers(gk.Kind),
 		holdsStatusReferences(gk):
 		return true
 	}
@@ -318,8 +319,8 @@ func siteSelector(site selectorSite) (labels.Selector, []string, error) {
 func staleReferences(obj *yaml.RNode, hcp string, stale func(gk schema.GroupKind, name string) bool, simulated map[string]bool) []string {
 	var out []string
 	// The renamer answers "unchanged" or "unknown": obj is not modified, so no copy is needed.
-	if _, dangling, err := RewriteReferences(obj, RenamerFunc(func(ref Reference) (Renamed, bool) {
-		return Renamed{}, !(ref.Namespace == hcp || ref.Namespace == "") || !stale(ref.Kind, ref.Name)
+	if _, dangling, err := references.RewriteReferences(obj, references.RenamerFunc(func(ref references.Reference) (references.Renamed, bool) {
+		return references.Renamed{}, !(ref.Namespace == hcp || ref.Namespace == "") || !stale(ref.Kind, ref.Name)
 	})); err == nil {
 		for _, d := range dangling {
 			out = append(out, "names a standalone identity the plan renamed: "+d)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/translate/internal/yamlnode"
+	"github.com/topolayer/topolayer/translate/references"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -46,7 +47,7 @@ func (inv Inverse) Object(cluster string, id contract.Identity, obj *yaml.RNode)
 		return nil, contract.Identity{}, nil, fmt.Errorf("%s: %w", id, err)
 	}
 	r := &inverseRenamer{inv: inv, cluster: cluster}
-	if _, _, err := RewriteReferences(out, r); err != nil {
+	if _, _, err := references.RewriteReferences(out, r); err != nil {
 		return nil, contract.Identity{}, nil, fmt.Errorf("%s: references: %w", id, err)
 	}
 	if src.IsEvent() {
@@ -113,7 +114,7 @@ type inverseRenamer struct {
 	warnings []string
 }
 
-var _ Renamer = (*inverseRenamer)(nil)
+var _ references.Renamer = (*inverseRenamer)(nil)
 
 func (r *inverseRenamer) lookup(gk schema.GroupKind, namespace, name string) (contract.Identity, bool) {
 	known := gk
@@ -143,10 +144,10 @@ func (r *inverseRenamer) warn(msg string) {
 }
 
 // Rename implements Renamer in the inverse direction.
-func (r *inverseRenamer) Rename(ref Reference) (Renamed, bool) {
+func (r *inverseRenamer) Rename(ref references.Reference) (references.Renamed, bool) {
 	src, ok := r.lookup(ref.Kind, ref.Namespace, ref.Name)
 	if !ok || (src.Namespace == ref.Namespace && src.Name == ref.Name && src.Group == ref.Kind.Group) {
-		return Renamed{}, false
+		return references.Renamed{}, false
 	}
 	return renamedAs(r.inv.Discovery, ref.Kind, src), true
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/topolayer/topolayer/translate/internal/yamlnode"
+	"github.com/topolayer/topolayer/translate/references"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -99,7 +100,7 @@ func (e Engine) rewriteOutsideTable(obj *yaml.RNode, r *renamer, record func([]C
 		if a.Referrer != gk || name == "" {
 			continue
 		}
-		renamed, ok := r.Rename(Reference{Kind: a.To, Namespace: ns, Name: name})
+		renamed, ok := r.Rename(references.Reference{Kind: a.To, Namespace: ns, Name: name})
 		if !ok || renamed.Name == "" || renamed.Name == name {
 			continue
 		}
@@ -231,7 +232,7 @@ func (r *inverseRenamer) outsideTable(obj *yaml.RNode, ns string) error {
 		if a.Referrer != gk || name == "" {
 			continue
 		}
-		if renamed, ok := r.Rename(Reference{Kind: a.To, Namespace: ns, Name: name}); ok && renamed.Name != "" {
+		if renamed, ok := r.Rename(references.Reference{Kind: a.To, Namespace: ns, Name: name}); ok && renamed.Name != "" {
 			if err := obj.PipeE(yaml.SetAnnotation(a.Annotation, renamed.Name)); err != nil {
 				return err
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/topolayer/topolayer/translate/podsecurity"
 	"github.com/topolayer/topolayer/translate/podspec"
+	"github.com/topolayer/topolayer/translate/references"
 	"github.com/topolayer/topolayer/translate/transform"
 
 	"github.com/topolayer/topolayer/translate/internal/yamlnode"
@@ -79,13 +80,13 @@ func (FollowTableReferences) Name() string { return ByReferenceTable }
 
 // Rewrite implements Stage.
 func (FollowTableReferences) Rewrite(c *StageContext) ([]Change, error) {
-	if c.Status() || len(nameReferrers[c.obj.GetKind()]) == 0 {
+	if c.Status() || !references.HasReferrers(c.obj.GetKind()) {
 		return nil, nil
 	}
 	var changed []string
 	changes, err := c.Diff(ByReferenceTable, ChangeReference, func(obj *yaml.RNode) (*yaml.RNode, error) {
 		var err error
-		changed, _, err = RewriteReferences(obj, c.renamer)
+		changed, _, err = references.RewriteReferences(obj, c.renamer)
 		return nil, err
 	})
 	if err != nil {

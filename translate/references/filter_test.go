@@ -1,14 +1,13 @@
-package translate_test
+package references_test
 
 import (
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/topolayer/topolayer/translate/references"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
-
-	"github.com/topolayer/topolayer/translate"
 )
 
 const (
@@ -29,13 +28,13 @@ var (
 )
 
 // refMoved is what the hosted name mapping does to a namespaced object.
-func refMoved(ns, name string) translate.Renamed {
-	return translate.Renamed{Namespace: refHCP, Name: ns + "--" + name}
+func refMoved(ns, name string) references.Renamed {
+	return references.Renamed{Namespace: refHCP, Name: ns + "--" + name}
 }
 
 // refRenames is a hosted plan: objects moved into the HCP namespace, one aliased to an
 // existing HCP object, a ClusterRole that became a Role, and objects left where they are.
-var refRenames = translate.RenameMap{
+var refRenames = references.RenameMap{
 	{Kind: refGKConfigMap, Namespace: refAuthNS, Name: "audit"}:                                refMoved(refAuthNS, "audit"),
 	{Kind: refGKConfigMap, Namespace: refAuthNS, Name: "trusted-ca"}:                           refMoved(refAuthNS, "trusted-ca"),
 	{Kind: refGKSecret, Namespace: refAuthNS, Name: "v4-0-config-system-session"}:              refMoved(refAuthNS, "v4-0-config-system-session"),
@@ -901,7 +900,7 @@ func runRewriteReferences(t *testing.T, input, expected string, changed, danglin
 	if err != nil {
 		t.Fatalf("parse input: %v", err)
 	}
-	gotChanged, gotDangling, err := translate.RewriteReferences(obj, refRenames)
+	gotChanged, gotDangling, err := references.RewriteReferences(obj, refRenames)
 	switch {
 	case wantErr == "" && err != nil:
 		t.Fatalf("unexpected error: %v", err)
@@ -922,7 +921,7 @@ func runRewriteReferences(t *testing.T, input, expected string, changed, danglin
 }
 
 func TestRewriteReferencesNilObject(t *testing.T) {
-	changed, dangling, err := translate.RewriteReferences(nil, refRenames)
+	changed, dangling, err := references.RewriteReferences(nil, refRenames)
 	if changed != nil || dangling != nil || err != nil {
 		t.Fatalf("got %v, %v, %v; want nothing", changed, dangling, err)
 	}
@@ -942,16 +941,16 @@ roleRef:
   kind: ClusterRole
   name: c
 `)
-	var asked []translate.Reference
-	r := translate.RenamerFunc(func(ref translate.Reference) (translate.Renamed, bool) {
+	var asked []references.Reference
+	r := references.RenamerFunc(func(ref references.Reference) (references.Renamed, bool) {
 		asked = append(asked, ref)
-		return translate.Renamed{Kind: "Role", Namespace: refHCP, Name: "--" + ref.Name}, true
+		return references.Renamed{Kind: "Role", Namespace: refHCP, Name: "--" + ref.Name}, true
 	})
-	changed, _, err := translate.RewriteReferences(obj, r)
+	changed, _, err := references.RewriteReferences(obj, r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []translate.Reference{{Kind: refGKClusterRole, Name: "c"}}
+	want := []references.Reference{{Kind: refGKClusterRole, Name: "c"}}
 	if diff := cmp.Diff(want, asked); diff != "" {
 		t.Errorf("asked (-want +got):\n%s", diff)
 	}
@@ -1046,7 +1045,7 @@ func BenchmarkRewriteReferences(b *testing.B) {
 	b.Run("rewrite", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			changed, _, err := translate.RewriteReferences(obj.Copy(), refRenames)
+			changed, _, err := references.RewriteReferences(obj.Copy(), refRenames)
 			if err != nil || len(changed) != 8 {
 				b.Fatalf("changed %d references, error %v", len(changed), err)
 			}
@@ -1063,8 +1062,8 @@ func FuzzRewriteReferences(f *testing.F) {
 	f.Add("apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nrules:\n- apiGroups: ['*']\n  resources: ['*']\n  resourceNames: [a, b]\n")
 	f.Add("apiVersion: v1\nkind: Pod\nspec:\n  volumes: oops\n")
 	f.Add("kind: Pod\nspec:\n  volumes:\n  - &v {configMap: {name: a}}\n  - *v\n")
-	prefix := translate.RenamerFunc(func(ref translate.Reference) (translate.Renamed, bool) {
-		return translate.Renamed{Namespace: "h", Name: "x-" + ref.Name}, true
+	prefix := references.RenamerFunc(func(ref references.Reference) (references.Renamed, bool) {
+		return references.Renamed{Namespace: "h", Name: "x-" + ref.Name}, true
 	})
 	f.Fuzz(func(t *testing.T, input string) {
 		obj, err := yaml.Parse(input)
@@ -1075,7 +1074,7 @@ func FuzzRewriteReferences(f *testing.F) {
 		if err != nil {
 			return
 		}
-		changed, _, err := translate.RewriteReferences(obj, prefix)
+		changed, _, err := references.RewriteReferences(obj, prefix)
 		after := obj.MustString()
 		if err != nil {
 			if after != before {

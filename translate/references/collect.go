@@ -1,4 +1,4 @@
-package translate
+package references
 
 import (
 	"cmp"
@@ -349,3 +349,7 @@ func refAnyValue(list *yaml.Node, ok func(string) bool) bool {
 	}
 	return false
 }
+
+// HasReferrers reports whether objects of the kind may hold a reference of the table: the
+// table filter has nothing to do in the others.
+func HasReferrers(kind string) bool { return len(nameReferrers[kind]) > 0 }

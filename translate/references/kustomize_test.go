@@ -1,4 +1,4 @@
-package translate_test
+package references_test
 
 import (
 	"fmt"
@@ -6,12 +6,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/topolayer/topolayer/translate/references"
 	kusttest_test "sigs.k8s.io/kustomize/api/testutils/kusttest"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/resid"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
-
-	"github.com/topolayer/topolayer/translate"
 )
 
 // kustomizeExclusions are the entries of kustomize's default nameReference configuration
@@ -89,7 +88,7 @@ func refKey(referenced string, fs types.FieldSpec) string {
 // our table, unless kustomizeExclusions says why not.
 func TestReferenceTableCoversKustomize(t *testing.T) {
 	ours := map[string][]types.FieldSpec{} // by referenced kind
-	for _, row := range translate.ReferenceTable() {
+	for _, row := range references.ReferenceTable() {
 		ours[row.Kind.Kind] = append(ours[row.Kind.Kind], row.FieldSpecs...)
 	}
 
@@ -137,7 +136,7 @@ func TestReferenceTableCoversKustomize(t *testing.T) {
 // kind and its resource, every field spec a kind and a path, and no field twice.
 func TestReferenceTableWellFormed(t *testing.T) {
 	seen := map[string]bool{}
-	for _, row := range translate.ReferenceTable() {
+	for _, row := range references.ReferenceTable() {
 		if row.Kind.Kind == "" || row.Resource == "" || len(row.FieldSpecs) == 0 {
 			t.Errorf("row %v: kind, resource and field specs are required", row.Kind)
 		}
@@ -160,10 +159,10 @@ func TestReferenceTableWellFormed(t *testing.T) {
 
 // TestReferenceTableIsACopy checks that callers cannot change the table the rewrite uses.
 func TestReferenceTableIsACopy(t *testing.T) {
-	a := translate.ReferenceTable()
+	a := references.ReferenceTable()
 	a[0].FieldSpecs[0].Path = "changed"
 	a[0].Kind.Kind = "changed"
-	if b := translate.ReferenceTable(); b[0].FieldSpecs[0].Path == "changed" || b[0].Kind.Kind == "changed" {
+	if b := references.ReferenceTable(); b[0].FieldSpecs[0].Path == "changed" || b[0].Kind.Kind == "changed" {
 		t.Fatal("ReferenceTable returned the table itself, not a copy")
 	}
 }

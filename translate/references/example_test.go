@@ -1,12 +1,11 @@
-package translate_test
+package references_test
 
 import (
 	"fmt"
 
+	"github.com/topolayer/topolayer/translate/references"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
-
-	"github.com/topolayer/topolayer/translate"
 )
 
 // A Deployment moves into the hosted control plane's namespace: its ConfigMap follows it
@@ -32,7 +31,7 @@ spec:
         secret:
           secretName: v4-0-config-system-serving-cert
 `)
-	renames := translate.RenameMap{
+	renames := references.RenameMap{
 		{Kind: schema.GroupKind{Kind: "ConfigMap"}, Namespace: "openshift-authentication", Name: "audit"}: {
 			Namespace: "clusters-example", Name: "openshift-authentication--audit",
 		},
@@ -41,7 +40,7 @@ spec:
 		},
 	}
 
-	changed, dangling, err := translate.RewriteReferences(obj, renames)
+	changed, dangling, err := references.RewriteReferences(obj, renames)
 	if err != nil {
 		fmt.Println(err)
 		return
