@@ -34,8 +34,8 @@ FUZZ_TARGETS := \
 	./namespaces:FuzzEncodeName \
 	./namespaces:FuzzEncodeNameInjective \
 	./config:FuzzParse \
-	./translate:FuzzPatchPaths \
-	./prune:FuzzPrune
+	./internal/translate:FuzzPatchPaths \
+	./internal/prune:FuzzPrune
 
 .PHONY: help build test compat demo bench fuzz soak lint docs examples default-discovery envtest-assets
 
@@ -52,7 +52,7 @@ test: lint compat ## run every test (lint, compat at both dependency sets, then 
 	$(GO) test -count=1 -timeout 60m ./...
 	$(GO) -C hack test -count=1 ./...
 	@# The hosted engine plans on every core: its parallel plan under the race detector.
-	$(GO) test -count=1 -race -run 'TestParallelPlan' ./translate
+	$(GO) test -count=1 -race -run 'TestParallelPlan' ./internal/translate
 
 # What an embedder imports must build and pass its unit tests at the oldest versions go.mod
 # requires (an embedder such as HyperShift pins those or newer) and at the newest releases.
@@ -66,7 +66,7 @@ bench: export KUBEBUILDER_ASSETS = $(envtest_assets)
 bench: build ## Go benchmarks, then hack/bench: bench/REPORT.md and its plots (~20 min)
 	@[[ -n "$$KUBEBUILDER_ASSETS" ]] || { echo "make: hack/envtest-assets.sh found no kube-apiserver and etcd (see above)" >&2; exit 1; }
 	@mkdir -p bench
-	$(GO) test -run '^$$' -bench . -benchmem ./translate ./namespaces ./contract | tee bench/gobench.txt
+	$(GO) test -run '^$$' -bench . -benchmem ./internal/translate ./namespaces ./contract | tee bench/gobench.txt
 	$(GO) -C hack run ./bench -out $(CURDIR)/bench -bin $(CURDIR)/bin -assets "$$KUBEBUILDER_ASSETS"
 
 # The directory fuzzers write a tree per input: on tmpfs they run several times faster.

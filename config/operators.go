@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/mom/runner"
+	"github.com/topolayer/topolayer/internal/mom/runner"
 )
 
 // Operator is one MOM contract operator that topolayer runs (topolayer run) and whose

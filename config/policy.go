@@ -10,8 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/internal/translate"
 	"github.com/topolayer/topolayer/routing"
-	"github.com/topolayer/topolayer/translate"
 )
 
 // Policy bounds what the operators' outputs may grant or install. A plan with a mutation

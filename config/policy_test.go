@@ -6,9 +6,9 @@ import (
 
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/contract/contracttest"
+	"github.com/topolayer/topolayer/internal/contracttest"
+	"github.com/topolayer/topolayer/internal/translate"
 	"github.com/topolayer/topolayer/routing"
-	"github.com/topolayer/topolayer/translate"
 )
 
 // samplePolicy bounds the sample operator: its RBAC ceiling is what its service account holds.

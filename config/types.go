@@ -7,8 +7,8 @@ import (
 
 	"github.com/topolayer/topolayer/hosted"
 
+	"github.com/topolayer/topolayer/internal/translate/transform"
 	"github.com/topolayer/topolayer/routing"
-	"github.com/topolayer/topolayer/translate/transform"
 )
 
 // APIVersion and Kind identify a topolayer configuration file.

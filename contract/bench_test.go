@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/contract/corpus"
+	"github.com/topolayer/topolayer/internal/corpus"
 )
 
 // BenchmarkReadOutputDir reads the largest corpus case (75 mutations with their metadata),

@@ -10,8 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/contract/contracttest"
-	"github.com/topolayer/topolayer/contract/corpus"
+	"github.com/topolayer/topolayer/internal/contracttest"
+	"github.com/topolayer/topolayer/internal/corpus"
 )
 
 // TestCorpusRoundTrip reads every apply-configuration case of the corpus and writes it back:

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/contract/contracttest"
+	"github.com/topolayer/topolayer/internal/contracttest"
 )
 
 // Read an operator's output directory, match each mutation against its declarations, and

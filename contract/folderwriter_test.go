@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/contract/contracttest"
+	"github.com/topolayer/topolayer/internal/contracttest"
 )
 
 // TestFolderWriterWritesWhatWriteFoldersWrites: mutations written one at a time through a

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/contract/contracttest"
+	"github.com/topolayer/topolayer/internal/contracttest"
 )
 
 // FuzzParseMetadata: any bytes parse or fail without panicking, and whatever parses is

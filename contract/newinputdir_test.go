@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/contract/contracttest"
+	"github.com/topolayer/topolayer/internal/contracttest"
 )
 
 // inputObject builds an InputObject the way a cache hands it over: group, resource and

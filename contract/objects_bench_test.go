@@ -6,7 +6,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/contract/contracttest/synth"
+	"github.com/topolayer/topolayer/internal/contracttest/synth"
 )
 
 // BenchmarkParseObject parses the bodies of 1,000 synthetic mutations into objects; "floor"

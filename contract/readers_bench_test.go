@@ -4,8 +4,8 @@ import (
 	"testing"
 
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/contract/contracttest/synth"
-	"github.com/topolayer/topolayer/contract/corpus"
+	"github.com/topolayer/topolayer/internal/contracttest/synth"
+	"github.com/topolayer/topolayer/internal/corpus"
 )
 
 // BenchmarkReadOutputDirSynthetic reads 1,000 synthetic mutations shaped like the CAO corpus

@@ -20,7 +20,7 @@ type generatedTable struct {
 
 var generatedTables = []generatedTable{{
 	file:   "docs/README.md",
-	start:  "<!-- parity table: generated from translate/parity/testdata/corpus/*.md by `go test ./docs -update`. Do not edit. -->\n",
+	start:  "<!-- parity table: generated from internal/translate/parity/testdata/corpus/*.md by `go test ./docs -update`. Do not edit. -->\n",
 	end:    "<!-- end parity table -->",
 	render: parityTable,
 }}
@@ -28,9 +28,9 @@ var generatedTables = []generatedTable{{
 // parityTable is the count line of each corpus case's parity report (the report the
 // translate/parity golden test keeps equal to `topolayer parity`'s), one row a case.
 func parityTable(t *testing.T, root string) string {
-	reports, err := filepath.Glob(filepath.Join(root, "translate", "parity", "testdata", "corpus", "*.md"))
+	reports, err := filepath.Glob(filepath.Join(root, "internal", "translate", "parity", "testdata", "corpus", "*.md"))
 	if err != nil || len(reports) == 0 {
-		t.Fatalf("no parity reports under translate/parity/testdata/corpus: %v", err)
+		t.Fatalf("no parity reports under internal/translate/parity/testdata/corpus: %v", err)
 	}
 	count := regexp.MustCompile(`(?m)^\*\*(\d+ objects: [^*]+)\*\*$`)
 	var b strings.Builder

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/topolayer/topolayer/e2e/cluster"
+	"github.com/topolayer/topolayer/internal/e2e/cluster"
 )
 
 // The binaries of topolayer and of the sample operators, built once per test binary.

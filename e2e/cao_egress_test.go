@@ -18,8 +18,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/topolayer/topolayer/config"
-	"github.com/topolayer/topolayer/contract/corpus"
-	"github.com/topolayer/topolayer/e2e/cluster"
+	"github.com/topolayer/topolayer/internal/corpus"
+	"github.com/topolayer/topolayer/internal/e2e/cluster"
 	"github.com/topolayer/topolayer/internal/oidctest"
 	"github.com/topolayer/topolayer/mom/manager"
 )

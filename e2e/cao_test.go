@@ -23,11 +23,11 @@ import (
 
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/contract/corpus"
-	"github.com/topolayer/topolayer/e2e/cluster"
+	"github.com/topolayer/topolayer/internal/corpus"
+	"github.com/topolayer/topolayer/internal/e2e/cluster"
+	"github.com/topolayer/topolayer/internal/translate"
 	"github.com/topolayer/topolayer/mom/manager"
 	"github.com/topolayer/topolayer/namespaces"
-	"github.com/topolayer/topolayer/translate"
 )
 
 // caoBinary is the real, unmodified cluster-authentication-operator, from the directory

@@ -13,8 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/contract/corpus"
-	"github.com/topolayer/topolayer/e2e/cluster"
+	"github.com/topolayer/topolayer/internal/corpus"
+	"github.com/topolayer/topolayer/internal/e2e/cluster"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/topology"
 )

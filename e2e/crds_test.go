@@ -10,10 +10,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 
-	"github.com/topolayer/topolayer/e2e/cluster"
 	hypershift "github.com/topolayer/topolayer/hosted"
+	"github.com/topolayer/topolayer/internal/e2e/cluster"
+	samplecrds "github.com/topolayer/topolayer/internal/samples/crds"
 	"github.com/topolayer/topolayer/namespaces"
-	samplecrds "github.com/topolayer/topolayer/sdk/samples/crds"
 )
 
 var (

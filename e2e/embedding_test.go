@@ -14,8 +14,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/yaml"
 
-	"github.com/topolayer/topolayer/e2e/cluster"
 	"github.com/topolayer/topolayer/hosted/guestidentity"
+	"github.com/topolayer/topolayer/internal/e2e/cluster"
 	"github.com/topolayer/topolayer/mom/manager"
 	"github.com/topolayer/topolayer/namespaces"
 )

@@ -23,9 +23,9 @@ import (
 
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/e2e/cluster"
+	"github.com/topolayer/topolayer/internal/e2e/cluster"
+	"github.com/topolayer/topolayer/internal/mom/runner"
 	"github.com/topolayer/topolayer/mom/manager"
-	"github.com/topolayer/topolayer/mom/runner"
 )
 
 // faultManagerOptions are what startFaultManager changes of startManager's setup.

@@ -15,13 +15,13 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
-	"github.com/topolayer/topolayer/apply"
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/contract/corpus"
-	"github.com/topolayer/topolayer/e2e/cluster"
-	"github.com/topolayer/topolayer/gather"
 	hypershift "github.com/topolayer/topolayer/hosted"
+	"github.com/topolayer/topolayer/internal/apply"
+	"github.com/topolayer/topolayer/internal/corpus"
+	"github.com/topolayer/topolayer/internal/e2e/cluster"
+	"github.com/topolayer/topolayer/internal/gather"
 	"github.com/topolayer/topolayer/routing"
 )
 

@@ -11,8 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
-	"github.com/topolayer/topolayer/e2e/cluster"
 	hypershift "github.com/topolayer/topolayer/hosted"
+	"github.com/topolayer/topolayer/internal/e2e/cluster"
 	"github.com/topolayer/topolayer/mom/manager"
 )
 

@@ -18,12 +18,12 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/transport"
 
-	"github.com/topolayer/topolayer/apply"
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/e2e/cluster"
 	hypershift "github.com/topolayer/topolayer/hosted"
+	"github.com/topolayer/topolayer/internal/apply"
+	"github.com/topolayer/topolayer/internal/e2e/cluster"
+	"github.com/topolayer/topolayer/internal/mom/runner"
 	"github.com/topolayer/topolayer/mom/manager"
-	"github.com/topolayer/topolayer/mom/runner"
 	"github.com/topolayer/topolayer/namespaces"
 )
 

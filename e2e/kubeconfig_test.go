@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/topolayer/topolayer/e2e/cluster"
+	"github.com/topolayer/topolayer/internal/e2e/cluster"
 )
 
 // TestWriteKubeconfigs writes the kubeconfigs of both environments and uses each, as kubectl

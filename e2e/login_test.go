@@ -31,8 +31,8 @@ import (
 	certutil "k8s.io/client-go/util/cert"
 
 	"github.com/topolayer/topolayer/config"
-	"github.com/topolayer/topolayer/e2e/cluster"
-	"github.com/topolayer/topolayer/e2e/podrun"
+	"github.com/topolayer/topolayer/internal/e2e/cluster"
+	"github.com/topolayer/topolayer/internal/e2e/podrun"
 	"github.com/topolayer/topolayer/internal/syncbuf"
 )
 

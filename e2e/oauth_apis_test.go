@@ -20,7 +20,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/topolayer/topolayer/config"
-	"github.com/topolayer/topolayer/e2e/cluster"
+	"github.com/topolayer/topolayer/internal/e2e/cluster"
 )
 
 // operatorBinary returns the path of a real binary of ../shared/operators (unpacked where

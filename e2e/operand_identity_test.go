@@ -11,8 +11,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/topolayer/topolayer/config"
-	"github.com/topolayer/topolayer/e2e/cluster"
-	"github.com/topolayer/topolayer/sdk/samples/sample"
+	"github.com/topolayer/topolayer/internal/e2e/cluster"
+	"github.com/topolayer/topolayer/internal/samples/sample"
 )
 
 // sampleDefaultsOutput is the sample operator's output for a fresh cluster: its expected

@@ -17,9 +17,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/e2e/cluster"
+	"github.com/topolayer/topolayer/internal/e2e/cluster"
+	"github.com/topolayer/topolayer/internal/mom/runner"
 	"github.com/topolayer/topolayer/mom/manager"
-	"github.com/topolayer/topolayer/mom/runner"
 )
 
 // tcpProxy forwards loopback connections to an API server and can cut them: while down it

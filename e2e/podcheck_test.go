@@ -22,7 +22,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
 
-	"github.com/topolayer/topolayer/e2e/cluster"
+	"github.com/topolayer/topolayer/internal/e2e/cluster"
 )
 
 // kubectlBinary returns the kubectl built beside the API servers (cluster.Kubectl).

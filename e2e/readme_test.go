@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/topolayer/topolayer/e2e/cluster"
+	"github.com/topolayer/topolayer/internal/e2e/cluster"
 )
 
 // readmeLiveCommands returns the plan and apply commands of README.md's code blocks that

@@ -17,11 +17,11 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/e2e/cluster"
 	"github.com/topolayer/topolayer/hosted/guestidentity"
+	"github.com/topolayer/topolayer/internal/e2e/cluster"
+	"github.com/topolayer/topolayer/internal/mom/runner"
+	"github.com/topolayer/topolayer/internal/translate"
 	"github.com/topolayer/topolayer/mom/manager"
-	"github.com/topolayer/topolayer/mom/runner"
-	"github.com/topolayer/topolayer/translate"
 )
 
 // operandOperator is an in-process contract operator that reads nothing and writes, in the

@@ -16,15 +16,15 @@ import (
 	"k8s.io/apimachinery/pkg/selection"
 
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/contract/corpus"
-	"github.com/topolayer/topolayer/e2e/cluster"
 	hypershift "github.com/topolayer/topolayer/hosted"
+	"github.com/topolayer/topolayer/internal/corpus"
+	"github.com/topolayer/topolayer/internal/e2e/cluster"
+	"github.com/topolayer/topolayer/internal/samples/sample"
+	"github.com/topolayer/topolayer/internal/samples/sampleaudit"
+	"github.com/topolayer/topolayer/internal/translate"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/sdk"
-	"github.com/topolayer/topolayer/sdk/samples/sample"
-	"github.com/topolayer/topolayer/sdk/samples/sampleaudit"
-	"github.com/topolayer/topolayer/translate"
 )
 
 // scopeCase is one operator output translated by TestSelectorScopeOnServer.

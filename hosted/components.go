@@ -10,8 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/topolayer/topolayer/translate"
-	"github.com/topolayer/topolayer/translate/transform"
+	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/transform"
 )
 
 // ComponentOptions are what HyperShift's control-plane components declare of themselves and

@@ -11,8 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/topolayer/topolayer/hosted"
+	"github.com/topolayer/topolayer/internal/translate"
 	"github.com/topolayer/topolayer/routing"
-	"github.com/topolayer/topolayer/translate"
 )
 
 // oauthServerComponents is what HyperShift's own oauth-openshift component declares (request

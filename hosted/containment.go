@@ -1,8 +1,8 @@
 package hosted
 
 import (
+	"github.com/topolayer/topolayer/internal/translate"
 	"github.com/topolayer/topolayer/routing"
-	"github.com/topolayer/topolayer/translate"
 )
 
 // DefaultMaxReplicas bounds the replicas of a translated workload in an HCP namespace:

@@ -16,9 +16,9 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/transform"
 	"github.com/topolayer/topolayer/routing"
-	"github.com/topolayer/topolayer/translate"
-	"github.com/topolayer/topolayer/translate/transform"
 )
 
 // HostedControlPlane is what the hypershift profile reads of the HostedControlPlane its

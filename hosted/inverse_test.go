@@ -7,10 +7,10 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
 
-	"github.com/topolayer/topolayer/contract/contracttest"
-	"github.com/topolayer/topolayer/contract/corpus"
+	"github.com/topolayer/topolayer/internal/contracttest"
+	"github.com/topolayer/topolayer/internal/corpus"
+	"github.com/topolayer/topolayer/internal/translate"
 	"github.com/topolayer/topolayer/namespaces"
-	"github.com/topolayer/topolayer/translate"
 )
 
 // TestInverseUndoesTranslation translates every object body of every corpus case without

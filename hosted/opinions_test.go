@@ -12,8 +12,8 @@ import (
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/hosted"
+	"github.com/topolayer/topolayer/internal/translate/transform"
 	"github.com/topolayer/topolayer/routing"
-	"github.com/topolayer/topolayer/translate/transform"
 )
 
 // parseHCP reads a HostedControlPlane of hcp/example from the YAML of its spec and its

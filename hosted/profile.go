@@ -10,12 +10,12 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/kio"
 
+	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/podsecurity"
+	"github.com/topolayer/topolayer/internal/translate/podspec"
+	"github.com/topolayer/topolayer/internal/translate/transform"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
-	"github.com/topolayer/topolayer/translate"
-	"github.com/topolayer/topolayer/translate/podsecurity"
-	"github.com/topolayer/topolayer/translate/podspec"
-	"github.com/topolayer/topolayer/translate/transform"
 )
 
 // ProfileHyperShift names the hypershift transform profile.

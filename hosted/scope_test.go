@@ -10,15 +10,15 @@ import (
 
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/contract/corpus"
 	"github.com/topolayer/topolayer/hosted"
+	"github.com/topolayer/topolayer/internal/corpus"
+	"github.com/topolayer/topolayer/internal/samples/sample"
+	"github.com/topolayer/topolayer/internal/samples/sampleaudit"
+	"github.com/topolayer/topolayer/internal/translate"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/sdk"
-	"github.com/topolayer/topolayer/sdk/samples/sample"
-	"github.com/topolayer/topolayer/sdk/samples/sampleaudit"
 	"github.com/topolayer/topolayer/topology"
-	"github.com/topolayer/topolayer/translate"
 )
 
 // hcpPods are labels of the hosted control plane's own pods, which no translated selector

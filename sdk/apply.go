@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/mom/runner"
+	"github.com/topolayer/topolayer/internal/mom/runner"
 )
 
 // ApplyConfiguration is the contract's apply-configuration: it reads opts.InputDir, runs

@@ -10,12 +10,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/contract/contracttest"
-	"github.com/topolayer/topolayer/mom/harness"
-	"github.com/topolayer/topolayer/mom/runner"
+	"github.com/topolayer/topolayer/internal/contracttest"
+	"github.com/topolayer/topolayer/internal/mom/harness"
+	"github.com/topolayer/topolayer/internal/mom/runner"
+	"github.com/topolayer/topolayer/internal/samples/sample"
+	"github.com/topolayer/topolayer/internal/samples/sampleaudit"
 	"github.com/topolayer/topolayer/sdk"
-	"github.com/topolayer/topolayer/sdk/samples/sample"
-	"github.com/topolayer/topolayer/sdk/samples/sampleaudit"
 )
 
 // sampleTests holds the sample operators' tests, one folder per operator binary.

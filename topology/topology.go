@@ -14,16 +14,16 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 
-	"github.com/topolayer/topolayer/apply"
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/gather"
 	"github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/hosted/guestidentity"
+	"github.com/topolayer/topolayer/internal/apply"
+	"github.com/topolayer/topolayer/internal/gather"
+	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/transform"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
-	"github.com/topolayer/topolayer/translate"
-	"github.com/topolayer/topolayer/translate/transform"
 )
 
 // Topology is the placement of one configuration: which clusters there are, how standalone

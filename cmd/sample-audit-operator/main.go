@@ -1,8 +1,8 @@
 package main
 
 import (
+	"github.com/topolayer/topolayer/internal/samples/sampleaudit"
 	"github.com/topolayer/topolayer/sdk"
-	"github.com/topolayer/topolayer/sdk/samples/sampleaudit"
 )
 
 func main() { sdk.Main(sampleaudit.New) }

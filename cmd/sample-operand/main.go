@@ -14,7 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/topolayer/topolayer/sdk/samples/sample"
+	"github.com/topolayer/topolayer/internal/samples/sample"
 )
 
 func main() {

@@ -3,8 +3,8 @@ package main
 import (
 	"os"
 
+	"github.com/topolayer/topolayer/internal/samples/sample"
 	"github.com/topolayer/topolayer/sdk"
-	"github.com/topolayer/topolayer/sdk/samples/sample"
 )
 
 func main() {

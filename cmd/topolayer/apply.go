@@ -13,8 +13,8 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/topolayer/topolayer/apply"
-	"github.com/topolayer/topolayer/translate"
+	"github.com/topolayer/topolayer/internal/apply"
+	"github.com/topolayer/topolayer/internal/translate"
 )
 
 // ApplyOptions are the options of `topolayer apply`.

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/topolayer/topolayer/cmd/internal/clidocs"
-	"github.com/topolayer/topolayer/contract/corpus"
+	"github.com/topolayer/topolayer/internal/corpus"
 	"github.com/topolayer/topolayer/internal/golden"
 )
 

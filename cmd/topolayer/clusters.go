@@ -14,8 +14,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/topolayer/topolayer/apply"
 	"github.com/topolayer/topolayer/config"
+	"github.com/topolayer/topolayer/internal/apply"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/topology"
 )

@@ -7,7 +7,7 @@ import (
 
 	"github.com/mitchellh/go-wordwrap"
 
-	"github.com/topolayer/topolayer/translate"
+	"github.com/topolayer/topolayer/internal/translate"
 )
 
 // writeDeclarations writes, after a table's rejected entries, the configuration snippet that

@@ -9,12 +9,12 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/topolayer/topolayer/config"
-	"github.com/topolayer/topolayer/config/configtest"
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/contract/corpus"
+	"github.com/topolayer/topolayer/internal/configtest"
+	"github.com/topolayer/topolayer/internal/corpus"
+	"github.com/topolayer/topolayer/internal/translate"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/topology"
-	"github.com/topolayer/topolayer/translate"
 )
 
 // TestPlanDeclarations: on the real cluster-authentication-operator's output (the corpus's

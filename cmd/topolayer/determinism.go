@@ -13,8 +13,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/topolayer/topolayer/mom/determinism"
-	"github.com/topolayer/topolayer/mom/runner"
+	"github.com/topolayer/topolayer/internal/mom/determinism"
+	"github.com/topolayer/topolayer/internal/mom/runner"
 )
 
 // determinismFormats are the values of `topolayer test determinism -o`.

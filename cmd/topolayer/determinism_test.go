@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/topolayer/topolayer/mom/determinism"
+	"github.com/topolayer/topolayer/internal/mom/determinism"
 )
 
 // runDeterminism runs `topolayer test determinism` with args as main would, and returns the

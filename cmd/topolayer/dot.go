@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/topolayer/topolayer/internal/translate"
 	"github.com/topolayer/topolayer/routing"
-	"github.com/topolayer/topolayer/translate"
 )
 
 // printPlanDot writes the plan as a Graphviz graph: operator -> class -> rule -> target

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/mom/runner"
+	"github.com/topolayer/topolayer/internal/mom/runner"
 )
 
 // TestCAOOpenIDEgress runs the real cluster-authentication-operator's config observer in

@@ -12,7 +12,7 @@ import (
 	"k8s.io/client-go/util/cert"
 
 	"github.com/topolayer/topolayer/config"
-	"github.com/topolayer/topolayer/translate"
+	"github.com/topolayer/topolayer/internal/translate"
 )
 
 // TestCAOEveryFeature runs the real cluster-authentication-operator, with every controller

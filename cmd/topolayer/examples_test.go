@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/topolayer/topolayer/internal/golden"
-	"github.com/topolayer/topolayer/sdk/samples/sample"
+	"github.com/topolayer/topolayer/internal/samples/sample"
 )
 
 // The example output the documentation uses is the sample operator's, on the input of its

@@ -19,7 +19,7 @@ import (
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/hosted"
-	"github.com/topolayer/topolayer/hosted/fixtureparity"
+	"github.com/topolayer/topolayer/internal/fixtureparity"
 )
 
 // fixtureVariants are the variants of HyperShift's oauth-openshift fixtures

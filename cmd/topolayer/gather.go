@@ -10,7 +10,7 @@ import (
 
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/gather"
+	"github.com/topolayer/topolayer/internal/gather"
 	"github.com/topolayer/topolayer/topology"
 )
 

@@ -8,10 +8,10 @@ import (
 	"testing"
 
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/contract/contracttest"
-	"github.com/topolayer/topolayer/contract/corpus"
+	"github.com/topolayer/topolayer/internal/contracttest"
+	"github.com/topolayer/topolayer/internal/corpus"
+	"github.com/topolayer/topolayer/internal/translate"
 	"github.com/topolayer/topolayer/routing"
-	"github.com/topolayer/topolayer/translate"
 )
 
 const hostedConfig = "../../examples/hosted.yaml"

@@ -22,12 +22,12 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/topolayer/topolayer/config"
-	"github.com/topolayer/topolayer/config/configtest"
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/internal/configtest"
 	"github.com/topolayer/topolayer/internal/oidctest"
+	"github.com/topolayer/topolayer/internal/translate"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/topology"
-	"github.com/topolayer/topolayer/translate"
 )
 
 // caoStandaloneConfig is the standalone configuration written for the

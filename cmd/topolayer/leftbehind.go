@@ -9,10 +9,10 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/gather"
+	"github.com/topolayer/topolayer/internal/gather"
+	"github.com/topolayer/topolayer/internal/translate"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
-	"github.com/topolayer/topolayer/translate"
 )
 
 // leftBehind asks the live clusters which objects earlier runs placed for the operator

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/topolayer/topolayer/mom/runner"
+	"github.com/topolayer/topolayer/internal/mom/runner"
 )
 
 func TestMain(m *testing.M) {

@@ -12,10 +12,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/topolayer/topolayer/config"
-	"github.com/topolayer/topolayer/hosted/fixtureparity"
+	"github.com/topolayer/topolayer/internal/fixtureparity"
+	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/parity"
 	"github.com/topolayer/topolayer/topology"
-	"github.com/topolayer/topolayer/translate"
-	"github.com/topolayer/topolayer/translate/parity"
 )
 
 // ParityOptions are the options of `topolayer parity`.

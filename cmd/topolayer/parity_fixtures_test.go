@@ -8,7 +8,7 @@ import (
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/hosted"
-	"github.com/topolayer/topolayer/hosted/fixtureparity"
+	"github.com/topolayer/topolayer/internal/fixtureparity"
 	"github.com/topolayer/topolayer/internal/golden"
 )
 

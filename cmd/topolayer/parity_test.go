@@ -13,8 +13,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/topolayer/topolayer/contract/corpus"
-	"github.com/topolayer/topolayer/translate/parity"
+	"github.com/topolayer/topolayer/internal/corpus"
+	"github.com/topolayer/topolayer/internal/translate/parity"
 )
 
 // runParity runs `topolayer parity` on its own command (it is registered in root.go) and

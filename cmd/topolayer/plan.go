@@ -9,9 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/topolayer/topolayer/apply"
-	"github.com/topolayer/topolayer/mom/runner"
-	"github.com/topolayer/topolayer/translate"
+	"github.com/topolayer/topolayer/internal/apply"
+	"github.com/topolayer/topolayer/internal/mom/runner"
+	"github.com/topolayer/topolayer/internal/translate"
 )
 
 // PlanOptions are the options of `topolayer plan`.

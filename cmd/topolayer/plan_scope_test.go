@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/topolayer/topolayer/contract/corpus"
-	"github.com/topolayer/topolayer/translate"
+	"github.com/topolayer/topolayer/internal/corpus"
+	"github.com/topolayer/topolayer/internal/translate"
 )
 
 // TestPlanTableShowsScopeWarnings: plan's table output, not only its JSON, lists the

@@ -7,9 +7,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/contract/corpus"
+	"github.com/topolayer/topolayer/internal/corpus"
+	"github.com/topolayer/topolayer/internal/translate"
 	"github.com/topolayer/topolayer/routing"
-	"github.com/topolayer/topolayer/translate"
 )
 
 // caoHostedConfig is the hosted configuration written for the cluster-authentication-operator.

@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/prune"
+	"github.com/topolayer/topolayer/internal/prune"
 )
 
 // PruneOptions are the options of `topolayer prune`.

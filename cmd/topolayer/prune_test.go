@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/topolayer/topolayer/contract/corpus"
+	"github.com/topolayer/topolayer/internal/corpus"
 )
 
 func TestPruneValidate(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/topolayer/topolayer/contract/contracttest/synth"
+	"github.com/topolayer/topolayer/internal/contracttest/synth"
 )
 
 // TestSignalStopsPlan: SIGINT or SIGTERM during a long `plan` makes the process exit with

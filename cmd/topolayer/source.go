@@ -13,8 +13,8 @@ import (
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/hosted"
+	"github.com/topolayer/topolayer/internal/translate"
 	"github.com/topolayer/topolayer/topology"
-	"github.com/topolayer/topolayer/translate"
 )
 
 // SourceOptions are the flags that name one operator's outputs and the topology to place

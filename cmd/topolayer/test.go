@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/topolayer/topolayer/mom/harness"
+	"github.com/topolayer/topolayer/internal/mom/harness"
 )
 
 // TestCmdOptions are the options of `topolayer test`.

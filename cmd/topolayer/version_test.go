@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/topolayer/topolayer/contract/contracttest"
+	"github.com/topolayer/topolayer/internal/contracttest"
 )
 
 func TestVersion(t *testing.T) {

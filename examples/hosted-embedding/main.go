@@ -24,10 +24,10 @@ import (
 
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/hosted"
+	"github.com/topolayer/topolayer/internal/samples/sample"
+	"github.com/topolayer/topolayer/internal/samples/sampleaudit"
 	"github.com/topolayer/topolayer/mom/manager"
 	"github.com/topolayer/topolayer/routing"
-	"github.com/topolayer/topolayer/sdk/samples/sample"
-	"github.com/topolayer/topolayer/sdk/samples/sampleaudit"
 	"github.com/topolayer/topolayer/topology"
 )
 

@@ -16,7 +16,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/topolayer/topolayer/e2e/cluster"
+	"github.com/topolayer/topolayer/internal/e2e/cluster"
 )
 
 // harness holds the run's configuration and its report.

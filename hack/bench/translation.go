@@ -16,9 +16,9 @@ import (
 
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/contract/contracttest/synth"
+	"github.com/topolayer/topolayer/internal/contracttest/synth"
+	"github.com/topolayer/topolayer/internal/translate"
 	"github.com/topolayer/topolayer/topology"
-	"github.com/topolayer/topolayer/translate"
 )
 
 // translationResult holds section 1's measurements of one mix on one topology.

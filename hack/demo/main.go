@@ -34,12 +34,12 @@ import (
 
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/e2e/cluster"
+	"github.com/topolayer/topolayer/internal/e2e/cluster"
+	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/parity"
 	"github.com/topolayer/topolayer/mom/manager"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/topology"
-	"github.com/topolayer/topolayer/translate"
-	"github.com/topolayer/topolayer/translate/parity"
 )
 
 // The sample operators the demo runs, as examples/*-demo.yaml name them.

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/topolayer/topolayer/translate/parity"
+	"github.com/topolayer/topolayer/internal/translate/parity"
 )
 
 // writeParitySummary writes an operator's parity in a few lines: its counts, then one line

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/topolayer/topolayer/hosted/guestidentity"
-	"github.com/topolayer/topolayer/translate"
+	"github.com/topolayer/topolayer/internal/translate"
 )
 
 // The kubeconfig of a guest identity: the guest API server as the HCP namespace's pods reach

@@ -19,8 +19,8 @@ import (
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 
+	"github.com/topolayer/topolayer/internal/translate"
 	"github.com/topolayer/topolayer/namespaces"
-	"github.com/topolayer/topolayer/translate"
 )
 
 // Marks of a guest kubeconfig Secret.

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/topolayer/topolayer/contract/contracttest"
+	"github.com/topolayer/topolayer/internal/contracttest"
 	"sigs.k8s.io/yaml"
 )
 

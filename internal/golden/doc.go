@@ -9,7 +9,7 @@
 // that "go test ./... -update" is accepted by every package it runs.
 //
 //	func TestReport(t *testing.T) {
-//		golden.File(t, filepath.Join("testdata", "report.txt"), got, "go test ./translate/parity -update")
+//		golden.File(t, filepath.Join("testdata", "report.txt"), got, "go test ./internal/translate/parity -update")
 //	}
 //
 // It is imported by tests only, never by topolayer's commands or libraries.

@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/topolayer/topolayer/apply"
+	"github.com/topolayer/topolayer/internal/apply"
 )
 
 // informed is the apply.Cache of one cluster: what its informers hold of the resources and

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/topolayer/topolayer/config"
-	"github.com/topolayer/topolayer/mom/runner"
-	"github.com/topolayer/topolayer/mom/scheduler"
+	"github.com/topolayer/topolayer/internal/mom/runner"
+	"github.com/topolayer/topolayer/internal/mom/scheduler"
 )
 
 // OperatorsFromConfig returns the configured operators, each run as a contract binary in a

@@ -13,10 +13,10 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
-	"github.com/topolayer/topolayer/apply"
-	"github.com/topolayer/topolayer/gather"
 	"github.com/topolayer/topolayer/hosted/guestidentity"
-	"github.com/topolayer/topolayer/mom/scheduler"
+	"github.com/topolayer/topolayer/internal/apply"
+	"github.com/topolayer/topolayer/internal/gather"
+	"github.com/topolayer/topolayer/internal/mom/scheduler"
 	"github.com/topolayer/topolayer/topology"
 )
 

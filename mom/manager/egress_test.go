@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/mom/runner"
+	"github.com/topolayer/topolayer/internal/mom/runner"
 )
 
 // offlineRunner fails as an operator without network does: a controller's error and its

@@ -7,8 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/topolayer/topolayer/hosted"
-	"github.com/topolayer/topolayer/mom/scheduler"
-	"github.com/topolayer/topolayer/translate"
+	"github.com/topolayer/topolayer/internal/mom/scheduler"
+	"github.com/topolayer/topolayer/internal/translate"
 )
 
 // profile is the HostedControlPlane the hypershift profile reads, as the Manager last read

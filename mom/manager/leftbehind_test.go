@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/internal/translate"
 	"github.com/topolayer/topolayer/routing"
-	"github.com/topolayer/topolayer/translate"
 )
 
 // TestLeftBehind: across runs, an object placed by an earlier run that a later one no longer

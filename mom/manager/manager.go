@@ -18,14 +18,14 @@ import (
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
-	"github.com/topolayer/topolayer/apply"
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/hosted/guestidentity"
-	"github.com/topolayer/topolayer/mom/index"
-	"github.com/topolayer/topolayer/mom/runner"
-	"github.com/topolayer/topolayer/mom/scheduler"
+	"github.com/topolayer/topolayer/internal/apply"
+	"github.com/topolayer/topolayer/internal/mom/index"
+	"github.com/topolayer/topolayer/internal/mom/runner"
+	"github.com/topolayer/topolayer/internal/mom/scheduler"
 	"github.com/topolayer/topolayer/topology"
 )
 

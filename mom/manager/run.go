@@ -18,14 +18,14 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/topolayer/topolayer/apply"
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/gather"
-	"github.com/topolayer/topolayer/mom/runner"
-	"github.com/topolayer/topolayer/mom/scheduler"
+	"github.com/topolayer/topolayer/internal/apply"
+	"github.com/topolayer/topolayer/internal/gather"
+	"github.com/topolayer/topolayer/internal/mom/runner"
+	"github.com/topolayer/topolayer/internal/mom/scheduler"
+	"github.com/topolayer/topolayer/internal/translate"
 	"github.com/topolayer/topolayer/routing"
-	"github.com/topolayer/topolayer/translate"
 )
 
 // Result values of a run, in status objects, events and metrics.

@@ -10,8 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/mom/runner"
-	"github.com/topolayer/topolayer/mom/scheduler"
+	"github.com/topolayer/topolayer/internal/mom/runner"
+	"github.com/topolayer/topolayer/internal/mom/scheduler"
 )
 
 func TestTriggerOf(t *testing.T) {

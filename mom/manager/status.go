@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/topolayer/topolayer/mom/scheduler"
+	"github.com/topolayer/topolayer/internal/mom/scheduler"
 	"github.com/topolayer/topolayer/namespaces"
 )
 

@@ -1,0 +1,394 @@
+package translate
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/topolayer/topolayer/internal/translate/internal/yamlnode"
+	"github.com/topolayer/topolayer/internal/translate/podspec"
+	"github.com/topolayer/topolayer/internal/translate/references"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/selection"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/namespaces"
+	"github.com/topolayer/topolayer/routing"
+)
+
+// RuleScopeCheck names the plan warnings of CheckSimulatedNamespaces.
+const RuleScopeCheck = "hosted/scope-check"
+
+// Violation is one way a hosted object does not keep to its simulated namespace.
+type Violation struct {
+	// Entry is the index of the offending entry in Plan.Entries.
+	Entry int
+	// Message says what is wrong, naming the field.
+	Message string
+}
+
+// CheckSimulatedNamespaces checks the final objects of p that land in the HCP namespace hcp
+// of the management cluster: each label selector of an object from a simulated namespace
+// (see RuleSelectorScope) must require its simulated namespace's label, and select no pod
+// template of the plan from another simulated namespace nor any of others (the labels of
+// pods that are not in the plan: the hosted control plane's own components); a selector that
+// reaches other namespaces of the HCP namespace must name them. A preferred pod affinity term
+// that reaches no other namespace is not checked: it only makes the nodes of the pods it
+// selects, all of the same hosted control plane, more likely for the pod itself, which is how
+// HyperShift colocates the pods of one hosted control plane. No reference (a field of the
+// reference table, an annotation of annotationReferences, a Service DNS name in a ConfigMap
+// or Secret, an entry of statusReferences, in status writes too) may name a standalone
+// identity the plan renamed or shadowed. discovery nil means
+// contract.DefaultDiscovery().
+func CheckSimulatedNamespaces(p *Plan, hcp string, discovery *contract.Discovery, others ...map[string]string) []Violation {
+	return checkSimulatedNamespaces(p, nil, hcp, discovery, others...)
+}
+
+// checkSimulatedNamespaces is CheckSimulatedNamespaces; finals, when not nil, are the final
+// objects of p's entries (nil where there is none), read instead of Entry.Object.
+func checkSimulatedNamespaces(p *Plan, finals []*yaml.RNode, hcp string, discovery *contract.Discovery, others ...map[string]string) []Violation {
+	if discovery == nil {
+		discovery = contract.DefaultDiscovery()
+	}
+	type pod struct {
+		ns     string
+		labels labels.Set
+		entry  int
+	}
+	type nameKey struct {
+		gk   schema.GroupKind
+		name string
+	}
+	var (
+		out      []Violation
+		pods     []pod
+		objs     = map[int]*yaml.RNode{}
+		renamed  = map[nameKey]bool{}    // standalone names the plan changed
+		moved    = map[objectKey]bool{}  // standalone identities the plan placed under another
+		statuses = map[int]*yaml.RNode{} // objects that hold statusReferences
+		targets  = map[nameKey]bool{}    // names in the HCP namespace
+		simNames = map[string]bool{}     // simulated standalone namespaces
+	)
+	gkOf := func(id contract.Identity) schema.GroupKind {
+		kind, _ := discovery.KindForResource(id.GroupResource())
+		return schema.GroupKind{Group: id.Group, Kind: kind}
+	}
+	for i, e := range p.Entries {
+		if e.Disposition != routing.Apply || e.Target.Cluster != routing.ClusterManagement || e.Target.Namespace != hcp {
+			continue
+		}
+		targets[nameKey{gkOf(e.Target.Identity), e.Target.Name}] = true
+		if keyOf("", e.Source) != keyOf("", e.Target.Identity) && !e.Source.IsNamespace() {
+			moved[keyOf("", e.Source)] = true
+		}
+		if e.Object != nil && holdsStatusReferences(e.Object.GroupVersionKind().GroupKind()) {
+			if obj, err := finalOf(p, finals, i); err != nil {
+				out = append(out, Violation{i, fmt.Sprintf("cannot read the object: %v", err)})
+			} else {
+				statuses[i] = obj
+			}
+		}
+		if e.Source.Namespace == "" || e.Source.Namespace == hcp {
+			continue
+		}
+		simNames[e.Source.Namespace] = true
+		if e.Source.Name != e.Target.Name {
+			renamed[nameKey{gkOf(e.Source), e.Source.Name}] = true
+		}
+		if e.Object == nil || e.Action.IsStatus() || !scopeCheckReads(e.Object.GroupVersionKind().GroupKind(), e.Source) {
+			continue
+		}
+		obj, err := finalOf(p, finals, i)
+		if err != nil {
+			out = append(out, Violation{i, fmt.Sprintf("cannot read the object: %v", err)})
+			continue
+		}
+		objs[i] = obj
+		sites, _ := podSitesIn(obj) // the policy refused an object beyond the search's bounds
+		for _, site := range sites {
+			meta, ok := site.Metadata()
+			if !ok {
+				continue
+			}
+			set := labels.Set{}
+			if m := meta.Child("labels").Node(obj.YNode()); m != nil && m.Kind == yaml.MappingNode {
+				_ = yaml.NewRNode(m).VisitFields(func(n *yaml.MapNode) error {
+					set[n.Key.YNode().Value] = n.Value.YNode().Value
+					return nil
+				})
+			}
+			pods = append(pods, pod{ns: e.Source.Namespace, labels: set, entry: i})
+		}
+	}
+	// The pod templates by the value of their namespace label: a selector that requires the
+	// label to be one of some values matches only those (without the index, the check was
+	// quadratic in the plan's workloads).
+	byLabel := map[string][]int{}
+	for j, pd := range pods {
+		if v, ok := pd.labels[namespaces.LabelNamespace]; ok {
+			byLabel[v] = append(byLabel[v], j)
+		}
+	}
+	podsFor := func(required []string) []pod {
+		if len(required) == 0 {
+			return pods
+		}
+		var idx []int
+		for _, v := range slices.Compact(slices.Sorted(slices.Values(required))) {
+			idx = append(idx, byLabel[v]...)
+		}
+		slices.Sort(idx) // plan order, as the warnings were
+		out := make([]pod, len(idx))
+		for k, j := range idx {
+			out[k] = pods[j]
+		}
+		return out
+	}
+	for _, i := range slices.Sorted(maps.Keys(statuses)) {
+		for _, msg := range staleStatusReferences(statuses[i], moved) {
+			out = append(out, Violation{i, msg})
+		}
+	}
+	// Each object's selectors and references are checked on their own, on every core; the
+	// violations keep plan order.
+	checked := slices.Sorted(maps.Keys(objs))
+	found := make([][]Violation, len(checked))
+	forEach(len(checked), func(k int) {
+		i := checked[k]
+		e, obj := p.Entries[i], objs[i]
+		bad := func(format string, args ...any) {
+			found[k] = append(found[k], Violation{i, fmt.Sprintf(format, args...)})
+		}
+		for _, site := range selectorSites(obj, e.Source.Group, e.Source.Resource) {
+			if site.soft && ownNamespaceOnly(site.parent) {
+				continue // draws the pod to the nodes of its own hosted control plane's pods, and nothing to them: the hypershift profile's colocation selects that whole control plane
+			}
+			where := strings.Join(site.path, ".")
+			allowed := []string{e.Source.Namespace}
+			if site.peer {
+				var names []string
+				ok := false
+				if nl := site.parent.Field("namespaces"); nl != nil && len(nl.Value.YNode().Content) > 0 {
+					names, ok = scalarList(nl.Value.YNode())
+				} else if ns := site.parent.Field("namespaceSelector"); ns != nil && !ns.Value.IsNil() {
+					names, ok = namespaceNames(ns.Value.YNode())
+					if !ok {
+						continue // selects namespaces by other labels: RuleSelectorScope warned
+					}
+				} else {
+					ok, names = true, nil
+				}
+				switch {
+				case ok && names == nil:
+				case ok && slices.Equal(names, []string{hcp}):
+					allowed = nil // the selector must say which simulated namespaces
+				default:
+					continue // other namespaces of the management cluster: RuleSelectorScope warned
+				}
+			}
+			sel, required, err := siteSelector(site)
+			if err != nil {
+				bad("%s: %v", where, err)
+				continue
+			}
+			if sel == nil {
+				continue // selects nothing
+			}
+			if allowed == nil {
+				allowed = required
+			}
+			if len(required) == 0 || !subset(required, allowed) {
+				bad("%s: does not keep to simulated namespace %s (%s is not required to be one of %s)", where, strings.Join(allowed, ", "), namespaces.LabelNamespace, strings.Join(allowed, ", "))
+			}
+			for _, pd := range podsFor(required) {
+				if !slices.Contains(allowed, pd.ns) && sel.Matches(pd.labels) {
+					bad("%s: selects the pods of %s from simulated namespace %s", where, p.Entries[pd.entry].Source, pd.ns)
+				}
+			}
+			for _, o := range others {
+				if sel.Matches(labels.Set(o)) {
+					bad("%s: selects a pod outside the plan labelled %s", where, labels.Set(o))
+				}
+			}
+		}
+		for _, msg := range staleReferences(obj, hcp, func(gk schema.GroupKind, name string) bool {
+			k := nameKey{gk, name}
+			return renamed[k] && !targets[k]
+		}, simNames) {
+			bad("%s", msg)
+		}
+	})
+	for _, v := range found {
+		out = append(out, v...)
+	}
+	return out
+}
+
+// scopeCheckReads reports whether checkSimulatedNamespaces reads anything of an object of kind
+// gk written for the standalone object src: a selector or its pods' labels, a reference of the
+// reference table or the annotation table, Service DNS names in a ConfigMap or Secret, status
+// references. Of the others (events, most of what operators write) the check reads no tree,
+// and the engine keeps none.
+func scopeCheckReads(gk schema.GroupKind, src contract.Identity) bool {
+	group, resource := src.Group, src.Resource
+	if podspec.MayHold(gk) || knownPodBearing(group, resource) {
+		return true
+	}
+	switch {
+	case group == "" && (resource == "pods" || resource == "services"),
+		group == "policy" && resource == "poddisruptionbudgets",
+		group == "networking.k8s.io" && resource == "networkpolicies",
+		gk == kindConfigMap || gk == kindSecret,
+		references.HasReferrers(gk.Kind),
+		holdsStatusReferences(gk):
+		return true
+	}
+	return slices.ContainsFunc(annotationReferences, func(a AnnotationReference) bool { return a.Referrer == gk })
+}
+
+func subset(a, b []string) bool {
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			return false
+		}
+	}
+	return true
+}
+
+// siteSelector returns the selector at site (nil when it selects nothing) and the values its
+// namespace-label requirement allows (none when it has no such requirement).
+func siteSelector(site selectorSite) (labels.Selector, []string, error) {
+	v := site.parent.Field(site.field)
+	if site.plain {
+		set := labels.Set{}
+		if v != nil {
+			_ = v.Value.VisitFields(func(n *yaml.MapNode) error {
+				set[n.Key.YNode().Value] = n.Value.YNode().Value
+				return nil
+			})
+		}
+		if ns, ok := set[namespaces.LabelNamespace]; ok {
+			return labels.SelectorFromSet(set), []string{ns}, nil
+		}
+		return labels.SelectorFromSet(set), nil, nil
+	}
+	var ls metav1.LabelSelector
+	if v == nil || v.Value.IsNil() {
+		if site.field == "labelSelector" {
+			return nil, nil, nil
+		}
+	} else {
+		// The selector's values as JSON holds them (a YAML 1.1 reading of its text would make
+		// "on" or "no" booleans).
+		m, ok := yamlnode.Value(v.Value.YNode()).(map[string]any)
+		if !ok {
+			return nil, nil, fmt.Errorf("a selector is a mapping, not %s", v.Value.YNode().ShortTag())
+		}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &ls); err != nil {
+			return nil, nil, err
+		}
+	}
+	sel, err := metav1.LabelSelectorAsSelector(&ls)
+	if err != nil {
+		return nil, nil, err
+	}
+	reqs, _ := sel.Requirements()
+	for _, r := range reqs {
+		if r.Key() == namespaces.LabelNamespace && (r.Operator() == selection.In || r.Operator() == selection.Equals || r.Operator() == selection.DoubleEquals) {
+			return sel, slices.Sorted(func(yield func(string) bool) {
+				for v := range r.Values() {
+					if !yield(v) {
+						return
+					}
+				}
+			}), nil
+		}
+	}
+	return sel, nil, nil
+}
+
+// staleReferences lists the references of obj, an object in the HCP namespace hcp, that name
+// a standalone identity the plan renamed (stale says which), and the Service DNS names that
+// name a Service in a simulated standalone namespace.
+func staleReferences(obj *yaml.RNode, hcp string, stale func(gk schema.GroupKind, name string) bool, simulated map[string]bool) []string {
+	var out []string
+	// The renamer answers "unchanged" or "unknown": obj is not modified, so no copy is needed.
+	if _, dangling, err := references.RewriteReferences(obj, references.RenamerFunc(func(ref references.Reference) (references.Renamed, bool) {
+		return references.Renamed{}, !(ref.Namespace == hcp || ref.Namespace == "") || !stale(ref.Kind, ref.Name)
+	})); err == nil {
+		for _, d := range dangling {
+			out = append(out, "names a standalone identity the plan renamed: "+d)
+		}
+	}
+	gv, _ := schema.ParseGroupVersion(obj.GetApiVersion())
+	gk := schema.GroupKind{Group: gv.Group, Kind: obj.GetKind()}
+	var annotations map[string]string // read when a reference of the table is the object's
+	for _, a := range annotationReferences {
+		if a.Referrer != gk {
+			continue
+		}
+		if annotations == nil {
+			annotations = obj.GetAnnotations()
+		}
+		if name := annotations[a.Annotation]; name != "" && stale(a.To, name) {
+			out = append(out, fmt.Sprintf("annotation %s names %s %s, which the plan renamed", a.Annotation, a.To.Kind, name))
+		}
+	}
+	if gk == kindConfigMap || gk == kindSecret {
+		_ = rewriteData(obj, gk == kindSecret, func(text string) (string, bool) {
+			for _, m := range findServiceDNS(text) {
+				if simulated[m.namespace] {
+					out = append(out, fmt.Sprintf("names Service %s/%s by its standalone DNS name", m.namespace, m.name))
+				}
+			}
+			return text, false
+		})
+	}
+	return out
+}
+
+// finalOf returns the final object of entry i of p, which has an Object: finals[i] when
+// finals has it, else the entry's Object read as YAML.
+func finalOf(p *Plan, finals []*yaml.RNode, i int) (*yaml.RNode, error) {
+	if finals != nil && finals[i] != nil {
+		return finals[i], nil
+	}
+	return yaml.FromMap(p.Entries[i].Object.Object)
+}
+
+// staleStatusReferences lists the entries of obj's statusReferences that name a standalone
+// identity the plan placed under another (moved).
+func staleStatusReferences(obj *yaml.RNode, moved map[objectKey]bool) []string {
+	gv, _ := schema.ParseGroupVersion(obj.GetApiVersion())
+	gk := schema.GroupKind{Group: gv.Group, Kind: obj.GetKind()}
+	if original, ok := namespaces.IsShadowGroup(gk.Group); ok {
+		gk.Group = original
+	}
+	var out []string
+	for path, l := range statusLists(obj, gk) {
+		for _, s := range statusEntries(l) {
+			if moved[keyOf("", s.id)] {
+				out = append(out, fmt.Sprintf("%s/%d names %s, which the plan placed under another identity", path, s.index, s.id))
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// ownNamespaceOnly reports whether the affinity term term selects pods of its pod's own
+// namespace only: it names no namespaces and has no namespace selector (an empty one
+// selects every namespace).
+func ownNamespaceOnly(term *yaml.RNode) bool {
+	if nl := term.Field("namespaces"); nl != nil && len(nl.Value.YNode().Content) > 0 {
+		return false
+	}
+	ns := term.Field("namespaceSelector")
+	return ns == nil || ns.Value.IsNil()
+}

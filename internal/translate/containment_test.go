@@ -1,0 +1,94 @@
+package translate_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/routing"
+)
+
+// TestContainment: with the default policy, what a hostile or standalone-minded output asks
+// for on the shared management cluster is either made safe by a named transform or refused
+// with the field named; RBAC for users and groups lands on the guest.
+func TestContainment(t *testing.T) {
+	const hcp = "clusters-example"
+	engine := func(mode translate.PodSecurityMode) translate.Engine {
+		return profileEngine(hcp, &translate.Policy{PodSecurity: mode})
+	}
+	workload := func(spec string) contract.Mutation {
+		return policyMutation(contract.ActionApply, "apps", "deployments", "openshift-authentication", "oauth-openshift",
+			"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: oauth-openshift, namespace: openshift-authentication}\n"+
+				"spec:\n  selector: {matchLabels: {app: oauth}}\n  template:\n    metadata: {labels: {app: oauth}}\n    spec:\n"+spec)
+	}
+	privileged := workload("      hostPID: true\n      hostNetwork: true\n      nodeName: master-0\n" +
+		"      containers:\n      - name: oauth\n        image: oauth\n        ports: [{containerPort: 6443, hostPort: 6443}]\n" +
+		"        securityContext: {privileged: true, runAsUser: 0, capabilities: {add: [SYS_ADMIN]}}\n")
+	compliant := workload("      containers:\n      - name: oauth\n        image: oauth\n")
+	binding := func(kind, subject string) contract.Mutation {
+		return policyMutation(contract.ActionApply, "rbac.authorization.k8s.io", "rolebindings", "openshift-config-managed", "reader",
+			"apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: reader, namespace: openshift-config-managed}\n"+
+				"roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: reader}\nsubjects:\n- {kind: "+kind+", name: \""+subject+"\", namespace: openshift-config-managed}\n")
+	}
+	readerRole := role("openshift-config-managed", "reader", "- {apiGroups: [\"\"], resources: [configmaps], verbs: [get]}\n")
+	adminBinding := policyMutation(contract.ActionApply, "rbac.authorization.k8s.io", "rolebindings", "openshift-authentication", "all",
+		"apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: all, namespace: openshift-authentication}\n"+
+			"roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}\nsubjects:\n- {kind: Group, name: \"system:unauthenticated\"}\n")
+
+	tests := []struct {
+		name      string
+		mode      translate.PodSecurityMode
+		mutations []contract.Mutation
+		// want maps a source name to its rule (a rejected entry: its rule and part of its reason).
+		want       map[string]string
+		wantReason map[string]string
+		wantGuest  []string
+	}{
+		{"strip: a privileged standalone workload becomes restricted", translate.PodSecurityStrip, []contract.Mutation{privileged},
+			map[string]string{"oauth-openshift": "hosted/management"}, nil, nil},
+		{"reject: the same workload is refused, the field named", translate.PodSecurityReject, []contract.Mutation{privileged},
+			map[string]string{"oauth-openshift": translate.RulePodSecurity}, map[string]string{"oauth-openshift": "host"}, nil},
+		{"reject: a compliant-after-defaults workload passes", translate.PodSecurityReject, []contract.Mutation{compliant},
+			map[string]string{"oauth-openshift": "hosted/management"}, nil, nil},
+		{"a binding of guest users and its Role land on the guest", translate.PodSecurityStrip, []contract.Mutation{readerRole, binding("Group", "system:authenticated")},
+			map[string]string{"reader": translate.RuleGuestSubjects}, nil, []string{"reader", "reader"}},
+		{"a service account binding stays on management", translate.PodSecurityStrip, []contract.Mutation{readerRole, binding("ServiceAccount", "oauth")},
+			map[string]string{"reader": "hosted/management"}, nil, nil},
+		{"cluster-admin for the unauthenticated is refused", translate.PodSecurityStrip, []contract.Mutation{adminBinding},
+			map[string]string{"all": translate.RuleRBACContainment}, map[string]string{"all": "cluster-admin"}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := engine(tc.mode).Plan(&contract.OutputDir{Mutations: tc.mutations})
+			var guest []string
+			for _, e := range p.Entries {
+				if want, ok := tc.want[e.Source.Name]; ok && e.Rule != want {
+					t.Errorf("%s: rule %s (%s: %s), want %s", e.Source, e.Rule, e.Disposition, e.Reason, want)
+				}
+				if part, ok := tc.wantReason[e.Source.Name]; ok && (e.Disposition != routing.Rejected || !strings.Contains(e.Reason, part)) {
+					t.Errorf("%s: %s, reason %q; want rejected naming %q", e.Source, e.Disposition, e.Reason, part)
+				}
+				if e.Target.Cluster == routing.ClusterGuest {
+					guest = append(guest, e.Source.Name)
+				}
+				if e.Disposition != routing.Apply || e.Source.Resource != "deployments" {
+					continue
+				}
+				spec := e.Object.Object["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
+				for _, f := range []string{"hostPID", "hostNetwork", "nodeName"} {
+					if _, has := spec[f]; has {
+						t.Errorf("the management pod template keeps %s", f)
+					}
+				}
+				sc := spec["containers"].([]any)[0].(map[string]any)["securityContext"].(map[string]any)
+				if sc["privileged"] == true || sc["allowPrivilegeEscalation"] != false {
+					t.Errorf("container securityContext %v: want unprivileged, no escalation", sc)
+				}
+			}
+			if strings.Join(guest, ",") != strings.Join(tc.wantGuest, ",") {
+				t.Errorf("on the guest: %v, want %v", guest, tc.wantGuest)
+			}
+		})
+	}
+}

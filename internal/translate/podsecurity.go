@@ -1,0 +1,96 @@
+package translate
+
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/topolayer/topolayer/internal/translate/podsecurity"
+	"github.com/topolayer/topolayer/internal/translate/podspec"
+
+	psaapi "k8s.io/pod-security-admission/api"
+
+	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/routing"
+)
+
+// RulePodSecurity rejects pods and pod templates placed on the management cluster that do not
+// meet the Kubernetes Pod Security "restricted" level, as they will be written: the management
+// cluster's nodes run every tenant's control plane.
+const RulePodSecurity = "policy/pod-security"
+
+// PodSecurityMode says how the pods an operator places on the management cluster are brought
+// to the Pod Security "restricted" level.
+type PodSecurityMode string
+
+const (
+	// PodSecurityStrip (the default) runs the profile's stripping transforms (Transform.Strips):
+	// what a standalone workload only needs on a standalone node is dropped.
+	PodSecurityStrip PodSecurityMode = "strip"
+	// PodSecurityReject runs no stripping transform: a pod that would need stripping is
+	// refused.
+	PodSecurityReject PodSecurityMode = "reject"
+)
+
+// checkPodSecurity rejects a management-side pod or pod template that does not meet the
+// "restricted" level on its final object, naming the fields the evaluator forbids. It also
+// forbids spec.nodeName, which Pod Security allows but which bypasses the scheduler and the
+// control-plane placement of a shared management cluster.
+func (e Engine) checkPodSecurity(w *work) {
+	if e.Policy == nil || w.entry.Disposition != routing.Apply || w.entry.Target.Cluster != routing.ClusterManagement {
+		return
+	}
+	action := w.m.Metadata.Action
+	if action == contract.ActionDelete || action.IsStatus() {
+		return
+	}
+	gk := e.groupKindOf(w.entry.Target.Identity, w.entry.Object)
+	if !runsPods(w.entry.Target.Identity.Group, gk) {
+		return
+	}
+	src := w.entry.Source
+	if action == contract.ActionPatch {
+		return // judged on what it makes of the object it patches (checkPatchEffects, AdmitPatched)
+	}
+	if !action.CarriesObject() || w.entry.Object == nil {
+		what := "a pod-bearing object"
+		if _, known := podspec.Known(gk); !known {
+			what = "a custom resource, which may hold pod specs,"
+		}
+		w.reject(RulePodSecurity, fmt.Sprintf("%s: a %s of %s on the management cluster cannot be checked against Pod Security %q; write the whole object (Apply)", src, action, what, psaapi.LevelRestricted))
+		return
+	}
+	sites, err := podspec.Find(gk, w.entry.Object.Object)
+	if err != nil {
+		w.reject(RulePodSecurity, fmt.Sprintf("%s: %v: its pod specs cannot be checked against Pod Security %q", src, err, psaapi.LevelRestricted))
+		return
+	}
+	var reasons []string
+	for _, site := range sites {
+		if reason := podsecurity.Reason(w.entry.Object.Object, site); reason != "" {
+			reasons = append(reasons, reason)
+		}
+	}
+	if len(reasons) > 0 {
+		w.reject(RulePodSecurity, fmt.Sprintf("%s: %s", src, strings.Join(reasons, "; ")))
+	}
+}
+
+// podSecurityOf returns why obj, a whole object as it will be on the management cluster, does
+// not meet the "restricted" level; "" when it does or holds no pod. Its pod specs are found
+// as the check finds them (podspec.Find); one that cannot be searched is not restricted.
+func podSecurityOf(obj *unstructured.Unstructured) string {
+	gvk := obj.GroupVersionKind()
+	sites, err := podspec.Find(gvk.GroupKind(), obj.Object)
+	if err != nil {
+		return fmt.Sprintf("%v: its pod specs cannot be checked against Pod Security %q", err, psaapi.LevelRestricted)
+	}
+	var reasons []string
+	for _, site := range sites {
+		if reason := podsecurity.Reason(obj.Object, site); reason != "" {
+			reasons = append(reasons, reason)
+		}
+	}
+	return strings.Join(reasons, "; ")
+}

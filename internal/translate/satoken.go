@@ -1,0 +1,189 @@
+package translate
+
+import (
+	"fmt"
+
+	"github.com/topolayer/topolayer/internal/translate/internal/yamlnode"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/namespaces"
+	"github.com/topolayer/topolayer/routing"
+)
+
+// RuleServiceAccountToken names the rewriting and the refusals of Secrets of type
+// kubernetes.io/service-account-token. The API server's token controller fills such a Secret
+// with a token of the service account its kubernetes.io/service-account.name annotation names,
+// in the Secret's namespace: written unrewritten in the hosted control plane's namespace, it
+// would name one of the HCP's own accounts (the control-plane-operator's). The annotation
+// follows the name mapping of the account in the Secret's standalone namespace, like a field
+// reference, and the account must be the operator's own: written by the plan, or declared in
+// its output-resources (or the configuration's supplement). A Secret naming any other account
+// is refused. A patch that touches the type or the annotation is judged on the Secret it makes
+// of the plan's earlier entry (the name it sets is not rewritten: it must be where one of the
+// operator's accounts lands), and refused when the plan does not write the Secret earlier.
+const RuleServiceAccountToken = "policy/service-account-token"
+
+// Names of the service-account-token Secret type and its annotation.
+const (
+	SecretTypeServiceAccountToken = "kubernetes.io/service-account-token"
+	AnnotationServiceAccountName  = "kubernetes.io/service-account.name"
+)
+
+// ServiceAccountTokenOf returns the account name of a Secret of type
+// kubernetes.io/service-account-token (obj in any form), and whether obj is one.
+func ServiceAccountTokenOf(obj *yaml.RNode) (string, bool) {
+	if obj == nil || obj.GetKind() != "Secret" || obj.GetApiVersion() != "v1" {
+		return "", false
+	}
+	if t, _ := yamlnode.StringAt(obj, "type"); t != SecretTypeServiceAccountToken {
+		return "", false
+	}
+	return obj.GetAnnotations()[AnnotationServiceAccountName], true
+}
+
+// writes reports whether the plan writes w's object: applies or absorbs it, not deletes it.
+func writes(w *work) bool {
+	d := w.entry.Disposition
+	return (d == routing.Apply || d == routing.Absorbed) && w.m.Metadata.Action != contract.ActionDelete
+}
+
+// mayCarryToken reports whether serviceAccountTokens reads w, a Secret: a Secret of type
+// kubernetes.io/service-account-token, or a change other than a delete whose body names the
+// token's annotation.
+func mayCarryToken(w *work) bool {
+	action := w.m.Metadata.Action
+	switch {
+	case !action.CarriesObject():
+		return action != contract.ActionDelete && patchTouchesToken(w.m)
+	case w.src == nil:
+		return true
+	}
+	o := w.src.Object
+	return o["kind"] == "Secret" && o["apiVersion"] == "v1" && o["type"] == SecretTypeServiceAccountToken
+}
+
+// patchTouchesToken reports whether a patch of a Secret may make it a token Secret or change
+// the account it names: it sets or removes the type or the annotation, or a field holding
+// them, as the API server decodes its paths (patchPaths). One that does not parse may too.
+func patchTouchesToken(m *contract.Mutation) bool {
+	paths, err := patchPaths(m.Body, m.Metadata.PatchType)
+	if err != nil {
+		return true
+	}
+	return touches(paths, "type") || touches(paths, "metadata", "annotations", AnnotationServiceAccountName)
+}
+
+// ServiceAccountID returns the identity of the service account name in namespace.
+func ServiceAccountID(namespace, name string) contract.Identity {
+	return contract.Identity{Version: "v1", Resource: "serviceaccounts", Namespace: namespace, Name: name}
+}
+
+// serviceAccountTokens rewrites the account annotation of every service-account-token Secret
+// the plan applies to the name its account lands as on the Secret's cluster, and rejects the
+// Secrets of accounts that are not the operator's, and patches that name the annotation of
+// Secrets the plan does not write earlier (those it does are judged by checkPatchEffects). It
+// runs once every body is rewritten, before the policy checks.
+// written holds the objects the plan writes besides works' (a planner's spilled entries); it
+// is added to.
+func (e Engine) serviceAccountTokens(works []*work, written map[objectKey]bool) {
+	for _, w := range works {
+		if writes(w) {
+			written[keyOf("", w.entry.Source)] = true
+		}
+	}
+	bases := patchBases(works)
+	for _, w := range works {
+		src := w.entry.Source
+		if w.entry.Disposition != routing.Apply || src.Group != "" || src.Resource != "secrets" {
+			continue
+		}
+		action := w.m.Metadata.Action
+		if !action.CarriesObject() {
+			if _, judged := bases[w]; !judged && action != contract.ActionDelete && patchTouchesToken(w.m) {
+				w.reject(RuleServiceAccountToken, fmt.Sprintf("%s: metadata.annotations[%s]: a %s that sets or removes the Secret's type or that annotation (however the patch spells it) of a Secret this plan does not write earlier cannot be checked for the service account whose token it would receive; write the whole Secret (Apply)",
+					src, AnnotationServiceAccountName, action))
+			}
+			continue // a patch of a Secret the plan writes earlier is judged on what it makes (checkPatchEffects)
+		}
+		if !mayCarryToken(w) {
+			continue // not a token Secret: no tree to build
+		}
+		name, ok := ServiceAccountTokenOf(w.tree())
+		if !ok || action.IsStatus() {
+			continue
+		}
+		field := "metadata.annotations[" + AnnotationServiceAccountName + "]"
+		if name == "" {
+			w.reject(RuleServiceAccountToken, fmt.Sprintf("%s: %s: a Secret of type %s must name its service account", src, field, SecretTypeServiceAccountToken))
+			continue
+		}
+		sa := ServiceAccountID(src.Namespace, name)
+		if !written[keyOf("", sa)] && !e.declaresAccount(sa) {
+			w.reject(RuleServiceAccountToken, fmt.Sprintf("%s: %s: names service account %s, which is not the operator's (neither written by this plan nor declared in its output-resources): its token would be handed to the operator",
+				src, field, sa))
+			continue
+		}
+		target, err := e.Names.ToTarget(w.entry.Target.Cluster, sa)
+		if err != nil {
+			w.reject(RuleServiceAccountToken, fmt.Sprintf("%s: %s: service account %s: %v", src, field, sa, err))
+			continue
+		}
+		if target.Namespace != w.entry.Target.Identity.Namespace {
+			w.reject(RuleServiceAccountToken, fmt.Sprintf("%s: %s: service account %s lands in namespace %s, not beside the Secret in %s",
+				src, field, sa, target.Namespace, w.entry.Target.Identity.Namespace))
+			continue
+		}
+		if f := w.finalTree(); f == nil || target.Name == name || f.GetAnnotations()[AnnotationServiceAccountName] == target.Name {
+			continue // nothing to rename, or the annotation-references step did (and recorded it)
+		}
+		if w.final == nil {
+			w.final, w.unchanged = w.tree().Copy(), false
+		}
+		if err := w.final.PipeE(yaml.SetAnnotation(AnnotationServiceAccountName, target.Name)); err != nil {
+			w.reject(RuleBody, fmt.Sprintf("%s: %s: %v", src, field, err))
+			continue
+		}
+		w.entry.Mutation.Body, w.entry.Mutation.Object = nil, nil // written from the final object
+		w.entry.Changes = append(w.entry.Changes, Change{Path: yamlnode.Pointer([]string{"metadata", "annotations", AnnotationServiceAccountName}),
+			From: name, To: target.Name, By: RuleServiceAccountToken, Kind: ChangeReference, Detail: "the operator's own service account, renamed"})
+	}
+}
+
+// serviceAccountToken maps the account annotation of a service-account-token Secret read on
+// cluster, in namespace, back to the account's standalone name. A name that does not map back
+// to an account of the Secret's own standalone namespace (srcNamespace) is left as it is.
+func (inv Inverse) serviceAccountToken(obj *yaml.RNode, cluster, namespace, srcNamespace string) error {
+	name, ok := ServiceAccountTokenOf(obj)
+	if !ok || name == "" {
+		return nil
+	}
+	src, err := inv.Names.ToSource(cluster, ServiceAccountID(namespace, name), nil)
+	if err != nil || src.Namespace != srcNamespace || src.Name == name {
+		return nil
+	}
+	return obj.PipeE(yaml.SetAnnotation(AnnotationServiceAccountName, src.Name))
+}
+
+// ForeignServiceAccountToken returns why a Secret read from cluster (target identity t, raw as
+// read, before mapping back) must not be handed to an operator whose output-resources are
+// declared: it is a service-account-token Secret whose account, as the annotation names it on
+// the cluster, is not the exact landing place of a service account the operator declares in
+// the Secret's standalone namespace src. "" when it may be handed over.
+func ForeignServiceAccountToken(names namespaces.Mapper, declared *contract.OutputResources, cluster string, t, src contract.Identity, raw *yaml.RNode) string {
+	name, ok := ServiceAccountTokenOf(raw)
+	if !ok {
+		return ""
+	}
+	if name == "" {
+		return fmt.Sprintf("%s: a %s Secret names no service account", t, SecretTypeServiceAccountToken)
+	}
+	sa, err := names.ToSource(cluster, ServiceAccountID(t.Namespace, name), nil)
+	if err == nil && sa.Namespace == src.Namespace && len(declared.ClassesOf(sa)) > 0 {
+		if back, err := names.ToTarget(cluster, sa); err == nil && back.Namespace == t.Namespace && back.Name == name {
+			return ""
+		}
+	}
+	return fmt.Sprintf("%s holds a token of service account %s/%s on %s, which is not one the operator declares in its output-resources", t, t.Namespace, name, cluster)
+}

@@ -1,0 +1,1026 @@
+package translate
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"sync"
+
+	"github.com/topolayer/topolayer/internal/translate/transform"
+
+	"github.com/topolayer/topolayer/internal/translate/internal/yamlnode"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/namespaces"
+	"github.com/topolayer/topolayer/routing"
+)
+
+// Rule names of the checks the engine makes besides routing.
+const (
+	// RuleDeclaredOutputs rejects mutations the operator did not declare for their class.
+	RuleDeclaredOutputs = "declared-outputs"
+	// RuleUnspecified rejects mutations the operator itself could not place in a class.
+	RuleUnspecified = "unspecified-class"
+	// RuleNameMapping rejects mutations whose identity cannot be mapped to the target, or
+	// whose target another source maps to as well.
+	RuleNameMapping = "name-mapping"
+	// RuleBody rejects mutations whose body cannot be rewritten.
+	RuleBody = "body"
+	// RuleGuestNamespace names the entries that create on the guest a namespace the
+	// management side absorbed while the operator's guest objects live in it.
+	RuleGuestNamespace = "hosted/guest-namespace"
+)
+
+// Engine turns an operator's output directory into a plan. Its fields are its configuration;
+// Plan is pure: no I/O, no clock, the same plan for the same input.
+type Engine struct {
+	// Topology is TopologyStandalone or TopologyHosted; it is copied into the plan.
+	Topology string
+	// Operator names the operator whose outputs are translated.
+	Operator string
+	// Router places each mutation.
+	Router routing.Router
+	// Names maps standalone identities to target identities.
+	Names namespaces.Mapper
+	// Declared is the operator's output-resources. When set, a mutation that its class's
+	// declarations do not match is rejected. When nil, the class folders are trusted.
+	Declared *contract.OutputResources
+	// Supplement is what the configuration declares for the operator besides Declared
+	// (config operators[].supplements.outputs): a mutation it matches is declared, and one
+	// the operator wrote under Unspecified is placed in the first class it declares it in.
+	// Entries it declares say so (Entry.DeclaredBy).
+	Supplement *contract.OutputResources
+	// Stages rewrite the body of every object the engine rewrites, in order (see Stage):
+	// StandaloneStages or HostedStages, composed by the topology. nil is StandaloneStages().
+	Stages []Stage
+	// HCPNamespace and HostedControlPlane name the hosted control plane; empty standalone.
+	HCPNamespace, HostedControlPlane string
+	// Discovery maps kinds to resources for references; nil means contract.DefaultDiscovery().
+	Discovery *contract.Discovery
+	// Policy bounds what the operator's outputs may grant, install or reach; nil checks
+	// nothing. Its rejections name the policy/ rules (see the package documentation).
+	Policy *Policy
+	// GuestIdentity, when set (the hosted topology), makes the operands placed on the
+	// management cluster act on the guest as their standalone service accounts
+	// (RuleGuestIdentity); nil leaves their pods' identities as they are.
+	GuestIdentity *GuestIdentity
+
+	// Containment is the management cluster's allow-list (RuleManagementKind,
+	// RuleManagementFields, RuleReservedLabels); nil (standalone) checks nothing more.
+	Containment *Containment
+
+	// composed is what the planner learnt of Stages.
+	composed composition
+}
+
+// Standalone returns the engine of the standalone topology: every mutation to the one
+// cluster, identities and bodies unchanged.
+func Standalone(operator string, declared *contract.OutputResources) Engine {
+	return Engine{
+		Topology: TopologyStandalone,
+		Operator: operator,
+		Router:   routing.Standalone(),
+		Names:    namespaces.Identity{},
+		Declared: declared,
+	}
+}
+
+// work is one mutation on its way through the engine.
+type work struct {
+	m     *contract.Mutation
+	entry Entry
+	// src is the object of an object-bearing action as the operator wrote it (the reader's
+	// parse, shared: never changed); nil for patches and deletes.
+	src *unstructured.Unstructured
+	// obj is src as a YAML tree, built when first needed (tree); most entries of a
+	// standalone plan never need it.
+	obj *yaml.RNode
+	// final is the target object of an apply entry once rewritten; nil while it is src
+	// unchanged (unchanged) or there is none.
+	final *yaml.RNode
+	// unchanged marks an apply entry whose object is written as the operator wrote it.
+	unchanged bool
+	// finished marks an entry whose final object is set and checked (Engine.finish);
+	// settled one handed to the planner's settled function.
+	finished, settled bool
+	// guestSA is the standalone service account a pod-bearing object placed on the
+	// management cluster acts as on the guest (RuleGuestIdentity); nil otherwise.
+	guestSA *saKey
+	// droppedTokens are the token Secrets of guest identities in the workload's standalone
+	// namespace that the plan does not write (RuleGuestIdentity): its pods do not mount them.
+	// One value per namespace, shared by its workloads.
+	droppedTokens *droppedSecrets
+	// tokenless marks the renamed service account of RuleGuestIdentity on the management
+	// cluster: its token is not mounted into pods.
+	tokenless bool
+}
+
+// Plan translates every mutation of out, and the Deletes recovered from its
+// controller-results.yaml (RuleRecoveredDelete). Mutations that may not be written are
+// rejected entries, not errors; check Plan.Rejected before applying.
+func (e Engine) Plan(out *contract.OutputDir) *Plan {
+	p := e.Planner(nil)
+	// Without a settled function, Add only places: each mutation is placed on its own, on
+	// every core.
+	p.works = make([]*work, len(out.Mutations))
+	forEach(len(out.Mutations), func(i int) { p.works[i] = p.e.place(&out.Mutations[i]) })
+	for _, w := range p.works {
+		p.writes.check(w)
+		p.recovery.note(w)
+	}
+	p.AddControllerResults(out.ControllerResults)
+	return p.Plan()
+}
+
+// Planner plans an output directory one mutation at a time, for a reader that streams it
+// (contract.WalkOutputDir): Engine.Plan is Add for each mutation, AddControllerResults, then
+// Plan. With a settled
+// function, an entry that no later stage reads or changes is settled as soon as it is added
+// (an object the standalone topology writes as the operator wrote it, and not one of the
+// kinds the plan-wide checks read: bindings, roles under an RBAC ceiling, token Secrets;
+// see settlesAlone): settled is
+// called with it and its body, object and metadata file are dropped (and the entry's
+// Mutation and Object: the plan keeps what plan.json shows), so that a directory of any size
+// is planned in bounded memory. Every other entry is settled by Plan, in plan order. A
+// Planner is used once, by one goroutine.
+type Planner struct {
+	e       Engine
+	works   []*work
+	settled func(*Entry) error
+	err     error
+	// writes finds the mutations that write an object twice (RuleDuplicateWrite).
+	writes writeLog
+	// recovery gathers what AddControllerResults needs of the mutations added before it
+	// (RuleRecoveredDelete).
+	recovery recovery
+
+	// spill, when set (SpillTo), holds the plan.json form of the entries settled while
+	// adding; spilled says where each is, spillSummary counts them.
+	spill        Spill
+	spilled      []spilled
+	spillBuf     []byte
+	spillOff     int64
+	spillSummary Summary
+	// written are the standalone service accounts of the spilled entries that the plan
+	// writes (serviceAccountTokens and checkPatchEffects ask it only of service accounts).
+	written map[objectKey]bool
+	// roles are the roles settled while adding (settlesAlone), as writtenRoles reads them.
+	roles []spilledRole
+}
+
+// spilledRole is a Role or ClusterRole the planner settled while adding: its place in the
+// plan, and a work that holds what checkRBACContainment reads of it (writtenRole's fields and
+// the object) for the bindings that refer to it.
+type spilledRole struct {
+	class contract.Class
+	path  string
+	ref   RoleRef
+	w     *work
+}
+
+// writtenRoles returns the roles the plan writes (as writtenRoles(works) does), those
+// settled while adding among them: the last write of each in plan order.
+func (p *Planner) writtenRoles(works []*work) map[RoleRef]*work {
+	if len(p.roles) == 0 {
+		return writtenRoles(works)
+	}
+	all := slices.Clone(p.roles)
+	for _, w := range works {
+		if ref, ok := writtenRole(w); ok {
+			all = append(all, spilledRole{class: w.m.Class, path: w.m.Path, ref: ref, w: w})
+		}
+	}
+	slices.SortStableFunc(all, func(a, b spilledRole) int { return planOrder(a.class, a.path, b.class, b.path) })
+	roles := map[RoleRef]*work{}
+	for _, r := range all {
+		roles[r.ref] = r.w
+	}
+	return roles
+}
+
+// Planner returns a planner of the engine; settled, when not nil, is called once for every
+// entry as soon as it is final (see Planner).
+func (e Engine) Planner(settled func(*Entry) error) *Planner {
+	if e.Discovery == nil {
+		e.Discovery = contract.DefaultDiscovery()
+	}
+	if e.Stages == nil {
+		e.Stages = StandaloneStages()
+	}
+	e.composed = compose(e.Stages)
+	return &Planner{e: e, settled: settled, written: map[objectKey]bool{}}
+}
+
+// Add places one mutation. Its entry is settled at once when nothing later can change it;
+// then m's body and object are dropped (with a settled function only).
+func (p *Planner) Add(m *contract.Mutation) { p.add(p.e.place(m)) }
+
+// add adds one placed mutation, as Add says.
+func (p *Planner) add(w *work) {
+	p.writes.check(w)
+	p.recovery.note(w)
+	p.works = append(p.works, w)
+	if p.settled == nil || p.err != nil || !p.e.settlesAlone(w) {
+		return
+	}
+	if w.entry.Disposition == routing.Apply {
+		p.e.rewrite(w, nil)
+	}
+	p.e.finish(w)
+	if ref, ok := writtenRole(w); ok {
+		// checkRBACContainment reads the role for the bindings that refer to it: it keeps
+		// what that reads, not the mutation.
+		p.roles = append(p.roles, spilledRole{class: w.m.Class, path: w.m.Path, ref: ref, w: &work{
+			m:     &contract.Mutation{Metadata: contract.Metadata{Action: w.m.Metadata.Action}},
+			entry: Entry{Disposition: w.entry.Disposition, Source: w.entry.Source, Target: w.entry.Target, Object: w.entry.Object},
+		}})
+	}
+	p.settle(w)
+	if p.spill != nil && w.settled && p.err == nil && w.entry.Disposition != routing.Rejected {
+		if src := w.entry.Source; writes(w) && src.Group == "" && src.Resource == "serviceaccounts" {
+			p.written[keyOf("", src)] = true
+		}
+		p.spillWork(w)
+		p.works = p.works[:len(p.works)-1]
+	}
+}
+
+// SpillTo makes the planner keep the entries it settles while adding in s, not in memory,
+// until the plan is written (WritePlan), so that its memory grows with the entries a
+// plan-wide stage reads, not with the directory. Only a planner with a settled function
+// settles while adding; call SpillTo before the first Add. Rejected entries stay in memory.
+func (p *Planner) SpillTo(s Spill) { p.spill = s }
+
+// settlesAlone reports whether no later stage of the plan reads or changes w: the
+// standalone topology's engine writes it as the operator wrote it, under its own identity,
+// and the plan-wide checks do not read it. Those are the RBAC checks (every binding, and the
+// roles when an RBAC ceiling may refuse them; the containment of bindings reads the roles,
+// which the planner keeps: Planner.roles) and serviceAccountTokens (the Secrets that may carry
+// a service account's token, and the identities of the service accounts written, which the
+// planner keeps: writes).
+func (e Engine) settlesAlone(w *work) bool {
+	if e.HCPNamespace != "" || e.composed.bodies || e.GuestIdentity != nil {
+		return false
+	}
+	src := w.entry.Source
+	switch {
+	case w.entry.Disposition == routing.Apply && w.entry.Target.Identity != src:
+		return false
+	case src.Group == groupRBAC && (src.Resource == resourceRoles || src.Resource == resourceClusterRoles):
+		// Without an RBAC ceiling no check refuses a role of the standalone topology; the
+		// containment of the bindings that refer to it reads it (Planner.roles).
+		return e.Policy == nil || e.Policy.RBAC == nil
+	case src.Group == groupRBAC:
+		return false
+	case src.Group == "" && src.Resource == "secrets":
+		return !mayCarryToken(w)
+	}
+	return true
+}
+
+// finish sets the final object of an entry and runs the checks that read one object.
+func (e Engine) finish(w *work) {
+	switch {
+	case w.entry.Disposition != routing.Apply:
+	case w.final != nil:
+		var src map[string]any
+		if w.src != nil {
+			src = w.src.Object
+		}
+		obj, err := objectOf(w.final.YNode(), src)
+		if err != nil {
+			w.reject(RuleBody, fmt.Sprintf("%s: the rewritten object is not one object: %v", w.entry.Source, err))
+			break
+		}
+		w.entry.Object = &unstructured.Unstructured{Object: obj}
+		if w.entry.Mutation != nil {
+			w.entry.Mutation.Object = w.entry.Object
+		}
+	case w.unchanged:
+		w.entry.Object = w.src
+	}
+	// Policy is the last stage: it checks the objects as they will be written, after every
+	// transform.
+	e.checkIdentityFields(w)
+	e.checkVolumeDataSources(w)
+	e.checkPrivileged(w)
+	e.checkManagement(w)
+	e.checkPodSecurity(w)
+	w.finished = true
+	if o := w.entry.Object; w.final != nil && o != nil && !scopeCheckReads(o.GroupVersionKind().GroupKind(), w.entry.Source) {
+		// No later stage reads the tree: the object is the entry's.
+		w.final = nil
+	}
+
+}
+
+// settle hands a final entry to the settled function and, once it has it, drops the
+// entry's body and object: the settled function wrote what it needed.
+func (p *Planner) settle(w *work) {
+	if w.settled || p.settled == nil || p.err != nil {
+		return
+	}
+	w.settled = true
+	if err := p.settled(&w.entry); err != nil {
+		p.err = err
+		return
+	}
+	w.m.DropContent()
+	w.src, w.obj, w.final, w.entry.Object, w.entry.Mutation = nil, nil, nil, nil, nil
+}
+
+// Err returns the first error of the settled function; the planner settles nothing after it.
+func (p *Planner) Err() error { return p.err }
+
+// Plan runs the stages that read the whole plan and returns it; with a settled function,
+// it settles every entry Add did not. Entries keep the source directory's order whatever
+// order they were added in. The entries of a spill (SpillTo) are read back into the plan;
+// WritePlan writes them without holding them.
+func (p *Planner) Plan() *Plan {
+	plan, order := p.complete()
+	if len(p.spilled) == 0 || p.err != nil {
+		return plan
+	}
+	kept := plan.Entries
+	plan.Entries = make([]Entry, 0, len(order))
+	r := &spillReader{r: p.spill}
+	for _, ref := range order {
+		if ref >= 0 {
+			plan.Entries = append(plan.Entries, kept[ref])
+			continue
+		}
+		s := p.spilled[-ref-1]
+		js, err := r.entry(s)
+		var e Entry
+		if err == nil {
+			err = json.Unmarshal(js, &e)
+		}
+		if err != nil {
+			p.err = fmt.Errorf("%s: %w", s.path, err)
+			return plan
+		}
+		e.SourcePath = s.path
+		plan.Entries = append(plan.Entries, e)
+	}
+	return plan
+}
+
+// WritePlan runs the stages that read the whole plan, as Plan does, and writes its plan.json
+// to w (WritePlanJSON's document), reading the entries of a spill back one at a time. It
+// returns the plan without the spilled entries: its Entries are the others, in order (every
+// rejected entry among them), its Summary counts them all.
+func (p *Planner) WritePlan(w io.Writer) (*Plan, error) {
+	plan, order := p.complete()
+	if p.err != nil {
+		return nil, p.err
+	}
+	r := &spillReader{r: p.spill}
+	err := writePlanJSON(w, plan, len(order), func(i int) ([]byte, error) {
+		if ref := order[i]; ref >= 0 {
+			return entryJSON(&plan.Entries[ref])
+		}
+		return r.entry(p.spilled[-order[i]-1])
+	})
+	return plan, err
+}
+
+// complete runs the stages that read the whole plan and settles what Add did not. It returns
+// the plan of the entries in memory and the order of all of them: an index into the plan's
+// Entries, or -(i+1) for the i-th spilled entry.
+func (p *Planner) complete() (*Plan, []int) {
+	e, works := p.e, p.works
+	p.flushSpill()
+	if p.settled != nil {
+		// A streaming reader adds mutations in the order it meets them.
+		slices.SortStableFunc(works, func(a, b *work) int { return planOrder(a.m.Class, a.m.Path, b.m.Class, b.m.Path) })
+		slices.SortStableFunc(p.spilled, func(a, b spilled) int { return planOrder(a.class, a.path, b.class, b.path) })
+	}
+	read := len(works) // the works the reader added; the stages below add some
+	e.placeGuestSubjects(works)
+	works = append(works, e.placeGuestIdentities(works)...)
+	works = append(works, e.guestNamespaces(works)...)
+	places := &placements{index: e.checkCollisions(works)}
+	// Each entry's rewrite and checks read the plan-wide placement and change only the entry:
+	// they run on every core.
+	eachWork(works, func(w *work) {
+		if w.entry.Disposition == routing.Apply && !w.finished {
+			e.rewrite(w, places)
+		}
+	})
+	e.serviceAccountTokens(works, p.written)
+	eachWork(works, func(w *work) {
+		if !w.finished {
+			e.finish(w)
+		}
+	})
+	e.checkPatchEffects(works, p.written)
+	e.checkRBACContainment(works, p.writtenRoles(works))
+	e.checkRBAC(works)
+	plan := &Plan{Topology: e.Topology, Summary: p.spillSummary, Entries: make([]Entry, 0, len(works)), GuestIdentities: guestIdentities(works)}
+	if e.Policy != nil {
+		plan.RBAC = e.Policy.RBAC
+	}
+	for _, w := range works {
+		plan.Summary.add(w.entry.Disposition)
+	}
+	if e.HCPNamespace != "" {
+		draft := &Plan{Entries: make([]Entry, 0, len(works))}
+		for _, w := range works {
+			draft.Entries = append(draft.Entries, w.entry)
+		}
+		finals := make([]*yaml.RNode, len(works))
+		for i, w := range works {
+			if w.entry.Disposition == routing.Apply {
+				finals[i] = w.finalTree()
+			}
+		}
+		for _, v := range checkSimulatedNamespaces(draft, finals, e.HCPNamespace, e.Discovery) {
+			works[v.Entry].entry.Warnings = append(works[v.Entry].entry.Warnings, RuleScopeCheck+": "+v.Message)
+		}
+	}
+	order := make([]int, 0, len(works)+len(p.spilled))
+	s := 0
+	for i, w := range works {
+		// The spilled entries go among the ones the reader added, in the directory's order,
+		// and before those the stages added.
+		for ; s < len(p.spilled) && (i >= read || planOrder(p.spilled[s].class, p.spilled[s].path, w.m.Class, w.m.Path) < 0); s++ {
+			order = append(order, -(s + 1))
+		}
+		p.settle(w)
+		plan.Entries = append(plan.Entries, w.entry)
+		order = append(order, i)
+		works[i] = nil // the entry is in the plan now: let the work go
+	}
+	for ; s < len(p.spilled); s++ {
+		order = append(order, -(s + 1))
+	}
+	return plan, order
+}
+
+// guestNamespaces returns the entries that create on the guest the namespaces that the
+// operator's guest objects live in but that the management side absorbs: in standalone one
+// Namespace served both. Each is the operator's own Namespace object when the plan holds
+// it, else a bare Namespace of that name when the operator declares it as a Management or
+// Configuration output (it exists before the operator runs) or a guest identity's service
+// account lives in it (RuleGuestIdentity), created on the guest (RuleGuestNamespace) where
+// it is missing.
+func (e Engine) guestNamespaces(works []*work) []*work {
+	absorbed := map[string]*work{}
+	onGuest := map[string]bool{}
+	for _, w := range works {
+		id := w.entry.Source
+		if !id.IsNamespace() {
+			continue
+		}
+		switch {
+		case w.entry.Disposition == routing.Absorbed && w.src != nil:
+			absorbed[id.Name] = w
+		case w.entry.Disposition == routing.Apply && w.entry.Target.Cluster == routing.ClusterGuest:
+			onGuest[id.Name] = true
+		}
+	}
+	var out []*work
+	for _, w := range works {
+		ns := w.entry.Source.Namespace
+		if w.entry.Disposition != routing.Apply || w.entry.Target.Cluster != routing.ClusterGuest || ns == "" || onGuest[ns] {
+			continue
+		}
+		from := absorbed[ns]
+		if from == nil {
+			from = e.declaredAbsorbedNamespace(ns)
+		}
+		if from == nil && w.entry.Rule == RuleGuestIdentity {
+			// A guest identity's service account needs its namespace on the guest, whether
+			// or not the operator writes or declares it.
+			from = bareNamespace(ns)
+		}
+		if from == nil {
+			continue
+		}
+		onGuest[ns] = true
+		m := *from.m
+		m.Class = contract.ClassUserWorkload
+		// Create, as the operator's own client would: where the namespace exists already
+		// (the guest's installer made it), it is left as it is.
+		m.Metadata.Action, m.Metadata.FieldManager, m.Metadata.PatchType = contract.ActionCreate, "", ""
+		out = append(out, &work{m: &m, src: from.src, obj: from.obj, entry: Entry{
+			Operator: e.Operator, Class: m.Class, Action: m.Metadata.Action, Source: from.entry.Source,
+			Target:      Target{Cluster: routing.ClusterGuest, Identity: from.entry.Source},
+			Disposition: routing.Apply, Rule: RuleGuestNamespace,
+			Reason:     fmt.Sprintf("%s is absorbed on the management cluster, but %s lives in it on the guest", ns, w.entry.Source.String()),
+			Transforms: []string{}, Warnings: []string{}, SourcePath: from.m.Path,
+		}})
+	}
+	return out
+}
+
+// declaredAbsorbedNamespace returns a bare Namespace object of that name, as work, when the
+// operator declares it as a Management or Configuration output and the routing table
+// absorbs it on the management side; nil otherwise.
+func (e Engine) declaredAbsorbedNamespace(name string) *work {
+	id := contract.Identity{Version: "v1", Resource: "namespaces", Name: name}
+	declared := func(o *contract.OutputResources) bool {
+		return o != nil && (o.ManagementResources.Matches(id) || o.ConfigurationResources.Matches(id))
+	}
+	if !declared(e.Declared) && !declared(e.Supplement) {
+		return nil
+	}
+	if d := e.Router.Route(routing.Object{Class: contract.ClassManagement, Identity: id}); d.Disposition != routing.Absorbed {
+		return nil
+	}
+	return bareNamespace(name)
+}
+
+// bareNamespace returns a Namespace object of that name and nothing else, as work.
+func bareNamespace(name string) *work {
+	id := contract.Identity{Version: "v1", Resource: "namespaces", Name: name}
+	src := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name}}}
+	m := &contract.Mutation{Class: contract.ClassManagement, Object: src}
+	m.Metadata.Action = contract.ActionCreate
+	m.Metadata.SetIdentity(id)
+	return &work{m: m, src: src, entry: Entry{Source: id}}
+}
+
+// place decides a mutation's disposition, target cluster and target identity.
+func (e Engine) place(m *contract.Mutation) *work {
+	src := m.Identity()
+	w := &work{m: m, entry: Entry{
+		Operator: e.Operator, Class: m.Class, Action: m.Metadata.Action, Source: src,
+		Transforms: []string{}, Warnings: []string{}, SourcePath: m.Path,
+	}}
+	if m.Metadata.Action.CarriesObject() {
+		w.src = m.Object
+		if w.src == nil {
+			// A mutation built in memory: the reader parses what it reads.
+			obj, err := contract.ParseObject(m.Body)
+			if err != nil {
+				return w.reject(RuleBody, fmt.Sprintf("parse body: %v", err))
+			}
+			w.src = &unstructured.Unstructured{Object: obj}
+		}
+	}
+	if m.Class == contract.ClassUnspecified {
+		classes := e.Supplement.ClassesOf(src)
+		if len(classes) == 0 {
+			return w.reject(RuleUnspecified, "the operator wrote it under Unspecified: it matched no declared output resource (operators[].supplements.outputs can declare it)")
+		}
+		w.entry.Class, w.entry.DeclaredBy = classes[0], DeclaredBySupplement
+	}
+	switch class := w.entry.Class; {
+	case w.entry.DeclaredBy != "":
+	case e.Declared == nil || e.Declared.ForClass(class).Matches(src):
+	case e.Supplement != nil && e.Supplement.ForClass(class).Matches(src):
+		w.entry.DeclaredBy = DeclaredBySupplement
+	case e.Policy != nil && IsPrivileged(src.GroupResource()):
+		return w.reject(RulePrivilegedObject, fmt.Sprintf("%s is privileged (it changes what the API server serves or admits) and not declared in the %s output-resources", src, class))
+	default:
+		return w.reject(RuleDeclaredOutputs, fmt.Sprintf("%s is not declared in the %s output-resources", src, class))
+	}
+	d := e.Router.Route(w.object())
+	w.entry.Disposition, w.entry.Rule, w.entry.Reason = d.Disposition, d.Rule, d.Reason
+	w.entry.Target.Cluster = d.Cluster
+	if d.Disposition != routing.Apply && d.Disposition != routing.Absorbed {
+		return w
+	}
+	target, err := e.Names.ToTarget(d.Cluster, src)
+	if err != nil {
+		return w.reject(RuleNameMapping, err.Error())
+	}
+	w.entry.Target.Identity = target
+	e.dropStandaloneNode(w)
+	return w
+}
+
+func (w *work) reject(rule, reason string) *work {
+	w.entry.Disposition, w.entry.Rule, w.entry.Reason = routing.Rejected, rule, reason
+	w.entry.Target = Target{}
+	w.entry.Mutation = nil
+	w.entry.Object = nil
+	w.entry.Changes = nil
+	w.final, w.unchanged = nil, false
+	return w
+}
+
+func (w *work) object() routing.Object {
+	o := routing.Object{Class: w.entry.Class, Identity: w.entry.Source}
+	if w.src != nil {
+		o.Labels = w.src.GetLabels()
+	}
+	return o
+}
+
+// tree returns src as a YAML tree, building it when first asked; nil when the action carries
+// no object. It is the operator's object: callers that change it copy it first.
+func (w *work) tree() *yaml.RNode {
+	if w.obj == nil && w.src != nil {
+		w.obj = yamlnode.TreeOf(w.src.Object)
+	}
+	return w.obj
+}
+
+// finalTree returns the target object of an apply entry as a YAML tree: the rewritten one,
+// or the operator's own when it is written unchanged; nil when there is none.
+func (w *work) finalTree() *yaml.RNode {
+	if w.final == nil && w.unchanged {
+		return w.tree()
+	}
+	return w.final
+}
+
+// objectKey names an object regardless of version.
+type objectKey struct {
+	cluster, group, resource, namespace, name string
+}
+
+func keyOf(cluster string, id contract.Identity) objectKey {
+	return objectKey{cluster, id.Group, id.Resource, id.Namespace, id.Name}
+}
+
+// placements are where the plan's sources land (checkCollisions' index) and, learnt while
+// the entries are rewritten (on every core), where the objects outside the plan that they
+// name are expected.
+type placements struct {
+	index   map[objectKey]placed
+	outside sync.Map // objectKey -> outsideTarget
+}
+
+// outsideTarget is where an object outside the plan is expected, or why it cannot be mapped,
+// and the warning of a reference to it.
+type outsideTarget struct {
+	target  contract.Identity
+	err     error
+	warning string
+}
+
+// outsideTarget returns the target of src, an object outside the plan on the referrer's
+// cluster (the topology's name mapping), remembered for the plan.
+func (r *renamer) outsideTarget(src contract.Identity) outsideTarget {
+	var k objectKey
+	if r.outside != nil {
+		k = keyOf(r.from, src)
+		if v, ok := r.outside.Load(k); ok {
+			return v.(outsideTarget)
+		}
+	}
+	var t outsideTarget
+	t.target, t.err = r.engine.Names.ToTarget(r.from, src)
+	if t.err != nil {
+		t.warning = fmt.Sprintf("refers to %s, which cannot be mapped: %v", src, t.err)
+	} else {
+		t.warning = fmt.Sprintf("dangling reference: %s is not in the plan; it is expected as %s", src, t.target)
+	}
+	if r.outside != nil {
+		r.outside.Store(k, t)
+	}
+	return t
+}
+
+// placed is where a source object lands.
+type placed struct {
+	cluster string
+	target  contract.Identity
+}
+
+// onCluster prefixes the cluster of the index keys of sources by the cluster they land on.
+const onCluster = "@"
+
+// checkCollisions rejects mutations of distinct sources that land on the same target, and
+// returns the index from standalone object (cluster "") to where it lands.
+func (e Engine) checkCollisions(works []*work) map[objectKey]placed {
+	bySource := make(map[objectKey]placed, 2*len(works))
+	byTarget := make(map[objectKey]contract.Identity, len(works))
+	for _, w := range works {
+		d := w.entry.Disposition
+		if (d != routing.Apply && d != routing.Absorbed) || w.entry.Source.Name == "" {
+			continue
+		}
+		if d == routing.Absorbed {
+			bySource[keyOf("", w.entry.Source)] = placed{w.entry.Target.Cluster, w.entry.Target.Identity}
+			continue
+		}
+		tk := keyOf(w.entry.Target.Cluster, w.entry.Target.Identity)
+		if other, ok := byTarget[tk]; ok && keyOf("", other) != keyOf("", w.entry.Source) {
+			w.reject(RuleNameMapping, fmt.Sprintf("%s would land on %s, where %s lands too", w.entry.Source, w.entry.Target.Identity, other))
+			continue
+		}
+		byTarget[tk] = w.entry.Source
+		bySource[keyOf("", w.entry.Source)] = placed{w.entry.Target.Cluster, w.entry.Target.Identity}
+		// A source may land on both clusters (a service account under RuleGuestIdentity): a
+		// reference resolves to the one on the referrer's cluster first.
+		bySource[keyOf(onCluster+w.entry.Target.Cluster, w.entry.Source)] = placed{w.entry.Target.Cluster, w.entry.Target.Identity}
+	}
+	return bySource
+}
+
+// rewrite builds the target mutation of an apply entry: identity, references, annotations and
+// transforms in the body of object-bearing actions, metadata for all. It records the final
+// object and every change made to it in the entry.
+func (e Engine) rewrite(w *work, places *placements) {
+	tm := *w.m
+	tm.Class = w.entry.Class // a mutation written under Unspecified, placed by the supplement
+	tm.Metadata.SetIdentity(w.entry.Target.Identity)
+	tm.Path, tm.Prefix = "", ""
+	if w.src == nil || (!e.composed.bodies && w.entry.Target.Identity == w.entry.Source) {
+		if tm.Metadata.Identity() == w.m.Identity() {
+			tm.Prefix = w.m.Prefix // nothing changed: keep the file name too
+		}
+		w.entry.Mutation = &tm
+		w.unchanged = w.src != nil
+		return
+	}
+	obj, err := e.rewriteBody(w, places)
+	if err != nil {
+		w.reject(RuleBody, err.Error())
+		return
+	}
+	// The body is written when a writer needs it (contract.Mutation.Bytes): an applier
+	// writes the object.
+	tm.Body, tm.Object = nil, nil
+	w.entry.Mutation = &tm
+	w.final = obj
+}
+
+// filterScope is where a scoped filter works on an object: the mapping's path, the keys, their
+// values there before the edit, and the edit.
+type filterScope struct {
+	path, keys []string
+	before     *yaml.Node
+	edit       func()
+}
+
+// scopeOf returns the scope of f on obj, with a copy of the values it may change; false when
+// f is not scoped on obj, or a node on the scope's path is neither a mapping nor missing (the
+// scope then says nothing of it).
+func scopeOf(f kio.Filter, obj *yaml.Node) (filterScope, bool) {
+	sf, ok := f.(transform.Scoped)
+	if !ok {
+		return filterScope{}, false
+	}
+	path, keys, edit, ok := sf.Scope(obj)
+	if !ok || len(path) == 0 {
+		return filterScope{}, false
+	}
+	at, ok := yamlnode.LookupNode(obj, path...)
+	if !ok || (at != nil && at.Kind != yaml.MappingNode) {
+		return filterScope{}, false
+	}
+	return filterScope{path: path, keys: keys, before: yamlnode.CopyTree(scopedKeys(at, keys)), edit: edit}, true
+}
+
+// changes returns the changes the filter made in obj: a diff of the scope's keys before and
+// after, which lists them as a diff of the whole object does (the mapping's keys in their
+// order, then those it gained).
+func (s filterScope) changes(obj *yaml.Node, by string) []Change {
+	after, _ := yamlnode.LookupNode(obj, s.path...)
+	if after != nil && after.Kind != yaml.MappingNode {
+		after = nil
+	}
+	return diffNodesAt(s.path, s.before, scopedKeys(after, s.keys), by, ChangeTransformed)
+}
+
+// scopedKeys returns a mapping of the pairs of m whose key is one of keys, in m's order; nil
+// for a nil m.
+func scopedKeys(m *yaml.Node, keys []string) *yaml.Node {
+	if m == nil {
+		return nil
+	}
+	out := &yaml.Node{Kind: yaml.MappingNode, Tag: yaml.NodeTagMap}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if slices.Contains(keys, m.Content[i].Value) {
+			out.Content = append(out.Content, m.Content[i], m.Content[i+1])
+		}
+	}
+	return out
+}
+
+// setIdentity writes the target identity into the body: apiVersion (a shadow group), kind (a
+// ClusterRole that became a Role), namespace and name, and the namespace of a pod template.
+// It returns the changes it made; rule is the routing rule that placed the object.
+func (e Engine) setIdentity(obj *yaml.RNode, src, target contract.Identity, rule string) ([]Change, error) {
+	var changes []Change
+	set := func(path []string, to string, kind, by, detail string, write func() error) error {
+		var from any
+		if old, ok := yamlnode.StringAt(obj, path...); ok {
+			if old == to {
+				return nil
+			}
+			from = old
+		}
+		if err := write(); err != nil {
+			return err
+		}
+		changes = append(changes, Change{Path: yamlnode.Pointer(path), From: from, To: to, By: by, Kind: kind, Detail: detail})
+		return nil
+	}
+	if target.Group != src.Group {
+		gv := schema.GroupVersion{Group: target.Group, Version: target.Version}.String()
+		kind := ChangeConverted
+		if orig, ok := namespaces.IsShadowGroup(target.Group); ok && orig == src.Group {
+			kind = ChangeShadowed
+		}
+		if err := set([]string{"apiVersion"}, gv, kind, ByNamespaces, src.Group+" -> "+target.Group, func() error {
+			return yamlnode.SetString(obj, yaml.NewStringRNode(gv).YNode(), "apiVersion")
+		}); err != nil {
+			return nil, err
+		}
+	}
+	if target.Resource != src.Resource {
+		kind, ok := e.Discovery.KindFor(target.GroupVersionResource())
+		if !ok {
+			return nil, fmt.Errorf("no kind known for %s", target.GroupVersionResource())
+		}
+		if err := set([]string{"kind"}, kind, ChangeConverted, rule, src.Resource+" -> "+target.Resource, func() error {
+			return yamlnode.SetString(obj, yaml.NewStringRNode(kind).YNode(), "kind")
+		}); err != nil {
+			return nil, err
+		}
+	}
+	if target.Namespace != src.Namespace {
+		if err := set([]string{"metadata", "namespace"}, target.Namespace, ChangeRenamed, ByNamespaces, detailRenamed, func() error {
+			if target.Namespace == "" {
+				return obj.SetNamespace("")
+			}
+			return yamlnode.SetString(obj, &yaml.Node{Kind: yaml.ScalarNode, Value: target.Namespace}, "metadata", "namespace") // as SetNamespace
+		}); err != nil {
+			return nil, err
+		}
+		sites, err := podSitesIn(obj)
+		if err != nil {
+			return nil, err
+		}
+		for _, site := range sites {
+			m, ok := site.Metadata()
+			metaPath, plain := m.AsKeys()
+			if !ok || !plain {
+				continue // a template inside a list: its namespace, if any, is left to the API server's checks
+			}
+			meta, err := yamlnode.Lookup(obj, metaPath...)
+			if err == nil && meta != nil && meta.Field("namespace") != nil {
+				if err := set(append(metaPath, "namespace"), target.Namespace, ChangeRenamed, ByNamespaces, detailRenamed, func() error {
+					return yamlnode.SetString(meta, yaml.NewStringRNode(target.Namespace).YNode(), "namespace")
+				}); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	if target.Name != src.Name {
+		if err := set([]string{"metadata", "name"}, target.Name, ChangeRenamed, ByNamespaces, detailRenamed, func() error {
+			return yamlnode.SetString(obj, &yaml.Node{Kind: yaml.ScalarNode, Value: target.Name}, "metadata", "name") // as SetName
+		}); err != nil {
+			return nil, err
+		}
+	}
+	if target.GenerateName != src.GenerateName {
+		if err := set([]string{"metadata", "generateName"}, target.GenerateName, ChangeRenamed, ByNamespaces, detailRenamed, func() error {
+			return yamlnode.SetString(obj, yaml.NewStringRNode(target.GenerateName).YNode(), "metadata", "generateName")
+		}); err != nil {
+			return nil, err
+		}
+	}
+	return changes, nil
+}
+
+// renamer answers, for a reference inside one object, where the referenced object lands.
+type renamer struct {
+	engine Engine
+	index  map[objectKey]placed
+	// outside remembers where the objects outside the plan that references name are
+	// expected (objectKey -> outsideTarget): many objects name the same ones. nil for none.
+	outside  *sync.Map
+	from     string            // the referrer's target cluster
+	referrer contract.Identity // the referrer's standalone identity
+	warnings []string
+	// simulated are the standalone namespaces the plan simulates on the referrer's cluster;
+	// built when first needed (simulatesNamespace).
+	simulated map[string]bool
+}
+
+// resolve returns the target identity of a referenced standalone object, renaming by the
+// topology's rules objects the plan does not contain, and warning about those.
+func (r *renamer) resolve(gk schema.GroupKind, namespace, name string) (contract.Identity, string, bool) {
+	resource, ok := r.engine.Discovery.ResourceForKind(gk)
+	if !ok {
+		return contract.Identity{}, "", false
+	}
+	src := contract.Identity{Group: gk.Group, Resource: resource, Namespace: namespace, Name: name}
+	if p, ok := r.index[keyOf(onCluster+r.from, src)]; ok {
+		return p.target, p.cluster, true
+	}
+	if p, ok := r.index[keyOf("", src)]; ok {
+		if p.cluster != r.from {
+			r.warn(fmt.Sprintf("refers to %s, which lands on the %s cluster, not the %s cluster", src, p.cluster, r.from))
+			return contract.Identity{}, "", false
+		}
+		return p.target, p.cluster, true
+	}
+	if r.from != routing.ClusterManagement {
+		return contract.Identity{}, "", false // only the management side renames
+	}
+	if namespace == "" {
+		if _, known := r.engine.Discovery.Namespaced(src.GroupResource()); known {
+			return contract.Identity{}, "", false // a cluster-scoped object outside the plan keeps its name
+		}
+	}
+	if target, ok := r.everyNamespace(src); ok {
+		return target, r.from, true
+	}
+	t := r.outsideTarget(src)
+	r.warn(t.warning)
+	if t.err != nil {
+		return contract.Identity{}, "", false
+	}
+	return t.target, r.from, true
+}
+
+func (r *renamer) warn(msg string) {
+	if !slices.Contains(r.warnings, msg) {
+		r.warnings = append(r.warnings, msg)
+	}
+}
+
+// rewriteInvolvedObject renames an event's references with the engine's renamer, and
+// returns the changes it made.
+func rewriteInvolvedObject(obj *yaml.RNode, r *renamer, eventNamespace string) ([]Change, error) {
+	return rewriteEventReferences(obj, r.engine.Discovery, func(gk schema.GroupKind, namespace, name string) (contract.Identity, bool) {
+		target, _, ok := r.resolve(gk, namespace, name)
+		return target, ok
+	}, eventNamespace)
+}
+
+// eventReferenceFields are the fields of an event that name an object.
+var eventReferenceFields = []string{"involvedObject", "regarding", "related"}
+
+// rewriteEventReferences renames an event's involvedObject (core) or regarding and related
+// (events.k8s.io) with resolve, which returns the target identity of the object a reference
+// names (false when it knows none), and returns the changes it made (path, from, to), in the
+// order a diff of the object before and after lists them. A reference without apiVersion is
+// resolved by its kind when one group of discovery has it. The API server requires
+// involvedObject.namespace to be the event's own namespace, so a namespaced reference that
+// cannot be resolved still follows the event into eventNamespace.
+func rewriteEventReferences(obj *yaml.RNode, discovery *contract.Discovery, resolve func(gk schema.GroupKind, namespace, name string) (contract.Identity, bool), eventNamespace string) ([]Change, error) {
+	var changes []Change
+	root := obj.YNode()
+	var fields []string // in the object's order, as a diff walks them
+	if root.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(root.Content); i += 2 {
+			if k := root.Content[i].Value; slices.Contains(eventReferenceFields, k) && !slices.Contains(fields, k) {
+				fields = append(fields, k)
+			}
+		}
+	}
+	for _, field := range fields {
+		ref := obj.Field(field)
+		if ref == nil || ref.Value == nil || ref.Value.YNode().Kind != yaml.MappingNode {
+			continue
+		}
+		kind, name, ns := yamlnode.FieldString(ref.Value, "kind"), yamlnode.FieldString(ref.Value, "name"), yamlnode.FieldString(ref.Value, "namespace")
+		if kind == "" || name == "" {
+			continue
+		}
+		apiVersion := yamlnode.FieldString(ref.Value, "apiVersion")
+		gv, _ := schema.ParseGroupVersion(apiVersion)
+		if apiVersion == "" {
+			gv.Group, _ = discovery.GroupForKind(kind)
+		}
+		set := map[string]string{}
+		if target, ok := resolve(schema.GroupKind{Group: gv.Group, Kind: kind}, ns, name); ok {
+			set["name"] = target.Name
+			if ns != "" || target.Namespace != "" {
+				set["namespace"] = target.Namespace
+			}
+			if target.Group != gv.Group && apiVersion != "" {
+				set["apiVersion"] = schema.GroupVersion{Group: target.Group, Version: gv.Version}.String()
+			}
+		} else if ns != "" && ns != eventNamespace {
+			set["namespace"] = eventNamespace
+		}
+		m := ref.Value.YNode()
+		made := map[string]Change{}
+		for _, k := range slices.Sorted(maps.Keys(set)) {
+			old, v := yamlnode.MappingValueIn(m, k), yaml.NewStringRNode(set[k]).YNode()
+			if !yamlnode.Equal(old, v) {
+				made[k] = Change{Path: yamlnode.Pointer([]string{field, k}), From: yamlnode.Value(old), To: set[k]}
+			}
+			if err := yamlnode.SetString(ref.Value, v, k); err != nil {
+				return nil, err
+			}
+		}
+		// The reference's keys are now the ones it had, in its order, then the ones it
+		// gained (appended in the order set): the order a diff lists their changes in.
+		for i := 0; i+1 < len(m.Content) && len(made) > 0; i += 2 {
+			if c, ok := made[m.Content[i].Value]; ok {
+				changes = append(changes, c)
+				delete(made, m.Content[i].Value)
+			}
+		}
+	}
+	return changes, nil
+}
