@@ -72,3 +72,9 @@ func validateNoWildcard(field, value string) error {
 	}
 	return nil
 }
+
+// NameMatchedBy returns a name that pattern matches (each '*' read as "0"): where a
+// pattern's objects are placed is where that name is.
+func NameMatchedBy(pattern string) string {
+	return strings.ReplaceAll(pattern, NameWildcard, "0")
+}

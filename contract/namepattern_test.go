@@ -194,3 +194,13 @@ func FuzzMatchName(f *testing.F) {
 		}
 	})
 }
+
+// TestNameMatchedBy: the name NameMatchedBy makes of a valid pattern is one the pattern
+// matches.
+func TestNameMatchedBy(t *testing.T) {
+	for _, p := range []string{"v4-0-config-user-idp-*-file-data", "idp-*-ca", "a-*-b-*", "cluster"} {
+		if name := contract.NameMatchedBy(p); !contract.MatchName(p, name) {
+			t.Errorf("NameMatchedBy(%q) = %q, which it does not match", p, name)
+		}
+	}
+}

@@ -296,11 +296,16 @@ func stripServerFields(obj *unstructured.Unstructured, management bool) {
 }
 
 // pattern gathers the objects of an exact input whose name is a pattern (contract.MatchName):
-// its namespace is listed on every cluster, as a label selection is, keeping the objects
-// whose standalone names match and that are placed where they were read.
+// its namespace is listed on the cluster where a name the pattern matches is placed (where
+// the manager watches it), keeping the objects whose standalone names match and that are
+// placed there.
 func (g *gatherer) pattern(ctx context.Context, id contract.Identity) error {
 	probe := id
-	probe.Name = "probe"
+	probe.Name = contract.NameMatchedBy(id.Name)
+	loc, err := g.opts.Placement.Locate(g.opts.Outputs, probe)
+	if err != nil {
+		return fmt.Errorf("exactResources %s %s/%s: %w", id.GroupResource(), id.Namespace, id.Name, err)
+	}
 	matches := func(src contract.Identity, cluster string) bool {
 		if src.Group != id.Group || src.Resource != id.Resource || src.Namespace != id.Namespace || !contract.MatchName(id.Name, src.Name) {
 			return false
@@ -308,13 +313,10 @@ func (g *gatherer) pattern(ctx context.Context, id contract.Identity) error {
 		loc, err := g.opts.Placement.Locate(g.opts.Outputs, src)
 		return err == nil && loc.Cluster == cluster && !loc.Absorbed
 	}
-	var errs []error
-	for _, cluster := range g.opts.Placement.Clusters() {
-		if err := g.listSelected(ctx, cluster, probe, id.Namespace, "", matches); err != nil {
-			errs = append(errs, fmt.Errorf("exactResources %s %s/%s: %w", id.GroupResource(), id.Namespace, id.Name, err))
-		}
+	if err := g.listSelected(ctx, loc.Cluster, probe, id.Namespace, "", matches); err != nil {
+		return fmt.Errorf("exactResources %s %s/%s: %w", id.GroupResource(), id.Namespace, id.Name, err)
 	}
-	return errors.Join(errs...)
+	return nil
 }
 
 // labelSelected lists a label-selected input: on the guest (or the one cluster) in its

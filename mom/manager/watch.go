@@ -95,7 +95,7 @@ func Watches(topo *topology.Topology, decl map[string]Declarations) ([]Watch, er
 			if contract.IsNamePattern(name) {
 				// A pattern is watched where the objects it matches are placed: a name it
 				// matches stands for them all.
-				name = strings.ReplaceAll(name, contract.NameWildcard, "0")
+				name = contract.NameMatchedBy(name)
 			}
 			if err := add(op, d.Outputs, e.ResourceTypeIdentifier, e.Namespace, name, false); err != nil {
 				return nil, err
