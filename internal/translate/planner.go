@@ -1,0 +1,339 @@
+package translate
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/routing"
+)
+
+// Planner plans an output directory one mutation at a time, for a reader that streams it
+// (contract.WalkOutputDir): Engine.Plan is Add for each mutation, AddControllerResults, then
+// Plan. With a settled
+// function, an entry that no later stage reads or changes is settled as soon as it is added
+// (an object the standalone topology writes as the operator wrote it, and not one of the
+// kinds the plan-wide checks read: bindings, roles under an RBAC ceiling, token Secrets;
+// see settlesAlone): settled is
+// called with it and its body, object and metadata file are dropped (and the entry's
+// Mutation and Object: the plan keeps what plan.json shows), so that a directory of any size
+// is planned in bounded memory. Every other entry is settled by Plan, in plan order. A
+// Planner is used once, by one goroutine.
+type Planner struct {
+	e       Engine
+	works   []*work
+	settled func(*Entry) error
+	err     error
+	// writes finds the mutations that write an object twice (RuleDuplicateWrite).
+	writes writeLog
+	// recovery gathers what AddControllerResults needs of the mutations added before it
+	// (RuleRecoveredDelete).
+	recovery recovery
+
+	// spill, when set (SpillTo), holds the plan.json form of the entries settled while
+	// adding; spilled says where each is, spillSummary counts them.
+	spill        Spill
+	spilled      []spilled
+	spillBuf     []byte
+	spillOff     int64
+	spillSummary Summary
+	// written are the standalone service accounts of the spilled entries that the plan
+	// writes (serviceAccountTokens and checkPatchEffects ask it only of service accounts).
+	written map[objectKey]bool
+	// roles are the roles settled while adding (settlesAlone), as writtenRoles reads them.
+	roles []spilledRole
+}
+
+// spilledRole is a Role or ClusterRole the planner settled while adding: its place in the
+// plan, and a work that holds what checkRBACContainment reads of it (writtenRole's fields and
+// the object) for the bindings that refer to it.
+type spilledRole struct {
+	class contract.Class
+	path  string
+	ref   RoleRef
+	w     *work
+}
+
+// writtenRoles returns the roles the plan writes (as writtenRoles(works) does), those
+// settled while adding among them: the last write of each in plan order.
+func (p *Planner) writtenRoles(works []*work) map[RoleRef]*work {
+	if len(p.roles) == 0 {
+		return writtenRoles(works)
+	}
+	all := slices.Clone(p.roles)
+	for _, w := range works {
+		if ref, ok := writtenRole(w); ok {
+			all = append(all, spilledRole{class: w.m.Class, path: w.m.Path, ref: ref, w: w})
+		}
+	}
+	slices.SortStableFunc(all, func(a, b spilledRole) int { return planOrder(a.class, a.path, b.class, b.path) })
+	roles := map[RoleRef]*work{}
+	for _, r := range all {
+		roles[r.ref] = r.w
+	}
+	return roles
+}
+
+// Planner returns a planner of the engine; settled, when not nil, is called once for every
+// entry as soon as it is final (see Planner).
+func (e Engine) Planner(settled func(*Entry) error) *Planner {
+	if e.Discovery == nil {
+		e.Discovery = contract.DefaultDiscovery()
+	}
+	if e.Stages == nil {
+		e.Stages = StandaloneStages()
+	}
+	e.composed = compose(e.Stages)
+	return &Planner{e: e, settled: settled, written: map[objectKey]bool{}}
+}
+
+// Add places one mutation. Its entry is settled at once when nothing later can change it;
+// then m's body and object are dropped (with a settled function only).
+func (p *Planner) Add(m *contract.Mutation) { p.add(p.e.place(m)) }
+
+// add adds one placed mutation, as Add says.
+func (p *Planner) add(w *work) {
+	p.writes.check(w)
+	p.recovery.note(w)
+	p.works = append(p.works, w)
+	if p.settled == nil || p.err != nil || !p.e.settlesAlone(w) {
+		return
+	}
+	if w.entry.Disposition == routing.Apply {
+		p.e.rewrite(w, nil)
+	}
+	p.e.finish(w)
+	if ref, ok := writtenRole(w); ok {
+		// checkRBACContainment reads the role for the bindings that refer to it: it keeps
+		// what that reads, not the mutation.
+		p.roles = append(p.roles, spilledRole{class: w.m.Class, path: w.m.Path, ref: ref, w: &work{
+			m:     &contract.Mutation{Metadata: contract.Metadata{Action: w.m.Metadata.Action}},
+			entry: Entry{Disposition: w.entry.Disposition, Source: w.entry.Source, Target: w.entry.Target, Object: w.entry.Object},
+		}})
+	}
+	p.settle(w)
+	if p.spill != nil && w.settled && p.err == nil && w.entry.Disposition != routing.Rejected {
+		if src := w.entry.Source; writes(w) && src.Group == "" && src.Resource == "serviceaccounts" {
+			p.written[keyOf("", src)] = true
+		}
+		p.spillWork(w)
+		p.works = p.works[:len(p.works)-1]
+	}
+}
+
+// SpillTo makes the planner keep the entries it settles while adding in s, not in memory,
+// until the plan is written (WritePlan), so that its memory grows with the entries a
+// plan-wide stage reads, not with the directory. Only a planner with a settled function
+// settles while adding; call SpillTo before the first Add. Rejected entries stay in memory.
+func (p *Planner) SpillTo(s Spill) { p.spill = s }
+
+// settlesAlone reports whether no later stage of the plan reads or changes w: the
+// standalone topology's engine writes it as the operator wrote it, under its own identity,
+// and the plan-wide checks do not read it. Those are the RBAC checks (every binding, and the
+// roles when an RBAC ceiling may refuse them; the containment of bindings reads the roles,
+// which the planner keeps: Planner.roles) and serviceAccountTokens (the Secrets that may carry
+// a service account's token, and the identities of the service accounts written, which the
+// planner keeps: writes).
+func (e Engine) settlesAlone(w *work) bool {
+	if e.HCPNamespace != "" || e.composed.bodies || e.GuestIdentity != nil {
+		return false
+	}
+	src := w.entry.Source
+	switch {
+	case w.entry.Disposition == routing.Apply && w.entry.Target.Identity != src:
+		return false
+	case src.Group == groupRBAC && (src.Resource == resourceRoles || src.Resource == resourceClusterRoles):
+		// Without an RBAC ceiling no check refuses a role of the standalone topology; the
+		// containment of the bindings that refer to it reads it (Planner.roles).
+		return e.Policy == nil || e.Policy.RBAC == nil
+	case src.Group == groupRBAC:
+		return false
+	case src.Group == "" && src.Resource == "secrets":
+		return !mayCarryToken(w)
+	}
+	return true
+}
+
+// finish sets the final object of an entry and runs the checks that read one object.
+func (e Engine) finish(w *work) {
+	switch {
+	case w.entry.Disposition != routing.Apply:
+	case w.final != nil:
+		var src map[string]any
+		if w.src != nil {
+			src = w.src.Object
+		}
+		obj, err := objectOf(w.final.YNode(), src)
+		if err != nil {
+			w.reject(RuleBody, fmt.Sprintf("%s: the rewritten object is not one object: %v", w.entry.Source, err))
+			break
+		}
+		w.entry.Object = &unstructured.Unstructured{Object: obj}
+		if w.entry.Mutation != nil {
+			w.entry.Mutation.Object = w.entry.Object
+		}
+	case w.unchanged:
+		w.entry.Object = w.src
+	}
+	// Policy is the last stage: it checks the objects as they will be written, after every
+	// transform.
+	e.checkIdentityFields(w)
+	e.checkVolumeDataSources(w)
+	e.checkPrivileged(w)
+	e.checkManagement(w)
+	e.checkPodSecurity(w)
+	w.finished = true
+	if o := w.entry.Object; w.final != nil && o != nil && !scopeCheckReads(o.GroupVersionKind().GroupKind(), w.entry.Source) {
+		// No later stage reads the tree: the object is the entry's.
+		w.final = nil
+	}
+
+}
+
+// settle hands a final entry to the settled function and, once it has it, drops the
+// entry's body and object: the settled function wrote what it needed.
+func (p *Planner) settle(w *work) {
+	if w.settled || p.settled == nil || p.err != nil {
+		return
+	}
+	w.settled = true
+	if err := p.settled(&w.entry); err != nil {
+		p.err = err
+		return
+	}
+	w.m.DropContent()
+	w.src, w.obj, w.final, w.entry.Object, w.entry.Mutation = nil, nil, nil, nil, nil
+}
+
+// Err returns the first error of the settled function; the planner settles nothing after it.
+func (p *Planner) Err() error { return p.err }
+
+// Plan runs the stages that read the whole plan and returns it; with a settled function,
+// it settles every entry Add did not. Entries keep the source directory's order whatever
+// order they were added in. The entries of a spill (SpillTo) are read back into the plan;
+// WritePlan writes them without holding them.
+func (p *Planner) Plan() *Plan {
+	plan, order := p.complete()
+	if len(p.spilled) == 0 || p.err != nil {
+		return plan
+	}
+	kept := plan.Entries
+	plan.Entries = make([]Entry, 0, len(order))
+	r := &spillReader{r: p.spill}
+	for _, ref := range order {
+		if ref >= 0 {
+			plan.Entries = append(plan.Entries, kept[ref])
+			continue
+		}
+		s := p.spilled[-ref-1]
+		js, err := r.entry(s)
+		var e Entry
+		if err == nil {
+			err = json.Unmarshal(js, &e)
+		}
+		if err != nil {
+			p.err = fmt.Errorf("%s: %w", s.path, err)
+			return plan
+		}
+		e.SourcePath = s.path
+		plan.Entries = append(plan.Entries, e)
+	}
+	return plan
+}
+
+// WritePlan runs the stages that read the whole plan, as Plan does, and writes its plan.json
+// to w (WritePlanJSON's document), reading the entries of a spill back one at a time. It
+// returns the plan without the spilled entries: its Entries are the others, in order (every
+// rejected entry among them), its Summary counts them all.
+func (p *Planner) WritePlan(w io.Writer) (*Plan, error) {
+	plan, order := p.complete()
+	if p.err != nil {
+		return nil, p.err
+	}
+	r := &spillReader{r: p.spill}
+	err := writePlanJSON(w, plan, len(order), func(i int) ([]byte, error) {
+		if ref := order[i]; ref >= 0 {
+			return entryJSON(&plan.Entries[ref])
+		}
+		return r.entry(p.spilled[-order[i]-1])
+	})
+	return plan, err
+}
+
+// complete runs the stages that read the whole plan and settles what Add did not. It returns
+// the plan of the entries in memory and the order of all of them: an index into the plan's
+// Entries, or -(i+1) for the i-th spilled entry.
+func (p *Planner) complete() (*Plan, []int) {
+	e, works := p.e, p.works
+	p.flushSpill()
+	if p.settled != nil {
+		// A streaming reader adds mutations in the order it meets them.
+		slices.SortStableFunc(works, func(a, b *work) int { return planOrder(a.m.Class, a.m.Path, b.m.Class, b.m.Path) })
+		slices.SortStableFunc(p.spilled, func(a, b spilled) int { return planOrder(a.class, a.path, b.class, b.path) })
+	}
+	read := len(works) // the works the reader added; the stages below add some
+	e.placeGuestSubjects(works)
+	works = append(works, e.placeGuestIdentities(works)...)
+	works = append(works, e.guestNamespaces(works)...)
+	places := &placements{index: e.checkCollisions(works)}
+	// Each entry's rewrite and checks read the plan-wide placement and change only the entry:
+	// they run on every core.
+	eachWork(works, func(w *work) {
+		if w.entry.Disposition == routing.Apply && !w.finished {
+			e.rewrite(w, places)
+		}
+	})
+	e.serviceAccountTokens(works, p.written)
+	eachWork(works, func(w *work) {
+		if !w.finished {
+			e.finish(w)
+		}
+	})
+	e.checkPatchEffects(works, p.written)
+	e.checkRBACContainment(works, p.writtenRoles(works))
+	e.checkRBAC(works)
+	plan := &Plan{Topology: e.Topology, Summary: p.spillSummary, Entries: make([]Entry, 0, len(works)), GuestIdentities: guestIdentities(works)}
+	if e.Policy != nil {
+		plan.RBAC = e.Policy.RBAC
+	}
+	for _, w := range works {
+		plan.Summary.add(w.entry.Disposition)
+	}
+	if e.HCPNamespace != "" {
+		draft := &Plan{Entries: make([]Entry, 0, len(works))}
+		for _, w := range works {
+			draft.Entries = append(draft.Entries, w.entry)
+		}
+		finals := make([]*yaml.RNode, len(works))
+		for i, w := range works {
+			if w.entry.Disposition == routing.Apply {
+				finals[i] = w.finalTree()
+			}
+		}
+		for _, v := range checkSimulatedNamespaces(draft, finals, e.HCPNamespace, e.Discovery) {
+			works[v.Entry].entry.Warnings = append(works[v.Entry].entry.Warnings, RuleScopeCheck+": "+v.Message)
+		}
+	}
+	order := make([]int, 0, len(works)+len(p.spilled))
+	s := 0
+	for i, w := range works {
+		// The spilled entries go among the ones the reader added, in the directory's order,
+		// and before those the stages added.
+		for ; s < len(p.spilled) && (i >= read || planOrder(p.spilled[s].class, p.spilled[s].path, w.m.Class, w.m.Path) < 0); s++ {
+			order = append(order, -(s + 1))
+		}
+		p.settle(w)
+		plan.Entries = append(plan.Entries, w.entry)
+		order = append(order, i)
+		works[i] = nil // the entry is in the plan now: let the work go
+	}
+	for ; s < len(p.spilled); s++ {
+		order = append(order, -(s + 1))
+	}
+	return plan, order
+}
