@@ -303,20 +303,23 @@ func (g *gatherer) pattern(ctx context.Context, id contract.Identity) error {
 	probe := id
 	probe.Name = contract.NameMatchedBy(id.Name)
 	loc, err := g.opts.Placement.Locate(g.opts.Outputs, probe)
+	if err == nil {
+		matches := func(src contract.Identity, cluster string) bool {
+			return src.Group == id.Group && src.Resource == id.Resource && src.Namespace == id.Namespace &&
+				contract.MatchName(id.Name, src.Name) && g.placedOn(src, cluster)
+		}
+		err = g.listSelected(ctx, loc.Cluster, probe, id.Namespace, "", matches)
+	}
 	if err != nil {
 		return fmt.Errorf("exactResources %s %s/%s: %w", id.GroupResource(), id.Namespace, id.Name, err)
 	}
-	matches := func(src contract.Identity, cluster string) bool {
-		if src.Group != id.Group || src.Resource != id.Resource || src.Namespace != id.Namespace || !contract.MatchName(id.Name, src.Name) {
-			return false
-		}
-		loc, err := g.opts.Placement.Locate(g.opts.Outputs, src)
-		return err == nil && loc.Cluster == cluster && !loc.Absorbed
-	}
-	if err := g.listSelected(ctx, loc.Cluster, probe, id.Namespace, "", matches); err != nil {
-		return fmt.Errorf("exactResources %s %s/%s: %w", id.GroupResource(), id.Namespace, id.Name, err)
-	}
 	return nil
+}
+
+// placedOn reports whether the input src is read on cluster: placed there, not absorbed.
+func (g *gatherer) placedOn(src contract.Identity, cluster string) bool {
+	loc, err := g.opts.Placement.Locate(g.opts.Outputs, src)
+	return err == nil && loc.Cluster == cluster && !loc.Absorbed
 }
 
 // labelSelected lists a label-selected input: on the guest (or the one cluster) in its
@@ -329,11 +332,7 @@ func (g *gatherer) labelSelected(ctx context.Context, s contract.LabelSelectedRe
 	}
 	probe := contract.Identity{Group: s.Group, Version: s.Version, Resource: s.Resource, Namespace: s.Namespace, Name: "probe"}
 	matches := func(src contract.Identity, cluster string) bool {
-		if src.Group != s.Group || src.Resource != s.Resource || (s.Namespace != "" && src.Namespace != s.Namespace) {
-			return false
-		}
-		loc, err := g.opts.Placement.Locate(g.opts.Outputs, src)
-		return err == nil && loc.Cluster == cluster && !loc.Absorbed
+		return src.Group == s.Group && src.Resource == s.Resource && (s.Namespace == "" || src.Namespace == s.Namespace) && g.placedOn(src, cluster)
 	}
 	var errs []error
 	for _, cluster := range g.opts.Placement.Clusters() {
