@@ -91,6 +91,7 @@ func TestManagementAllowList(t *testing.T) {
 		{"a Delete through an alias of HyperShift's own Secret", alias, aliased(contract.ActionDelete), translate.RuleReadOnly, "secrets oauth-server-crt is the environment's own object"},
 		{"an Apply through an alias", alias, aliased(contract.ActionApply), translate.RuleReadOnly, "may not write (Apply)"},
 		{"a Patch through an alias", alias, aliased(contract.ActionPatch), translate.RuleReadOnly, "may not write (Patch)"},
+		{"a status write through an alias", alias, aliased(contract.ActionApplyStatus), translate.RuleReadOnly, "may not write (ApplyStatus)"},
 		{"an Apply of another Secret beside the alias lands", alias, obj("", "secrets", "Secret", "other", "data: {a: YQ==}\n"), "", ""},
 	}
 	for _, tc := range tests {
