@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
 	"net/url"
 	"os"
@@ -88,6 +89,11 @@ func Default(cfg TopologyConfig) TopologyConfig {
 	if h := cfg.Topology.Hosted; h != nil && cfg.Topology.Type == Hosted {
 		hosted := *h
 		hosted.GuestIdentity = defaultGuestIdentity(h.GuestIdentity)
+		if h.ServiceCA != nil {
+			ca := *h.ServiceCA
+			ca.Key = cmp.Or(ca.Key, DefaultGuestCAKey)
+			hosted.ServiceCA = &ca
+		}
 		cfg.Topology.Hosted = &hosted
 	}
 	defaultOperators(&cfg)
@@ -156,6 +162,13 @@ func validateTopology(cfg *TopologyConfig) field.ErrorList {
 		errs = append(errs, dnsSubdomain(topo.Child("hosted", "hostedControlPlane"), h.HostedControlPlane)...)
 		errs = append(errs, validateGuestIdentity(topo.Child("hosted", "guestIdentity"), h.GuestIdentity)...)
 		errs = append(errs, h.HyperShift.Validate(topo.Child("hosted", "hypershift"))...)
+		if ca := h.ServiceCA; ca != nil {
+			p := topo.Child("hosted", "serviceCA")
+			errs = append(errs, dnsSubdomain(p.Child("configMap"), ca.ConfigMap)...)
+			for _, msg := range validation.IsConfigMapKey(ca.Key) {
+				errs = append(errs, field.Invalid(p.Child("key"), ca.Key, msg))
+			}
+		}
 	default:
 		errs = append(errs, field.NotSupported(topo.Child("type"), cfg.Topology.Type, []TopologyType{Standalone, Hosted}))
 	}

@@ -99,6 +99,22 @@ type HostedTopology struct {
 	// (hypershift/multi-zone-spread), the konnectivity sidecars (hypershift/konnectivity-proxy)
 	// and the availability prober (hypershift/availability-prober). Default: none.
 	HyperShift hosted.ComponentOptions `json:"hypershift,omitzero"`
+	// ServiceCA names the CA bundle, in the HCP namespace, that the operands' ConfigMaps
+	// asking OpenShift's service-ca operator for a service CA bundle (annotation
+	// service.beta.openshift.io/inject-cabundle or service.alpha.openshift.io/inject-cabundle)
+	// receive under service-ca.crt: the management cluster runs no service-ca operator.
+	// topolayer apply and each run of topolayer run fill them after applying (package
+	// hosted/serviceca). HyperShift's own oauth-openshift reads its master CA from
+	// oauth-master-ca-bundle, key ca.crt. Default: none, and such ConfigMaps stay empty.
+	ServiceCA *ServiceCA `json:"serviceCA,omitempty"`
+}
+
+// ServiceCA names a ConfigMap of the HCP namespace and its key holding a CA bundle.
+type ServiceCA struct {
+	// ConfigMap is the ConfigMap's name.
+	ConfigMap string `json:"configMap"`
+	// Key is the key of its data holding the bundle. Default ca.crt.
+	Key string `json:"key,omitempty"`
 }
 
 // GuestIdentity configures the identity the operands placed on the management cluster act

@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/hosted/serviceca"
 	"github.com/topolayer/topolayer/internal/corpus"
 	"github.com/topolayer/topolayer/internal/e2e/cluster"
 	"github.com/topolayer/topolayer/internal/translate"
@@ -138,6 +140,12 @@ func TestRealCAOHosted(t *testing.T) {
 	seed(t, mgmt, "management-status", "router", hcpNS, true)
 	seed(t, mgmt, "management-status", "router", hcpNS, true)
 
+	// The OAuth server's serving certificate HyperShift provides (the example aliases CAO's
+	// to it); CAO's service CA check reads it.
+	if _, err := kubernetes.NewForConfigOrDie(mgmt).CoreV1().Secrets(hcpNS).Create(t.Context(), servingCertSecret(t, hcpNS, "oauth-server-crt", "oauth-openshift."+hcpNS+".svc"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
 	kubeDir := writeKubeconfigs(t, hosted)
 	csrsBefore := map[string]bool{}
 	if csrs, err := kubernetes.NewForConfigOrDie(guest).CertificatesV1().CertificateSigningRequests().List(t.Context(), metav1.ListOptions{}); err != nil {
@@ -200,6 +208,11 @@ func TestRealCAOHosted(t *testing.T) {
 	if !strings.Contains(status.Data["status.yaml"], "failedControllers") {
 		t.Errorf("a Degraded run that names no failed controller:\n%s", status.Data["status.yaml"])
 	}
+	// The service CA bundle CAO asked the service-ca operator for, which no such operator
+	// fills on the management cluster: topolayer filled it from HyperShift's
+	// oauth-master-ca-bundle (topology.hosted.serviceCA), so the OAuth server's master CA is
+	// HyperShift's, and CAO, reading it back, no longer reports it missing.
+	serviceCAFilled(t, mgmtCS, mgmtDyn, hcpNS)
 	// The OAuth server reads the kubeconfig its config file names: the guest kubeconfig its
 	// pods mount (topology.hosted.guestIdentity.kubeconfigFields).
 	if cli, err := mgmtCS.CoreV1().ConfigMaps(hcpNS).Get(t.Context(), "openshift-authentication--v4-0-config-system-cliconfig", metav1.GetOptions{}); err != nil {
@@ -773,4 +786,53 @@ func (p *runProcess) mutatingRequests(t *testing.T) float64 {
 		n += sum(f, "rest_client_requests_total", map[string]string{"method": m})
 	}
 	return n
+}
+
+// serviceCAFilled checks that CAO's service CA ConfigMap in hcpNS holds HyperShift's master
+// CA bundle, written by topolayer's service CA filler alone, and that CAO's
+// SystemServiceCAConfigDegraded condition is False.
+func serviceCAFilled(t *testing.T, mgmtCS kubernetes.Interface, mgmtDyn dynamic.Interface, hcpNS string) {
+	t.Helper()
+	master, err := mgmtCS.CoreV1().ConfigMaps(hcpNS).Get(t.Context(), cluster.OAuthMasterCABundle, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const placed = "openshift-authentication--v4-0-config-system-service-ca"
+	authGVR := schema.GroupVersionResource{Group: namespaces.ShadowGroup("operator.openshift.io"), Version: "v1", Resource: "authentications"}
+	last := "nothing read"
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the service CA bundle, last seen: %s", last)
+		}
+	})
+	eventuallyWithin(t, "the service CA bundle filled and CAO's SystemServiceCAConfigDegraded False", 2*time.Minute, func(ctx context.Context) (bool, error) {
+		cm, err := mgmtCS.CoreV1().ConfigMaps(hcpNS).Get(ctx, placed, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		if last = fmt.Sprintf("%s holds %d bytes under %s", placed, len(cm.Data[serviceca.KeyServiceCA]), serviceca.KeyServiceCA); cm.Data[serviceca.KeyServiceCA] != master.Data["ca.crt"] {
+			return false, nil
+		}
+		auth, err := mgmtDyn.Resource(authGVR).Namespace(hcpNS).Get(ctx, "cluster", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		conds, _, _ := unstructured.NestedSlice(auth.Object, "status", "conditions")
+		for _, c := range conds {
+			if m, _ := c.(map[string]any); m["type"] == "SystemServiceCAConfigDegraded" {
+				last += fmt.Sprintf("; CAO's SystemServiceCAConfigDegraded %v %v: %v", m["status"], m["reason"], m["message"])
+				return m["status"] == "False", nil
+			}
+		}
+		return false, nil
+	})
+	cm, err := mgmtCS.CoreV1().ConfigMaps(hcpNS).Get(t.Context(), placed, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range cm.ManagedFields {
+		if f.Manager != serviceca.DefaultFieldManager && f.FieldsV1 != nil && strings.Contains(string(f.FieldsV1.Raw), `"f:`+serviceca.KeyServiceCA+`"`) {
+			t.Errorf("%s's %s written by %s, want only %s", placed, serviceca.KeyServiceCA, f.Manager, serviceca.DefaultFieldManager)
+		}
+	}
 }

@@ -122,8 +122,11 @@ func ownHostedControlPlane(t *testing.T, name string) (*config.TopologyConfig, s
 		t.Fatal(err)
 	}
 	cs, _ := clients(t, mgmtCfg)
-	if _, err := cs.CoreV1().ConfigMaps(ns).Create(t.Context(), cluster.RootCA(ns, hosted.Config(cluster.Guest).CAData), metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
+	guestCA := hosted.Config(cluster.Guest).CAData
+	for _, cm := range []*corev1.ConfigMap{cluster.RootCA(ns, guestCA), cluster.MasterCABundle(ns, guestCA)} {
+		if _, err := cs.CoreV1().ConfigMaps(ns).Create(t.Context(), cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	// The real CAO's operands carry labels HyperShift reserves: the allowance the shipped CAO
 	// configurations give it (examples/cluster-authentication-operator/hosted.yaml).
@@ -162,6 +165,7 @@ func withExampleHosted(own, example *config.HostedTopology) *config.HostedTopolo
 	}
 	h.GuestIdentity.KubeconfigFields = slices.Clone(example.GuestIdentity.KubeconfigFields)
 	h.HyperShift = example.HyperShift
+	h.ServiceCA = example.ServiceCA
 	h.HyperShift.Konnectivity = slices.Clone(example.HyperShift.Konnectivity)
 	for i, k := range h.HyperShift.Konnectivity {
 		noProxy := slices.Clone(k.ProxyEnv.NoProxy)

@@ -11,6 +11,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/hosted/guestidentity"
+	"github.com/topolayer/topolayer/hosted/serviceca"
 	"github.com/topolayer/topolayer/internal/apply"
 	"github.com/topolayer/topolayer/internal/gather"
 	"github.com/topolayer/topolayer/internal/translate"
@@ -430,6 +432,47 @@ func (t *Topology) GuestIdentities(clusters map[string]*rest.Config, operator st
 		Server: cmp.Or(g.Server, config.DefaultGuestServer), CAConfigMap: cmp.Or(g.CAConfigMap, config.DefaultGuestCAConfigMap),
 		CAKey: cmp.Or(g.CAKey, config.DefaultGuestCAKey), Expiration: expiration, Clock: clk,
 	})
+}
+
+// ServiceCA returns what fills the operands' service CA bundles in the HCP namespace from
+// the configured CA bundle (package serviceca) over the management cluster's client
+// configuration in clusters; nil, nil when the topology configures none.
+func (t *Topology) ServiceCA(clusters map[string]*rest.Config) (*serviceca.Injector, error) {
+	h := t.cfg.Topology.Hosted
+	if t.name != translate.TopologyHosted || h == nil || h.ServiceCA == nil {
+		return nil, nil
+	}
+	cs, err := kubernetes.NewForConfig(clusters[routing.ClusterManagement])
+	if err != nil {
+		return nil, fmt.Errorf("service CA bundles: %w", err)
+	}
+	return serviceca.New(cs, serviceca.Options{
+		Namespace: h.Namespace, ConfigMap: h.ServiceCA.ConfigMap, Key: cmp.Or(h.ServiceCA.Key, config.DefaultGuestCAKey),
+		PlacedBy: apply.DefaultFieldManager,
+	}), nil
+}
+
+// ServiceCACandidates returns the names of the ConfigMaps in the HCP namespace that the
+// service CA bundle may go to after plan was applied: those plan writes, and those among
+// inputs (an operator's gathered inputs, standalone) that ask for the bundle, where they are
+// placed.
+func (t *Topology) ServiceCACandidates(plan *translate.Plan, outputs *contract.OutputResources, inputs []*contract.InputObject) []string {
+	h := t.cfg.Topology.Hosted
+	if t.name != translate.TopologyHosted || h == nil || h.ServiceCA == nil {
+		return nil
+	}
+	names := serviceca.Planned(plan, routing.ClusterManagement, h.Namespace)
+	for _, in := range inputs {
+		if in.Group != "" || in.Resource != "configmaps" || !serviceca.AsksForBundleAnnotations(in.Object.GetAnnotations()) {
+			continue
+		}
+		loc, err := t.Locate(outputs, in.Identity())
+		if err != nil || loc.Cluster != routing.ClusterManagement || loc.Identity.Namespace != h.Namespace {
+			continue
+		}
+		names = append(names, loc.Identity.Name)
+	}
+	return names
 }
 
 // Engine builds the topology of cfg and the translation engine of one operator in it: New

@@ -121,7 +121,40 @@ func (o *ApplyOptions) Run(ctx context.Context) error {
 	if applyErr != nil {
 		return applyFailures(results, applyErr)
 	}
+	if err := o.serviceCABundles(ctx, plan); err != nil {
+		return err
+	}
 	return o.guestKubeconfigs(ctx, plan)
+}
+
+// serviceCABundles fills the service CA bundle of the ConfigMaps the plan placed in the HCP
+// namespace that ask for one (package serviceca), when the topology configures its source,
+// and says so on ErrOut.
+func (o *ApplyOptions) serviceCABundles(ctx context.Context, plan *translate.Plan) error {
+	names := o.topo.ServiceCACandidates(plan, nil, nil)
+	if len(names) == 0 {
+		return nil
+	}
+	configs, err := o.configs(o.topo)
+	if err != nil {
+		return err
+	}
+	in, err := o.topo.ServiceCA(configs)
+	if err != nil || in == nil {
+		return err
+	}
+	filled, err := in.Inject(ctx, names)
+	for _, f := range filled {
+		state := "unchanged"
+		if f.Written {
+			state = "written"
+		}
+		fmt.Fprintf(o.ErrOut, "service CA bundle of configmap %s/%s: %s\n", o.topo.Config().Topology.Hosted.Namespace, f.Name, state)
+	}
+	if err != nil {
+		return fmt.Errorf("service CA bundles: %w", err)
+	}
+	return nil
 }
 
 // guestKubeconfigs writes the kubeconfig Secrets of the plan's guest identities (package

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	"github.com/topolayer/topolayer/hosted/guestidentity"
+	"github.com/topolayer/topolayer/hosted/serviceca"
 	"github.com/topolayer/topolayer/internal/apply"
 	"github.com/topolayer/topolayer/internal/gather"
 	"github.com/topolayer/topolayer/internal/mom/scheduler"
@@ -36,6 +37,8 @@ type connection struct {
 	targets map[string]map[string]apply.Target
 	// guests are each operator's guest identity writers (nil without a guest).
 	guests map[string]*guestidentity.Writer
+	// serviceCA fills the operands' service CA bundles (nil: the topology configures none).
+	serviceCA *serviceca.Injector
 	// stop stops the late clusters this connection started.
 	stop context.CancelFunc
 	// users counts the runs that hold the connection.
@@ -248,6 +251,9 @@ func (m *Manager) newConnection(ctx context.Context, late map[string]*rest.Confi
 	for name, c := range conn.clusters {
 		configs[name] = c.GetConfig()
 		caches[name] = conn.informed[name]
+	}
+	if conn.serviceCA, err = m.topo.ServiceCA(configs); err != nil {
+		return nil, err
 	}
 	for _, name := range m.order {
 		st := m.ops[name]

@@ -20,6 +20,7 @@ import (
 
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/hosted/serviceca"
 	"github.com/topolayer/topolayer/internal/apply"
 	"github.com/topolayer/topolayer/internal/gather"
 	"github.com/topolayer/topolayer/internal/mom/runner"
@@ -287,6 +288,10 @@ func (m *Manager) runOnce(ctx context.Context, st *operatorState, conn *connecti
 	t0 = m.opts.Now()
 	m.beginApply(st)
 	results, err := apply.ApplyPlan(ctx, plan, conn.targets[st.Name])
+	var caErr error
+	if err == nil && conn.serviceCA != nil {
+		caErr = m.fillServiceCA(ctx, st, conn.serviceCA, plan, g.Objects, rec)
+	}
 	m.remember(st, rec.Run, results)
 	m.phase(rec, "apply", t0)
 	for _, r := range results {
@@ -307,6 +312,9 @@ func (m *Manager) runOnce(ctx context.Context, st *operatorState, conn *connecti
 	if err != nil {
 		return digest, fmt.Errorf("apply: %w", err)
 	}
+	if caErr != nil {
+		return digest, fmt.Errorf("apply: service CA bundles: %w", caErr)
+	}
 	rec.LeftBehind = st.leftBehind(ctx, plan)
 	// The kubeconfig Secrets of its operands' guest identities, once the plan wrote their
 	// service accounts on the guest; the refresher keeps their tokens fresh from then on.
@@ -318,6 +326,26 @@ func (m *Manager) runOnce(ctx context.Context, st *operatorState, conn *connecti
 		}
 	}
 	return digest, nil
+}
+
+// fillServiceCA fills the service CA bundle of the ConfigMaps the operator's operands ask
+// it for, which no service-ca operator fills on the management cluster (package serviceca):
+// those the plan wrote and those the operator reads. Its writes are counted as applied and
+// known as the operator's own, like the plan's.
+func (m *Manager) fillServiceCA(ctx context.Context, st *operatorState, in *serviceca.Injector, plan *translate.Plan, inputs []*contract.InputObject, rec *RunRecord) error {
+	filled, err := in.Inject(ctx, m.topo.ServiceCACandidates(plan, st.outputs, inputs))
+	ns := m.topo.Config().Topology.Hosted.Namespace
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for _, f := range filled {
+		if !f.Written {
+			continue
+		}
+		rec.Applied++
+		logr.FromContextOrDiscard(ctx).V(1).Info("service CA bundle filled", "configmap", ns+"/"+f.Name)
+		st.written.add(rec.Run, writtenKey(routing.ClusterManagement, contract.Identity{Resource: "configmaps", Namespace: ns, Name: f.Name}), f.ResourceVersion)
+	}
+	return err
 }
 
 // runDirs runs an operator binary over a directory: it writes the input directory into

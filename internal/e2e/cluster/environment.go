@@ -365,15 +365,30 @@ func RootCA(namespace string, guestCA []byte) *corev1.ConfigMap {
 	}
 }
 
+// OAuthMasterCABundle is the ConfigMap of an HCP namespace holding, under ca.crt, the CA
+// bundle HyperShift's OAuth server trusts as its master CA; HyperShift's
+// control-plane-operator builds it from the root CA, as Start does from the guest server's CA.
+const OAuthMasterCABundle = "oauth-master-ca-bundle"
+
+// MasterCABundle returns the oauth-master-ca-bundle ConfigMap of an HCP namespace for a CA
+// bundle.
+func MasterCABundle(namespace string, ca []byte) *corev1.ConfigMap {
+	cm := RootCA(namespace, ca)
+	cm.Name = OAuthMasterCABundle
+	return cm
+}
+
 // CreateHostedControlPlane creates one more hosted control plane on the management server of
 // a started hosted environment, as Start creates its own: the HCP namespace, its pull secret,
-// its root-ca ConfigMap (the guest server's CA) and the HostedControlPlane object.
+// its root-ca and oauth-master-ca-bundle ConfigMaps (the guest server's CA) and the
+// HostedControlPlane object.
 func (e *Environment) CreateHostedControlPlane(ctx context.Context, hcp config.HostedTopology) error {
 	return createHostedControlPlane(ctx, e.Config(Management), hcp, e.Config(Guest).CAData)
 }
 
-// createHostedControlPlane creates the HCP namespace, its pull secret, its root-ca ConfigMap
-// (the guest's CA) and the HostedControlPlane object on the management server.
+// createHostedControlPlane creates the HCP namespace, its pull secret, its root-ca and
+// oauth-master-ca-bundle ConfigMaps (the guest's CA) and the HostedControlPlane object on the
+// management server.
 func createHostedControlPlane(ctx context.Context, cfg *rest.Config, hcp config.HostedTopology, guestCA []byte) error {
 	c, err := client.New(cfg, client.Options{})
 	if err != nil {
@@ -401,7 +416,7 @@ func createHostedControlPlane(ctx context.Context, cfg *rest.Config, hcp config.
 	for _, o := range []struct {
 		resource string
 		obj      client.Object
-	}{{"namespace", ns}, {"secret", pullSecret}, {"configmap", RootCA(hcp.Namespace, guestCA)}, {hosted.HostedControlPlaneGVR().GroupResource().String(), obj}} {
+	}{{"namespace", ns}, {"secret", pullSecret}, {"configmap", RootCA(hcp.Namespace, guestCA)}, {"configmap", MasterCABundle(hcp.Namespace, guestCA)}, {hosted.HostedControlPlaneGVR().GroupResource().String(), obj}} {
 		if err := c.Create(ctx, o.obj); err != nil {
 			return fmt.Errorf("create %s %s: %w", o.resource, client.ObjectKeyFromObject(o.obj), err)
 		}
