@@ -56,6 +56,17 @@ type Operator struct {
 	// a controller left for later (a wait, a retry) happens without an input change. A run
 	// that changes nothing writes nothing. Default: off (runs follow input changes only).
 	Resync *metav1.Duration `json:"resync,omitempty"`
+	// Draws is how many times a run that follows a change of what the operator reads (and
+	// its first run) runs it on the same inputs, at the same time: the contract's
+	// apply-configuration runs an operator's controllers in a random order, each run a new
+	// draw, and a controller that acts on what another one of the same process learned (the
+	// cluster-authentication-operator's resource syncer, told by its config observer to copy
+	// or delete an identity provider's Secret) acts only in the draws where that one ran
+	// first. The draw that wrote the most (mutations, and Deletes the contract refused) is
+	// applied; the others are discarded. Runs on unchanged inputs (resync) and those its own
+	// writes trigger draw once. `topolayer test determinism` names the controllers that need
+	// it. At most 16. Default 1.
+	Draws int `json:"draws,omitempty"`
 	// OnControllerFailure is what a run does when the operator exits non-zero but wrote a
 	// readable output directory and controller-results.yaml (the contract writes outputs
 	// even when controllers fail): Apply (the default) applies what was written and reports
@@ -81,6 +92,9 @@ type Adoption struct {
 	// moves to the operator's field manager, so that no field is orphaned or fought over.
 	FieldManagers []string `json:"fieldManagers,omitempty"`
 }
+
+// MaxDraws bounds Operator.Draws: each draw is a run of the operator.
+const MaxDraws = 16
 
 // ControllerFailurePolicy says what a run whose controllers partly failed applies.
 type ControllerFailurePolicy string
@@ -320,6 +334,9 @@ func validateOperators(cfg *TopologyConfig) field.ErrorList {
 					errs = append(errs, field.Required(fp.Index(j), "a field manager name"))
 				}
 			}
+		}
+		if op.Draws < 0 || op.Draws > MaxDraws {
+			errs = append(errs, field.Invalid(pi.Child("draws"), op.Draws, fmt.Sprintf("must be between 1 and %d (leave it out for 1)", MaxDraws)))
 		}
 		if op.Resync != nil && op.Resync.Duration <= 0 {
 			errs = append(errs, field.Invalid(pi.Child("resync"), op.Resync.Duration.String(), "must be positive (leave it out to turn resync off)"))

@@ -50,6 +50,7 @@ func OperatorsFromConfig(cfg *config.TopologyConfig, baseDir string) []Operator 
 			OnControllerFailure: op.OnControllerFailure,
 			Adopt:               op.Adopt,
 			EnvFromInputs:       op.EnvFromInputs,
+			Draws:               op.Draws,
 		})
 	}
 	return out

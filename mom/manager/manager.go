@@ -51,6 +51,9 @@ type Operator struct {
 	// Resync, when positive, runs it again that long after its last run when nothing it
 	// reads changed (config.Operator.Resync; trigger TriggerResync).
 	Resync time.Duration
+	// Draws is how many times a run that follows a change runs it on the same inputs, the
+	// draw that wrote the most applied (config.Operator.Draws); 0 or 1: once.
+	Draws int
 	// EnvFromInputs are variables of its runs' environment read from its gathered inputs
 	// (config.Operator.EnvFromInputs); each object must be among its declared inputs.
 	EnvFromInputs []config.InputEnvVar

@@ -70,6 +70,9 @@ type RunRecord struct {
 	// from its sandbox, which gives no network but to operators[].egress: read from the
 	// operator's stderr and its controllers' errors (runner.NetworkNeeds).
 	NetworkNeeded []string `json:"networkNeeded,omitempty"`
+	// Draws says, when the run drew more than once (Operator.Draws), what each draw wrote
+	// and which one was applied.
+	Draws string `json:"draws,omitempty"`
 	// EnvFromInputs name the variables the run's environment took from its inputs
 	// (config.Operator.EnvFromInputs); their values are not shown.
 	EnvFromInputs []string `json:"envFromInputs,omitempty"`
@@ -227,13 +230,20 @@ func (m *Manager) runOnce(ctx context.Context, st *operatorState, conn *connecti
 		}()
 		m.phase(rec, "gather", t0)
 		t0 = m.opts.Now()
-		var res *runner.Result
-		outputs, res, runErr = mem.RunObjects(ctx, runner.ObjectsRequest{Operator: st.Name, Inputs: g.Objects, Now: m.opts.Now(), Controllers: st.Controllers})
-		if res != nil {
-			rec.Sandbox, rec.OutputSize = res.Sandbox, res.OutputBytes
-		}
-		if outputs == nil {
-			readErr = errors.New("the operator returned no outputs")
+		now := m.opts.Now()
+		draws := drawAll(st.drawsFor(rec.Trigger), func(int) (d draw) {
+			d.out, d.res, d.runErr = mem.RunObjects(ctx, runner.ObjectsRequest{Operator: st.Name, Inputs: g.Objects, Now: now, Controllers: st.Controllers})
+			if d.out == nil {
+				d.readErr = errors.New("the operator returned no outputs")
+			}
+			return d
+		})
+		chosen := bestDraw(draws, m.planWrites(st))
+		recordDraws(ctx, draws, chosen, rec)
+		d := draws[chosen]
+		outputs, runErr, readErr = d.out, d.runErr, d.readErr
+		if d.res != nil {
+			rec.Sandbox, rec.OutputSize = d.res.Sandbox, d.res.OutputBytes
 		}
 		m.phase(rec, "operator", t0)
 	} else if outputs, runErr, readErr, err = m.runDirs(ctx, st, dir, g.Objects, rec, t0); err != nil {
@@ -349,10 +359,11 @@ func (m *Manager) fillServiceCA(ctx context.Context, st *operatorState, in *serv
 }
 
 // runDirs runs an operator binary over a directory: it writes the input directory into
-// dir/input, runs the operator, and reads dir/output. It returns the outputs, the run's
-// error and the reader's; err when the input directory could not be written.
+// dir/input, runs the operator (as many draws as the run gets, into dir/output,
+// dir/output-2, ...), and reads the outputs. It returns the outputs of the draw to apply,
+// its run's error and its reader's; err when the input directory could not be written.
 func (m *Manager) runDirs(ctx context.Context, st *operatorState, dir string, inputs []*contract.InputObject, rec *RunRecord, t0 time.Time) (out *contract.OutputDir, runErr, readErr, err error) {
-	inputDir, outputDir := filepath.Join(dir, "input"), filepath.Join(dir, "output")
+	inputDir := filepath.Join(dir, "input")
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, nil, nil, err
 	}
@@ -373,16 +384,23 @@ func (m *Manager) runDirs(ctx context.Context, st *operatorState, dir string, in
 	m.phase(rec, "gather", t0)
 
 	t0 = m.opts.Now()
-	res, runErr := st.Runner.Run(ctx, runner.Request{Operator: st.Name, InputDir: inputDir, OutputDir: outputDir, Now: m.opts.Now(), Controllers: st.Controllers, Env: env})
-	if res != nil {
-		rec.Sandbox, rec.OutputSize = res.Sandbox, res.OutputBytes
+	now := m.opts.Now()
+	draws := drawAll(st.drawsFor(rec.Trigger), func(i int) (d draw) {
+		d.res, d.runErr = st.Runner.Run(ctx, runner.Request{Operator: st.Name, InputDir: inputDir, OutputDir: drawDir(dir, i), Now: now, Controllers: st.Controllers, Env: env})
+		d.out, d.readErr = contract.ReadOutputDir(drawDir(dir, i), contract.ReadOptions{})
+		return d
+	})
+	chosen := bestDraw(draws, m.planWrites(st))
+	recordDraws(ctx, draws, chosen, rec)
+	d := draws[chosen]
+	if d.res != nil {
+		rec.Sandbox, rec.OutputSize = d.res.Sandbox, d.res.OutputBytes
 	}
 	m.phase(rec, "operator", t0)
-	out, readErr = contract.ReadOutputDir(outputDir, contract.ReadOptions{})
-	if runErr != nil && res != nil {
-		rec.NetworkNeeded = runner.NetworkNeeds(res.Stderr + "\n" + strings.Join(controllerErrors(out), "\n"))
+	if d.runErr != nil && d.res != nil {
+		rec.NetworkNeeded = runner.NetworkNeeds(d.res.Stderr + "\n" + strings.Join(controllerErrors(d.out), "\n"))
 	}
-	return out, runErr, readErr, nil
+	return d.out, d.runErr, d.readErr, nil
 }
 
 // beginApply marks the operator as applying: changes of what it reads are held until
