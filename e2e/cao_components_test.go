@@ -70,7 +70,9 @@ func TestRealCAOComponentStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	var cpc *unstructured.Unstructured
-	eventually(t, "the ControlPlaneComponent oauth-openshift Available", func(ctx context.Context) (bool, error) {
+	// The Deployment's status is an input of CAO: the change runs it, drawing as the example
+	// says (operators[].draws), before the status is written.
+	eventuallyWithin(t, "the ControlPlaneComponent oauth-openshift Available", caoFirstRun, func(ctx context.Context) (bool, error) {
 		var s string
 		var err error
 		s, cpc, err = available(ctx)

@@ -113,6 +113,11 @@ func serverSideApply(t *testing.T, cfg *rest.Config, objs []*unstructured.Unstru
 
 func ptrTo[T any](v T) *T { return &v }
 
+// caoFirstRun bounds the wait for what the real CAO's first run writes: the examples draw 8
+// times in a run that follows a change (operators[].draws), the first run included, each
+// draw a run of CAO of a few seconds on a loaded machine.
+const caoFirstRun = 3 * time.Minute
+
 // TestRealCAOHosted runs the real cluster-authentication-operator, unmodified, through
 // topolayer run in a hosted control plane seeded as examples/cluster-authentication-operator
 // says (the operator CR HyperShift creates, the guest's configuration): its partly failed
@@ -165,7 +170,7 @@ func TestRealCAOHosted(t *testing.T) {
 	const op = "cluster-authentication-operator"
 	// What CAO's controllers that can work offline write, translated into the HCP namespace.
 	// Its Service is HyperShift's oauth-openshift (the alias), which its writes leave alone.
-	eventually(t, "the oauth server's service account, session secret and CA bundle in "+hcpNS, func(ctx context.Context) (bool, error) {
+	eventuallyWithin(t, "the oauth server's service account, session secret and CA bundle in "+hcpNS, caoFirstRun, func(ctx context.Context) (bool, error) {
 		if _, err := mgmtCS.CoreV1().ServiceAccounts(hcpNS).Get(ctx, "openshift-authentication--oauth-openshift", metav1.GetOptions{}); err != nil {
 			return false, err
 		}
@@ -566,7 +571,7 @@ func TestRealCAOStandalone(t *testing.T) {
 		"--kubeconfig", cluster.KubeconfigFile(kubeDir, cluster.Single))
 	const op = "cluster-authentication-operator"
 	cs, dyn := clients(t, rc)
-	eventually(t, "a first run", func(context.Context) (bool, error) {
+	eventuallyWithin(t, "a first run", caoFirstRun, func(context.Context) (bool, error) {
 		n := p.runs(t, op)
 		return n[manager.TriggerStart] > 0, nil
 	})
