@@ -438,8 +438,8 @@ func (t *Topology) GuestIdentities(clusters map[string]*rest.Config, operator st
 // the configured CA bundle (package serviceca) over the management cluster's client
 // configuration in clusters; nil, nil when the topology configures none.
 func (t *Topology) ServiceCA(clusters map[string]*rest.Config) (*serviceca.Injector, error) {
-	h := t.cfg.Topology.Hosted
-	if t.name != translate.TopologyHosted || h == nil || h.ServiceCA == nil {
+	h := t.serviceCAHosted()
+	if h == nil {
 		return nil, nil
 	}
 	cs, err := kubernetes.NewForConfig(clusters[routing.ClusterManagement])
@@ -452,13 +452,21 @@ func (t *Topology) ServiceCA(clusters map[string]*rest.Config) (*serviceca.Injec
 	}), nil
 }
 
+// serviceCAHosted is the hosted topology when it configures a service CA bundle, else nil.
+func (t *Topology) serviceCAHosted() *config.HostedTopology {
+	if h := t.cfg.Topology.Hosted; t.name == translate.TopologyHosted && h != nil && h.ServiceCA != nil {
+		return h
+	}
+	return nil
+}
+
 // ServiceCACandidates returns the names of the ConfigMaps in the HCP namespace that the
 // service CA bundle may go to after plan was applied: those plan writes, and those among
 // inputs (an operator's gathered inputs, standalone) that ask for the bundle, where they are
 // placed.
 func (t *Topology) ServiceCACandidates(plan *translate.Plan, outputs *contract.OutputResources, inputs []*contract.InputObject) []string {
-	h := t.cfg.Topology.Hosted
-	if t.name != translate.TopologyHosted || h == nil || h.ServiceCA == nil {
+	h := t.serviceCAHosted()
+	if h == nil {
 		return nil
 	}
 	names := serviceca.Planned(plan, routing.ClusterManagement, h.Namespace)

@@ -149,7 +149,7 @@ func (o *ApplyOptions) serviceCABundles(ctx context.Context, plan *translate.Pla
 		if f.Written {
 			state = "written"
 		}
-		fmt.Fprintf(o.ErrOut, "service CA bundle of configmap %s/%s: %s\n", o.topo.Config().Topology.Hosted.Namespace, f.Name, state)
+		fmt.Fprintf(o.ErrOut, "service CA bundle of configmap %s/%s: %s\n", in.Namespace(), f.Name, state)
 	}
 	if err != nil {
 		return fmt.Errorf("service CA bundles: %w", err)

@@ -57,6 +57,9 @@ func New(client kubernetes.Interface, o Options) *Injector {
 	return &Injector{client: client, opts: o}
 }
 
+// Namespace is the namespace whose ConfigMaps the Injector fills.
+func (in *Injector) Namespace() string { return in.opts.Namespace }
+
 // Filled is a ConfigMap the Injector looked at, and whether it wrote it.
 type Filled struct {
 	// Name is the ConfigMap's name in the namespace.

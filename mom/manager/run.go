@@ -344,7 +344,7 @@ func (m *Manager) runOnce(ctx context.Context, st *operatorState, conn *connecti
 // known as the operator's own, like the plan's.
 func (m *Manager) fillServiceCA(ctx context.Context, st *operatorState, in *serviceca.Injector, plan *translate.Plan, inputs []*contract.InputObject, rec *RunRecord) error {
 	filled, err := in.Inject(ctx, m.topo.ServiceCACandidates(plan, st.outputs, inputs))
-	ns := m.topo.Config().Topology.Hosted.Namespace
+	ns := in.Namespace()
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	for _, f := range filled {
