@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/policy"
 	"github.com/topolayer/topolayer/routing"
 )
 
@@ -29,7 +29,7 @@ type Policy struct {
 	// management cluster reach Pod Security "restricted". strip runs the hypershift profile's
 	// stripping transforms; reject runs none and refuses what would need them. Either way what
 	// still fails the check is refused (policy/pod-security).
-	PodSecurity translate.PodSecurityMode `json:"podSecurity,omitempty"`
+	PodSecurity policy.PodSecurityMode `json:"podSecurity,omitempty"`
 	// Operators bound each operator's outputs, by operator name. An operator without an
 	// entry gets the defaults: no listed privileged objects, no RBAC ceiling (the default
 	// containment only).
@@ -51,12 +51,12 @@ type OperatorPolicy struct {
 	// (existing roles it may bind; cluster-admin only when listed), and classes (the classes
 	// of outputs it bounds and widens the default containment for; default every class).
 	// Default: unset, RBAC outputs are held to the default containment only.
-	RBACCeiling *translate.RBACCeiling `json:"rbacCeiling,omitempty"`
+	RBACCeiling *policy.RBACCeiling `json:"rbacCeiling,omitempty"`
 	// Management widens the hosted management cluster's allow-list (what an operand may
 	// place in the HCP namespace, docs/security.md) for this operator: kinds (matched as
 	// routing rules match), labels the environment reserves ({key, value}) that its operand
 	// may set, and maxReplicas (default 3). Default: unset, the allow-list as it is.
-	Management *translate.ManagementAllowance `json:"management,omitempty"`
+	Management *policy.ManagementAllowance `json:"management,omitempty"`
 }
 
 // defaultPolicy fills the policy's defaults and clones what it shares with the input. The
@@ -64,7 +64,7 @@ type OperatorPolicy struct {
 // privileged objects, on its own cluster or a shared one.
 func defaultPolicy(p Policy) Policy {
 	if p.PodSecurity == "" {
-		p.PodSecurity = translate.PodSecurityStrip
+		p.PodSecurity = policy.PodSecurityStrip
 	}
 	p.Operators = slices.Clone(p.Operators)
 	return p
@@ -72,8 +72,8 @@ func defaultPolicy(p Policy) Policy {
 
 // PolicyFor returns the translation policy of one operator: the configured bounds, or the
 // defaults when the policy names no such operator.
-func (c *TopologyConfig) PolicyFor(operator string) *translate.Policy {
-	p := &translate.Policy{PodSecurity: c.Policy.PodSecurity}
+func (c *TopologyConfig) PolicyFor(operator string) *policy.Policy {
+	p := &policy.Policy{PodSecurity: c.Policy.PodSecurity}
 	for _, op := range c.Policy.Operators {
 		if op.Name == operator {
 			p.Privileged = slices.Clone(op.Privileged)
@@ -89,9 +89,9 @@ func validatePolicy(cfg *TopologyConfig) field.ErrorList {
 	var errs field.ErrorList
 	base := field.NewPath("policy")
 	switch cfg.Policy.PodSecurity {
-	case translate.PodSecurityStrip, translate.PodSecurityReject:
+	case policy.PodSecurityStrip, policy.PodSecurityReject:
 	default:
-		errs = append(errs, field.NotSupported(base.Child("podSecurity"), cfg.Policy.PodSecurity, []translate.PodSecurityMode{translate.PodSecurityStrip, translate.PodSecurityReject}))
+		errs = append(errs, field.NotSupported(base.Child("podSecurity"), cfg.Policy.PodSecurity, []policy.PodSecurityMode{policy.PodSecurityStrip, policy.PodSecurityReject}))
 	}
 	names := map[string]int{}
 	for i, op := range cfg.Policy.Operators {
@@ -136,7 +136,7 @@ func validatePrivilegedMatch(p *field.Path, m routing.Match) field.ErrorList {
 	if m.Resource == "" {
 		errs = append(errs, field.Required(p.Child("resource"), "a privileged resource, e.g. customresourcedefinitions"))
 	}
-	if m.Group != nil && m.Resource != "" && !translate.IsPrivileged(schema.GroupResource{Group: *m.Group, Resource: m.Resource}) {
+	if m.Group != nil && m.Resource != "" && !policy.IsPrivileged(schema.GroupResource{Group: *m.Group, Resource: m.Resource}) {
 		errs = append(errs, field.Invalid(p.Child("resource"), m.Resource, fmt.Sprintf("%s is not privileged: only CustomResourceDefinitions, admission webhook configurations and policies, and APIServices need listing",
 			schema.GroupResource{Group: *m.Group, Resource: m.Resource})))
 	}
@@ -152,7 +152,7 @@ func validatePrivilegedMatch(p *field.Path, m routing.Match) field.ErrorList {
 }
 
 // validateCeiling checks an RBAC ceiling's rules and bindable roles.
-func validateCeiling(p *field.Path, c *translate.RBACCeiling) field.ErrorList {
+func validateCeiling(p *field.Path, c *policy.RBACCeiling) field.ErrorList {
 	var errs field.ErrorList
 	if len(c.Rules) == 0 {
 		errs = append(errs, field.Required(p.Child("rules"), "the operator's own rules; a ceiling without rules allows no grant"))
@@ -165,18 +165,18 @@ func validateCeiling(p *field.Path, c *translate.RBACCeiling) field.ErrorList {
 			errs = append(errs, field.NotSupported(p.Child("classes").Index(i), class, contract.Classes()[:3]))
 		}
 	}
-	seen := map[translate.RoleRef]int{}
+	seen := map[policy.RoleRef]int{}
 	for i, ref := range c.BindableRoles {
 		rp := p.Child("bindableRoles").Index(i)
 		switch ref.Kind {
-		case translate.KindClusterRole:
+		case policy.KindClusterRole:
 			if ref.Namespace != "" {
 				errs = append(errs, field.Forbidden(rp.Child("namespace"), "a ClusterRole has no namespace"))
 			}
-		case translate.KindRole:
+		case policy.KindRole:
 			errs = append(errs, dnsLabel(rp.Child("namespace"), ref.Namespace)...)
 		default:
-			errs = append(errs, field.NotSupported(rp.Child("kind"), ref.Kind, []string{translate.KindRole, translate.KindClusterRole}))
+			errs = append(errs, field.NotSupported(rp.Child("kind"), ref.Kind, []string{policy.KindRole, policy.KindClusterRole}))
 		}
 		if ref.Name == "" {
 			errs = append(errs, field.Required(rp.Child("name"), ""))

@@ -8,6 +8,7 @@ import (
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/contracttest"
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/policy"
 	"github.com/topolayer/topolayer/routing"
 )
 
@@ -30,13 +31,13 @@ func TestPolicyFor(t *testing.T) {
 		name, in, operator string
 		wantPrivileged     int
 		wantCeiling        bool
-		wantPodSecurity    translate.PodSecurityMode
+		wantPodSecurity    policy.PodSecurityMode
 	}{
-		{"standalone defaults: nothing listed, strip", header + "topology: {type: Standalone}\n", "sample-operator", 0, false, translate.PodSecurityStrip},
-		{"hosted defaults: the same", header + "topology: {type: Hosted, hosted: {namespace: clusters-example, hostedControlPlane: example}}\n", "sample-operator", 0, false, translate.PodSecurityStrip},
-		{"reject", header + "policy: {podSecurity: reject}\n", "sample-operator", 0, false, translate.PodSecurityReject},
-		{"the operator's bounds", header + samplePolicy, "sample-operator", 1, true, translate.PodSecurityStrip},
-		{"another operator gets the defaults", header + samplePolicy, "sample-audit-operator", 0, false, translate.PodSecurityStrip},
+		{"standalone defaults: nothing listed, strip", header + "topology: {type: Standalone}\n", "sample-operator", 0, false, policy.PodSecurityStrip},
+		{"hosted defaults: the same", header + "topology: {type: Hosted, hosted: {namespace: clusters-example, hostedControlPlane: example}}\n", "sample-operator", 0, false, policy.PodSecurityStrip},
+		{"reject", header + "policy: {podSecurity: reject}\n", "sample-operator", 0, false, policy.PodSecurityReject},
+		{"the operator's bounds", header + samplePolicy, "sample-operator", 1, true, policy.PodSecurityStrip},
+		{"another operator gets the defaults", header + samplePolicy, "sample-audit-operator", 0, false, policy.PodSecurityStrip},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg, err := config.Parse([]byte(tc.in))
@@ -79,7 +80,7 @@ func TestPolicyOnTheSampleOutputs(t *testing.T) {
 			plan := e.Plan(out)
 			var got []string
 			for _, entry := range plan.Rejected() {
-				if entry.Rule != translate.RuleRBACEscalation || entry.Source.Resource != "clusterroles" {
+				if entry.Rule != policy.RuleRBACEscalation || entry.Source.Resource != "clusterroles" {
 					t.Errorf("%s: rejected by %s: %s", entry.Source, entry.Rule, entry.Reason)
 				}
 				got = append(got, entry.Source.Name)

@@ -1,7 +1,7 @@
 package hosted
 
 import (
-	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/policy"
 	"github.com/topolayer/topolayer/routing"
 )
 
@@ -45,11 +45,11 @@ func ControlPlaneComponents() []string {
 // HyperShift kind). Labels: every hypershift.openshift.io/ key but those the hypershift
 // profile sets itself, and HyperShift's component names as values of `app` and
 // LabelControlPlaneComponent.
-func Containment(hcpNamespace string) *translate.Containment {
+func Containment(hcpNamespace string) *policy.Containment {
 	kind := func(group, resource string) routing.Match {
 		return routing.Match{Group: &group, Resource: resource}
 	}
-	c := &translate.Containment{
+	c := &policy.Containment{
 		Kinds: []routing.Match{
 			kind("", "configmaps"), kind("", "secrets"), kind("", "services"), kind("", "serviceaccounts"),
 			kind("", "pods"), kind("", "persistentvolumeclaims"), kind("", "events"),
@@ -64,8 +64,8 @@ func Containment(hcpNamespace string) *translate.Containment {
 			kind("monitoring.coreos.com", "prometheusrules"),
 		},
 		MaxReplicas: DefaultMaxReplicas,
-		Reserved:    []translate.Label{{Key: "hypershift.openshift.io/"}},
-		Own: []translate.Label{
+		Reserved:    []policy.Label{{Key: "hypershift.openshift.io/"}},
+		Own: []policy.Label{
 			{Key: LabelHostedControlPlane, Value: hcpNamespace},
 			{Key: LabelControlPlaneComponent},
 			{Key: LabelManagedBy, Value: "control-plane-operator"},
@@ -73,7 +73,7 @@ func Containment(hcpNamespace string) *translate.Containment {
 		},
 	}
 	for _, name := range ControlPlaneComponents() {
-		c.Reserved = append(c.Reserved, translate.Label{Key: "app", Value: name}, translate.Label{Key: LabelControlPlaneComponent, Value: name})
+		c.Reserved = append(c.Reserved, policy.Label{Key: "app", Value: name}, policy.Label{Key: LabelControlPlaneComponent, Value: name})
 	}
 	return c
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/policy"
 	"github.com/topolayer/topolayer/internal/translate/rbacreach"
 	"github.com/topolayer/topolayer/routing"
 )
@@ -76,7 +77,7 @@ func (t *ClusterTarget) RBAC(ctx context.Context) (rbacreach.State, error) {
 //
 // A grant the plan writes whole is judged by the plan's own containment
 // (policy/rbac-containment): a binding of the plan that binds a broad subject
-// (translate.BroadSubject) to a role of the same plan that is not aggregated, or to a role
+// (policy.BroadSubject) to a role of the same plan that is not aggregated, or to a role
 // the RBAC ceiling lists as bindable, gives what it gives. A Patch of an RBAC object cannot
 // be judged on the union and is refused. The shared management cluster holds no binding of
 // topolayer's to a user or group and is not read; nor is a cluster whose RBAC entries all
@@ -110,14 +111,14 @@ func checkLiveRBAC(ctx context.Context, plan *translate.Plan, targets map[string
 		}
 		vouched := func(g rbacreach.Grant) bool {
 			b, ok := written[g.Binding]
-			if !ok || !translate.BroadSubject(g.Subject) {
+			if !ok || !policy.BroadSubject(g.Subject) {
 				return false
 			}
 			if _, ok := written[g.Role]; ok && !g.Aggregated {
 				return true
 			}
 			ceiling := plan.RBAC.For(plan.Entries[b].Class)
-			return ceiling != nil && slices.Contains(ceiling.BindableRoles, translate.RoleRef{Kind: g.Role.Kind, Namespace: g.Role.Namespace, Name: g.Role.Name})
+			return ceiling != nil && slices.Contains(ceiling.BindableRoles, policy.RoleRef{Kind: g.Role.Kind, Namespace: g.Role.Namespace, Name: g.Role.Name})
 		}
 		for _, w := range rbacreach.Widenings(live, after, vouched) {
 			errs = append(errs, wideningError(plan, cluster, w, written))
@@ -144,7 +145,7 @@ func overlayRBAC(plan *translate.Plan, entries []int, live rbacreach.State) (rba
 			continue
 		case !action.CarriesObject() || e.Object == nil:
 			errs = append(errs, fmt.Errorf("entry %d: %s: %s: a %s of %s cannot be judged against the RBAC the %s cluster holds; write the whole object (Apply)",
-				i, e.Source, translate.RuleRBACContainment, action, ref, e.Target.Cluster))
+				i, e.Source, policy.RuleRBACContainment, action, ref, e.Target.Cluster))
 			continue
 		}
 		obj, err := decodeRBAC(ref, e.Object.Object)
@@ -213,7 +214,7 @@ func wideningError(plan *translate.Plan, cluster string, w rbacreach.Widening, w
 		where = "in namespace " + w.Namespace
 	}
 	msg := fmt.Sprintf("%s: on the %s cluster, %s would gain %s %s, which it cannot do today: %s binds %s %s to %s",
-		translate.RuleRBACContainment, cluster, w.Principal.Name, rbacreach.FormatRule(w.Rule), where,
+		policy.RuleRBACContainment, cluster, w.Principal.Name, rbacreach.FormatRule(w.Rule), where,
 		held(w.Grant.Binding), w.Grant.Subject.Kind, w.Grant.Subject.Name, held(w.Grant.Role))
 	causes := []rbacreach.Ref{w.Grant.Binding, w.Grant.Role}
 	if w.From != nil {

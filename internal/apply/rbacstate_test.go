@@ -10,6 +10,7 @@ import (
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/policy"
 	"github.com/topolayer/topolayer/internal/translate/rbacreach"
 	"github.com/topolayer/topolayer/routing"
 )
@@ -78,11 +79,11 @@ func TestCheckLiveRBAC(t *testing.T) {
 		return "apiVersion: rbac.authorization.k8s.io/v1\nkind: " + kind + "\nmetadata: " + meta + "\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: " + roleKind + ", name: " + role + "}\nsubjects: [" + subject + "]\n"
 	}
 	authenticated := "{apiGroup: rbac.authorization.k8s.io, kind: Group, name: \"system:authenticated\"}"
-	ceiling := &translate.RBACCeiling{BindableRoles: []translate.RoleRef{{Kind: translate.KindClusterRole, Name: "secret-reader"}}}
+	ceiling := &policy.RBACCeiling{BindableRoles: []policy.RoleRef{{Kind: policy.KindClusterRole, Name: "secret-reader"}}}
 	for _, tc := range []struct {
 		name    string
 		entries func(t *testing.T) []translate.Entry
-		ceiling *translate.RBACCeiling
+		ceiling *policy.RBACCeiling
 		refused []string // nil: allowed
 		reads   int
 		// unchanged are the entries the target found already as written.

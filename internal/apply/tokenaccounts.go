@@ -12,6 +12,7 @@ import (
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/policy"
 	"github.com/topolayer/topolayer/namespaces"
 )
 
@@ -77,11 +78,11 @@ func checkTokenAccounts(ctx context.Context, plan *translate.Plan, targets map[s
 		switch {
 		case sa == nil:
 			errs = append(errs, fmt.Sprintf("entry %d: %s: %s: %s: service account %s/%s does not exist on the %s cluster and the plan does not write it",
-				i, e.Source, translate.RuleServiceAccountToken, field, id.Namespace, account, e.Target.Cluster))
+				i, e.Source, policy.RuleServiceAccountToken, field, id.Namespace, account, e.Target.Cluster))
 		case sa.GetLabels()[namespaces.LabelOperator] != reader.WritesFor() || reader.WritesFor() == "":
 			owner := sa.GetLabels()[namespaces.LabelOperator]
 			errs = append(errs, fmt.Sprintf("entry %d: %s: %s: %s: service account %s/%s on the %s cluster is not operator %q's (%s): declaring an account is not owning it; its token would be handed to the operator",
-				i, e.Source, translate.RuleServiceAccountToken, field, id.Namespace, account, e.Target.Cluster, reader.WritesFor(), namespaces.DescribeOwner(owner)))
+				i, e.Source, policy.RuleServiceAccountToken, field, id.Namespace, account, e.Target.Cluster, reader.WritesFor(), namespaces.DescribeOwner(owner)))
 		}
 	}
 	if len(errs) > 0 {

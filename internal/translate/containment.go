@@ -8,88 +8,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/internal/translate/policy"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
 )
-
-// Rule names of the management cluster's allow-list.
-const (
-	// RuleManagementKind rejects an object placed on the shared management cluster whose
-	// kind is not on the allow-list (Containment.Kinds, widened per operator by
-	// Policy.Management.Kinds): what is not known safe there is refused, not what is known bad.
-	RuleManagementKind = "policy/management-kind"
-	// RuleManagementFields rejects an allowed kind whose fields reach beyond the HCP
-	// namespace or the tenant's share: a Service that is not a ClusterIP one (externalIPs,
-	// NodePort, LoadBalancer, ExternalName, a fixed cluster IP), a claim binding a named
-	// volume, replicas over the bound, a pod that mounts a management API token.
-	RuleManagementFields = "policy/management-fields"
-	// RuleReservedLabels rejects an object that sets a label the environment's own selectors,
-	// Services and NetworkPolicies use in the HCP namespace (Containment.Reserved), unless
-	// the configuration lets the operator set that label (Policy.Management.Labels).
-	RuleReservedLabels = "policy/reserved-labels"
-	// RuleReadOnly rejects every write of an object the environment owns and the operator
-	// may only read (Containment.ReadOnly: the existing objects namespaces.aliases map
-	// standalone objects onto), a Delete or a status write included: an alias lets the
-	// operator see HyperShift's object under its own name, never change or remove it.
-	RuleReadOnly = "policy/read-only"
-)
-
-// Containment is the allow-list of the shared management cluster: what a translated
-// operand may place in the HCP namespace. The hosted topology composes it (the environment
-// knows its own labels); nil, as in the standalone topology, allows what the other checks
-// allow.
-type Containment struct {
-	// Kinds are the kinds (group and resource, and a name where it matters) an object may be
-	// of on the management cluster. Shadow kinds (namespaces.IsShadowGroup) are always allowed.
-	Kinds []routing.Match
-	// MaxReplicas bounds a workload's replicas (and a Job's parallelism).
-	MaxReplicas int64
-	// Reserved are the labels the environment's selectors use: a key (any value) when Value
-	// is "", else that key with that value. A label key ending in '/' reserves every key
-	// with that prefix.
-	Reserved []Label
-	// Own are the labels the topology itself sets on what it places, which a reserved key
-	// would otherwise refuse (a reserved value is refused all the same): a key with its
-	// value, "" for any value.
-	Own []Label
-	// ReadOnly are the objects on the management cluster the operator reads under another
-	// name (namespaces.aliases) and that the environment owns: any write of one is refused
-	// (RuleReadOnly). Identities without version.
-	ReadOnly []contract.Identity
-}
-
-// Label is a label key and value; an empty value stands for any.
-type Label struct {
-	Key   string `json:"key"`
-	Value string `json:"value,omitempty"`
-}
-
-// String prints the label as key=value, or key alone for any value.
-func (l Label) String() string {
-	if l.Value == "" {
-		return l.Key
-	}
-	return l.Key + "=" + l.Value
-}
-
-// matches reports whether label key=value is the label l stands for.
-func (l Label) matches(key, value string) bool {
-	keyMatches := key == l.Key || strings.HasSuffix(l.Key, "/") && strings.HasPrefix(key, l.Key)
-	return keyMatches && (l.Value == "" || l.Value == value)
-}
-
-// ManagementAllowance is how the configuration widens the allow-list for one operator
-// (policy.operators[].management): the real operand that needs more names it, by kind, by
-// label, by bound.
-type ManagementAllowance struct {
-	// Kinds are kinds the operator may place besides the allow-list's.
-	Kinds []routing.Match `json:"kinds,omitempty"`
-	// Labels are reserved labels the operator may set: its operand is the environment's own
-	// component (the real CAO's oauth-openshift in place of HyperShift's).
-	Labels []Label `json:"labels,omitempty"`
-	// MaxReplicas, when set, replaces the allow-list's bound.
-	MaxReplicas int64 `json:"maxReplicas,omitempty"`
-}
 
 // checkManagement rejects an entry placed on the management cluster that the allow-list does
 // not allow: its kind, then its fields and labels as they will be written. A patch has no
@@ -103,7 +25,7 @@ func (e Engine) checkManagement(w *work) {
 	action := w.m.Metadata.Action
 	target := w.entry.Target.Identity
 	if slices.ContainsFunc(c.ReadOnly, func(r contract.Identity) bool { return r.Key() == target.Key() }) {
-		w.reject(RuleReadOnly, fmt.Sprintf("%s: %s %s is the environment's own object, which the operator reads through an alias (namespaces.aliases) and may not write (%s)",
+		w.reject(policy.RuleReadOnly, fmt.Sprintf("%s: %s %s is the environment's own object, which the operator reads through an alias (namespaces.aliases) and may not write (%s)",
 			w.entry.Source, target.GroupResource(), target.Name, action))
 		return
 	}
@@ -118,7 +40,7 @@ func (e Engine) checkManagement(w *work) {
 	if _, shadow := namespaces.IsShadowGroup(target.Group); !shadow &&
 		!slices.ContainsFunc(c.Kinds, func(m routing.Match) bool { return m.Matches(o) }) &&
 		!slices.ContainsFunc(allow.Kinds, func(m routing.Match) bool { return m.Matches(o) }) {
-		w.reject(RuleManagementKind, fmt.Sprintf("%s: %s is not on the management cluster's allow-list (what an operand may place in the HCP namespace; see docs/security.md); the configuration can add it for this operator (policy.operators[].management.kinds)",
+		w.reject(policy.RuleManagementKind, fmt.Sprintf("%s: %s is not on the management cluster's allow-list (what an operand may place in the HCP namespace; see docs/security.md); the configuration can add it for this operator (policy.operators[].management.kinds)",
 			w.entry.Source, target.GroupResource()))
 		return
 	}
@@ -128,7 +50,7 @@ func (e Engine) checkManagement(w *work) {
 	case action == contract.ActionPatch:
 		return // judged on what it makes
 	case w.entry.Object == nil:
-		w.reject(RuleManagementFields, fmt.Sprintf("%s: a %s without an object cannot be checked against the allow-list's fields", w.entry.Source, action))
+		w.reject(policy.RuleManagementFields, fmt.Sprintf("%s: a %s without an object cannot be checked against the allow-list's fields", w.entry.Source, action))
 		return
 	}
 	if rule, why := e.managementObject(target, w.entry.Object, w.object()); why != "" {
@@ -137,11 +59,11 @@ func (e Engine) checkManagement(w *work) {
 }
 
 // allowance is how the policy widens the allow-list for the engine's operator.
-func (e Engine) allowance() ManagementAllowance {
+func (e Engine) allowance() policy.ManagementAllowance {
 	if e.Policy != nil && e.Policy.Management != nil {
 		return *e.Policy.Management
 	}
-	return ManagementAllowance{}
+	return policy.ManagementAllowance{}
 }
 
 // managementObject returns the rule that refuses obj, an object of an allowed kind as it will
@@ -155,10 +77,10 @@ func (e Engine) managementObject(target contract.Identity, obj *unstructured.Uns
 		max = allow.MaxReplicas
 	}
 	if why := managementFields(obj, target, max, e.GuestIdentity, o); why != "" {
-		return RuleManagementFields, why
+		return policy.RuleManagementFields, why
 	}
 	if why := reservedLabels(obj, c, allow.Labels); why != "" {
-		return RuleReservedLabels, why + "; the configuration can let this operator set it (policy.operators[].management.labels)"
+		return policy.RuleReservedLabels, why + "; the configuration can let this operator set it (policy.operators[].management.labels)"
 	}
 	return "", ""
 }
@@ -226,7 +148,7 @@ func managementFields(obj *unstructured.Unstructured, target contract.Identity, 
 
 // reservedLabels returns the first reserved label obj sets on itself or its pods, as "" when
 // none, skipping the topology's own and those allowed.
-func reservedLabels(obj *unstructured.Unstructured, c *Containment, allowed []Label) string {
+func reservedLabels(obj *unstructured.Unstructured, c *policy.Containment, allowed []policy.Label) string {
 	check := func(at string, labels map[string]any) string {
 		keys := make([]string, 0, len(labels))
 		for k := range labels {
@@ -235,14 +157,14 @@ func reservedLabels(obj *unstructured.Unstructured, c *Containment, allowed []La
 		slices.Sort(keys)
 		for _, k := range keys {
 			v, _ := labels[k].(string)
-			matches := func(l Label) bool { return l.matches(k, v) }
+			matches := func(l policy.Label) bool { return l.Matches(k, v) }
 			if slices.ContainsFunc(allowed, matches) {
 				continue
 			}
 			// A reserved value (app=kube-apiserver) is refused even where the topology sets
 			// the key itself; a reserved key or prefix only where it does not.
-			value := slices.ContainsFunc(c.Reserved, func(l Label) bool { return l.Value != "" && matches(l) })
-			key := slices.ContainsFunc(c.Reserved, func(l Label) bool { return l.Value == "" && matches(l) })
+			value := slices.ContainsFunc(c.Reserved, func(l policy.Label) bool { return l.Value != "" && matches(l) })
+			key := slices.ContainsFunc(c.Reserved, func(l policy.Label) bool { return l.Value == "" && matches(l) })
 			if !value && (!key || slices.ContainsFunc(c.Own, matches)) {
 				continue
 			}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/policy"
 	"github.com/topolayer/topolayer/routing"
 )
 
@@ -14,8 +15,8 @@ import (
 // with the field named; RBAC for users and groups lands on the guest.
 func TestContainment(t *testing.T) {
 	const hcp = "clusters-example"
-	engine := func(mode translate.PodSecurityMode) translate.Engine {
-		return profileEngine(hcp, &translate.Policy{PodSecurity: mode})
+	engine := func(mode policy.PodSecurityMode) translate.Engine {
+		return profileEngine(hcp, &policy.Policy{PodSecurity: mode})
 	}
 	workload := func(spec string) contract.Mutation {
 		return policyMutation(contract.ActionApply, "apps", "deployments", "openshift-authentication", "oauth-openshift",
@@ -38,25 +39,25 @@ func TestContainment(t *testing.T) {
 
 	tests := []struct {
 		name      string
-		mode      translate.PodSecurityMode
+		mode      policy.PodSecurityMode
 		mutations []contract.Mutation
 		// want maps a source name to its rule (a rejected entry: its rule and part of its reason).
 		want       map[string]string
 		wantReason map[string]string
 		wantGuest  []string
 	}{
-		{"strip: a privileged standalone workload becomes restricted", translate.PodSecurityStrip, []contract.Mutation{privileged},
+		{"strip: a privileged standalone workload becomes restricted", policy.PodSecurityStrip, []contract.Mutation{privileged},
 			map[string]string{"oauth-openshift": "hosted/management"}, nil, nil},
-		{"reject: the same workload is refused, the field named", translate.PodSecurityReject, []contract.Mutation{privileged},
-			map[string]string{"oauth-openshift": translate.RulePodSecurity}, map[string]string{"oauth-openshift": "host"}, nil},
-		{"reject: a compliant-after-defaults workload passes", translate.PodSecurityReject, []contract.Mutation{compliant},
+		{"reject: the same workload is refused, the field named", policy.PodSecurityReject, []contract.Mutation{privileged},
+			map[string]string{"oauth-openshift": policy.RulePodSecurity}, map[string]string{"oauth-openshift": "host"}, nil},
+		{"reject: a compliant-after-defaults workload passes", policy.PodSecurityReject, []contract.Mutation{compliant},
 			map[string]string{"oauth-openshift": "hosted/management"}, nil, nil},
-		{"a binding of guest users and its Role land on the guest", translate.PodSecurityStrip, []contract.Mutation{readerRole, binding("Group", "system:authenticated")},
+		{"a binding of guest users and its Role land on the guest", policy.PodSecurityStrip, []contract.Mutation{readerRole, binding("Group", "system:authenticated")},
 			map[string]string{"reader": translate.RuleGuestSubjects}, nil, []string{"reader", "reader"}},
-		{"a service account binding stays on management", translate.PodSecurityStrip, []contract.Mutation{readerRole, binding("ServiceAccount", "oauth")},
+		{"a service account binding stays on management", policy.PodSecurityStrip, []contract.Mutation{readerRole, binding("ServiceAccount", "oauth")},
 			map[string]string{"reader": "hosted/management"}, nil, nil},
-		{"cluster-admin for the unauthenticated is refused", translate.PodSecurityStrip, []contract.Mutation{adminBinding},
-			map[string]string{"all": translate.RuleRBACContainment}, map[string]string{"all": "cluster-admin"}, nil},
+		{"cluster-admin for the unauthenticated is refused", policy.PodSecurityStrip, []contract.Mutation{adminBinding},
+			map[string]string{"all": policy.RuleRBACContainment}, map[string]string{"all": "cluster-admin"}, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/topolayer/topolayer/internal/translate/internal/yamlnode"
 	"github.com/topolayer/topolayer/internal/translate/podspec"
+	"github.com/topolayer/topolayer/internal/translate/policy"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -16,15 +17,6 @@ import (
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/routing"
 )
-
-// RuleVolumeDataSource rejects, on the management cluster, a PersistentVolumeClaim (alone,
-// in a StatefulSet's volumeClaimTemplates or in a generic ephemeral volume) whose
-// spec.dataSource or spec.dataSourceRef would clone a volume that is not one of the
-// operator's simulated namespace: a source in another namespace, or of a kind whose name the
-// engine cannot map (a VolumeSnapshot, a populator's object), would name the hosted control
-// plane's own volumes (etcd's). A source the reference table followed names the claim's own
-// simulated namespace.
-const RuleVolumeDataSource = "policy/volume-data-source"
 
 // claimSpecPaths are where the claim specs of each kind are, as paths whose "[]" segments
 // walk every element of a list.
@@ -130,7 +122,7 @@ func (e Engine) checkVolumeDataSources(w *work) {
 				continue
 			}
 			if why := e.dataSourceProblem(src, ref.Value, final[at]); why != "" {
-				w.reject(RuleVolumeDataSource, fmt.Sprintf("%s: %s.%s: %s", src, at, field, why))
+				w.reject(policy.RuleVolumeDataSource, fmt.Sprintf("%s: %s.%s: %s", src, at, field, why))
 				return
 			}
 		}

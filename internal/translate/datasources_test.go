@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/policy"
 )
 
 // TestVolumeDataSources: the volume a claim clones follows the name mapping like a field
@@ -14,7 +14,7 @@ import (
 // map, is refused with the field named. The guest is the operator's own cluster.
 func TestVolumeDataSources(t *testing.T) {
 	const ns, hcp = "openshift-sample", "clusters-example"
-	engine := profileEngine(hcp, &translate.Policy{})
+	engine := profileEngine(hcp, &policy.Policy{})
 	pvc := func(class contract.Class, source string) contract.Mutation {
 		m := policyMutation(contract.ActionApply, "", "persistentvolumeclaims", ns, "data",
 			"apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data, namespace: "+ns+"}\n"+
@@ -30,7 +30,7 @@ func TestVolumeDataSources(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		m          contract.Mutation
-		wantReason string            // rejected by RuleVolumeDataSource naming it; "" applied
+		wantReason string            // rejected by policy.RuleVolumeDataSource naming it; "" applied
 		wantNames  map[string]string // JSON pointer in the final object -> name
 	}{
 		{"a claim clones a claim of its namespace", pvc(contract.ClassManagement, "  dataSource: {kind: PersistentVolumeClaim, name: seed}\n"), "",
@@ -48,7 +48,7 @@ func TestVolumeDataSources(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			wantRule := ""
 			if tc.wantReason != "" {
-				wantRule = translate.RuleVolumeDataSource
+				wantRule = policy.RuleVolumeDataSource
 			}
 			e, applied := planAlone(t, engine, tc.m, wantRule, tc.wantReason)
 			if !applied {

@@ -11,6 +11,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/internal/translate/policy"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
 )
@@ -153,7 +154,7 @@ func (e Engine) Declarations(p *Plan) *Declarations {
 				continue
 			}
 			decls = append(decls, declaration{operator: operator, class: class, id: src, supplement: true,
-				privileged: IsPrivileged(src.GroupResource()) && !e.policyLists(class, src),
+				privileged: policy.IsPrivileged(src.GroupResource()) && !e.policyLists(class, src),
 				unspecified: fmt.Sprintf("written under Unspecified; declared as %s, %s; it lands on the %s cluster",
 					class, classReason(p, entry, class), clusterName(cluster))})
 		case RuleDeclaredOutputs:
@@ -162,9 +163,9 @@ func (e Engine) Declarations(p *Plan) *Declarations {
 				continue
 			}
 			decls = append(decls, declaration{operator: operator, class: entry.Class, id: src, supplement: true,
-				privileged: IsPrivileged(src.GroupResource()) && !e.policyLists(entry.Class, src)})
-		case RulePrivilegedObject:
-			if !IsPrivileged(src.GroupResource()) {
+				privileged: policy.IsPrivileged(src.GroupResource()) && !e.policyLists(entry.Class, src)})
+		case policy.RulePrivilegedObject:
+			if !policy.IsPrivileged(src.GroupResource()) {
 				d.Unplaceable = append(d.Unplaceable, Unplaceable{Entry: i, Source: src, Rule: entry.Rule, Reason: fmt.Sprintf(
 					"%s is not a privileged kind the policy can list (only CustomResourceDefinitions, admission webhook configurations and policies, and APIServices), but what it would be refuses it: %s",
 					src.GroupResource(), entry.Reason)})
@@ -272,7 +273,7 @@ func (e Engine) placeable(class contract.Class, src contract.Identity) (string, 
 		}
 		target = t
 	}
-	if IsPrivileged(src.GroupResource()) || IsPrivileged(target.GroupResource()) {
+	if policy.IsPrivileged(src.GroupResource()) || policy.IsPrivileged(target.GroupResource()) {
 		return "", fmt.Sprintf("%s would land on the shared management cluster, where %s would change what its API server serves or admits for every hosted control plane: the allow-list refuses it, and no declaration places it",
 			privilegedKind(src.GroupResource()), src.GroupResource())
 	}

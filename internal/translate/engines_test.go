@@ -4,6 +4,7 @@ import (
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/policy"
 	"github.com/topolayer/topolayer/internal/translate/transform"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
@@ -22,14 +23,14 @@ func hostedEngine(hcp string, transforms ...transform.Transform) translate.Engin
 }
 
 // profileEngine is hostedEngine with the HyperShift profile's transforms, under policy.
-func profileEngine(hcp string, policy *translate.Policy) translate.Engine {
+func profileEngine(hcp string, policy *policy.Policy) translate.Engine {
 	e := hostedEngine(hcp, hosted.HyperShiftProfile()...)
 	e.Policy = policy
 	return e
 }
 
 // standaloneEngine is operator "op"'s standalone engine with its declarations, under policy.
-func standaloneEngine(declared *contract.OutputResources, policy *translate.Policy) translate.Engine {
+func standaloneEngine(declared *contract.OutputResources, policy *policy.Policy) translate.Engine {
 	e := translate.Standalone("op", declared)
 	e.Policy = policy
 	return e

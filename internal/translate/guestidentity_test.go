@@ -10,6 +10,7 @@ import (
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/policy"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
 )
@@ -306,7 +307,7 @@ spec:
 		{"an operand that needs the management API keeps its token", []routing.Match{{Resource: "deployments", Name: "web"}}, []contract.Mutation{deployment, sa, token("web-token", "web")},
 			map[string]string{"web-token": "apply hosted/management"}, true},
 		{"another account's token is refused, not dropped", nil, []contract.Mutation{deployment, sa, token("web-token", "web"), token("cpo-token", "control-plane-operator")},
-			map[string]string{"web-token": "dropped " + translate.RuleGuestIdentity, "cpo-token": "rejected " + translate.RuleServiceAccountToken}, false},
+			map[string]string{"web-token": "dropped " + translate.RuleGuestIdentity, "cpo-token": "rejected " + policy.RuleServiceAccountToken}, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

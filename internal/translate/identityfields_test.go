@@ -8,6 +8,7 @@ import (
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/policy"
 	"github.com/topolayer/topolayer/internal/translate/transform"
 	"github.com/topolayer/topolayer/routing"
 )
@@ -84,7 +85,7 @@ func TestIdentityFieldsInPlans(t *testing.T) {
 	}
 	engine := func(transforms []transform.Transform) translate.Engine {
 		e := hostedEngine(hcp, transforms...)
-		e.Policy = &translate.Policy{}
+		e.Policy = &policy.Policy{}
 		return e
 	}
 	for _, tc := range []struct {
@@ -96,16 +97,16 @@ func TestIdentityFieldsInPlans(t *testing.T) {
 		wantOwners bool
 	}{
 		{"management: stripped by the profile", engine(hosted.HyperShiftProfile()), owned(contract.ClassManagement), "", "", false},
-		{"management without the profile: refused", engine(nil), owned(contract.ClassManagement), translate.RuleOwnerReferences, "metadata.ownerReferences", false},
+		{"management without the profile: refused", engine(nil), owned(contract.ClassManagement), policy.RuleOwnerReferences, "metadata.ownerReferences", false},
 		{"guest: the operator's own cluster keeps its owners", engine(hosted.HyperShiftProfile()), owned(contract.ClassUserWorkload), "", "", true},
 		{"a patch that renames", engine(patch(transform.Patch{StrategicMerge: "metadata: {name: control-plane-operator}\n"})), owned(contract.ClassManagement),
-			translate.RuleIdentityFields, "metadata.name: transform config-patch changes it", false},
+			policy.RuleIdentityFields, "metadata.name: transform config-patch changes it", false},
 		{"a patch that moves", engine(patch(transform.Patch{JSON6902: "[{op: replace, path: /metadata/namespace, value: kube-system}]"})), owned(contract.ClassUserWorkload),
-			translate.RuleIdentityFields, "metadata.namespace: transform config-patch", false},
+			policy.RuleIdentityFields, "metadata.namespace: transform config-patch", false},
 		{"a patch that adds owners after the profile", engine(patch(transform.Patch{JSON6902: "[{op: add, path: /metadata/ownerReferences, value: [{apiVersion: v1, kind: Namespace, name: x, uid: y}]}]"})), owned(contract.ClassManagement),
-			translate.RuleIdentityFields, "metadata.ownerReferences: transform config-patch", false},
+			policy.RuleIdentityFields, "metadata.ownerReferences: transform config-patch", false},
 		{"a patch of the kind", engine(patch(transform.Patch{StrategicMerge: "kind: Secret\n"})), owned(contract.ClassUserWorkload),
-			translate.RuleIdentityFields, "kind: transform config-patch", false},
+			policy.RuleIdentityFields, "kind: transform config-patch", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e, applied := planAlone(t, tc.engine, tc.m, tc.wantRule, tc.wantReason)

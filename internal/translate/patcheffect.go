@@ -14,6 +14,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/internal/translate/policy"
 	"github.com/topolayer/topolayer/routing"
 )
 
@@ -154,7 +155,7 @@ func (e Engine) checkPatchEffects(works []*work, written map[objectKey]bool) {
 		}
 		if src.Group == "" && src.Resource == "secrets" && patchTouchesToken(w.m) {
 			if why := e.tokenAccountLanded(w.entry, obj, written); why != "" {
-				w.reject(RuleServiceAccountToken, fmt.Sprintf("%s: metadata.annotations[%s]: %s (%s)", src, AnnotationServiceAccountName, why, by))
+				w.reject(policy.RuleServiceAccountToken, fmt.Sprintf("%s: metadata.annotations[%s]: %s (%s)", src, AnnotationServiceAccountName, why, by))
 			}
 		}
 	}
@@ -226,7 +227,7 @@ func (e Engine) judgeWhole(entry Entry, obj *unstructured.Unstructured) *Refusal
 	}
 	if e.Policy != nil {
 		if why := podSecurityOf(obj); why != "" {
-			return &Refusal{Rule: RulePodSecurity, Reason: fmt.Sprintf("%s: %s", src, why)}
+			return &Refusal{Rule: policy.RulePodSecurity, Reason: fmt.Sprintf("%s: %s", src, why)}
 		}
 	}
 	return nil

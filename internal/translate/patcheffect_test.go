@@ -9,6 +9,7 @@ import (
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/policy"
 	"github.com/topolayer/topolayer/routing"
 )
 
@@ -19,7 +20,7 @@ import (
 // paths give the same verdict, naming the rule and the field.
 func TestPatchEffects(t *testing.T) {
 	const ns, hcp = "openshift-sample", "clusters-example"
-	engine := profileEngine(hcp, &translate.Policy{})
+	engine := profileEngine(hcp, &policy.Policy{})
 	engine.Containment = hosted.Containment(hcp)
 	engine.HCPNamespace, engine.HostedControlPlane = hcp, "example"
 	whole := map[string]contract.Mutation{
@@ -47,35 +48,35 @@ func TestPatchEffects(t *testing.T) {
 	}{
 		{name: "a JSON patch setting a reserved label spelled with ~1", resource: "configmaps", patchType: contract.PatchTypeJSON,
 			body: `[{"op":"add","path":"/metadata/labels/hypershift.openshift.io~1need-management-kas-access","value":"true"}]`,
-			rule: translate.RuleReservedLabels, reason: "metadata.labels[hypershift.openshift.io/need-management-kas-access]"},
+			rule: policy.RuleReservedLabels, reason: "metadata.labels[hypershift.openshift.io/need-management-kas-access]"},
 		{name: "a merge patch setting a reserved label spelled with an escaped slash", resource: "configmaps", patchType: contract.PatchTypeMerge,
 			body: `{"metadata":{"labels":{"hypershift.openshift.io\/control-plane-component":"etcd"}}}`,
-			rule: translate.RuleReservedLabels, reason: "hypershift.openshift.io/control-plane-component=etcd is reserved"},
+			rule: policy.RuleReservedLabels, reason: "hypershift.openshift.io/control-plane-component=etcd is reserved"},
 		{name: "a merge patch labelling a Service app: kube-apiserver", resource: "services", patchType: contract.PatchTypeMerge,
-			body: `{"metadata":{"labels":{"app":"kube-apiserver"}}}`, rule: translate.RuleReservedLabels, reason: "metadata.labels[app]: app=kube-apiserver is reserved"},
+			body: `{"metadata":{"labels":{"app":"kube-apiserver"}}}`, rule: policy.RuleReservedLabels, reason: "metadata.labels[app]: app=kube-apiserver is reserved"},
 		{name: "a strategic merge replacing every label ($patch: replace) with app: etcd", resource: "configmaps", patchType: contract.PatchTypeStrategicMerge,
-			body: `{"metadata":{"labels":{"$patch":"replace","app":"etcd"}}}`, rule: translate.RuleReservedLabels, reason: "app=etcd is reserved"},
+			body: `{"metadata":{"labels":{"$patch":"replace","app":"etcd"}}}`, rule: policy.RuleReservedLabels, reason: "app=etcd is reserved"},
 		{name: "a YAML strategic merge setting a reserved label", resource: "secrets", patchType: contract.PatchTypeStrategicMerge,
-			body: "metadata:\n  labels:\n    hypershift.openshift.io/hosted-control-plane: " + hcp + "x\n", rule: translate.RuleReservedLabels, reason: "hypershift.openshift.io/hosted-control-plane"},
+			body: "metadata:\n  labels:\n    hypershift.openshift.io/hosted-control-plane: " + hcp + "x\n", rule: policy.RuleReservedLabels, reason: "hypershift.openshift.io/hosted-control-plane"},
 		{name: "a JSON patch turning a Service into NodePort", resource: "services", patchType: contract.PatchTypeJSON,
-			body: `[{"op":"add","path":"/spec/type","value":"NodePort"}]`, rule: translate.RuleManagementFields, reason: "spec.type: NodePort"},
+			body: `[{"op":"add","path":"/spec/type","value":"NodePort"}]`, rule: policy.RuleManagementFields, reason: "spec.type: NodePort"},
 		{name: "a strategic merge turning a Service into LoadBalancer, keeping keys with $retainKeys", resource: "services", patchType: contract.PatchTypeStrategicMerge,
-			body: `{"spec":{"$retainKeys":["ports","type"],"type":"LoadBalancer"}}`, rule: translate.RuleManagementFields, reason: "spec.type: LoadBalancer"},
+			body: `{"spec":{"$retainKeys":["ports","type"],"type":"LoadBalancer"}}`, rule: policy.RuleManagementFields, reason: "spec.type: LoadBalancer"},
 		{name: "a merge patch adding externalIPs", resource: "services", patchType: contract.PatchTypeMerge,
-			body: `{"spec":{"externalIPs":["192.0.2.10"]}}`, rule: translate.RuleManagementFields, reason: "spec.externalIPs"},
+			body: `{"spec":{"externalIPs":["192.0.2.10"]}}`, rule: policy.RuleManagementFields, reason: "spec.externalIPs"},
 		{name: "a strategic merge fixing a node port on one port (merged by port)", resource: "services", patchType: contract.PatchTypeStrategicMerge,
-			body: `{"spec":{"ports":[{"port":80,"nodePort":30080}]}}`, rule: translate.RuleManagementFields, reason: "spec.ports[1].nodePort"},
+			body: `{"spec":{"ports":[{"port":80,"nodePort":30080}]}}`, rule: policy.RuleManagementFields, reason: "spec.ports[1].nodePort"},
 		{name: "a strategic merge adding a projected serviceAccountToken volume to a Deployment", resource: "deployments", patchType: contract.PatchTypeStrategicMerge,
 			body: `{"spec":{"template":{"spec":{"volumes":[{"name":"token","projected":{"sources":[{"serviceAccountToken":{"path":"token"}}]}}]}}}}`,
-			rule: translate.RuleManagementFields, reason: "projected.sources[0].serviceAccountToken: a pod on the management cluster may not mount"},
+			rule: policy.RuleManagementFields, reason: "projected.sources[0].serviceAccountToken: a pod on the management cluster may not mount"},
 		{name: "a JSON patch scaling a Deployment over the bound", resource: "deployments", patchType: contract.PatchTypeJSON,
-			body: `[{"op":"replace","path":"/spec/replicas","value":1000}]`, rule: translate.RuleManagementFields, reason: "spec.replicas: 1000"},
+			body: `[{"op":"replace","path":"/spec/replicas","value":1000}]`, rule: policy.RuleManagementFields, reason: "spec.replicas: 1000"},
 		{name: "a strategic merge making a Deployment's pods privileged", resource: "deployments", patchType: contract.PatchTypeStrategicMerge,
-			body: `{"spec":{"template":{"spec":{"hostPID":true}}}}`, rule: translate.RulePodSecurity, reason: "hostPID=true"},
+			body: `{"spec":{"template":{"spec":{"hostPID":true}}}}`, rule: policy.RulePodSecurity, reason: "hostPID=true"},
 		{name: "a merge patch adding the service-account-token annotation, escaped slash", resource: "secrets", patchType: contract.PatchTypeMerge,
 			body: `{"metadata":{"annotations":{"kubernetes.io\/service-account.name":"control-plane-operator"}},"type":"kubernetes.io/service-account-token"}`,
-			rule: translate.RuleServiceAccountToken, reason: "names service account " + hcp + "/control-plane-operator",
-			live: translate.RuleServiceAccountToken},
+			rule: policy.RuleServiceAccountToken, reason: "names service account " + hcp + "/control-plane-operator",
+			live: policy.RuleServiceAccountToken},
 		// What lands.
 		{name: "a merge patch of data", resource: "configmaps", patchType: contract.PatchTypeMerge, body: `{"data":{"a":"c"}}`},
 		{name: "a JSON patch removing a label, ~1 in another", resource: "configmaps", patchType: contract.PatchTypeJSON,

@@ -4,6 +4,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/internal/translate/policy"
 	"github.com/topolayer/topolayer/routing"
 )
 
@@ -30,7 +31,7 @@ type Plan struct {
 	// applier's check of the RBAC a cluster will hold lets the plan's bindings bind broad
 	// subjects to the roles it lists as bindable. Not part of the JSON form: a plan read
 	// back has none, and is held to the default containment.
-	RBAC *RBACCeiling `json:"-"`
+	RBAC *policy.RBACCeiling `json:"-"`
 }
 
 // Target is where a mutation lands: a cluster and the identity it has there.

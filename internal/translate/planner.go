@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/internal/translate/policy"
 	"github.com/topolayer/topolayer/routing"
 )
 
@@ -55,13 +56,13 @@ type Planner struct {
 type spilledRole struct {
 	class contract.Class
 	path  string
-	ref   RoleRef
+	ref   policy.RoleRef
 	w     *work
 }
 
 // writtenRoles returns the roles the plan writes (as writtenRoles(works) does), those
 // settled while adding among them: the last write of each in plan order.
-func (p *Planner) writtenRoles(works []*work) map[RoleRef]*work {
+func (p *Planner) writtenRoles(works []*work) map[policy.RoleRef]*work {
 	if len(p.roles) == 0 {
 		return writtenRoles(works)
 	}
@@ -72,7 +73,7 @@ func (p *Planner) writtenRoles(works []*work) map[RoleRef]*work {
 		}
 	}
 	slices.SortStableFunc(all, func(a, b spilledRole) int { return planOrder(a.class, a.path, b.class, b.path) })
-	roles := map[RoleRef]*work{}
+	roles := map[policy.RoleRef]*work{}
 	for _, r := range all {
 		roles[r.ref] = r.w
 	}

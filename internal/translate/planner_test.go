@@ -17,6 +17,7 @@ import (
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/contracttest/synth"
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/policy"
 	"github.com/topolayer/topolayer/routing"
 )
 
@@ -162,7 +163,7 @@ func TestPlannerSpillsServiceAccounts(t *testing.T) {
 		ms[i].Path = fmt.Sprintf("Management/%d-body.yaml", i) // a reader's paths: the plan's order
 	}
 	engine := translate.Standalone("op", nil)
-	engine.Policy = &translate.Policy{}
+	engine.Policy = &policy.Policy{}
 	want := engine.Plan(&contract.OutputDir{Mutations: slices.Clone(ms)})
 
 	early := map[string]bool{}
@@ -224,11 +225,11 @@ func TestPlannerSpillsRoles(t *testing.T) {
 		ms[i].Path = fmt.Sprintf("Management/%d-body.yaml", i) // a reader's paths: the plan's order
 	}
 	for name, tc := range map[string]struct {
-		policy    *translate.Policy
+		policy    *policy.Policy
 		wantEarly map[string]bool
 	}{
-		"no ceiling": {&translate.Policy{}, map[string]bool{"safe": true, "escalating": true, "own": true}},
-		"a ceiling":  {&translate.Policy{RBAC: &translate.RBACCeiling{Rules: []rbacv1.PolicyRule{{Verbs: []string{"*"}, APIGroups: []string{"*"}, Resources: []string{"*"}}}}}, map[string]bool{}},
+		"no ceiling": {&policy.Policy{}, map[string]bool{"safe": true, "escalating": true, "own": true}},
+		"a ceiling":  {&policy.Policy{RBAC: &policy.RBACCeiling{Rules: []rbacv1.PolicyRule{{Verbs: []string{"*"}, APIGroups: []string{"*"}, Resources: []string{"*"}}}}}, map[string]bool{}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			engine := translate.Standalone("op", nil)

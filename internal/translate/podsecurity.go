@@ -8,29 +8,12 @@ import (
 
 	"github.com/topolayer/topolayer/internal/translate/podsecurity"
 	"github.com/topolayer/topolayer/internal/translate/podspec"
+	"github.com/topolayer/topolayer/internal/translate/policy"
 
 	psaapi "k8s.io/pod-security-admission/api"
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/routing"
-)
-
-// RulePodSecurity rejects pods and pod templates placed on the management cluster that do not
-// meet the Kubernetes Pod Security "restricted" level, as they will be written: the management
-// cluster's nodes run every tenant's control plane.
-const RulePodSecurity = "policy/pod-security"
-
-// PodSecurityMode says how the pods an operator places on the management cluster are brought
-// to the Pod Security "restricted" level.
-type PodSecurityMode string
-
-const (
-	// PodSecurityStrip (the default) runs the profile's stripping transforms (Transform.Strips):
-	// what a standalone workload only needs on a standalone node is dropped.
-	PodSecurityStrip PodSecurityMode = "strip"
-	// PodSecurityReject runs no stripping transform: a pod that would need stripping is
-	// refused.
-	PodSecurityReject PodSecurityMode = "reject"
 )
 
 // checkPodSecurity rejects a management-side pod or pod template that does not meet the
@@ -58,12 +41,12 @@ func (e Engine) checkPodSecurity(w *work) {
 		if _, known := podspec.Known(gk); !known {
 			what = "a custom resource, which may hold pod specs,"
 		}
-		w.reject(RulePodSecurity, fmt.Sprintf("%s: a %s of %s on the management cluster cannot be checked against Pod Security %q; write the whole object (Apply)", src, action, what, psaapi.LevelRestricted))
+		w.reject(policy.RulePodSecurity, fmt.Sprintf("%s: a %s of %s on the management cluster cannot be checked against Pod Security %q; write the whole object (Apply)", src, action, what, psaapi.LevelRestricted))
 		return
 	}
 	sites, err := podspec.Find(gk, w.entry.Object.Object)
 	if err != nil {
-		w.reject(RulePodSecurity, fmt.Sprintf("%s: %v: its pod specs cannot be checked against Pod Security %q", src, err, psaapi.LevelRestricted))
+		w.reject(policy.RulePodSecurity, fmt.Sprintf("%s: %v: its pod specs cannot be checked against Pod Security %q", src, err, psaapi.LevelRestricted))
 		return
 	}
 	var reasons []string
@@ -73,7 +56,7 @@ func (e Engine) checkPodSecurity(w *work) {
 		}
 	}
 	if len(reasons) > 0 {
-		w.reject(RulePodSecurity, fmt.Sprintf("%s: %s", src, strings.Join(reasons, "; ")))
+		w.reject(policy.RulePodSecurity, fmt.Sprintf("%s: %s", src, strings.Join(reasons, "; ")))
 	}
 }
 

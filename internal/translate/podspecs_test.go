@@ -10,6 +10,7 @@ import (
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/translate"
 	"github.com/topolayer/topolayer/internal/translate/podspec"
+	"github.com/topolayer/topolayer/internal/translate/policy"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/topology"
@@ -43,21 +44,21 @@ func TestPodSpecsFoundGenerically(t *testing.T) {
 		rule, reason string
 	}{
 		{"a privileged ReplicationController", allow("reject"), obj("", "replicationcontrollers", "ReplicationController", "rc",
-			"spec: {replicas: 1, selector: {a: b}, template: {metadata: {labels: {a: b}}, spec: "+hostile+"}}\n"), translate.RulePodSecurity, "spec.template.spec violates Pod Security"},
+			"spec: {replicas: 1, selector: {a: b}, template: {metadata: {labels: {a: b}}, spec: "+hostile+"}}\n"), policy.RulePodSecurity, "spec.template.spec violates Pod Security"},
 		{"a privileged PodTemplate", allow("reject"), obj("", "podtemplates", "PodTemplate", "pt", "template: {spec: "+hostile+"}\n"),
-			translate.RulePodSecurity, "template.spec violates Pod Security"},
+			policy.RulePodSecurity, "template.spec violates Pod Security"},
 		{"a privileged ReplicaSet", allow("reject"), obj("apps", "replicasets", "ReplicaSet", "rs",
-			"spec: {selector: {matchLabels: {a: b}}, template: {metadata: {labels: {a: b}}, spec: "+hostile+"}}\n"), translate.RulePodSecurity, "spec.template.spec violates Pod Security"},
+			"spec: {selector: {matchLabels: {a: b}}, template: {metadata: {labels: {a: b}}, spec: "+hostile+"}}\n"), policy.RulePodSecurity, "spec.template.spec violates Pod Security"},
 		{"a custom resource's privileged template", allow("reject"), gadget("spec: {template: {spec: " + hostile + "}}\n"),
-			translate.RulePodSecurity, "spec.template.spec violates Pod Security \"restricted\": host namespaces (hostPID=true)"},
+			policy.RulePodSecurity, "spec.template.spec violates Pod Security \"restricted\": host namespaces (hostPID=true)"},
 		{"a custom resource's privileged pod spec in a list", allow("reject"), gadget("spec: {jobs: [{name: a}, {podSpec: " + hostile + "}]}\n"),
-			translate.RulePodSecurity, "spec.jobs[1].podSpec violates Pod Security"},
+			policy.RulePodSecurity, "spec.jobs[1].podSpec violates Pod Security"},
 		{"a custom resource's projected token", allow("strip"), gadget("spec: {template: {spec: {containers: [{name: c, image: i}], volumes: [{name: t, projected: {sources: [{serviceAccountToken: {path: t}}]}}]}}}\n"),
-			translate.RuleManagementFields, "spec.template.spec.volumes[0].projected.sources[0].serviceAccountToken"},
+			policy.RuleManagementFields, "spec.template.spec.volumes[0].projected.sources[0].serviceAccountToken"},
 		{"a custom resource's replicas over the bound", allow("strip"), gadget("spec: {replicas: 100, template: {spec: {containers: [{name: c, image: i}]}}}\n"),
-			translate.RuleManagementFields, "spec.replicas: 100 is over the management cluster's bound of 3"},
+			policy.RuleManagementFields, "spec.replicas: 100 is over the management cluster's bound of 3"},
 		{"a custom resource's pods labelled app: etcd", allow("strip"), gadget("spec: {template: {metadata: {labels: {app: etcd}}, spec: {containers: [{name: c, image: i}]}}}\n"),
-			translate.RuleReservedLabels, "spec.template.metadata.labels[app]: app=etcd is reserved"},
+			policy.RuleReservedLabels, "spec.template.metadata.labels[app]: app=etcd is reserved"},
 		// Offline, a patch of an object the plan does not write is left to the live admission,
 		// which judges what the server makes of it (AdmitPatched: pod specs found the same way).
 		{"a patch of a custom resource is left to the live admission", allow("strip"), patch, "", ""},

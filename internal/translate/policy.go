@@ -13,105 +13,9 @@ import (
 	"k8s.io/component-helpers/auth/rbac/validation"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/internal/translate/policy"
 	"github.com/topolayer/topolayer/routing"
 )
-
-// Rule names of the escalation policy's checks.
-const (
-	// RulePrivilegedObject rejects writes to privileged objects (see IsPrivileged) that the
-	// policy does not allow the operator.
-	RulePrivilegedObject = "policy/privileged-object"
-	// RuleRBACEscalation rejects Roles and ClusterRoles that grant beyond the operator's RBAC
-	// ceiling, and bindings to roles that the ceiling cannot vouch for.
-	RuleRBACEscalation = "policy/rbac-escalation"
-)
-
-// Policy bounds what one operator's outputs may grant or install. The engine rejects every
-// mutation beyond it, and with it the whole plan. A nil *Policy checks nothing.
-type Policy struct {
-	// Privileged selects the privileged objects the operator may create, change or delete,
-	// by name or not: the configuration, not the operator, decides. Like every output they
-	// must also be declared (Engine.Declared or Engine.Supplement); without declarations (nil
-	// Engine.Declared), only those the supplement declares may be written.
-	Privileged []routing.Match `json:"privileged,omitempty"`
-	// RBAC, when set, is the operator's RBAC ceiling: every Role and ClusterRole and every
-	// binding is checked against it, and the roles it lists as bindable may be bound to broad
-	// subjects. Set or not, the default containment applies (checkRBACContainment).
-	RBAC *RBACCeiling `json:"rbac,omitempty"`
-	// PodSecurity says how management-side pods reach Pod Security "restricted":
-	// PodSecurityStrip (default, "") or PodSecurityReject. Either way, what fails the check on
-	// the final object is refused (RulePodSecurity).
-	PodSecurity PodSecurityMode `json:"podSecurity,omitempty"`
-	// Management widens the management cluster's allow-list (Engine.Containment) for the
-	// operator; nil widens nothing.
-	Management *ManagementAllowance `json:"management,omitempty"`
-}
-
-// podSecurity returns the policy's pod security mode; a nil policy strips.
-func (p *Policy) podSecurity() PodSecurityMode {
-	if p == nil || p.PodSecurity == "" {
-		return PodSecurityStrip
-	}
-	return p.PodSecurity
-}
-
-// RBACCeiling is what an operator may grant through its RBAC outputs: at most what it holds
-// itself. Every rule of every Role and ClusterRole it writes must be covered by Rules (the
-// coverage of Kubernetes' own escalation check: verbs, API groups, resources with their
-// subresources, resource names and non-resource URLs); every RoleBinding and
-// ClusterRoleBinding it writes must refer to a role written in the same plan, whose rules are
-// checked, or to one of BindableRoles.
-type RBACCeiling struct {
-	// Rules are the operator's own rules, typically those of its service account. The ceiling
-	// applies whatever the namespace of the Role it is compared with.
-	Rules []rbacv1.PolicyRule `json:"rules"`
-	// AllowWildcards lets granted rules hold '*' (in verbs, apiGroups, resources or
-	// nonResourceURLs); they must still be covered by Rules. Default false: a wildcard grant
-	// is rejected.
-	AllowWildcards bool `json:"allowWildcards,omitempty"`
-	// BindableRoles are existing roles, not written by the operator, that its bindings may
-	// refer to. cluster-admin is bindable only when listed here.
-	BindableRoles []RoleRef `json:"bindableRoles,omitempty"`
-	// Classes are the classes of the outputs the ceiling bounds and widens the default
-	// containment for; empty means every class. The RBAC of other classes is held to the
-	// default containment alone.
-	Classes []contract.Class `json:"classes,omitempty"`
-}
-
-// For returns the ceiling when it applies to outputs of class, else nil.
-func (c *RBACCeiling) For(class contract.Class) *RBACCeiling {
-	if c == nil || (len(c.Classes) > 0 && !slices.Contains(c.Classes, class)) {
-		return nil
-	}
-	return c
-}
-
-// RoleRef names a Role (in a namespace) or a ClusterRole.
-type RoleRef struct {
-	// Kind is Role or ClusterRole.
-	Kind string `json:"kind"`
-	// Namespace is the Role's namespace; empty for a ClusterRole.
-	Namespace string `json:"namespace,omitempty"`
-	// Name is the role's name.
-	Name string `json:"name"`
-}
-
-// String prints the reference as Kind namespace/name or Kind name.
-func (r RoleRef) String() string {
-	if r.Namespace != "" {
-		return r.Kind + " " + r.Namespace + "/" + r.Name
-	}
-	return r.Kind + " " + r.Name
-}
-
-// Kinds of a binding's roleRef.
-const (
-	KindRole        = "Role"
-	KindClusterRole = "ClusterRole"
-)
-
-// ClusterAdmin is the ClusterRole that grants everything.
-const ClusterAdmin = "cluster-admin"
 
 const (
 	groupRBAC                   = "rbac.authorization.k8s.io"
@@ -120,26 +24,6 @@ const (
 	resourceRoleBindings        = "rolebindings"
 	resourceClusterRoleBindings = "clusterrolebindings"
 )
-
-// IsPrivileged reports whether writing an object of the resource changes what the API
-// server serves or admits: CustomResourceDefinitions, admission webhook configurations,
-// admission policies and their bindings, and APIServices (aggregated APIs).
-func IsPrivileged(gr schema.GroupResource) bool {
-	switch gr.Group {
-	case "apiextensions.k8s.io":
-		return gr.Resource == "customresourcedefinitions"
-	case "admissionregistration.k8s.io":
-		switch gr.Resource {
-		case "validatingwebhookconfigurations", "mutatingwebhookconfigurations",
-			"validatingadmissionpolicies", "validatingadmissionpolicybindings",
-			"mutatingadmissionpolicies", "mutatingadmissionpolicybindings":
-			return true
-		}
-	case "apiregistration.k8s.io":
-		return gr.Resource == "apiservices"
-	}
-	return false
-}
 
 // aggregationLabels are the labels that aggregate a ClusterRole's rules into the default
 // roles every namespace's admins, editors and viewers are bound to.
@@ -198,13 +82,13 @@ func (e Engine) checkPrivileged(w *work) {
 		return
 	}
 	src := w.entry.Source
-	gr, privileged := src.GroupResource(), IsPrivileged(src.GroupResource())
+	gr, privileged := src.GroupResource(), policy.IsPrivileged(src.GroupResource())
 	if !privileged && d == routing.Apply {
-		if t := w.entry.Target.Identity.GroupResource(); IsPrivileged(t) {
+		if t := w.entry.Target.Identity.GroupResource(); policy.IsPrivileged(t) {
 			gr, privileged = t, true
 		} else if o := w.entry.Object; o != nil {
 			if resource, ok := e.Discovery.ResourceForKind(o.GroupVersionKind().GroupKind()); ok {
-				if f := (schema.GroupResource{Group: o.GroupVersionKind().Group, Resource: resource}); IsPrivileged(f) {
+				if f := (schema.GroupResource{Group: o.GroupVersionKind().Group, Resource: resource}); policy.IsPrivileged(f) {
 					gr, privileged = f, true
 				}
 			}
@@ -218,7 +102,7 @@ func (e Engine) checkPrivileged(w *work) {
 		return
 	}
 	if why := e.allowsPrivileged(w); why != "" {
-		w.reject(RulePrivilegedObject, fmt.Sprintf("%s: %s is privileged (%s) and the policy does not allow it to operator %q: %s",
+		w.reject(policy.RulePrivilegedObject, fmt.Sprintf("%s: %s is privileged (%s) and the policy does not allow it to operator %q: %s",
 			src, gr, what, e.Operator, why))
 	}
 }
@@ -243,12 +127,12 @@ func (e Engine) checkRBAC(works []*work) {
 		case !action.CarriesObject() || w.entry.Object == nil:
 			reason = fmt.Sprintf("%s: a %s of RBAC cannot be checked against the RBAC ceiling; write the whole object (Apply)", w.entry.Source, action)
 		case resource == resourceRoles || resource == resourceClusterRoles:
-			reason = ceiling.checkRole(w)
+			reason = checkRole(ceiling, w)
 		default:
-			reason = ceiling.checkBinding(w, resource, written)
+			reason = checkBinding(ceiling, w, resource, written)
 		}
 		if reason != "" {
-			w.reject(RuleRBACEscalation, reason)
+			w.reject(policy.RuleRBACEscalation, reason)
 		}
 	}
 }
@@ -259,9 +143,9 @@ func rbacResource(w *work) (string, bool) {
 	if o := w.entry.Object; o != nil {
 		if gvk := o.GroupVersionKind(); gvk.Group == groupRBAC {
 			switch gvk.Kind {
-			case KindRole:
+			case policy.KindRole:
 				return resourceRoles, true
-			case KindClusterRole:
+			case policy.KindClusterRole:
 				return resourceClusterRoles, true
 			case "RoleBinding":
 				return resourceRoleBindings, true
@@ -278,19 +162,19 @@ func rbacResource(w *work) (string, bool) {
 }
 
 // writtenRole returns the role a mutation writes whole, as it lands on its target, if it does.
-func writtenRole(w *work) (RoleRef, bool) {
+func writtenRole(w *work) (policy.RoleRef, bool) {
 	t, action := w.entry.Target.Identity, w.m.Metadata.Action
 	if w.entry.Disposition != routing.Apply || w.entry.Object == nil || t.Name == "" ||
 		!action.CarriesObject() || action.IsStatus() || action == contract.ActionDelete {
-		return RoleRef{}, false
+		return policy.RoleRef{}, false
 	}
 	switch resource, _ := rbacResource(w); resource {
 	case resourceRoles:
-		return RoleRef{Kind: KindRole, Namespace: t.Namespace, Name: t.Name}, true
+		return policy.RoleRef{Kind: policy.KindRole, Namespace: t.Namespace, Name: t.Name}, true
 	case resourceClusterRoles:
-		return RoleRef{Kind: KindClusterRole, Name: t.Name}, true
+		return policy.RoleRef{Kind: policy.KindClusterRole, Name: t.Name}, true
 	}
-	return RoleRef{}, false
+	return policy.RoleRef{}, false
 }
 
 // decodeObject decodes the final object of an entry into v.
@@ -299,7 +183,7 @@ func decodeObject(w *work, v any) error {
 }
 
 // checkRole returns why a Role or ClusterRole grants beyond the ceiling, or "".
-func (c *RBACCeiling) checkRole(w *work) string {
+func checkRole(c *policy.RBACCeiling, w *work) string {
 	src := w.entry.Source
 	var role rbacv1.ClusterRole // a Role is a ClusterRole without aggregationRule
 	if err := decodeObject(w, &role); err != nil {
@@ -330,27 +214,27 @@ func (c *RBACCeiling) checkRole(w *work) string {
 // ceiling, or "". The final roleRef is checked: it must name a role the plan writes (as it
 // lands), or a bindable role. A bindable role is named as the operator wrote it: a roleRef
 // that only the engine's renaming changed is checked in its standalone form.
-func (c *RBACCeiling) checkBinding(w *work, resource string, written map[RoleRef]*work) string {
+func checkBinding(c *policy.RBACCeiling, w *work, resource string, written map[policy.RoleRef]*work) string {
 	src := w.entry.Source
 	var b rbacv1.RoleBinding // a ClusterRoleBinding has the same fields
 	if err := decodeObject(w, &b); err != nil {
 		return fmt.Sprintf("%s: decode: %v", src, err)
 	}
-	ref, reason := c.roleRef(src, resource, b.RoleRef, w.entry.Target.Identity.Namespace)
+	ref, reason := roleRef(c, src, resource, b.RoleRef, w.entry.Target.Identity.Namespace)
 	if reason != "" {
 		return reason
 	}
 	if slices.Contains(c.BindableRoles, ref) {
 		return ""
 	}
-	if ref.Kind == KindClusterRole && ref.Name == ClusterAdmin {
+	if ref.Kind == policy.KindClusterRole && ref.Name == policy.ClusterAdmin {
 		return fmt.Sprintf("%s: roleRef: binds %s, which grants everything, and the RBAC ceiling does not list it as bindable", src, ref)
 	}
 	if written[ref] != nil {
 		return "" // the role is in the plan, and its rules are checked there
 	}
 	if standalone, ok := standaloneRoleRef(w); ok && !transformed(w.entry.Changes, "/roleRef") {
-		if sref, reason := c.roleRef(src, resource, standalone, src.Namespace); reason == "" && slices.Contains(c.BindableRoles, sref) {
+		if sref, reason := roleRef(c, src, resource, standalone, src.Namespace); reason == "" && slices.Contains(c.BindableRoles, sref) {
 			return ""
 		}
 	}
@@ -359,15 +243,15 @@ func (c *RBACCeiling) checkBinding(w *work, resource string, written map[RoleRef
 
 // roleRef validates a binding's roleRef and returns the role it names; namespace is the
 // binding's.
-func (c *RBACCeiling) roleRef(src contract.Identity, resource string, r rbacv1.RoleRef, namespace string) (RoleRef, string) {
-	ref := RoleRef{Kind: r.Kind, Name: r.Name}
+func roleRef(c *policy.RBACCeiling, src contract.Identity, resource string, r rbacv1.RoleRef, namespace string) (policy.RoleRef, string) {
+	ref := policy.RoleRef{Kind: r.Kind, Name: r.Name}
 	switch ref.Kind {
-	case KindRole:
+	case policy.KindRole:
 		if resource == resourceClusterRoleBindings {
 			return ref, fmt.Sprintf("%s: roleRef.kind: a ClusterRoleBinding refers to a ClusterRole, not a Role", src)
 		}
 		ref.Namespace = namespace
-	case KindClusterRole:
+	case policy.KindClusterRole:
 	default:
 		return ref, fmt.Sprintf("%s: roleRef.kind: %q is not Role or ClusterRole", src, ref.Kind)
 	}
@@ -442,8 +326,8 @@ func uncovered(owner []rbacv1.PolicyRule, granted rbacv1.PolicyRule) []string {
 }
 
 // writtenRoles returns the roles the plan writes whole, by target identity.
-func writtenRoles(works []*work) map[RoleRef]*work {
-	roles := map[RoleRef]*work{}
+func writtenRoles(works []*work) map[policy.RoleRef]*work {
+	roles := map[policy.RoleRef]*work{}
 	for _, w := range works {
 		if ref, ok := writtenRole(w); ok {
 			roles[ref] = w

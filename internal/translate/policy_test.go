@@ -9,6 +9,7 @@ import (
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/policy"
 	"github.com/topolayer/topolayer/routing"
 )
 
@@ -51,7 +52,7 @@ func crd(name string) contract.Mutation {
 
 // operatorCeiling is what the sample operator holds: its configmaps, read access to
 // everything in its own group, and its status.
-var operatorCeiling = &translate.RBACCeiling{Rules: []rbacv1.PolicyRule{
+var operatorCeiling = &policy.RBACCeiling{Rules: []rbacv1.PolicyRule{
 	{Verbs: []string{"get", "list", "watch", "create", "update"}, APIGroups: []string{""}, Resources: []string{"configmaps", "secrets"}},
 	{Verbs: []string{"get", "list", "watch"}, APIGroups: []string{"operator.topolayer.dev"}, Resources: []string{"*"}},
 	{Verbs: []string{"update"}, APIGroups: []string{"operator.topolayer.dev"}, Resources: []string{"*/status"}},
@@ -79,7 +80,7 @@ func TestPolicy(t *testing.T) {
 		"apiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata: {name: v1.sample.topolayer.dev}\n")
 
 	cases := map[string]struct {
-		policy    *translate.Policy
+		policy    *policy.Policy
 		declared  *contract.OutputResources
 		router    routing.Router // nil: the standalone placement
 		mutations []contract.Mutation
@@ -92,7 +93,7 @@ func TestPolicy(t *testing.T) {
 			mutations: []contract.Mutation{clusterRoleBinding("admin", "cluster-admin"), webhook, generated},
 		},
 		"role within the ceiling": {
-			policy: &translate.Policy{RBAC: operatorCeiling},
+			policy: &policy.Policy{RBAC: operatorCeiling},
 			mutations: []contract.Mutation{
 				role("openshift-sample", "sample", "- {apiGroups: [\"\"], resources: [configmaps], verbs: [get, update]}\n"+
 					"- {apiGroups: [operator.topolayer.dev], resources: [samples, samples/status], verbs: [list]}\n"+
@@ -104,144 +105,144 @@ func TestPolicy(t *testing.T) {
 			},
 		},
 		"role beyond the ceiling": {
-			policy:    &translate.Policy{RBAC: operatorCeiling},
+			policy:    &policy.Policy{RBAC: operatorCeiling},
 			mutations: []contract.Mutation{role("openshift-sample", "sample", "- {apiGroups: [\"\"], resources: [configmaps, pods], verbs: [get, delete]}\n")},
 			rejected:  map[string]string{"sample": "rules[0]: grants get pods, delete configmaps, delete pods, beyond the operator's RBAC ceiling"},
-			rule:      translate.RuleRBACEscalation,
+			rule:      policy.RuleRBACEscalation,
 		},
 		"escalate and bind are verbs like any other": {
-			policy:    &translate.Policy{RBAC: operatorCeiling},
+			policy:    &policy.Policy{RBAC: operatorCeiling},
 			mutations: []contract.Mutation{clusterRole("sample", "rules:\n- {apiGroups: [rbac.authorization.k8s.io], resources: [clusterroles], verbs: [escalate, bind]}\n")},
 			rejected:  map[string]string{"sample": "grants escalate clusterroles.rbac.authorization.k8s.io, bind clusterroles.rbac.authorization.k8s.io"},
-			rule:      translate.RuleRBACEscalation,
+			rule:      policy.RuleRBACEscalation,
 		},
 		"a named grant is not all names": {
-			policy:    &translate.Policy{RBAC: operatorCeiling},
+			policy:    &policy.Policy{RBAC: operatorCeiling},
 			mutations: []contract.Mutation{role("a", "r", "- {apiGroups: [\"\"], resources: [services], verbs: [get]}\n")},
 			rejected:  map[string]string{"r": "grants get services, beyond"},
-			rule:      translate.RuleRBACEscalation,
+			rule:      policy.RuleRBACEscalation,
 		},
 		"a subresource is not its resource": {
-			policy:    &translate.Policy{RBAC: operatorCeiling},
+			policy:    &policy.Policy{RBAC: operatorCeiling},
 			mutations: []contract.Mutation{role("a", "r", "- {apiGroups: [\"\"], resources: [configmaps/status], verbs: [get]}\n")},
 			rejected:  map[string]string{"r": "grants get configmaps/status"},
-			rule:      translate.RuleRBACEscalation,
+			rule:      policy.RuleRBACEscalation,
 		},
 		"non-resource URL outside the prefix": {
-			policy:    &translate.Policy{RBAC: operatorCeiling},
+			policy:    &policy.Policy{RBAC: operatorCeiling},
 			mutations: []contract.Mutation{clusterRole("r", "rules:\n- {nonResourceURLs: [/healthz], verbs: [get]}\n")},
 			rejected:  map[string]string{"r": "grants get /healthz"},
-			rule:      translate.RuleRBACEscalation,
+			rule:      policy.RuleRBACEscalation,
 		},
 		"wildcard verbs rejected even under a wildcard ceiling": {
-			policy:    &translate.Policy{RBAC: &translate.RBACCeiling{Rules: []rbacv1.PolicyRule{{Verbs: []string{"*"}, APIGroups: []string{"*"}, Resources: []string{"*"}}}}},
+			policy:    &policy.Policy{RBAC: &policy.RBACCeiling{Rules: []rbacv1.PolicyRule{{Verbs: []string{"*"}, APIGroups: []string{"*"}, Resources: []string{"*"}}}}},
 			mutations: []contract.Mutation{clusterRole("all", "rules:\n- {apiGroups: [\"\"], resources: [pods], verbs: [\"*\"]}\n")},
 			rejected:  map[string]string{"all": "rules[0]: grants '*' in verbs, and the RBAC ceiling allows no wildcard"},
-			rule:      translate.RuleRBACEscalation,
+			rule:      policy.RuleRBACEscalation,
 		},
 		"wildcard resources rejected": {
-			policy:    &translate.Policy{RBAC: operatorCeiling},
+			policy:    &policy.Policy{RBAC: operatorCeiling},
 			mutations: []contract.Mutation{role("a", "r", "- {apiGroups: [operator.topolayer.dev], resources: [\"*\"], verbs: [get]}\n")},
 			rejected:  map[string]string{"r": "grants '*' in resources"},
-			rule:      translate.RuleRBACEscalation,
+			rule:      policy.RuleRBACEscalation,
 		},
 		"wildcards allowed when covered": {
-			policy:    &translate.Policy{RBAC: &translate.RBACCeiling{Rules: operatorCeiling.Rules, AllowWildcards: true}},
+			policy:    &policy.Policy{RBAC: &policy.RBACCeiling{Rules: operatorCeiling.Rules, AllowWildcards: true}},
 			mutations: []contract.Mutation{role("a", "r", "- {apiGroups: [operator.topolayer.dev], resources: [\"*\"], verbs: [get]}\n")},
 		},
 		"allowed wildcards must still be covered": {
-			policy:    &translate.Policy{RBAC: &translate.RBACCeiling{Rules: operatorCeiling.Rules, AllowWildcards: true}},
+			policy:    &policy.Policy{RBAC: &policy.RBACCeiling{Rules: operatorCeiling.Rules, AllowWildcards: true}},
 			mutations: []contract.Mutation{role("a", "r", "- {apiGroups: [\"\"], resources: [configmaps], verbs: [\"*\"]}\n")},
 			rejected:  map[string]string{"r": "grants * configmaps"},
-			rule:      translate.RuleRBACEscalation,
+			rule:      policy.RuleRBACEscalation,
 		},
 		"aggregated cluster role": {
-			policy:    &translate.Policy{RBAC: operatorCeiling},
+			policy:    &policy.Policy{RBAC: operatorCeiling},
 			mutations: []contract.Mutation{clusterRole("agg", "aggregationRule:\n  clusterRoleSelectors:\n  - matchLabels: {x: y}\n")},
 			rejected:  map[string]string{"agg": "aggregationRule"},
-			rule:      translate.RuleRBACEscalation,
+			rule:      policy.RuleRBACEscalation,
 		},
 		"binding a broad group to cluster-admin: containment, ceiling or not": {
-			policy:    &translate.Policy{RBAC: operatorCeiling},
+			policy:    &policy.Policy{RBAC: operatorCeiling},
 			mutations: []contract.Mutation{clusterRoleBinding("system:openshift:oauth-apiserver", "cluster-admin")},
 			rejected:  map[string]string{"system:openshift:oauth-apiserver": "binds the broad subjects[0] (Group system:authenticated) to ClusterRole cluster-admin, which grants everything"},
-			rule:      translate.RuleRBACContainment,
+			rule:      policy.RuleRBACContainment,
 		},
 		"a role binding to cluster-admin too": {
-			policy:    &translate.Policy{RBAC: operatorCeiling},
+			policy:    &policy.Policy{RBAC: operatorCeiling},
 			mutations: []contract.Mutation{roleBinding("openshift-sample", "admin", "ClusterRole", "cluster-admin")},
 			rejected:  map[string]string{"admin": "binds ClusterRole cluster-admin"},
-			rule:      translate.RuleRBACEscalation,
+			rule:      policy.RuleRBACEscalation,
 		},
 		"cluster-admin when bindable": {
-			policy:    &translate.Policy{RBAC: &translate.RBACCeiling{Rules: operatorCeiling.Rules, BindableRoles: []translate.RoleRef{{Kind: "ClusterRole", Name: "cluster-admin"}}}},
+			policy:    &policy.Policy{RBAC: &policy.RBACCeiling{Rules: operatorCeiling.Rules, BindableRoles: []policy.RoleRef{{Kind: "ClusterRole", Name: "cluster-admin"}}}},
 			mutations: []contract.Mutation{clusterRoleBinding("admin", "cluster-admin")},
 		},
 		"binding to a cluster role outside the plan": {
-			policy:    &translate.Policy{RBAC: operatorCeiling},
+			policy:    &policy.Policy{RBAC: operatorCeiling},
 			mutations: []contract.Mutation{roleBinding("openshift-sample", "b", "ClusterRole", "view")},
 			rejected:  map[string]string{"b": "binds ClusterRole view, which is neither written by this plan nor bindable"},
-			rule:      translate.RuleRBACEscalation,
+			rule:      policy.RuleRBACEscalation,
 		},
 		"binding to a bindable role": {
-			policy: &translate.Policy{RBAC: &translate.RBACCeiling{Rules: operatorCeiling.Rules, BindableRoles: []translate.RoleRef{{Kind: "ClusterRole", Name: "view"}, {Kind: "Role", Namespace: "a", Name: "reader"}}}},
+			policy: &policy.Policy{RBAC: &policy.RBACCeiling{Rules: operatorCeiling.Rules, BindableRoles: []policy.RoleRef{{Kind: "ClusterRole", Name: "view"}, {Kind: "Role", Namespace: "a", Name: "reader"}}}},
 			mutations: []contract.Mutation{
 				clusterRoleBinding("b", "view"),
 				roleBinding("a", "c", "Role", "reader"),
 			},
 		},
 		"a bindable role is bindable in its own namespace only": {
-			policy:    &translate.Policy{RBAC: &translate.RBACCeiling{Rules: operatorCeiling.Rules, BindableRoles: []translate.RoleRef{{Kind: "Role", Namespace: "a", Name: "reader"}}}},
+			policy:    &policy.Policy{RBAC: &policy.RBACCeiling{Rules: operatorCeiling.Rules, BindableRoles: []policy.RoleRef{{Kind: "Role", Namespace: "a", Name: "reader"}}}},
 			mutations: []contract.Mutation{roleBinding("b", "c", "Role", "reader")},
 			rejected:  map[string]string{"c": "binds Role b/reader"},
-			rule:      translate.RuleRBACEscalation,
+			rule:      policy.RuleRBACEscalation,
 		},
 		"binding to a role of the plan that is beyond the ceiling": {
-			policy: &translate.Policy{RBAC: operatorCeiling},
+			policy: &policy.Policy{RBAC: operatorCeiling},
 			mutations: []contract.Mutation{
 				role("a", "r", "- {apiGroups: [\"\"], resources: [nodes], verbs: [get]}\n"),
 				roleBinding("a", "b", "Role", "r"),
 			},
 			rejected: map[string]string{"r": "grants get nodes"},
-			rule:     translate.RuleRBACEscalation,
+			rule:     policy.RuleRBACEscalation,
 		},
 		"a patch of RBAC": {
-			policy:    &translate.Policy{RBAC: operatorCeiling},
+			policy:    &policy.Policy{RBAC: operatorCeiling},
 			mutations: []contract.Mutation{patch},
 			rejected:  map[string]string{"sample": "a Patch of RBAC cannot be checked"},
-			rule:      translate.RuleRBACEscalation,
+			rule:      policy.RuleRBACEscalation,
 		},
 		"a delete of RBAC grants nothing": {
-			policy:    &translate.Policy{RBAC: operatorCeiling},
+			policy:    &policy.Policy{RBAC: operatorCeiling},
 			mutations: []contract.Mutation{deleteRole},
 		},
 		"a declared CRD the policy lists": {
-			policy:    &translate.Policy{Privileged: []routing.Match{{Group: ptr("apiextensions.k8s.io"), Resource: "customresourcedefinitions", Name: "samples.*"}}},
+			policy:    &policy.Policy{Privileged: []routing.Match{{Group: ptr("apiextensions.k8s.io"), Resource: "customresourcedefinitions", Name: "samples.*"}}},
 			declared:  declared,
 			mutations: []contract.Mutation{crd("samples.operator.topolayer.dev")},
 		},
 		"undeclared CRD": {
-			policy:    &translate.Policy{Privileged: allCRDs},
+			policy:    &policy.Policy{Privileged: allCRDs},
 			declared:  declared,
 			mutations: []contract.Mutation{crd("widgets.operator.topolayer.dev")},
 			rejected:  map[string]string{"widgets.operator.topolayer.dev": "is privileged (it changes what the API server serves or admits) and not declared in the UserWorkload output-resources"},
-			rule:      translate.RulePrivilegedObject,
+			rule:      policy.RulePrivilegedObject,
 		},
 		"CRD from a generateName, without declarations": {
-			policy:    &translate.Policy{Privileged: []routing.Match{{Group: ptr("apiextensions.k8s.io"), Resource: "customresourcedefinitions", GenerateName: "sample-"}}},
+			policy:    &policy.Policy{Privileged: []routing.Match{{Group: ptr("apiextensions.k8s.io"), Resource: "customresourcedefinitions", GenerateName: "sample-"}}},
 			mutations: []contract.Mutation{generated},
 			rejected:  map[string]string{"": "the operator has no output-resources"},
-			rule:      translate.RulePrivilegedObject,
+			rule:      policy.RulePrivilegedObject,
 		},
 		"CRD listed and declared as a generated name": {
-			policy: &translate.Policy{Privileged: []routing.Match{{Group: ptr("apiextensions.k8s.io"), Resource: "customresourcedefinitions", GenerateName: "sample-"}}},
+			policy: &policy.Policy{Privileged: []routing.Match{{Group: ptr("apiextensions.k8s.io"), Resource: "customresourcedefinitions", GenerateName: "sample-"}}},
 			declared: &contract.OutputResources{UserWorkloadResources: contract.OutputResourceList{
 				GeneratedNameResources: []contract.ExactResourceID{{ResourceTypeIdentifier: contract.ResourceTypeIdentifier{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}, Name: "sample-"}},
 			}},
 			mutations: []contract.Mutation{generated},
 		},
 		"a CRD that routing drops is never written": {
-			policy: &translate.Policy{},
+			policy: &policy.Policy{},
 			router: &routing.Table{Rules: []routing.Rule{
 				{Name: "all", Cluster: routing.ClusterStandalone},
 				{Name: "no-crds", Match: routing.Match{Resource: "customresourcedefinitions"}, Disposition: routing.Dropped},
@@ -250,7 +251,7 @@ func TestPolicy(t *testing.T) {
 			rejected:  map[string]string{},
 		},
 		"no declarations: listing alone allows nothing": {
-			policy: &translate.Policy{Privileged: []routing.Match{
+			policy: &policy.Policy{Privileged: []routing.Match{
 				{Group: ptr("apiextensions.k8s.io"), Resource: "customresourcedefinitions"},
 				{Group: ptr("admissionregistration.k8s.io"), Resource: "validatingwebhookconfigurations"},
 				{Group: ptr("apiregistration.k8s.io"), Resource: "apiservices"},
@@ -261,27 +262,27 @@ func TestPolicy(t *testing.T) {
 				"sample":                         "the operator has no output-resources",
 				"v1.sample.topolayer.dev":        "the operator has no output-resources",
 			},
-			rule: translate.RulePrivilegedObject,
+			rule: policy.RulePrivilegedObject,
 		},
 		"no declarations, nothing listed": {
-			policy:    &translate.Policy{},
+			policy:    &policy.Policy{},
 			mutations: []contract.Mutation{crd("widgets.operator.topolayer.dev"), webhook, apiService},
 			rejected: map[string]string{
 				"widgets.operator.topolayer.dev": "the configuration does not list it",
 				"sample":                         "the configuration does not list it",
 				"v1.sample.topolayer.dev":        "the configuration does not list it",
 			},
-			rule: translate.RulePrivilegedObject,
+			rule: policy.RulePrivilegedObject,
 		},
 		"a declared CRD is not enough": {
-			policy:    &translate.Policy{},
+			policy:    &policy.Policy{},
 			declared:  declared,
 			mutations: []contract.Mutation{crd("samples.operator.topolayer.dev")},
 			rejected:  map[string]string{"samples.operator.topolayer.dev": "the configuration does not list it (policy.operators[].privileged); an operator's own declarations are not enough"},
-			rule:      translate.RulePrivilegedObject,
+			rule:      policy.RulePrivilegedObject,
 		},
 		"listed by pattern and declared": {
-			policy: &translate.Policy{Privileged: []routing.Match{
+			policy: &policy.Policy{Privileged: []routing.Match{
 				{Group: ptr("apiextensions.k8s.io"), Resource: "customresourcedefinitions", Name: "widgets.*"},
 				{Group: ptr("admissionregistration.k8s.io"), Resource: "validatingwebhookconfigurations", Name: "sample"},
 			}},
@@ -292,13 +293,13 @@ func TestPolicy(t *testing.T) {
 			mutations: []contract.Mutation{crd("widgets.operator.topolayer.dev"), webhook},
 		},
 		"webhook and API service not listed": {
-			policy:    &translate.Policy{Privileged: []routing.Match{{Group: ptr("apiextensions.k8s.io"), Resource: "customresourcedefinitions"}}},
+			policy:    &policy.Policy{Privileged: []routing.Match{{Group: ptr("apiextensions.k8s.io"), Resource: "customresourcedefinitions"}}},
 			mutations: []contract.Mutation{webhook, apiService},
 			rejected: map[string]string{
 				"sample":                  "validatingwebhookconfigurations.admissionregistration.k8s.io is privileged",
 				"v1.sample.topolayer.dev": "apiservices.apiregistration.k8s.io is privileged",
 			},
-			rule: translate.RulePrivilegedObject,
+			rule: policy.RulePrivilegedObject,
 		},
 	}
 	for name, tc := range cases {
@@ -342,7 +343,7 @@ func TestIsPrivileged(t *testing.T) {
 		{Group: "rbac.authorization.k8s.io", Resource: "clusterroles"}:                         false,
 		{Group: "operator.openshift.io", Resource: "customresourcedefinitions"}:                false,
 	} {
-		if got := translate.IsPrivileged(gr); got != want {
+		if got := policy.IsPrivileged(gr); got != want {
 			t.Errorf("IsPrivileged(%s) = %v, want %v", gr, got, want)
 		}
 	}
@@ -357,7 +358,7 @@ func TestPrivilegedDeclaredBySupplement(t *testing.T) {
 	}}}
 	e := translate.Standalone("sample-operator", nil)
 	e.Supplement = supplement
-	e.Policy = &translate.Policy{Privileged: allCRDs}
+	e.Policy = &policy.Policy{Privileged: allCRDs}
 	p := e.Plan(&contract.OutputDir{Mutations: []contract.Mutation{crd("samples.operator.topolayer.dev"), crd("widgets.operator.topolayer.dev")}})
 	for _, entry := range p.Entries {
 		want := routing.Apply

@@ -6,6 +6,7 @@ import (
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/policy"
 	"github.com/topolayer/topolayer/internal/translate/transform"
 	"github.com/topolayer/topolayer/routing"
 )
@@ -52,14 +53,14 @@ func TestPolicyAfterTransforms(t *testing.T) {
 				t.Fatal(err)
 			}
 			e := translate.Standalone("sample-operator", nil)
-			e.Policy = &translate.Policy{RBAC: operatorCeiling}
+			e.Policy = &policy.Policy{RBAC: operatorCeiling}
 			e.Stages = translate.StandaloneStages(transform)
 			plan := e.Plan(&contract.OutputDir{Mutations: tc.mutations})
 			for _, entry := range plan.Entries {
 				want, reject := tc.rejected[entry.Source.Name]
 				switch {
-				case reject && (entry.Disposition != routing.Rejected || entry.Rule != translate.RuleRBACEscalation || !strings.Contains(entry.Reason, want)):
-					t.Errorf("%s: %s by %q: %q; want rejected by %q with %q", entry.Source, entry.Disposition, entry.Rule, entry.Reason, translate.RuleRBACEscalation, want)
+				case reject && (entry.Disposition != routing.Rejected || entry.Rule != policy.RuleRBACEscalation || !strings.Contains(entry.Reason, want)):
+					t.Errorf("%s: %s by %q: %q; want rejected by %q with %q", entry.Source, entry.Disposition, entry.Rule, entry.Reason, policy.RuleRBACEscalation, want)
 				case !reject && entry.Disposition != routing.Apply:
 					t.Errorf("%s: %s by %s: %s; want apply", entry.Source, entry.Disposition, entry.Rule, entry.Reason)
 				case !reject && entry.Object == nil:

@@ -7,30 +7,12 @@ import (
 
 	rbacv1 "k8s.io/api/rbac/v1"
 
+	"github.com/topolayer/topolayer/internal/translate/policy"
 	"github.com/topolayer/topolayer/routing"
 )
 
-// RuleRBACContainment rejects RBAC that reaches beyond the operator, whatever its ceiling: on
-// the shared management cluster, cluster-scoped RBAC and bindings to users and groups (every
-// tenant's users share it); on either cluster, a broad subject bound to a role that grants
-// everything, wildcards, the escalate, bind or impersonate verbs, reading secrets or a way
-// into pods, nodes or other accounts' tokens; and cluster-admin bound to a named user or a
-// default service account unless the ceiling lists it as bindable. When a plan is applied,
-// the same rule refuses, on the union of what the cluster holds and what the plan writes, a
-// broad subject or a namespace's default service account that would gain what it cannot do
-// today (package apply, with translate/rbacreach).
-const RuleRBACContainment = "policy/rbac-containment"
-
-// broadUsers are the users that stand for many principals; every group is broad.
-var broadUsers = []string{"system:anonymous", "system:unauthenticated", "system:authenticated", "system:masters"}
-
 // escalatingVerbs grant more than the verbs' holder has.
 var escalatingVerbs = []string{"escalate", "bind", "impersonate", "*"}
-
-// isBroad reports whether a binding subject stands for more than one identity of the operator.
-func isBroad(s rbacv1.Subject) bool {
-	return s.Kind == rbacv1.GroupKind || (s.Kind == rbacv1.UserKind && slices.Contains(broadUsers, s.Name))
-}
 
 // sensitiveResources are what no broad subject may reach: the secrets of a namespace (read),
 // and a way into pods, nodes or another account's credentials.
@@ -45,10 +27,6 @@ var sensitiveResources = []struct {
 	{"", "serviceaccounts/token", []string{"create"}},
 	{"", "nodes/proxy", []string{"create", "get"}},
 }
-
-// BroadSubject reports whether a binding subject stands for more than one identity: any
-// group, and the users that stand for many (system:anonymous, system:authenticated, ...).
-func BroadSubject(s rbacv1.Subject) bool { return isBroad(s) }
 
 // dangerousRules returns why rules grant beyond what a broad subject may hold, or "".
 func dangerousRules(rules []rbacv1.PolicyRule) string {
@@ -77,7 +55,7 @@ func dangerousRules(rules []rbacv1.PolicyRule) string {
 // of the plan whose rules it covers, may be bound to broad subjects. Nothing widens the
 // management cluster's: no cluster-scoped RBAC and no user or group subject there. roles are
 // the roles the plan writes (writtenRoles).
-func (e Engine) checkRBACContainment(works []*work, roles map[RoleRef]*work) {
+func (e Engine) checkRBACContainment(works []*work, roles map[policy.RoleRef]*work) {
 	if e.Policy == nil {
 		return
 	}
@@ -95,41 +73,41 @@ func (e Engine) checkRBACContainment(works []*work, roles map[RoleRef]*work) {
 			reason = e.checkBindingContainment(w, resource, management, roles)
 		}
 		if reason != "" {
-			w.reject(RuleRBACContainment, reason)
+			w.reject(policy.RuleRBACContainment, reason)
 		}
 	}
 }
 
 // checkBindingContainment returns why a binding is beyond containment, or "".
-func (e Engine) checkBindingContainment(w *work, resource string, management bool, roles map[RoleRef]*work) string {
+func (e Engine) checkBindingContainment(w *work, resource string, management bool, roles map[policy.RoleRef]*work) string {
 	src := w.entry.Source
 	var b rbacv1.RoleBinding
 	if err := decodeObject(w, &b); err != nil {
 		return fmt.Sprintf("%s: decode: %v", src, err)
 	}
 	ceiling := e.Policy.RBAC.For(w.entry.Class)
-	adminBindable := ceiling != nil && slices.Contains(ceiling.BindableRoles, RoleRef{Kind: KindClusterRole, Name: ClusterAdmin})
+	adminBindable := ceiling != nil && slices.Contains(ceiling.BindableRoles, policy.RoleRef{Kind: policy.KindClusterRole, Name: policy.ClusterAdmin})
 	var broad []string
 	for i, s := range b.Subjects {
 		if management && (s.Kind == rbacv1.UserKind || s.Kind == rbacv1.GroupKind) {
 			return fmt.Sprintf("%s: subjects[%d]: binds %s %q on the shared management cluster, whose users and groups are not the guest's: only service accounts may be bound there", src, i, s.Kind, s.Name)
 		}
-		if isBroad(s) {
+		if policy.BroadSubject(s) {
 			broad = append(broad, fmt.Sprintf("subjects[%d] (%s %s)", i, s.Kind, s.Name))
 			continue
 		}
 		// A person, or every pod of a namespace that names no account, with everything.
-		if b.RoleRef.Kind == KindClusterRole && b.RoleRef.Name == ClusterAdmin && !adminBindable &&
+		if b.RoleRef.Kind == policy.KindClusterRole && b.RoleRef.Name == policy.ClusterAdmin && !adminBindable &&
 			(s.Kind == rbacv1.UserKind || s.Kind == rbacv1.ServiceAccountKind && s.Name == "default") {
 			return fmt.Sprintf("%s: subjects[%d]: binds %s %q to ClusterRole %s: a named user or a namespace's default service account with everything; the RBAC ceiling can list cluster-admin as bindable (policy.operators[].rbacCeiling.bindableRoles)",
-				src, i, s.Kind, s.Name, ClusterAdmin)
+				src, i, s.Kind, s.Name, policy.ClusterAdmin)
 		}
 	}
 	if len(broad) == 0 {
 		return ""
 	}
-	ref := RoleRef{Kind: b.RoleRef.Kind, Name: b.RoleRef.Name}
-	if ref.Kind == KindRole {
+	ref := policy.RoleRef{Kind: b.RoleRef.Kind, Name: b.RoleRef.Name}
+	if ref.Kind == policy.KindRole {
 		ref.Namespace = w.entry.Target.Identity.Namespace
 	}
 	if ceiling != nil && slices.Contains(ceiling.BindableRoles, ref) {
@@ -138,7 +116,7 @@ func (e Engine) checkBindingContainment(w *work, resource string, management boo
 	why := ""
 	rw, written := roles[ref]
 	switch {
-	case ref.Kind == KindClusterRole && ref.Name == ClusterAdmin:
+	case ref.Kind == policy.KindClusterRole && ref.Name == policy.ClusterAdmin:
 		why = "which grants everything"
 	case !written:
 		// A role the plan does not write is a live cluster's (admin and edit grant
@@ -154,7 +132,7 @@ func (e Engine) checkBindingContainment(w *work, resource string, management boo
 		} else if d := dangerousRules(role.Rules); d != "" {
 			why = "whose " + d
 		}
-		if why != "" && ceiling != nil && rw.entry.Disposition == routing.Apply && ceiling.checkRole(rw) == "" && (ceiling.AllowWildcards || !strings.Contains(why, "'*'")) {
+		if why != "" && ceiling != nil && rw.entry.Disposition == routing.Apply && checkRole(ceiling, rw) == "" && (ceiling.AllowWildcards || !strings.Contains(why, "'*'")) {
 			why = "" // the ceiling vouches for the role's rules
 		}
 	}

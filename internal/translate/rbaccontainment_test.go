@@ -9,6 +9,7 @@ import (
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/policy"
 	"github.com/topolayer/topolayer/routing"
 )
 
@@ -38,8 +39,8 @@ func bindingOf(class contract.Class, ns, name, roleKind, ref, subjectKind, subje
 // rules the plan does not show; a ceiling widens it for its classes only.
 func TestDefaultRBACContainment(t *testing.T) {
 	const hcp = "clusters-example"
-	hosted := func(p *translate.Policy) translate.Engine { return profileEngine(hcp, p) }
-	standalone := func(p *translate.Policy) translate.Engine { return standaloneEngine(nil, p) }
+	hosted := func(p *policy.Policy) translate.Engine { return profileEngine(hcp, p) }
+	standalone := func(p *policy.Policy) translate.Engine { return standaloneEngine(nil, p) }
 	const ns = "openshift-sample"
 	reader := "- {apiGroups: [\"\"], resources: [configmaps], verbs: [get]}\n"
 	withClass := func(m contract.Mutation, c contract.Class) contract.Mutation { m.Class = c; return m }
@@ -47,9 +48,9 @@ func TestDefaultRBACContainment(t *testing.T) {
 	clusterRoleOf := func(c contract.Class, rules string) contract.Mutation {
 		return withClass(clusterRole("cr", "rules:\n"+rules), c)
 	}
-	adminEverywhere := &translate.RBACCeiling{
+	adminEverywhere := &policy.RBACCeiling{
 		Rules:         []rbacv1.PolicyRule{{Verbs: []string{"*"}, APIGroups: []string{"*"}, Resources: []string{"*"}}},
-		BindableRoles: []translate.RoleRef{{Kind: translate.KindClusterRole, Name: translate.ClusterAdmin}},
+		BindableRoles: []policy.RoleRef{{Kind: policy.KindClusterRole, Name: policy.ClusterAdmin}},
 		Classes:       []contract.Class{contract.ClassUserWorkload},
 	}
 
@@ -78,15 +79,15 @@ func TestDefaultRBACContainment(t *testing.T) {
 	for _, s := range broad {
 		for _, topo := range []struct {
 			name   string
-			engine func(*translate.Policy) translate.Engine
+			engine func(*policy.Policy) translate.Engine
 		}{{"hosted", hosted}, {"standalone", standalone}} {
-			e := topo.engine(&translate.Policy{})
+			e := topo.engine(&policy.Policy{})
 			for _, class := range []contract.Class{contract.ClassManagement, contract.ClassUserWorkload} {
 				at := fmt.Sprintf("%s %s, %s %s: ", topo.name, class, s.kind, s.name)
-				add(at+"cluster-admin", e, want{translate.RuleRBACContainment, "to ClusterRole cluster-admin, which grants everything"},
-					bindingOf(class, ns, "b", translate.KindClusterRole, translate.ClusterAdmin, s.kind, s.name))
-				add(at+"a role outside the plan", e, want{translate.RuleRBACContainment, "its rules cannot be checked"},
-					bindingOf(class, ns, "b", translate.KindClusterRole, "admin", s.kind, s.name))
+				add(at+"cluster-admin", e, want{policy.RuleRBACContainment, "to ClusterRole cluster-admin, which grants everything"},
+					bindingOf(class, ns, "b", policy.KindClusterRole, policy.ClusterAdmin, s.kind, s.name))
+				add(at+"a role outside the plan", e, want{policy.RuleRBACContainment, "its rules cannot be checked"},
+					bindingOf(class, ns, "b", policy.KindClusterRole, "admin", s.kind, s.name))
 				for _, rules := range []struct{ what, rules string }{
 					{"'*' in verbs", "- {apiGroups: [\"\"], resources: [secrets], verbs: [\"*\"]}\n"},
 					{"'*' in resources", "- {apiGroups: [\"\"], resources: [\"*\"], verbs: [get]}\n"},
@@ -97,51 +98,51 @@ func TestDefaultRBACContainment(t *testing.T) {
 					{"grants create on pods/exec", "- {apiGroups: [\"\"], resources: [pods/exec], verbs: [create]}\n"},
 					{"grants create on serviceaccounts/token", "- {apiGroups: [\"\"], resources: [serviceaccounts/token], verbs: [create]}\n"},
 				} {
-					add(at+"a role that "+rules.what, e, want{translate.RuleRBACContainment, rules.what},
-						roleOf(class, rules.rules), bindingOf(class, ns, "b", translate.KindRole, "r", s.kind, s.name))
+					add(at+"a role that "+rules.what, e, want{policy.RuleRBACContainment, rules.what},
+						roleOf(class, rules.rules), bindingOf(class, ns, "b", policy.KindRole, "r", s.kind, s.name))
 				}
 				add(at+"a reader role of the plan", e, want{},
-					roleOf(class, reader), bindingOf(class, ns, "b", translate.KindRole, "r", s.kind, s.name))
+					roleOf(class, reader), bindingOf(class, ns, "b", policy.KindRole, "r", s.kind, s.name))
 			}
 		}
 	}
 	// A cluster-wide binding of the guest's users: on the guest only.
-	add("hosted UserWorkload: a ClusterRoleBinding of system:authenticated to cluster-admin", hosted(&translate.Policy{}),
-		want{translate.RuleRBACContainment, "cluster-admin"},
-		bindingOf(contract.ClassUserWorkload, "", "b", translate.KindClusterRole, translate.ClusterAdmin, rbacv1.GroupKind, "system:authenticated"))
-	add("hosted Management: a ClusterRoleBinding of a service account to a ClusterRole of the plan becomes namespaced", hosted(&translate.Policy{}),
+	add("hosted UserWorkload: a ClusterRoleBinding of system:authenticated to cluster-admin", hosted(&policy.Policy{}),
+		want{policy.RuleRBACContainment, "cluster-admin"},
+		bindingOf(contract.ClassUserWorkload, "", "b", policy.KindClusterRole, policy.ClusterAdmin, rbacv1.GroupKind, "system:authenticated"))
+	add("hosted Management: a ClusterRoleBinding of a service account to a ClusterRole of the plan becomes namespaced", hosted(&policy.Policy{}),
 		want{}, clusterRoleOf(contract.ClassManagement, reader),
-		bindingOf(contract.ClassManagement, "", "crb", translate.KindClusterRole, "cr", rbacv1.ServiceAccountKind, "sample"))
+		bindingOf(contract.ClassManagement, "", "crb", policy.KindClusterRole, "cr", rbacv1.ServiceAccountKind, "sample"))
 	// The guest is not weakened by default: cluster-admin for a person or a default account,
 	// and (policy/privileged-object) roles aggregated into admin/edit/view, a global default
 	// priority class.
 	for _, s := range []struct{ kind, name string }{{rbacv1.UserKind, "alice"}, {rbacv1.ServiceAccountKind, "default"}} {
-		add("hosted UserWorkload: cluster-admin to "+s.kind+" "+s.name, hosted(&translate.Policy{}),
-			want{translate.RuleRBACContainment, "a named user or a namespace's default service account with everything"},
-			bindingOf(contract.ClassUserWorkload, "", "b", translate.KindClusterRole, translate.ClusterAdmin, s.kind, s.name))
+		add("hosted UserWorkload: cluster-admin to "+s.kind+" "+s.name, hosted(&policy.Policy{}),
+			want{policy.RuleRBACContainment, "a named user or a namespace's default service account with everything"},
+			bindingOf(contract.ClassUserWorkload, "", "b", policy.KindClusterRole, policy.ClusterAdmin, s.kind, s.name))
 	}
-	add("hosted UserWorkload: cluster-admin to a user, the ceiling lists it", hosted(&translate.Policy{RBAC: adminEverywhere}), want{},
-		bindingOf(contract.ClassUserWorkload, "", "b", translate.KindClusterRole, translate.ClusterAdmin, rbacv1.UserKind, "alice"))
+	add("hosted UserWorkload: cluster-admin to a user, the ceiling lists it", hosted(&policy.Policy{RBAC: adminEverywhere}), want{},
+		bindingOf(contract.ClassUserWorkload, "", "b", policy.KindClusterRole, policy.ClusterAdmin, rbacv1.UserKind, "alice"))
 	for _, label := range []string{"aggregate-to-admin", "aggregate-to-edit", "aggregate-to-view"} {
-		add("hosted UserWorkload: a ClusterRole labelled "+label, hosted(&translate.Policy{}),
-			want{translate.RulePrivilegedObject, "its label rbac.authorization.k8s.io/" + label + " adds its rules to a default role"},
+		add("hosted UserWorkload: a ClusterRole labelled "+label, hosted(&policy.Policy{}),
+			want{policy.RulePrivilegedObject, "its label rbac.authorization.k8s.io/" + label + " adds its rules to a default role"},
 			withClass(policyMutation(contract.ActionApply, "rbac.authorization.k8s.io", "clusterroles", "", "agg",
 				"apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: agg, labels: {rbac.authorization.k8s.io/"+label+": \"true\"}}\n"+
 					"rules:\n- {apiGroups: [\"\"], resources: [configmaps], verbs: [get]}\n"), contract.ClassUserWorkload))
 	}
-	add("hosted UserWorkload: a global default PriorityClass", hosted(&translate.Policy{}),
-		want{translate.RulePrivilegedObject, "globalDefault: every pod without a priority class would get it"},
+	add("hosted UserWorkload: a global default PriorityClass", hosted(&policy.Policy{}),
+		want{policy.RulePrivilegedObject, "globalDefault: every pod without a priority class would get it"},
 		withClass(policyMutation(contract.ActionApply, "scheduling.k8s.io", "priorityclasses", "", "everyone",
 			"apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: everyone}\nvalue: 1000000000\nglobalDefault: true\n"), contract.ClassUserWorkload))
 	// The ceiling widens per class.
-	add("a UserWorkload ceiling makes cluster-admin bindable for UserWorkload", hosted(&translate.Policy{RBAC: adminEverywhere}), want{},
-		bindingOf(contract.ClassUserWorkload, "", "b", translate.KindClusterRole, translate.ClusterAdmin, rbacv1.GroupKind, "system:authenticated"))
-	add("a UserWorkload ceiling does not widen Management", hosted(&translate.Policy{RBAC: adminEverywhere}),
-		want{translate.RuleRBACContainment, "cluster-admin"},
-		bindingOf(contract.ClassManagement, ns, "b", translate.KindClusterRole, translate.ClusterAdmin, rbacv1.GroupKind, "system:authenticated"))
-	add("a ceiling lists an existing role as bindable", hosted(&translate.Policy{RBAC: &translate.RBACCeiling{Rules: operatorCeiling.Rules,
-		BindableRoles: []translate.RoleRef{{Kind: translate.KindClusterRole, Name: "view"}}}}), want{},
-		bindingOf(contract.ClassUserWorkload, "", "b", translate.KindClusterRole, "view", rbacv1.GroupKind, "system:authenticated"))
+	add("a UserWorkload ceiling makes cluster-admin bindable for UserWorkload", hosted(&policy.Policy{RBAC: adminEverywhere}), want{},
+		bindingOf(contract.ClassUserWorkload, "", "b", policy.KindClusterRole, policy.ClusterAdmin, rbacv1.GroupKind, "system:authenticated"))
+	add("a UserWorkload ceiling does not widen Management", hosted(&policy.Policy{RBAC: adminEverywhere}),
+		want{policy.RuleRBACContainment, "cluster-admin"},
+		bindingOf(contract.ClassManagement, ns, "b", policy.KindClusterRole, policy.ClusterAdmin, rbacv1.GroupKind, "system:authenticated"))
+	add("a ceiling lists an existing role as bindable", hosted(&policy.Policy{RBAC: &policy.RBACCeiling{Rules: operatorCeiling.Rules,
+		BindableRoles: []policy.RoleRef{{Kind: policy.KindClusterRole, Name: "view"}}}}), want{},
+		bindingOf(contract.ClassUserWorkload, "", "b", policy.KindClusterRole, "view", rbacv1.GroupKind, "system:authenticated"))
 
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

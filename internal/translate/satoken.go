@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/topolayer/topolayer/internal/translate/internal/yamlnode"
+	"github.com/topolayer/topolayer/internal/translate/policy"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -11,19 +12,6 @@ import (
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
 )
-
-// RuleServiceAccountToken names the rewriting and the refusals of Secrets of type
-// kubernetes.io/service-account-token. The API server's token controller fills such a Secret
-// with a token of the service account its kubernetes.io/service-account.name annotation names,
-// in the Secret's namespace: written unrewritten in the hosted control plane's namespace, it
-// would name one of the HCP's own accounts (the control-plane-operator's). The annotation
-// follows the name mapping of the account in the Secret's standalone namespace, like a field
-// reference, and the account must be the operator's own: written by the plan, or declared in
-// its output-resources (or the configuration's supplement). A Secret naming any other account
-// is refused. A patch that touches the type or the annotation is judged on the Secret it makes
-// of the plan's earlier entry (the name it sets is not rewritten: it must be where one of the
-// operator's accounts lands), and refused when the plan does not write the Secret earlier.
-const RuleServiceAccountToken = "policy/service-account-token"
 
 // Names of the service-account-token Secret type and its annotation.
 const (
@@ -102,7 +90,7 @@ func (e Engine) serviceAccountTokens(works []*work, written map[objectKey]bool) 
 		action := w.m.Metadata.Action
 		if !action.CarriesObject() {
 			if _, judged := bases[w]; !judged && action != contract.ActionDelete && patchTouchesToken(w.m) {
-				w.reject(RuleServiceAccountToken, fmt.Sprintf("%s: metadata.annotations[%s]: a %s that sets or removes the Secret's type or that annotation (however the patch spells it) of a Secret this plan does not write earlier cannot be checked for the service account whose token it would receive; write the whole Secret (Apply)",
+				w.reject(policy.RuleServiceAccountToken, fmt.Sprintf("%s: metadata.annotations[%s]: a %s that sets or removes the Secret's type or that annotation (however the patch spells it) of a Secret this plan does not write earlier cannot be checked for the service account whose token it would receive; write the whole Secret (Apply)",
 					src, AnnotationServiceAccountName, action))
 			}
 			continue // a patch of a Secret the plan writes earlier is judged on what it makes (checkPatchEffects)
@@ -116,22 +104,22 @@ func (e Engine) serviceAccountTokens(works []*work, written map[objectKey]bool) 
 		}
 		field := "metadata.annotations[" + AnnotationServiceAccountName + "]"
 		if name == "" {
-			w.reject(RuleServiceAccountToken, fmt.Sprintf("%s: %s: a Secret of type %s must name its service account", src, field, SecretTypeServiceAccountToken))
+			w.reject(policy.RuleServiceAccountToken, fmt.Sprintf("%s: %s: a Secret of type %s must name its service account", src, field, SecretTypeServiceAccountToken))
 			continue
 		}
 		sa := ServiceAccountID(src.Namespace, name)
 		if !written[keyOf("", sa)] && !e.declaresAccount(sa) {
-			w.reject(RuleServiceAccountToken, fmt.Sprintf("%s: %s: names service account %s, which is not the operator's (neither written by this plan nor declared in its output-resources): its token would be handed to the operator",
+			w.reject(policy.RuleServiceAccountToken, fmt.Sprintf("%s: %s: names service account %s, which is not the operator's (neither written by this plan nor declared in its output-resources): its token would be handed to the operator",
 				src, field, sa))
 			continue
 		}
 		target, err := e.Names.ToTarget(w.entry.Target.Cluster, sa)
 		if err != nil {
-			w.reject(RuleServiceAccountToken, fmt.Sprintf("%s: %s: service account %s: %v", src, field, sa, err))
+			w.reject(policy.RuleServiceAccountToken, fmt.Sprintf("%s: %s: service account %s: %v", src, field, sa, err))
 			continue
 		}
 		if target.Namespace != w.entry.Target.Identity.Namespace {
-			w.reject(RuleServiceAccountToken, fmt.Sprintf("%s: %s: service account %s lands in namespace %s, not beside the Secret in %s",
+			w.reject(policy.RuleServiceAccountToken, fmt.Sprintf("%s: %s: service account %s lands in namespace %s, not beside the Secret in %s",
 				src, field, sa, target.Namespace, w.entry.Target.Identity.Namespace))
 			continue
 		}
@@ -147,7 +135,7 @@ func (e Engine) serviceAccountTokens(works []*work, written map[objectKey]bool) 
 		}
 		w.entry.Mutation.Body, w.entry.Mutation.Object = nil, nil // written from the final object
 		w.entry.Changes = append(w.entry.Changes, Change{Path: yamlnode.Pointer([]string{"metadata", "annotations", AnnotationServiceAccountName}),
-			From: name, To: target.Name, By: RuleServiceAccountToken, Kind: ChangeReference, Detail: "the operator's own service account, renamed"})
+			From: name, To: target.Name, By: policy.RuleServiceAccountToken, Kind: ChangeReference, Detail: "the operator's own service account, renamed"})
 	}
 }
 

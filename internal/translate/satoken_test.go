@@ -9,6 +9,7 @@ import (
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/contracttest"
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/policy"
 	"github.com/topolayer/topolayer/routing"
 )
 
@@ -36,12 +37,12 @@ func TestServiceAccountTokens(t *testing.T) {
 		return m
 	}
 	hosted := func(declared *contract.OutputResources) translate.Engine {
-		e := profileEngine(hcp, &translate.Policy{})
+		e := profileEngine(hcp, &policy.Policy{})
 		e.Declared = declared
 		return e
 	}
 	standalone := func(declared *contract.OutputResources) translate.Engine {
-		return standaloneEngine(declared, &translate.Policy{})
+		return standaloneEngine(declared, &policy.Policy{})
 	}
 	for _, tc := range []struct {
 		name      string
@@ -75,8 +76,8 @@ func TestServiceAccountTokens(t *testing.T) {
 					continue
 				}
 				if tc.wantError != "" {
-					if e.Disposition != routing.Rejected || e.Rule != translate.RuleServiceAccountToken || !strings.Contains(e.Reason, tc.wantError) {
-						t.Errorf("%s: %s by %s: %s; want refused by %s naming %q", e.Source, e.Disposition, e.Rule, e.Reason, translate.RuleServiceAccountToken, tc.wantError)
+					if e.Disposition != routing.Rejected || e.Rule != policy.RuleServiceAccountToken || !strings.Contains(e.Reason, tc.wantError) {
+						t.Errorf("%s: %s by %s: %s; want refused by %s naming %q", e.Source, e.Disposition, e.Rule, e.Reason, policy.RuleServiceAccountToken, tc.wantError)
 					}
 					continue
 				}

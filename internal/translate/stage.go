@@ -3,6 +3,7 @@ package translate
 import (
 	"sync"
 
+	"github.com/topolayer/topolayer/internal/translate/policy"
 	"github.com/topolayer/topolayer/internal/translate/transform"
 
 	"github.com/topolayer/topolayer/internal/translate/internal/yamlnode"
@@ -93,7 +94,7 @@ func (c *StageContext) Names() namespaces.Mapper { return c.engine.Names }
 func (c *StageContext) Discovery() *contract.Discovery { return c.engine.Discovery }
 
 // Policy returns the operator's policy; nil checks nothing.
-func (c *StageContext) Policy() *Policy { return c.engine.Policy }
+func (c *StageContext) Policy() *policy.Policy { return c.engine.Policy }
 
 // Operator names the operator whose outputs are translated.
 func (c *StageContext) Operator() string { return c.engine.Operator }

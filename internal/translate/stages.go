@@ -7,6 +7,7 @@ import (
 
 	"github.com/topolayer/topolayer/internal/translate/podsecurity"
 	"github.com/topolayer/topolayer/internal/translate/podspec"
+	"github.com/topolayer/topolayer/internal/translate/policy"
 	"github.com/topolayer/topolayer/internal/translate/references"
 	"github.com/topolayer/topolayer/internal/translate/transform"
 
@@ -328,7 +329,7 @@ func (s TransformStage) Rewrite(c *StageContext) ([]Change, error) {
 		return nil, nil // most of the profile's transforms are for one kind of workload
 	}
 	ctx := c.Source()
-	if !t.Selects(ctx.Source, ctx.Cluster) || (t.Strips && c.engine.Policy.podSecurity() == PodSecurityReject) || (t.Applies != nil && !t.Applies(c.obj)) {
+	if !t.Selects(ctx.Source, ctx.Cluster) || (t.Strips && c.engine.Policy.PodSecurityMode() == policy.PodSecurityReject) || (t.Applies != nil && !t.Applies(c.obj)) {
 		return nil, nil
 	}
 	f, err := t.Filter(ctx)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/translate/internal/yamlnode"
+	"github.com/topolayer/topolayer/internal/translate/policy"
 	"github.com/topolayer/topolayer/internal/translate/transform"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
@@ -61,7 +62,7 @@ type Engine struct {
 	Discovery *contract.Discovery
 	// Policy bounds what the operator's outputs may grant, install or reach; nil checks
 	// nothing. Its rejections name the policy/ rules (see the package documentation).
-	Policy *Policy
+	Policy *policy.Policy
 	// GuestIdentity, when set (the hosted topology), makes the operands placed on the
 	// management cluster act on the guest as their standalone service accounts
 	// (RuleGuestIdentity); nil leaves their pods' identities as they are.
@@ -69,7 +70,7 @@ type Engine struct {
 
 	// Containment is the management cluster's allow-list (RuleManagementKind,
 	// RuleManagementFields, RuleReservedLabels); nil (standalone) checks nothing more.
-	Containment *Containment
+	Containment *policy.Containment
 
 	// composed is what the planner learnt of Stages.
 	composed composition
@@ -248,8 +249,8 @@ func (e Engine) place(m *contract.Mutation) *work {
 	case e.Declared == nil || e.Declared.ForClass(class).Matches(src):
 	case e.Supplement != nil && e.Supplement.ForClass(class).Matches(src):
 		w.entry.DeclaredBy = DeclaredBySupplement
-	case e.Policy != nil && IsPrivileged(src.GroupResource()):
-		return w.reject(RulePrivilegedObject, fmt.Sprintf("%s is privileged (it changes what the API server serves or admits) and not declared in the %s output-resources", src, class))
+	case e.Policy != nil && policy.IsPrivileged(src.GroupResource()):
+		return w.reject(policy.RulePrivilegedObject, fmt.Sprintf("%s is privileged (it changes what the API server serves or admits) and not declared in the %s output-resources", src, class))
 	default:
 		return w.reject(RuleDeclaredOutputs, fmt.Sprintf("%s is not declared in the %s output-resources", src, class))
 	}
