@@ -15,7 +15,7 @@ import (
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/apply"
 	"github.com/topolayer/topolayer/internal/e2e/cluster"
-	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/namespaces"
 )
 
@@ -25,7 +25,7 @@ const residentManager = "authentication-operator"
 // residentCreate creates the target object of every apply entry of plan as a resident
 // operator would, by server-side apply with its field manager and without topolayer's marks;
 // the object's data is data. It returns the objects by name and their client.
-func residentCreate(t *testing.T, plan *translate.Plan, data map[string]any) (map[string]*unstructured.Unstructured, dynamic.ResourceInterface) {
+func residentCreate(t *testing.T, plan *plans.Plan, data map[string]any) (map[string]*unstructured.Unstructured, dynamic.ResourceInterface) {
 	t.Helper()
 	_, dyn := clients(t, hosted.Config(cluster.Management))
 	var ri dynamic.ResourceInterface

@@ -15,7 +15,7 @@ import (
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/apply"
 	"github.com/topolayer/topolayer/internal/e2e/cluster"
-	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/namespaces"
 )
 
@@ -33,7 +33,7 @@ func authentication(name, rest string) string {
 
 // applyOne translates ms for the hosted environment, applies them, and returns the live
 // target object of the last one (nil when it is gone) and its client.
-func applyOne(t *testing.T, ms ...contract.Mutation) (*unstructured.Unstructured, dynamic.ResourceInterface, *translate.Plan) {
+func applyOne(t *testing.T, ms ...contract.Mutation) (*unstructured.Unstructured, dynamic.ResourceInterface, *plans.Plan) {
 	t.Helper()
 	plan := hostedPlan(t, e2eOperator, nil, ms...)
 	mustApply(t, plan, hostedTargets(t, e2eOperator, nil))

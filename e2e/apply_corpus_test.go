@@ -28,6 +28,7 @@ import (
 	"github.com/topolayer/topolayer/internal/corpus"
 	"github.com/topolayer/topolayer/internal/e2e/cluster"
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
 )
@@ -144,7 +145,7 @@ func TestApplyCAOCorpus(t *testing.T) {
 	refusing := hostedTargetsAdopting(t, operator, nil, nil, nil)
 	refusedByName := false
 	var total, accepted int
-	var plans []*translate.Plan
+	var plans []*plans.Plan
 	for _, c := range corpus.CAOCases(t) {
 		t.Run(c.Name, func(t *testing.T) {
 			out, declared := readCase(t, c)
@@ -198,7 +199,7 @@ func TestApplyCAOCorpus(t *testing.T) {
 // test's), and each Deployment's pod is its guest service account to kubectl, may do on the
 // guest what the bindings of the corpus grant that account there, and is refused by the
 // management server.
-func checkCAOPods(t *testing.T, plans []*translate.Plan) {
+func checkCAOPods(t *testing.T, plans []*plans.Plan) {
 	kubectl := kubectlBinary(t)
 	guestCfg, mgmtCfg := hosted.Config(cluster.Guest), hosted.Config(cluster.Management)
 	cfg, err := config.Load(filepath.Join("..", "examples", "hosted.yaml"))
@@ -259,7 +260,7 @@ func checkCAOPods(t *testing.T, plans []*translate.Plan) {
 // grantsOnGuest returns `kubectl auth can-i` arguments for what the bindings the plans put
 // on the guest grant a guest service account: one per rule of each role they refer to, as
 // the guest holds it (a wildcard by one instance of it; non-resource rules are left out).
-func grantsOnGuest(t *testing.T, guest kubernetes.Interface, plans []*translate.Plan, id translate.GuestServiceAccount) [][]string {
+func grantsOnGuest(t *testing.T, guest kubernetes.Interface, plans []*plans.Plan, id plans.GuestServiceAccount) [][]string {
 	t.Helper()
 	var out [][]string
 	for _, plan := range plans {
@@ -460,7 +461,7 @@ func readCase(t *testing.T, c corpus.Case) (*contract.OutputDir, *contract.Outpu
 // checkPlanned checks that every object the plan creates, updates or applies is at its
 // planned location with its standalone identity and operator label, and that status writes
 // reached the status.
-func checkPlanned(t *testing.T, plan *translate.Plan, results []apply.EntryResult, operator string) {
+func checkPlanned(t *testing.T, plan *plans.Plan, results []apply.EntryResult, operator string) {
 	t.Helper()
 	// An Event that repeats one an earlier case wrote is folded into it (or, in a plan that
 	// changes nothing else, not counted): it has no object of its own.

@@ -17,6 +17,7 @@ import (
 	"github.com/topolayer/topolayer/internal/apply"
 	"github.com/topolayer/topolayer/internal/e2e/cluster"
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/topology"
 )
@@ -79,7 +80,7 @@ func hostedTargetsAdopting(t *testing.T, operator string, counter *mutatingCount
 }
 
 // hostedPlan translates mutations (standalone form) for the hosted environment.
-func hostedPlan(t *testing.T, operator string, declared *contract.OutputResources, ms ...contract.Mutation) *translate.Plan {
+func hostedPlan(t *testing.T, operator string, declared *contract.OutputResources, ms ...contract.Mutation) *plans.Plan {
 	t.Helper()
 	cfg, err := config.Load(filepath.Join("..", "examples", "hosted.yaml"))
 	if err != nil {
@@ -90,7 +91,7 @@ func hostedPlan(t *testing.T, operator string, declared *contract.OutputResource
 
 // mustPlan translates mutations (standalone form) with cfg, failing the test when the plan
 // rejects an entry.
-func mustPlan(t *testing.T, cfg *config.TopologyConfig, operator string, declared *contract.OutputResources, ms ...contract.Mutation) *translate.Plan {
+func mustPlan(t *testing.T, cfg *config.TopologyConfig, operator string, declared *contract.OutputResources, ms ...contract.Mutation) *plans.Plan {
 	t.Helper()
 	engine, err := topology.Engine(cfg, operator, declared)
 	if err != nil {
@@ -104,7 +105,7 @@ func mustPlan(t *testing.T, cfg *config.TopologyConfig, operator string, declare
 }
 
 // mustApply applies plan and fails the test on error, logging each entry.
-func mustApply(t *testing.T, plan *translate.Plan, targets map[string]apply.Target) []apply.EntryResult {
+func mustApply(t *testing.T, plan *plans.Plan, targets map[string]apply.Target) []apply.EntryResult {
 	t.Helper()
 	res, err := apply.ApplyPlan(t.Context(), plan, targets)
 	for _, r := range res {
@@ -129,7 +130,7 @@ func mutation(class contract.Class, action contract.Action, gvr, ns, name, body 
 }
 
 // targetOf returns the target identity of the plan's only apply entry.
-func targetOf(t *testing.T, plan *translate.Plan) contract.Identity {
+func targetOf(t *testing.T, plan *plans.Plan) contract.Identity {
 	t.Helper()
 	for _, e := range plan.Entries {
 		return e.Target.Identity
@@ -174,7 +175,7 @@ func checkOwned(t *testing.T, obj *unstructured.Unstructured, src contract.Ident
 
 // ownedByHCP reports whether the management target adds the HostedControlPlane owner to the
 // object of plan entry e: an object of the HCP namespace written whole, not an Event.
-func ownedByHCP(e translate.Entry) bool {
+func ownedByHCP(e plans.Entry) bool {
 	id := e.Target.Identity
 	return e.Target.Cluster == cluster.Management && id.Namespace != "" && id.Resource != "events" && !e.Action.IsStatus()
 }

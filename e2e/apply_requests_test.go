@@ -19,7 +19,7 @@ import (
 	hypershift "github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/internal/apply"
 	"github.com/topolayer/topolayer/internal/e2e/cluster"
-	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 )
 
 // request is one HTTP request a target sent.
@@ -264,7 +264,7 @@ func TestApplyChangedRequestCount(t *testing.T) {
 		t.Fatal(err)
 	}
 	targets := map[string]apply.Target{cluster.Management: mgmt}
-	planOf := func(value string) *translate.Plan {
+	planOf := func(value string) *plans.Plan {
 		m := mutation(contract.ClassManagement, contract.ActionApply, "/v1/configmaps", "openshift-sample", "changed-apply", configMap("changed-apply", "k: \""+value+"\""))
 		m.Options = []byte("fieldManager: e2e-changed\nforce: true\n")
 		return hostedPlan(t, operator, nil, m)

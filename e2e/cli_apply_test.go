@@ -23,7 +23,7 @@ import (
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/apply"
 	"github.com/topolayer/topolayer/internal/e2e/cluster"
-	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 )
 
 const cliOperator = "sample-operator"
@@ -67,7 +67,7 @@ type cliFixture struct {
 	from      string   // the output dir
 	kubeDir   string   // management.kubeconfig and guest.kubeconfig
 	mutations []contract.Mutation
-	plan      *translate.Plan // its hosted plan, for the target identities
+	plan      *plans.Plan // its hosted plan, for the target identities
 }
 
 // newCLIFixture writes an output dir of a ConfigMap and a Secret (Management, in a

@@ -22,6 +22,7 @@ import (
 	"github.com/topolayer/topolayer/internal/samples/sample"
 	"github.com/topolayer/topolayer/internal/samples/sampleaudit"
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/sdk"
@@ -137,7 +138,7 @@ func TestSelectorScopeOnServer(t *testing.T) {
 	templatePods, accepted := 0, 0
 	for _, c := range cases {
 		engine := translate.Engine{
-			Topology: translate.TopologyHosted, Operator: c.operator, Declared: c.declared,
+			Topology: plans.TopologyHosted, Operator: c.operator, Declared: c.declared,
 			Router: &routing.Table{Rules: routing.HostedDefaults(routing.ConvertClusterRBAC)},
 			Names:  namespaces.Hosted{Namespace: ns}, Stages: translate.HostedStages(), HCPNamespace: ns,
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/topolayer/topolayer/internal/corpus"
 	"github.com/topolayer/topolayer/internal/golden"
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/topology"
@@ -42,14 +43,14 @@ func readDeclared(t *testing.T, file string) *contract.OutputResources {
 }
 
 // planCase translates one corpus case with the minimal hosted configuration.
-func planCase(t *testing.T, c corpus.Case) (*contract.OutputDir, *translate.Plan) {
+func planCase(t *testing.T, c corpus.Case) (*contract.OutputDir, *plans.Plan) {
 	t.Helper()
 	return planCaseWith(t, c, loadConfig(t), readDeclared(t, c.OutputResources))
 }
 
 // planCaseWith translates one corpus case with cfg, for an operator that declares the
 // output resources declared (nil: none).
-func planCaseWith(t *testing.T, c corpus.Case, cfg *config.TopologyConfig, declared *contract.OutputResources) (*contract.OutputDir, *translate.Plan) {
+func planCaseWith(t *testing.T, c corpus.Case, cfg *config.TopologyConfig, declared *contract.OutputResources) (*contract.OutputDir, *plans.Plan) {
 	t.Helper()
 	out, err := contract.ReadOutputDir(c.ExpectedOutput, contract.ReadOptions{})
 	if err != nil {
@@ -64,7 +65,7 @@ func planCaseWith(t *testing.T, c corpus.Case, cfg *config.TopologyConfig, decla
 
 // planCaseWithHCP translates one corpus case with cfg and the HostedControlPlane h known,
 // for an operator that declares the case's output resources.
-func planCaseWithHCP(t *testing.T, c corpus.Case, cfg *config.TopologyConfig, h *hosted.HostedControlPlane) *translate.Plan {
+func planCaseWithHCP(t *testing.T, c corpus.Case, cfg *config.TopologyConfig, h *hosted.HostedControlPlane) *plans.Plan {
 	t.Helper()
 	topo, err := topology.New(cfg)
 	if err != nil {
@@ -193,7 +194,7 @@ func TestHostedCorpusPlacement(t *testing.T) {
 }
 
 // checkInverse maps the target back with the annotations the engine wrote into the body.
-func checkInverse(t *testing.T, names namespaces.Hosted, e translate.Entry) {
+func checkInverse(t *testing.T, names namespaces.Hosted, e plans.Entry) {
 	t.Helper()
 	var annotations map[string]string
 	if e.Mutation != nil && e.Action.CarriesObject() && !e.Action.IsStatus() {
@@ -227,7 +228,7 @@ func checkInverse(t *testing.T, names namespaces.Hosted, e translate.Entry) {
 func TestOAuthServerDeployment(t *testing.T) {
 	c := caoCase(t, "oauth-server-creation-minimal")
 	_, plan := planCase(t, c)
-	var e *translate.Entry
+	var e *plans.Entry
 	for i := range plan.Entries {
 		if plan.Entries[i].Source.Resource == "deployments" {
 			e = &plan.Entries[i]
@@ -357,7 +358,7 @@ func TestGoldenPlans(t *testing.T) {
 
 // writeGoldenPlan writes what TestGoldenPlans compares below dir: the plan as plan.json
 // and its mutations, by cluster, under translated/.
-func writeGoldenPlan(t *testing.T, dir string, plan *translate.Plan) {
+func writeGoldenPlan(t *testing.T, dir string, plan *plans.Plan) {
 	t.Helper()
 	js, err := json.MarshalIndent(plan, "", "  ")
 	if err != nil {

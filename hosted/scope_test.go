@@ -15,6 +15,7 @@ import (
 	"github.com/topolayer/topolayer/internal/samples/sample"
 	"github.com/topolayer/topolayer/internal/samples/sampleaudit"
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/sdk"
@@ -119,7 +120,7 @@ type simulatedSeen struct {
 }
 
 // check makes the checks of one plan, translated from out.
-func (s *simulatedSeen) check(t *testing.T, name string, out *contract.OutputDir, plan *translate.Plan) {
+func (s *simulatedSeen) check(t *testing.T, name string, out *contract.OutputDir, plan *plans.Plan) {
 	t.Helper()
 	if s.services == nil {
 		s.services = map[string]bool{}
@@ -196,7 +197,7 @@ func (s *simulatedSeen) checkURLs(t *testing.T) {
 }
 
 // standaloneAnnotation returns the value annotation a had on the operator's original object.
-func standaloneAnnotation(t *testing.T, out *contract.OutputDir, e translate.Entry, a string) string {
+func standaloneAnnotation(t *testing.T, out *contract.OutputDir, e plans.Entry, a string) string {
 	t.Helper()
 	for _, m := range out.Mutations {
 		if m.Path != e.SourcePath {

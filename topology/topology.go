@@ -23,6 +23,7 @@ import (
 	"github.com/topolayer/topolayer/internal/apply"
 	"github.com/topolayer/topolayer/internal/gather"
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/internal/translate/transform"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
@@ -34,7 +35,7 @@ import (
 // outside this package and config asks the configuration which topology it is.
 type Topology struct {
 	cfg *config.TopologyConfig
-	// name is the plan's topology: translate.TopologyStandalone or TopologyHosted.
+	// name is the plan's topology: plans.TopologyStandalone or TopologyHosted.
 	name string
 	// clusters are the clusters written to and read from; home is the one topolayer runs
 	// on (status objects, events, its lease).
@@ -88,7 +89,7 @@ func New(cfg *config.TopologyConfig) (*Topology, error) {
 		return &Topology{
 			cfg:      cfg,
 			router:   cfg.RoutingTable(),
-			name:     translate.TopologyStandalone,
+			name:     plans.TopologyStandalone,
 			clusters: []string{routing.ClusterStandalone},
 			home:     routing.ClusterStandalone,
 			bound:    map[string]string{},
@@ -115,7 +116,7 @@ func New(cfg *config.TopologyConfig) (*Topology, error) {
 		t := &Topology{
 			cfg:       cfg,
 			router:    cfg.RoutingTable(),
-			name:      translate.TopologyHosted,
+			name:      plans.TopologyHosted,
 			clusters:  []string{routing.ClusterManagement, routing.ClusterGuest},
 			home:      routing.ClusterManagement,
 			bound:     map[string]string{routing.ClusterManagement: h.Namespace},
@@ -141,7 +142,7 @@ func New(cfg *config.TopologyConfig) (*Topology, error) {
 // Config returns the configuration the topology was built from.
 func (t *Topology) Config() *config.TopologyConfig { return t.cfg }
 
-// Name is the topology's name in plans: translate.TopologyStandalone or TopologyHosted.
+// Name is the topology's name in plans: plans.TopologyStandalone or TopologyHosted.
 func (t *Topology) Name() string { return t.name }
 
 // Clusters returns the names of the clusters written to and read from, home first.
@@ -208,7 +209,7 @@ func (t *Topology) Engine(operator string, declared *contract.OutputResources) (
 		e.Containment = hosted.Containment(t.hcp.Namespace)
 		e.Containment.ReadOnly = slices.Clone(t.readOnly)
 	}
-	if h := t.cfg.Topology.Hosted; t.name == translate.TopologyHosted && h != nil {
+	if h := t.cfg.Topology.Hosted; t.name == plans.TopologyHosted && h != nil {
 		e.GuestIdentity = &translate.GuestIdentity{ManagementAPI: slices.Clone(h.GuestIdentity.ManagementAPI)}
 	}
 	if op, ok := t.cfg.Operator(operator); ok {
@@ -419,7 +420,7 @@ func (t *Topology) Targets(ctx context.Context, clusters map[string]*rest.Config
 // configurations' identity, not the operator's.
 func (t *Topology) GuestIdentities(clusters map[string]*rest.Config, operator string, owner *metav1.OwnerReference, clk clock.PassiveClock) (*guestidentity.Writer, error) {
 	h := t.cfg.Topology.Hosted
-	if t.name != translate.TopologyHosted || h == nil {
+	if t.name != plans.TopologyHosted || h == nil {
 		return nil, nil
 	}
 	g := h.GuestIdentity
@@ -454,7 +455,7 @@ func (t *Topology) ServiceCA(clusters map[string]*rest.Config) (*serviceca.Injec
 
 // serviceCAHosted is the hosted topology when it configures a service CA bundle, else nil.
 func (t *Topology) serviceCAHosted() *config.HostedTopology {
-	if h := t.cfg.Topology.Hosted; t.name == translate.TopologyHosted && h != nil && h.ServiceCA != nil {
+	if h := t.cfg.Topology.Hosted; t.name == plans.TopologyHosted && h != nil && h.ServiceCA != nil {
 		return h
 	}
 	return nil
@@ -464,7 +465,7 @@ func (t *Topology) serviceCAHosted() *config.HostedTopology {
 // service CA bundle may go to after plan was applied: those plan writes, and those among
 // inputs (an operator's gathered inputs, standalone) that ask for the bundle, where they are
 // placed.
-func (t *Topology) ServiceCACandidates(plan *translate.Plan, outputs *contract.OutputResources, inputs []*contract.InputObject) []string {
+func (t *Topology) ServiceCACandidates(plan *plans.Plan, outputs *contract.OutputResources, inputs []*contract.InputObject) []string {
 	h := t.serviceCAHosted()
 	if h == nil {
 		return nil

@@ -14,6 +14,7 @@ import (
 	"github.com/topolayer/topolayer/internal/apply"
 	"github.com/topolayer/topolayer/internal/gather"
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/topology"
 )
@@ -61,10 +62,10 @@ func TestNew(t *testing.T) {
 		wantStatus   topology.Status
 		wantHCP      bool
 	}{
-		{"standalone", standaloneYAML, translate.TopologyStandalone, []string{routing.ClusterStandalone},
+		{"standalone", standaloneYAML, plans.TopologyStandalone, []string{routing.ClusterStandalone},
 			map[string]string{routing.ClusterStandalone: ""},
 			topology.Status{Cluster: routing.ClusterStandalone, Namespace: config.DefaultManagerNamespace, Create: true}, false},
-		{"hosted", hostedYAML, translate.TopologyHosted, []string{routing.ClusterManagement, routing.ClusterGuest},
+		{"hosted", hostedYAML, plans.TopologyHosted, []string{routing.ClusterManagement, routing.ClusterGuest},
 			map[string]string{routing.ClusterManagement: "hcp", routing.ClusterGuest: ""},
 			topology.Status{Cluster: routing.ClusterManagement, Namespace: "hcp"}, true},
 	}

@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/topolayer/topolayer/internal/apply"
-	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 )
 
 // ApplyOptions are the options of `topolayer apply`.
@@ -23,16 +23,16 @@ type ApplyOptions struct {
 	ClusterOptions
 	Output string // -o
 
-	print func(io.Writer, *translate.Plan, []apply.EntryResult) error
+	print func(io.Writer, *plans.Plan, []apply.EntryResult) error
 	IOStreams
 }
 
-var applyPrinters = map[string]func(io.Writer, *translate.Plan, []apply.EntryResult) error{
+var applyPrinters = map[string]func(io.Writer, *plans.Plan, []apply.EntryResult) error{
 	"table": printApplyTable,
-	"json": func(w io.Writer, p *translate.Plan, r []apply.EntryResult) error {
+	"json": func(w io.Writer, p *plans.Plan, r []apply.EntryResult) error {
 		return printJSON(w, applyResults(p, r))
 	},
-	"yaml": func(w io.Writer, p *translate.Plan, r []apply.EntryResult) error {
+	"yaml": func(w io.Writer, p *plans.Plan, r []apply.EntryResult) error {
 		return printYAML(w, applyResults(p, r))
 	},
 }
@@ -130,7 +130,7 @@ func (o *ApplyOptions) Run(ctx context.Context) error {
 // serviceCABundles fills the service CA bundle of the ConfigMaps the plan placed in the HCP
 // namespace that ask for one (package serviceca), when the topology configures its source,
 // and says so on ErrOut.
-func (o *ApplyOptions) serviceCABundles(ctx context.Context, plan *translate.Plan) error {
+func (o *ApplyOptions) serviceCABundles(ctx context.Context, plan *plans.Plan) error {
 	names := o.topo.ServiceCACandidates(plan, nil, nil)
 	if len(names) == 0 {
 		return nil
@@ -160,7 +160,7 @@ func (o *ApplyOptions) serviceCABundles(ctx context.Context, plan *translate.Pla
 // guestKubeconfigs writes the kubeconfig Secrets of the plan's guest identities (package
 // guestidentity), once the plan wrote their service accounts on the guest, and says so on
 // ErrOut. They are topolayer's own objects: written as the kubeconfigs' identity.
-func (o *ApplyOptions) guestKubeconfigs(ctx context.Context, plan *translate.Plan) error {
+func (o *ApplyOptions) guestKubeconfigs(ctx context.Context, plan *plans.Plan) error {
 	if len(plan.GuestIdentities) == 0 {
 		return nil
 	}
@@ -205,7 +205,7 @@ type applyResult struct {
 	Object map[string]any `json:"object,omitempty"`
 }
 
-func applyResults(plan *translate.Plan, results []apply.EntryResult) []applyResult {
+func applyResults(plan *plans.Plan, results []apply.EntryResult) []applyResult {
 	out := make([]applyResult, 0, len(results))
 	for _, r := range results {
 		a := applyResult{
@@ -230,7 +230,7 @@ func applyResults(plan *translate.Plan, results []apply.EntryResult) []applyResu
 
 // printApplyTable prints one row per entry (its index in the plan, where it landed, what
 // became of it), the counts, then each failure once, with a hint for the common ones.
-func printApplyTable(w io.Writer, plan *translate.Plan, results []apply.EntryResult) error {
+func printApplyTable(w io.Writer, plan *plans.Plan, results []apply.EntryResult) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "#\tCLUSTER\tNAMESPACE\tNAME\tACTION\tSTATUS\tCHANGE")
 	counts := map[string]int{}

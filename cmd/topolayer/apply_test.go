@@ -15,7 +15,7 @@ import (
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/apply"
-	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 )
 
 func TestApplyValidate(t *testing.T) {
@@ -174,7 +174,7 @@ func TestObjectDiffStripsServerNoise(t *testing.T) {
 
 func TestLiveEntriesAndTable(t *testing.T) {
 	id := contract.Identity{Version: "v1", Resource: "configmaps", Namespace: "ns", Name: "x"}
-	plan := &translate.Plan{Topology: "standalone", Entries: []translate.Entry{{Action: contract.ActionCreate, Source: id}, {Action: contract.ActionCreate, Source: id}, {Action: contract.ActionCreate, Source: id}, {Action: contract.ActionCreate, Source: id}, {Action: contract.ActionCreate, Source: id}}}
+	plan := &plans.Plan{Topology: "standalone", Entries: []plans.Entry{{Action: contract.ActionCreate, Source: id}, {Action: contract.ActionCreate, Source: id}, {Action: contract.ActionCreate, Source: id}, {Action: contract.ActionCreate, Source: id}, {Action: contract.ActionCreate, Source: id}}}
 	results := []apply.EntryResult{
 		{Index: 0, Cluster: "cluster", Action: contract.ActionCreate, Identity: id, Status: apply.StatusValid, Change: apply.ChangeCreate, Object: cm(map[string]any{"a": "1"}, "")},
 		{Index: 1, Cluster: "cluster", Action: contract.ActionCreate, Identity: id, Status: apply.StatusValid, Change: apply.ChangeNone},
@@ -222,7 +222,7 @@ func TestLiveEntriesAndTable(t *testing.T) {
 // managedFields.
 func TestApplyOutputObjects(t *testing.T) {
 	id := contract.Identity{Version: "v1", Resource: "configmaps", Namespace: "ns", Name: "x"}
-	plan := &translate.Plan{Entries: []translate.Entry{{Action: contract.ActionApply, Source: id}}}
+	plan := &plans.Plan{Entries: []plans.Entry{{Action: contract.ActionApply, Source: id}}}
 	stored := cm(map[string]any{"a": "1"}, "7") // with managedFields
 	results := []apply.EntryResult{{Index: 0, Cluster: "cluster", Action: contract.ActionApply, Identity: id, Status: apply.StatusApplied, Change: apply.ChangeCreate, Object: stored}}
 	for _, format := range []string{"json", "yaml"} {

@@ -13,6 +13,7 @@ import (
 	"github.com/topolayer/topolayer/internal/configtest"
 	"github.com/topolayer/topolayer/internal/corpus"
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/topology"
 )
@@ -87,7 +88,7 @@ func TestPlanDeclarations(t *testing.T) {
 
 			doc, _, _ := run(t, append(args, "-o", "yaml")...)
 			var got struct {
-				Entries      []translate.Entry       `json:"entries"`
+				Entries      []plans.Entry           `json:"entries"`
 				Declarations *translate.Declarations `json:"declarations"`
 			}
 			if err := yaml.Unmarshal([]byte(doc), &got); err != nil {

@@ -8,13 +8,13 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/routing"
 )
 
 // printPlanDot writes the plan as a Graphviz graph: operator -> class -> rule -> target
 // cluster (or disposition), each edge labelled with the number of mutations that took it.
-func printPlanDot(w io.Writer, p *translate.Plan) error {
+func printPlanDot(w io.Writer, p *plans.Plan) error {
 	type edge struct{ from, to string }
 	edges := map[edge]int{}
 	nodes := map[string]string{} // id -> attributes

@@ -12,7 +12,7 @@ import (
 	"k8s.io/client-go/util/cert"
 
 	"github.com/topolayer/topolayer/config"
-	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 )
 
 // TestCAOEveryFeature runs the real cluster-authentication-operator, with every controller
@@ -57,7 +57,7 @@ func TestCAOEveryFeature(t *testing.T) {
 			out, runs := runCAOToFixpoint(t, cao, cfg.Operators[i], in, everyFeatureCopies...)
 			js, errOut, err := run(t, "plan", "--config", cfgPath, "--from", out, "--operator", "cluster-authentication-operator",
 				"--output-resources", outputResources, "-o", "json")
-			var plan translate.Plan
+			var plan plans.Plan
 			if jerr := json.Unmarshal([]byte(js), &plan); jerr != nil {
 				t.Fatalf("plan -o json: %v (error %v)\n%s", jerr, err, errOut)
 			}

@@ -10,7 +10,7 @@ import (
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/contracttest"
 	"github.com/topolayer/topolayer/internal/corpus"
-	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/routing"
 )
 
@@ -29,7 +29,7 @@ func TestHostedTranslateCorpus(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var plan translate.Plan
+			var plan plans.Plan
 			if err := json.Unmarshal(data, &plan); err != nil {
 				t.Fatal(err)
 			}

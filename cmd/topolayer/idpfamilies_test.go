@@ -25,7 +25,7 @@ import (
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/configtest"
 	"github.com/topolayer/topolayer/internal/oidctest"
-	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/topology"
 )
@@ -107,7 +107,7 @@ func TestCAOIdentityProviderFamilies(t *testing.T) {
 	for name, cfg := range map[string]string{"hosted": caoHostedConfig, "standalone": caoStandaloneConfig} {
 		t.Run(name, func(t *testing.T) {
 			js, errOut, err := run(t, "plan", "--config", cfg, "--from", out, "--operator", "cluster-authentication-operator", "-o", "json")
-			var plan translate.Plan
+			var plan plans.Plan
 			if jerr := json.Unmarshal([]byte(js), &plan); jerr != nil {
 				t.Fatalf("plan -o json: %v (error %v)\n%s", jerr, err, errOut)
 			}
@@ -123,7 +123,7 @@ func TestCAOIdentityProviderFamilies(t *testing.T) {
 					continue
 				}
 				placed++
-				if e.Disposition != routing.Apply || e.DeclaredBy != translate.DeclaredBySupplement || e.Class != contract.ClassManagement {
+				if e.Disposition != routing.Apply || e.DeclaredBy != plans.DeclaredBySupplement || e.Class != contract.ClassManagement {
 					t.Errorf("%s: %s by %s, class %s, declared by %q; want apply, Management, declared by the supplement", e.Source, e.Disposition, e.Rule, e.Class, e.DeclaredBy)
 				}
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/gather"
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
 )
@@ -18,8 +19,8 @@ import (
 // leftBehind asks the live clusters which objects earlier runs placed for the operator
 // (its operator label) that are members of a family its declarations or the configuration's
 // supplement name by a name pattern, and returns those the plan leaves behind
-// (translate.Plan.LeftBehind), in standalone form.
-func leftBehind(ctx context.Context, e translate.Engine, plan *translate.Plan, configs map[string]*rest.Config) ([]contract.Identity, error) {
+// (plans.Plan.LeftBehind), in standalone form.
+func leftBehind(ctx context.Context, e translate.Engine, plan *plans.Plan, configs map[string]*rest.Config) ([]contract.Identity, error) {
 	if e.Operator == "" {
 		return nil, nil
 	}

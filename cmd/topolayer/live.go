@@ -17,7 +17,7 @@ import (
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/apply"
-	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/namespaces"
 )
 
@@ -46,7 +46,7 @@ const (
 	liveValid = "valid"
 )
 
-func liveEntries(plan *translate.Plan, results []apply.EntryResult, withDiff bool) ([]liveEntry, error) {
+func liveEntries(plan *plans.Plan, results []apply.EntryResult, withDiff bool) ([]liveEntry, error) {
 	out := make([]liveEntry, 0, len(results))
 	for _, r := range results {
 		l := liveEntry{Index: r.Index, Action: string(r.Action), Cluster: r.Cluster, Target: objectName(r.Identity)}
@@ -82,12 +82,12 @@ func liveEntries(plan *translate.Plan, results []apply.EntryResult, withDiff boo
 // printLive prints the plan and the live results: for table and wide, the plan's tables
 // with each entry's live result, the counts, each failure once with a hint, then the
 // diffs; for name, the plan's names; for json and yaml, one document {plan, live}.
-func printLive(out, notes io.Writer, format string, view tableView, plan *translate.Plan, live []liveEntry) error {
+func printLive(out, notes io.Writer, format string, view tableView, plan *plans.Plan, live []liveEntry) error {
 	switch format {
 	case "json", "yaml":
 		doc := struct {
-			Plan *translate.Plan `json:"plan"`
-			Live []liveEntry     `json:"live"`
+			Plan *plans.Plan `json:"plan"`
+			Live []liveEntry `json:"live"`
 		}{plan, live}
 		if format == "yaml" {
 			return printYAML(out, doc)

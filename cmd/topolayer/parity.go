@@ -13,8 +13,8 @@ import (
 
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/internal/fixtureparity"
-	"github.com/topolayer/topolayer/internal/translate"
 	"github.com/topolayer/topolayer/internal/translate/parity"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/topology"
 )
 
@@ -297,7 +297,7 @@ func (o *ParityOptions) Run(ctx context.Context) error {
 	if err := src.load(ctx); err != nil {
 		return fmt.Errorf("--config-standalone: %w", err)
 	}
-	if src.topo.Name() != translate.TopologyStandalone {
+	if src.topo.Name() != plans.TopologyStandalone {
 		return fmt.Errorf("--config-standalone %s: topology %s is not %s", o.StandaloneConfig, src.cfg.Topology.Type, config.Standalone)
 	}
 	se, err := src.topo.Engine(o.Operator, src.declared)
@@ -338,7 +338,7 @@ func (o *ParityOptions) Run(ctx context.Context) error {
 	errs := []error{report.Err()}
 	for _, p := range []struct {
 		flag string
-		plan *translate.Plan
+		plan *plans.Plan
 	}{{"--config-standalone", sp}, {"--config-hosted", hp}} {
 		if err := rejectedSummary(p.plan); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", p.flag, err))
@@ -363,7 +363,7 @@ func (o *ParityOptions) runFixtures(ctx context.Context) error {
 	if err := src.load(ctx); err != nil {
 		return fmt.Errorf("--config-hosted: %w", err)
 	}
-	if src.topo.Name() != translate.TopologyHosted {
+	if src.topo.Name() != plans.TopologyHosted {
 		return fmt.Errorf("--config-hosted %s: topology %s is not %s", o.HostedConfig, src.cfg.Topology.Type, config.Hosted)
 	}
 	plan, err := src.plan()

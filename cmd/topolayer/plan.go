@@ -12,6 +12,7 @@ import (
 	"github.com/topolayer/topolayer/internal/apply"
 	"github.com/topolayer/topolayer/internal/mom/runner"
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 )
 
 // PlanOptions are the options of `topolayer plan`.
@@ -205,7 +206,7 @@ func (o *PlanOptions) Run(ctx context.Context) error {
 
 // declarations proposes the configuration snippet that would place what the plan refused for
 // want of a declaration; nil with --no-hints or when it refused nothing.
-func (o *PlanOptions) declarations(plan *translate.Plan) (*translate.Declarations, error) {
+func (o *PlanOptions) declarations(plan *plans.Plan) (*translate.Declarations, error) {
 	if o.NoHints || len(plan.Rejected()) == 0 {
 		return nil, nil
 	}
@@ -219,7 +220,7 @@ func (o *PlanOptions) declarations(plan *translate.Plan) (*translate.Declaration
 // warnLeftBehind warns of each object an earlier run placed for the operator that the plan
 // leaves behind: it no longer writes it while it writes others of its family, and nothing
 // deletes it (leftBehind).
-func (o *PlanOptions) warnLeftBehind(ctx context.Context, plan *translate.Plan) error {
+func (o *PlanOptions) warnLeftBehind(ctx context.Context, plan *plans.Plan) error {
 	engine, err := o.topo.Engine(o.Operator, o.declared)
 	if err != nil {
 		return err

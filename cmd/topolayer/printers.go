@@ -14,6 +14,7 @@ import (
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/routing"
 )
 
@@ -25,12 +26,12 @@ const tableWidth = 160
 // planPrinter writes a plan in one format, with the declarations proposed for its refused
 // entries (nil: none). Tables write their rows to out and their notes (summary, warnings,
 // failures, declarations) to notes; the other formats write only to out.
-type planPrinter func(out, notes io.Writer, p *translate.Plan, d *translate.Declarations) error
+type planPrinter func(out, notes io.Writer, p *plans.Plan, d *translate.Declarations) error
 
 // planDocument is plan's -o json, yaml and jsonpath: the plan's own fields, and the
 // declarations proposed for its refused entries when there are any.
 type planDocument struct {
-	*translate.Plan
+	*plans.Plan
 	// Declarations is the configuration snippet that would place what the plan refused, to
 	// review before adding it (translate.Engine.Declarations).
 	Declarations *translate.Declarations `json:"declarations,omitempty"`
@@ -84,26 +85,26 @@ func newPlanPrinter(format string, noHeaders, noHints bool) (planPrinter, error)
 	switch format {
 	case "table", "wide":
 		v := tableView{Wide: format == "wide", NoHeaders: noHeaders, NoHints: noHints}
-		return func(out, notes io.Writer, p *translate.Plan, d *translate.Declarations) error {
+		return func(out, notes io.Writer, p *plans.Plan, d *translate.Declarations) error {
 			if err := v.print(out, notes, p, nil); err != nil {
 				return err
 			}
 			return writeDeclarations(notes, p, d)
 		}, nil
 	case "name":
-		return func(out, _ io.Writer, p *translate.Plan, _ *translate.Declarations) error {
+		return func(out, _ io.Writer, p *plans.Plan, _ *translate.Declarations) error {
 			return printPlanNames(out, p)
 		}, nil
 	case "json":
-		return func(out, _ io.Writer, p *translate.Plan, d *translate.Declarations) error {
+		return func(out, _ io.Writer, p *plans.Plan, d *translate.Declarations) error {
 			return printJSON(out, planDocument{p, d})
 		}, nil
 	case "yaml":
-		return func(out, _ io.Writer, p *translate.Plan, d *translate.Declarations) error {
+		return func(out, _ io.Writer, p *plans.Plan, d *translate.Declarations) error {
 			return printYAML(out, planDocument{p, d})
 		}, nil
 	case "dot":
-		return func(out, _ io.Writer, p *translate.Plan, _ *translate.Declarations) error {
+		return func(out, _ io.Writer, p *plans.Plan, _ *translate.Declarations) error {
 			return printPlanDot(out, p)
 		}, nil
 	}
@@ -112,7 +113,7 @@ func newPlanPrinter(format string, noHeaders, noHints bool) (planPrinter, error)
 		if err != nil {
 			return nil, err
 		}
-		return func(out, _ io.Writer, p *translate.Plan, d *translate.Declarations) error {
+		return func(out, _ io.Writer, p *plans.Plan, d *translate.Declarations) error {
 			return printJSONPath(out, jp, planDocument{p, d})
 		}, nil
 	}
@@ -157,7 +158,7 @@ func printData(w io.Writer, format string, v any) (bool, error) {
 // a prefix says where the object is: "-n NAMESPACE " when the plan writes namespaced objects
 // in more than one namespace (kubectl's flag, so that a line is the arguments of kubectl
 // get), and "CLUSTER: " when it writes to more than one cluster (hosted).
-func printPlanNames(w io.Writer, p *translate.Plan) error {
+func printPlanNames(w io.Writer, p *plans.Plan) error {
 	type name struct{ cluster, namespace, typed string }
 	var names []name
 	seen := map[name]bool{}
@@ -209,7 +210,7 @@ type tableView struct {
 
 // print writes the tables to out, then the summary, the warnings and the failures to
 // notes. live, when not nil, adds the live dry-run's result of each entry it has.
-func (v tableView) print(out, notes io.Writer, p *translate.Plan, live map[int]liveEntry) error {
+func (v tableView) print(out, notes io.Writer, p *plans.Plan, live map[int]liveEntry) error {
 	if err := v.writeTables(out, p, live); err != nil {
 		return err
 	}
@@ -226,14 +227,14 @@ func (v tableView) print(out, notes io.Writer, p *translate.Plan, live map[int]l
 
 // shown is the cluster and identity a row shows for an entry: its target, or its source
 // when it lands nowhere.
-func shown(e translate.Entry) (string, contract.Identity) {
+func shown(e plans.Entry) (string, contract.Identity) {
 	if e.Target.Cluster == "" {
 		return "-", e.Source
 	}
 	return e.Target.Cluster, e.Target.Identity
 }
 
-func (v tableView) writeTables(w io.Writer, p *translate.Plan, live map[int]liveEntry) error {
+func (v tableView) writeTables(w io.Writer, p *plans.Plan, live map[int]liveEntry) error {
 	header := []string{"#", "CLUSTER", "NAMESPACE", "NAME", "DISPOSITION", "RULE"}
 	if live != nil {
 		header = append(header, "LIVE")
@@ -310,7 +311,7 @@ func tableLineWidth(header []string, rows [][]string) int {
 
 // rule is the rule of an entry, marked when the configuration's supplement declared it, and
 // when the operator did not record it (a Delete recovered from a controller's error, placed).
-func rule(e translate.Entry) string {
+func rule(e plans.Entry) string {
 	r := e.Rule
 	if e.DeclaredBy != "" {
 		r += " (declared by " + e.DeclaredBy + ")"
@@ -345,7 +346,7 @@ func splitWarning(msg string) (label, detail, tail string) {
 // writeWarnings writes the plan's warnings grouped by kind with a count, one line each.
 // Warnings of one label that share their consequence have it said once in their group's
 // heading. Lines are cut to tableWidth unless Wide.
-func (v tableView) writeWarnings(w io.Writer, p *translate.Plan) error {
+func (v tableView) writeWarnings(w io.Writer, p *plans.Plan) error {
 	var all []warning
 	shared := map[[2]string]int{}
 	for i, e := range p.Entries {
@@ -417,7 +418,7 @@ func (v tableView) fit(line string) string {
 
 // writeRejected writes every rejected entry once: the entry, why, and what to do (unless
 // noHints).
-func writeRejected(w io.Writer, p *translate.Plan, noHints bool) error {
+func writeRejected(w io.Writer, p *plans.Plan, noHints bool) error {
 	rejected := 0
 	for _, e := range p.Entries {
 		if e.Disposition == routing.Rejected {
@@ -468,7 +469,7 @@ func writeFailure(w io.Writer, heading string, paragraphs ...string) error {
 }
 
 // rejectionHint says how to resolve the common rejections.
-func rejectionHint(e translate.Entry) string {
+func rejectionHint(e plans.Entry) string {
 	if e.Rule == translate.RuleDeclaredOutputs {
 		return "hint: declare it in the operator's output-resources (for its class " + string(e.Class) +
 			"), or in the configuration's supplements when the operator cannot be changed"
@@ -478,7 +479,7 @@ func rejectionHint(e translate.Entry) string {
 
 // rejectedSummary is plan's error for a plan with rejected entries: the table and the
 // structured outputs show each entry already, so it only counts them.
-func rejectedSummary(p *translate.Plan) error {
+func rejectedSummary(p *plans.Plan) error {
 	if n := len(p.Rejected()); n > 0 {
 		return fmt.Errorf("%d of %d mutations rejected; nothing is written", n, len(p.Entries))
 	}

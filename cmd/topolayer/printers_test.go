@@ -9,6 +9,7 @@ import (
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/corpus"
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/routing"
 )
 
@@ -25,7 +26,7 @@ func TestPlanTableFitsCAO(t *testing.T) {
 				args := []string{"plan", "--config", cfg, "--from", c.ExpectedOutput, "--operator", c.Operator}
 				table, _, tableErr := run(t, args...)
 				js, _, _ := run(t, append(args, "-o", "json")...)
-				var plan translate.Plan
+				var plan plans.Plan
 				if err := json.Unmarshal([]byte(js), &plan); err != nil {
 					t.Fatalf("plan -o json: %v", err)
 				}
@@ -109,11 +110,11 @@ func TestPlanTableViews(t *testing.T) {
 	src := contract.Identity{Version: "v1", Resource: "configmaps", Namespace: "openshift-a", Name: "c"}
 	tgt := contract.Identity{Version: "v1", Resource: "configmaps", Namespace: "hcp", Name: "openshift-a--c"}
 	long := "hosted/selector-scope: spec.x: " + strings.Repeat("far ", 60) + "; left as it is, it reaches out"
-	plan := &translate.Plan{Topology: "hosted", Entries: []translate.Entry{
-		{Class: contract.ClassManagement, Action: contract.ActionApply, Source: src, Target: translate.Target{Cluster: routing.ClusterManagement, Identity: tgt}, Disposition: routing.Apply, Rule: "hosted/management", Warnings: []string{long}},
-		{Class: contract.ClassManagement, Action: contract.ActionApplyStatus, Source: src, Target: translate.Target{Cluster: routing.ClusterManagement, Identity: tgt}, Disposition: routing.Apply, Rule: "hosted/management", Warnings: []string{long}},
+	plan := &plans.Plan{Topology: "hosted", Entries: []plans.Entry{
+		{Class: contract.ClassManagement, Action: contract.ActionApply, Source: src, Target: plans.Target{Cluster: routing.ClusterManagement, Identity: tgt}, Disposition: routing.Apply, Rule: "hosted/management", Warnings: []string{long}},
+		{Class: contract.ClassManagement, Action: contract.ActionApplyStatus, Source: src, Target: plans.Target{Cluster: routing.ClusterManagement, Identity: tgt}, Disposition: routing.Apply, Rule: "hosted/management", Warnings: []string{long}},
 		{Class: contract.ClassUserWorkload, Action: contract.ActionCreate, Source: contract.Identity{Version: "v1", Resource: "namespaces", Name: "x"}, Disposition: routing.Rejected, Rule: translate.RuleDeclaredOutputs, Reason: "not in output-resources"},
-	}, Summary: translate.Summary{Apply: 2, Rejected: 1}}
+	}, Summary: plans.Summary{Apply: 2, Rejected: 1}}
 	print := func(format string, noHeaders bool) (string, string) {
 		t.Helper()
 		p, err := newPlanPrinter(format, noHeaders, false)
@@ -158,8 +159,8 @@ func TestPlanTableViews(t *testing.T) {
 	event := contract.Identity{Version: "v1", Resource: "events", Namespace: "hcp", Name: strings.Repeat("e", 90)}
 	ns := contract.Identity{Version: "v1", Resource: "namespaces", Name: "hcp"}
 	plan.Entries = append(plan.Entries,
-		translate.Entry{Source: event, Target: translate.Target{Cluster: routing.ClusterManagement, Identity: event}, Disposition: routing.Apply, Rule: "hosted/management"},
-		translate.Entry{Source: ns, Target: translate.Target{Cluster: routing.ClusterManagement, Identity: ns}, Disposition: routing.Absorbed, Rule: "hosted/absorb-namespaces/Management"})
+		plans.Entry{Source: event, Target: plans.Target{Cluster: routing.ClusterManagement, Identity: event}, Disposition: routing.Apply, Rule: "hosted/management"},
+		plans.Entry{Source: ns, Target: plans.Target{Cluster: routing.ClusterManagement, Identity: ns}, Disposition: routing.Absorbed, Rule: "hosted/absorb-namespaces/Management"})
 	out, _ = print("table", false)
 	if n := strings.Count(out, "NAMESPACE"); n != 3 || !strings.Contains(out, "events/"+event.Name) {
 		t.Errorf("%d tables, want one per resource:\n%s", n, out)

@@ -13,7 +13,7 @@ import (
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/hosted"
-	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/topology"
 )
 
@@ -128,7 +128,7 @@ func (o *SourceOptions) maxOutputSize() (int64, error) {
 }
 
 // plan translates the loaded outputs for the configured topology.
-func (o *SourceOptions) plan() (*translate.Plan, error) {
+func (o *SourceOptions) plan() (*plans.Plan, error) {
 	engine, err := o.topo.Engine(o.Operator, o.declared)
 	if err != nil {
 		return nil, fmt.Errorf("--config %s: %w", o.ConfigFile, err)
@@ -138,7 +138,7 @@ func (o *SourceOptions) plan() (*translate.Plan, error) {
 
 // acceptedPlan loads the sources and plans them; a plan with a rejected entry is an error
 // (rejectedError): apply and translate write nothing of it.
-func (o *SourceOptions) acceptedPlan(ctx context.Context) (*translate.Plan, error) {
+func (o *SourceOptions) acceptedPlan(ctx context.Context) (*plans.Plan, error) {
 	if err := o.load(ctx); err != nil {
 		return nil, err
 	}
@@ -150,7 +150,7 @@ func (o *SourceOptions) acceptedPlan(ctx context.Context) (*translate.Plan, erro
 }
 
 // rejectedError lists the rejected entries of a plan.
-func rejectedError(p *translate.Plan) error {
+func rejectedError(p *plans.Plan) error {
 	rejected := p.Rejected()
 	if len(rejected) == 0 {
 		return nil

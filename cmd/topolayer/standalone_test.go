@@ -15,6 +15,7 @@ import (
 	"github.com/topolayer/topolayer/internal/contracttest"
 	"github.com/topolayer/topolayer/internal/corpus"
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/routing"
 )
 
@@ -60,14 +61,14 @@ func TestStandalonePlanCorpus(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var plan translate.Plan
+			var plan plans.Plan
 			if err := json.Unmarshal([]byte(stdout), &plan); err != nil {
 				t.Fatalf("plan is not JSON: %v", err)
 			}
 			// The Deletes recovered from the operator's errors have no body file: CAO's corpus
 			// names one, of an object it does not declare (dropped, with a warning).
 			recovered := 0
-			entries := slices.DeleteFunc(slices.Clone(plan.Entries), func(e translate.Entry) bool {
+			entries := slices.DeleteFunc(slices.Clone(plan.Entries), func(e plans.Entry) bool {
 				if e.Provenance == "" {
 					return false
 				}
@@ -81,7 +82,7 @@ func TestStandalonePlanCorpus(t *testing.T) {
 			if len(entries) != len(bodies) {
 				t.Fatalf("%d entries for %d body files", len(entries), len(bodies))
 			}
-			if plan.Topology != translate.TopologyStandalone || plan.Summary.Rejected != 0 || plan.Summary.Apply != len(bodies) || plan.Summary.Dropped != recovered {
+			if plan.Topology != plans.TopologyStandalone || plan.Summary.Rejected != 0 || plan.Summary.Apply != len(bodies) || plan.Summary.Dropped != recovered {
 				t.Fatalf("topology %q, summary %+v", plan.Topology, plan.Summary)
 			}
 			for _, e := range entries {

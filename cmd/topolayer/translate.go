@@ -12,6 +12,7 @@ import (
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/routing"
 )
 
@@ -78,7 +79,7 @@ func (o *TranslateOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("--config %s: %w", o.ConfigFile, err)
 	}
-	var plan *translate.Plan
+	var plan *plans.Plan
 	err = replaceDir(o.To, o.Overwrite, func(staged string) error {
 		w, err := contract.NewFolderWriter(staged, contract.WriteOptions{NameKey: contract.NameKey(o.NameKey)})
 		if err != nil {
@@ -90,7 +91,7 @@ func (o *TranslateOptions) Run(ctx context.Context) error {
 				w.Close()
 			}
 		}()
-		planner := engine.Planner(func(e *translate.Entry) error {
+		planner := engine.Planner(func(e *plans.Entry) error {
 			if e.Disposition != routing.Apply || e.Mutation == nil {
 				return nil
 			}

@@ -37,6 +37,7 @@ import (
 	"github.com/topolayer/topolayer/internal/e2e/cluster"
 	"github.com/topolayer/topolayer/internal/translate"
 	"github.com/topolayer/topolayer/internal/translate/parity"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/mom/manager"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/topology"
@@ -92,7 +93,7 @@ type topologyRun struct {
 	cfgFile string
 	env     *cluster.Environment
 	work    string // topolayer run's --work-dir
-	plans   map[string]*translate.Plan
+	plans   map[string]*plans.Plan
 	engines map[string]translate.Engine
 }
 
@@ -241,7 +242,7 @@ func (d *demo) runTopology(ctx context.Context, r *topologyRun) error {
 		return fmt.Errorf("stop topolayer run: %w (log: %s)", err, logFile)
 	}
 
-	r.plans, r.engines = map[string]*translate.Plan{}, map[string]translate.Engine{}
+	r.plans, r.engines = map[string]*plans.Plan{}, map[string]translate.Engine{}
 	for _, op := range operators {
 		output := filepath.Join(r.work, op, manager.LastSucceeded, "output")
 		declared := filepath.Join(d.work, op+"-output-resources.yaml")
@@ -275,7 +276,7 @@ func (d *demo) declarations(op, file string) error {
 }
 
 // planOf translates an operator's output directory for the configuration's topology.
-func planOf(cfg *config.TopologyConfig, op, output, declaredFile string) (*translate.Plan, translate.Engine, error) {
+func planOf(cfg *config.TopologyConfig, op, output, declaredFile string) (*plans.Plan, translate.Engine, error) {
 	data, err := os.ReadFile(declaredFile)
 	if err != nil {
 		return nil, translate.Engine{}, err

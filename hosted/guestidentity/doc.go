@@ -1,5 +1,5 @@
 // Package guestidentity writes, at the I/O edge, the kubeconfig Secrets of the guest
-// identities a hosted plan names (translate.Plan.GuestIdentities, rule
+// identities a hosted plan names (plans.Plan.GuestIdentities, rule
 // translate.RuleGuestIdentity): for each guest service account an operand placed on the
 // management cluster acts as, one Secret in the HCP namespace, named
 // translate.GuestKubeconfigSecretName, whose kubeconfig (key translate.GuestKubeconfigKey)

@@ -20,6 +20,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/namespaces"
 )
 
@@ -109,7 +110,7 @@ func NewForClients(management, guest kubernetes.Interface, o Options) (*Writer, 
 // Issued is a kubeconfig Secret as written (or found current).
 type Issued struct {
 	// Identity is the guest service account.
-	Identity translate.GuestServiceAccount
+	Identity plans.GuestServiceAccount
 	// Operator is the operator whose operands act as it.
 	Operator string
 	// ExpiresAt is when its token expires; RefreshAt when it is due for a new one.
@@ -121,7 +122,7 @@ type Issued struct {
 // Ensure writes the kubeconfig Secret of every identity whose Secret is missing, due for
 // refresh, written for another server, or not a kubeconfig; the others are left alone. It
 // returns what each Secret holds now, and every failure joined.
-func (w *Writer) Ensure(ctx context.Context, ids []translate.GuestServiceAccount) ([]Issued, error) {
+func (w *Writer) Ensure(ctx context.Context, ids []plans.GuestServiceAccount) ([]Issued, error) {
 	var out []Issued
 	var errs []error
 	for _, id := range ids {
@@ -136,11 +137,11 @@ func (w *Writer) Ensure(ctx context.Context, ids []translate.GuestServiceAccount
 }
 
 // Refresh writes the kubeconfig Secret of id with a new token, due or not.
-func (w *Writer) Refresh(ctx context.Context, id translate.GuestServiceAccount) (Issued, error) {
+func (w *Writer) Refresh(ctx context.Context, id plans.GuestServiceAccount) (Issued, error) {
 	return w.ensure(ctx, id, true)
 }
 
-func (w *Writer) ensure(ctx context.Context, id translate.GuestServiceAccount, force bool) (Issued, error) {
+func (w *Writer) ensure(ctx context.Context, id plans.GuestServiceAccount, force bool) (Issued, error) {
 	where := fmt.Sprintf("secret %s/%s (guest service account %s/%s)", w.opts.Namespace, id.Secret, id.Namespace, id.Name)
 	is := Issued{Identity: id, Operator: w.opts.Operator}
 	existing, err := w.management.CoreV1().Secrets(w.opts.Namespace).Get(ctx, id.Secret, metav1.GetOptions{})
@@ -222,7 +223,7 @@ func RefreshTime(issuedAt, expiresAt time.Time) time.Time {
 
 // Kubeconfig returns the kubeconfig of a guest identity: one cluster (server, CA bundle),
 // one user (the bound token), one current context in the service account's namespace.
-func Kubeconfig(server string, caBundle []byte, id translate.GuestServiceAccount, token string) ([]byte, error) {
+func Kubeconfig(server string, caBundle []byte, id plans.GuestServiceAccount, token string) ([]byte, error) {
 	const name = "guest"
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters[name] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: caBundle}

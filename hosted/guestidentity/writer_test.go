@@ -18,12 +18,13 @@ import (
 
 	"github.com/topolayer/topolayer/hosted/guestidentity"
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/namespaces"
 )
 
 const hcp = "clusters-example"
 
-var identity = translate.GuestServiceAccount{Namespace: "openshift-sample", Name: "sample", Secret: translate.GuestKubeconfigSecretName("openshift-sample", "sample")}
+var identity = plans.GuestServiceAccount{Namespace: "openshift-sample", Name: "sample", Secret: translate.GuestKubeconfigSecretName("openshift-sample", "sample")}
 
 // guest is a fake guest whose TokenRequest API grants at most lifetime, counting requests.
 func guest(now func() time.Time, lifetime time.Duration, requests *int) *fake.Clientset {
@@ -69,7 +70,7 @@ func TestEnsure(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	issued, err := w.Ensure(ctx, []translate.GuestServiceAccount{identity})
+	issued, err := w.Ensure(ctx, []plans.GuestServiceAccount{identity})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,11 +97,11 @@ func TestEnsure(t *testing.T) {
 	}
 
 	clk.Step(20 * time.Minute)
-	if issued, err = w.Ensure(ctx, []translate.GuestServiceAccount{identity}); err != nil || issued[0].Written || requests != 1 {
+	if issued, err = w.Ensure(ctx, []plans.GuestServiceAccount{identity}); err != nil || issued[0].Written || requests != 1 {
 		t.Errorf("before it is due: written %v, %d token requests, %v; want left alone", issued[0].Written, requests, err)
 	}
 	clk.Step(5 * time.Minute)
-	if issued, err = w.Ensure(ctx, []translate.GuestServiceAccount{identity}); err != nil || !issued[0].Written || requests != 2 {
+	if issued, err = w.Ensure(ctx, []plans.GuestServiceAccount{identity}); err != nil || !issued[0].Written || requests != 2 {
 		t.Errorf("once due: written %v, %d token requests, %v; want a new token", issued[0].Written, requests, err)
 	}
 
@@ -109,7 +110,7 @@ func TestEnsure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.Ensure(ctx, []translate.GuestServiceAccount{identity}); err == nil || !strings.Contains(err.Error(), "without topolayer's marks") {
+	if _, err := w.Ensure(ctx, []plans.GuestServiceAccount{identity}); err == nil || !strings.Contains(err.Error(), "without topolayer's marks") {
 		t.Errorf("a foreign secret: %v, want refused", err)
 	}
 }
@@ -122,7 +123,7 @@ func TestRefresher(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	issued, err := w.Ensure(context.Background(), []translate.GuestServiceAccount{identity})
+	issued, err := w.Ensure(context.Background(), []plans.GuestServiceAccount{identity})
 	if err != nil {
 		t.Fatal(err)
 	}

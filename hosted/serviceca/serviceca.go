@@ -13,7 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/routing"
 )
 
@@ -154,7 +154,7 @@ func managedBy(cm *corev1.ConfigMap, manager string) bool {
 
 // Planned returns the names of the ConfigMaps plan writes (creates, updates or applies) in
 // namespace on cluster: the candidates of a plan just applied.
-func Planned(plan *translate.Plan, cluster, namespace string) []string {
+func Planned(plan *plans.Plan, cluster, namespace string) []string {
 	var names []string
 	for _, e := range plan.Entries {
 		t := e.Target

@@ -7,7 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 )
 
 // Admission judges the object a patch entry of a plan makes on its target, as the server's
@@ -17,14 +17,14 @@ import (
 // apply asks it and derives no policy of its own. A non-nil error refuses the entry, and the
 // plan fails validation with nothing written.
 type Admission interface {
-	Admit(e translate.Entry, live, obj *unstructured.Unstructured) error
+	Admit(e plans.Entry, live, obj *unstructured.Unstructured) error
 }
 
 // AdmissionFunc lets a function be an Admission.
-type AdmissionFunc func(e translate.Entry, live, obj *unstructured.Unstructured) error
+type AdmissionFunc func(e plans.Entry, live, obj *unstructured.Unstructured) error
 
 // Admit implements Admission.
-func (f AdmissionFunc) Admit(e translate.Entry, live, obj *unstructured.Unstructured) error {
+func (f AdmissionFunc) Admit(e plans.Entry, live, obj *unstructured.Unstructured) error {
 	return f(e, live, obj)
 }
 
@@ -40,7 +40,7 @@ func (t *ClusterTarget) admission() Admission { return t.opts.Admission }
 
 // admissionFor returns the Admission that judges entry e on target, nil when none does: only
 // patches of the object (not of its status) are judged, on a target that has one.
-func admissionFor(target Target, e translate.Entry) Admission {
+func admissionFor(target Target, e plans.Entry) Admission {
 	a, ok := target.(admitting)
 	if !ok || e.Mutation == nil || e.Mutation.Metadata.Action != contract.ActionPatch {
 		return nil

@@ -16,6 +16,7 @@ import (
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/routing"
 )
 
@@ -473,20 +474,20 @@ func (f *fakeTarget) DryRun(_ context.Context, m contract.Mutation) (Result, err
 	return Result{Change: ChangeCreate}, nil
 }
 
-func planOf(entries ...translate.Entry) *translate.Plan {
-	return &translate.Plan{Topology: translate.TopologyHosted, Entries: entries}
+func planOf(entries ...plans.Entry) *plans.Plan {
+	return &plans.Plan{Topology: plans.TopologyHosted, Entries: entries}
 }
 
-func entry(cluster, ns, name string, action contract.Action) translate.Entry {
+func entry(cluster, ns, name string, action contract.Action) plans.Entry {
 	md := contract.Metadata{Action: action, Namespace: ns, Name: name, ResourceType: contract.ResourceType{Version: "v1", Resource: "configmaps"}}
-	return translate.Entry{Action: action, Disposition: routing.Apply, Target: translate.Target{Cluster: cluster}, Mutation: &contract.Mutation{Metadata: md}}
+	return plans.Entry{Action: action, Disposition: routing.Apply, Target: plans.Target{Cluster: cluster}, Mutation: &contract.Mutation{Metadata: md}}
 }
 
 func TestApplyPlan(t *testing.T) {
 	ctx := t.Context()
 	t.Run("rejected entry", func(t *testing.T) {
 		f := &fakeTarget{name: "management"}
-		p := planOf(entry("management", "ns", "a", contract.ActionCreate), translate.Entry{Disposition: routing.Rejected, Reason: "no"})
+		p := planOf(entry("management", "ns", "a", contract.ActionCreate), plans.Entry{Disposition: routing.Rejected, Reason: "no"})
 		if _, err := ApplyPlan(ctx, p, map[string]Target{"management": f}); err == nil || len(f.applied) != 0 {
 			t.Errorf("err %v, applied %v", err, f.applied)
 		}

@@ -13,7 +13,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/routing"
 )
 
@@ -113,7 +113,7 @@ data: {a: "1", b: "2"}
 			}
 			target, client := fakeClusterTarget(t, Options{Operator: "sample", Cache: cache}, objects...)
 			md := contract.Metadata{Action: tc.action, Namespace: "ns", Name: "settings", ResourceType: contract.ResourceType{Version: "v1", Resource: "configmaps"}}
-			e := translate.Entry{Action: tc.action, Disposition: routing.Apply, Target: translate.Target{Cluster: "cluster"}, Mutation: &contract.Mutation{Metadata: md}}
+			e := plans.Entry{Action: tc.action, Disposition: routing.Apply, Target: plans.Target{Cluster: "cluster"}, Mutation: &contract.Mutation{Metadata: md}}
 			if tc.action.CarriesObject() {
 				e.Mutation.Body = []byte(desired)
 				e.Object = obj(t, desired)
@@ -166,9 +166,9 @@ data: {a: "1", b: "old"}
 	client.PrependReactor("patch", "configmaps", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, obj(t, cached), nil
 	})
-	apply := func(body string) translate.Entry {
+	apply := func(body string) plans.Entry {
 		md := contract.Metadata{Action: contract.ActionApply, Namespace: "ns", Name: "settings", ResourceType: contract.ResourceType{Version: "v1", Resource: "configmaps"}}
-		return translate.Entry{Action: md.Action, Disposition: routing.Apply, Target: translate.Target{Cluster: "cluster"}, Mutation: &contract.Mutation{Metadata: md, Body: []byte(body)}, Object: obj(t, body)}
+		return plans.Entry{Action: md.Action, Disposition: routing.Apply, Target: plans.Target{Cluster: "cluster"}, Mutation: &contract.Mutation{Metadata: md, Body: []byte(body)}, Object: obj(t, body)}
 	}
 	first := apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: ns}\ndata: {c: \"3\"}\n")
 	second := apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: ns}\ndata: {a: \"1\", b: \"2\"}\n")

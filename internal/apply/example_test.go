@@ -9,7 +9,7 @@ import (
 
 	"github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/internal/apply"
-	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 )
 
 // A hosted plan goes to two targets: the HCP namespace of the management cluster, with the
@@ -18,7 +18,7 @@ import (
 func ExampleApplyPlan() {
 	ctx := context.Background()
 	var mgmtCfg, guestCfg *rest.Config // from kubeconfigs
-	var plan *translate.Plan           // from a hosted translate.Engine
+	var plan *plans.Plan               // from a hosted translate.Engine
 
 	sa := "system:serviceaccount:openshift-authentication-operator:authentication-operator"
 	owner, err := hosted.ResolveHostedControlPlane(ctx, mgmtCfg, "clusters-example", "example")

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/routing"
 )
 
@@ -60,7 +60,7 @@ type EntryResult struct {
 // Namespaces first, then the other writes of whole objects, then status writes (an object's
 // status is written after the object is created), then deletions. Within each phase the
 // plan's order is kept.
-func applyEntries(plan *translate.Plan) []int {
+func applyEntries(plan *plans.Plan) []int {
 	var out []int
 	for i, e := range plan.Entries {
 		if e.Disposition == routing.Apply && e.Mutation != nil {
@@ -103,7 +103,7 @@ func keyOf(cluster string, id contract.Identity) objectKey {
 
 // checkPlan runs the static checks of a plan: no rejected entry, a target for every apply
 // entry's cluster.
-func checkPlan(plan *translate.Plan, targets map[string]Target) error {
+func checkPlan(plan *plans.Plan, targets map[string]Target) error {
 	if plan == nil {
 		return errors.New("no plan")
 	}
@@ -135,7 +135,7 @@ type preparer interface {
 // asked before that entry is written: it is reported StatusValid without a Change. Targets
 // that are not DryRunners are not asked: their entries stay StatusNotRun. The error joins
 // the static problems of the plan and every failed entry.
-func DryRun(ctx context.Context, plan *translate.Plan, targets map[string]Target) ([]EntryResult, error) {
+func DryRun(ctx context.Context, plan *plans.Plan, targets map[string]Target) ([]EntryResult, error) {
 	results, _, err := validate(ctx, plan, targets, askAll)
 	return results, err
 }
@@ -144,7 +144,7 @@ func DryRun(ctx context.Context, plan *translate.Plan, targets map[string]Target
 // the others). level says what a preparer asks the server (askAll: a dry-run of every write;
 // askNothing: the live objects only). DryRunners that are not preparers are asked a dry-run
 // whatever the level.
-func validate(ctx context.Context, plan *translate.Plan, targets map[string]Target, level ask) ([]EntryResult, []*writer, error) {
+func validate(ctx context.Context, plan *plans.Plan, targets map[string]Target, level ask) ([]EntryResult, []*writer, error) {
 	if err := checkPlan(plan, targets); err != nil {
 		return nil, nil, err
 	}
@@ -228,7 +228,7 @@ func validate(ctx context.Context, plan *translate.Plan, targets map[string]Targ
 
 // admit asks admission (nil: none) to judge what the write of entry e makes, res: the
 // object the server's dry-run returned. A write that changes nothing is not judged.
-func admit(admission Admission, e translate.Entry, res Result) error {
+func admit(admission Admission, e plans.Entry, res Result) error {
 	if admission == nil || res.Skipped {
 		return nil
 	}
@@ -273,10 +273,10 @@ func dryRunWrites(ctx context.Context, results []EntryResult, writers []*writer)
 	return errors.Join(errs...)
 }
 
-// entryObject is the final object of a plan entry (translate.Entry.Object), copied: the
+// entryObject is the final object of a plan entry (plans.Entry.Object), copied: the
 // target writes it without parsing the body again, and the plan keeps its own. nil (an
 // entry built without one) makes the target parse the mutation's body, once.
-func entryObject(e translate.Entry) *unstructured.Unstructured {
+func entryObject(e plans.Entry) *unstructured.Unstructured {
 	if e.Object == nil {
 		return nil
 	}
@@ -286,7 +286,7 @@ func entryObject(e translate.Entry) *unstructured.Unstructured {
 // reapply writes an entry that validation could not prepare for its write: it depends on
 // an earlier entry, or an earlier entry wrote its object (rewritten). A rewritten object is
 // read from the server, never from the target's cache, which may not have seen that write.
-func reapply(ctx context.Context, target Target, e translate.Entry, rewritten bool) (Result, error) {
+func reapply(ctx context.Context, target Target, e plans.Entry, rewritten bool) (Result, error) {
 	p, ok := target.(preparer)
 	if !ok {
 		return target.Apply(ctx, *e.Mutation)
@@ -329,7 +329,7 @@ func reapply(ctx context.Context, target Target, e translate.Entry, rewritten bo
 // decided again only when someone changed the object since. An entry is read again when an
 // earlier entry of the plan wrote its object, or when validation could not ask the server
 // before that earlier entry (it creates the object or its namespace).
-func ApplyPlan(ctx context.Context, plan *translate.Plan, targets map[string]Target) ([]EntryResult, error) {
+func ApplyPlan(ctx context.Context, plan *plans.Plan, targets map[string]Target) ([]EntryResult, error) {
 	results, writers, err := validate(ctx, plan, targets, askNothing)
 	if err == nil {
 		dropIdleRepeats(results, writers)

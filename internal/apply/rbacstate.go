@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/internal/translate/policy"
 	"github.com/topolayer/topolayer/internal/translate/rbacreach"
 	"github.com/topolayer/topolayer/routing"
@@ -82,7 +82,7 @@ func (t *ClusterTarget) RBAC(ctx context.Context) (rbacreach.State, error) {
 // be judged on the union and is refused. The shared management cluster holds no binding of
 // topolayer's to a user or group and is not read; nor is a cluster whose RBAC entries all
 // change nothing (unchanged, by entry index: the target found the object already as written).
-func checkLiveRBAC(ctx context.Context, plan *translate.Plan, targets map[string]Target, unchanged map[int]bool) error {
+func checkLiveRBAC(ctx context.Context, plan *plans.Plan, targets map[string]Target, unchanged map[int]bool) error {
 	byCluster := map[string][]int{}
 	changes := map[string]bool{}
 	for _, i := range applyEntries(plan) {
@@ -130,7 +130,7 @@ func checkLiveRBAC(ctx context.Context, plan *translate.Plan, targets map[string
 // overlayRBAC returns live with the RBAC writes of the plan's entries laid over it, in
 // order (Create, Update and Apply replace, Delete removes), and the entry that wrote each
 // object. A Patch is refused: the patched object is the server's to compute.
-func overlayRBAC(plan *translate.Plan, entries []int, live rbacreach.State) (rbacreach.State, map[rbacreach.Ref]int, error) {
+func overlayRBAC(plan *plans.Plan, entries []int, live rbacreach.State) (rbacreach.State, map[rbacreach.Ref]int, error) {
 	after := live.Clone()
 	written := map[rbacreach.Ref]int{}
 	var errs []error
@@ -202,7 +202,7 @@ func decodeRBAC(ref rbacreach.Ref, u map[string]any) (any, error) {
 // wideningError says what a broad subject would gain, where, through which binding and
 // role, and which entry of the plan causes it (the binding's, the role's, or the ClusterRole
 // an aggregated role takes the rule from).
-func wideningError(plan *translate.Plan, cluster string, w rbacreach.Widening, written map[rbacreach.Ref]int) error {
+func wideningError(plan *plans.Plan, cluster string, w rbacreach.Widening, written map[rbacreach.Ref]int) error {
 	held := func(ref rbacreach.Ref) string {
 		if i, ok := written[ref]; ok {
 			return fmt.Sprintf("%s (entry %d of this plan)", ref, i)

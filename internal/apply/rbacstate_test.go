@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/internal/translate/policy"
 	"github.com/topolayer/topolayer/internal/translate/rbacreach"
 	"github.com/topolayer/topolayer/routing"
@@ -29,15 +29,15 @@ func (f *rbacTarget) RBAC(context.Context) (rbacreach.State, error) {
 
 // rbacEntry is an apply entry of the guest writing the RBAC object y (its kind, namespace
 // and name are read from it) with action.
-func rbacEntry(t *testing.T, cluster string, action contract.Action, y string) translate.Entry {
+func rbacEntry(t *testing.T, cluster string, action contract.Action, y string) plans.Entry {
 	t.Helper()
 	o := obj(t, y)
 	resource := map[string]string{"Role": "roles", "ClusterRole": "clusterroles", "RoleBinding": "rolebindings", "ClusterRoleBinding": "clusterrolebindings"}[o.GetKind()]
 	md := contract.Metadata{Action: action, Namespace: o.GetNamespace(), Name: o.GetName(),
 		ResourceType: contract.ResourceType{Group: rbacv1.GroupName, Version: "v1", Resource: resource}}
 	m := &contract.Mutation{Metadata: md, Body: []byte(y)}
-	e := translate.Entry{Action: action, Class: contract.ClassUserWorkload, Disposition: routing.Apply, Source: m.Identity(),
-		Target: translate.Target{Cluster: cluster, Identity: m.Identity()}, Mutation: m}
+	e := plans.Entry{Action: action, Class: contract.ClassUserWorkload, Disposition: routing.Apply, Source: m.Identity(),
+		Target: plans.Target{Cluster: cluster, Identity: m.Identity()}, Mutation: m}
 	if action.CarriesObject() {
 		e.Object = o
 	}
@@ -82,7 +82,7 @@ func TestCheckLiveRBAC(t *testing.T) {
 	ceiling := &policy.RBACCeiling{BindableRoles: []policy.RoleRef{{Kind: policy.KindClusterRole, Name: "secret-reader"}}}
 	for _, tc := range []struct {
 		name    string
-		entries func(t *testing.T) []translate.Entry
+		entries func(t *testing.T) []plans.Entry
 		ceiling *policy.RBACCeiling
 		refused []string // nil: allowed
 		reads   int
@@ -90,82 +90,82 @@ func TestCheckLiveRBAC(t *testing.T) {
 		unchanged map[int]bool
 	}{
 		{name: "a role an earlier run bound to system:authenticated is widened",
-			entries: func(t *testing.T) []translate.Entry {
-				return []translate.Entry{rbacEntry(t, "guest", contract.ActionApply, widened)}
+			entries: func(t *testing.T) []plans.Entry {
+				return []plans.Entry{rbacEntry(t, "guest", contract.ActionApply, widened)}
 			},
 			refused: []string{"entry 0: ", "policy/rbac-containment", "Group system:authenticated would gain {verbs: [get], apiGroups: [\"\"], resources: [secrets]} in namespace default",
 				"RoleBinding default/everyone (held by the cluster) binds Group system:authenticated to Role default/reader (entry 0 of this plan)"},
 			reads: 1},
 		{name: "a role and its binding to system:authenticated, both written, are the plan's containment's to judge",
-			entries: func(t *testing.T) []translate.Entry {
-				return []translate.Entry{rbacEntry(t, "guest", contract.ActionApply, widened), rbacEntry(t, "guest", contract.ActionApply, reviews),
+			entries: func(t *testing.T) []plans.Entry {
+				return []plans.Entry{rbacEntry(t, "guest", contract.ActionApply, widened), rbacEntry(t, "guest", contract.ActionApply, reviews),
 					rbacEntry(t, "guest", contract.ActionApply, binding("ClusterRoleBinding", "", "reviews", "ClusterRole", "reviews", authenticated))}
 			},
 			refused: []string{"entry 0: "}, reads: 1},
 		{name: "a written role and its binding grant what they grant",
-			entries: func(t *testing.T) []translate.Entry {
-				return []translate.Entry{rbacEntry(t, "guest", contract.ActionApply, reviews),
+			entries: func(t *testing.T) []plans.Entry {
+				return []plans.Entry{rbacEntry(t, "guest", contract.ActionApply, reviews),
 					rbacEntry(t, "guest", contract.ActionApply, binding("ClusterRoleBinding", "", "reviews", "ClusterRole", "reviews", authenticated))}
 			},
 			reads: 1},
 		{name: "system:authenticated bound to a live role",
-			entries: func(t *testing.T) []translate.Entry {
-				return []translate.Entry{rbacEntry(t, "guest", contract.ActionApply, binding("RoleBinding", "team", "secrets", "ClusterRole", "secret-reader", authenticated))}
+			entries: func(t *testing.T) []plans.Entry {
+				return []plans.Entry{rbacEntry(t, "guest", contract.ActionApply, binding("RoleBinding", "team", "secrets", "ClusterRole", "secret-reader", authenticated))}
 			},
 			refused: []string{"entry 0: ", "in namespace team", "RoleBinding team/secrets (entry 0 of this plan) binds Group system:authenticated to ClusterRole secret-reader (held by the cluster)"},
 			reads:   1},
 		{name: "system:authenticated bound to a live role the RBAC ceiling lists as bindable",
-			entries: func(t *testing.T) []translate.Entry {
-				return []translate.Entry{rbacEntry(t, "guest", contract.ActionApply, binding("RoleBinding", "team", "secrets", "ClusterRole", "secret-reader", authenticated))}
+			entries: func(t *testing.T) []plans.Entry {
+				return []plans.Entry{rbacEntry(t, "guest", contract.ActionApply, binding("RoleBinding", "team", "secrets", "ClusterRole", "secret-reader", authenticated))}
 			},
 			ceiling: ceiling, reads: 1},
 		{name: "a role labelled for a live aggregated role bound to system:authenticated",
-			entries: func(t *testing.T) []translate.Entry {
-				return []translate.Entry{rbacEntry(t, "guest", contract.ActionApply, labelled)}
+			entries: func(t *testing.T) []plans.Entry {
+				return []plans.Entry{rbacEntry(t, "guest", contract.ActionApply, labelled)}
 			},
 			refused: []string{"entry 0: ", "{verbs: [delete], apiGroups: [\"\"], resources: [pods]} cluster-wide",
 				"ClusterRoleBinding views (held by the cluster) binds Group system:authenticated to ClusterRole views (held by the cluster), which aggregates it from ClusterRole more (entry 0 of this plan)"},
 			reads: 1},
 		{name: "an aggregated role and its binding, both written, aggregating a live role",
-			entries: func(t *testing.T) []translate.Entry {
-				return []translate.Entry{rbacEntry(t, "guest", contract.ActionApply, labelled), rbacEntry(t, "guest", contract.ActionApply, aggregate),
+			entries: func(t *testing.T) []plans.Entry {
+				return []plans.Entry{rbacEntry(t, "guest", contract.ActionApply, labelled), rbacEntry(t, "guest", contract.ActionApply, aggregate),
 					rbacEntry(t, "guest", contract.ActionApply, binding("ClusterRoleBinding", "", "reviews", "ClusterRole", "reviews", "{kind: Group, apiGroup: rbac.authorization.k8s.io, name: \"system:serviceaccounts\"}"))}
 			},
 			refused: []string{"Group system:serviceaccounts would gain {verbs: [delete], apiGroups: [\"\"], resources: [pods]} cluster-wide",
 				"ClusterRoleBinding reviews (entry 2 of this plan) binds Group system:serviceaccounts to ClusterRole reviews (entry 1 of this plan), which aggregates it from ClusterRole more (entry 0 of this plan)"},
 			reads: 1},
 		{name: "a namespace's default service account gains a written role",
-			entries: func(t *testing.T) []translate.Entry {
-				return []translate.Entry{rbacEntry(t, "guest", contract.ActionApply, cmReader),
+			entries: func(t *testing.T) []plans.Entry {
+				return []plans.Entry{rbacEntry(t, "guest", contract.ActionApply, cmReader),
 					rbacEntry(t, "guest", contract.ActionApply, binding("RoleBinding", "team", "cm", "Role", "cm", "{kind: ServiceAccount, name: default}"))}
 			},
 			refused: []string{"entry 1: ", "ServiceAccount team/default would gain {verbs: [list], apiGroups: [\"\"], resources: [configmaps]} in namespace team"},
 			reads:   1},
 		{name: "a patch of a role cannot be judged",
-			entries: func(t *testing.T) []translate.Entry {
-				return []translate.Entry{rbacEntry(t, "guest", contract.ActionPatch, widened)}
+			entries: func(t *testing.T) []plans.Entry {
+				return []plans.Entry{rbacEntry(t, "guest", contract.ActionPatch, widened)}
 			},
 			refused: []string{"entry 0: ", "a Patch of Role default/reader cannot be judged against the RBAC the guest cluster holds"},
 			reads:   1},
 		{name: "deleting a binding takes away",
-			entries: func(t *testing.T) []translate.Entry {
-				return []translate.Entry{rbacEntry(t, "guest", contract.ActionApply, widened), rbacEntry(t, "guest", contract.ActionDelete, binding("RoleBinding", "default", "everyone", "Role", "reader", authenticated))}
+			entries: func(t *testing.T) []plans.Entry {
+				return []plans.Entry{rbacEntry(t, "guest", contract.ActionApply, widened), rbacEntry(t, "guest", contract.ActionDelete, binding("RoleBinding", "default", "everyone", "Role", "reader", authenticated))}
 			},
 			reads: 1},
 		{name: "a cluster whose RBAC entries all change nothing is not read",
-			entries: func(t *testing.T) []translate.Entry {
-				return []translate.Entry{rbacEntry(t, "guest", contract.ActionApply, widened), rbacEntry(t, "guest", contract.ActionApply, reviews)}
+			entries: func(t *testing.T) []plans.Entry {
+				return []plans.Entry{rbacEntry(t, "guest", contract.ActionApply, widened), rbacEntry(t, "guest", contract.ActionApply, reviews)}
 			},
 			unchanged: map[int]bool{0: true, 1: true}},
 		{name: "a cluster with one RBAC entry that changes something is read",
-			entries: func(t *testing.T) []translate.Entry {
-				return []translate.Entry{rbacEntry(t, "guest", contract.ActionApply, widened), rbacEntry(t, "guest", contract.ActionApply, reviews)}
+			entries: func(t *testing.T) []plans.Entry {
+				return []plans.Entry{rbacEntry(t, "guest", contract.ActionApply, widened), rbacEntry(t, "guest", contract.ActionApply, reviews)}
 			},
 			unchanged: map[int]bool{1: true},
 			refused:   []string{"entry 0: "}, reads: 1},
 		{name: "the management cluster is not read",
-			entries: func(t *testing.T) []translate.Entry {
-				return []translate.Entry{rbacEntry(t, routing.ClusterManagement, contract.ActionApply, cmReader),
+			entries: func(t *testing.T) []plans.Entry {
+				return []plans.Entry{rbacEntry(t, routing.ClusterManagement, contract.ActionApply, cmReader),
 					rbacEntry(t, routing.ClusterManagement, contract.ActionApply, binding("RoleBinding", "team", "cm", "Role", "cm", "{kind: ServiceAccount, name: default}"))}
 			}},
 	} {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/internal/translate/policy"
 	"github.com/topolayer/topolayer/namespaces"
 )
@@ -45,7 +46,7 @@ func (t *ClusterTarget) WritesFor() string { return t.opts.Operator }
 // with that account's token, and the operator reads its Secrets: declaring an account in the
 // output-resources is not owning it (translate's check, offline, can only see the
 // declarations). Targets that cannot read accounts are not asked.
-func checkTokenAccounts(ctx context.Context, plan *translate.Plan, targets map[string]Target) error {
+func checkTokenAccounts(ctx context.Context, plan *plans.Plan, targets map[string]Target) error {
 	writtenAccounts := map[objectKey]bool{}
 	for _, i := range applyEntries(plan) {
 		e := plan.Entries[i]

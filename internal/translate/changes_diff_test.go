@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/topolayer/topolayer/internal/translate/plans"
 )
 
 func TestDiffNodes(t *testing.T) {
@@ -61,7 +63,7 @@ func TestDiffNodes(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			var got []change
-			for _, c := range diffNodes(yaml.MustParse(tc.before).YNode(), yaml.MustParse(tc.after).YNode(), "by", "kind") {
+			for _, c := range plans.Diff(yaml.MustParse(tc.before).YNode(), yaml.MustParse(tc.after).YNode(), "by", "kind") {
 				if c.By != "by" || c.Kind != "kind" {
 					t.Errorf("%s: by %q kind %q", c.Path, c.By, c.Kind)
 				}

@@ -10,6 +10,7 @@ import (
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/contracttest"
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/internal/translate/transform"
 	"github.com/topolayer/topolayer/routing"
 )
@@ -35,13 +36,13 @@ func TestPlanChanges(t *testing.T) {
 		var out []change
 		for _, p := range paths {
 			out = append(out, change{p, by, map[string]string{
-				translate.ByNamespaces: translate.ChangeRenamed, translate.ByReferenceTable: translate.ChangeReference,
-				translate.ByAnnotate: translate.ChangeRecorded}[by]})
+				plans.ByNamespaces: plans.ChangeRenamed, plans.ByReferenceTable: plans.ChangeReference,
+				plans.ByAnnotate: plans.ChangeRecorded}[by]})
 		}
 		return out
 	}
 	identity := func(extra ...change) []change {
-		return append(append(recorded(translate.ByNamespaces, "/metadata/namespace", "/metadata/name"), recorded(translate.ByAnnotate,
+		return append(append(recorded(plans.ByNamespaces, "/metadata/namespace", "/metadata/name"), recorded(plans.ByAnnotate,
 			"/metadata/annotations/topolayer.dev~1standalone-group", "/metadata/annotations/topolayer.dev~1standalone-name",
 			"/metadata/annotations/topolayer.dev~1standalone-namespace", "/metadata/annotations/topolayer.dev~1standalone-resource",
 			"/metadata/labels/topolayer.dev~1operator")...), extra...)
@@ -61,9 +62,9 @@ func TestPlanChanges(t *testing.T) {
 			mutations: []contract.Mutation{configMap, deployment},
 			want: map[string][]change{
 				"settings": identity(),
-				"web": append(recorded(translate.ByReferenceTable, "/spec/template/spec/volumes/0/configMap/name"), identity(
-					change{"/spec/template/spec/nodeSelector/a", "no-node-selector", translate.ChangeTransformed},
-					change{"/spec/template/spec/priorityClassName", "no-node-selector", translate.ChangeTransformed})...),
+				"web": append(recorded(plans.ByReferenceTable, "/spec/template/spec/volumes/0/configMap/name"), identity(
+					change{"/spec/template/spec/nodeSelector/a", "no-node-selector", plans.ChangeTransformed},
+					change{"/spec/template/spec/priorityClassName", "no-node-selector", plans.ChangeTransformed})...),
 			},
 		},
 	}

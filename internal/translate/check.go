@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/topolayer/topolayer/internal/translate/internal/yamlnode"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/internal/translate/podspec"
 	"github.com/topolayer/topolayer/internal/translate/references"
 
@@ -46,13 +47,13 @@ type Violation struct {
 // or Secret, an entry of statusReferences, in status writes too) may name a standalone
 // identity the plan renamed or shadowed. discovery nil means
 // contract.DefaultDiscovery().
-func CheckSimulatedNamespaces(p *Plan, hcp string, discovery *contract.Discovery, others ...map[string]string) []Violation {
+func CheckSimulatedNamespaces(p *plans.Plan, hcp string, discovery *contract.Discovery, others ...map[string]string) []Violation {
 	return checkSimulatedNamespaces(p, nil, hcp, discovery, others...)
 }
 
 // checkSimulatedNamespaces is CheckSimulatedNamespaces; finals, when not nil, are the final
 // objects of p's entries (nil where there is none), read instead of Entry.Object.
-func checkSimulatedNamespaces(p *Plan, finals []*yaml.RNode, hcp string, discovery *contract.Discovery, others ...map[string]string) []Violation {
+func checkSimulatedNamespaces(p *plans.Plan, finals []*yaml.RNode, hcp string, discovery *contract.Discovery, others ...map[string]string) []Violation {
 	if discovery == nil {
 		discovery = contract.DefaultDiscovery()
 	}
@@ -355,7 +356,7 @@ func staleReferences(obj *yaml.RNode, hcp string, stale func(gk schema.GroupKind
 
 // finalOf returns the final object of entry i of p, which has an Object: finals[i] when
 // finals has it, else the entry's Object read as YAML.
-func finalOf(p *Plan, finals []*yaml.RNode, i int) (*yaml.RNode, error) {
+func finalOf(p *plans.Plan, finals []*yaml.RNode, i int) (*yaml.RNode, error) {
 	if finals != nil && finals[i] != nil {
 		return finals[i], nil
 	}

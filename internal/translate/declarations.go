@@ -11,6 +11,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/internal/translate/policy"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
@@ -134,7 +135,7 @@ type declaration struct {
 // and the management cluster's allow-list accept. Nothing is proposed for what the allow-list of the shared
 // management cluster refuses, nor for a privileged object that would land there: those are
 // Unplaceable. It returns nil when the plan refused nothing of the kind.
-func (e Engine) Declarations(p *Plan) *Declarations {
+func (e Engine) Declarations(p *plans.Plan) *Declarations {
 	if p == nil {
 		return nil
 	}
@@ -189,7 +190,7 @@ func (e Engine) Declarations(p *Plan) *Declarations {
 
 // chooseClass returns the class to declare an entry written under Unspecified in, the cluster
 // it lands on there, or why it lands nowhere.
-func (e Engine) chooseClass(p *Plan, entry Entry) (contract.Class, string, string) {
+func (e Engine) chooseClass(p *plans.Plan, entry plans.Entry) (contract.Class, string, string) {
 	candidates := []contract.Class{}
 	if c, ok := siblingClass(p, entry); ok {
 		candidates = append(candidates, c)
@@ -212,7 +213,7 @@ func (e Engine) chooseClass(p *Plan, entry Entry) (contract.Class, string, strin
 
 // siblingClass is the class of most of the operator's other outputs in the entry's namespace
 // (for a cluster-scoped object, of the same resource), the first in class order on a tie.
-func siblingClass(p *Plan, entry Entry) (contract.Class, bool) {
+func siblingClass(p *plans.Plan, entry plans.Entry) (contract.Class, bool) {
 	counts := map[contract.Class]int{}
 	for _, o := range p.Entries {
 		if o.Operator != entry.Operator || o.Class == contract.ClassUnspecified || o.Class == "" {
@@ -236,7 +237,7 @@ func siblingClass(p *Plan, entry Entry) (contract.Class, bool) {
 }
 
 // classReason says why a class was chosen for an entry written under Unspecified.
-func classReason(p *Plan, entry Entry, class contract.Class) string {
+func classReason(p *plans.Plan, entry plans.Entry, class contract.Class) string {
 	if c, ok := siblingClass(p, entry); ok && c == class {
 		if entry.Source.Namespace != "" {
 			return "as the operator's other outputs in " + entry.Source.Namespace

@@ -4,6 +4,7 @@ import (
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/internal/translate/policy"
 	"github.com/topolayer/topolayer/internal/translate/transform"
 	"github.com/topolayer/topolayer/namespaces"
@@ -16,7 +17,7 @@ import (
 // HCPNamespace, Containment, ...) on the copy it gets.
 func hostedEngine(hcp string, transforms ...transform.Transform) translate.Engine {
 	return translate.Engine{
-		Topology: translate.TopologyHosted, Operator: "op",
+		Topology: plans.TopologyHosted, Operator: "op",
 		Router: &routing.Table{Rules: routing.HostedDefaults(routing.ConvertClusterRBAC)},
 		Names:  namespaces.Hosted{Namespace: hcp}, Stages: translate.HostedStages(transforms...),
 	}

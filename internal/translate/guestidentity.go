@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/topolayer/topolayer/internal/translate/internal/yamlnode"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -50,26 +51,6 @@ func IsIdentityResource(resource string) bool {
 // needsManagementAPI reports whether a workload keeps its management identity.
 func (g *GuestIdentity) needsManagementAPI(o routing.Object) bool {
 	return slices.ContainsFunc(g.ManagementAPI, func(m routing.Match) bool { return m.Matches(o) })
-}
-
-// GuestServiceAccount is one identity operands of a plan act as on the guest: the standalone
-// service account, which the plan places on the guest under its standalone identity, and the
-// kubeconfig Secret in the HCP namespace that their pods mount. The Secret is not a plan
-// entry: it carries a token the guest issues, so it is written at the I/O edge (package
-// guestidentity).
-type GuestServiceAccount struct {
-	// Namespace and Name are the service account's, in standalone form and on the guest.
-	Namespace string `json:"namespace"`
-	Name      string `json:"name"`
-	// Secret names the kubeconfig Secret in the HCP namespace.
-	Secret string `json:"secret"`
-	// Workloads are the standalone identities of the pod-bearing objects acting as it.
-	Workloads []contract.Identity `json:"workloads"`
-}
-
-// User is the service account's user name on the guest.
-func (g GuestServiceAccount) User() string {
-	return "system:serviceaccount:" + g.Namespace + ":" + g.Name
 }
 
 // saKey is a standalone service account.
@@ -149,7 +130,7 @@ func (e Engine) placeGuestIdentities(works []*work) []*work {
 		if k.name == "" || !isGuest(k, w.entry.Class) || !e.ownsAccount(accounts, k) {
 			continue // another account's token is policy/service-account-token's to refuse
 		}
-		w.entry.Disposition, w.entry.Rule, w.entry.Target = routing.Dropped, RuleGuestIdentity, Target{}
+		w.entry.Disposition, w.entry.Rule, w.entry.Target = routing.Dropped, RuleGuestIdentity, plans.Target{}
 		w.entry.Reason = fmt.Sprintf("a token of service account %s/%s, a guest identity: on the management cluster it would be a management API identity its operands do not need (they act on the guest as the account); not written, and not mounted into their pods", k.namespace, k.name)
 		dropped[src.Namespace] = append(dropped[src.Namespace], src.Name)
 	}
@@ -395,7 +376,7 @@ func (e Engine) serviceAccountWork(w, own *work, k saKey, cluster, why string) *
 	if w == own {
 		reason = "the pods of workloads that name it run as it, without an API token"
 	}
-	sw := &work{m: m, obj: obj, tokenless: cluster == routing.ClusterManagement, entry: Entry{
+	sw := &work{m: m, obj: obj, tokenless: cluster == routing.ClusterManagement, entry: plans.Entry{
 		Operator: e.Operator, Class: class, Action: m.Metadata.Action, Source: id,
 		Disposition: routing.Apply, Rule: RuleGuestIdentity,
 		Reason:     reason,
@@ -413,7 +394,7 @@ func (e Engine) serviceAccountWork(w, own *work, k saKey, cluster, why string) *
 	if err != nil {
 		return sw.reject(RuleNameMapping, err.Error())
 	}
-	sw.entry.Target = Target{Cluster: cluster, Identity: target}
+	sw.entry.Target = plans.Target{Cluster: cluster, Identity: target}
 	return sw
 }
 
@@ -427,8 +408,8 @@ func falseNode() *yaml.RNode {
 }
 
 // guestIdentities returns the guest identities of the works that are applied, in plan order.
-func guestIdentities(works []*work) []GuestServiceAccount {
-	var out []GuestServiceAccount
+func guestIdentities(works []*work) []plans.GuestServiceAccount {
+	var out []plans.GuestServiceAccount
 	at := map[saKey]int{}
 	for _, w := range works {
 		if w.guestSA == nil || w.entry.Disposition != routing.Apply {
@@ -439,7 +420,7 @@ func guestIdentities(works []*work) []GuestServiceAccount {
 		if !ok {
 			i = len(out)
 			at[k] = i
-			out = append(out, GuestServiceAccount{Namespace: k.namespace, Name: k.name, Secret: GuestKubeconfigSecretName(k.namespace, k.name)})
+			out = append(out, plans.GuestServiceAccount{Namespace: k.namespace, Name: k.name, Secret: GuestKubeconfigSecretName(k.namespace, k.name)})
 		}
 		out[i].Workloads = append(out[i].Workloads, w.entry.Source)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/internal/translate/policy"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
@@ -60,7 +61,7 @@ spec:
 		managementAPI []routing.Match
 		mutations     []contract.Mutation
 		want          map[string]placement // by source; the service account may be on both clusters
-		identities    []translate.GuestServiceAccount
+		identities    []plans.GuestServiceAccount
 	}{
 		{
 			name:      "the operator writes the account and its RBAC: all of it follows to the guest",
@@ -76,7 +77,7 @@ spec:
 				"roles.rbac.authorization.k8s.io demo/operator":            {"hosted/management", "management", "clusters-example/demo--operator"},
 				"namespaces demo":                                          {translate.RuleGuestNamespace, "guest", "demo"},
 			},
-			identities: []translate.GuestServiceAccount{{Namespace: "demo", Name: "web", Secret: "guest-kubeconfig.demo.web",
+			identities: []plans.GuestServiceAccount{{Namespace: "demo", Name: "web", Secret: "guest-kubeconfig.demo.web",
 				Workloads: []contract.Identity{{Group: "apps", Version: "v1", Resource: "deployments", Namespace: "demo", Name: "web"}}}},
 		},
 		{
@@ -89,7 +90,7 @@ spec:
 				// The account's namespace, which the operator neither writes nor declares.
 				"namespaces demo": {translate.RuleGuestNamespace, "guest", "demo"},
 			},
-			identities: []translate.GuestServiceAccount{{Namespace: "demo", Name: "default", Secret: "guest-kubeconfig.demo.default",
+			identities: []plans.GuestServiceAccount{{Namespace: "demo", Name: "default", Secret: "guest-kubeconfig.demo.default",
 				Workloads: []contract.Identity{{Version: "v1", Resource: "pods", Namespace: "demo", Name: "once"}}}},
 		},
 		{
@@ -173,7 +174,7 @@ spec:
 					if tokenless := found && !automount; tokenless != (en.Target.Cluster == routing.ClusterManagement) {
 						t.Errorf("%s on %s: automountServiceAccountToken %v (set %v); want false on the management cluster only", en.Source, en.Target.Cluster, automount, found)
 					}
-					if en.Target.Cluster == routing.ClusterManagement && !slices.ContainsFunc(en.Changes, func(c translate.Change) bool {
+					if en.Target.Cluster == routing.ClusterManagement && !slices.ContainsFunc(en.Changes, func(c plans.Change) bool {
 						return c.By == translate.RuleGuestIdentity && c.Path == "/automountServiceAccountToken"
 					}) {
 						t.Errorf("%s: no change recorded for automountServiceAccountToken: %+v", en.Source, en.Changes)
@@ -188,7 +189,7 @@ spec:
 // rule, whose operands selected by managementAPI keep the management API.
 func guestIdentityEngine(hcp string, managementAPI []routing.Match) translate.Engine {
 	return translate.Engine{
-		Topology: translate.TopologyHosted, Operator: "op",
+		Topology: plans.TopologyHosted, Operator: "op",
 		Router: &routing.Table{Rules: routing.HostedDefaults(routing.ConvertClusterRBAC)},
 		Names:  namespaces.Hosted{Namespace: hcp}, Stages: translate.HostedStages(), HCPNamespace: hcp, HostedControlPlane: "example",
 		GuestIdentity: &translate.GuestIdentity{ManagementAPI: managementAPI},
@@ -198,7 +199,7 @@ func guestIdentityEngine(hcp string, managementAPI []routing.Match) translate.En
 // checkPodIdentity checks the pod template of a workload entry: with a guest identity, no
 // token, its renamed service account, and the kubeconfig mounted in every container with
 // KUBECONFIG set, each change recorded; without, none of it.
-func checkPodIdentity(t *testing.T, en translate.Entry, guest bool) {
+func checkPodIdentity(t *testing.T, en plans.Entry, guest bool) {
 	t.Helper()
 	spec := en.Object.Object["spec"].(map[string]any)
 	if tmpl, ok := spec["template"].(map[string]any); ok {
@@ -233,7 +234,7 @@ func checkPodIdentity(t *testing.T, en translate.Entry, guest bool) {
 			}
 		}
 	}
-	if !slices.ContainsFunc(en.Changes, func(c translate.Change) bool { return c.By == translate.RuleGuestIdentity }) {
+	if !slices.ContainsFunc(en.Changes, func(c plans.Change) bool { return c.By == translate.RuleGuestIdentity }) {
 		t.Errorf("%s: no change attributed to %s", en.Source, translate.RuleGuestIdentity)
 	}
 }

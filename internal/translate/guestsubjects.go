@@ -6,6 +6,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/routing"
 )
 
@@ -79,7 +80,7 @@ func (e Engine) moveToGuest(w *work, why string) {
 		w.reject(RuleNameMapping, err.Error())
 		return
 	}
-	w.entry.Target = Target{Cluster: routing.ClusterGuest, Identity: target}
+	w.entry.Target = plans.Target{Cluster: routing.ClusterGuest, Identity: target}
 	w.entry.Rule = RuleGuestSubjects
 	w.entry.Reason = fmt.Sprintf("placed on the guest instead of the management cluster: %s", why)
 }

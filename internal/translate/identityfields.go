@@ -3,6 +3,7 @@ package translate
 import (
 	"fmt"
 
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/internal/translate/policy"
 	"github.com/topolayer/topolayer/internal/translate/transform"
 
@@ -30,7 +31,7 @@ func (e Engine) checkIdentityFields(w *work) {
 		return
 	}
 	for _, c := range w.entry.Changes {
-		if c.Kind != ChangeTransformed {
+		if c.Kind != plans.ChangeTransformed {
 			continue
 		}
 		f := transform.IdentityField(c.Path)

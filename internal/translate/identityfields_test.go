@@ -8,6 +8,7 @@ import (
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/internal/translate/policy"
 	"github.com/topolayer/topolayer/internal/translate/transform"
 	"github.com/topolayer/topolayer/routing"
@@ -17,7 +18,7 @@ import (
 // must be rejected by that rule with a reason naming wantReason, and planAlone reports
 // false: there is nothing more to check. Otherwise the entry must be applied (the test
 // stops if it is not) and planAlone reports true.
-func planAlone(t *testing.T, engine translate.Engine, m contract.Mutation, wantRule, wantReason string) (translate.Entry, bool) {
+func planAlone(t *testing.T, engine translate.Engine, m contract.Mutation, wantRule, wantReason string) (plans.Entry, bool) {
 	t.Helper()
 	e := engine.Plan(&contract.OutputDir{Mutations: []contract.Mutation{m}}).Entries[0]
 	if wantRule != "" {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/routing"
 )
 
@@ -30,12 +31,12 @@ func TestLeftBehind(t *testing.T) {
 	}
 	tests := []struct {
 		name    string
-		entries []translate.Entry
+		entries []plans.Entry
 		want    []contract.Identity
 	}{
 		{
 			name: "every member written again",
-			entries: []translate.Entry{
+			entries: []plans.Entry{
 				{Action: contract.ActionCreate, Source: secret("v4-0-config-user-idp-0-file-data")},
 				{Action: contract.ActionCreate, Source: secret("v4-0-config-user-idp-1-file-data")},
 				{Action: contract.ActionCreate, Source: configMap("v4-0-config-user-idp-2-ca")},
@@ -43,7 +44,7 @@ func TestLeftBehind(t *testing.T) {
 		},
 		{
 			name: "a member no longer written while its sibling is",
-			entries: []translate.Entry{
+			entries: []plans.Entry{
 				{Action: contract.ActionCreate, Source: secret("v4-0-config-user-idp-0-file-data")},
 				{Action: contract.ActionCreate, Source: configMap("v4-0-config-user-idp-2-ca")},
 			},
@@ -51,21 +52,21 @@ func TestLeftBehind(t *testing.T) {
 		},
 		{
 			name: "a member deleted",
-			entries: []translate.Entry{
+			entries: []plans.Entry{
 				{Action: contract.ActionCreate, Source: secret("v4-0-config-user-idp-0-file-data")},
 				{Action: contract.ActionDelete, Source: secret("v4-0-config-user-idp-1-file-data")},
 			},
 		},
 		{
 			name: "a member whose Delete was recovered and placed",
-			entries: []translate.Entry{
+			entries: []plans.Entry{
 				{Action: contract.ActionCreate, Source: secret("v4-0-config-user-idp-0-file-data")},
 				{Action: contract.ActionDelete, Source: secret("v4-0-config-user-idp-1-file-data"), Disposition: routing.Apply, Provenance: "recovered"},
 			},
 		},
 		{
 			name: "a member whose recovered Delete was not placed",
-			entries: []translate.Entry{
+			entries: []plans.Entry{
 				{Action: contract.ActionCreate, Source: secret("v4-0-config-user-idp-0-file-data")},
 				{Action: contract.ActionDelete, Source: secret("v4-0-config-user-idp-1-file-data"), Disposition: routing.Dropped, Rule: translate.RuleRecoveredDelete, Provenance: "recovered"},
 			},
@@ -73,26 +74,26 @@ func TestLeftBehind(t *testing.T) {
 		},
 		{
 			name: "a family not written at all says nothing of its members",
-			entries: []translate.Entry{
+			entries: []plans.Entry{
 				{Action: contract.ActionCreate, Source: secret("v4-0-config-user-idp-0-file-data")},
 				{Action: contract.ActionCreate, Source: secret("v4-0-config-user-idp-1-file-data")},
 			},
 		},
 		{
 			name: "a deletion is not a write of the family",
-			entries: []translate.Entry{
+			entries: []plans.Entry{
 				{Action: contract.ActionDelete, Source: secret("v4-0-config-user-idp-0-file-data")},
 			},
 		},
 		{
 			name:    "exact declarations are not families",
-			entries: []translate.Entry{{Action: contract.ActionApply, Source: secret("v4-0-config-user-idp-0-file-data")}},
+			entries: []plans.Entry{{Action: contract.ActionApply, Source: secret("v4-0-config-user-idp-0-file-data")}},
 			want:    []contract.Identity{secret("v4-0-config-user-idp-1-file-data")},
 		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p := &translate.Plan{Entries: tc.entries}
+			p := &plans.Plan{Entries: tc.entries}
 			if got := p.LeftBehind(placed, nil, decls); !slices.Equal(got, tc.want) {
 				t.Errorf("LeftBehind = %v, want %v", got, tc.want)
 			}

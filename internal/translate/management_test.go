@@ -6,7 +6,7 @@ import (
 
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/internal/translate/policy"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/topology"
@@ -107,7 +107,7 @@ func TestManagementAllowList(t *testing.T) {
 				t.Fatal(err)
 			}
 			plan := engine.Plan(&contract.OutputDir{Mutations: []contract.Mutation{tc.mutation}})
-			var e *translate.Entry
+			var e *plans.Entry
 			for i := range plan.Entries {
 				if plan.Entries[i].Source.Name == tc.mutation.Identity().Name {
 					e = &plan.Entries[i]

@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/internal/translate/transform"
 
 	"github.com/topolayer/topolayer/internal/translate/internal/yamlnode"
@@ -164,7 +165,7 @@ func TestEventReferenceChanges(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", body, err)
 		}
-		if want := diffNodes(before, obj.YNode(), "", ""); !reflect.DeepEqual(got, want) {
+		if want := plans.Diff(before, obj.YNode(), "", ""); !reflect.DeepEqual(got, want) {
 			t.Errorf("%q: recorded %v, the diff %v", body, got, want)
 		}
 	}
@@ -226,7 +227,7 @@ func TestScopedFilterChanges(t *testing.T) {
 			if !yamlnode.Identical(obj.YNode(), filtered.YNode()) {
 				t.Errorf("%q, %T: the edit made %s, the filter %s", body, f, obj.MustString(), filtered.MustString())
 			}
-			want := diffNodes(whole, obj.YNode(), "by", ChangeTransformed)
+			want := plans.Diff(whole, obj.YNode(), "by", plans.ChangeTransformed)
 			if got := scope.changes(obj.YNode(), "by"); !reflect.DeepEqual(got, want) {
 				t.Errorf("%q, %T: in scope %v, the whole object's %v", body, f, got, want)
 			}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/contracttest/synth"
-	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 )
 
 // TestParallelPlan: the hosted engine rewrites and checks entries on every core; the plan is
@@ -22,11 +22,11 @@ func TestParallelPlan(t *testing.T) {
 	if err := contract.ParseObjects(out, nil); err != nil {
 		t.Fatal(err)
 	}
-	plan := func(procs int) (*translate.Plan, []byte) {
+	plan := func(procs int) (*plans.Plan, []byte) {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 		p := engine.Plan(out)
 		var b bytes.Buffer
-		if err := translate.WritePlanJSON(&b, p); err != nil {
+		if err := plans.WriteJSON(&b, p); err != nil {
 			t.Fatal(err)
 		}
 		return p, b.Bytes()

@@ -14,6 +14,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/internal/translate/policy"
 	"github.com/topolayer/topolayer/routing"
 )
@@ -170,7 +171,7 @@ func (e Engine) checkPatchEffects(works []*work, written map[objectKey]bool) {
 // nil when obj may land, a *Refusal otherwise. Other entries, and status patches (which
 // change no field those checks read), are not judged here: the engine judged them. It is the
 // admission the topology gives the management target (apply.Options.Admission).
-func (e Engine) AdmitPatched(entry Entry, live, obj *unstructured.Unstructured) error {
+func (e Engine) AdmitPatched(entry plans.Entry, live, obj *unstructured.Unstructured) error {
 	if entry.Action != contract.ActionPatch || entry.Disposition != routing.Apply {
 		return nil
 	}
@@ -214,7 +215,7 @@ func withoutAssigned(target contract.Identity, live, obj *unstructured.Unstructu
 
 // judgeWhole runs on obj, the whole object an entry's patch makes on its target, the checks
 // the engine runs on a whole object written there; nil when it may land.
-func (e Engine) judgeWhole(entry Entry, obj *unstructured.Unstructured) *Refusal {
+func (e Engine) judgeWhole(entry plans.Entry, obj *unstructured.Unstructured) *Refusal {
 	if entry.Target.Cluster != routing.ClusterManagement {
 		return nil
 	}
@@ -241,7 +242,7 @@ var errNotToken = errors.New("not a service-account-token Secret")
 // the landing place, beside it, of a service account of its standalone namespace that the
 // operator writes in this plan (written) or declares. A patch is not rewritten: the name it
 // sets is the name the token controller reads on the target.
-func (e Engine) tokenAccountLanded(entry Entry, obj *unstructured.Unstructured, written map[objectKey]bool) string {
+func (e Engine) tokenAccountLanded(entry plans.Entry, obj *unstructured.Unstructured, written map[objectKey]bool) string {
 	name, err := tokenAccount(obj)
 	switch {
 	case errors.Is(err, errNotToken):

@@ -9,6 +9,7 @@ import (
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/internal/translate/policy"
 	"github.com/topolayer/topolayer/routing"
 )
@@ -91,7 +92,7 @@ func TestPatchEffects(t *testing.T) {
 			base := whole[tc.resource]
 			patch := base
 			patch.Metadata.Action, patch.Metadata.PatchType, patch.Body = contract.ActionPatch, tc.patchType, []byte(tc.body)
-			check := func(path, rule, reason string, e translate.Entry, refusal *translate.Refusal) {
+			check := func(path, rule, reason string, e plans.Entry, refusal *translate.Refusal) {
 				t.Helper()
 				got, why := "", ""
 				if e.Disposition == routing.Rejected {

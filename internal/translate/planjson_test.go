@@ -8,6 +8,7 @@ import (
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/contracttest/synth"
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 )
 
 // TestWritePlanJSON checks that the streaming writer writes what json.MarshalIndent writes.
@@ -16,13 +17,13 @@ func TestWritePlanJSON(t *testing.T) {
 	out := synth.Output(300)
 	for _, tc := range []struct {
 		name string
-		plan *translate.Plan
+		plan *plans.Plan
 	}{
-		{"nil entries", &translate.Plan{Topology: translate.TopologyStandalone}},
-		{"no entries", &translate.Plan{Topology: translate.TopologyStandalone, Entries: []translate.Entry{}}},
+		{"nil entries", &plans.Plan{Topology: plans.TopologyStandalone}},
+		{"no entries", &plans.Plan{Topology: plans.TopologyStandalone, Entries: []plans.Entry{}}},
 		{"standalone", translate.Standalone("synthetic", nil).Plan(out)},
 		{"hosted, with guest identities", hosted.Plan(out)},
-		{"one entry", &translate.Plan{Topology: translate.TopologyHosted, Entries: []translate.Entry{{Operator: "o", Class: contract.ClassManagement, Transforms: []string{}, Warnings: []string{"w"}}}}},
+		{"one entry", &plans.Plan{Topology: plans.TopologyHosted, Entries: []plans.Entry{{Operator: "o", Class: contract.ClassManagement, Transforms: []string{}, Warnings: []string{"w"}}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			want, err := json.MarshalIndent(tc.plan, "", "  ")
@@ -30,7 +31,7 @@ func TestWritePlanJSON(t *testing.T) {
 				t.Fatal(err)
 			}
 			var got bytes.Buffer
-			if err := translate.WritePlanJSON(&got, tc.plan); err != nil {
+			if err := plans.WriteJSON(&got, tc.plan); err != nil {
 				t.Fatal(err)
 			}
 			if w := string(want) + "\n"; got.String() != w {

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/internal/translate/policy"
 	"github.com/topolayer/topolayer/routing"
 )
@@ -28,7 +29,7 @@ import (
 type Planner struct {
 	e       Engine
 	works   []*work
-	settled func(*Entry) error
+	settled func(*plans.Entry) error
 	err     error
 	// writes finds the mutations that write an object twice (RuleDuplicateWrite).
 	writes writeLog
@@ -42,7 +43,7 @@ type Planner struct {
 	spilled      []spilled
 	spillBuf     []byte
 	spillOff     int64
-	spillSummary Summary
+	spillSummary plans.Summary
 	// written are the standalone service accounts of the spilled entries that the plan
 	// writes (serviceAccountTokens and checkPatchEffects ask it only of service accounts).
 	written map[objectKey]bool
@@ -82,7 +83,7 @@ func (p *Planner) writtenRoles(works []*work) map[policy.RoleRef]*work {
 
 // Planner returns a planner of the engine; settled, when not nil, is called once for every
 // entry as soon as it is final (see Planner).
-func (e Engine) Planner(settled func(*Entry) error) *Planner {
+func (e Engine) Planner(settled func(*plans.Entry) error) *Planner {
 	if e.Discovery == nil {
 		e.Discovery = contract.DefaultDiscovery()
 	}
@@ -114,7 +115,7 @@ func (p *Planner) add(w *work) {
 		// what that reads, not the mutation.
 		p.roles = append(p.roles, spilledRole{class: w.m.Class, path: w.m.Path, ref: ref, w: &work{
 			m:     &contract.Mutation{Metadata: contract.Metadata{Action: w.m.Metadata.Action}},
-			entry: Entry{Disposition: w.entry.Disposition, Source: w.entry.Source, Target: w.entry.Target, Object: w.entry.Object},
+			entry: plans.Entry{Disposition: w.entry.Disposition, Source: w.entry.Source, Target: w.entry.Target, Object: w.entry.Object},
 		}})
 	}
 	p.settle(w)
@@ -218,13 +219,13 @@ func (p *Planner) Err() error { return p.err }
 // it settles every entry Add did not. Entries keep the source directory's order whatever
 // order they were added in. The entries of a spill (SpillTo) are read back into the plan;
 // WritePlan writes them without holding them.
-func (p *Planner) Plan() *Plan {
+func (p *Planner) Plan() *plans.Plan {
 	plan, order := p.complete()
 	if len(p.spilled) == 0 || p.err != nil {
 		return plan
 	}
 	kept := plan.Entries
-	plan.Entries = make([]Entry, 0, len(order))
+	plan.Entries = make([]plans.Entry, 0, len(order))
 	r := &spillReader{r: p.spill}
 	for _, ref := range order {
 		if ref >= 0 {
@@ -233,7 +234,7 @@ func (p *Planner) Plan() *Plan {
 		}
 		s := p.spilled[-ref-1]
 		js, err := r.entry(s)
-		var e Entry
+		var e plans.Entry
 		if err == nil {
 			err = json.Unmarshal(js, &e)
 		}
@@ -251,15 +252,15 @@ func (p *Planner) Plan() *Plan {
 // to w (WritePlanJSON's document), reading the entries of a spill back one at a time. It
 // returns the plan without the spilled entries: its Entries are the others, in order (every
 // rejected entry among them), its Summary counts them all.
-func (p *Planner) WritePlan(w io.Writer) (*Plan, error) {
+func (p *Planner) WritePlan(w io.Writer) (*plans.Plan, error) {
 	plan, order := p.complete()
 	if p.err != nil {
 		return nil, p.err
 	}
 	r := &spillReader{r: p.spill}
-	err := writePlanJSON(w, plan, len(order), func(i int) ([]byte, error) {
+	err := plans.WriteEntries(w, plan, len(order), func(i int) ([]byte, error) {
 		if ref := order[i]; ref >= 0 {
-			return entryJSON(&plan.Entries[ref])
+			return plans.EntryJSON(&plan.Entries[ref])
 		}
 		return r.entry(p.spilled[-order[i]-1])
 	})
@@ -269,7 +270,7 @@ func (p *Planner) WritePlan(w io.Writer) (*Plan, error) {
 // complete runs the stages that read the whole plan and settles what Add did not. It returns
 // the plan of the entries in memory and the order of all of them: an index into the plan's
 // Entries, or -(i+1) for the i-th spilled entry.
-func (p *Planner) complete() (*Plan, []int) {
+func (p *Planner) complete() (*plans.Plan, []int) {
 	e, works := p.e, p.works
 	p.flushSpill()
 	if p.settled != nil {
@@ -298,15 +299,15 @@ func (p *Planner) complete() (*Plan, []int) {
 	e.checkPatchEffects(works, p.written)
 	e.checkRBACContainment(works, p.writtenRoles(works))
 	e.checkRBAC(works)
-	plan := &Plan{Topology: e.Topology, Summary: p.spillSummary, Entries: make([]Entry, 0, len(works)), GuestIdentities: guestIdentities(works)}
+	plan := &plans.Plan{Topology: e.Topology, Summary: p.spillSummary, Entries: make([]plans.Entry, 0, len(works)), GuestIdentities: guestIdentities(works)}
 	if e.Policy != nil {
 		plan.RBAC = e.Policy.RBAC
 	}
 	for _, w := range works {
-		plan.Summary.add(w.entry.Disposition)
+		plan.Summary.Add(w.entry.Disposition)
 	}
 	if e.HCPNamespace != "" {
-		draft := &Plan{Entries: make([]Entry, 0, len(works))}
+		draft := &plans.Plan{Entries: make([]plans.Entry, 0, len(works))}
 		for _, w := range works {
 			draft.Entries = append(draft.Entries, w.entry)
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/contracttest/synth"
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/internal/translate/policy"
 	"github.com/topolayer/topolayer/routing"
 )
@@ -53,7 +54,7 @@ func TestPlannerStreams(t *testing.T) {
 				t.Fatal(err)
 			}
 			var wantJSON bytes.Buffer
-			if err := translate.WritePlanJSON(&wantJSON, wantPlan); err != nil {
+			if err := plans.WriteJSON(&wantJSON, wantPlan); err != nil {
 				t.Fatal(err)
 			}
 
@@ -74,7 +75,7 @@ func TestPlannerStreams(t *testing.T) {
 			early := 0
 			adding := true
 			newPlanner := func() *translate.Planner {
-				p := engine.Planner(func(e *translate.Entry) error {
+				p := engine.Planner(func(e *plans.Entry) error {
 					settled[e.SourcePath+" "+e.Source.String()+" "+string(e.Action)+" "+e.Target.Cluster+" "+e.Rule]++
 					if adding {
 						early++
@@ -128,7 +129,7 @@ func TestPlannerStreams(t *testing.T) {
 				t.Fatal(err)
 			}
 			if gotJSON.String() != wantJSON.String() {
-				t.Fatalf("WritePlan's plan.json differs from WritePlanJSON's:\n got %.600s\nwant %.600s", gotJSON.String(), wantJSON.String())
+				t.Fatalf("WritePlan's plan.json differs from plans.WriteJSON's:\n got %.600s\nwant %.600s", gotJSON.String(), wantJSON.String())
 			}
 			if written.Summary != wantPlan.Summary {
 				t.Errorf("WritePlan's summary %+v, want %+v", written.Summary, wantPlan.Summary)
@@ -168,7 +169,7 @@ func TestPlannerSpillsServiceAccounts(t *testing.T) {
 
 	early := map[string]bool{}
 	adding := true
-	p := engine.Planner(func(e *translate.Entry) error {
+	p := engine.Planner(func(e *plans.Entry) error {
 		if adding {
 			early[e.Source.Name] = true
 		}
@@ -238,7 +239,7 @@ func TestPlannerSpillsRoles(t *testing.T) {
 			for _, order := range []string{"forward", "reverse"} {
 				early := map[string]bool{}
 				adding := true
-				p := engine.Planner(func(e *translate.Entry) error {
+				p := engine.Planner(func(e *plans.Entry) error {
 					if adding {
 						early[e.Source.Name] = true
 					}

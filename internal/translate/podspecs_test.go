@@ -9,6 +9,7 @@ import (
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/internal/translate/podspec"
 	"github.com/topolayer/topolayer/internal/translate/policy"
 	"github.com/topolayer/topolayer/namespaces"
@@ -130,7 +131,7 @@ func attackerObject(group, resource, kind, name, rest string) contract.Mutation 
 
 // planOne plans one mutation of the attacker operator with the hosted configuration extended
 // by cfg, and returns its entry.
-func planOne(t *testing.T, cfg string, m contract.Mutation) translate.Entry {
+func planOne(t *testing.T, cfg string, m contract.Mutation) plans.Entry {
 	t.Helper()
 	c, err := config.Parse([]byte("apiVersion: topolayer.dev/v1alpha1\nkind: TopologyConfig\ntopology:\n  type: Hosted\n" +
 		"  hosted: {namespace: clusters-example, hostedControlPlane: example}\n" + cfg))
@@ -148,5 +149,5 @@ func planOne(t *testing.T, cfg string, m contract.Mutation) translate.Entry {
 		}
 	}
 	t.Fatalf("no entry for %s in %+v", m.Identity(), plan.Entries)
-	return translate.Entry{}
+	return plans.Entry{}
 }

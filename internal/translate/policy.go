@@ -13,6 +13,7 @@ import (
 	"k8s.io/component-helpers/auth/rbac/validation"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/internal/translate/policy"
 	"github.com/topolayer/topolayer/routing"
 )
@@ -275,9 +276,9 @@ func standaloneRoleRef(w *work) (rbacv1.RoleRef, bool) {
 
 // transformed reports whether a transform changed the field at prefix (a JSON pointer), or a
 // field in or above it.
-func transformed(changes []Change, prefix string) bool {
-	return slices.ContainsFunc(changes, func(c Change) bool {
-		return c.Kind == ChangeTransformed &&
+func transformed(changes []plans.Change, prefix string) bool {
+	return slices.ContainsFunc(changes, func(c plans.Change) bool {
+		return c.Kind == plans.ChangeTransformed &&
 			(c.Path == prefix || strings.HasPrefix(c.Path, prefix+"/") || strings.HasPrefix(prefix, c.Path+"/") || c.Path == "")
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/routing"
 )
 
@@ -171,7 +172,7 @@ func (e Engine) recoverDelete(d recovered, written bool) *work {
 		why = fmt.Sprintf("a mutation of the same output writes %s", id)
 	}
 	if why != "" {
-		return &work{m: m, entry: Entry{
+		return &work{m: m, entry: plans.Entry{
 			Operator: e.Operator, Class: m.Class, Action: m.Metadata.Action, Source: id,
 			Disposition: routing.Dropped, Rule: RuleRecoveredDelete, Reason: why + ": not deleted",
 			Transforms: []string{}, SourcePath: m.Path, Provenance: provenance,

@@ -11,6 +11,7 @@ import (
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/routing"
 )
 
@@ -56,7 +57,7 @@ func TestRecoveredDeletes(t *testing.T) {
 		Class       contract.Class
 		Action      contract.Action
 		Source      contract.Identity
-		Target      translate.Target
+		Target      plans.Target
 		Disposition routing.Disposition
 		Rule        string
 		Provenance  string
@@ -95,9 +96,9 @@ func TestRecoveredDeletes(t *testing.T) {
 			extra:    []contract.Mutation{status(contract.ActionApplyStatus, "True", refusedDelete(ns, "secrets", login))},
 			messages: []string{},
 			want: []want{
-				{Class: contract.ClassManagement, Action: contract.ActionApplyStatus, Source: authentication, Target: translate.Target{Cluster: "cluster", Identity: authentication}, Disposition: routing.Apply, Rule: "standalone"},
-				{Class: contract.ClassManagement, Action: contract.ActionDelete, Source: secret, Target: translate.Target{Cluster: "cluster", Identity: secret}, Disposition: routing.Apply, Rule: "standalone", Provenance: fromCondition, Body: "apiVersion: v1\nkind: DeleteOptions\n"},
-				{Class: contract.ClassUserWorkload, Action: contract.ActionApply, Source: written.Identity(), Target: translate.Target{Cluster: "cluster", Identity: written.Identity()}, Disposition: routing.Apply, Rule: "standalone"},
+				{Class: contract.ClassManagement, Action: contract.ActionApplyStatus, Source: authentication, Target: plans.Target{Cluster: "cluster", Identity: authentication}, Disposition: routing.Apply, Rule: "standalone"},
+				{Class: contract.ClassManagement, Action: contract.ActionDelete, Source: secret, Target: plans.Target{Cluster: "cluster", Identity: secret}, Disposition: routing.Apply, Rule: "standalone", Provenance: fromCondition, Body: "apiVersion: v1\nkind: DeleteOptions\n"},
+				{Class: contract.ClassUserWorkload, Action: contract.ActionApply, Source: written.Identity(), Target: plans.Target{Cluster: "cluster", Identity: written.Identity()}, Disposition: routing.Apply, Rule: "standalone"},
 			},
 		},
 		"not from a condition that is not True, nor from a whole status update": {
@@ -107,9 +108,9 @@ func TestRecoveredDeletes(t *testing.T) {
 				status(contract.ActionUpdateStatus, "True", refusedDelete(ns, "secrets", login)),
 			},
 			want: []want{
-				{Class: contract.ClassManagement, Action: contract.ActionApplyStatus, Source: authentication, Target: translate.Target{Cluster: "cluster", Identity: authentication}, Disposition: routing.Apply, Rule: "standalone"},
-				{Class: contract.ClassManagement, Action: contract.ActionUpdateStatus, Source: authentication, Target: translate.Target{Cluster: "cluster", Identity: authentication}, Disposition: routing.Apply, Rule: "standalone"},
-				{Class: contract.ClassUserWorkload, Action: contract.ActionApply, Source: written.Identity(), Target: translate.Target{Cluster: "cluster", Identity: written.Identity()}, Disposition: routing.Apply, Rule: "standalone"},
+				{Class: contract.ClassManagement, Action: contract.ActionApplyStatus, Source: authentication, Target: plans.Target{Cluster: "cluster", Identity: authentication}, Disposition: routing.Apply, Rule: "standalone"},
+				{Class: contract.ClassManagement, Action: contract.ActionUpdateStatus, Source: authentication, Target: plans.Target{Cluster: "cluster", Identity: authentication}, Disposition: routing.Apply, Rule: "standalone"},
+				{Class: contract.ClassUserWorkload, Action: contract.ActionApply, Source: written.Identity(), Target: plans.Target{Cluster: "cluster", Identity: written.Identity()}, Disposition: routing.Apply, Rule: "standalone"},
 			},
 		},
 		"written in the same run: dropped": {
@@ -117,8 +118,8 @@ func TestRecoveredDeletes(t *testing.T) {
 			extra:    []contract.Mutation{loginWrite},
 			messages: []string{refusedDelete(ns, "secrets", login)},
 			want: []want{
-				{Class: contract.ClassManagement, Action: contract.ActionApply, Source: secret, Target: translate.Target{Cluster: "cluster", Identity: secret}, Disposition: routing.Apply, Rule: "standalone"},
-				{Class: contract.ClassUserWorkload, Action: contract.ActionApply, Source: written.Identity(), Target: translate.Target{Cluster: "cluster", Identity: written.Identity()}, Disposition: routing.Apply, Rule: "standalone"},
+				{Class: contract.ClassManagement, Action: contract.ActionApply, Source: secret, Target: plans.Target{Cluster: "cluster", Identity: secret}, Disposition: routing.Apply, Rule: "standalone"},
+				{Class: contract.ClassUserWorkload, Action: contract.ActionApply, Source: written.Identity(), Target: plans.Target{Cluster: "cluster", Identity: written.Identity()}, Disposition: routing.Apply, Rule: "standalone"},
 				{Class: contract.ClassUnspecified, Action: contract.ActionDelete, Source: contract.Identity{Resource: "secrets", Namespace: ns, Name: login}, Disposition: routing.Dropped, Rule: translate.RuleRecoveredDelete, Provenance: provenance, Warnings: 1},
 			},
 		},
@@ -126,23 +127,23 @@ func TestRecoveredDeletes(t *testing.T) {
 			engine:   standalone,
 			messages: []string{"[" + refusedDelete(ns, "secrets", login) + ", " + refusedDelete(ns, "secrets", login) + "]"},
 			want: []want{
-				{Class: contract.ClassManagement, Action: contract.ActionDelete, Source: secret, Target: translate.Target{Cluster: "cluster", Identity: secret}, Disposition: routing.Apply, Rule: "standalone", Provenance: provenance, Body: "apiVersion: v1\nkind: DeleteOptions\n"},
-				{Class: contract.ClassUserWorkload, Action: contract.ActionApply, Source: written.Identity(), Target: translate.Target{Cluster: "cluster", Identity: written.Identity()}, Disposition: routing.Apply, Rule: "standalone"},
+				{Class: contract.ClassManagement, Action: contract.ActionDelete, Source: secret, Target: plans.Target{Cluster: "cluster", Identity: secret}, Disposition: routing.Apply, Rule: "standalone", Provenance: provenance, Body: "apiVersion: v1\nkind: DeleteOptions\n"},
+				{Class: contract.ClassUserWorkload, Action: contract.ActionApply, Source: written.Identity(), Target: plans.Target{Cluster: "cluster", Identity: written.Identity()}, Disposition: routing.Apply, Rule: "standalone"},
 			},
 		},
 		"a group resource, renamed into the hosted control plane's namespace": {
 			engine:   hosted,
 			messages: []string{refusedDelete(ns, "deployments.apps", "oauth-openshift")},
 			want: []want{
-				{Class: contract.ClassManagement, Action: contract.ActionDelete, Source: contract.Identity{Group: "apps", Version: "v1", Resource: "deployments", Namespace: ns, Name: "oauth-openshift"}, Target: translate.Target{Cluster: "management", Identity: contract.Identity{Group: "apps", Version: "v1", Resource: "deployments", Namespace: "hcp", Name: "openshift-authentication--oauth-openshift"}}, Disposition: routing.Apply, Rule: "hosted/management", Provenance: provenance, Body: "apiVersion: apps/v1\nkind: DeleteOptions\n"},
-				{Class: contract.ClassUserWorkload, Action: contract.ActionApply, Source: written.Identity(), Target: translate.Target{Cluster: "guest", Identity: written.Identity()}, Disposition: routing.Apply, Rule: "hosted/user-workload"},
+				{Class: contract.ClassManagement, Action: contract.ActionDelete, Source: contract.Identity{Group: "apps", Version: "v1", Resource: "deployments", Namespace: ns, Name: "oauth-openshift"}, Target: plans.Target{Cluster: "management", Identity: contract.Identity{Group: "apps", Version: "v1", Resource: "deployments", Namespace: "hcp", Name: "openshift-authentication--oauth-openshift"}}, Disposition: routing.Apply, Rule: "hosted/management", Provenance: provenance, Body: "apiVersion: apps/v1\nkind: DeleteOptions\n"},
+				{Class: contract.ClassUserWorkload, Action: contract.ActionApply, Source: written.Identity(), Target: plans.Target{Cluster: "guest", Identity: written.Identity()}, Disposition: routing.Apply, Rule: "hosted/user-workload"},
 			},
 		},
 		"undeclared: dropped with a warning, not refused": {
 			engine:   standalone,
 			messages: []string{refusedDelete(ns, "secrets", "v4-0-config-user-idp-0-file-data")},
 			want: []want{
-				{Class: contract.ClassUserWorkload, Action: contract.ActionApply, Source: written.Identity(), Target: translate.Target{Cluster: "cluster", Identity: written.Identity()}, Disposition: routing.Apply, Rule: "standalone"},
+				{Class: contract.ClassUserWorkload, Action: contract.ActionApply, Source: written.Identity(), Target: plans.Target{Cluster: "cluster", Identity: written.Identity()}, Disposition: routing.Apply, Rule: "standalone"},
 				{Class: contract.ClassUnspecified, Action: contract.ActionDelete, Source: contract.Identity{Resource: "secrets", Namespace: ns, Name: "v4-0-config-user-idp-0-file-data"}, Disposition: routing.Dropped, Rule: translate.RuleRecoveredDelete, Provenance: provenance, Warnings: 1},
 			},
 		},
@@ -150,7 +151,7 @@ func TestRecoveredDeletes(t *testing.T) {
 			engine:   standalone,
 			messages: []string{refusedDelete(ns, "widgets.example.com", "w")},
 			want: []want{
-				{Class: contract.ClassUserWorkload, Action: contract.ActionApply, Source: written.Identity(), Target: translate.Target{Cluster: "cluster", Identity: written.Identity()}, Disposition: routing.Apply, Rule: "standalone"},
+				{Class: contract.ClassUserWorkload, Action: contract.ActionApply, Source: written.Identity(), Target: plans.Target{Cluster: "cluster", Identity: written.Identity()}, Disposition: routing.Apply, Rule: "standalone"},
 				{Class: contract.ClassUnspecified, Action: contract.ActionDelete, Source: contract.Identity{Group: "example.com", Resource: "widgets", Namespace: ns, Name: "w"}, Disposition: routing.Dropped, Rule: translate.RuleRecoveredDelete, Provenance: provenance, Warnings: 1},
 			},
 		},
@@ -158,7 +159,7 @@ func TestRecoveredDeletes(t *testing.T) {
 			engine:   standalone,
 			messages: []string{`"oauth-openshift/ns.yaml" (string): ` + refusedDelete(ns, "namespaces", ns)[:150]},
 			want: []want{
-				{Class: contract.ClassUserWorkload, Action: contract.ActionApply, Source: written.Identity(), Target: translate.Target{Cluster: "cluster", Identity: written.Identity()}, Disposition: routing.Apply, Rule: "standalone"},
+				{Class: contract.ClassUserWorkload, Action: contract.ActionApply, Source: written.Identity(), Target: plans.Target{Cluster: "cluster", Identity: written.Identity()}, Disposition: routing.Apply, Rule: "standalone"},
 			},
 		},
 	}
@@ -185,7 +186,7 @@ func TestRecoveredDeletes(t *testing.T) {
 			// the same plan, spilled or not.
 			for _, spill := range []bool{false, true} {
 				var settled int
-				p := tc.engine.Planner(func(*translate.Entry) error { settled++; return nil })
+				p := tc.engine.Planner(func(*plans.Entry) error { settled++; return nil })
 				if spill {
 					f, err := os.CreateTemp(t.TempDir(), "spill")
 					if err != nil {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/topolayer/topolayer/internal/translate/internal/yamlnode"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/internal/translate/references"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -87,7 +88,7 @@ func (r *renamer) everyNamespace(src contract.Identity) (contract.Identity, bool
 // rewriteOutsideTable rewrites, with r, the references obj holds outside the kind/field
 // table: the annotations of annotationReferences, and Service DNS names in the data of
 // ConfigMaps and Secrets. obj is in standalone form. Each change is passed to record.
-func (e Engine) rewriteOutsideTable(obj *yaml.RNode, r *renamer, record func([]Change)) error {
+func (e Engine) rewriteOutsideTable(obj *yaml.RNode, r *renamer, record func([]plans.Change)) error {
 	gv, _ := schema.ParseGroupVersion(obj.GetApiVersion())
 	gk := schema.GroupKind{Group: gv.Group, Kind: obj.GetKind()}
 	if gk != kindService && gk != kindSecret && gk != kindConfigMap {
@@ -107,14 +108,14 @@ func (e Engine) rewriteOutsideTable(obj *yaml.RNode, r *renamer, record func([]C
 		if err := obj.PipeE(yaml.SetAnnotation(a.Annotation, renamed.Name)); err != nil {
 			return fmt.Errorf("rewrite annotation %s: %w", a.Annotation, err)
 		}
-		record([]Change{{Path: yamlnode.Pointer([]string{"metadata", "annotations", a.Annotation}), From: name, To: renamed.Name, By: ByAnnotationReferences, Kind: ChangeReference}})
+		record([]plans.Change{{Path: yamlnode.Pointer([]string{"metadata", "annotations", a.Annotation}), From: name, To: renamed.Name, By: ByAnnotationReferences, Kind: plans.ChangeReference}})
 	}
 	if gk == kindService {
 		return nil
 	}
 	// Changes are recorded per key, as the JSON value of the key (base64 in a Secret's data).
 	return rewriteDataRecorded(obj, gk == kindSecret, r.rewriteServiceDNS, func(path []string, from, to string) {
-		record([]Change{{Path: yamlnode.Pointer(path), From: from, To: to, By: ByPayloadServiceDNS, Kind: ChangeReference}})
+		record([]plans.Change{{Path: yamlnode.Pointer(path), From: from, To: to, By: ByPayloadServiceDNS, Kind: plans.ChangeReference}})
 	})
 }
 

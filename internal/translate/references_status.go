@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/topolayer/topolayer/internal/translate/internal/yamlnode"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -157,7 +158,7 @@ func setStatusEntry(n *yaml.Node, id contract.Identity) error {
 // stays as it is: the simulated namespace keeps its standalone name in what the operator
 // reports. Entries naming objects of other clusters are left as they are. obj is in
 // standalone form; each change is passed to record.
-func (e Engine) rewriteStatusReferences(obj *yaml.RNode, r *renamer, record func([]Change)) error {
+func (e Engine) rewriteStatusReferences(obj *yaml.RNode, r *renamer, record func([]plans.Change)) error {
 	gv, _ := schema.ParseGroupVersion(obj.GetApiVersion())
 	lists := statusLists(obj, schema.GroupKind{Group: gv.Group, Kind: obj.GetKind()})
 	for _, path := range slices.Sorted(maps.Keys(lists)) {
@@ -174,12 +175,12 @@ func (e Engine) rewriteStatusReferences(obj *yaml.RNode, r *renamer, record func
 				return fmt.Errorf("%s/%d: %w", path, i, err)
 			}
 			// One change per field, as diffNodes records the reference table's.
-			var changes []Change
+			var changes []plans.Change
 			for _, f := range [][3]string{{"group", s.id.Group, target.Group}, {"name", s.id.Name, target.Name}, {"namespace", s.id.Namespace, target.Namespace}, {"resource", s.id.Resource, target.Resource}} {
 				if f[1] == f[2] {
 					continue
 				}
-				c := Change{Path: path + "/" + strconv.Itoa(i) + "/" + f[0], By: ByStatusReferences, Kind: ChangeReference}
+				c := plans.Change{Path: path + "/" + strconv.Itoa(i) + "/" + f[0], By: ByStatusReferences, Kind: plans.ChangeReference}
 				if f[1] != "" || f[0] != "namespace" {
 					c.From = f[1]
 				}

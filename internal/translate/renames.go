@@ -11,6 +11,7 @@ import (
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/translate/internal/yamlnode"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/internal/translate/references"
 	"github.com/topolayer/topolayer/routing"
 )
@@ -106,7 +107,7 @@ func (r *renamer) warn(msg string) {
 
 // rewriteInvolvedObject renames an event's references with the engine's renamer, and
 // returns the changes it made.
-func rewriteInvolvedObject(obj *yaml.RNode, r *renamer, eventNamespace string) ([]Change, error) {
+func rewriteInvolvedObject(obj *yaml.RNode, r *renamer, eventNamespace string) ([]plans.Change, error) {
 	return rewriteEventReferences(obj, r.engine.Discovery, func(gk schema.GroupKind, namespace, name string) (contract.Identity, bool) {
 		target, _, ok := r.resolve(gk, namespace, name)
 		return target, ok
@@ -123,8 +124,8 @@ var eventReferenceFields = []string{"involvedObject", "regarding", "related"}
 // resolved by its kind when one group of discovery has it. The API server requires
 // involvedObject.namespace to be the event's own namespace, so a namespaced reference that
 // cannot be resolved still follows the event into eventNamespace.
-func rewriteEventReferences(obj *yaml.RNode, discovery *contract.Discovery, resolve func(gk schema.GroupKind, namespace, name string) (contract.Identity, bool), eventNamespace string) ([]Change, error) {
-	var changes []Change
+func rewriteEventReferences(obj *yaml.RNode, discovery *contract.Discovery, resolve func(gk schema.GroupKind, namespace, name string) (contract.Identity, bool), eventNamespace string) ([]plans.Change, error) {
+	var changes []plans.Change
 	root := obj.YNode()
 	var fields []string // in the object's order, as a diff walks them
 	if root.Kind == yaml.MappingNode {
@@ -161,11 +162,11 @@ func rewriteEventReferences(obj *yaml.RNode, discovery *contract.Discovery, reso
 			set["namespace"] = eventNamespace
 		}
 		m := ref.Value.YNode()
-		made := map[string]Change{}
+		made := map[string]plans.Change{}
 		for _, k := range slices.Sorted(maps.Keys(set)) {
 			old, v := yamlnode.MappingValueIn(m, k), yaml.NewStringRNode(set[k]).YNode()
 			if !yamlnode.Equal(old, v) {
-				made[k] = Change{Path: yamlnode.Pointer([]string{field, k}), From: yamlnode.Value(old), To: set[k]}
+				made[k] = plans.Change{Path: yamlnode.Pointer([]string{field, k}), From: yamlnode.Value(old), To: set[k]}
 			}
 			if err := yamlnode.SetString(ref.Value, v, k); err != nil {
 				return nil, err

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/topolayer/topolayer/internal/translate/internal/yamlnode"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/internal/translate/policy"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -134,8 +135,8 @@ func (e Engine) serviceAccountTokens(works []*work, written map[objectKey]bool) 
 			continue
 		}
 		w.entry.Mutation.Body, w.entry.Mutation.Object = nil, nil // written from the final object
-		w.entry.Changes = append(w.entry.Changes, Change{Path: yamlnode.Pointer([]string{"metadata", "annotations", AnnotationServiceAccountName}),
-			From: name, To: target.Name, By: policy.RuleServiceAccountToken, Kind: ChangeReference, Detail: "the operator's own service account, renamed"})
+		w.entry.Changes = append(w.entry.Changes, plans.Change{Path: yamlnode.Pointer([]string{"metadata", "annotations", AnnotationServiceAccountName}),
+			From: name, To: target.Name, By: policy.RuleServiceAccountToken, Kind: plans.ChangeReference, Detail: "the operator's own service account, renamed"})
 	}
 }
 

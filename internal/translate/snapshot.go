@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/topolayer/topolayer/internal/translate/internal/yamlnode"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -58,12 +59,12 @@ func (s *snapshot) release() {
 
 // diff returns the changes of a step, as diffNodes does, from before (what before returned)
 // to obj: none, without a diff, when obj is still identical to it.
-func (s *snapshot) diff(before, obj *yaml.Node, by, kind string) []Change {
+func (s *snapshot) diff(before, obj *yaml.Node, by, kind string) []plans.Change {
 	if yamlnode.Identical(before, obj) {
 		return nil
 	}
 	s.synced = false
-	return diffNodes(before, obj, by, kind)
+	return plans.Diff(before, obj, by, kind)
 }
 
 // arenas are the node arenas of the snapshots no rewrite uses at the moment.

@@ -2,12 +2,12 @@ package translate
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 )
 
 // Spill holds, out of memory, the plan.json form of the entries a Planner settles while it
@@ -30,9 +30,6 @@ type spilled struct {
 	n     int
 }
 
-// entryJSON is an entry's form in plan.json (WritePlanJSON).
-func entryJSON(e *Entry) ([]byte, error) { return json.MarshalIndent(e, "    ", "  ") }
-
 // planOrder orders entries as the source directory does: by class, then by path.
 func planOrder(classA contract.Class, pathA string, classB contract.Class, pathB string) int {
 	if c := cmp.Compare(slices.Index(contract.Classes(), classA), slices.Index(contract.Classes(), classB)); c != 0 {
@@ -44,14 +41,14 @@ func planOrder(classA contract.Class, pathA string, classB contract.Class, pathB
 // spillWork writes a settled entry's plan.json form to the spill and forgets the work: the
 // plan keeps its place and summary only.
 func (p *Planner) spillWork(w *work) {
-	js, err := entryJSON(&w.entry)
+	js, err := plans.EntryJSON(&w.entry)
 	if err != nil {
 		p.err = fmt.Errorf("%s: plan entry: %w", w.entry.SourcePath, err)
 		return
 	}
 	p.spilled = append(p.spilled, spilled{class: w.m.Class, path: w.m.Path, off: p.spillOff + int64(len(p.spillBuf)), n: len(js)})
 	p.spillBuf = append(p.spillBuf, js...)
-	p.spillSummary.add(w.entry.Disposition)
+	p.spillSummary.Add(w.entry.Disposition)
 	if len(p.spillBuf) >= spillBuffer {
 		p.flushSpill()
 	}

@@ -3,6 +3,7 @@ package translate
 import (
 	"sync"
 
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/internal/translate/policy"
 	"github.com/topolayer/topolayer/internal/translate/transform"
 
@@ -26,7 +27,7 @@ type Stage interface {
 	Name() string
 	// Rewrite changes c.Object() and returns its changes; none when the stage does not apply
 	// to the entry.
-	Rewrite(c *StageContext) ([]Change, error)
+	Rewrite(c *StageContext) ([]plans.Change, error)
 }
 
 // BodyStage is a Stage that changes objects whatever their placement (recorded source
@@ -56,7 +57,7 @@ type StageContext struct {
 	sourced bool
 	// scratch is the buffer Scratch hands out, reused from stage to stage and rewrite to
 	// rewrite.
-	scratch []Change
+	scratch []plans.Change
 }
 
 // stageContexts are the contexts no rewrite uses at the moment: a rewrite allocates none.
@@ -64,7 +65,7 @@ var stageContexts = sync.Pool{New: func() any { return &StageContext{} }}
 
 // Entry returns the entry being rewritten: its source and target identities, the rule that
 // placed it, the changes and warnings so far. A stage reads it; Warn adds to its warnings.
-func (c *StageContext) Entry() *Entry { return &c.w.entry }
+func (c *StageContext) Entry() *plans.Entry { return &c.w.entry }
 
 // Object returns the object as the stages before this one left it. A stage changes it only
 // inside Edit or Diff.
@@ -85,7 +86,7 @@ func (c *StageContext) Source() transform.Context {
 
 // Scratch returns an empty slice a stage may build the changes it returns in: the engine
 // copies them into the entry before the next stage, which gets the same buffer.
-func (c *StageContext) Scratch() []Change { return c.scratch[:0] }
+func (c *StageContext) Scratch() []plans.Change { return c.scratch[:0] }
 
 // Names returns the topology's name mapper.
 func (c *StageContext) Names() namespaces.Mapper { return c.engine.Names }
@@ -123,7 +124,7 @@ func (c *StageContext) Edit(edit func(obj *yaml.RNode) error) error {
 // Diff runs edit, which changes the object or returns the one that replaces it, and returns
 // the changes it made, found by comparing the object before and after, attributed to by as
 // changes of kind.
-func (c *StageContext) Diff(by, kind string, edit func(obj *yaml.RNode) (*yaml.RNode, error)) ([]Change, error) {
+func (c *StageContext) Diff(by, kind string, edit func(obj *yaml.RNode) (*yaml.RNode, error)) ([]plans.Change, error) {
 	before := c.snap.before(c.obj.YNode())
 	out, err := edit(c.obj)
 	if err != nil {
@@ -187,7 +188,7 @@ func (e *Engine) rewriteBody(w *work, places *placements) (*yaml.RNode, error) {
 	if w.entry.Changes == nil && e.composed.records {
 		// The identity, the source annotations and the operator label are most of an
 		// object's changes.
-		w.entry.Changes = make([]Change, 0, 10)
+		w.entry.Changes = make([]plans.Change, 0, 10)
 	}
 	c.renamer = &renamer{engine: *e, from: w.entry.Target.Cluster, referrer: w.entry.Source}
 	if places != nil {

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/internal/translate/podsecurity"
 	"github.com/topolayer/topolayer/internal/translate/podspec"
 	"github.com/topolayer/topolayer/internal/translate/policy"
@@ -60,10 +61,10 @@ type FollowStatusReferences struct{}
 func (FollowStatusReferences) Name() string { return ByStatusReferences }
 
 // Rewrite implements Stage.
-func (FollowStatusReferences) Rewrite(c *StageContext) ([]Change, error) {
+func (FollowStatusReferences) Rewrite(c *StageContext) ([]plans.Change, error) {
 	changes := c.Scratch()
 	err := c.Edit(func(obj *yaml.RNode) error {
-		return c.engine.rewriteStatusReferences(obj, c.renamer, func(cs []Change) { changes = append(changes, cs...) })
+		return c.engine.rewriteStatusReferences(obj, c.renamer, func(cs []plans.Change) { changes = append(changes, cs...) })
 	})
 	if err != nil {
 		return nil, fmt.Errorf("rewrite status references: %w", err)
@@ -77,15 +78,15 @@ func (FollowStatusReferences) Rewrite(c *StageContext) ([]Change, error) {
 type FollowTableReferences struct{}
 
 // Name implements Stage.
-func (FollowTableReferences) Name() string { return ByReferenceTable }
+func (FollowTableReferences) Name() string { return plans.ByReferenceTable }
 
 // Rewrite implements Stage.
-func (FollowTableReferences) Rewrite(c *StageContext) ([]Change, error) {
+func (FollowTableReferences) Rewrite(c *StageContext) ([]plans.Change, error) {
 	if c.Status() || !references.HasReferrers(c.obj.GetKind()) {
 		return nil, nil
 	}
 	var changed []string
-	changes, err := c.Diff(ByReferenceTable, ChangeReference, func(obj *yaml.RNode) (*yaml.RNode, error) {
+	changes, err := c.Diff(plans.ByReferenceTable, plans.ChangeReference, func(obj *yaml.RNode) (*yaml.RNode, error) {
 		var err error
 		changed, _, err = references.RewriteReferences(obj, c.renamer)
 		return nil, err
@@ -108,13 +109,13 @@ type FollowOutsideReferences struct{}
 func (FollowOutsideReferences) Name() string { return "outside-references" }
 
 // Rewrite implements Stage.
-func (FollowOutsideReferences) Rewrite(c *StageContext) ([]Change, error) {
+func (FollowOutsideReferences) Rewrite(c *StageContext) ([]plans.Change, error) {
 	if c.Status() {
 		return nil, nil
 	}
 	changes := c.Scratch()
 	err := c.Edit(func(obj *yaml.RNode) error {
-		return c.engine.rewriteOutsideTable(obj, c.renamer, func(cs []Change) { changes = append(changes, cs...) })
+		return c.engine.rewriteOutsideTable(obj, c.renamer, func(cs []plans.Change) { changes = append(changes, cs...) })
 	})
 	if err != nil {
 		return nil, err
@@ -133,13 +134,13 @@ type ScopeSelectors struct{}
 func (ScopeSelectors) Name() string { return RuleSelectorScope }
 
 // Rewrite implements Stage.
-func (ScopeSelectors) Rewrite(c *StageContext) ([]Change, error) {
+func (ScopeSelectors) Rewrite(c *StageContext) ([]plans.Change, error) {
 	e, src := c.engine, c.w.entry.Source
 	if c.Status() || !e.scopes(c.w.entry.Target.Cluster, src, c.w.entry.Target.Identity) || !scopable(src.Group, src.Resource) && !podspec.MayHold(podsecurity.GroupKindOf(c.obj)) {
 		return nil, nil
 	}
 	s := &scoper{ns: src.Namespace, hcp: e.HCPNamespace, operator: e.Operator, simulated: func(ns string) bool { return e.simulatesNamespace(c.renamer, ns) }}
-	changes, err := c.Diff(RuleSelectorScope, ChangeTransformed, func(obj *yaml.RNode) (*yaml.RNode, error) {
+	changes, err := c.Diff(RuleSelectorScope, plans.ChangeTransformed, func(obj *yaml.RNode) (*yaml.RNode, error) {
 		return nil, s.scope(obj, src.Group, src.Resource)
 	})
 	if err != nil {
@@ -156,14 +157,14 @@ func (ScopeSelectors) Rewrite(c *StageContext) ([]Change, error) {
 type FollowEventReferences struct{}
 
 // Name implements Stage.
-func (FollowEventReferences) Name() string { return ByEventInvolvedObject }
+func (FollowEventReferences) Name() string { return plans.ByEventInvolvedObject }
 
 // Rewrite implements Stage.
-func (FollowEventReferences) Rewrite(c *StageContext) ([]Change, error) {
+func (FollowEventReferences) Rewrite(c *StageContext) ([]plans.Change, error) {
 	if c.Status() || !c.w.entry.Source.IsEvent() {
 		return nil, nil
 	}
-	var changes []Change
+	var changes []plans.Change
 	err := c.Edit(func(obj *yaml.RNode) error {
 		var err error
 		changes, err = rewriteInvolvedObject(obj, c.renamer, c.w.entry.Target.Identity.Namespace)
@@ -174,7 +175,7 @@ func (FollowEventReferences) Rewrite(c *StageContext) ([]Change, error) {
 		return nil, fmt.Errorf("rewrite involvedObject: %w", err)
 	}
 	for i := range changes {
-		changes[i].By, changes[i].Kind = ByEventInvolvedObject, ChangeReference
+		changes[i].By, changes[i].Kind = plans.ByEventInvolvedObject, plans.ChangeReference
 	}
 	return changes, nil
 }
@@ -184,11 +185,11 @@ func (FollowEventReferences) Rewrite(c *StageContext) ([]Change, error) {
 type SetIdentity struct{}
 
 // Name implements Stage.
-func (SetIdentity) Name() string { return ByNamespaces }
+func (SetIdentity) Name() string { return plans.ByNamespaces }
 
 // Rewrite implements Stage.
-func (SetIdentity) Rewrite(c *StageContext) ([]Change, error) {
-	var changes []Change
+func (SetIdentity) Rewrite(c *StageContext) ([]plans.Change, error) {
+	var changes []plans.Change
 	err := c.Edit(func(obj *yaml.RNode) error {
 		var err error
 		changes, err = c.engine.setIdentity(obj, c.w.entry.Source, c.w.entry.Target.Identity, c.w.entry.Rule)
@@ -203,13 +204,13 @@ func (SetIdentity) Rewrite(c *StageContext) ([]Change, error) {
 type RecordSource struct{}
 
 // Name implements Stage.
-func (RecordSource) Name() string { return ByAnnotate }
+func (RecordSource) Name() string { return plans.ByAnnotate }
 
 // ChangesBodies implements BodyStage: every object is annotated.
 func (RecordSource) ChangesBodies() bool { return true }
 
 // Rewrite implements Stage.
-func (RecordSource) Rewrite(c *StageContext) ([]Change, error) {
+func (RecordSource) Rewrite(c *StageContext) ([]plans.Change, error) {
 	if c.Status() {
 		return nil, nil
 	}
@@ -226,7 +227,7 @@ func (RecordSource) Rewrite(c *StageContext) ([]Change, error) {
 			if err := yamlnode.SetMetadataString(obj, field, k, v); err != nil {
 				return err
 			}
-			changes = append(changes, Change{Path: "/metadata/" + field + "/" + yamlnode.PointerEscape(k), From: from, To: v, By: ByAnnotate, Kind: ChangeRecorded, Detail: detailRecorded})
+			changes = append(changes, plans.Change{Path: "/metadata/" + field + "/" + yamlnode.PointerEscape(k), From: from, To: v, By: plans.ByAnnotate, Kind: plans.ChangeRecorded, Detail: detailRecorded})
 			return nil
 		}
 		annotations := namespaces.SourceAnnotations(c.w.entry.Source)
@@ -251,11 +252,11 @@ type DisableToken struct{}
 func (DisableToken) Name() string { return RuleGuestIdentity + "/disable-token" }
 
 // Rewrite implements Stage.
-func (DisableToken) Rewrite(c *StageContext) ([]Change, error) {
+func (DisableToken) Rewrite(c *StageContext) ([]plans.Change, error) {
 	if !c.w.tokenless || c.Status() {
 		return nil, nil
 	}
-	changes, err := c.Diff(RuleGuestIdentity, ChangeTransformed, func(obj *yaml.RNode) (*yaml.RNode, error) {
+	changes, err := c.Diff(RuleGuestIdentity, plans.ChangeTransformed, func(obj *yaml.RNode) (*yaml.RNode, error) {
 		return nil, disableToken(obj)
 	})
 	if err != nil {
@@ -273,7 +274,7 @@ type MountGuestKubeconfig struct{}
 func (MountGuestKubeconfig) Name() string { return RuleGuestIdentity + "/mount-kubeconfig" }
 
 // Rewrite implements Stage.
-func (MountGuestKubeconfig) Rewrite(c *StageContext) ([]Change, error) {
+func (MountGuestKubeconfig) Rewrite(c *StageContext) ([]plans.Change, error) {
 	g := c.w.guestSA
 	if g == nil || c.Status() {
 		return nil, nil
@@ -289,7 +290,7 @@ func (MountGuestKubeconfig) Rewrite(c *StageContext) ([]Change, error) {
 		}
 		f.WithoutSecrets = d.targets // shared by the namespace's workloads: read only
 	}
-	return c.Diff(RuleGuestIdentity, ChangeTransformed, func(obj *yaml.RNode) (*yaml.RNode, error) {
+	return c.Diff(RuleGuestIdentity, plans.ChangeTransformed, func(obj *yaml.RNode) (*yaml.RNode, error) {
 		sites, err := podspec.FindNode(podsecurity.GroupKindOf(obj), obj.YNode())
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", RuleGuestIdentity, err)
@@ -323,7 +324,7 @@ func (t TransformStage) Name() string { return t.Transform.Name }
 func (TransformStage) ChangesBodies() bool { return true }
 
 // Rewrite implements Stage.
-func (s TransformStage) Rewrite(c *StageContext) ([]Change, error) {
+func (s TransformStage) Rewrite(c *StageContext) ([]plans.Change, error) {
 	t := &s.Transform
 	if c.Status() || t.Match.Resource != "" && t.Match.Resource != c.w.entry.Source.Resource {
 		return nil, nil // most of the profile's transforms are for one kind of workload
@@ -339,7 +340,7 @@ func (s TransformStage) Rewrite(c *StageContext) ([]Change, error) {
 	// A filter that keeps to some keys of one mapping of this object is diffed there; any
 	// other against the snapshot of the whole object.
 	if scope, ok := scopeOf(f, c.obj.YNode()); ok {
-		var changes []Change
+		var changes []plans.Change
 		_ = c.Edit(func(obj *yaml.RNode) error {
 			scope.edit()
 			changes = scope.changes(obj.YNode(), t.Name)
@@ -348,7 +349,7 @@ func (s TransformStage) Rewrite(c *StageContext) ([]Change, error) {
 		c.w.entry.Transforms = append(c.w.entry.Transforms, t.Name)
 		return changes, nil
 	}
-	changes, err := c.Diff(t.Name, ChangeTransformed, func(obj *yaml.RNode) (*yaml.RNode, error) {
+	changes, err := c.Diff(t.Name, plans.ChangeTransformed, func(obj *yaml.RNode) (*yaml.RNode, error) {
 		out, err := f.Filter([]*yaml.RNode{obj})
 		if err != nil {
 			return nil, err

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/topolayer/topolayer/internal/translate/internal/yamlnode"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -161,6 +162,6 @@ func (e Engine) dropStandaloneNode(w *work) bool {
 		return false
 	}
 	w.entry.Disposition, w.entry.Rule, w.entry.Reason = routing.Dropped, RuleDropStandaloneNode, why
-	w.entry.Target = Target{}
+	w.entry.Target = plans.Target{}
 	return true
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/routing"
 )
 
@@ -34,12 +35,12 @@ func TestSupplement(t *testing.T) {
 		wantDeclaredBy string
 	}{
 		{"declared by the operator", secret(contract.ClassManagement, "session"), supplement, routing.Apply, "standalone", contract.ClassManagement, ""},
-		{"Unspecified, declared by the supplement: placed in its class", secret(contract.ClassUnspecified, "idp-0"), supplement, routing.Apply, "standalone", contract.ClassManagement, translate.DeclaredBySupplement},
-		{"in a class folder, declared by the supplement only", secret(contract.ClassManagement, "idp-0"), supplement, routing.Apply, "standalone", contract.ClassManagement, translate.DeclaredBySupplement},
+		{"Unspecified, declared by the supplement: placed in its class", secret(contract.ClassUnspecified, "idp-0"), supplement, routing.Apply, "standalone", contract.ClassManagement, plans.DeclaredBySupplement},
+		{"in a class folder, declared by the supplement only", secret(contract.ClassManagement, "idp-0"), supplement, routing.Apply, "standalone", contract.ClassManagement, plans.DeclaredBySupplement},
 		{"Unspecified, no supplement", secret(contract.ClassUnspecified, "idp-0"), nil, routing.Rejected, translate.RuleUnspecified, contract.ClassUnspecified, ""},
 		{"Unspecified, declared by nobody", secret(contract.ClassUnspecified, "idp-1"), supplement, routing.Rejected, translate.RuleUnspecified, contract.ClassUnspecified, ""},
 		{"in a class folder, declared by nobody", secret(contract.ClassManagement, "idp-1"), supplement, routing.Rejected, translate.RuleDeclaredOutputs, contract.ClassManagement, ""},
-		{"Unspecified, a member of a family the supplement declares by pattern", secret(contract.ClassUnspecified, "idp-12-file-data"), family, routing.Apply, "standalone", contract.ClassManagement, translate.DeclaredBySupplement},
+		{"Unspecified, a member of a family the supplement declares by pattern", secret(contract.ClassUnspecified, "idp-12-file-data"), family, routing.Apply, "standalone", contract.ClassManagement, plans.DeclaredBySupplement},
 		{"Unspecified, outside the family's pattern", secret(contract.ClassUnspecified, "idp-1-client-secret"), family, routing.Rejected, translate.RuleUnspecified, contract.ClassUnspecified, ""},
 	}
 	for _, tc := range tests {

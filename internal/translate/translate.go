@@ -12,6 +12,7 @@ import (
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/translate/internal/yamlnode"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/internal/translate/policy"
 	"github.com/topolayer/topolayer/internal/translate/transform"
 	"github.com/topolayer/topolayer/namespaces"
@@ -80,7 +81,7 @@ type Engine struct {
 // cluster, identities and bodies unchanged.
 func Standalone(operator string, declared *contract.OutputResources) Engine {
 	return Engine{
-		Topology: TopologyStandalone,
+		Topology: plans.TopologyStandalone,
 		Operator: operator,
 		Router:   routing.Standalone(),
 		Names:    namespaces.Identity{},
@@ -91,7 +92,7 @@ func Standalone(operator string, declared *contract.OutputResources) Engine {
 // work is one mutation on its way through the engine.
 type work struct {
 	m     *contract.Mutation
-	entry Entry
+	entry plans.Entry
 	// src is the object of an object-bearing action as the operator wrote it (the reader's
 	// parse, shared: never changed); nil for patches and deletes.
 	src *unstructured.Unstructured
@@ -121,7 +122,7 @@ type work struct {
 // Plan translates every mutation of out, and the Deletes recovered from its
 // controller-results.yaml (RuleRecoveredDelete). Mutations that may not be written are
 // rejected entries, not errors; check Plan.Rejected before applying.
-func (e Engine) Plan(out *contract.OutputDir) *Plan {
+func (e Engine) Plan(out *contract.OutputDir) *plans.Plan {
 	p := e.Planner(nil)
 	// Without a settled function, Add only places: each mutation is placed on its own, on
 	// every core.
@@ -181,9 +182,9 @@ func (e Engine) guestNamespaces(works []*work) []*work {
 		// Create, as the operator's own client would: where the namespace exists already
 		// (the guest's installer made it), it is left as it is.
 		m.Metadata.Action, m.Metadata.FieldManager, m.Metadata.PatchType = contract.ActionCreate, "", ""
-		out = append(out, &work{m: &m, src: from.src, obj: from.obj, entry: Entry{
+		out = append(out, &work{m: &m, src: from.src, obj: from.obj, entry: plans.Entry{
 			Operator: e.Operator, Class: m.Class, Action: m.Metadata.Action, Source: from.entry.Source,
-			Target:      Target{Cluster: routing.ClusterGuest, Identity: from.entry.Source},
+			Target:      plans.Target{Cluster: routing.ClusterGuest, Identity: from.entry.Source},
 			Disposition: routing.Apply, Rule: RuleGuestNamespace,
 			Reason:     fmt.Sprintf("%s is absorbed on the management cluster, but %s lives in it on the guest", ns, w.entry.Source.String()),
 			Transforms: []string{}, Warnings: []string{}, SourcePath: from.m.Path,
@@ -216,13 +217,13 @@ func bareNamespace(name string) *work {
 	m := &contract.Mutation{Class: contract.ClassManagement, Object: src}
 	m.Metadata.Action = contract.ActionCreate
 	m.Metadata.SetIdentity(id)
-	return &work{m: m, src: src, entry: Entry{Source: id}}
+	return &work{m: m, src: src, entry: plans.Entry{Source: id}}
 }
 
 // place decides a mutation's disposition, target cluster and target identity.
 func (e Engine) place(m *contract.Mutation) *work {
 	src := m.Identity()
-	w := &work{m: m, entry: Entry{
+	w := &work{m: m, entry: plans.Entry{
 		Operator: e.Operator, Class: m.Class, Action: m.Metadata.Action, Source: src,
 		Transforms: []string{}, Warnings: []string{}, SourcePath: m.Path,
 	}}
@@ -242,13 +243,13 @@ func (e Engine) place(m *contract.Mutation) *work {
 		if len(classes) == 0 {
 			return w.reject(RuleUnspecified, "the operator wrote it under Unspecified: it matched no declared output resource (operators[].supplements.outputs can declare it)")
 		}
-		w.entry.Class, w.entry.DeclaredBy = classes[0], DeclaredBySupplement
+		w.entry.Class, w.entry.DeclaredBy = classes[0], plans.DeclaredBySupplement
 	}
 	switch class := w.entry.Class; {
 	case w.entry.DeclaredBy != "":
 	case e.Declared == nil || e.Declared.ForClass(class).Matches(src):
 	case e.Supplement != nil && e.Supplement.ForClass(class).Matches(src):
-		w.entry.DeclaredBy = DeclaredBySupplement
+		w.entry.DeclaredBy = plans.DeclaredBySupplement
 	case e.Policy != nil && policy.IsPrivileged(src.GroupResource()):
 		return w.reject(policy.RulePrivilegedObject, fmt.Sprintf("%s is privileged (it changes what the API server serves or admits) and not declared in the %s output-resources", src, class))
 	default:
@@ -271,7 +272,7 @@ func (e Engine) place(m *contract.Mutation) *work {
 
 func (w *work) reject(rule, reason string) *work {
 	w.entry.Disposition, w.entry.Rule, w.entry.Reason = routing.Rejected, rule, reason
-	w.entry.Target = Target{}
+	w.entry.Target = plans.Target{}
 	w.entry.Mutation = nil
 	w.entry.Object = nil
 	w.entry.Changes = nil
@@ -448,12 +449,12 @@ func scopeOf(f kio.Filter, obj *yaml.Node) (filterScope, bool) {
 // changes returns the changes the filter made in obj: a diff of the scope's keys before and
 // after, which lists them as a diff of the whole object does (the mapping's keys in their
 // order, then those it gained).
-func (s filterScope) changes(obj *yaml.Node, by string) []Change {
+func (s filterScope) changes(obj *yaml.Node, by string) []plans.Change {
 	after, _ := yamlnode.LookupNode(obj, s.path...)
 	if after != nil && after.Kind != yaml.MappingNode {
 		after = nil
 	}
-	return diffNodesAt(s.path, s.before, scopedKeys(after, s.keys), by, ChangeTransformed)
+	return plans.DiffAt(s.path, s.before, scopedKeys(after, s.keys), by, plans.ChangeTransformed)
 }
 
 // scopedKeys returns a mapping of the pairs of m whose key is one of keys, in m's order; nil
@@ -474,8 +475,8 @@ func scopedKeys(m *yaml.Node, keys []string) *yaml.Node {
 // setIdentity writes the target identity into the body: apiVersion (a shadow group), kind (a
 // ClusterRole that became a Role), namespace and name, and the namespace of a pod template.
 // It returns the changes it made; rule is the routing rule that placed the object.
-func (e Engine) setIdentity(obj *yaml.RNode, src, target contract.Identity, rule string) ([]Change, error) {
-	var changes []Change
+func (e Engine) setIdentity(obj *yaml.RNode, src, target contract.Identity, rule string) ([]plans.Change, error) {
+	var changes []plans.Change
 	set := func(path []string, to string, kind, by, detail string, write func() error) error {
 		var from any
 		if old, ok := yamlnode.StringAt(obj, path...); ok {
@@ -487,16 +488,16 @@ func (e Engine) setIdentity(obj *yaml.RNode, src, target contract.Identity, rule
 		if err := write(); err != nil {
 			return err
 		}
-		changes = append(changes, Change{Path: yamlnode.Pointer(path), From: from, To: to, By: by, Kind: kind, Detail: detail})
+		changes = append(changes, plans.Change{Path: yamlnode.Pointer(path), From: from, To: to, By: by, Kind: kind, Detail: detail})
 		return nil
 	}
 	if target.Group != src.Group {
 		gv := schema.GroupVersion{Group: target.Group, Version: target.Version}.String()
-		kind := ChangeConverted
+		kind := plans.ChangeConverted
 		if orig, ok := namespaces.IsShadowGroup(target.Group); ok && orig == src.Group {
-			kind = ChangeShadowed
+			kind = plans.ChangeShadowed
 		}
-		if err := set([]string{"apiVersion"}, gv, kind, ByNamespaces, src.Group+" -> "+target.Group, func() error {
+		if err := set([]string{"apiVersion"}, gv, kind, plans.ByNamespaces, src.Group+" -> "+target.Group, func() error {
 			return yamlnode.SetString(obj, yaml.NewStringRNode(gv).YNode(), "apiVersion")
 		}); err != nil {
 			return nil, err
@@ -507,14 +508,14 @@ func (e Engine) setIdentity(obj *yaml.RNode, src, target contract.Identity, rule
 		if !ok {
 			return nil, fmt.Errorf("no kind known for %s", target.GroupVersionResource())
 		}
-		if err := set([]string{"kind"}, kind, ChangeConverted, rule, src.Resource+" -> "+target.Resource, func() error {
+		if err := set([]string{"kind"}, kind, plans.ChangeConverted, rule, src.Resource+" -> "+target.Resource, func() error {
 			return yamlnode.SetString(obj, yaml.NewStringRNode(kind).YNode(), "kind")
 		}); err != nil {
 			return nil, err
 		}
 	}
 	if target.Namespace != src.Namespace {
-		if err := set([]string{"metadata", "namespace"}, target.Namespace, ChangeRenamed, ByNamespaces, detailRenamed, func() error {
+		if err := set([]string{"metadata", "namespace"}, target.Namespace, plans.ChangeRenamed, plans.ByNamespaces, detailRenamed, func() error {
 			if target.Namespace == "" {
 				return obj.SetNamespace("")
 			}
@@ -534,7 +535,7 @@ func (e Engine) setIdentity(obj *yaml.RNode, src, target contract.Identity, rule
 			}
 			meta, err := yamlnode.Lookup(obj, metaPath...)
 			if err == nil && meta != nil && meta.Field("namespace") != nil {
-				if err := set(append(metaPath, "namespace"), target.Namespace, ChangeRenamed, ByNamespaces, detailRenamed, func() error {
+				if err := set(append(metaPath, "namespace"), target.Namespace, plans.ChangeRenamed, plans.ByNamespaces, detailRenamed, func() error {
 					return yamlnode.SetString(meta, yaml.NewStringRNode(target.Namespace).YNode(), "namespace")
 				}); err != nil {
 					return nil, err
@@ -543,14 +544,14 @@ func (e Engine) setIdentity(obj *yaml.RNode, src, target contract.Identity, rule
 		}
 	}
 	if target.Name != src.Name {
-		if err := set([]string{"metadata", "name"}, target.Name, ChangeRenamed, ByNamespaces, detailRenamed, func() error {
+		if err := set([]string{"metadata", "name"}, target.Name, plans.ChangeRenamed, plans.ByNamespaces, detailRenamed, func() error {
 			return yamlnode.SetString(obj, &yaml.Node{Kind: yaml.ScalarNode, Value: target.Name}, "metadata", "name") // as SetName
 		}); err != nil {
 			return nil, err
 		}
 	}
 	if target.GenerateName != src.GenerateName {
-		if err := set([]string{"metadata", "generateName"}, target.GenerateName, ChangeRenamed, ByNamespaces, detailRenamed, func() error {
+		if err := set([]string{"metadata", "generateName"}, target.GenerateName, plans.ChangeRenamed, plans.ByNamespaces, detailRenamed, func() error {
 			return yamlnode.SetString(obj, yaml.NewStringRNode(target.GenerateName).YNode(), "metadata", "generateName")
 		}); err != nil {
 			return nil, err
@@ -558,3 +559,9 @@ func (e Engine) setIdentity(obj *yaml.RNode, src, target contract.Identity, rule
 	}
 	return changes, nil
 }
+
+// Details of the engine's own changes.
+const (
+	detailRenamed  = "simulated namespace"
+	detailRecorded = "the standalone identity and the operator, for the inverse mapping"
+)

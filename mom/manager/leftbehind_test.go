@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/routing"
 )
 
@@ -17,22 +17,22 @@ func TestLeftBehind(t *testing.T) {
 	secret := func(name string) contract.Identity {
 		return contract.Identity{Version: "v1", Resource: "secrets", Namespace: "openshift-authentication", Name: name}
 	}
-	write := func(action contract.Action, names ...string) *translate.Plan {
-		p := &translate.Plan{}
+	write := func(action contract.Action, names ...string) *plans.Plan {
+		p := &plans.Plan{}
 		for _, n := range names {
-			p.Entries = append(p.Entries, translate.Entry{Action: action, Source: secret(n), Disposition: routing.Apply})
+			p.Entries = append(p.Entries, plans.Entry{Action: action, Source: secret(n), Disposition: routing.Apply})
 		}
 		return p
 	}
-	join := func(a, b *translate.Plan) *translate.Plan {
-		return &translate.Plan{Entries: append(a.Entries, b.Entries...)}
+	join := func(a, b *plans.Plan) *plans.Plan {
+		return &plans.Plan{Entries: append(a.Entries, b.Entries...)}
 	}
 	st := &operatorState{outputs: &contract.OutputResources{ManagementResources: contract.OutputResourceList{ExactResources: []contract.ExactResourceID{{
 		ResourceTypeIdentifier: contract.ResourceTypeIdentifier{Version: "v1", Resource: "secrets"}, Namespace: "openshift-authentication", Name: "idp-*-file-data",
 	}}}}}
 	runs := []struct {
 		name string
-		plan *translate.Plan
+		plan *plans.Plan
 		want []string // objects reported left behind
 	}{
 		{"two providers", write(contract.ActionCreate, "idp-0-file-data", "idp-1-file-data"), nil},

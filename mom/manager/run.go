@@ -25,7 +25,7 @@ import (
 	"github.com/topolayer/topolayer/internal/gather"
 	"github.com/topolayer/topolayer/internal/mom/runner"
 	"github.com/topolayer/topolayer/internal/mom/scheduler"
-	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/routing"
 )
 
@@ -63,7 +63,7 @@ type RunRecord struct {
 	Conflicts          []string `json:"conflicts,omitempty"`
 	// LeftBehind name the objects an earlier run placed for the operator that it no longer
 	// writes while it writes others of their family (a name pattern of its declarations),
-	// and that nothing deletes (translate.Plan.LeftBehind): what it copied was removed.
+	// and that nothing deletes (plans.Plan.LeftBehind): what it copied was removed.
 	LeftBehind []string `json:"leftBehind,omitempty"`
 	Sandbox    string   `json:"sandbox,omitempty"`
 	// NetworkNeeded are the destinations (HOST:PORT, or HOST) a failed run tried to reach
@@ -342,7 +342,7 @@ func (m *Manager) runOnce(ctx context.Context, st *operatorState, conn *connecti
 // it for, which no service-ca operator fills on the management cluster (package serviceca):
 // those the plan wrote and those the operator reads. Its writes are counted as applied and
 // known as the operator's own, like the plan's.
-func (m *Manager) fillServiceCA(ctx context.Context, st *operatorState, in *serviceca.Injector, plan *translate.Plan, inputs []*contract.InputObject, rec *RunRecord) error {
+func (m *Manager) fillServiceCA(ctx context.Context, st *operatorState, in *serviceca.Injector, plan *plans.Plan, inputs []*contract.InputObject, rec *RunRecord) error {
 	filled, err := in.Inject(ctx, m.topo.ServiceCACandidates(plan, st.outputs, inputs))
 	ns := in.Namespace()
 	st.mu.Lock()
@@ -438,10 +438,10 @@ func (m *Manager) remember(st *operatorState, run int64, results []apply.EntryRe
 }
 
 // leftBehind returns the objects that the operator's earlier plans placed and this applied
-// plan leaves behind (translate.Plan.LeftBehind over its declarations and supplements), and
+// plan leaves behind (plans.Plan.LeftBehind over its declarations and supplements), and
 // records what this plan placed and deleted. What earlier plans placed is known since the
 // manager started: a restart forgets it.
-func (st *operatorState) leftBehind(ctx context.Context, plan *translate.Plan) []string {
+func (st *operatorState) leftBehind(ctx context.Context, plan *plans.Plan) []string {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	left := plan.LeftBehind(st.placed, st.outputs)

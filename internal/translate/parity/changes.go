@@ -9,6 +9,7 @@ import (
 
 	"github.com/topolayer/topolayer/internal/translate"
 	"github.com/topolayer/topolayer/internal/translate/internal/yamlnode"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 )
 
 // step is one change the hosted engine recorded, where it is and why.
@@ -25,7 +26,7 @@ var ownerAnnotation = []segment{"metadata", "annotations", translate.AnnotationO
 // predicted hosted body and the steps, each with its cause. No rule is run again: the plan
 // says what changed. When the hosted object is a live one whose ownerReference to the
 // HostedControlPlane the applier set from the owner annotation, the prediction does the same.
-func predict(standalone, hosted map[string]any, entries []translate.Entry) (map[string]any, []step, error) {
+func predict(standalone, hosted map[string]any, entries []plans.Entry) (map[string]any, []step, error) {
 	predicted, err := jsonCopy(standalone)
 	if err != nil {
 		return nil, nil, err
@@ -35,7 +36,7 @@ func predict(standalone, hosted map[string]any, entries []translate.Entry) (map[
 		body = map[string]any{}
 	}
 	entries = slices.Clone(entries)
-	slices.SortStableFunc(entries, func(a, b translate.Entry) int {
+	slices.SortStableFunc(entries, func(a, b plans.Entry) int {
 		return cmp.Compare(foldOrder[a.Action], foldOrder[b.Action])
 	})
 	var steps []step

@@ -1,10 +1,10 @@
 // Package parity compares the standalone and the hosted placement of one operator's
 // outputs, object by object, and attributes every difference to the rule that made it.
 //
-// Both sides are final states: FinalState folds the apply entries of a translate.Plan into
+// Both sides are final states: FinalState folds the apply entries of a plans.Plan into
 // one Object per target object (the state the mutations establish from nothing). Objects
 // are matched by their standalone identity. Each difference between the two objects is
-// attributed with what the hosted engine recorded while it worked (translate.Entry.Changes:
+// attributed with what the hosted engine recorded while it worked (plans.Entry.Changes:
 // references rewritten by the reference table or an event's involvedObject, identity
 // changed by the name mapping, identity annotations recorded, each transform's changes), and
 // with the entry's placement and disposition. Nothing of the engine is run again: the

@@ -16,6 +16,7 @@ import (
 	"github.com/topolayer/topolayer/internal/golden"
 	"github.com/topolayer/topolayer/internal/translate"
 	"github.com/topolayer/topolayer/internal/translate/parity"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/topology"
 )
@@ -60,8 +61,8 @@ spec:
       containers: [{name: web, image: web}]
 `
 
-// plans translates out with the standalone and the hosted configurations.
-func plans(t *testing.T, out *contract.OutputDir) (s, h *translate.Plan, he translate.Engine) {
+// plansOf translates out with the standalone and the hosted configurations.
+func plansOf(t *testing.T, out *contract.OutputDir) (s, h *plans.Plan, he translate.Engine) {
 	t.Helper()
 	scfg, err := config.Parse([]byte(standaloneConfig))
 	se := engineOf(t, scfg, err, "demo-operator", nil)
@@ -92,7 +93,7 @@ func TestCompare(t *testing.T) {
 	tests := map[string]struct {
 		mutations []contract.Mutation
 		// tamper changes the hosted plan before the comparison.
-		tamper func(*translate.Plan)
+		tamper func(*plans.Plan)
 		want   map[string]want // by source object, as Identity.String prints it
 	}{
 		"a namespaced object is renamed into the HCP namespace": {
@@ -143,7 +144,7 @@ func TestCompare(t *testing.T) {
 		"a hosted body that no rule explains": {
 			mutations: []contract.Mutation{mutation(contract.ClassManagement, contract.ActionCreate, "/v1/configmaps", "demo", "settings",
 				`{apiVersion: v1, kind: ConfigMap, metadata: {name: settings, namespace: demo}, data: {k: v}}`)},
-			tamper: func(p *translate.Plan) {
+			tamper: func(p *plans.Plan) {
 				// The hosted object as it will be written, changed behind the engine's back.
 				if err := unstructured.SetNestedField(p.Entries[0].Object.Object, "changed", "data", "k"); err != nil {
 					panic(err)
@@ -154,9 +155,9 @@ func TestCompare(t *testing.T) {
 		},
 		"transforms whose changes are not recorded cannot explain": {
 			mutations: []contract.Mutation{mutation(contract.ClassManagement, contract.ActionCreate, "apps/v1/deployments", "demo", "web", deployment)},
-			tamper: func(p *translate.Plan) {
+			tamper: func(p *plans.Plan) {
 				for i := range p.Entries {
-					p.Entries[i].Changes = slices.DeleteFunc(p.Entries[i].Changes, func(c translate.Change) bool { return c.Kind == translate.ChangeTransformed })
+					p.Entries[i].Changes = slices.DeleteFunc(p.Entries[i].Changes, func(c plans.Change) bool { return c.Kind == plans.ChangeTransformed })
 				}
 			},
 			want: map[string]want{
@@ -170,7 +171,7 @@ func TestCompare(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			s, h, he := plans(t, &contract.OutputDir{Mutations: tc.mutations})
+			s, h, he := plansOf(t, &contract.OutputDir{Mutations: tc.mutations})
 			if tc.tamper != nil {
 				tc.tamper(h)
 			}
@@ -231,16 +232,16 @@ func TestCompareObjectsLive(t *testing.T) {
 			map[string]any{"apiVersion": "hypershift.openshift.io/v1beta1", "kind": "HostedControlPlane", "name": "example", "uid": "1234"},
 		}},
 	}}}
-	entries := []translate.Entry{{
+	entries := []plans.Entry{{
 		Operator: "demo-operator", Class: contract.ClassManagement, Action: contract.ActionCreate, Source: src,
-		Target: translate.Target{Cluster: routing.ClusterManagement, Identity: target}, Disposition: routing.Apply,
+		Target: plans.Target{Cluster: routing.ClusterManagement, Identity: target}, Disposition: routing.Apply,
 		Rule: "hosted/management", Transforms: []string{hosted.ProfileHyperShift + "/owner-reference"},
 		// The changes the engine records on the way (identity, then the owner annotation).
-		Changes: []translate.Change{
-			{Path: "/metadata/namespace", From: "demo", To: "clusters-example", By: translate.ByNamespaces, Kind: translate.ChangeRenamed},
-			{Path: "/metadata/name", From: "settings", To: "demo--settings", By: translate.ByNamespaces, Kind: translate.ChangeRenamed},
+		Changes: []plans.Change{
+			{Path: "/metadata/namespace", From: "demo", To: "clusters-example", By: plans.ByNamespaces, Kind: plans.ChangeRenamed},
+			{Path: "/metadata/name", From: "settings", To: "demo--settings", By: plans.ByNamespaces, Kind: plans.ChangeRenamed},
 			{Path: "/metadata/annotations/" + strings.ReplaceAll(translate.AnnotationOwnerHCP, "/", "~1"), To: "example",
-				By: hosted.ProfileHyperShift + "/owner-reference", Kind: translate.ChangeTransformed},
+				By: hosted.ProfileHyperShift + "/owner-reference", Kind: plans.ChangeTransformed},
 		},
 	}}
 	r, err := parity.CompareObjects(s, h, entries, parity.Options{})
@@ -295,7 +296,7 @@ func TestCompareAttributesSimulatedNamespaces(t *testing.T) {
 		mutation(contract.ClassManagement, contract.ActionUpdateStatus, "config.openshift.io/v1/clusteroperators", "", "demo",
 			`{apiVersion: config.openshift.io/v1, kind: ClusterOperator, metadata: {name: demo}, status: {relatedObjects: [{group: "", resource: services, namespace: demo, name: web}]}}`),
 	}
-	s, h, he := plans(t, &contract.OutputDir{Mutations: ms})
+	s, h, he := plansOf(t, &contract.OutputDir{Mutations: ms})
 	r, err := parity.Compare(s, h, parity.OptionsFor(he))
 	if err != nil {
 		t.Fatal(err)

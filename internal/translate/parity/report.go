@@ -11,6 +11,7 @@ import (
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
 )
@@ -246,7 +247,7 @@ func OptionsFor(e translate.Engine) Options {
 // Compare builds the parity report of two plans of the same output directory: standalone
 // and hosted. Each plan is folded into its final state (see FinalState) and the two are
 // compared with CompareObjects.
-func Compare(standalone, hosted *translate.Plan, opts Options) (*Report, error) {
+func Compare(standalone, hosted *plans.Plan, opts Options) (*Report, error) {
 	s, err := FinalState(standalone)
 	if err != nil {
 		return nil, fmt.Errorf("standalone plan: %w", err)
@@ -265,8 +266,8 @@ func Compare(standalone, hosted *translate.Plan, opts Options) (*Report, error) 
 // come from FinalState or from live clusters (a live object's Source is read from its
 // identity annotations; server-set metadata must be removed first). It returns an error only
 // when an object cannot be processed; unexplained differences are in the report (see Err).
-func CompareObjects(standalone, hosted []Object, entries []translate.Entry, opts Options) (*Report, error) {
-	c := comparer{opts: opts, entries: map[objectKey][]translate.Entry{}}
+func CompareObjects(standalone, hosted []Object, entries []plans.Entry, opts Options) (*Report, error) {
+	c := comparer{opts: opts, entries: map[objectKey][]plans.Entry{}}
 	var keys []objectKey
 	seen := map[objectKey]bool{}
 	addKey := func(k objectKey) {
@@ -316,11 +317,11 @@ func CompareObjects(standalone, hosted []Object, entries []translate.Entry, opts
 
 type comparer struct {
 	opts    Options
-	entries map[objectKey][]translate.Entry
+	entries map[objectKey][]plans.Entry
 }
 
 // object compares one object; nil when neither side has anything to say about it.
-func (c *comparer) object(s, h *Object, entries []translate.Entry) (*ObjectReport, error) {
+func (c *comparer) object(s, h *Object, entries []plans.Entry) (*ObjectReport, error) {
 	o := &ObjectReport{Standalone: s, Hosted: h, Differences: []Difference{}}
 	switch {
 	case s != nil:
@@ -332,7 +333,7 @@ func (c *comparer) object(s, h *Object, entries []translate.Entry) (*ObjectRepor
 	}
 	// A disposition other than apply explains why the hosted side has no object.
 	for _, d := range []routing.Disposition{routing.Rejected, routing.Dropped, routing.Absorbed} {
-		i := slices.IndexFunc(entries, func(e translate.Entry) bool { return e.Disposition == d })
+		i := slices.IndexFunc(entries, func(e plans.Entry) bool { return e.Disposition == d })
 		if i < 0 {
 			continue
 		}
@@ -348,7 +349,7 @@ func (c *comparer) object(s, h *Object, entries []translate.Entry) (*ObjectRepor
 			Aspect: AspectDisposition, Standalone: "written", Hosted: string(d),
 			Causes: []Cause{{Kind: CauseKind(d), By: e.Rule, Detail: detail}},
 		})
-		written := slices.DeleteFunc(slices.Clone(entries), func(e translate.Entry) bool { return e.Disposition != routing.Apply })
+		written := slices.DeleteFunc(slices.Clone(entries), func(e plans.Entry) bool { return e.Disposition != routing.Apply })
 		if d == routing.Absorbed && h != nil && len(written) > 0 {
 			// Absorbed on one cluster and written on another (a namespace the guest needs
 			// too): the written object is compared like any other.
@@ -371,7 +372,7 @@ func (c *comparer) object(s, h *Object, entries []translate.Entry) (*ObjectRepor
 		return nil, nil
 	case h == nil:
 		o.Differences = append(o.Differences, unexplained(AspectDisposition, "", "written", "(absent)", "the hosted side has no such object"))
-	case s == nil && len(entries) > 0 && !slices.ContainsFunc(entries, func(e translate.Entry) bool { return !addedBy(e.Rule) }):
+	case s == nil && len(entries) > 0 && !slices.ContainsFunc(entries, func(e plans.Entry) bool { return !addedBy(e.Rule) }):
 		o.Differences = append(o.Differences, Difference{Aspect: AspectDisposition, Standalone: "(absent)", Hosted: "written",
 			Causes: []Cause{{Kind: CauseAdded, By: entries[0].Rule, Detail: entries[0].Reason}}})
 	case s == nil:
@@ -422,7 +423,7 @@ func outcome(diffs []Difference, fixed Outcome) Outcome {
 }
 
 // compare lists the differences of two written objects.
-func (c *comparer) compare(s, h *Object, entries []translate.Entry) ([]Difference, error) {
+func (c *comparer) compare(s, h *Object, entries []plans.Entry) ([]Difference, error) {
 	var out []Difference
 	rule := rulesOf(entries)
 	if len(entries) == 0 {
@@ -531,7 +532,7 @@ func orNone(s string) string {
 	return s
 }
 
-func rulesOf(entries []translate.Entry) string {
+func rulesOf(entries []plans.Entry) string {
 	var rules []string
 	for _, e := range entries {
 		if !slices.Contains(rules, e.Rule) {

@@ -11,7 +11,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/routing"
 )
 
@@ -56,12 +56,12 @@ var foldOrder = map[contract.Action]int{
 // (no schema offline), JSON patches as such, and Delete removes the object. A patch that
 // cannot be applied is kept, as its body, in PendingPatches. Entries other than apply, and
 // entries without a mutation, are skipped. The result is sorted by cluster and identity.
-func FinalState(p *translate.Plan) ([]Object, error) {
+func FinalState(p *plans.Plan) ([]Object, error) {
 	type key struct {
 		cluster string
 		id      objectKey
 	}
-	groups := map[key][]translate.Entry{}
+	groups := map[key][]plans.Entry{}
 	var order []key
 	for _, e := range p.Entries {
 		if e.Disposition != routing.Apply || e.Mutation == nil {
@@ -76,7 +76,7 @@ func FinalState(p *translate.Plan) ([]Object, error) {
 	out := make([]Object, 0, len(order))
 	for _, k := range order {
 		entries := groups[k]
-		slices.SortStableFunc(entries, func(a, b translate.Entry) int {
+		slices.SortStableFunc(entries, func(a, b plans.Entry) int {
 			return cmp.Compare(foldOrder[a.Action], foldOrder[b.Action])
 		})
 		obj := Object{Source: entries[0].Source, Cluster: k.cluster, Identity: entries[0].Target.Identity}

@@ -1,4 +1,4 @@
-package translate
+package plans
 
 import (
 	"bufio"
@@ -6,19 +6,19 @@ import (
 	"io"
 )
 
-// WritePlanJSON writes p as json.MarshalIndent(p, "", "  ") does, and a newline, one entry
+// WriteJSON writes p as json.MarshalIndent(p, "", "  ") does, and a newline, one entry
 // at a time: the document of a large plan is never held whole.
-func WritePlanJSON(w io.Writer, p *Plan) error {
+func WriteJSON(w io.Writer, p *Plan) error {
 	n := len(p.Entries)
 	if p.Entries == nil {
 		n = -1
 	}
-	return writePlanJSON(w, p, n, func(i int) ([]byte, error) { return entryJSON(&p.Entries[i]) })
+	return WriteEntries(w, p, n, func(i int) ([]byte, error) { return EntryJSON(&p.Entries[i]) })
 }
 
-// writePlanJSON writes plan.json with n entries, entry(i) the i-th's form (entryJSON), and
+// WriteEntries writes plan.json with n entries, entry(i) the i-th's form (EntryJSON), and
 // the rest of the document from p; n < 0 writes "entries": null.
-func writePlanJSON(w io.Writer, p *Plan, n int, entry func(i int) ([]byte, error)) error {
+func WriteEntries(w io.Writer, p *Plan, n int, entry func(i int) ([]byte, error)) error {
 	bw := bufio.NewWriter(w)
 	field := func(name string, v any, indent string) error {
 		js, err := json.MarshalIndent(v, indent, "  ")
@@ -88,3 +88,6 @@ func writePlanJSON(w io.Writer, p *Plan, n int, entry func(i int) ([]byte, error
 	}
 	return bw.Flush()
 }
+
+// EntryJSON is an entry's form in plan.json (WriteJSON).
+func EntryJSON(e *Entry) ([]byte, error) { return json.MarshalIndent(e, "    ", "  ") }

@@ -1,4 +1,4 @@
-package translate
+package plans
 
 import (
 	"slices"
@@ -54,23 +54,17 @@ const (
 	ByAnnotate            = "annotate"
 )
 
-// Details of the engine's own changes.
-const (
-	detailRenamed  = "simulated namespace"
-	detailRecorded = "the standalone identity and the operator, for the inverse mapping"
-)
-
-// diffNodes records, as changes by and of kind, every place where after differs from before:
+// Diff records, as changes by and of kind, every place where after differs from before:
 // the smallest subtrees that differ, where mappings recurse key by key (a mapping one side
 // lacks is compared with an empty one, so that each key it brings is a change of its own) and
 // sequences of equal length index by index. One walk of the two trees: linear in their size.
-func diffNodes(before, after *yaml.Node, by, kind string) []Change {
-	return diffNodesAt(nil, before, after, by, kind)
+func Diff(before, after *yaml.Node, by, kind string) []Change {
+	return DiffAt(nil, before, after, by, kind)
 }
 
-// diffNodesAt is diffNodes of two subtrees at path: their changes as diffNodes lists them for
+// DiffAt is Diff of two subtrees at path: their changes as Diff lists them for
 // two objects that differ only there.
-func diffNodesAt(path []string, before, after *yaml.Node, by, kind string) []Change {
+func DiffAt(path []string, before, after *yaml.Node, by, kind string) []Change {
 	var out []Change
 	var walk func(path []string, a, b *yaml.Node)
 	walk = func(path []string, a, b *yaml.Node) {

@@ -1,4 +1,4 @@
-package translate
+package plans
 
 import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -104,7 +104,8 @@ type Summary struct {
 // Total is the number of entries the summary counts.
 func (s Summary) Total() int { return s.Apply + s.Absorbed + s.Dropped + s.Rejected }
 
-func (s *Summary) add(d routing.Disposition) {
+// Add counts one entry of disposition d.
+func (s *Summary) Add(d routing.Disposition) {
 	switch d {
 	case routing.Apply:
 		s.Apply++
@@ -137,4 +138,24 @@ func (p *Plan) ByCluster() map[string][]contract.Mutation {
 		}
 	}
 	return out
+}
+
+// GuestServiceAccount is one identity operands of a plan act as on the guest: the standalone
+// service account, which the plan places on the guest under its standalone identity, and the
+// kubeconfig Secret in the HCP namespace that their pods mount. The Secret is not a plan
+// entry: it carries a token the guest issues, so it is written at the I/O edge (package
+// guestidentity).
+type GuestServiceAccount struct {
+	// Namespace and Name are the service account's, in standalone form and on the guest.
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// Secret names the kubeconfig Secret in the HCP namespace.
+	Secret string `json:"secret"`
+	// Workloads are the standalone identities of the pod-bearing objects acting as it.
+	Workloads []contract.Identity `json:"workloads"`
+}
+
+// User is the service account's user name on the guest.
+func (g GuestServiceAccount) User() string {
+	return "system:serviceaccount:" + g.Namespace + ":" + g.Name
 }

@@ -1,4 +1,4 @@
-package translate
+package plans
 
 import (
 	"github.com/topolayer/topolayer/contract"
