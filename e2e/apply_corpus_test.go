@@ -27,7 +27,6 @@ import (
 	"github.com/topolayer/topolayer/internal/contracttest"
 	"github.com/topolayer/topolayer/internal/corpus"
 	"github.com/topolayer/topolayer/internal/e2e/cluster"
-	"github.com/topolayer/topolayer/internal/translate"
 	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
@@ -492,7 +491,7 @@ func checkPlanned(t *testing.T, plan *plans.Plan, results []apply.EntryResult, o
 			if want, ok := planned["status"]; ok && !subset(want, obj.Object["status"]) {
 				t.Errorf("%s %s: the server's status %v lacks the planned %v", e.Action, id, obj.Object["status"], want)
 			}
-		case e.Rule == translate.RuleGuestNamespace:
+		case e.Rule == plans.RuleGuestNamespace:
 			// The guest had the namespace already (the environment's installation): it is
 			// left as it is, not taken over.
 		case e.Action == contract.ActionCreate || e.Action == contract.ActionUpdate || e.Action == contract.ActionApply:

@@ -111,7 +111,7 @@ func TestHostedCorpusPlacement(t *testing.T) {
 			// (RuleRecoveredDelete).
 			added := 0
 			for _, e := range plan.Entries {
-				if e.Rule == translate.RuleGuestNamespace || (e.Rule == translate.RuleGuestIdentity && e.SourcePath == "") || e.Provenance != "" {
+				if e.Rule == plans.RuleGuestNamespace || (e.Rule == translate.RuleGuestIdentity && e.SourcePath == "") || e.Provenance != "" {
 					added++
 				}
 			}

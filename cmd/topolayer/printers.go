@@ -470,7 +470,7 @@ func writeFailure(w io.Writer, heading string, paragraphs ...string) error {
 
 // rejectionHint says how to resolve the common rejections.
 func rejectionHint(e plans.Entry) string {
-	if e.Rule == translate.RuleDeclaredOutputs {
+	if e.Rule == plans.RuleDeclaredOutputs {
 		return "hint: declare it in the operator's output-resources (for its class " + string(e.Class) +
 			"), or in the configuration's supplements when the operator cannot be changed"
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/corpus"
-	"github.com/topolayer/topolayer/internal/translate"
 	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/routing"
 )
@@ -113,7 +112,7 @@ func TestPlanTableViews(t *testing.T) {
 	plan := &plans.Plan{Topology: "hosted", Entries: []plans.Entry{
 		{Class: contract.ClassManagement, Action: contract.ActionApply, Source: src, Target: plans.Target{Cluster: routing.ClusterManagement, Identity: tgt}, Disposition: routing.Apply, Rule: "hosted/management", Warnings: []string{long}},
 		{Class: contract.ClassManagement, Action: contract.ActionApplyStatus, Source: src, Target: plans.Target{Cluster: routing.ClusterManagement, Identity: tgt}, Disposition: routing.Apply, Rule: "hosted/management", Warnings: []string{long}},
-		{Class: contract.ClassUserWorkload, Action: contract.ActionCreate, Source: contract.Identity{Version: "v1", Resource: "namespaces", Name: "x"}, Disposition: routing.Rejected, Rule: translate.RuleDeclaredOutputs, Reason: "not in output-resources"},
+		{Class: contract.ClassUserWorkload, Action: contract.ActionCreate, Source: contract.Identity{Version: "v1", Resource: "namespaces", Name: "x"}, Disposition: routing.Rejected, Rule: plans.RuleDeclaredOutputs, Reason: "not in output-resources"},
 	}, Summary: plans.Summary{Apply: 2, Rejected: 1}}
 	print := func(format string, noHeaders bool) (string, string) {
 		t.Helper()
@@ -129,7 +128,7 @@ func TestPlanTableViews(t *testing.T) {
 	}
 	out, notes := print("table", false)
 	for _, want := range []string{"#  CLUSTER     NAMESPACE  NAME", "0  management  hcp        configmaps/openshift-a--c  apply        hosted/management",
-		"2  -           -          namespaces/x               rejected     " + translate.RuleDeclaredOutputs} {
+		"2  -           -          namespaces/x               rejected     " + plans.RuleDeclaredOutputs} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
@@ -138,7 +137,7 @@ func TestPlanTableViews(t *testing.T) {
 		t.Errorf("the table shows the source columns, or its notes:\n%s", out)
 	}
 	for _, want := range []string{"WARNINGS (2)", "hosted/selector-scope: left as it is, it reaches out (2)", "  #0 configmaps/c: spec.x: far", "…",
-		"REJECTED (1)", "#2 UserWorkload Create namespaces/x (" + translate.RuleDeclaredOutputs + ")", "not in output-resources", "hint: declare it in the operator's output-resources"} {
+		"REJECTED (1)", "#2 UserWorkload Create namespaces/x (" + plans.RuleDeclaredOutputs + ")", "not in output-resources", "hint: declare it in the operator's output-resources"} {
 		if !strings.Contains(notes, want) {
 			t.Errorf("notes lack %q:\n%s", want, notes)
 		}

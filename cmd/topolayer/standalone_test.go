@@ -168,7 +168,7 @@ func TestRejectedWritesNothing(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "1 of 8 mutations rejected") {
 		t.Fatalf("plan: %v", err)
 	}
-	if !strings.Contains(stdout, "rejected") || !strings.Contains(stdout, translate.RuleDeclaredOutputs) || !strings.Contains(stdout, "REJECTED (1)") || strings.Count(stdout, "namespaces/openshift-sample") != 2 {
+	if !strings.Contains(stdout, "rejected") || !strings.Contains(stdout, plans.RuleDeclaredOutputs) || !strings.Contains(stdout, "REJECTED (1)") || strings.Count(stdout, "namespaces/openshift-sample") != 2 {
 		t.Fatalf("the table does not show the rejection:\n%s", stdout)
 	}
 	to := filepath.Join(t.TempDir(), "translated")

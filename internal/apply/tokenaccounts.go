@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/check"
 	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/internal/translate/policy"
 	"github.com/topolayer/topolayer/namespaces"
@@ -60,10 +60,10 @@ func checkTokenAccounts(ctx context.Context, plan *plans.Plan, targets map[strin
 		e := plan.Entries[i]
 		id := e.Target.Identity
 		if id.Group != "" || id.Resource != "secrets" || e.Object == nil || e.Mutation.Metadata.Action.IsStatus() ||
-			e.Object.Object["type"] != translate.SecretTypeServiceAccountToken {
+			e.Object.Object["type"] != check.SecretTypeServiceAccountToken {
 			continue
 		}
-		account := e.Object.GetAnnotations()[translate.AnnotationServiceAccountName]
+		account := e.Object.GetAnnotations()[check.AnnotationServiceAccountName]
 		if writtenAccounts[keyOf(e.Target.Cluster, contract.Identity{Resource: "serviceaccounts", Namespace: id.Namespace, Name: account})] {
 			continue
 		}
@@ -75,7 +75,7 @@ func checkTokenAccounts(ctx context.Context, plan *plans.Plan, targets map[strin
 		if err != nil {
 			return fmt.Errorf("entry %d: %s: read service account %s/%s on the %s cluster: %w", i, e.Source, id.Namespace, account, e.Target.Cluster, err)
 		}
-		field := "metadata.annotations[" + translate.AnnotationServiceAccountName + "]"
+		field := "metadata.annotations[" + check.AnnotationServiceAccountName + "]"
 		switch {
 		case sa == nil:
 			errs = append(errs, fmt.Sprintf("entry %d: %s: %s: %s: service account %s/%s does not exist on the %s cluster and the plan does not write it",

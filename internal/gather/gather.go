@@ -21,6 +21,7 @@ import (
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/check"
 	"github.com/topolayer/topolayer/namespaces"
 )
 
@@ -255,17 +256,17 @@ func (g *gatherer) standalone(cluster string, t contract.Identity, obj *unstruct
 
 // foreignToken returns why obj, read on cluster at t and mapping back to src, must not be
 // handed to the operator: a service-account-token Secret of an account the operator does not
-// declare (translate.ForeignServiceAccountToken). "" otherwise. obj is as read: its account
+// declare (check.ForeignServiceAccountToken). "" otherwise. obj is as read: its account
 // annotation names the account on cluster.
 func (g *gatherer) foreignToken(cluster string, t, src contract.Identity, obj *unstructured.Unstructured) string {
-	if t.Group != "" || t.Resource != "secrets" || obj.Object["type"] != translate.SecretTypeServiceAccountToken {
+	if t.Group != "" || t.Resource != "secrets" || obj.Object["type"] != check.SecretTypeServiceAccountToken {
 		return ""
 	}
 	raw, err := kyaml.FromMap(obj.Object)
 	if err != nil {
 		return fmt.Sprintf("%s on %s: %v", t, cluster, err)
 	}
-	if why := translate.ForeignServiceAccountToken(g.names, g.opts.Outputs, cluster, t, src, raw); why != "" {
+	if why := check.ForeignServiceAccountToken(g.names, g.opts.Outputs, cluster, t, src, raw); why != "" {
 		return why
 	}
 	if owner := obj.GetLabels()[namespaces.LabelOperator]; g.opts.Operator == "" || owner != g.opts.Operator {

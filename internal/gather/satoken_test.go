@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/check"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
 )
@@ -27,7 +27,7 @@ func (p managementPlacement) Locate(_ *contract.OutputResources, id contract.Ide
 func TestGatherServiceAccountTokens(t *testing.T) {
 	names := hostedNames(t)
 	const ns = "openshift-sample"
-	sa := translate.ServiceAccountID(ns, "sample")
+	sa := check.ServiceAccountID(ns, "sample")
 	saTarget, err := names.ToTarget(routing.ClusterManagement, sa)
 	if err != nil {
 		t.Fatal(err)
@@ -43,7 +43,7 @@ func TestGatherServiceAccountTokens(t *testing.T) {
 		}
 		o := object(t, "apiVersion: v1\nkind: Secret\nmetadata: {name: "+target.Name+", namespace: hcp}\ntype: kubernetes.io/service-account-token\ndata: {token: c2VjcmV0}\n")
 		a := namespaces.SourceAnnotations(src)
-		a[translate.AnnotationServiceAccountName] = account
+		a[check.AnnotationServiceAccountName] = account
 		o.SetAnnotations(a)
 		if writtenFor != "" {
 			o.SetLabels(map[string]string{namespaces.LabelOperator: writtenFor})
@@ -79,7 +79,7 @@ func TestGatherServiceAccountTokens(t *testing.T) {
 			var got []string
 			for _, o := range res.Objects {
 				if o.Resource == "secrets" {
-					got = append(got, o.Object.GetAnnotations()[translate.AnnotationServiceAccountName])
+					got = append(got, o.Object.GetAnnotations()[check.AnnotationServiceAccountName])
 				}
 			}
 			switch {

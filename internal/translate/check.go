@@ -111,7 +111,7 @@ func checkSimulatedNamespaces(p *plans.Plan, finals []*yaml.RNode, hcp string, d
 			continue
 		}
 		objs[i] = obj
-		sites, _ := podSitesIn(obj) // the policy refused an object beyond the search's bounds
+		sites, _ := podspec.SitesIn(obj) // the policy refused an object beyond the search's bounds
 		for _, site := range sites {
 			meta, ok := site.Metadata()
 			if !ok {
@@ -238,7 +238,7 @@ func checkSimulatedNamespaces(p *plans.Plan, finals []*yaml.RNode, hcp string, d
 // and the engine keeps none.
 func scopeCheckReads(gk schema.GroupKind, src contract.Identity) bool {
 	group, resource := src.Group, src.Resource
-	if podspec.MayHold(gk) || knownPodBearing(group, resource) {
+	if podspec.MayHold(gk) || podspec.KnownPodBearing(group, resource) {
 		return true
 	}
 	switch {

@@ -148,7 +148,7 @@ func (e Engine) Declarations(p *plans.Plan) *Declarations {
 		operator := cmp.Or(entry.Operator, e.Operator)
 		src := entry.Source
 		switch entry.Rule {
-		case RuleUnspecified:
+		case plans.RuleUnspecified:
 			class, cluster, why := e.chooseClass(p, entry)
 			if why != "" {
 				d.Unplaceable = append(d.Unplaceable, Unplaceable{Entry: i, Source: src, Rule: entry.Rule, Reason: why})
@@ -158,7 +158,7 @@ func (e Engine) Declarations(p *plans.Plan) *Declarations {
 				privileged: policy.IsPrivileged(src.GroupResource()) && !e.policyLists(class, src),
 				unspecified: fmt.Sprintf("written under Unspecified; declared as %s, %s; it lands on the %s cluster",
 					class, classReason(p, entry, class), clusterName(cluster))})
-		case RuleDeclaredOutputs:
+		case plans.RuleDeclaredOutputs:
 			if _, why := e.placeable(entry.Class, src); why != "" {
 				d.Unplaceable = append(d.Unplaceable, Unplaceable{Entry: i, Source: src, Rule: entry.Rule, Reason: why})
 				continue
@@ -283,7 +283,7 @@ func (e Engine) placeable(class contract.Class, src contract.Identity) (string, 
 	}
 	o := routing.Object{Class: class, Identity: target}
 	matches := func(m routing.Match) bool { return m.Matches(o) }
-	if !slices.ContainsFunc(e.Containment.Kinds, matches) && !slices.ContainsFunc(e.allowance().Kinds, matches) {
+	if !slices.ContainsFunc(e.Containment.Kinds, matches) && !slices.ContainsFunc(e.Policy.Allowance().Kinds, matches) {
 		return "", fmt.Sprintf("%s is not on the shared management cluster's allow-list (docs/security.md): it cannot be placed there", target.GroupResource())
 	}
 	return d.Cluster, ""

@@ -5,7 +5,8 @@
 // made to it on the way (path, from, to, and the step, rule or transform that made it). It
 // applies routing (package routing), name mapping (package namespaces), the reference table
 // and the transforms to every mutation, and last, on the final objects, a policy.Policy when
-// the engine has one (package policy says what it allows and names its rules): privileged
+// the engine has one (package policy says what it allows and names its rules, package check
+// enforces them): privileged
 // objects only where listed (RulePrivilegedObject), the default RBAC
 // containment and the operator's ceiling (RuleRBACContainment, RuleRBACEscalation), Pod
 // Security "restricted" on the management cluster (RulePodSecurity), service-account-token

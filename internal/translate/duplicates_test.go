@@ -6,6 +6,7 @@ import (
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/check"
 )
 
 // TestDuplicateWrites: an object written twice in one output by one writer with two bodies
@@ -49,11 +50,11 @@ func TestDuplicateWrites(t *testing.T) {
 			p := e.Plan(&contract.OutputDir{Mutations: tc.mutations})
 			var rejected, warnings []string
 			for _, entry := range p.Entries {
-				if entry.Rule == translate.RuleDuplicateWrite {
+				if entry.Rule == check.RuleDuplicateWrite {
 					rejected = append(rejected, entry.Reason)
 				}
 				for _, w := range entry.Warnings {
-					if strings.HasPrefix(w, translate.RuleDuplicateWrite+":") {
+					if strings.HasPrefix(w, check.RuleDuplicateWrite+":") {
 						warnings = append(warnings, w)
 					}
 				}

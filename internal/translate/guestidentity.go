@@ -6,8 +6,11 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/topolayer/topolayer/internal/translate/check"
 	"github.com/topolayer/topolayer/internal/translate/internal/yamlnode"
 	"github.com/topolayer/topolayer/internal/translate/plans"
+	"github.com/topolayer/topolayer/internal/translate/podspec"
+	"github.com/topolayer/topolayer/internal/translate/policy"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -120,10 +123,10 @@ func (e Engine) placeGuestIdentities(works []*work) []*work {
 	for _, w := range works {
 		src := w.entry.Source
 		if src.Group != "" || src.Resource != "secrets" || !placedOn(w, routing.ClusterManagement) || w.src == nil ||
-			w.m.Metadata.Action.IsStatus() || w.src.Object["type"] != SecretTypeServiceAccountToken {
+			w.m.Metadata.Action.IsStatus() || w.src.Object["type"] != check.SecretTypeServiceAccountToken {
 			continue
 		}
-		k := saKey{src.Namespace, w.src.GetAnnotations()[AnnotationServiceAccountName]}
+		k := saKey{src.Namespace, w.src.GetAnnotations()[check.AnnotationServiceAccountName]}
 		if accounts == nil {
 			accounts = accountsWritten(works)
 		}
@@ -241,7 +244,7 @@ func (e Engine) guestRBAC(works []*work, isGuest func(saKey, contract.Class) boo
 	}
 	for _, w := range works {
 		src := w.entry.Source
-		if !placedOn(w, routing.ClusterManagement) || src.Group != groupRBAC || w.src == nil {
+		if !placedOn(w, routing.ClusterManagement) || src.Group != policy.GroupRBAC || w.src == nil {
 			continue
 		}
 		var k roleKey
@@ -283,7 +286,7 @@ func serviceAccountSubjects(obj *yaml.RNode, ns string) []saKey {
 // false when it has no pod spec. An object whose pod specs name different accounts, or that
 // cannot be searched, is rejected: its pods cannot all act as one guest identity.
 func (e Engine) podServiceAccount(w *work) (string, bool) {
-	sites, err := podSitesOf(w.src)
+	sites, err := podspec.SitesOf(w.src)
 	if err != nil {
 		w.reject(RuleGuestIdentity, fmt.Sprintf("%s: %v", w.entry.Source, err))
 		return "", false
@@ -385,14 +388,14 @@ func (e Engine) serviceAccountWork(w, own *work, k saKey, cluster, why string) *
 	if bare != nil {
 		sw.src = &unstructured.Unstructured{Object: bare} // unstructuredOf's result for an object of strings
 	} else if sw.src = yamlnode.Unstructured(obj); sw.src == nil {
-		return sw.reject(RuleBody, "the service account is not an object")
+		return sw.reject(plans.RuleBody, "the service account is not an object")
 	}
 	// The source mutation carries its object; its body is written from it if anyone asks
 	// (contract.Mutation.Bytes): the engine rewrites the object and writes the target's.
 	sw.m.Object = sw.src
 	target, err := e.Names.ToTarget(cluster, id)
 	if err != nil {
-		return sw.reject(RuleNameMapping, err.Error())
+		return sw.reject(plans.RuleNameMapping, err.Error())
 	}
 	sw.entry.Target = plans.Target{Cluster: cluster, Identity: target}
 	return sw
@@ -430,7 +433,7 @@ func guestIdentities(works []*work) []plans.GuestServiceAccount {
 // RuleServiceAccountToken sees it: the plan writes it (accounts, accountsWritten's), or the
 // operator declares it.
 func (e Engine) ownsAccount(accounts map[contract.Key]bool, k saKey) bool {
-	sa := ServiceAccountID(k.namespace, k.name)
+	sa := check.ServiceAccountID(k.namespace, k.name)
 	return e.declaresAccount(sa) || accounts[sa.Key()]
 }
 
@@ -439,7 +442,7 @@ func (e Engine) ownsAccount(accounts map[contract.Key]bool, k saKey) bool {
 func accountsWritten(works []*work) map[contract.Key]bool {
 	out := map[contract.Key]bool{}
 	for _, w := range works {
-		if src := w.entry.Source; src.Group == "" && src.Resource == "serviceaccounts" && writes(w) {
+		if src := w.entry.Source; src.Group == "" && src.Resource == "serviceaccounts" && check.Writes(w) {
 			out[src.Key()] = true
 		}
 	}

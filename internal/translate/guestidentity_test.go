@@ -75,7 +75,7 @@ spec:
 				"clusterroles.rbac.authorization.k8s.io web-reader":        {translate.RuleGuestIdentity, "guest", "web-reader"},
 				"clusterrolebindings.rbac.authorization.k8s.io web-reader": {translate.RuleGuestIdentity, "guest", "web-reader"},
 				"roles.rbac.authorization.k8s.io demo/operator":            {"hosted/management", "management", "clusters-example/demo--operator"},
-				"namespaces demo":                                          {translate.RuleGuestNamespace, "guest", "demo"},
+				"namespaces demo":                                          {plans.RuleGuestNamespace, "guest", "demo"},
 			},
 			identities: []plans.GuestServiceAccount{{Namespace: "demo", Name: "web", Secret: "guest-kubeconfig.demo.web",
 				Workloads: []contract.Identity{{Group: "apps", Version: "v1", Resource: "deployments", Namespace: "demo", Name: "web"}}}},
@@ -88,7 +88,7 @@ spec:
 				"serviceaccounts demo/default@guest":      {translate.RuleGuestIdentity, "guest", "demo/default"},
 				"serviceaccounts demo/default@management": {translate.RuleGuestIdentity, "management", "clusters-example/demo--default"},
 				// The account's namespace, which the operator neither writes nor declares.
-				"namespaces demo": {translate.RuleGuestNamespace, "guest", "demo"},
+				"namespaces demo": {plans.RuleGuestNamespace, "guest", "demo"},
 			},
 			identities: []plans.GuestServiceAccount{{Namespace: "demo", Name: "default", Secret: "guest-kubeconfig.demo.default",
 				Workloads: []contract.Identity{{Version: "v1", Resource: "pods", Namespace: "demo", Name: "once"}}}},
@@ -102,7 +102,7 @@ spec:
 				"roles.rbac.authorization.k8s.io demo/web":        {translate.RuleGuestIdentity, "guest", "demo/web"},
 				"rolebindings.rbac.authorization.k8s.io demo/web": {translate.RuleGuestIdentity, "guest", "demo/web"},
 				"roles.rbac.authorization.k8s.io demo/operator":   {"hosted/management", "management", "clusters-example/demo--operator"},
-				"namespaces demo":                                 {translate.RuleGuestNamespace, "guest", "demo"},
+				"namespaces demo":                                 {plans.RuleGuestNamespace, "guest", "demo"},
 			},
 		},
 		{

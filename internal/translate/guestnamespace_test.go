@@ -6,7 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/routing"
 )
 
@@ -58,7 +58,7 @@ func TestGuestNamespaces(t *testing.T) {
 			}
 			var got []string
 			for _, e := range p.Entries {
-				if e.Rule != translate.RuleGuestNamespace {
+				if e.Rule != plans.RuleGuestNamespace {
 					continue
 				}
 				got = append(got, e.Target.Name)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/translate/plans"
+	"github.com/topolayer/topolayer/internal/translate/policy"
 	"github.com/topolayer/topolayer/routing"
 )
 
@@ -33,7 +34,7 @@ func (e Engine) placeGuestSubjects(works []*work) {
 	}
 	for _, w := range works {
 		src := w.entry.Source
-		if placedOn(w, routing.ClusterManagement) && src.Group == groupRBAC && src.Resource == "roles" && moved[roleKey{src.Namespace, src.Name}] {
+		if placedOn(w, routing.ClusterManagement) && src.Group == policy.GroupRBAC && src.Resource == "roles" && moved[roleKey{src.Namespace, src.Name}] {
 			e.moveToGuest(w, "a binding of users or groups on the guest refers to it")
 		}
 	}
@@ -44,7 +45,7 @@ func placedOn(w *work, cluster string) bool {
 }
 
 func isBinding(id contract.Identity) bool {
-	return id.Group == groupRBAC && (id.Resource == "rolebindings" || id.Resource == "clusterrolebindings")
+	return id.Group == policy.GroupRBAC && (id.Resource == "rolebindings" || id.Resource == "clusterrolebindings")
 }
 
 // bindingSubjects returns the elements of a binding's subjects: none when the field is
@@ -77,7 +78,7 @@ func bindsUsersOrGroups(obj *yaml.RNode) bool {
 func (e Engine) moveToGuest(w *work, why string) {
 	target, err := e.Names.ToTarget(routing.ClusterGuest, w.entry.Source)
 	if err != nil {
-		w.reject(RuleNameMapping, err.Error())
+		w.reject(plans.RuleNameMapping, err.Error())
 		return
 	}
 	w.entry.Target = plans.Target{Cluster: routing.ClusterGuest, Identity: target}

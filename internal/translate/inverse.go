@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/topolayer/topolayer/internal/translate/check"
 	"github.com/topolayer/topolayer/internal/translate/internal/yamlnode"
 	"github.com/topolayer/topolayer/internal/translate/references"
 	"github.com/topolayer/topolayer/routing"
@@ -190,4 +191,19 @@ func (inv Inverse) involvedObject(obj *yaml.RNode, r *inverseRenamer) error {
 		}
 	}
 	return nil
+}
+
+// serviceAccountToken maps the account annotation of a service-account-token Secret read on
+// cluster, in namespace, back to the account's standalone name. A name that does not map back
+// to an account of the Secret's own standalone namespace (srcNamespace) is left as it is.
+func (inv Inverse) serviceAccountToken(obj *yaml.RNode, cluster, namespace, srcNamespace string) error {
+	name, ok := check.ServiceAccountTokenOf(obj)
+	if !ok || name == "" {
+		return nil
+	}
+	src, err := inv.Names.ToSource(cluster, check.ServiceAccountID(namespace, name), nil)
+	if err != nil || src.Namespace != srcNamespace || src.Name == name {
+		return nil
+	}
+	return obj.PipeE(yaml.SetAnnotation(check.AnnotationServiceAccountName, src.Name))
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/hosted"
-	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/check"
 	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/internal/translate/policy"
 	"github.com/topolayer/topolayer/routing"
@@ -92,7 +92,7 @@ func TestPatchEffects(t *testing.T) {
 			base := whole[tc.resource]
 			patch := base
 			patch.Metadata.Action, patch.Metadata.PatchType, patch.Body = contract.ActionPatch, tc.patchType, []byte(tc.body)
-			check := func(path, rule, reason string, e plans.Entry, refusal *translate.Refusal) {
+			expect := func(path, rule, reason string, e plans.Entry, refusal *check.Refusal) {
 				t.Helper()
 				got, why := "", ""
 				if e.Disposition == routing.Rejected {
@@ -110,7 +110,7 @@ func TestPatchEffects(t *testing.T) {
 			if len(p.Entries) != 2 || p.Entries[0].Disposition != routing.Apply {
 				t.Fatalf("plan: %+v", p.Entries)
 			}
-			check("offline", tc.rule, tc.reason, p.Entries[1], nil)
+			expect("offline", tc.rule, tc.reason, p.Entries[1], nil)
 
 			// Live: the plan patches an object it does not write; the target asks the server
 			// what the patch makes of the live one (here, the object as it landed).
@@ -122,21 +122,21 @@ func TestPatchEffects(t *testing.T) {
 			}
 			lp := engine.Plan(&contract.OutputDir{Mutations: []contract.Mutation{patch}})
 			e := lp.Entries[0]
-			var refusal *translate.Refusal
+			var refusal *check.Refusal
 			if e.Disposition == routing.Apply {
-				made, err := translate.PatchObject(landed, patch.Body, tc.patchType)
+				made, err := check.PatchObject(landed, patch.Body, tc.patchType)
 				if err != nil {
 					t.Fatal(err)
 				}
 				if err := engine.AdmitPatched(e, landed, made); err != nil {
-					refusal = err.(*translate.Refusal)
+					refusal = err.(*check.Refusal)
 				}
 			}
 			rule, reason := tc.rule, tc.reason
 			if tc.live != "" {
 				rule, reason = tc.live, "does not write earlier"
 			}
-			check("live", rule, reason, e, refusal)
+			expect("live", rule, reason, e, refusal)
 		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/internal/translate/check"
 	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/internal/translate/policy"
 	"github.com/topolayer/topolayer/routing"
@@ -31,8 +32,8 @@ type Planner struct {
 	works   []*work
 	settled func(*plans.Entry) error
 	err     error
-	// writes finds the mutations that write an object twice (RuleDuplicateWrite).
-	writes writeLog
+	// writes finds the mutations that write an object twice (check.RuleDuplicateWrite).
+	writes check.DuplicateWrites
 	// recovery gathers what AddControllerResults needs of the mutations added before it
 	// (RuleRecoveredDelete).
 	recovery recovery
@@ -46,7 +47,7 @@ type Planner struct {
 	spillSummary plans.Summary
 	// written are the standalone service accounts of the spilled entries that the plan
 	// writes (serviceAccountTokens and checkPatchEffects ask it only of service accounts).
-	written map[objectKey]bool
+	written map[contract.Key]bool
 	// roles are the roles settled while adding (settlesAlone), as writtenRoles reads them.
 	roles []spilledRole
 }
@@ -58,23 +59,24 @@ type spilledRole struct {
 	class contract.Class
 	path  string
 	ref   policy.RoleRef
-	w     *work
+	w     check.Write
 }
 
-// writtenRoles returns the roles the plan writes (as writtenRoles(works) does), those
+// writtenRoles returns the roles the plan writes (as check.WrittenRoles(writes) does), those
 // settled while adding among them: the last write of each in plan order.
-func (p *Planner) writtenRoles(works []*work) map[policy.RoleRef]*work {
+func (p *Planner) writtenRoles(writes []check.Write) map[policy.RoleRef]check.Write {
 	if len(p.roles) == 0 {
-		return writtenRoles(works)
+		return check.WrittenRoles(writes)
 	}
 	all := slices.Clone(p.roles)
-	for _, w := range works {
-		if ref, ok := writtenRole(w); ok {
-			all = append(all, spilledRole{class: w.m.Class, path: w.m.Path, ref: ref, w: w})
+	for _, w := range writes {
+		if ref, ok := check.WrittenRole(w); ok {
+			m := w.Mutation()
+			all = append(all, spilledRole{class: m.Class, path: m.Path, ref: ref, w: w})
 		}
 	}
 	slices.SortStableFunc(all, func(a, b spilledRole) int { return planOrder(a.class, a.path, b.class, b.path) })
-	roles := map[policy.RoleRef]*work{}
+	roles := map[policy.RoleRef]check.Write{}
 	for _, r := range all {
 		roles[r.ref] = r.w
 	}
@@ -91,7 +93,8 @@ func (e Engine) Planner(settled func(*plans.Entry) error) *Planner {
 		e.Stages = StandaloneStages()
 	}
 	e.composed = compose(e.Stages)
-	return &Planner{e: e, settled: settled, written: map[objectKey]bool{}}
+	e.checker = e.newChecker()
+	return &Planner{e: e, settled: settled, written: map[contract.Key]bool{}}
 }
 
 // Add places one mutation. Its entry is settled at once when nothing later can change it;
@@ -100,7 +103,7 @@ func (p *Planner) Add(m *contract.Mutation) { p.add(p.e.place(m)) }
 
 // add adds one placed mutation, as Add says.
 func (p *Planner) add(w *work) {
-	p.writes.check(w)
+	p.writes.Check(w)
 	p.recovery.note(w)
 	p.works = append(p.works, w)
 	if p.settled == nil || p.err != nil || !p.e.settlesAlone(w) {
@@ -110,7 +113,7 @@ func (p *Planner) add(w *work) {
 		p.e.rewrite(w, nil)
 	}
 	p.e.finish(w)
-	if ref, ok := writtenRole(w); ok {
+	if ref, ok := check.WrittenRole(w); ok {
 		// checkRBACContainment reads the role for the bindings that refer to it: it keeps
 		// what that reads, not the mutation.
 		p.roles = append(p.roles, spilledRole{class: w.m.Class, path: w.m.Path, ref: ref, w: &work{
@@ -120,8 +123,8 @@ func (p *Planner) add(w *work) {
 	}
 	p.settle(w)
 	if p.spill != nil && w.settled && p.err == nil && w.entry.Disposition != routing.Rejected {
-		if src := w.entry.Source; writes(w) && src.Group == "" && src.Resource == "serviceaccounts" {
-			p.written[keyOf("", src)] = true
+		if src := w.entry.Source; check.Writes(w) && src.Group == "" && src.Resource == "serviceaccounts" {
+			p.written[src.Key()] = true
 		}
 		p.spillWork(w)
 		p.works = p.works[:len(p.works)-1]
@@ -149,14 +152,14 @@ func (e Engine) settlesAlone(w *work) bool {
 	switch {
 	case w.entry.Disposition == routing.Apply && w.entry.Target.Identity != src:
 		return false
-	case src.Group == groupRBAC && (src.Resource == resourceRoles || src.Resource == resourceClusterRoles):
+	case src.Group == policy.GroupRBAC && (src.Resource == policy.ResourceRoles || src.Resource == policy.ResourceClusterRoles):
 		// Without an RBAC ceiling no check refuses a role of the standalone topology; the
 		// containment of the bindings that refer to it reads it (Planner.roles).
 		return e.Policy == nil || e.Policy.RBAC == nil
-	case src.Group == groupRBAC:
+	case src.Group == policy.GroupRBAC:
 		return false
 	case src.Group == "" && src.Resource == "secrets":
-		return !mayCarryToken(w)
+		return !check.MayCarryToken(w)
 	}
 	return true
 }
@@ -172,7 +175,7 @@ func (e Engine) finish(w *work) {
 		}
 		obj, err := objectOf(w.final.YNode(), src)
 		if err != nil {
-			w.reject(RuleBody, fmt.Sprintf("%s: the rewritten object is not one object: %v", w.entry.Source, err))
+			w.reject(plans.RuleBody, fmt.Sprintf("%s: the rewritten object is not one object: %v", w.entry.Source, err))
 			break
 		}
 		w.entry.Object = &unstructured.Unstructured{Object: obj}
@@ -184,11 +187,7 @@ func (e Engine) finish(w *work) {
 	}
 	// Policy is the last stage: it checks the objects as they will be written, after every
 	// transform.
-	e.checkIdentityFields(w)
-	e.checkVolumeDataSources(w)
-	e.checkPrivileged(w)
-	e.checkManagement(w)
-	e.checkPodSecurity(w)
+	e.checker.Object(w)
 	w.finished = true
 	if o := w.entry.Object; w.final != nil && o != nil && !scopeCheckReads(o.GroupVersionKind().GroupKind(), w.entry.Source) {
 		// No later stage reads the tree: the object is the entry's.
@@ -290,15 +289,17 @@ func (p *Planner) complete() (*plans.Plan, []int) {
 			e.rewrite(w, places)
 		}
 	})
-	e.serviceAccountTokens(works, p.written)
+	writes := make([]check.Write, len(works))
+	for i, w := range works {
+		writes[i] = w
+	}
+	e.checker.Tokens(writes, p.written)
 	eachWork(works, func(w *work) {
 		if !w.finished {
 			e.finish(w)
 		}
 	})
-	e.checkPatchEffects(works, p.written)
-	e.checkRBACContainment(works, p.writtenRoles(works))
-	e.checkRBAC(works)
+	e.checker.Plan(writes, p.written, p.writtenRoles(writes))
 	plan := &plans.Plan{Topology: e.Topology, Summary: p.spillSummary, Entries: make([]plans.Entry, 0, len(works)), GuestIdentities: guestIdentities(works)}
 	if e.Policy != nil {
 		plan.RBAC = e.Policy.RBAC

@@ -9,6 +9,7 @@ import (
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/contracttest"
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/check"
 	"github.com/topolayer/topolayer/internal/translate/policy"
 	"github.com/topolayer/topolayer/routing"
 )
@@ -87,14 +88,14 @@ func TestServiceAccountTokens(t *testing.T) {
 				if tc.wantName == "(patch)" {
 					continue // a patch has no final object to read
 				}
-				if got := e.Object.GetAnnotations()[translate.AnnotationServiceAccountName]; got != tc.wantName {
+				if got := e.Object.GetAnnotations()[check.AnnotationServiceAccountName]; got != tc.wantName {
 					t.Errorf("final annotation %q, want %q", got, tc.wantName)
 				}
 				body, err := yaml.Parse(string(contracttest.Bytes(t, e.Mutation)))
 				if err != nil {
 					t.Fatal(err)
 				}
-				if got := body.GetAnnotations()[translate.AnnotationServiceAccountName]; got != tc.wantName {
+				if got := body.GetAnnotations()[check.AnnotationServiceAccountName]; got != tc.wantName {
 					t.Errorf("written annotation %q, want %q", got, tc.wantName)
 				}
 				// Read back, the Secret names the account as the operator wrote it.
@@ -102,7 +103,7 @@ func TestServiceAccountTokens(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if got := back.GetAnnotations()[translate.AnnotationServiceAccountName]; got != "sample" {
+				if got := back.GetAnnotations()[check.AnnotationServiceAccountName]; got != "sample" {
 					t.Errorf("mapped back: annotation %q, want sample", got)
 				}
 			}

@@ -57,16 +57,6 @@ type selectorSite struct {
 	soft   bool        // a preferred pod affinity term: it only scores the nodes the pod may run on
 }
 
-// podSitesIn returns the pod specs of obj, a YAML tree (podspec.FindNode); none for a
-// shadow copy (runsPods).
-func podSitesIn(obj *yaml.RNode) ([]podspec.Site, error) {
-	gk := podsecurity.GroupKindOf(obj)
-	if !runsPods(gk.Group, gk) {
-		return nil, nil
-	}
-	return podspec.FindNode(gk, obj.YNode())
-}
-
 // podMetadataOf returns the metadata mapping of each pod template of obj (a Pod's own), as
 // pointers into obj. With create, a missing one and its labels are created (for a built-in
 // kind where its schema has them; for a custom resource in a template that exists).
@@ -170,7 +160,7 @@ func selectorSites(obj *yaml.RNode, group, resource string) []selectorSite {
 		}
 		return yaml.NewRNode(n)
 	}
-	sites, _ := podSitesIn(obj) // scope refuses an object beyond the search's bounds
+	sites, _ := podspec.SitesIn(obj) // scope refuses an object beyond the search's bounds
 	gk := podsecurity.GroupKindOf(obj)
 	for _, ps := range sites {
 		if ps.HasTemplate && len(ps.Template) > 0 {
@@ -234,7 +224,7 @@ type scoper struct {
 // scope labels obj's pods with their simulated namespace and operator, and narrows its
 // selectors (see RuleSelectorScope).
 func (s *scoper) scope(obj *yaml.RNode, group, resource string) error {
-	sites, err := podSitesIn(obj)
+	sites, err := podspec.SitesIn(obj)
 	if err != nil {
 		return err
 	}
@@ -451,5 +441,5 @@ func scopable(group, resource string) bool {
 		group == "networking.k8s.io" && resource == "networkpolicies":
 		return true
 	}
-	return knownPodBearing(group, resource)
+	return podspec.KnownPodBearing(group, resource)
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/topolayer/topolayer/internal/translate/internal/yamlnode"
 	"github.com/topolayer/topolayer/internal/translate/plans"
+	"github.com/topolayer/topolayer/internal/translate/policy"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -77,7 +78,7 @@ func standaloneNodeMachinery(w *work) string {
 		return "the ServiceAccount of static-pod installer and pruner pods, which a hosted control plane does not run"
 	case src.Group == "" && src.Resource == "serviceaccounts" && src.Name == guardSA && w.tree().GetLabels()[guardPodLabel] == guardPods:
 		return "the ServiceAccount of static-pod guard pods, which a hosted control plane does not run"
-	case src.Group == groupRBAC && src.Resource == "clusterrolebindings" && installerBinding(w.tree(), src.Name):
+	case src.Group == policy.GroupRBAC && src.Resource == "clusterrolebindings" && installerBinding(w.tree(), src.Name):
 		return "the cluster-admin binding of static-pod installer pods, which a hosted control plane does not run"
 	case src.Group == "" && (src.Resource == "configmaps" || src.Resource == "secrets"):
 		if n, ok := revisionCopy(w.src.Object, src.Name); ok {

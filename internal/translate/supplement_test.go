@@ -37,11 +37,11 @@ func TestSupplement(t *testing.T) {
 		{"declared by the operator", secret(contract.ClassManagement, "session"), supplement, routing.Apply, "standalone", contract.ClassManagement, ""},
 		{"Unspecified, declared by the supplement: placed in its class", secret(contract.ClassUnspecified, "idp-0"), supplement, routing.Apply, "standalone", contract.ClassManagement, plans.DeclaredBySupplement},
 		{"in a class folder, declared by the supplement only", secret(contract.ClassManagement, "idp-0"), supplement, routing.Apply, "standalone", contract.ClassManagement, plans.DeclaredBySupplement},
-		{"Unspecified, no supplement", secret(contract.ClassUnspecified, "idp-0"), nil, routing.Rejected, translate.RuleUnspecified, contract.ClassUnspecified, ""},
-		{"Unspecified, declared by nobody", secret(contract.ClassUnspecified, "idp-1"), supplement, routing.Rejected, translate.RuleUnspecified, contract.ClassUnspecified, ""},
-		{"in a class folder, declared by nobody", secret(contract.ClassManagement, "idp-1"), supplement, routing.Rejected, translate.RuleDeclaredOutputs, contract.ClassManagement, ""},
+		{"Unspecified, no supplement", secret(contract.ClassUnspecified, "idp-0"), nil, routing.Rejected, plans.RuleUnspecified, contract.ClassUnspecified, ""},
+		{"Unspecified, declared by nobody", secret(contract.ClassUnspecified, "idp-1"), supplement, routing.Rejected, plans.RuleUnspecified, contract.ClassUnspecified, ""},
+		{"in a class folder, declared by nobody", secret(contract.ClassManagement, "idp-1"), supplement, routing.Rejected, plans.RuleDeclaredOutputs, contract.ClassManagement, ""},
 		{"Unspecified, a member of a family the supplement declares by pattern", secret(contract.ClassUnspecified, "idp-12-file-data"), family, routing.Apply, "standalone", contract.ClassManagement, plans.DeclaredBySupplement},
-		{"Unspecified, outside the family's pattern", secret(contract.ClassUnspecified, "idp-1-client-secret"), family, routing.Rejected, translate.RuleUnspecified, contract.ClassUnspecified, ""},
+		{"Unspecified, outside the family's pattern", secret(contract.ClassUnspecified, "idp-1-client-secret"), family, routing.Rejected, plans.RuleUnspecified, contract.ClassUnspecified, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -11,28 +11,14 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/internal/translate/check"
 	"github.com/topolayer/topolayer/internal/translate/internal/yamlnode"
 	"github.com/topolayer/topolayer/internal/translate/plans"
+	"github.com/topolayer/topolayer/internal/translate/podspec"
 	"github.com/topolayer/topolayer/internal/translate/policy"
 	"github.com/topolayer/topolayer/internal/translate/transform"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
-)
-
-// Rule names of the checks the engine makes besides routing.
-const (
-	// RuleDeclaredOutputs rejects mutations the operator did not declare for their class.
-	RuleDeclaredOutputs = "declared-outputs"
-	// RuleUnspecified rejects mutations the operator itself could not place in a class.
-	RuleUnspecified = "unspecified-class"
-	// RuleNameMapping rejects mutations whose identity cannot be mapped to the target, or
-	// whose target another source maps to as well.
-	RuleNameMapping = "name-mapping"
-	// RuleBody rejects mutations whose body cannot be rewritten.
-	RuleBody = "body"
-	// RuleGuestNamespace names the entries that create on the guest a namespace the
-	// management side absorbed while the operator's guest objects live in it.
-	RuleGuestNamespace = "hosted/guest-namespace"
 )
 
 // Engine turns an operator's output directory into a plan. Its fields are its configuration;
@@ -75,6 +61,36 @@ type Engine struct {
 
 	// composed is what the planner learnt of Stages.
 	composed composition
+	// checker runs the policy's checks (package check) with this configuration.
+	checker *check.Checker
+}
+
+// newChecker returns the checks of the engine's policy and allow-list, over what it knows of
+// the operator.
+func (e Engine) newChecker() *check.Checker {
+	c := &check.Checker{
+		Operator: e.Operator, Policy: e.Policy, Containment: e.Containment,
+		Declared: e.Declared, Supplement: e.Supplement, Names: e.Names, Discovery: e.Discovery,
+		RemovesOwnerReferences: func(name string) bool {
+			for _, s := range e.Stages {
+				if t, ok := s.(TransformStage); ok && t.Transform.Name == name {
+					return t.Transform.RemovesOwnerReferences
+				}
+			}
+			return false
+		},
+	}
+	if g := e.GuestIdentity; g != nil {
+		c.ManagementAPI = g.needsManagementAPI
+	}
+	return c
+}
+
+// AdmitPatched judges obj, the object a patch entry of a plan makes on its target, by the
+// checks the engine runs on a whole object written there (check.Checker.AdmitPatched): the
+// admission the topology gives the management target (apply.Options.Admission).
+func (e Engine) AdmitPatched(entry plans.Entry, live, obj *unstructured.Unstructured) error {
+	return e.newChecker().AdmitPatched(entry, live, obj)
 }
 
 // Standalone returns the engine of the standalone topology: every mutation to the one
@@ -129,7 +145,7 @@ func (e Engine) Plan(out *contract.OutputDir) *plans.Plan {
 	p.works = make([]*work, len(out.Mutations))
 	forEach(len(out.Mutations), func(i int) { p.works[i] = p.e.place(&out.Mutations[i]) })
 	for _, w := range p.works {
-		p.writes.check(w)
+		p.writes.Check(w)
 		p.recovery.note(w)
 	}
 	p.AddControllerResults(out.ControllerResults)
@@ -185,7 +201,7 @@ func (e Engine) guestNamespaces(works []*work) []*work {
 		out = append(out, &work{m: &m, src: from.src, obj: from.obj, entry: plans.Entry{
 			Operator: e.Operator, Class: m.Class, Action: m.Metadata.Action, Source: from.entry.Source,
 			Target:      plans.Target{Cluster: routing.ClusterGuest, Identity: from.entry.Source},
-			Disposition: routing.Apply, Rule: RuleGuestNamespace,
+			Disposition: routing.Apply, Rule: plans.RuleGuestNamespace,
 			Reason:     fmt.Sprintf("%s is absorbed on the management cluster, but %s lives in it on the guest", ns, w.entry.Source.String()),
 			Transforms: []string{}, Warnings: []string{}, SourcePath: from.m.Path,
 		}})
@@ -233,7 +249,7 @@ func (e Engine) place(m *contract.Mutation) *work {
 			// A mutation built in memory: the reader parses what it reads.
 			obj, err := contract.ParseObject(m.Body)
 			if err != nil {
-				return w.reject(RuleBody, fmt.Sprintf("parse body: %v", err))
+				return w.reject(plans.RuleBody, fmt.Sprintf("parse body: %v", err))
 			}
 			w.src = &unstructured.Unstructured{Object: obj}
 		}
@@ -241,7 +257,7 @@ func (e Engine) place(m *contract.Mutation) *work {
 	if m.Class == contract.ClassUnspecified {
 		classes := e.Supplement.ClassesOf(src)
 		if len(classes) == 0 {
-			return w.reject(RuleUnspecified, "the operator wrote it under Unspecified: it matched no declared output resource (operators[].supplements.outputs can declare it)")
+			return w.reject(plans.RuleUnspecified, "the operator wrote it under Unspecified: it matched no declared output resource (operators[].supplements.outputs can declare it)")
 		}
 		w.entry.Class, w.entry.DeclaredBy = classes[0], plans.DeclaredBySupplement
 	}
@@ -253,7 +269,7 @@ func (e Engine) place(m *contract.Mutation) *work {
 	case e.Policy != nil && policy.IsPrivileged(src.GroupResource()):
 		return w.reject(policy.RulePrivilegedObject, fmt.Sprintf("%s is privileged (it changes what the API server serves or admits) and not declared in the %s output-resources", src, class))
 	default:
-		return w.reject(RuleDeclaredOutputs, fmt.Sprintf("%s is not declared in the %s output-resources", src, class))
+		return w.reject(plans.RuleDeclaredOutputs, fmt.Sprintf("%s is not declared in the %s output-resources", src, class))
 	}
 	d := e.Router.Route(w.object())
 	w.entry.Disposition, w.entry.Rule, w.entry.Reason = d.Disposition, d.Rule, d.Reason
@@ -263,12 +279,42 @@ func (e Engine) place(m *contract.Mutation) *work {
 	}
 	target, err := e.Names.ToTarget(d.Cluster, src)
 	if err != nil {
-		return w.reject(RuleNameMapping, err.Error())
+		return w.reject(plans.RuleNameMapping, err.Error())
 	}
 	w.entry.Target.Identity = target
 	e.dropStandaloneNode(w)
 	return w
 }
+
+// The engine's work is what its checks read (check.Write).
+var _ check.Write = (*work)(nil)
+
+// Entry returns the entry on its way to the plan.
+func (w *work) Entry() *plans.Entry { return &w.entry }
+
+// Mutation returns the mutation as the operator recorded it.
+func (w *work) Mutation() *contract.Mutation { return w.m }
+
+// Source returns the object as the operator wrote it; nil for patches and deletes.
+func (w *work) Source() *unstructured.Unstructured { return w.src }
+
+// Tree returns the operator's object as a YAML tree (tree).
+func (w *work) Tree() *yaml.RNode { return w.tree() }
+
+// Final returns the object as it will be written, as a YAML tree (finalTree).
+func (w *work) Final() *yaml.RNode { return w.finalTree() }
+
+// Edit returns the final tree to change in place, a copy of the operator's object when the
+// entry wrote it unchanged.
+func (w *work) Edit() *yaml.RNode {
+	if w.final == nil {
+		w.final, w.unchanged = w.tree().Copy(), false
+	}
+	return w.final
+}
+
+// Reject refuses the entry (reject).
+func (w *work) Reject(rule, reason string) { w.reject(rule, reason) }
 
 func (w *work) reject(rule, reason string) *work {
 	w.entry.Disposition, w.entry.Rule, w.entry.Reason = routing.Rejected, rule, reason
@@ -379,7 +425,7 @@ func (e Engine) checkCollisions(works []*work) map[objectKey]placed {
 		}
 		tk := keyOf(w.entry.Target.Cluster, w.entry.Target.Identity)
 		if other, ok := byTarget[tk]; ok && keyOf("", other) != keyOf("", w.entry.Source) {
-			w.reject(RuleNameMapping, fmt.Sprintf("%s would land on %s, where %s lands too", w.entry.Source, w.entry.Target.Identity, other))
+			w.reject(plans.RuleNameMapping, fmt.Sprintf("%s would land on %s, where %s lands too", w.entry.Source, w.entry.Target.Identity, other))
 			continue
 		}
 		byTarget[tk] = w.entry.Source
@@ -409,7 +455,7 @@ func (e Engine) rewrite(w *work, places *placements) {
 	}
 	obj, err := e.rewriteBody(w, places)
 	if err != nil {
-		w.reject(RuleBody, err.Error())
+		w.reject(plans.RuleBody, err.Error())
 		return
 	}
 	// The body is written when a writer needs it (contract.Mutation.Bytes): an applier
@@ -523,7 +569,7 @@ func (e Engine) setIdentity(obj *yaml.RNode, src, target contract.Identity, rule
 		}); err != nil {
 			return nil, err
 		}
-		sites, err := podSitesIn(obj)
+		sites, err := podspec.SitesIn(obj)
 		if err != nil {
 			return nil, err
 		}

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/topolayer/topolayer/internal/translate/internal/yamlnode"
+	"github.com/topolayer/topolayer/internal/translate/podspec"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -15,7 +16,7 @@ import (
 // and peers and affinity terms rewritten to the HCP namespace name their standalone
 // namespaces again.
 func unscope(obj *yaml.RNode, group, resource, hcp string) error {
-	sites, err := podSitesIn(obj)
+	sites, err := podspec.SitesIn(obj)
 	if err != nil {
 		return err
 	}

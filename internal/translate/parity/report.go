@@ -48,7 +48,7 @@ const (
 	CauseOwner CauseKind = "owner-added"
 	// CauseAdded: a rule of the hosted plan adds an object the operator did not write: a
 	// service account its operands act as (translate.RuleGuestIdentity), a namespace on the
-	// guest (translate.RuleGuestNamespace).
+	// guest (plans.RuleGuestNamespace).
 	CauseAdded CauseKind = "added"
 	// CauseUnexplained: no rule explains the difference. A report with one fails.
 	CauseUnexplained CauseKind = "unexplained"
@@ -390,7 +390,7 @@ func (c *comparer) object(s, h *Object, entries []plans.Entry) (*ObjectReport, e
 
 // addedBy reports whether a rule adds objects of its own to a hosted plan.
 func addedBy(rule string) bool {
-	return rule == translate.RuleGuestIdentity || rule == translate.RuleGuestNamespace
+	return rule == translate.RuleGuestIdentity || rule == plans.RuleGuestNamespace
 }
 
 func unexplained(a Aspect, path, s, h, detail string) Difference {

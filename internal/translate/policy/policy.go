@@ -104,6 +104,15 @@ const (
 	KindClusterRole = "ClusterRole"
 )
 
+// The API group of RBAC and its resources.
+const (
+	GroupRBAC                   = "rbac.authorization.k8s.io"
+	ResourceRoles               = "roles"
+	ResourceClusterRoles        = "clusterroles"
+	ResourceRoleBindings        = "rolebindings"
+	ResourceClusterRoleBindings = "clusterrolebindings"
+)
+
 // ClusterAdmin is the ClusterRole that grants everything.
 const ClusterAdmin = "cluster-admin"
 
@@ -125,4 +134,13 @@ func IsPrivileged(gr schema.GroupResource) bool {
 		return gr.Resource == "apiservices"
 	}
 	return false
+}
+
+// Allowance is how the policy widens the management cluster's allow-list for its operator;
+// a nil policy, or one without Management, widens nothing.
+func (p *Policy) Allowance() ManagementAllowance {
+	if p != nil && p.Management != nil {
+		return *p.Management
+	}
+	return ManagementAllowance{}
 }

@@ -1,4 +1,4 @@
-package translate
+package check
 
 import (
 	"encoding/json"

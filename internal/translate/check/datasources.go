@@ -1,4 +1,4 @@
-package translate
+package check
 
 import (
 	"fmt"
@@ -92,7 +92,7 @@ func claimSpecs(obj *yaml.RNode, resource string) map[string]*yaml.RNode {
 	for _, p := range claimSpecPaths[resource] {
 		walk(obj, p, "")
 	}
-	sites, _ := podSitesIn(obj) // the policy refuses an object beyond the search's bounds
+	sites, _ := podspec.SitesIn(obj) // the policy refuses an object beyond the search's bounds
 	for _, s := range sites {
 		if spec := s.Spec.Node(obj.YNode()); spec != nil {
 			walk(yaml.NewRNode(spec), ephemeralClaimPath, "."+s.Spec.String())
@@ -105,24 +105,24 @@ func claimSpecs(obj *yaml.RNode, resource string) map[string]*yaml.RNode {
 // operator's simulated namespace (RuleVolumeDataSource). The source is read in the object as
 // the operator wrote it and as it lands: a source must stay in the claim's standalone
 // namespace, be of a kind the engine maps, and land where the name mapping puts that object.
-func (e Engine) checkVolumeDataSources(w *work) {
-	if e.Policy == nil || w.entry.Disposition != routing.Apply || w.entry.Target.Cluster != routing.ClusterManagement ||
-		w.src == nil || w.finalTree() == nil || w.m.Metadata.Action.IsStatus() {
+func (e *Checker) checkVolumeDataSources(w Write) {
+	if e.Policy == nil || w.Entry().Disposition != routing.Apply || w.Entry().Target.Cluster != routing.ClusterManagement ||
+		w.Source() == nil || w.Final() == nil || w.Mutation().Metadata.Action.IsStatus() {
 		return
 	}
-	src := w.entry.Source
-	if !clonesVolumes(w.src.Object, src.Resource) {
+	src := w.Entry().Source
+	if !clonesVolumes(w.Source().Object, src.Resource) {
 		return // no claim with a source: no tree to build
 	}
-	final := claimSpecs(w.finalTree(), src.Resource)
-	for at, spec := range claimSpecs(w.tree(), src.Resource) {
+	final := claimSpecs(w.Final(), src.Resource)
+	for at, spec := range claimSpecs(w.Tree(), src.Resource) {
 		for _, field := range []string{"dataSource", "dataSourceRef"} {
 			ref := spec.Field(field)
 			if ref == nil || ref.Value.YNode().Kind != yaml.MappingNode {
 				continue
 			}
 			if why := e.dataSourceProblem(src, ref.Value, final[at]); why != "" {
-				w.reject(policy.RuleVolumeDataSource, fmt.Sprintf("%s: %s.%s: %s", src, at, field, why))
+				w.Reject(policy.RuleVolumeDataSource, fmt.Sprintf("%s: %s.%s: %s", src, at, field, why))
 				return
 			}
 		}
@@ -131,7 +131,7 @@ func (e Engine) checkVolumeDataSources(w *work) {
 
 // dataSourceProblem returns why a claim's data source ref (as the operator wrote it) may not
 // land on the management cluster, given the claim spec as it lands; "" when it may.
-func (e Engine) dataSourceProblem(src contract.Identity, ref, landed *yaml.RNode) string {
+func (e *Checker) dataSourceProblem(src contract.Identity, ref, landed *yaml.RNode) string {
 	kind, name, ns := yamlnode.FieldString(ref, "kind"), yamlnode.FieldString(ref, "name"), yamlnode.FieldString(ref, "namespace")
 	gk := schema.GroupKind{Group: yamlnode.FieldString(ref, "apiGroup"), Kind: kind}
 	if ns != "" && ns != src.Namespace {

@@ -1,4 +1,4 @@
-package translate
+package check
 
 import (
 	"encoding/json"
@@ -93,21 +93,21 @@ func PatchObject(obj *unstructured.Unstructured, body []byte, patchType string) 
 // in plan order (which is the write order of one object: apply.ApplyPlan writes the writes of
 // whole objects and patches in plan order, status writes and deletions after them). A patch
 // without one patches the live object.
-func patchBases(works []*work) map[*work]*work {
-	var out map[*work]*work
-	last := map[objectKey]*work{}
+func patchBases(works []Write) map[Write]Write {
+	var out map[Write]Write
+	last := map[targetKey]Write{}
 	for _, w := range works {
-		if w.entry.Disposition != routing.Apply || w.entry.Target.Name == "" {
+		if w.Entry().Disposition != routing.Apply || w.Entry().Target.Name == "" {
 			continue
 		}
-		key := keyOf(w.entry.Target.Cluster, w.entry.Target.Identity)
-		switch w.m.Metadata.Action {
+		key := targetKey{w.Entry().Target.Cluster, w.Entry().Target.Identity.Key()}
+		switch w.Mutation().Metadata.Action {
 		case contract.ActionApply, contract.ActionCreate, contract.ActionUpdate:
 			last[key] = w
 		case contract.ActionPatch:
 			if base := last[key]; base != nil {
 				if out == nil {
-					out = map[*work]*work{}
+					out = map[Write]Write{}
 				}
 				out[w] = base
 			}
@@ -124,12 +124,12 @@ func patchBases(works []*work) map[*work]*work {
 // and the account a service-account-token Secret names. A patch of an object the plan does
 // not write is judged at apply time, on what the server's dry-run of it returns
 // (AdmitPatched). written are the standalone objects the plan writes (serviceAccountTokens').
-func (e Engine) checkPatchEffects(works []*work, written map[objectKey]bool) {
+func (e *Checker) checkPatchEffects(works []Write, written map[contract.Key]bool) {
 	bases := patchBases(works)
 	if len(bases) == 0 {
 		return
 	}
-	made := map[*work]*unstructured.Unstructured{}
+	made := map[Write]*unstructured.Unstructured{}
 	for _, w := range works {
 		base, ok := bases[w]
 		if !ok {
@@ -137,26 +137,26 @@ func (e Engine) checkPatchEffects(works []*work, written map[objectKey]bool) {
 		}
 		from := made[base]
 		if from == nil {
-			from = base.entry.Object
+			from = base.Entry().Object
 		}
-		if from == nil || base.entry.Disposition != routing.Apply || w.entry.Disposition != routing.Apply {
+		if from == nil || base.Entry().Disposition != routing.Apply || w.Entry().Disposition != routing.Apply {
 			continue // the earlier entry is refused: so is the plan
 		}
-		src, action := w.entry.Source, w.m.Metadata.Action
-		by := fmt.Sprintf("the %s applied to the object that %s %s writes earlier in the plan", action, base.m.Metadata.Action, base.entry.Source)
-		obj, err := PatchObject(from, w.m.Body, w.m.Metadata.PatchType)
+		src, action := w.Entry().Source, w.Mutation().Metadata.Action
+		by := fmt.Sprintf("the %s applied to the object that %s %s writes earlier in the plan", action, base.Mutation().Metadata.Action, base.Entry().Source)
+		obj, err := PatchObject(from, w.Mutation().Body, w.Mutation().Metadata.PatchType)
 		if err != nil {
-			w.reject(RuleBody, fmt.Sprintf("%s: %s cannot be judged: %v", src, by, err))
+			w.Reject(plans.RuleBody, fmt.Sprintf("%s: %s cannot be judged: %v", src, by, err))
 			continue
 		}
 		made[w] = obj
-		if r := e.judgeWhole(w.entry, obj); r != nil {
-			w.reject(r.Rule, fmt.Sprintf("%s (%s)", r.Reason, by))
+		if r := e.judgeWhole(*w.Entry(), obj); r != nil {
+			w.Reject(r.Rule, fmt.Sprintf("%s (%s)", r.Reason, by))
 			continue
 		}
-		if src.Group == "" && src.Resource == "secrets" && patchTouchesToken(w.m) {
-			if why := e.tokenAccountLanded(w.entry, obj, written); why != "" {
-				w.reject(policy.RuleServiceAccountToken, fmt.Sprintf("%s: metadata.annotations[%s]: %s (%s)", src, AnnotationServiceAccountName, why, by))
+		if src.Group == "" && src.Resource == "secrets" && patchTouchesToken(w.Mutation()) {
+			if why := e.tokenAccountLanded(*w.Entry(), obj, written); why != "" {
+				w.Reject(policy.RuleServiceAccountToken, fmt.Sprintf("%s: metadata.annotations[%s]: %s (%s)", src, AnnotationServiceAccountName, why, by))
 			}
 		}
 	}
@@ -171,12 +171,12 @@ func (e Engine) checkPatchEffects(works []*work, written map[objectKey]bool) {
 // nil when obj may land, a *Refusal otherwise. Other entries, and status patches (which
 // change no field those checks read), are not judged here: the engine judged them. It is the
 // admission the topology gives the management target (apply.Options.Admission).
-func (e Engine) AdmitPatched(entry plans.Entry, live, obj *unstructured.Unstructured) error {
+func (e *Checker) AdmitPatched(entry plans.Entry, live, obj *unstructured.Unstructured) error {
 	if entry.Action != contract.ActionPatch || entry.Disposition != routing.Apply {
 		return nil
 	}
 	if obj == nil {
-		return &Refusal{Rule: RuleBody, Reason: fmt.Sprintf("%s: the server returned no object for the patch: it cannot be judged", entry.Source)}
+		return &Refusal{Rule: plans.RuleBody, Reason: fmt.Sprintf("%s: the server returned no object for the patch: it cannot be judged", entry.Source)}
 	}
 	if r := e.judgeWhole(entry, withoutAssigned(entry.Target.Identity, live, obj)); r != nil {
 		return r
@@ -215,7 +215,7 @@ func withoutAssigned(target contract.Identity, live, obj *unstructured.Unstructu
 
 // judgeWhole runs on obj, the whole object an entry's patch makes on its target, the checks
 // the engine runs on a whole object written there; nil when it may land.
-func (e Engine) judgeWhole(entry plans.Entry, obj *unstructured.Unstructured) *Refusal {
+func (e *Checker) judgeWhole(entry plans.Entry, obj *unstructured.Unstructured) *Refusal {
 	if entry.Target.Cluster != routing.ClusterManagement {
 		return nil
 	}
@@ -242,7 +242,7 @@ var errNotToken = errors.New("not a service-account-token Secret")
 // the landing place, beside it, of a service account of its standalone namespace that the
 // operator writes in this plan (written) or declares. A patch is not rewritten: the name it
 // sets is the name the token controller reads on the target.
-func (e Engine) tokenAccountLanded(entry plans.Entry, obj *unstructured.Unstructured, written map[objectKey]bool) string {
+func (e *Checker) tokenAccountLanded(entry plans.Entry, obj *unstructured.Unstructured, written map[contract.Key]bool) string {
 	name, err := tokenAccount(obj)
 	switch {
 	case errors.Is(err, errNotToken):
@@ -253,7 +253,7 @@ func (e Engine) tokenAccountLanded(entry plans.Entry, obj *unstructured.Unstruct
 	cluster, at := entry.Target.Cluster, entry.Target.Identity.Namespace
 	sa, err := e.Names.ToSource(cluster, ServiceAccountID(at, name), nil)
 	if err == nil && sa.Namespace == entry.Source.Namespace &&
-		(written[keyOf("", sa)] || e.declaresAccount(sa)) {
+		(written[sa.Key()] || e.declaresAccount(sa)) {
 		if back, err := e.Names.ToTarget(cluster, sa); err == nil && back.Namespace == at && back.Name == name {
 			return ""
 		}

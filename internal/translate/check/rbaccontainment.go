@@ -1,4 +1,4 @@
-package translate
+package check
 
 import (
 	"fmt"
@@ -55,37 +55,37 @@ func dangerousRules(rules []rbacv1.PolicyRule) string {
 // of the plan whose rules it covers, may be bound to broad subjects. Nothing widens the
 // management cluster's: no cluster-scoped RBAC and no user or group subject there. roles are
 // the roles the plan writes (writtenRoles).
-func (e Engine) checkRBACContainment(works []*work, roles map[policy.RoleRef]*work) {
+func (e *Checker) checkRBACContainment(works []Write, roles map[policy.RoleRef]Write) {
 	if e.Policy == nil {
 		return
 	}
 	for w, resource := range rbacWrites(works) {
-		action := w.m.Metadata.Action
-		src, management := w.entry.Source, w.entry.Target.Cluster == routing.ClusterManagement
+		action := w.Mutation().Metadata.Action
+		src, management := w.Entry().Source, w.Entry().Target.Cluster == routing.ClusterManagement
 		var reason string
 		switch {
-		case management && (resource == resourceClusterRoles || resource == resourceClusterRoleBindings):
+		case management && (resource == policy.ResourceClusterRoles || resource == policy.ResourceClusterRoleBindings):
 			reason = fmt.Sprintf("%s: a cluster-scoped %s on the shared management cluster would reach every tenant's hosted control plane", src, resource)
-		case resource == resourceRoles || resource == resourceClusterRoles:
-		case !action.CarriesObject() || w.entry.Object == nil:
+		case resource == policy.ResourceRoles || resource == policy.ResourceClusterRoles:
+		case !action.CarriesObject() || w.Entry().Object == nil:
 			reason = fmt.Sprintf("%s: a %s of a binding cannot be checked for its subjects; write the whole object (Apply)", src, action)
 		default:
 			reason = e.checkBindingContainment(w, resource, management, roles)
 		}
 		if reason != "" {
-			w.reject(policy.RuleRBACContainment, reason)
+			w.Reject(policy.RuleRBACContainment, reason)
 		}
 	}
 }
 
 // checkBindingContainment returns why a binding is beyond containment, or "".
-func (e Engine) checkBindingContainment(w *work, resource string, management bool, roles map[policy.RoleRef]*work) string {
-	src := w.entry.Source
+func (e *Checker) checkBindingContainment(w Write, resource string, management bool, roles map[policy.RoleRef]Write) string {
+	src := w.Entry().Source
 	var b rbacv1.RoleBinding
 	if err := decodeObject(w, &b); err != nil {
 		return fmt.Sprintf("%s: decode: %v", src, err)
 	}
-	ceiling := e.Policy.RBAC.For(w.entry.Class)
+	ceiling := e.Policy.RBAC.For(w.Entry().Class)
 	adminBindable := ceiling != nil && slices.Contains(ceiling.BindableRoles, policy.RoleRef{Kind: policy.KindClusterRole, Name: policy.ClusterAdmin})
 	var broad []string
 	for i, s := range b.Subjects {
@@ -108,7 +108,7 @@ func (e Engine) checkBindingContainment(w *work, resource string, management boo
 	}
 	ref := policy.RoleRef{Kind: b.RoleRef.Kind, Name: b.RoleRef.Name}
 	if ref.Kind == policy.KindRole {
-		ref.Namespace = w.entry.Target.Identity.Namespace
+		ref.Namespace = w.Entry().Target.Identity.Namespace
 	}
 	if ceiling != nil && slices.Contains(ceiling.BindableRoles, ref) {
 		return ""
@@ -132,7 +132,7 @@ func (e Engine) checkBindingContainment(w *work, resource string, management boo
 		} else if d := dangerousRules(role.Rules); d != "" {
 			why = "whose " + d
 		}
-		if why != "" && ceiling != nil && rw.entry.Disposition == routing.Apply && checkRole(ceiling, rw) == "" && (ceiling.AllowWildcards || !strings.Contains(why, "'*'")) {
+		if why != "" && ceiling != nil && rw.Entry().Disposition == routing.Apply && checkRole(ceiling, rw) == "" && (ceiling.AllowWildcards || !strings.Contains(why, "'*'")) {
 			why = "" // the ceiling vouches for the role's rules
 		}
 	}

@@ -1,4 +1,4 @@
-package translate
+package check
 
 import (
 	"fmt"
@@ -18,13 +18,6 @@ import (
 	"github.com/topolayer/topolayer/routing"
 )
 
-const (
-	groupRBAC                   = "rbac.authorization.k8s.io"
-	resourceRoles               = "roles"
-	resourceClusterRoles        = "clusterroles"
-	resourceRoleBindings        = "rolebindings"
-	resourceClusterRoleBindings = "clusterrolebindings"
-)
 
 // aggregationLabels are the labels that aggregate a ClusterRole's rules into the default
 // roles every namespace's admins, editors and viewers are bound to.
@@ -43,7 +36,7 @@ func widens(obj *unstructured.Unstructured) (string, bool) {
 	}
 	gvk := obj.GroupVersionKind()
 	switch {
-	case gvk.Group == groupRBAC && gvk.Kind == "ClusterRole":
+	case gvk.Group == policy.GroupRBAC && gvk.Kind == "ClusterRole":
 		labels := obj.GetLabels()
 		for _, l := range aggregationLabels {
 			if labels[l] == "true" {
@@ -62,12 +55,12 @@ func widens(obj *unstructured.Unstructured) (string, bool) {
 // privileged object of w, else why not. The policy must list it, and the operator or the
 // configuration's supplement must declare it: an engine without declarations (nil
 // Engine.Declared) trusts its class folders for ordinary objects, never for privileged ones.
-func (e Engine) allowsPrivileged(w *work) string {
-	o := w.object()
+func (e *Checker) allowsPrivileged(w Write) string {
+	o := routingObject(w)
 	if !slices.ContainsFunc(e.Policy.Privileged, func(m routing.Match) bool { return m.Matches(o) }) {
 		return "the configuration does not list it (policy.operators[].privileged); an operator's own declarations are not enough"
 	}
-	if e.Declared == nil && w.entry.DeclaredBy == "" && !(e.Supplement != nil && e.Supplement.ForClass(o.Class).Matches(o.Identity)) {
+	if e.Declared == nil && w.Entry().DeclaredBy == "" && !(e.Supplement != nil && e.Supplement.ForClass(o.Class).Matches(o.Identity)) {
 		return "the operator has no output-resources: without declarations no privileged object is written"
 	}
 	return ""
@@ -77,17 +70,17 @@ func (e Engine) allowsPrivileged(w *work) string {
 // last, on the placed and rewritten entry: an object that a rule drops is never written, and
 // an object is privileged by its standalone identity, its target identity or the kind of its
 // final body.
-func (e Engine) checkPrivileged(w *work) {
-	d := w.entry.Disposition
+func (e *Checker) checkPrivileged(w Write) {
+	d := w.Entry().Disposition
 	if e.Policy == nil || (d != routing.Apply && d != routing.Absorbed) {
 		return
 	}
-	src := w.entry.Source
+	src := w.Entry().Source
 	gr, privileged := src.GroupResource(), policy.IsPrivileged(src.GroupResource())
 	if !privileged && d == routing.Apply {
-		if t := w.entry.Target.Identity.GroupResource(); policy.IsPrivileged(t) {
+		if t := w.Entry().Target.Identity.GroupResource(); policy.IsPrivileged(t) {
 			gr, privileged = t, true
-		} else if o := w.entry.Object; o != nil {
+		} else if o := w.Entry().Object; o != nil {
 			if resource, ok := e.Discovery.ResourceForKind(o.GroupVersionKind().GroupKind()); ok {
 				if f := (schema.GroupResource{Group: o.GroupVersionKind().Group, Resource: resource}); policy.IsPrivileged(f) {
 					gr, privileged = f, true
@@ -97,13 +90,13 @@ func (e Engine) checkPrivileged(w *work) {
 	}
 	what := "it changes what the API server serves or admits"
 	if !privileged && d == routing.Apply {
-		what, privileged = widens(w.entry.Object)
+		what, privileged = widens(w.Entry().Object)
 	}
 	if !privileged {
 		return
 	}
 	if why := e.allowsPrivileged(w); why != "" {
-		w.reject(policy.RulePrivilegedObject, fmt.Sprintf("%s: %s is privileged (%s) and the policy does not allow it to operator %q: %s",
+		w.Reject(policy.RulePrivilegedObject, fmt.Sprintf("%s: %s is privileged (%s) and the policy does not allow it to operator %q: %s",
 			src, gr, what, e.Operator, why))
 	}
 }
@@ -112,80 +105,80 @@ func (e Engine) checkPrivileged(w *work) {
 // runs last, on the final objects: the rules of the Roles and ClusterRoles and the roleRef of
 // the bindings as they will be written, after renaming and every transform. Deletes and
 // status writes never grant; patches cannot be checked and are rejected.
-func (e Engine) checkRBAC(works []*work) {
+func (e *Checker) checkRBAC(works []Write) {
 	if e.Policy == nil || e.Policy.RBAC == nil {
 		return
 	}
-	written := writtenRoles(works)
+	written := WrittenRoles(works)
 	for w, resource := range rbacWrites(works) {
-		ceiling := e.Policy.RBAC.For(w.entry.Class)
+		ceiling := e.Policy.RBAC.For(w.Entry().Class)
 		if ceiling == nil {
 			continue
 		}
-		action := w.m.Metadata.Action
+		action := w.Mutation().Metadata.Action
 		var reason string
 		switch {
-		case !action.CarriesObject() || w.entry.Object == nil:
-			reason = fmt.Sprintf("%s: a %s of RBAC cannot be checked against the RBAC ceiling; write the whole object (Apply)", w.entry.Source, action)
-		case resource == resourceRoles || resource == resourceClusterRoles:
+		case !action.CarriesObject() || w.Entry().Object == nil:
+			reason = fmt.Sprintf("%s: a %s of RBAC cannot be checked against the RBAC ceiling; write the whole object (Apply)", w.Entry().Source, action)
+		case resource == policy.ResourceRoles || resource == policy.ResourceClusterRoles:
 			reason = checkRole(ceiling, w)
 		default:
 			reason = checkBinding(ceiling, w, resource, written)
 		}
 		if reason != "" {
-			w.reject(policy.RuleRBACEscalation, reason)
+			w.Reject(policy.RuleRBACEscalation, reason)
 		}
 	}
 }
 
 // rbacResource returns the RBAC resource an apply entry writes: by the kind of its final
 // object when it has one (a transform may change it), else by its target identity.
-func rbacResource(w *work) (string, bool) {
-	if o := w.entry.Object; o != nil {
-		if gvk := o.GroupVersionKind(); gvk.Group == groupRBAC {
+func rbacResource(w Write) (string, bool) {
+	if o := w.Entry().Object; o != nil {
+		if gvk := o.GroupVersionKind(); gvk.Group == policy.GroupRBAC {
 			switch gvk.Kind {
 			case policy.KindRole:
-				return resourceRoles, true
+				return policy.ResourceRoles, true
 			case policy.KindClusterRole:
-				return resourceClusterRoles, true
+				return policy.ResourceClusterRoles, true
 			case "RoleBinding":
-				return resourceRoleBindings, true
+				return policy.ResourceRoleBindings, true
 			case "ClusterRoleBinding":
-				return resourceClusterRoleBindings, true
+				return policy.ResourceClusterRoleBindings, true
 			}
 		}
 	}
-	t := w.entry.Target.Identity
-	if t.Group != groupRBAC || !slices.Contains([]string{resourceRoles, resourceClusterRoles, resourceRoleBindings, resourceClusterRoleBindings}, t.Resource) {
+	t := w.Entry().Target.Identity
+	if t.Group != policy.GroupRBAC || !slices.Contains([]string{policy.ResourceRoles, policy.ResourceClusterRoles, policy.ResourceRoleBindings, policy.ResourceClusterRoleBindings}, t.Resource) {
 		return "", false
 	}
 	return t.Resource, true
 }
 
-// writtenRole returns the role a mutation writes whole, as it lands on its target, if it does.
-func writtenRole(w *work) (policy.RoleRef, bool) {
-	t, action := w.entry.Target.Identity, w.m.Metadata.Action
-	if w.entry.Disposition != routing.Apply || w.entry.Object == nil || t.Name == "" ||
+// WrittenRole returns the role a mutation writes whole, as it lands on its target, if it does.
+func WrittenRole(w Write) (policy.RoleRef, bool) {
+	t, action := w.Entry().Target.Identity, w.Mutation().Metadata.Action
+	if w.Entry().Disposition != routing.Apply || w.Entry().Object == nil || t.Name == "" ||
 		!action.CarriesObject() || action.IsStatus() || action == contract.ActionDelete {
 		return policy.RoleRef{}, false
 	}
 	switch resource, _ := rbacResource(w); resource {
-	case resourceRoles:
+	case policy.ResourceRoles:
 		return policy.RoleRef{Kind: policy.KindRole, Namespace: t.Namespace, Name: t.Name}, true
-	case resourceClusterRoles:
+	case policy.ResourceClusterRoles:
 		return policy.RoleRef{Kind: policy.KindClusterRole, Name: t.Name}, true
 	}
 	return policy.RoleRef{}, false
 }
 
 // decodeObject decodes the final object of an entry into v.
-func decodeObject(w *work, v any) error {
-	return runtime.DefaultUnstructuredConverter.FromUnstructured(w.entry.Object.Object, v)
+func decodeObject(w Write, v any) error {
+	return runtime.DefaultUnstructuredConverter.FromUnstructured(w.Entry().Object.Object, v)
 }
 
 // checkRole returns why a Role or ClusterRole grants beyond the ceiling, or "".
-func checkRole(c *policy.RBACCeiling, w *work) string {
-	src := w.entry.Source
+func checkRole(c *policy.RBACCeiling, w Write) string {
+	src := w.Entry().Source
 	var role rbacv1.ClusterRole // a Role is a ClusterRole without aggregationRule
 	if err := decodeObject(w, &role); err != nil {
 		return fmt.Sprintf("%s: decode: %v", src, err)
@@ -215,13 +208,13 @@ func checkRole(c *policy.RBACCeiling, w *work) string {
 // ceiling, or "". The final roleRef is checked: it must name a role the plan writes (as it
 // lands), or a bindable role. A bindable role is named as the operator wrote it: a roleRef
 // that only the engine's renaming changed is checked in its standalone form.
-func checkBinding(c *policy.RBACCeiling, w *work, resource string, written map[policy.RoleRef]*work) string {
-	src := w.entry.Source
+func checkBinding(c *policy.RBACCeiling, w Write, resource string, written map[policy.RoleRef]Write) string {
+	src := w.Entry().Source
 	var b rbacv1.RoleBinding // a ClusterRoleBinding has the same fields
 	if err := decodeObject(w, &b); err != nil {
 		return fmt.Sprintf("%s: decode: %v", src, err)
 	}
-	ref, reason := roleRef(c, src, resource, b.RoleRef, w.entry.Target.Identity.Namespace)
+	ref, reason := roleRef(c, src, resource, b.RoleRef, w.Entry().Target.Identity.Namespace)
 	if reason != "" {
 		return reason
 	}
@@ -234,7 +227,7 @@ func checkBinding(c *policy.RBACCeiling, w *work, resource string, written map[p
 	if written[ref] != nil {
 		return "" // the role is in the plan, and its rules are checked there
 	}
-	if standalone, ok := standaloneRoleRef(w); ok && !transformed(w.entry.Changes, "/roleRef") {
+	if standalone, ok := standaloneRoleRef(w); ok && !transformed(w.Entry().Changes, "/roleRef") {
 		if sref, reason := roleRef(c, src, resource, standalone, src.Namespace); reason == "" && slices.Contains(c.BindableRoles, sref) {
 			return ""
 		}
@@ -248,7 +241,7 @@ func roleRef(c *policy.RBACCeiling, src contract.Identity, resource string, r rb
 	ref := policy.RoleRef{Kind: r.Kind, Name: r.Name}
 	switch ref.Kind {
 	case policy.KindRole:
-		if resource == resourceClusterRoleBindings {
+		if resource == policy.ResourceClusterRoleBindings {
 			return ref, fmt.Sprintf("%s: roleRef.kind: a ClusterRoleBinding refers to a ClusterRole, not a Role", src)
 		}
 		ref.Namespace = namespace
@@ -256,19 +249,19 @@ func roleRef(c *policy.RBACCeiling, src contract.Identity, resource string, r rb
 	default:
 		return ref, fmt.Sprintf("%s: roleRef.kind: %q is not Role or ClusterRole", src, ref.Kind)
 	}
-	if r.APIGroup != "" && r.APIGroup != groupRBAC {
-		return ref, fmt.Sprintf("%s: roleRef.apiGroup: %q is not %s", src, r.APIGroup, groupRBAC)
+	if r.APIGroup != "" && r.APIGroup != policy.GroupRBAC {
+		return ref, fmt.Sprintf("%s: roleRef.apiGroup: %q is not %s", src, r.APIGroup, policy.GroupRBAC)
 	}
 	return ref, ""
 }
 
 // standaloneRoleRef returns the roleRef of a binding as the operator wrote it.
-func standaloneRoleRef(w *work) (rbacv1.RoleRef, bool) {
-	if w.src == nil {
+func standaloneRoleRef(w Write) (rbacv1.RoleRef, bool) {
+	if w.Source() == nil {
 		return rbacv1.RoleRef{}, false
 	}
 	var b rbacv1.RoleBinding
-	if runtime.DefaultUnstructuredConverter.FromUnstructured(w.src.Object, &b) != nil {
+	if runtime.DefaultUnstructuredConverter.FromUnstructured(w.Source().Object, &b) != nil {
 		return rbacv1.RoleRef{}, false
 	}
 	return b.RoleRef, true
@@ -326,11 +319,11 @@ func uncovered(owner []rbacv1.PolicyRule, granted rbacv1.PolicyRule) []string {
 	return out
 }
 
-// writtenRoles returns the roles the plan writes whole, by target identity.
-func writtenRoles(works []*work) map[policy.RoleRef]*work {
-	roles := map[policy.RoleRef]*work{}
+// WrittenRoles returns the roles the plan writes whole, by target identity.
+func WrittenRoles(works []Write) map[policy.RoleRef]Write {
+	roles := map[policy.RoleRef]Write{}
 	for _, w := range works {
-		if ref, ok := writtenRole(w); ok {
+		if ref, ok := WrittenRole(w); ok {
 			roles[ref] = w
 		}
 	}
@@ -339,17 +332,17 @@ func writtenRoles(works []*work) map[policy.RoleRef]*work {
 
 // rbacWrites yields the applied writes of RBAC objects that can grant (not deletes, not
 // status writes), with their resource.
-func rbacWrites(works []*work) iter.Seq2[*work, string] {
-	return func(yield func(*work, string) bool) {
+func rbacWrites(works []Write) iter.Seq2[Write, string] {
+	return func(yield func(Write, string) bool) {
 		for _, w := range works {
-			if w.entry.Disposition != routing.Apply {
+			if w.Entry().Disposition != routing.Apply {
 				continue
 			}
 			resource, ok := rbacResource(w)
 			if !ok {
 				continue
 			}
-			if action := w.m.Metadata.Action; action == contract.ActionDelete || action.IsStatus() {
+			if action := w.Mutation().Metadata.Action; action == contract.ActionDelete || action.IsStatus() {
 				continue
 			}
 			if !yield(w, resource) {

@@ -1,4 +1,4 @@
-package translate
+package check
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/internal/translate/podspec"
 	"github.com/topolayer/topolayer/internal/translate/policy"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
@@ -17,31 +18,31 @@ import (
 // not allow: its kind, then its fields and labels as they will be written. A patch has no
 // object of its own: it is judged on what it makes of the object it patches, the plan's
 // earlier entry (checkPatchEffects) or the live object at apply time (AdmitPatched).
-func (e Engine) checkManagement(w *work) {
+func (e *Checker) checkManagement(w Write) {
 	c := e.Containment
-	if c == nil || w.entry.Disposition != routing.Apply || w.entry.Target.Cluster != routing.ClusterManagement {
+	if c == nil || w.Entry().Disposition != routing.Apply || w.Entry().Target.Cluster != routing.ClusterManagement {
 		return
 	}
-	action := w.m.Metadata.Action
-	target := w.entry.Target.Identity
+	action := w.Mutation().Metadata.Action
+	target := w.Entry().Target.Identity
 	if slices.ContainsFunc(c.ReadOnly, func(r contract.Identity) bool { return r.Key() == target.Key() }) {
-		w.reject(policy.RuleReadOnly, fmt.Sprintf("%s: %s %s is the environment's own object, which the operator reads through an alias (namespaces.aliases) and may not write (%s)",
-			w.entry.Source, target.GroupResource(), target.Name, action))
+		w.Reject(policy.RuleReadOnly, fmt.Sprintf("%s: %s %s is the environment's own object, which the operator reads through an alias (namespaces.aliases) and may not write (%s)",
+			w.Entry().Source, target.GroupResource(), target.Name, action))
 		return
 	}
 	if action == contract.ActionDelete {
 		return // removing what the operator wrote reaches nothing new
 	}
-	allow := e.allowance()
-	o := routing.Object{Class: w.entry.Class, Identity: target}
-	if w.entry.Object != nil {
-		o.Labels = w.entry.Object.GetLabels()
+	allow := e.Policy.Allowance()
+	o := routing.Object{Class: w.Entry().Class, Identity: target}
+	if w.Entry().Object != nil {
+		o.Labels = w.Entry().Object.GetLabels()
 	}
 	if _, shadow := namespaces.IsShadowGroup(target.Group); !shadow &&
 		!slices.ContainsFunc(c.Kinds, func(m routing.Match) bool { return m.Matches(o) }) &&
 		!slices.ContainsFunc(allow.Kinds, func(m routing.Match) bool { return m.Matches(o) }) {
-		w.reject(policy.RuleManagementKind, fmt.Sprintf("%s: %s is not on the management cluster's allow-list (what an operand may place in the HCP namespace; see docs/security.md); the configuration can add it for this operator (policy.operators[].management.kinds)",
-			w.entry.Source, target.GroupResource()))
+		w.Reject(policy.RuleManagementKind, fmt.Sprintf("%s: %s is not on the management cluster's allow-list (what an operand may place in the HCP namespace; see docs/security.md); the configuration can add it for this operator (policy.operators[].management.kinds)",
+			w.Entry().Source, target.GroupResource()))
 		return
 	}
 	switch {
@@ -49,34 +50,26 @@ func (e Engine) checkManagement(w *work) {
 		return // a status write changes no field the allow-list reads
 	case action == contract.ActionPatch:
 		return // judged on what it makes
-	case w.entry.Object == nil:
-		w.reject(policy.RuleManagementFields, fmt.Sprintf("%s: a %s without an object cannot be checked against the allow-list's fields", w.entry.Source, action))
+	case w.Entry().Object == nil:
+		w.Reject(policy.RuleManagementFields, fmt.Sprintf("%s: a %s without an object cannot be checked against the allow-list's fields", w.Entry().Source, action))
 		return
 	}
-	if rule, why := e.managementObject(target, w.entry.Object, w.object()); why != "" {
-		w.reject(rule, fmt.Sprintf("%s: %s", w.entry.Source, why))
+	if rule, why := e.managementObject(target, w.Entry().Object, routingObject(w)); why != "" {
+		w.Reject(rule, fmt.Sprintf("%s: %s", w.Entry().Source, why))
 	}
-}
-
-// allowance is how the policy widens the allow-list for the engine's operator.
-func (e Engine) allowance() policy.ManagementAllowance {
-	if e.Policy != nil && e.Policy.Management != nil {
-		return *e.Policy.Management
-	}
-	return policy.ManagementAllowance{}
 }
 
 // managementObject returns the rule that refuses obj, an object of an allowed kind as it will
 // be on the management cluster at target, and why, naming the field; "" when its fields and
 // labels may land. o is the object the configuration's guest identity matches (its standalone
 // identity and class).
-func (e Engine) managementObject(target contract.Identity, obj *unstructured.Unstructured, o routing.Object) (rule, why string) {
-	c, allow := e.Containment, e.allowance()
+func (e *Checker) managementObject(target contract.Identity, obj *unstructured.Unstructured, o routing.Object) (rule, why string) {
+	c, allow := e.Containment, e.Policy.Allowance()
 	max := c.MaxReplicas
 	if allow.MaxReplicas > 0 {
 		max = allow.MaxReplicas
 	}
-	if why := managementFields(obj, target, max, e.GuestIdentity, o); why != "" {
+	if why := managementFields(obj, target, max, e.ManagementAPI, o); why != "" {
 		return policy.RuleManagementFields, why
 	}
 	if why := reservedLabels(obj, c, allow.Labels); why != "" {
@@ -86,7 +79,7 @@ func (e Engine) managementObject(target contract.Identity, obj *unstructured.Uns
 }
 
 // managementFields returns why an allowed object may not land as it is: "" when it may.
-func managementFields(obj *unstructured.Unstructured, target contract.Identity, maxReplicas int64, g *GuestIdentity, o routing.Object) string {
+func managementFields(obj *unstructured.Unstructured, target contract.Identity, maxReplicas int64, managementAPI func(routing.Object) bool, o routing.Object) string {
 	u := obj.Object
 	switch {
 	case target.Group == "" && target.Resource == "services":
@@ -111,7 +104,7 @@ func managementFields(obj *unstructured.Unstructured, target contract.Identity, 
 			return fmt.Sprintf("spec.volumeName: binds the named volume %s, which may be another tenant's", v)
 		}
 	}
-	sites, err := podSitesOf(obj)
+	sites, err := podspec.SitesOf(obj)
 	if err != nil {
 		return err.Error()
 	}
@@ -126,7 +119,7 @@ func managementFields(obj *unstructured.Unstructured, target contract.Identity, 
 			}
 		}
 	}
-	if len(sites) == 0 || g != nil && g.needsManagementAPI(o) {
+	if len(sites) == 0 || managementAPI != nil && managementAPI(o) {
 		return "" // no pods, or the configuration lets these pods reach the management API
 	}
 	for _, site := range sites {
@@ -176,7 +169,7 @@ func reservedLabels(obj *unstructured.Unstructured, c *policy.Containment, allow
 	if why := check("metadata.labels", labels); why != "" {
 		return why
 	}
-	sites, _ := podSitesOf(obj) // an object beyond the search's bounds is refused by managementFields
+	sites, _ := podspec.SitesOf(obj) // an object beyond the search's bounds is refused by managementFields
 	for _, site := range sites {
 		meta, ok := site.Metadata()
 		if !ok || len(site.Template) == 0 {

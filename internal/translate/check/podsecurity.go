@@ -1,4 +1,4 @@
-package translate
+package check
 
 import (
 	"fmt"
@@ -20,43 +20,43 @@ import (
 // "restricted" level on its final object, naming the fields the evaluator forbids. It also
 // forbids spec.nodeName, which Pod Security allows but which bypasses the scheduler and the
 // control-plane placement of a shared management cluster.
-func (e Engine) checkPodSecurity(w *work) {
-	if e.Policy == nil || w.entry.Disposition != routing.Apply || w.entry.Target.Cluster != routing.ClusterManagement {
+func (e *Checker) checkPodSecurity(w Write) {
+	if e.Policy == nil || w.Entry().Disposition != routing.Apply || w.Entry().Target.Cluster != routing.ClusterManagement {
 		return
 	}
-	action := w.m.Metadata.Action
+	action := w.Mutation().Metadata.Action
 	if action == contract.ActionDelete || action.IsStatus() {
 		return
 	}
-	gk := e.groupKindOf(w.entry.Target.Identity, w.entry.Object)
-	if !runsPods(w.entry.Target.Identity.Group, gk) {
+	gk := e.groupKindOf(w.Entry().Target.Identity, w.Entry().Object)
+	if !podspec.RunsPods(w.Entry().Target.Identity.Group, gk) {
 		return
 	}
-	src := w.entry.Source
+	src := w.Entry().Source
 	if action == contract.ActionPatch {
 		return // judged on what it makes of the object it patches (checkPatchEffects, AdmitPatched)
 	}
-	if !action.CarriesObject() || w.entry.Object == nil {
+	if !action.CarriesObject() || w.Entry().Object == nil {
 		what := "a pod-bearing object"
 		if _, known := podspec.Known(gk); !known {
 			what = "a custom resource, which may hold pod specs,"
 		}
-		w.reject(policy.RulePodSecurity, fmt.Sprintf("%s: a %s of %s on the management cluster cannot be checked against Pod Security %q; write the whole object (Apply)", src, action, what, psaapi.LevelRestricted))
+		w.Reject(policy.RulePodSecurity, fmt.Sprintf("%s: a %s of %s on the management cluster cannot be checked against Pod Security %q; write the whole object (Apply)", src, action, what, psaapi.LevelRestricted))
 		return
 	}
-	sites, err := podspec.Find(gk, w.entry.Object.Object)
+	sites, err := podspec.Find(gk, w.Entry().Object.Object)
 	if err != nil {
-		w.reject(policy.RulePodSecurity, fmt.Sprintf("%s: %v: its pod specs cannot be checked against Pod Security %q", src, err, psaapi.LevelRestricted))
+		w.Reject(policy.RulePodSecurity, fmt.Sprintf("%s: %v: its pod specs cannot be checked against Pod Security %q", src, err, psaapi.LevelRestricted))
 		return
 	}
 	var reasons []string
 	for _, site := range sites {
-		if reason := podsecurity.Reason(w.entry.Object.Object, site); reason != "" {
+		if reason := podsecurity.Reason(w.Entry().Object.Object, site); reason != "" {
 			reasons = append(reasons, reason)
 		}
 	}
 	if len(reasons) > 0 {
-		w.reject(policy.RulePodSecurity, fmt.Sprintf("%s: %s", src, strings.Join(reasons, "; ")))
+		w.Reject(policy.RulePodSecurity, fmt.Sprintf("%s: %s", src, strings.Join(reasons, "; ")))
 	}
 }
 

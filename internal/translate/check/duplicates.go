@@ -1,4 +1,4 @@
-package translate
+package check
 
 import (
 	"fmt"
@@ -47,9 +47,9 @@ type firstWrite struct {
 	writer uint32
 }
 
-// writeLog remembers, while a plan is placed in output order, the first write of each object
+// DuplicateWrites remembers, while a plan is placed in output order, the first write of each object
 // by each writer.
-type writeLog struct {
+type DuplicateWrites struct {
 	writers    map[writer]uint32
 	byID       []writer // writers by index
 	kinds      map[kind]uint32
@@ -68,11 +68,11 @@ func intern[K comparable](ids map[K]uint32, v K) uint32 {
 	return id
 }
 
-// check rejects w when it is a duplicate write (RuleDuplicateWrite), or warns when it
+// Check rejects w when it is a duplicate write (RuleDuplicateWrite), or warns when it
 // replaces an object that another controller's whole write in the same output wrote.
-func (l *writeLog) check(w *work) {
-	m := w.m
-	if m == nil || m.Metadata.Name == "" || w.entry.Source.IsEvent() {
+func (l *DuplicateWrites) Check(w Write) {
+	m := w.Mutation()
+	if m == nil || m.Metadata.Name == "" || w.Entry().Source.IsEvent() {
 		return
 	}
 	md := m.Metadata
@@ -88,8 +88,8 @@ func (l *writeLog) check(w *work) {
 	ns := intern(l.namespaces, md.Namespace)
 	key := writeKey{id: id, namespace: ns, name: md.Name}
 	if first, ok := l.byWriter[key]; ok {
-		w.reject(RuleDuplicateWrite, fmt.Sprintf("%s %s is written twice in this output by %s: %s and %s differ; one writer may say one thing about an object per run",
-			md.Action, w.entry.Source, writerName(by.controller, by.fieldManager), first.path, m.Path))
+		w.Reject(RuleDuplicateWrite, fmt.Sprintf("%s %s is written twice in this output by %s: %s and %s differ; one writer may say one thing about an object per run",
+			md.Action, w.Entry().Source, writerName(by.controller, by.fieldManager), first.path, m.Path))
 		return
 	}
 	l.byWriter[key] = firstWrite{path: m.Path, writer: id}
@@ -98,7 +98,7 @@ func (l *writeLog) check(w *work) {
 	}
 	object := writeKey{id: intern(l.kinds, kind{class: m.Class, group: by.group, resource: by.resource}), namespace: ns, name: md.Name}
 	if first, ok := l.replaced[object]; ok && l.byID[first.writer].controller != by.controller {
-		w.entry.Warnings = append(w.entry.Warnings, fmt.Sprintf("%s: %s replaces the whole object that %s wrote earlier in this output (%s); applied in plan order, the later write wins",
+		w.Entry().Warnings = append(w.Entry().Warnings, fmt.Sprintf("%s: %s replaces the whole object that %s wrote earlier in this output (%s); applied in plan order, the later write wins",
 			RuleDuplicateWrite, writerName(by.controller, by.fieldManager), writerName(l.byID[first.writer].controller, ""), first.path))
 		return
 	}

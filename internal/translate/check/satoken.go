@@ -1,4 +1,4 @@
-package translate
+package check
 
 import (
 	"fmt"
@@ -32,24 +32,24 @@ func ServiceAccountTokenOf(obj *yaml.RNode) (string, bool) {
 	return obj.GetAnnotations()[AnnotationServiceAccountName], true
 }
 
-// writes reports whether the plan writes w's object: applies or absorbs it, not deletes it.
-func writes(w *work) bool {
-	d := w.entry.Disposition
-	return (d == routing.Apply || d == routing.Absorbed) && w.m.Metadata.Action != contract.ActionDelete
+// Writes reports whether the plan writes w's object: applies or absorbs it, not deletes it.
+func Writes(w Write) bool {
+	d := w.Entry().Disposition
+	return (d == routing.Apply || d == routing.Absorbed) && w.Mutation().Metadata.Action != contract.ActionDelete
 }
 
-// mayCarryToken reports whether serviceAccountTokens reads w, a Secret: a Secret of type
+// MayCarryToken reports whether serviceAccountTokens reads w, a Secret: a Secret of type
 // kubernetes.io/service-account-token, or a change other than a delete whose body names the
 // token's annotation.
-func mayCarryToken(w *work) bool {
-	action := w.m.Metadata.Action
+func MayCarryToken(w Write) bool {
+	action := w.Mutation().Metadata.Action
 	switch {
 	case !action.CarriesObject():
-		return action != contract.ActionDelete && patchTouchesToken(w.m)
-	case w.src == nil:
+		return action != contract.ActionDelete && patchTouchesToken(w.Mutation())
+	case w.Source() == nil:
 		return true
 	}
-	o := w.src.Object
+	o := w.Source().Object
 	return o["kind"] == "Secret" && o["apiVersion"] == "v1" && o["type"] == SecretTypeServiceAccountToken
 }
 
@@ -76,83 +76,65 @@ func ServiceAccountID(namespace, name string) contract.Identity {
 // runs once every body is rewritten, before the policy checks.
 // written holds the objects the plan writes besides works' (a planner's spilled entries); it
 // is added to.
-func (e Engine) serviceAccountTokens(works []*work, written map[objectKey]bool) {
+func (e *Checker) serviceAccountTokens(works []Write, written map[contract.Key]bool) {
 	for _, w := range works {
-		if writes(w) {
-			written[keyOf("", w.entry.Source)] = true
+		if Writes(w) {
+			written[w.Entry().Source.Key()] = true
 		}
 	}
 	bases := patchBases(works)
 	for _, w := range works {
-		src := w.entry.Source
-		if w.entry.Disposition != routing.Apply || src.Group != "" || src.Resource != "secrets" {
+		src := w.Entry().Source
+		if w.Entry().Disposition != routing.Apply || src.Group != "" || src.Resource != "secrets" {
 			continue
 		}
-		action := w.m.Metadata.Action
+		action := w.Mutation().Metadata.Action
 		if !action.CarriesObject() {
-			if _, judged := bases[w]; !judged && action != contract.ActionDelete && patchTouchesToken(w.m) {
-				w.reject(policy.RuleServiceAccountToken, fmt.Sprintf("%s: metadata.annotations[%s]: a %s that sets or removes the Secret's type or that annotation (however the patch spells it) of a Secret this plan does not write earlier cannot be checked for the service account whose token it would receive; write the whole Secret (Apply)",
+			if _, judged := bases[w]; !judged && action != contract.ActionDelete && patchTouchesToken(w.Mutation()) {
+				w.Reject(policy.RuleServiceAccountToken, fmt.Sprintf("%s: metadata.annotations[%s]: a %s that sets or removes the Secret's type or that annotation (however the patch spells it) of a Secret this plan does not write earlier cannot be checked for the service account whose token it would receive; write the whole Secret (Apply)",
 					src, AnnotationServiceAccountName, action))
 			}
 			continue // a patch of a Secret the plan writes earlier is judged on what it makes (checkPatchEffects)
 		}
-		if !mayCarryToken(w) {
+		if !MayCarryToken(w) {
 			continue // not a token Secret: no tree to build
 		}
-		name, ok := ServiceAccountTokenOf(w.tree())
+		name, ok := ServiceAccountTokenOf(w.Tree())
 		if !ok || action.IsStatus() {
 			continue
 		}
 		field := "metadata.annotations[" + AnnotationServiceAccountName + "]"
 		if name == "" {
-			w.reject(policy.RuleServiceAccountToken, fmt.Sprintf("%s: %s: a Secret of type %s must name its service account", src, field, SecretTypeServiceAccountToken))
+			w.Reject(policy.RuleServiceAccountToken, fmt.Sprintf("%s: %s: a Secret of type %s must name its service account", src, field, SecretTypeServiceAccountToken))
 			continue
 		}
 		sa := ServiceAccountID(src.Namespace, name)
-		if !written[keyOf("", sa)] && !e.declaresAccount(sa) {
-			w.reject(policy.RuleServiceAccountToken, fmt.Sprintf("%s: %s: names service account %s, which is not the operator's (neither written by this plan nor declared in its output-resources): its token would be handed to the operator",
+		if !written[sa.Key()] && !e.declaresAccount(sa) {
+			w.Reject(policy.RuleServiceAccountToken, fmt.Sprintf("%s: %s: names service account %s, which is not the operator's (neither written by this plan nor declared in its output-resources): its token would be handed to the operator",
 				src, field, sa))
 			continue
 		}
-		target, err := e.Names.ToTarget(w.entry.Target.Cluster, sa)
+		target, err := e.Names.ToTarget(w.Entry().Target.Cluster, sa)
 		if err != nil {
-			w.reject(policy.RuleServiceAccountToken, fmt.Sprintf("%s: %s: service account %s: %v", src, field, sa, err))
+			w.Reject(policy.RuleServiceAccountToken, fmt.Sprintf("%s: %s: service account %s: %v", src, field, sa, err))
 			continue
 		}
-		if target.Namespace != w.entry.Target.Identity.Namespace {
-			w.reject(policy.RuleServiceAccountToken, fmt.Sprintf("%s: %s: service account %s lands in namespace %s, not beside the Secret in %s",
-				src, field, sa, target.Namespace, w.entry.Target.Identity.Namespace))
+		if target.Namespace != w.Entry().Target.Identity.Namespace {
+			w.Reject(policy.RuleServiceAccountToken, fmt.Sprintf("%s: %s: service account %s lands in namespace %s, not beside the Secret in %s",
+				src, field, sa, target.Namespace, w.Entry().Target.Identity.Namespace))
 			continue
 		}
-		if f := w.finalTree(); f == nil || target.Name == name || f.GetAnnotations()[AnnotationServiceAccountName] == target.Name {
+		if f := w.Final(); f == nil || target.Name == name || f.GetAnnotations()[AnnotationServiceAccountName] == target.Name {
 			continue // nothing to rename, or the annotation-references step did (and recorded it)
 		}
-		if w.final == nil {
-			w.final, w.unchanged = w.tree().Copy(), false
-		}
-		if err := w.final.PipeE(yaml.SetAnnotation(AnnotationServiceAccountName, target.Name)); err != nil {
-			w.reject(RuleBody, fmt.Sprintf("%s: %s: %v", src, field, err))
+		if err := w.Edit().PipeE(yaml.SetAnnotation(AnnotationServiceAccountName, target.Name)); err != nil {
+			w.Reject(plans.RuleBody, fmt.Sprintf("%s: %s: %v", src, field, err))
 			continue
 		}
-		w.entry.Mutation.Body, w.entry.Mutation.Object = nil, nil // written from the final object
-		w.entry.Changes = append(w.entry.Changes, plans.Change{Path: yamlnode.Pointer([]string{"metadata", "annotations", AnnotationServiceAccountName}),
+		w.Entry().Mutation.Body, w.Entry().Mutation.Object = nil, nil // written from the final object
+		w.Entry().Changes = append(w.Entry().Changes, plans.Change{Path: yamlnode.Pointer([]string{"metadata", "annotations", AnnotationServiceAccountName}),
 			From: name, To: target.Name, By: policy.RuleServiceAccountToken, Kind: plans.ChangeReference, Detail: "the operator's own service account, renamed"})
 	}
-}
-
-// serviceAccountToken maps the account annotation of a service-account-token Secret read on
-// cluster, in namespace, back to the account's standalone name. A name that does not map back
-// to an account of the Secret's own standalone namespace (srcNamespace) is left as it is.
-func (inv Inverse) serviceAccountToken(obj *yaml.RNode, cluster, namespace, srcNamespace string) error {
-	name, ok := ServiceAccountTokenOf(obj)
-	if !ok || name == "" {
-		return nil
-	}
-	src, err := inv.Names.ToSource(cluster, ServiceAccountID(namespace, name), nil)
-	if err != nil || src.Namespace != srcNamespace || src.Name == name {
-		return nil
-	}
-	return obj.PipeE(yaml.SetAnnotation(AnnotationServiceAccountName, src.Name))
 }
 
 // ForeignServiceAccountToken returns why a Secret read from cluster (target identity t, raw as
