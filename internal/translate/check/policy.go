@@ -18,7 +18,6 @@ import (
 	"github.com/topolayer/topolayer/routing"
 )
 
-
 // aggregationLabels are the labels that aggregate a ClusterRole's rules into the default
 // roles every namespace's admins, editors and viewers are bound to.
 var aggregationLabels = []string{
