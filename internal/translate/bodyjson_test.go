@@ -7,7 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/topolayer/topolayer/internal/translate/internal/yamlnodetest"
+	"github.com/topolayer/topolayer/internal/yamlnodetest"
 )
 
 // TestBodyJSON checks that bodyJSON writes what kyaml's RNode.MarshalJSON writes, for the

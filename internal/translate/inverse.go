@@ -5,8 +5,8 @@ import (
 	"slices"
 
 	"github.com/topolayer/topolayer/internal/translate/check"
-	"github.com/topolayer/topolayer/internal/translate/internal/yamlnode"
 	"github.com/topolayer/topolayer/internal/translate/references"
+	"github.com/topolayer/topolayer/internal/yamlnode"
 	"github.com/topolayer/topolayer/routing"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"

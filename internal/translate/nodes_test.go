@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/topolayer/topolayer/internal/translate/internal/yamlnode"
-	"github.com/topolayer/topolayer/internal/translate/internal/yamlnodetest"
+	"github.com/topolayer/topolayer/internal/yamlnode"
+	"github.com/topolayer/topolayer/internal/yamlnodetest"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"

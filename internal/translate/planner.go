@@ -13,6 +13,7 @@ import (
 	"github.com/topolayer/topolayer/internal/translate/check"
 	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/internal/translate/policy"
+	"github.com/topolayer/topolayer/internal/yamlnode"
 	"github.com/topolayer/topolayer/routing"
 )
 
@@ -173,7 +174,7 @@ func (e Engine) finish(w *work) {
 		if w.src != nil {
 			src = w.src.Object
 		}
-		obj, err := objectOf(w.final.YNode(), src)
+		obj, err := yamlnode.ObjectOf(w.final.YNode(), src)
 		if err != nil {
 			w.reject(plans.RuleBody, fmt.Sprintf("%s: the rewritten object is not one object: %v", w.entry.Source, err))
 			break

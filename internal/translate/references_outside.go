@@ -7,9 +7,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/topolayer/topolayer/internal/translate/internal/yamlnode"
 	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/internal/translate/references"
+	"github.com/topolayer/topolayer/internal/yamlnode"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/kustomize/kyaml/yaml"

@@ -5,9 +5,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/topolayer/topolayer/internal/translate/internal/yamlnode"
 	"github.com/topolayer/topolayer/internal/translate/podsecurity"
 	"github.com/topolayer/topolayer/internal/translate/podspec"
+	"github.com/topolayer/topolayer/internal/yamlnode"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 

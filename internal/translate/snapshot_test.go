@@ -3,8 +3,8 @@ package translate
 import (
 	"testing"
 
-	"github.com/topolayer/topolayer/internal/translate/internal/yamlnode"
-	"github.com/topolayer/topolayer/internal/translate/internal/yamlnodetest"
+	"github.com/topolayer/topolayer/internal/yamlnode"
+	"github.com/topolayer/topolayer/internal/yamlnodetest"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )

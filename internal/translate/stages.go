@@ -12,7 +12,7 @@ import (
 	"github.com/topolayer/topolayer/internal/translate/references"
 	"github.com/topolayer/topolayer/internal/translate/transform"
 
-	"github.com/topolayer/topolayer/internal/translate/internal/yamlnode"
+	"github.com/topolayer/topolayer/internal/yamlnode"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 

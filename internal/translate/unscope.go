@@ -3,8 +3,8 @@ package translate
 import (
 	"slices"
 
-	"github.com/topolayer/topolayer/internal/translate/internal/yamlnode"
 	"github.com/topolayer/topolayer/internal/translate/podspec"
+	"github.com/topolayer/topolayer/internal/yamlnode"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 

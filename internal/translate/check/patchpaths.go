@@ -10,7 +10,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/internal/translate/internal/yamlnode"
+	"github.com/topolayer/topolayer/internal/yamlnode"
 )
 
 // patchPaths returns the fields a patch sets or removes, each as its path's segments as the

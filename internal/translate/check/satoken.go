@@ -3,9 +3,9 @@ package check
 import (
 	"fmt"
 
-	"github.com/topolayer/topolayer/internal/translate/internal/yamlnode"
 	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/internal/translate/policy"
+	"github.com/topolayer/topolayer/internal/yamlnode"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 

@@ -8,8 +8,8 @@ import (
 	"strconv"
 
 	"github.com/topolayer/topolayer/internal/translate"
-	"github.com/topolayer/topolayer/internal/translate/internal/yamlnode"
 	"github.com/topolayer/topolayer/internal/translate/plans"
+	"github.com/topolayer/topolayer/internal/yamlnode"
 )
 
 // step is one change the hosted engine recorded, where it is and why.

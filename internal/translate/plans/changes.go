@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/topolayer/topolayer/internal/translate/internal/yamlnode"
+	"github.com/topolayer/topolayer/internal/yamlnode"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )

@@ -9,13 +9,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/topolayer/topolayer/internal/translate/internal/yamlnode"
+	"github.com/topolayer/topolayer/internal/yamlnode"
 
 	"sigs.k8s.io/kustomize/api/filters/patchstrategicmerge"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/internal/translate/internal/yamlnodetest"
+	"github.com/topolayer/topolayer/internal/yamlnodetest"
 )
 
 // podSpecCases are pod specs (YAML) the profile's pod spec edits meet; neutral says whether

@@ -1,4 +1,4 @@
-package translate
+package yamlnode
 
 import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -6,14 +6,14 @@ import (
 	"github.com/topolayer/topolayer/contract"
 )
 
-// objectOf returns the unstructured form of obj, the final tree of an object the engine built
+// ObjectOf returns the unstructured form of obj, the final tree of an object the engine built
 // from src (the operator's object, through treeOf) and rewrote, with the meaning
 // contract.NodeObject gives it. Every subtree the engine left as it was is src's own value,
 // shared, not decoded again: the conversion allocates only along the paths the engine changed
 // (applying copies the object before it changes it). A tree that holds what the walk does not
 // decode itself (aliases, merge keys, keys that are not strings, a mapping written twice) is
 // decoded whole by contract.NodeObject, which says what is wrong with it.
-func objectOf(obj *yaml.Node, src map[string]any) (map[string]any, error) {
+func ObjectOf(obj *yaml.Node, src map[string]any) (map[string]any, error) {
 	for obj != nil && obj.Kind == yaml.DocumentNode && len(obj.Content) == 1 {
 		obj = obj.Content[0]
 	}
