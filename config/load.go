@@ -16,6 +16,7 @@ import (
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/podspec"
 	"github.com/topolayer/topolayer/routing"
 )
 
@@ -403,7 +404,7 @@ func validateGuestIdentity(p *field.Path, g GuestIdentity) field.ErrorList {
 		if m.Resource == "" {
 			errs = append(errs, field.Required(mp.Child("resource"), "a pod-bearing resource (deployments, statefulsets, daemonsets, replicasets, jobs, cronjobs, pods) or serviceaccounts"))
 		} else if !translate.IsIdentityResource(m.Resource) {
-			errs = append(errs, field.NotSupported(mp.Child("resource"), m.Resource, append(translate.PodBearingResources(), "serviceaccounts")))
+			errs = append(errs, field.NotSupported(mp.Child("resource"), m.Resource, append(podspec.PodBearingResources(), "serviceaccounts")))
 		}
 	}
 	for i, k := range g.KubeconfigFields {

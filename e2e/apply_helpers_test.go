@@ -16,7 +16,6 @@ import (
 	hypershift "github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/internal/apply"
 	"github.com/topolayer/topolayer/internal/e2e/cluster"
-	"github.com/topolayer/topolayer/internal/translate"
 	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/topology"
@@ -150,8 +149,8 @@ func checkOwned(t *testing.T, obj *unstructured.Unstructured, src contract.Ident
 			t.Errorf("%s: annotation %s = %q, want %q", obj.GetName(), k, got, v)
 		}
 	}
-	if _, ok := ann[translate.AnnotationOwnerHCP]; ok {
-		t.Errorf("%s: the %s annotation reached the server", obj.GetName(), translate.AnnotationOwnerHCP)
+	if _, ok := ann[namespaces.AnnotationOwnerHCP]; ok {
+		t.Errorf("%s: the %s annotation reached the server", obj.GetName(), namespaces.AnnotationOwnerHCP)
 	}
 	if got := obj.GetLabels()[namespaces.LabelOperator]; got != operator {
 		t.Errorf("%s: label %s = %q, want %q", obj.GetName(), namespaces.LabelOperator, got, operator)

@@ -329,8 +329,8 @@ podAffinity:
 	}
 	// The ownerReference to the HostedControlPlane is the management target's to add, not
 	// the plan's: no annotation asks for it.
-	if _, asked := d.Metadata.Annotations[translate.AnnotationOwnerHCP]; len(spec.Tolerations) != 2 || len(spec.ImagePullSecrets) != 1 || asked {
-		t.Errorf("control-plane tolerations %v, pull secrets %v, owner annotation %q", spec.Tolerations, spec.ImagePullSecrets, d.Metadata.Annotations[translate.AnnotationOwnerHCP])
+	if _, asked := d.Metadata.Annotations[namespaces.AnnotationOwnerHCP]; len(spec.Tolerations) != 2 || len(spec.ImagePullSecrets) != 1 || asked {
+		t.Errorf("control-plane tolerations %v, pull secrets %v, owner annotation %q", spec.Tolerations, spec.ImagePullSecrets, d.Metadata.Annotations[namespaces.AnnotationOwnerHCP])
 	}
 	for _, want := range []string{"hypershift/drop-standalone-scheduling", "hypershift/drop-host-path-volumes", "hypershift/control-plane-labels", "hypershift/control-plane-scheduling"} {
 		if !strings.Contains(strings.Join(e.Transforms, " "), want) {

@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/podspec"
 	"github.com/topolayer/topolayer/internal/translate/transform"
 	"github.com/topolayer/topolayer/routing"
 )
@@ -363,7 +363,7 @@ func (h *HostedControlPlane) PriorityClass(component string) string {
 // PodDisruptionBudget by availability policy. c says which components serve requests.
 func hcpOpinions(h *HostedControlPlane, c ComponentOptions) []transform.Transform {
 	var out []transform.Transform
-	for _, resource := range translate.PodBearingResources() {
+	for _, resource := range podspec.PodBearingResources() {
 		if resource == "pods" {
 			continue // a bare Pod is no component of HyperShift's
 		}

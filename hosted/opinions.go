@@ -8,7 +8,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/podspec"
 	"github.com/topolayer/topolayer/internal/translate/transform"
 	"github.com/topolayer/topolayer/routing"
 )
@@ -57,8 +57,8 @@ type podEdit func(obj, spec, meta *yaml.RNode, component string) error
 // workloadOpinion returns one opinion of the hypershift profile as a transform named
 // hypershift/<name> on the workloads of one resource placed on the management cluster.
 func workloadOpinion(name, resource string, edit podEdit) transform.Transform {
-	group := translate.WorkloadGroup(resource)
-	path, _ := translate.PodTemplatePath(resource)
+	group := podspec.WorkloadGroup(resource)
+	path, _ := podspec.PodTemplatePath(resource)
 	return transform.Transform{
 		Name: ProfileHyperShift + "/" + name, Cluster: routing.ClusterManagement,
 		Match: routing.Match{Group: &group, Resource: resource},
@@ -83,8 +83,8 @@ func workloadOpinion(name, resource string, edit podEdit) transform.Transform {
 // workloads of one component when component is not "": edit gets the object and its pod
 // spec, nil when the object has none.
 func specOpinion(name, resource, component string, edit func(obj, spec *yaml.RNode, component string) error) transform.Transform {
-	group := translate.WorkloadGroup(resource)
-	path, _ := translate.PodTemplatePath(resource)
+	group := podspec.WorkloadGroup(resource)
+	path, _ := podspec.PodTemplatePath(resource)
 	return transform.Transform{
 		Name: ProfileHyperShift + "/" + name, Cluster: routing.ClusterManagement,
 		Match: routing.Match{Group: &group, Resource: resource, Name: component},
@@ -132,7 +132,7 @@ func frameworkOpinions(o ProfileOptions) []transform.Transform {
 		guestServer = DefaultGuestAPIServer
 	}
 	var out []transform.Transform
-	for _, resource := range translate.PodBearingResources() {
+	for _, resource := range podspec.PodBearingResources() {
 		if resource == "pods" {
 			continue
 		}

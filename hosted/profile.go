@@ -10,7 +10,6 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/kio"
 
-	"github.com/topolayer/topolayer/internal/translate"
 	"github.com/topolayer/topolayer/internal/translate/podsecurity"
 	"github.com/topolayer/topolayer/internal/translate/podspec"
 	"github.com/topolayer/topolayer/internal/translate/transform"
@@ -94,9 +93,9 @@ func ProfileNames() []string { return []string{ProfileHyperShift} }
 // the management target adds it (apply.Options.HostedControlPlane).
 func HyperShiftProfile() []transform.Transform {
 	var out []transform.Transform
-	for _, resource := range translate.PodBearingResources() {
-		group := translate.WorkloadGroup(resource)
-		path, _ := translate.PodTemplatePath(resource)
+	for _, resource := range podspec.PodBearingResources() {
+		group := podspec.WorkloadGroup(resource)
+		path, _ := podspec.PodTemplatePath(resource)
 		match := routing.Match{Group: &group, Resource: resource}
 		addT := func(name string, strips bool, f func(transform.Context) (kio.Filter, error)) {
 			out = append(out, transform.Transform{Name: ProfileHyperShift + "/" + name, Cluster: routing.ClusterManagement, Match: match, Filter: f, Strips: strips})
@@ -161,7 +160,7 @@ func foundPodSpecStrip() []transform.Transform {
 	named := map[schema.GroupKind]bool{}
 	for _, gk := range podspec.KnownKinds() {
 		resource := strings.ToLower(gk.Kind) + "s"
-		named[gk] = translate.IsPodBearing(resource) && translate.WorkloadGroup(resource) == gk.Group
+		named[gk] = podspec.IsPodBearing(resource) && podspec.WorkloadGroup(resource) == gk.Group
 	}
 	applies := func(obj *yaml.RNode) bool {
 		gk := podsecurity.GroupKindOf(obj)

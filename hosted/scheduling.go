@@ -9,7 +9,7 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/podspec"
 	"github.com/topolayer/topolayer/internal/translate/transform"
 )
 
@@ -122,7 +122,7 @@ func multiZoneSpread(resource, component string, h *HostedControlPlane) transfor
 		if replicas <= 1 {
 			return nil
 		}
-		path, _ := translate.PodTemplatePath(resource)
+		path, _ := podspec.PodTemplatePath(resource)
 		labels, err := obj.Pipe(yaml.Lookup(append(slices.Clone(path), "metadata", "labels")...))
 		if err != nil {
 			return err

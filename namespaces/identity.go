@@ -23,6 +23,11 @@ const (
 	LabelNamespace = "topolayer.dev/namespace"
 )
 
+// AnnotationOwnerHCP is how plans made before the management target owned its objects
+// asked the applier for an ownerReference to the named HostedControlPlane. Nothing sets it
+// any more; the inverse placement and the applier strip it from old objects.
+const AnnotationOwnerHCP = "topolayer.dev/owner-hosted-control-plane"
+
 // ShadowGroupSuffix is appended to the API group of a cluster-scoped kind to name the group
 // of its namespaced shadow kind on the management cluster.
 const ShadowGroupSuffix = ".shadow.topolayer.dev"

@@ -15,8 +15,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/internal/translate"
 	"github.com/topolayer/topolayer/internal/translate/plans"
+	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
 )
 
@@ -240,7 +240,7 @@ func TestHostedControlPlaneOwner(t *testing.T) {
 			if err := w.parse(nil); err != nil {
 				t.Fatal(err)
 			}
-			if _, ok := w.desire.GetAnnotations()[translate.AnnotationOwnerHCP]; ok {
+			if _, ok := w.desire.GetAnnotations()[namespaces.AnnotationOwnerHCP]; ok {
 				t.Error("the owner annotation is left")
 			}
 			refs := w.desire.GetOwnerReferences()

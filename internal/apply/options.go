@@ -68,7 +68,7 @@ type Options struct {
 	// (Create, Update, Apply): not to status writes, patches, deletions or Events. It is a
 	// property of the management target of a hosted topology; it needs Namespace (an owner
 	// must be in its object's namespace) and is ignored without it. Bodies of older plans
-	// that still carry the annotation translate.AnnotationOwnerHCP lose it.
+	// that still carry the annotation namespaces.AnnotationOwnerHCP lose it.
 	HostedControlPlane *metav1.OwnerReference
 	// RequireOwnership makes an existing object that carries no topolayer annotation or
 	// label someone else's: a Create, Update, Apply, Patch or Delete of it is a conflict.

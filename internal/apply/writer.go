@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/internal/translate"
 	"github.com/topolayer/topolayer/namespaces"
 )
 
@@ -150,8 +149,8 @@ func (w *writer) finish(obj *unstructured.Unstructured) {
 	// Plans made before the owner became the target's property ask for it by annotation:
 	// the target's owner answers them, and the annotation never reaches the server.
 	if ann := obj.GetAnnotations(); ann != nil {
-		if _, ok := ann[translate.AnnotationOwnerHCP]; ok {
-			delete(ann, translate.AnnotationOwnerHCP)
+		if _, ok := ann[namespaces.AnnotationOwnerHCP]; ok {
+			delete(ann, namespaces.AnnotationOwnerHCP)
 			if len(ann) == 0 {
 				ann = nil
 			}

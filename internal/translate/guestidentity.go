@@ -3,7 +3,6 @@ package translate
 import (
 	"cmp"
 	"fmt"
-	"maps"
 	"slices"
 
 	"github.com/topolayer/topolayer/internal/translate/check"
@@ -36,19 +35,10 @@ type GuestIdentity struct {
 	ManagementAPI []routing.Match
 }
 
-// IsPodBearing reports whether resource is a kind that carries pods: a pod template or a Pod.
-func IsPodBearing(resource string) bool {
-	_, ok := podTemplatePaths[resource]
-	return ok
-}
-
-// PodBearingResources lists the pod-bearing resources, sorted.
-func PodBearingResources() []string { return slices.Sorted(maps.Keys(podTemplatePaths)) }
-
 // IsIdentityResource reports whether GuestIdentity.ManagementAPI may select resource: a
 // pod-bearing one, or serviceaccounts.
 func IsIdentityResource(resource string) bool {
-	return IsPodBearing(resource) || resource == "serviceaccounts"
+	return podspec.IsPodBearing(resource) || resource == "serviceaccounts"
 }
 
 // needsManagementAPI reports whether a workload keeps its management identity.

@@ -32,7 +32,7 @@ type Inverse struct {
 var topolayerAnnotations = []string{
 	namespaces.AnnotationStandaloneGroup, namespaces.AnnotationStandaloneResource,
 	namespaces.AnnotationStandaloneNamespace, namespaces.AnnotationStandaloneName,
-	namespaces.AnnotationStandaloneGenerateName, AnnotationOwnerHCP,
+	namespaces.AnnotationStandaloneGenerateName, namespaces.AnnotationOwnerHCP,
 }
 
 // Object returns the standalone form of obj, an object read from cluster whose target

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/topolayer/topolayer/internal/translate/plans"
+	"github.com/topolayer/topolayer/internal/translate/podspec"
 	"github.com/topolayer/topolayer/internal/translate/transform"
 
 	"github.com/topolayer/topolayer/internal/yamlnode"
@@ -71,7 +72,8 @@ func TestScopedFilterChanges(t *testing.T) {
 		}},
 		{"imagePullSecrets": []any{map[string]any{"name": "pull-secret"}}},
 	} {
-		f, err := transform.NewPodSpecEdit(podTemplatePaths["deployments"], spec)
+		deploymentTemplate, _ := podspec.PodTemplatePath("deployments")
+		f, err := transform.NewPodSpecEdit(deploymentTemplate, spec)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,9 +7,9 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/topolayer/topolayer/internal/translate"
 	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/internal/yamlnode"
+	"github.com/topolayer/topolayer/namespaces"
 )
 
 // step is one change the hosted engine recorded, where it is and why.
@@ -19,7 +19,7 @@ type step struct {
 }
 
 // ownerAnnotation is where a transform asks the applier for the HostedControlPlane owner.
-var ownerAnnotation = []segment{"metadata", "annotations", translate.AnnotationOwnerHCP}
+var ownerAnnotation = []segment{"metadata", "annotations", namespaces.AnnotationOwnerHCP}
 
 // predict applies the changes recorded in the hosted entries of one object to its standalone
 // body, in the order the entries are folded and the changes were made, and returns the
@@ -52,7 +52,7 @@ func predict(standalone, hosted map[string]any, entries []plans.Entry) (map[stri
 			}
 			cause := Cause{Kind: CauseKind(c.Kind), By: c.By, Detail: c.Detail}
 			if slices.Equal(path, ownerAnnotation) {
-				cause = Cause{Kind: CauseOwner, By: c.By, Detail: "the applier turns annotation " + translate.AnnotationOwnerHCP + " into an ownerReference to the HostedControlPlane"}
+				cause = Cause{Kind: CauseOwner, By: c.By, Detail: "the applier turns annotation " + namespaces.AnnotationOwnerHCP + " into an ownerReference to the HostedControlPlane"}
 			}
 			steps = append(steps, step{cause: cause, path: path})
 		}
@@ -85,13 +85,13 @@ func owner(predicted, hosted map[string]any) (step, bool) {
 	}
 	pm, _ := predicted["metadata"].(map[string]any)
 	annotations, _ := pm["annotations"].(map[string]any)
-	delete(annotations, translate.AnnotationOwnerHCP)
+	delete(annotations, namespaces.AnnotationOwnerHCP)
 	if len(annotations) == 0 {
 		delete(pm, "annotations")
 	}
 	existing, _ := pm["ownerReferences"].([]any)
 	pm["ownerReferences"] = append(existing, owners...)
-	detail := "ownerReference to HostedControlPlane " + name.(string) + " (annotation " + translate.AnnotationOwnerHCP + ")"
+	detail := "ownerReference to HostedControlPlane " + name.(string) + " (annotation " + namespaces.AnnotationOwnerHCP + ")"
 	return step{cause: Cause{Kind: CauseOwner, By: "apply", Detail: detail}, path: []segment{"metadata", "ownerReferences"}}, true
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/topolayer/topolayer/internal/translate"
 	"github.com/topolayer/topolayer/internal/translate/parity"
 	"github.com/topolayer/topolayer/internal/translate/plans"
+	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/topology"
 )
@@ -240,7 +241,7 @@ func TestCompareObjectsLive(t *testing.T) {
 		Changes: []plans.Change{
 			{Path: "/metadata/namespace", From: "demo", To: "clusters-example", By: plans.ByNamespaces, Kind: plans.ChangeRenamed},
 			{Path: "/metadata/name", From: "settings", To: "demo--settings", By: plans.ByNamespaces, Kind: plans.ChangeRenamed},
-			{Path: "/metadata/annotations/" + strings.ReplaceAll(translate.AnnotationOwnerHCP, "/", "~1"), To: "example",
+			{Path: "/metadata/annotations/" + strings.ReplaceAll(namespaces.AnnotationOwnerHCP, "/", "~1"), To: "example",
 				By: hosted.ProfileHyperShift + "/owner-reference", Kind: plans.ChangeTransformed},
 		},
 	}}

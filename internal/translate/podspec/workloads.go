@@ -1,12 +1,13 @@
-package translate
+package podspec
 
 import (
+	"maps"
 	"slices"
 )
 
 // podTemplatePaths says where the pod template of each workload kind the hypershift profile
 // edits by resource is (PodBearingResources). The engine itself finds pod specs, of these
-// and every other kind, through package podspec.
+// and every other kind, with Find.
 var podTemplatePaths = map[string][]string{
 	"deployments":  {"spec", "template"},
 	"statefulsets": {"spec", "template"},
@@ -23,11 +24,6 @@ var workloadGroups = map[string]string{
 	"jobs": "batch", "cronjobs": "batch",
 }
 
-// AnnotationOwnerHCP is how plans made before the management target owned its objects
-// asked the applier for an ownerReference to the named HostedControlPlane. Nothing sets it
-// any more; the inverse placement and the applier strip it from old objects.
-const AnnotationOwnerHCP = "topolayer.dev/owner-hosted-control-plane"
-
 // PodTemplatePath returns where the pod template of a workload resource is (empty for a
 // bare Pod); false for a resource that bears no pods.
 func PodTemplatePath(resource string) ([]string, bool) {
@@ -37,3 +33,12 @@ func PodTemplatePath(resource string) ([]string, bool) {
 
 // WorkloadGroup returns the API group of a pod-bearing resource (PodBearingResources).
 func WorkloadGroup(resource string) string { return workloadGroups[resource] }
+
+// IsPodBearing reports whether resource is a kind that carries pods: a pod template or a Pod.
+func IsPodBearing(resource string) bool {
+	_, ok := podTemplatePaths[resource]
+	return ok
+}
+
+// PodBearingResources lists the pod-bearing resources, sorted.
+func PodBearingResources() []string { return slices.Sorted(maps.Keys(podTemplatePaths)) }
