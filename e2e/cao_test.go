@@ -24,10 +24,10 @@ import (
 
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/hosted/guestidentity"
 	"github.com/topolayer/topolayer/hosted/serviceca"
 	"github.com/topolayer/topolayer/internal/corpus"
 	"github.com/topolayer/topolayer/internal/e2e/cluster"
-	"github.com/topolayer/topolayer/internal/translate"
 	"github.com/topolayer/topolayer/mom/manager"
 	"github.com/topolayer/topolayer/namespaces"
 )
@@ -222,7 +222,7 @@ func TestRealCAOHosted(t *testing.T) {
 	// pods mount (topology.hosted.guestIdentity.kubeconfigFields).
 	if cli, err := mgmtCS.CoreV1().ConfigMaps(hcpNS).Get(t.Context(), "openshift-authentication--v4-0-config-system-cliconfig", metav1.GetOptions{}); err != nil {
 		t.Error(err)
-	} else if want := `"kubeConfig":"` + translate.GuestKubeconfigMountPath + "/" + translate.GuestKubeconfigKey + `"`; !strings.Contains(cli.Data["v4-0-config-system-cliconfig"], want) {
+	} else if want := `"kubeConfig":"` + guestidentity.KubeconfigMountPath + "/" + guestidentity.KubeconfigKey + `"`; !strings.Contains(cli.Data["v4-0-config-system-cliconfig"], want) {
 		t.Errorf("the OAuth server's config does not name the guest kubeconfig (%s):\n%s", want, cli.Data["v4-0-config-system-cliconfig"])
 	}
 	// HyperShift gives the authenticator its certificate: the configuration leaves CAO's

@@ -20,7 +20,6 @@ import (
 	"github.com/topolayer/topolayer/hosted/guestidentity"
 	"github.com/topolayer/topolayer/internal/e2e/cluster"
 	"github.com/topolayer/topolayer/internal/mom/runner"
-	"github.com/topolayer/topolayer/internal/translate"
 	"github.com/topolayer/topolayer/mom/manager"
 )
 
@@ -102,7 +101,7 @@ func TestRunRefreshesGuestKubeconfig(t *testing.T) {
 	runUntilCleanup(t, ctx, mgr)
 
 	mgmtCS, _ := clients(t, hosted.Config(cluster.Management))
-	secretName := translate.GuestKubeconfigSecretName(ns, name)
+	secretName := guestidentity.SecretName(ns, name)
 	secret := func(ctx context.Context) (*corev1.Secret, error) {
 		return mgmtCS.CoreV1().Secrets(hcpNS).Get(ctx, secretName, metav1.GetOptions{})
 	}
@@ -134,7 +133,7 @@ func TestRunRefreshesGuestKubeconfig(t *testing.T) {
 		t.Errorf("refresh due at %s, want %s: 80%% of the lifetime the guest returned", refresh1, want)
 	}
 	user := "system:serviceaccount:" + ns + ":" + name
-	if u, err := whoami(ctx, first.Data[translate.GuestKubeconfigKey]); err != nil || u != user {
+	if u, err := whoami(ctx, first.Data[guestidentity.KubeconfigKey]); err != nil || u != user {
 		t.Fatalf("the first kubeconfig is %q (%v), want %s", u, err, user)
 	}
 
@@ -154,7 +153,7 @@ func TestRunRefreshesGuestKubeconfig(t *testing.T) {
 	eventually(t, "the refreshed secret", func(ctx context.Context) (bool, error) {
 		var err error
 		second, err = secret(ctx)
-		return err == nil && string(second.Data[translate.GuestKubeconfigKey]) != string(first.Data[translate.GuestKubeconfigKey]), err
+		return err == nil && string(second.Data[guestidentity.KubeconfigKey]) != string(first.Data[guestidentity.KubeconfigKey]), err
 	})
 	expires2 := annotationTime(t, second, guestidentity.AnnotationExpires)
 	t.Logf("refreshed at %s, %s before the first token expired; the new one expires %s later", refreshedAt.Format(time.RFC3339),
@@ -162,7 +161,7 @@ func TestRunRefreshesGuestKubeconfig(t *testing.T) {
 	if !refreshedAt.Before(expires1) || !expires2.After(expires1) {
 		t.Errorf("refreshed at %s, first token expires %s, second %s: want a refresh before expiry, to a later one", refreshedAt, expires1, expires2)
 	}
-	for what, kc := range map[string][]byte{"the refreshed kubeconfig": second.Data[translate.GuestKubeconfigKey], "the first kubeconfig, not yet expired": first.Data[translate.GuestKubeconfigKey]} {
+	for what, kc := range map[string][]byte{"the refreshed kubeconfig": second.Data[guestidentity.KubeconfigKey], "the first kubeconfig, not yet expired": first.Data[guestidentity.KubeconfigKey]} {
 		if u, err := whoami(ctx, kc); err != nil || u != user {
 			t.Errorf("%s is %q (%v), want %s", what, u, err, user)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/hosted"
+	"github.com/topolayer/topolayer/hosted/guestidentity"
 	"github.com/topolayer/topolayer/internal/contracttest"
 	"github.com/topolayer/topolayer/internal/corpus"
 	"github.com/topolayer/topolayer/internal/golden"
@@ -111,7 +112,7 @@ func TestHostedCorpusPlacement(t *testing.T) {
 			// (RuleRecoveredDelete).
 			added := 0
 			for _, e := range plan.Entries {
-				if e.Rule == plans.RuleGuestNamespace || (e.Rule == translate.RuleGuestIdentity && e.SourcePath == "") || e.Provenance != "" {
+				if e.Rule == plans.RuleGuestNamespace || (e.Rule == guestidentity.Rule && e.SourcePath == "") || e.Provenance != "" {
 					added++
 				}
 			}
@@ -149,7 +150,7 @@ func TestHostedCorpusPlacement(t *testing.T) {
 					if e.Target.Cluster != routing.ClusterGuest || tgt != src {
 						t.Errorf("%s: RBAC of guest users landed on %s as %s", src, e.Target.Cluster, tgt)
 					}
-				case e.Rule == translate.RuleGuestIdentity && e.Target.Cluster == routing.ClusterGuest:
+				case e.Rule == guestidentity.Rule && e.Target.Cluster == routing.ClusterGuest:
 					// An operand's guest identity (its service account) and its RBAC.
 					if tgt != src {
 						t.Errorf("%s: a guest identity landed on the guest as %s", src, tgt)
@@ -288,8 +289,8 @@ func TestOAuthServerDeployment(t *testing.T) {
 		switch {
 		case v.ConfigMap != nil:
 			renamed("configMap volume "+v.Name, v.ConfigMap.Name)
-		case v.Secret != nil && v.Name == translate.GuestKubeconfigVolume:
-			if want := translate.GuestKubeconfigSecretName("openshift-authentication", "oauth-openshift"); v.Secret.SecretName != want {
+		case v.Secret != nil && v.Name == guestidentity.KubeconfigVolume:
+			if want := guestidentity.SecretName("openshift-authentication", "oauth-openshift"); v.Secret.SecretName != want {
 				t.Errorf("guest kubeconfig volume mounts %q, want %q", v.Secret.SecretName, want)
 			}
 		case v.Secret != nil:

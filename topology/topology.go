@@ -557,14 +557,14 @@ func transformsOf(cfg *config.TopologyConfig, hcp *hosted.HostedControlPlane) ([
 // kubeconfig the guest identity rule mounts into its pods: a merge patch of the document in
 // the ConfigMap's data key, on the management cluster where the operand runs.
 func kubeconfigField(k config.KubeconfigField) transform.Patch {
-	var value any = translate.GuestKubeconfigMountPath + "/" + translate.GuestKubeconfigKey
+	var value any = guestidentity.KubeconfigMountPath + "/" + guestidentity.KubeconfigKey
 	segments := strings.Split(k.Field, ".")
 	for i := len(segments) - 1; i >= 0; i-- {
 		value = map[string]any{segments[i]: value}
 	}
 	merge, _ := json.Marshal(value) // strings and maps only
 	return transform.Patch{
-		Name:     translate.RuleGuestIdentity + "/kubeconfig-field",
+		Name:     guestidentity.Rule + "/kubeconfig-field",
 		Cluster:  routing.ClusterManagement,
 		Match:    routing.Match{Resource: "configmaps", Namespace: k.Namespace, Name: k.Name},
 		Merge:    string(merge),

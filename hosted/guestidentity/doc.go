@@ -1,9 +1,9 @@
-// Package guestidentity writes, at the I/O edge, the kubeconfig Secrets of the guest
-// identities a hosted plan names (plans.Plan.GuestIdentities, rule
-// translate.RuleGuestIdentity): for each guest service account an operand placed on the
-// management cluster acts as, one Secret in the HCP namespace, named
-// translate.GuestKubeconfigSecretName, whose kubeconfig (key translate.GuestKubeconfigKey)
-// authenticates as that service account on the guest. Its user is a bound token the guest's
+// Package guestidentity is the guest identity of an operand placed on the management
+// cluster (Rule): what its pods mount (Mount: the kubeconfig Secret SecretName, key
+// KubeconfigKey, at KubeconfigMountPath, no management API token), and, at the I/O edge, the
+// kubeconfig Secrets of the guest identities a hosted plan names (plans.Plan.GuestIdentities):
+// for each guest service account an operand placed on the management cluster acts as, one
+// Secret in the HCP namespace whose kubeconfig authenticates as that service account on the guest. Its user is a bound token the guest's
 // TokenRequest API issues (serviceaccounts/token, expirationSeconds from the configuration);
 // its server and CA are the guest API server as the pods in the HCP namespace reach it
 // (HyperShift's defaults: https://kube-apiserver:6443 and the root-ca ConfigMap's ca.crt in

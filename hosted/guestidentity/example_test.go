@@ -5,14 +5,13 @@ import (
 	"time"
 
 	"github.com/topolayer/topolayer/hosted/guestidentity"
-	"github.com/topolayer/topolayer/internal/translate"
 	"github.com/topolayer/topolayer/internal/translate/plans"
 )
 
 // The kubeconfig of a guest identity: the guest API server as the HCP namespace's pods reach
 // it, its CA, the bound token, and the service account's namespace as the context's.
 func ExampleKubeconfig() {
-	id := plans.GuestServiceAccount{Namespace: "openshift-sample", Name: "sample", Secret: translate.GuestKubeconfigSecretName("openshift-sample", "sample")}
+	id := plans.GuestServiceAccount{Namespace: "openshift-sample", Name: "sample", Secret: guestidentity.SecretName("openshift-sample", "sample")}
 	data, err := guestidentity.Kubeconfig("https://kube-apiserver:6443", []byte("CA"), id, "TOKEN")
 	if err != nil {
 		panic(err)

@@ -19,7 +19,6 @@ import (
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 
-	"github.com/topolayer/topolayer/internal/translate"
 	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/namespaces"
 )
@@ -157,7 +156,7 @@ func (w *Writer) ensure(ctx context.Context, id plans.GuestServiceAccount, force
 		expires, err1 := time.Parse(time.RFC3339, existing.Annotations[AnnotationExpires])
 		refresh, err2 := time.Parse(time.RFC3339, existing.Annotations[AnnotationRefresh])
 		if err1 == nil && err2 == nil && w.opts.Clock.Now().Before(refresh) && existing.Annotations[AnnotationServer] == w.serverMark() &&
-			existing.Annotations[AnnotationServiceAccount] == id.Namespace+"/"+id.Name && len(existing.Data[translate.GuestKubeconfigKey]) > 0 {
+			existing.Annotations[AnnotationServiceAccount] == id.Namespace+"/"+id.Name && len(existing.Data[KubeconfigKey]) > 0 {
 			is.ExpiresAt, is.RefreshAt = expires, refresh
 			return is, nil
 		}
@@ -198,7 +197,7 @@ func (w *Writer) ensure(ctx context.Context, id plans.GuestServiceAccount, force
 			AnnotationServer:         w.serverMark(),
 		}).
 		WithType(corev1.SecretTypeOpaque).
-		WithData(map[string][]byte{translate.GuestKubeconfigKey: kubeconfig})
+		WithData(map[string][]byte{KubeconfigKey: kubeconfig})
 	if o := w.opts.Owner; o != nil {
 		secret.WithOwnerReferences(metaac.OwnerReference().WithAPIVersion(o.APIVersion).WithKind(o.Kind).WithName(o.Name).WithUID(o.UID).
 			WithController(ptr.Deref(o.Controller, false)).WithBlockOwnerDeletion(ptr.Deref(o.BlockOwnerDeletion, false)))

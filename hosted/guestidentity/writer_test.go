@@ -17,14 +17,13 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/topolayer/topolayer/hosted/guestidentity"
-	"github.com/topolayer/topolayer/internal/translate"
 	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/namespaces"
 )
 
 const hcp = "clusters-example"
 
-var identity = plans.GuestServiceAccount{Namespace: "openshift-sample", Name: "sample", Secret: translate.GuestKubeconfigSecretName("openshift-sample", "sample")}
+var identity = plans.GuestServiceAccount{Namespace: "openshift-sample", Name: "sample", Secret: guestidentity.SecretName("openshift-sample", "sample")}
 
 // guest is a fake guest whose TokenRequest API grants at most lifetime, counting requests.
 func guest(now func() time.Time, lifetime time.Duration, requests *int) *fake.Clientset {
@@ -84,7 +83,7 @@ func TestEnsure(t *testing.T) {
 	if s.Labels[guestidentity.LabelGuestKubeconfig] != "true" || s.Labels[namespaces.LabelOperator] != "sample-operator" || len(s.OwnerReferences) != 1 || s.OwnerReferences[0].Name != "example" {
 		t.Errorf("secret marks: labels %v owners %v", s.Labels, s.OwnerReferences)
 	}
-	kc, err := clientcmd.Load(s.Data[translate.GuestKubeconfigKey])
+	kc, err := clientcmd.Load(s.Data[guestidentity.KubeconfigKey])
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/topolayer/topolayer/hosted/guestidentity"
 	"github.com/topolayer/topolayer/internal/translate/check"
 	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/internal/translate/podspec"
@@ -17,12 +18,6 @@ import (
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/routing"
 )
-
-// RuleGuestIdentity names what the engine does so that an operand placed on the management
-// cluster acts on the guest as its standalone service account: the pod template loses its
-// management API token and gets the guest kubeconfig, the service account exists on the
-// guest, and the RBAC of that service account lands on the guest.
-const RuleGuestIdentity = "hosted/guest-identity"
 
 // GuestIdentity configures RuleGuestIdentity. A nil *GuestIdentity (the standalone
 // topology) changes nothing.
@@ -123,7 +118,7 @@ func (e Engine) placeGuestIdentities(works []*work) []*work {
 		if k.name == "" || !isGuest(k, w.entry.Class) || !e.ownsAccount(accounts, k) {
 			continue // another account's token is policy/service-account-token's to refuse
 		}
-		w.entry.Disposition, w.entry.Rule, w.entry.Target = routing.Dropped, RuleGuestIdentity, plans.Target{}
+		w.entry.Disposition, w.entry.Rule, w.entry.Target = routing.Dropped, guestidentity.Rule, plans.Target{}
 		w.entry.Reason = fmt.Sprintf("a token of service account %s/%s, a guest identity: on the management cluster it would be a management API identity its operands do not need (they act on the guest as the account); not written, and not mounted into their pods", k.namespace, k.name)
 		dropped[src.Namespace] = append(dropped[src.Namespace], src.Name)
 	}
@@ -156,7 +151,7 @@ func (e Engine) placeGuestIdentities(works []*work) []*work {
 		}
 		own[k] = w
 		ownOrder = append(ownOrder, k)
-		e.moveToGuestAs(w, RuleGuestIdentity, "a service account of a simulated namespace: its operands act on the guest as it")
+		e.moveToGuestAs(w, guestidentity.Rule, "a service account of a simulated namespace: its operands act on the guest as it")
 		written[k] = true
 	}
 	var added []*work
@@ -219,12 +214,12 @@ func (e Engine) guestRBAC(works []*work, isGuest func(saKey, contract.Class) boo
 		}
 		switch {
 		case anyGuest && !anyManagement:
-			e.moveToGuestAs(w, RuleGuestIdentity, "its subjects act on the guest as their standalone service accounts")
+			e.moveToGuestAs(w, guestidentity.Rule, "its subjects act on the guest as their standalone service accounts")
 			if hasRef {
 				moved[ref] = true
 			}
 		case anyGuest:
-			w.entry.Warnings = append(w.entry.Warnings, RuleGuestIdentity+": it binds service accounts acting on the guest and one that needs the management API; it stays on the management cluster, and grants nothing on the guest")
+			w.entry.Warnings = append(w.entry.Warnings, guestidentity.Rule+": it binds service accounts acting on the guest and one that needs the management API; it stays on the management cluster, and grants nothing on the guest")
 			fallthrough
 		default:
 			if hasRef {
@@ -248,9 +243,9 @@ func (e Engine) guestRBAC(works []*work, isGuest func(saKey, contract.Class) boo
 		}
 		switch {
 		case moved[k] && kept[k]:
-			w.entry.Warnings = append(w.entry.Warnings, RuleGuestIdentity+": bindings on both clusters refer to it; it stays on the management cluster, and the bindings moved to the guest refer to a role the guest lacks")
+			w.entry.Warnings = append(w.entry.Warnings, guestidentity.Rule+": bindings on both clusters refer to it; it stays on the management cluster, and the bindings moved to the guest refer to a role the guest lacks")
 		case moved[k]:
-			e.moveToGuestAs(w, RuleGuestIdentity, "a binding of service accounts acting on the guest refers to it")
+			e.moveToGuestAs(w, guestidentity.Rule, "a binding of service accounts acting on the guest refers to it")
 		}
 	}
 }
@@ -278,7 +273,7 @@ func serviceAccountSubjects(obj *yaml.RNode, ns string) []saKey {
 func (e Engine) podServiceAccount(w *work) (string, bool) {
 	sites, err := podspec.SitesOf(w.src)
 	if err != nil {
-		w.reject(RuleGuestIdentity, fmt.Sprintf("%s: %v", w.entry.Source, err))
+		w.reject(guestidentity.Rule, fmt.Sprintf("%s: %v", w.entry.Source, err))
 		return "", false
 	}
 	sa := ""
@@ -286,7 +281,7 @@ func (e Engine) podServiceAccount(w *work) (string, bool) {
 		spec, _ := site.Spec.Get(w.src.Object).(map[string]any)
 		name := serviceAccountOf(spec)
 		if i > 0 && name != sa {
-			w.reject(RuleGuestIdentity, fmt.Sprintf("%s: %s names service account %s, another pod spec of the object %s: its pods cannot all act on the guest as one identity", w.entry.Source, site.Spec, name, sa))
+			w.reject(guestidentity.Rule, fmt.Sprintf("%s: %s names service account %s, another pod spec of the object %s: its pods cannot all act on the guest as one identity", w.entry.Source, site.Spec, name, sa))
 			return "", false
 		}
 		sa = name
@@ -371,7 +366,7 @@ func (e Engine) serviceAccountWork(w, own *work, k saKey, cluster, why string) *
 	}
 	sw := &work{m: m, obj: obj, tokenless: cluster == routing.ClusterManagement, entry: plans.Entry{
 		Operator: e.Operator, Class: class, Action: m.Metadata.Action, Source: id,
-		Disposition: routing.Apply, Rule: RuleGuestIdentity,
+		Disposition: routing.Apply, Rule: guestidentity.Rule,
 		Reason:     reason,
 		Transforms: []string{}, Warnings: []string{},
 	}}
@@ -413,7 +408,7 @@ func guestIdentities(works []*work) []plans.GuestServiceAccount {
 		if !ok {
 			i = len(out)
 			at[k] = i
-			out = append(out, plans.GuestServiceAccount{Namespace: k.namespace, Name: k.name, Secret: GuestKubeconfigSecretName(k.namespace, k.name)})
+			out = append(out, plans.GuestServiceAccount{Namespace: k.namespace, Name: k.name, Secret: guestidentity.SecretName(k.namespace, k.name)})
 		}
 		out[i].Workloads = append(out[i].Workloads, w.entry.Source)
 	}
@@ -453,7 +448,7 @@ func (e Engine) droppedSecrets(ns string, names []string) *droppedSecrets {
 	for _, name := range names {
 		secret, err := e.Names.ToTarget(routing.ClusterManagement, contract.Identity{Version: "v1", Resource: "secrets", Namespace: ns, Name: name})
 		if err != nil {
-			d.err = fmt.Errorf("%s: secret %s: %w", RuleGuestIdentity, name, err)
+			d.err = fmt.Errorf("%s: secret %s: %w", guestidentity.Rule, name, err)
 			return d
 		}
 		d.targets = append(d.targets, secret.Name)

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/hosted/guestidentity"
 	"github.com/topolayer/topolayer/internal/translate"
 	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/internal/translate/policy"
@@ -17,7 +18,7 @@ import (
 )
 
 // TestGuestIdentity: an operand placed on the management cluster acts on the guest as its
-// standalone service account (translate.RuleGuestIdentity): its pods mount the guest
+// standalone service account (guestidentity.Rule): its pods mount the guest
 // kubeconfig and no management token, the account exists on the guest (and, renamed and
 // tokenless, on the management cluster for the pods to run as), and its RBAC follows it to
 // the guest, unless the configuration says the operand needs the management API.
@@ -68,12 +69,12 @@ spec:
 			mutations: []contract.Mutation{ns, deployment("web"), sa, webRole, webBinding, webCR, webCRB, other},
 			want: map[string]placement{
 				"deployments.apps demo/web":                                {"hosted/management", "management", "clusters-example/demo--web"},
-				"serviceaccounts demo/web@guest":                           {translate.RuleGuestIdentity, "guest", "demo/web"},
-				"serviceaccounts demo/web@management":                      {translate.RuleGuestIdentity, "management", "clusters-example/demo--web"},
-				"roles.rbac.authorization.k8s.io demo/web":                 {translate.RuleGuestIdentity, "guest", "demo/web"},
-				"rolebindings.rbac.authorization.k8s.io demo/web":          {translate.RuleGuestIdentity, "guest", "demo/web"},
-				"clusterroles.rbac.authorization.k8s.io web-reader":        {translate.RuleGuestIdentity, "guest", "web-reader"},
-				"clusterrolebindings.rbac.authorization.k8s.io web-reader": {translate.RuleGuestIdentity, "guest", "web-reader"},
+				"serviceaccounts demo/web@guest":                           {guestidentity.Rule, "guest", "demo/web"},
+				"serviceaccounts demo/web@management":                      {guestidentity.Rule, "management", "clusters-example/demo--web"},
+				"roles.rbac.authorization.k8s.io demo/web":                 {guestidentity.Rule, "guest", "demo/web"},
+				"rolebindings.rbac.authorization.k8s.io demo/web":          {guestidentity.Rule, "guest", "demo/web"},
+				"clusterroles.rbac.authorization.k8s.io web-reader":        {guestidentity.Rule, "guest", "web-reader"},
+				"clusterrolebindings.rbac.authorization.k8s.io web-reader": {guestidentity.Rule, "guest", "web-reader"},
 				"roles.rbac.authorization.k8s.io demo/operator":            {"hosted/management", "management", "clusters-example/demo--operator"},
 				"namespaces demo":                                          {plans.RuleGuestNamespace, "guest", "demo"},
 			},
@@ -85,8 +86,8 @@ spec:
 			mutations: []contract.Mutation{pod},
 			want: map[string]placement{
 				"pods demo/once":                          {"hosted/management", "management", "clusters-example/demo--once"},
-				"serviceaccounts demo/default@guest":      {translate.RuleGuestIdentity, "guest", "demo/default"},
-				"serviceaccounts demo/default@management": {translate.RuleGuestIdentity, "management", "clusters-example/demo--default"},
+				"serviceaccounts demo/default@guest":      {guestidentity.Rule, "guest", "demo/default"},
+				"serviceaccounts demo/default@management": {guestidentity.Rule, "management", "clusters-example/demo--default"},
 				// The account's namespace, which the operator neither writes nor declares.
 				"namespaces demo": {plans.RuleGuestNamespace, "guest", "demo"},
 			},
@@ -97,10 +98,10 @@ spec:
 			name:      "RBAC written in a run without the workload still follows its service account",
 			mutations: []contract.Mutation{sa, webRole, webBinding, other},
 			want: map[string]placement{
-				"serviceaccounts demo/web@guest":                  {translate.RuleGuestIdentity, "guest", "demo/web"},
-				"serviceaccounts demo/web@management":             {translate.RuleGuestIdentity, "management", "clusters-example/demo--web"},
-				"roles.rbac.authorization.k8s.io demo/web":        {translate.RuleGuestIdentity, "guest", "demo/web"},
-				"rolebindings.rbac.authorization.k8s.io demo/web": {translate.RuleGuestIdentity, "guest", "demo/web"},
+				"serviceaccounts demo/web@guest":                  {guestidentity.Rule, "guest", "demo/web"},
+				"serviceaccounts demo/web@management":             {guestidentity.Rule, "management", "clusters-example/demo--web"},
+				"roles.rbac.authorization.k8s.io demo/web":        {guestidentity.Rule, "guest", "demo/web"},
+				"rolebindings.rbac.authorization.k8s.io demo/web": {guestidentity.Rule, "guest", "demo/web"},
 				"roles.rbac.authorization.k8s.io demo/operator":   {"hosted/management", "management", "clusters-example/demo--operator"},
 				"namespaces demo":                                 {plans.RuleGuestNamespace, "guest", "demo"},
 			},
@@ -169,13 +170,13 @@ spec:
 				switch {
 				case en.Source.Resource == "deployments" || en.Source.Resource == "pods":
 					checkPodIdentity(t, en, len(tc.identities) > 0)
-				case en.Source.Resource == "serviceaccounts" && en.Rule == translate.RuleGuestIdentity:
+				case en.Source.Resource == "serviceaccounts" && en.Rule == guestidentity.Rule:
 					automount, found, _ := unstructured.NestedBool(en.Object.Object, "automountServiceAccountToken")
 					if tokenless := found && !automount; tokenless != (en.Target.Cluster == routing.ClusterManagement) {
 						t.Errorf("%s on %s: automountServiceAccountToken %v (set %v); want false on the management cluster only", en.Source, en.Target.Cluster, automount, found)
 					}
 					if en.Target.Cluster == routing.ClusterManagement && !slices.ContainsFunc(en.Changes, func(c plans.Change) bool {
-						return c.By == translate.RuleGuestIdentity && c.Path == "/automountServiceAccountToken"
+						return c.By == guestidentity.Rule && c.Path == "/automountServiceAccountToken"
 					}) {
 						t.Errorf("%s: no change recorded for automountServiceAccountToken: %+v", en.Source, en.Changes)
 					}
@@ -205,7 +206,7 @@ func checkPodIdentity(t *testing.T, en plans.Entry, guest bool) {
 	if tmpl, ok := spec["template"].(map[string]any); ok {
 		spec = tmpl["spec"].(map[string]any)
 	}
-	_, mounted := volumeNamed(spec["volumes"], translate.GuestKubeconfigVolume)
+	_, mounted := volumeNamed(spec["volumes"], guestidentity.KubeconfigVolume)
 	if !guest {
 		if mounted || spec["automountServiceAccountToken"] != nil {
 			t.Errorf("%s: needs the management API, yet its pods lose the token: %v", en.Source, spec)
@@ -219,23 +220,23 @@ func checkPodIdentity(t *testing.T, en plans.Entry, guest bool) {
 		t.Errorf("%s: serviceAccountName %q", en.Source, sa)
 	}
 	if !mounted {
-		t.Errorf("%s: no volume %s", en.Source, translate.GuestKubeconfigVolume)
+		t.Errorf("%s: no volume %s", en.Source, guestidentity.KubeconfigVolume)
 	}
 	for _, list := range []string{"initContainers", "containers"} {
 		cs, _ := spec[list].([]any)
 		for _, c := range cs {
 			c := c.(map[string]any)
-			if _, ok := volumeNamed(c["volumeMounts"], translate.GuestKubeconfigVolume); !ok {
+			if _, ok := volumeNamed(c["volumeMounts"], guestidentity.KubeconfigVolume); !ok {
 				t.Errorf("%s: %s %v does not mount the kubeconfig", en.Source, list, c["name"])
 			}
-			env, ok := volumeNamed(c["env"], translate.GuestKubeconfigEnv)
-			if want := translate.GuestKubeconfigMountPath + "/" + translate.GuestKubeconfigKey; !ok || env["value"] != want {
+			env, ok := volumeNamed(c["env"], guestidentity.KubeconfigEnv)
+			if want := guestidentity.KubeconfigMountPath + "/" + guestidentity.KubeconfigKey; !ok || env["value"] != want {
 				t.Errorf("%s: %s %v: KUBECONFIG %v, want %s", en.Source, list, c["name"], env, want)
 			}
 		}
 	}
-	if !slices.ContainsFunc(en.Changes, func(c plans.Change) bool { return c.By == translate.RuleGuestIdentity }) {
-		t.Errorf("%s: no change attributed to %s", en.Source, translate.RuleGuestIdentity)
+	if !slices.ContainsFunc(en.Changes, func(c plans.Change) bool { return c.By == guestidentity.Rule }) {
+		t.Errorf("%s: no change attributed to %s", en.Source, guestidentity.Rule)
 	}
 }
 
@@ -258,7 +259,7 @@ func TestGuestKubeconfigSecretName(t *testing.T) {
 		long += "abcdefghij"
 	}
 	for _, tc := range []struct{ ns, sa string }{{"demo", "web"}, {"a--b", "c--d"}, {"demo", long}} {
-		name := translate.GuestKubeconfigSecretName(tc.ns, tc.sa)
+		name := guestidentity.SecretName(tc.ns, tc.sa)
 		if len(name) > 253 {
 			t.Errorf("%s/%s: %q is %d characters long", tc.ns, tc.sa, name, len(name))
 		}
@@ -304,11 +305,11 @@ spec:
 		mounted       bool              // the Deployment still mounts the token Secret
 	}{
 		{"a guest identity's token: not written, not mounted", nil, []contract.Mutation{deployment, sa, token("web-token", "web")},
-			map[string]string{"web-token": "dropped " + translate.RuleGuestIdentity}, false},
+			map[string]string{"web-token": "dropped " + guestidentity.Rule}, false},
 		{"an operand that needs the management API keeps its token", []routing.Match{{Resource: "deployments", Name: "web"}}, []contract.Mutation{deployment, sa, token("web-token", "web")},
 			map[string]string{"web-token": "apply hosted/management"}, true},
 		{"another account's token is refused, not dropped", nil, []contract.Mutation{deployment, sa, token("web-token", "web"), token("cpo-token", "control-plane-operator")},
-			map[string]string{"web-token": "dropped " + translate.RuleGuestIdentity, "cpo-token": "rejected " + policy.RuleServiceAccountToken}, false},
+			map[string]string{"web-token": "dropped " + guestidentity.Rule, "cpo-token": "rejected " + policy.RuleServiceAccountToken}, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

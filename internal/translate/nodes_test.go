@@ -163,24 +163,3 @@ func TestBareServiceAccountTree(t *testing.T) {
 		}
 	}
 }
-
-// TestGuestKubeconfigVolume: the volume GuestKubeconfig copies and names is the one it
-// parsed for each secret before.
-func TestGuestKubeconfigVolume(t *testing.T) {
-	items, err := guestKubeconfigItems()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range []string{"guest-kubeconfig-abc", "true", "1", "ünï", "q\"uote", "\u2028"} {
-		want, err := parseGuestKubeconfigVolume(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := items[0].Copy()
-		n, _ := yamlnode.Lookup(got, "secret", "secretName")
-		n.YNode().Value = name
-		if d := yamlnodetest.NodeDiffExact(want.YNode(), got.YNode(), ""); d != "" {
-			t.Errorf("%q: %s", name, d)
-		}
-	}
-}

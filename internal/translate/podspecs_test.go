@@ -8,7 +8,7 @@ import (
 
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/hosted/guestidentity"
 	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/internal/translate/podspec"
 	"github.com/topolayer/topolayer/internal/translate/policy"
@@ -63,7 +63,7 @@ func TestPodSpecsFoundGenerically(t *testing.T) {
 		// Offline, a patch of an object the plan does not write is left to the live admission,
 		// which judges what the server makes of it (AdmitPatched: pod specs found the same way).
 		{"a patch of a custom resource is left to the live admission", allow("strip"), patch, "", ""},
-		{"a custom resource too deep to search", allow("strip"), deep, translate.RuleGuestIdentity, "spec.a.a.a.a.a.a.a...: nested over 100 levels: too deep or too large to search for pod specs"},
+		{"a custom resource too deep to search", allow("strip"), deep, guestidentity.Rule, "spec.a.a.a.a.a.a.a...: nested over 100 levels: too deep or too large to search for pod specs"},
 		{"a custom resource without a pod spec lands", allow("reject"), gadget("spec: {size: 3, containers: [{name: a}]}\n"), "", ""},
 	}
 	for _, tc := range tests {

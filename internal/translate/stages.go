@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/topolayer/topolayer/hosted/guestidentity"
 	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/internal/translate/podsecurity"
 	"github.com/topolayer/topolayer/internal/translate/podspec"
@@ -249,18 +250,18 @@ func (RecordSource) Rewrite(c *StageContext) ([]plans.Change, error) {
 type DisableToken struct{}
 
 // Name implements Stage.
-func (DisableToken) Name() string { return RuleGuestIdentity + "/disable-token" }
+func (DisableToken) Name() string { return guestidentity.Rule + "/disable-token" }
 
 // Rewrite implements Stage.
 func (DisableToken) Rewrite(c *StageContext) ([]plans.Change, error) {
 	if !c.w.tokenless || c.Status() {
 		return nil, nil
 	}
-	changes, err := c.Diff(RuleGuestIdentity, plans.ChangeTransformed, func(obj *yaml.RNode) (*yaml.RNode, error) {
+	changes, err := c.Diff(guestidentity.Rule, plans.ChangeTransformed, func(obj *yaml.RNode) (*yaml.RNode, error) {
 		return nil, disableToken(obj)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", RuleGuestIdentity, err)
+		return nil, fmt.Errorf("%s: %w", guestidentity.Rule, err)
 	}
 	return changes, nil
 }
@@ -271,7 +272,7 @@ func (DisableToken) Rewrite(c *StageContext) ([]plans.Change, error) {
 type MountGuestKubeconfig struct{}
 
 // Name implements Stage.
-func (MountGuestKubeconfig) Name() string { return RuleGuestIdentity + "/mount-kubeconfig" }
+func (MountGuestKubeconfig) Name() string { return guestidentity.Rule + "/mount-kubeconfig" }
 
 // Rewrite implements Stage.
 func (MountGuestKubeconfig) Rewrite(c *StageContext) ([]plans.Change, error) {
@@ -281,19 +282,19 @@ func (MountGuestKubeconfig) Rewrite(c *StageContext) ([]plans.Change, error) {
 	}
 	sa, err := c.engine.Names.ToTarget(routing.ClusterManagement, contract.Identity{Version: "v1", Resource: "serviceaccounts", Namespace: g.namespace, Name: g.name})
 	if err != nil {
-		return nil, fmt.Errorf("%s: service account: %w", RuleGuestIdentity, err)
+		return nil, fmt.Errorf("%s: service account: %w", guestidentity.Rule, err)
 	}
-	f := GuestKubeconfig{ServiceAccountName: sa.Name, SecretName: GuestKubeconfigSecretName(g.namespace, g.name)}
+	f := guestidentity.Mount{ServiceAccountName: sa.Name, SecretName: guestidentity.SecretName(g.namespace, g.name)}
 	if d := c.w.droppedTokens; d != nil {
 		if d.err != nil {
 			return nil, d.err
 		}
 		f.WithoutSecrets = d.targets // shared by the namespace's workloads: read only
 	}
-	return c.Diff(RuleGuestIdentity, plans.ChangeTransformed, func(obj *yaml.RNode) (*yaml.RNode, error) {
+	return c.Diff(guestidentity.Rule, plans.ChangeTransformed, func(obj *yaml.RNode) (*yaml.RNode, error) {
 		sites, err := podspec.FindNode(podsecurity.GroupKindOf(obj), obj.YNode())
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", RuleGuestIdentity, err)
+			return nil, fmt.Errorf("%s: %w", guestidentity.Rule, err)
 		}
 		for _, site := range sites {
 			if keys, ok := site.Template.AsKeys(); ok && site.Known {
@@ -302,7 +303,7 @@ func (MountGuestKubeconfig) Rewrite(c *StageContext) ([]plans.Change, error) {
 					return nil, err
 				}
 			} else if spec := site.Spec.Node(obj.YNode()); spec != nil && spec.Kind == yaml.MappingNode {
-				if err := f.mount(yaml.NewRNode(spec)); err != nil {
+				if err := f.Spec(yaml.NewRNode(spec)); err != nil {
 					return nil, fmt.Errorf("%s: %w", site.Spec, err)
 				}
 			}

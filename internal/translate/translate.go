@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/hosted/guestidentity"
 	"github.com/topolayer/topolayer/internal/translate/check"
 	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/internal/translate/podspec"
@@ -184,7 +185,7 @@ func (e Engine) guestNamespaces(works []*work) []*work {
 		if from == nil {
 			from = e.declaredAbsorbedNamespace(ns)
 		}
-		if from == nil && w.entry.Rule == RuleGuestIdentity {
+		if from == nil && w.entry.Rule == guestidentity.Rule {
 			// A guest identity's service account needs its namespace on the guest, whether
 			// or not the operator writes or declares it.
 			from = bareNamespace(ns)

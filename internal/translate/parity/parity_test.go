@@ -112,7 +112,7 @@ func TestCompare(t *testing.T) {
 			want: map[string]want{
 				"deployments.apps demo/web": {parity.Transformed, []parity.CauseKind{parity.CausePlaced,
 					parity.CauseRecorded, parity.CauseReference, parity.CauseRenamed, parity.CauseTransform}},
-				// Its pods run as it without a token (translate.RuleGuestIdentity): the
+				// Its pods run as it without a token (guestidentity.Rule): the
 				// renamed account on the management cluster is compared.
 				"serviceaccounts demo/web": {parity.Transformed,
 					[]parity.CauseKind{parity.CausePlaced, parity.CauseRecorded, parity.CauseRenamed, parity.CauseTransform}},

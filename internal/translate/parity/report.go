@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/hosted/guestidentity"
 	"github.com/topolayer/topolayer/internal/translate"
 	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/namespaces"
@@ -47,7 +48,7 @@ const (
 	// CauseOwner: the applier added the ownerReference to the HostedControlPlane.
 	CauseOwner CauseKind = "owner-added"
 	// CauseAdded: a rule of the hosted plan adds an object the operator did not write: a
-	// service account its operands act as (translate.RuleGuestIdentity), a namespace on the
+	// service account its operands act as (guestidentity.Rule), a namespace on the
 	// guest (plans.RuleGuestNamespace).
 	CauseAdded CauseKind = "added"
 	// CauseUnexplained: no rule explains the difference. A report with one fails.
@@ -390,7 +391,7 @@ func (c *comparer) object(s, h *Object, entries []plans.Entry) (*ObjectReport, e
 
 // addedBy reports whether a rule adds objects of its own to a hosted plan.
 func addedBy(rule string) bool {
-	return rule == translate.RuleGuestIdentity || rule == plans.RuleGuestNamespace
+	return rule == guestidentity.Rule || rule == plans.RuleGuestNamespace
 }
 
 func unexplained(a Aspect, path, s, h, detail string) Difference {

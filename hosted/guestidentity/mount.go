@@ -1,4 +1,4 @@
-package translate
+package guestidentity
 
 import (
 	"crypto/sha256"
@@ -15,42 +15,48 @@ import (
 	"github.com/topolayer/topolayer/internal/yamlnode"
 )
 
+// Rule names what the engine does so that an operand placed on the management cluster acts
+// on the guest as its standalone service account: the pod template loses its management API
+// token and gets the guest kubeconfig (Mount), the service account exists on the guest, and
+// the RBAC of that service account lands on the guest.
+const Rule = "hosted/guest-identity"
+
 // The guest kubeconfig of a pod: a Secret volume mounted in every container and init
 // container, and KUBECONFIG naming the file. The key is HyperShift's (podspec.KubeconfigKey).
 const (
-	// GuestKubeconfigVolume names the volume in the pod template.
-	GuestKubeconfigVolume = "topolayer-guest-kubeconfig"
-	// GuestKubeconfigMountPath is where every container finds it.
-	GuestKubeconfigMountPath = "/var/run/secrets/topolayer.dev/guest-kubeconfig"
-	// GuestKubeconfigKey is the Secret's key holding the kubeconfig, and the file's name.
-	GuestKubeconfigKey = "kubeconfig"
-	// GuestKubeconfigEnv is the environment variable client-go's loading rules read.
-	GuestKubeconfigEnv = "KUBECONFIG"
-	// guestKubeconfigSecretPrefix begins the Secret's name. It holds a '.', which no
+	// KubeconfigVolume names the volume in the pod template.
+	KubeconfigVolume = "topolayer-guest-kubeconfig"
+	// KubeconfigMountPath is where every container finds it.
+	KubeconfigMountPath = "/var/run/secrets/topolayer.dev/guest-kubeconfig"
+	// KubeconfigKey is the Secret's key holding the kubeconfig, and the file's name.
+	KubeconfigKey = "kubeconfig"
+	// KubeconfigEnv is the environment variable client-go's loading rules read.
+	KubeconfigEnv = "KUBECONFIG"
+	// secretPrefix begins the Secret's name. It holds a '.', which no
 	// namespace and so no encoded name's namespace part holds, and hashed names lose.
-	guestKubeconfigSecretPrefix = "guest-kubeconfig."
-	// guestKubeconfigMode is the Secret volume's file mode, 0640 as HyperShift mounts its
+	secretPrefix = "guest-kubeconfig."
+	// secretMode is the Secret volume's file mode, 0640 as HyperShift mounts its
 	// service-account kubeconfigs.
-	guestKubeconfigMode = 0o640
+	secretMode = 0o640
 )
 
-// GuestKubeconfigSecretName returns the name of the kubeconfig Secret of a guest service
+// SecretName returns the name of the kubeconfig Secret of a guest service
 // account in the HCP namespace. It cannot be an encoded name: the part before its first "--",
 // if any, holds a '.', so it is no namespace, and hashed names hold no '.'. A name too long
 // for a Secret ends in a hash of the namespace and name instead.
-func GuestKubeconfigSecretName(namespace, serviceAccount string) string {
-	name := guestKubeconfigSecretPrefix + namespace + "." + serviceAccount
+func SecretName(namespace, serviceAccount string) string {
+	name := secretPrefix + namespace + "." + serviceAccount
 	if len(name) <= 253 {
 		return name
 	}
 	sum := sha256.Sum256([]byte(namespace + "/" + serviceAccount))
-	return guestKubeconfigSecretPrefix + namespace + "." + hex.EncodeToString(sum[:16])
+	return secretPrefix + namespace + "." + hex.EncodeToString(sum[:16])
 }
 
-// GuestKubeconfig makes a pod template act as a guest service account: no management API
+// Mount makes a pod template act as a guest service account: no management API
 // token, its own renamed service account on the management cluster, and the guest kubeconfig
 // Secret mounted in every container and init container with KUBECONFIG naming the file.
-type GuestKubeconfig struct {
+type Mount struct {
 	// PodTemplatePath is the path of the pod template in the object (empty for a Pod).
 	PodTemplatePath []string `json:"podTemplatePath"`
 	// ServiceAccountName is the pod's service account on the management cluster.
@@ -62,22 +68,22 @@ type GuestKubeconfig struct {
 	WithoutSecrets []string `json:"withoutSecrets,omitempty"`
 }
 
-var _ kio.Filter = GuestKubeconfig{}
+var _ kio.Filter = Mount{}
 
 // Filter implements kio.Filter.
-func (f GuestKubeconfig) Filter(objs []*yaml.RNode) ([]*yaml.RNode, error) {
+func (f Mount) Filter(objs []*yaml.RNode) ([]*yaml.RNode, error) {
 	return kio.FilterAll(yaml.FilterFunc(func(o *yaml.RNode) (*yaml.RNode, error) {
 		spec, err := o.Pipe(yaml.LookupCreate(yaml.MappingNode, append(slices.Clone(f.PodTemplatePath), "spec")...))
 		if err != nil {
-			return nil, fmt.Errorf("%s: pod spec: %w", RuleGuestIdentity, err)
+			return nil, fmt.Errorf("%s: pod spec: %w", Rule, err)
 		}
-		return o, f.mount(spec)
+		return o, f.Spec(spec)
 	})).Filter(objs)
 }
 
-// mount makes one pod spec act as the guest service account.
-func (f GuestKubeconfig) mount(spec *yaml.RNode) error {
-	if err := yamlnode.SetString(spec, falseNode().YNode(), "automountServiceAccountToken"); err != nil {
+// Spec makes one pod spec act as the guest service account.
+func (f Mount) Spec(spec *yaml.RNode) error {
+	if err := yamlnode.SetString(spec, &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagBool, Value: "false"}, "automountServiceAccountToken"); err != nil {
 		return err
 	}
 	if err := yamlnode.SetString(spec, yaml.NewStringRNode(f.ServiceAccountName).YNode(), "serviceAccountName"); err != nil {
@@ -91,7 +97,7 @@ func (f GuestKubeconfig) mount(spec *yaml.RNode) error {
 	if err := removeSecretVolumes(spec, f.WithoutSecrets); err != nil {
 		return err
 	}
-	items, err := guestKubeconfigItems()
+	items, err := mountItems()
 	if err != nil {
 		return err
 	}
@@ -99,7 +105,7 @@ func (f GuestKubeconfig) mount(spec *yaml.RNode) error {
 	if secretName, _ := yamlnode.Lookup(volume, "secret", "secretName"); utf8.ValidString(f.SecretName) {
 		// What the parse of the name quoted as Go quotes it gives, for a valid UTF-8 name.
 		secretName.YNode().Value = f.SecretName
-	} else if volume, err = parseGuestKubeconfigVolume(f.SecretName); err != nil {
+	} else if volume, err = parseVolume(f.SecretName); err != nil {
 		return err
 	}
 	if err := upsertNamed(spec, "volumes", volume); err != nil {
@@ -116,36 +122,36 @@ func (f GuestKubeconfig) mount(spec *yaml.RNode) error {
 	return nil
 }
 
-// guestKubeconfigItems returns the volume (of an empty secret name), volume mount and env var
-// that GuestKubeconfig adds, parsed once; callers copy them.
-var guestKubeconfigItems = sync.OnceValues(func() ([3]*yaml.RNode, error) {
+// mountItems returns the volume (of an empty secret name), volume mount and env var
+// that Mount adds, parsed once; callers copy them.
+var mountItems = sync.OnceValues(func() ([3]*yaml.RNode, error) {
 	var items [3]*yaml.RNode
 	var err error
-	if items[0], err = parseGuestKubeconfigVolume(""); err != nil {
+	if items[0], err = parseVolume(""); err != nil {
 		return items, err
 	}
-	if items[1], err = yaml.Parse(fmt.Sprintf("name: %s\nmountPath: %s\nreadOnly: true\n", GuestKubeconfigVolume, GuestKubeconfigMountPath)); err != nil {
+	if items[1], err = yaml.Parse(fmt.Sprintf("name: %s\nmountPath: %s\nreadOnly: true\n", KubeconfigVolume, KubeconfigMountPath)); err != nil {
 		return items, err
 	}
-	items[2], err = yaml.Parse(fmt.Sprintf("name: %s\nvalue: %s\n", GuestKubeconfigEnv, GuestKubeconfigMountPath+"/"+GuestKubeconfigKey))
+	items[2], err = yaml.Parse(fmt.Sprintf("name: %s\nvalue: %s\n", KubeconfigEnv, KubeconfigMountPath+"/"+KubeconfigKey))
 	return items, err
 })
 
-// parseGuestKubeconfigVolume parses the guest kubeconfig volume of a secret.
-func parseGuestKubeconfigVolume(secretName string) (*yaml.RNode, error) {
-	return yaml.Parse(fmt.Sprintf("name: %s\nsecret:\n  secretName: %s\n  defaultMode: %d\n", GuestKubeconfigVolume, strconv.Quote(secretName), guestKubeconfigMode))
+// parseVolume parses the guest kubeconfig volume of a secret.
+func parseVolume(secretName string) (*yaml.RNode, error) {
+	return yaml.Parse(fmt.Sprintf("name: %s\nsecret:\n  secretName: %s\n  defaultMode: %d\n", KubeconfigVolume, strconv.Quote(secretName), secretMode))
 }
 
 // upsertNamed replaces the element of the list field of n with item's name, or appends item.
 func upsertNamed(n *yaml.RNode, field string, item *yaml.RNode) error {
 	list, err := n.Pipe(yaml.LookupCreate(yaml.SequenceNode, field))
 	if err != nil {
-		return fmt.Errorf("%s: %s: %w", RuleGuestIdentity, field, err)
+		return fmt.Errorf("%s: %s: %w", Rule, field, err)
 	}
 	name := yamlnode.FieldString(item, "name")
 	elems, err := list.Elements()
 	if err != nil {
-		return fmt.Errorf("%s: %s: %w", RuleGuestIdentity, field, err)
+		return fmt.Errorf("%s: %s: %w", Rule, field, err)
 	}
 	for i, e := range elems {
 		if yamlnode.FieldString(e, "name") == name {
@@ -187,7 +193,7 @@ func removeElements(n *yaml.RNode, field string, drop func(*yaml.RNode) bool) er
 	}
 	elems, err := list.Value.Elements()
 	if err != nil {
-		return fmt.Errorf("%s: %s: %w", RuleGuestIdentity, field, err)
+		return fmt.Errorf("%s: %s: %w", Rule, field, err)
 	}
 	kept := list.Value.YNode().Content[:0]
 	for i, e := range elems {
@@ -213,7 +219,7 @@ func eachContainer(spec *yaml.RNode, edit func(c *yaml.RNode) error) error {
 		}
 		cs, err := containers.Value.Elements()
 		if err != nil {
-			return fmt.Errorf("%s: %s: %w", RuleGuestIdentity, list, err)
+			return fmt.Errorf("%s: %s: %w", Rule, list, err)
 		}
 		for _, c := range cs {
 			if err := edit(c); err != nil {
