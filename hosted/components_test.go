@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/topolayer/topolayer/hosted"
-	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/scope"
 	"github.com/topolayer/topolayer/routing"
 )
 
@@ -73,7 +73,7 @@ configuration: {proxy: {httpsProxy: "https://proxy:3129", trustedCA: {name: prox
 					t.Fatalf("%s: %s by %s: %s", e.Source, e.Disposition, e.Rule, e.Reason)
 				}
 				for _, w := range e.Warnings {
-					if strings.HasPrefix(w, translate.RuleScopeCheck) {
+					if strings.HasPrefix(w, scope.RuleCheck) {
 						t.Errorf("%s: %s", e.Source, w)
 					}
 				}

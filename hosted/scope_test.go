@@ -14,8 +14,9 @@ import (
 	"github.com/topolayer/topolayer/internal/corpus"
 	"github.com/topolayer/topolayer/internal/samples/sample"
 	"github.com/topolayer/topolayer/internal/samples/sampleaudit"
-	"github.com/topolayer/topolayer/internal/translate"
 	"github.com/topolayer/topolayer/internal/translate/plans"
+	"github.com/topolayer/topolayer/internal/translate/references"
+	"github.com/topolayer/topolayer/internal/translate/scope"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/sdk"
@@ -126,17 +127,17 @@ func (s *simulatedSeen) check(t *testing.T, name string, out *contract.OutputDir
 		s.services = map[string]bool{}
 	}
 	names := namespaces.Hosted{Namespace: hcp}
-	for _, v := range translate.CheckSimulatedNamespaces(plan, hcp, nil, hcpPods...) {
+	for _, v := range scope.Check(plan, hcp, nil, hcpPods...) {
 		t.Errorf("%s: %s", plan.Entries[v.Entry].Source, v.Message)
 	}
 	for _, e := range plan.Entries {
 		for _, w := range e.Warnings {
-			if strings.HasPrefix(w, translate.RuleScopeCheck) {
+			if strings.HasPrefix(w, scope.RuleCheck) {
 				t.Errorf("%s: %s", e.Source, w)
 			}
 		}
 		for _, c := range e.Changes {
-			if c.By == translate.RuleSelectorScope {
+			if c.By == scope.Rule {
 				s.selectors++
 			}
 		}
@@ -170,7 +171,7 @@ func (s *simulatedSeen) check(t *testing.T, name string, out *contract.OutputDir
 		case e.Source.Resource == "configmaps":
 			data, _, _ := unstructured.NestedStringMap(obj, "data")
 			for k, v := range data {
-				for _, svc := range translate.ServiceDNSNames(v) {
+				for _, svc := range references.ServiceDNSNames(v) {
 					s.urls = append(s.urls, name+" "+e.Source.String()+" "+k+": "+svc)
 				}
 			}

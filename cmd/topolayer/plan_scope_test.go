@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/topolayer/topolayer/internal/corpus"
-	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/scope"
 )
 
 // TestPlanTableShowsScopeWarnings: plan's table output, not only its JSON, lists the
@@ -47,12 +47,12 @@ func TestPlanTableShowsScopeWarnings(t *testing.T) {
 	}{
 		"as configured": {hostedConfig, []string{
 			"\nWARNINGS (",
-			"\n" + translate.RuleSelectorScope + " (1)\n",
+			"\n" + scope.Rule + " (1)\n",
 			"networkpolicies/oauth-server-networkpolicy: spec.ingress[1].from[0]: ",
 		}},
 		"with a patch that undoes the scoping": {config, []string{
 			"\nWARNINGS (",
-			"\n" + translate.RuleScopeCheck + " (1)\n",
+			"\n" + scope.RuleCheck + " (1)\n",
 			"networkpolicies/default-deny-all: spec.podSelector: does not keep to simulated namespace openshift-authentication",
 		}},
 	} {

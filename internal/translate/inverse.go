@@ -6,6 +6,7 @@ import (
 
 	"github.com/topolayer/topolayer/internal/translate/check"
 	"github.com/topolayer/topolayer/internal/translate/references"
+	"github.com/topolayer/topolayer/internal/translate/scope"
 	"github.com/topolayer/topolayer/internal/yamlnode"
 	"github.com/topolayer/topolayer/routing"
 
@@ -72,8 +73,8 @@ func (inv Inverse) Object(cluster string, id contract.Identity, obj *yaml.RNode)
 	// Objects placed in the HCP namespace were scoped, also those whose standalone namespace
 	// is the HCP namespace itself (Engine.scopes).
 	if id.Namespace != "" && src.Namespace != "" && (src.Namespace != id.Namespace || cluster == routing.ClusterManagement) {
-		if err := unscope(out, src.Group, src.Resource, id.Namespace); err != nil {
-			return nil, contract.Identity{}, nil, fmt.Errorf("%s: %s: %w", id, RuleSelectorScope, err)
+		if err := scope.Unscope(out, src.Group, src.Resource, id.Namespace); err != nil {
+			return nil, contract.Identity{}, nil, fmt.Errorf("%s: %s: %w", id, scope.Rule, err)
 		}
 	}
 	if src.Namespace == "" {

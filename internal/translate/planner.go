@@ -13,6 +13,7 @@ import (
 	"github.com/topolayer/topolayer/internal/translate/check"
 	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/internal/translate/policy"
+	"github.com/topolayer/topolayer/internal/translate/scope"
 	"github.com/topolayer/topolayer/internal/yamlnode"
 	"github.com/topolayer/topolayer/routing"
 )
@@ -190,7 +191,7 @@ func (e Engine) finish(w *work) {
 	// transform.
 	e.checker.Object(w)
 	w.finished = true
-	if o := w.entry.Object; w.final != nil && o != nil && !scopeCheckReads(o.GroupVersionKind().GroupKind(), w.entry.Source) {
+	if o := w.entry.Object; w.final != nil && o != nil && !scope.CheckReads(o.GroupVersionKind().GroupKind(), w.entry.Source) {
 		// No later stage reads the tree: the object is the entry's.
 		w.final = nil
 	}
@@ -319,8 +320,8 @@ func (p *Planner) complete() (*plans.Plan, []int) {
 				finals[i] = w.finalTree()
 			}
 		}
-		for _, v := range checkSimulatedNamespaces(draft, finals, e.HCPNamespace, e.Discovery) {
-			works[v.Entry].entry.Warnings = append(works[v.Entry].entry.Warnings, RuleScopeCheck+": "+v.Message)
+		for _, v := range scope.CheckFinals(draft, finals, e.HCPNamespace, e.Discovery) {
+			works[v.Entry].entry.Warnings = append(works[v.Entry].entry.Warnings, scope.RuleCheck+": "+v.Message)
 		}
 	}
 	order := make([]int, 0, len(works)+len(p.spilled))

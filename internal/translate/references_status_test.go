@@ -12,6 +12,7 @@ import (
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/contracttest"
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/scope"
 	"github.com/topolayer/topolayer/namespaces"
 )
 
@@ -124,7 +125,7 @@ spec:
 			t.Errorf("%s status mapped back (-original +got):\n%s", entry.Source, diff)
 		}
 	}
-	if v := translate.CheckSimulatedNamespaces(plan, scopeHCP, nil); len(v) != 0 {
+	if v := scope.Check(plan, scopeHCP, nil); len(v) != 0 {
 		t.Errorf("violations: %+v", v)
 	}
 
@@ -133,7 +134,7 @@ spec:
 		map[string]any{"group": "apps", "resource": "deployments", "namespace": "openshift-authentication", "name": "oauth-openshift"},
 	}, "status", "generations")
 	var msgs []string
-	for _, v := range translate.CheckSimulatedNamespaces(plan, scopeHCP, nil) {
+	for _, v := range scope.Check(plan, scopeHCP, nil) {
 		msgs = append(msgs, v.Message)
 	}
 	if !strings.Contains(strings.Join(msgs, "\n"), "/status/generations/0 names deployments.apps openshift-authentication/oauth-openshift") {
@@ -190,7 +191,7 @@ status:
 	}; !cmp.Equal(paths, want) {
 		t.Errorf("changes at %v, want %v", paths, want)
 	}
-	if v := translate.CheckSimulatedNamespaces(plan, scopeHCP, nil); len(v) != 0 {
+	if v := scope.Check(plan, scopeHCP, nil); len(v) != 0 {
 		t.Errorf("violations: %+v", v)
 	}
 	obj, err := kyaml.FromMap(e.Object.Object)

@@ -13,6 +13,7 @@ import (
 	"github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/internal/contracttest"
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/scope"
 	"github.com/topolayer/topolayer/namespaces"
 )
 
@@ -66,7 +67,7 @@ func TestScopeTwoNamespaces(t *testing.T) {
 		t.Fatalf("rejected: %+v", plan.Rejected())
 	}
 	hcpPod := map[string]string{"app": "x", hosted.LabelHostedControlPlane: scopeHCP}
-	if v := translate.CheckSimulatedNamespaces(plan, scopeHCP, nil, hcpPod); len(v) != 0 {
+	if v := scope.Check(plan, scopeHCP, nil, hcpPod); len(v) != 0 {
 		t.Fatalf("violations: %+v", v)
 	}
 	for _, e := range plan.Entries {
@@ -75,10 +76,10 @@ func TestScopeTwoNamespaces(t *testing.T) {
 		}
 		scoped := false
 		for _, c := range e.Changes {
-			scoped = scoped || c.By == translate.RuleSelectorScope
+			scoped = scoped || c.By == scope.Rule
 		}
 		if !scoped {
-			t.Errorf("%s: no change by %s", e.Source, translate.RuleSelectorScope)
+			t.Errorf("%s: no change by %s", e.Source, scope.Rule)
 		}
 	}
 
@@ -88,7 +89,7 @@ func TestScopeTwoNamespaces(t *testing.T) {
 			unstructured.RemoveNestedField(plan.Entries[i].Object.Object, "spec", "selector", namespaces.LabelNamespace)
 		}
 	}
-	v := translate.CheckSimulatedNamespaces(plan, scopeHCP, nil, hcpPod)
+	v := scope.Check(plan, scopeHCP, nil, hcpPod)
 	var msgs []string
 	for _, x := range v {
 		msgs = append(msgs, x.Message)
@@ -110,7 +111,7 @@ func TestScopeTwoNamespaces(t *testing.T) {
 		}
 	}
 	msgs = nil
-	for _, x := range translate.CheckSimulatedNamespaces(plan, scopeHCP, nil, hcpPod) {
+	for _, x := range scope.Check(plan, scopeHCP, nil, hcpPod) {
 		msgs = append(msgs, x.Message)
 	}
 	joined = strings.Join(msgs, "\n")
@@ -228,10 +229,10 @@ func TestScopeSelectors(t *testing.T) {
 			if c.warn != "" && !strings.Contains(strings.Join(e.Warnings, "\n"), c.warn) {
 				t.Errorf("warnings %v do not say %q", e.Warnings, c.warn)
 			}
-			if v := translate.CheckSimulatedNamespaces(plan, scopeHCP, nil); len(v) != 0 {
+			if v := scope.Check(plan, scopeHCP, nil); len(v) != 0 {
 				t.Errorf("violations: %+v", v)
 			}
-			if w := strings.Join(e.Warnings, "\n"); c.warn == "" && strings.Contains(w, translate.RuleScopeCheck) {
+			if w := strings.Join(e.Warnings, "\n"); c.warn == "" && strings.Contains(w, scope.RuleCheck) {
 				t.Errorf("warnings of the scope check: %s", w)
 			}
 			// The inverse mapping gives the operator its own object back.
@@ -307,7 +308,7 @@ func TestOutsideTableReferences(t *testing.T) {
 	if got := plan.Entries[2].Object.GetAnnotations()["kubernetes.io/service-account.name"]; got != "a--sa" {
 		t.Errorf("service-account.name annotation %q, want a--sa", got)
 	}
-	if v := translate.CheckSimulatedNamespaces(plan, scopeHCP, nil); len(v) != 0 {
+	if v := scope.Check(plan, scopeHCP, nil); len(v) != 0 {
 		t.Errorf("violations: %+v", v)
 	}
 	data, _, _ := unstructured.NestedString(plan.Entries[1].Object.Object, "data", "url")
@@ -394,7 +395,7 @@ func TestScopePreferredPodAffinity(t *testing.T) {
 			}
 			hcpPod := map[string]string{"app": "x", hosted.LabelHostedControlPlane: scopeHCP}
 			var msgs []string
-			for _, v := range translate.CheckSimulatedNamespaces(plan, scopeHCP, nil, hcpPod) {
+			for _, v := range scope.Check(plan, scopeHCP, nil, hcpPod) {
 				msgs = append(msgs, v.Message)
 			}
 			joined := strings.Join(msgs, "\n")

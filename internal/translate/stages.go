@@ -11,6 +11,7 @@ import (
 	"github.com/topolayer/topolayer/internal/translate/podspec"
 	"github.com/topolayer/topolayer/internal/translate/policy"
 	"github.com/topolayer/topolayer/internal/translate/references"
+	"github.com/topolayer/topolayer/internal/translate/scope"
 	"github.com/topolayer/topolayer/internal/translate/transform"
 
 	"github.com/topolayer/topolayer/internal/yamlnode"
@@ -53,7 +54,7 @@ func TransformStages(transforms ...transform.Transform) []Stage {
 	return out
 }
 
-// FollowStatusReferences renames the object references of status lists (statusReferences:
+// FollowStatusReferences renames the object references of status lists (references.Statuses:
 // a ClusterOperator's relatedObjects, an operator's generations) to where the objects they
 // name land.
 type FollowStatusReferences struct{}
@@ -103,7 +104,7 @@ func (FollowTableReferences) Rewrite(c *StageContext) ([]plans.Change, error) {
 }
 
 // FollowOutsideReferences renames the references outside the reference table: annotations
-// naming objects (annotationReferences) and service DNS names in data.
+// naming objects (references.Annotations) and service DNS names in data.
 type FollowOutsideReferences struct{}
 
 // Name implements Stage.
@@ -132,22 +133,22 @@ func (FollowOutsideReferences) Rewrite(c *StageContext) ([]plans.Change, error) 
 type ScopeSelectors struct{}
 
 // Name implements Stage.
-func (ScopeSelectors) Name() string { return RuleSelectorScope }
+func (ScopeSelectors) Name() string { return scope.Rule }
 
 // Rewrite implements Stage.
 func (ScopeSelectors) Rewrite(c *StageContext) ([]plans.Change, error) {
 	e, src := c.engine, c.w.entry.Source
-	if c.Status() || !e.scopes(c.w.entry.Target.Cluster, src, c.w.entry.Target.Identity) || !scopable(src.Group, src.Resource) && !podspec.MayHold(podsecurity.GroupKindOf(c.obj)) {
+	if c.Status() || !e.scopes(c.w.entry.Target.Cluster, src, c.w.entry.Target.Identity) || !scope.Scopable(src.Group, src.Resource) && !podspec.MayHold(podsecurity.GroupKindOf(c.obj)) {
 		return nil, nil
 	}
-	s := &scoper{ns: src.Namespace, hcp: e.HCPNamespace, operator: e.Operator, simulated: func(ns string) bool { return e.simulatesNamespace(c.renamer, ns) }}
-	changes, err := c.Diff(RuleSelectorScope, plans.ChangeTransformed, func(obj *yaml.RNode) (*yaml.RNode, error) {
-		return nil, s.scope(obj, src.Group, src.Resource)
+	s := &scope.Scoper{Namespace: src.Namespace, HCP: e.HCPNamespace, Operator: e.Operator, Simulated: func(ns string) bool { return e.simulatesNamespace(c.renamer, ns) }}
+	changes, err := c.Diff(scope.Rule, plans.ChangeTransformed, func(obj *yaml.RNode) (*yaml.RNode, error) {
+		return nil, s.Scope(obj, src.Group, src.Resource)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", RuleSelectorScope, err)
+		return nil, fmt.Errorf("%s: %w", scope.Rule, err)
 	}
-	c.Warn(s.warnings...)
+	c.Warn(s.Warnings...)
 	return changes, nil
 }
 
@@ -365,4 +366,43 @@ func (s TransformStage) Rewrite(c *StageContext) ([]plans.Change, error) {
 	}
 	c.w.entry.Transforms = append(c.w.entry.Transforms, t.Name)
 	return changes, nil
+}
+
+// scopes says whether the selectors of an object placed as target on cluster are scoped to
+// its simulated namespace: it came from a namespace and lands in the HCP namespace. An
+// object whose standalone namespace is the HCP namespace itself is scoped like any other:
+// its selectors would otherwise reach the environment's own pods there.
+func (e Engine) scopes(cluster string, src, target contract.Identity) bool {
+	return e.HCPNamespace != "" && cluster == routing.ClusterManagement && target.Namespace == e.HCPNamespace &&
+		src.Namespace != ""
+}
+
+// simulatesNamespace says whether standalone namespace ns is simulated in the HCP namespace
+// for this operator: its objects land there, because the operator declares outputs in it
+// (Configuration or Management output-resources, or the supplement) or the plan places some
+// there. Other namespaces (openshift-dns, openshift-etcd) exist, if at all, as the management
+// cluster's own.
+func (e Engine) simulatesNamespace(r *renamer, ns string) bool {
+	if ns == "" || ns == e.HCPNamespace {
+		return false
+	}
+	for _, d := range []*contract.OutputResources{e.Declared, e.Supplement} {
+		if d == nil {
+			continue
+		}
+		for _, c := range []contract.Class{contract.ClassConfiguration, contract.ClassManagement} {
+			l := d.ForClass(c)
+			if slices.Contains(l.EventingNamespaces, ns) {
+				return true
+			}
+			for _, list := range [][]contract.ExactResourceID{l.ExactResources, l.GeneratedNameResources} {
+				for _, id := range list {
+					if id.Namespace == ns {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return r.simulatesNamespace(ns)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/hosted/guestidentity"
+	"github.com/topolayer/topolayer/internal/parallel"
 	"github.com/topolayer/topolayer/internal/translate/check"
 	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/internal/translate/podspec"
@@ -144,7 +145,7 @@ func (e Engine) Plan(out *contract.OutputDir) *plans.Plan {
 	// Without a settled function, Add only places: each mutation is placed on its own, on
 	// every core.
 	p.works = make([]*work, len(out.Mutations))
-	forEach(len(out.Mutations), func(i int) { p.works[i] = p.e.place(&out.Mutations[i]) })
+	parallel.ForEach(len(out.Mutations), func(i int) { p.works[i] = p.e.place(&out.Mutations[i]) })
 	for _, w := range p.works {
 		p.writes.Check(w)
 		p.recovery.note(w)
@@ -612,3 +613,8 @@ const (
 	detailRenamed  = "simulated namespace"
 	detailRecorded = "the standalone identity and the operator, for the inverse mapping"
 )
+
+// eachWork runs f on every work, as parallel.ForEach does.
+func eachWork(works []*work, f func(*work)) {
+	parallel.ForEach(len(works), func(i int) { f(works[i]) })
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/topolayer/topolayer/internal/golden"
 	"github.com/topolayer/topolayer/internal/translate"
 	"github.com/topolayer/topolayer/internal/translate/parity"
+	"github.com/topolayer/topolayer/internal/translate/scope"
 )
 
 // TestCorpusParity compares the standalone and the hosted placement of every CAO corpus
@@ -22,7 +23,7 @@ import (
 func TestCorpusParity(t *testing.T) {
 	// The steps of issue 16 that some CAO case must show (Cause.By).
 	attributed := map[string]int{
-		translate.RuleSelectorScope:      0,
+		scope.Rule:                       0,
 		translate.ByAnnotationReferences: 0,
 		translate.ByPayloadServiceDNS:    0,
 		translate.ByStatusReferences:     0,

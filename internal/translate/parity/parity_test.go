@@ -17,6 +17,7 @@ import (
 	"github.com/topolayer/topolayer/internal/translate"
 	"github.com/topolayer/topolayer/internal/translate/parity"
 	"github.com/topolayer/topolayer/internal/translate/plans"
+	"github.com/topolayer/topolayer/internal/translate/scope"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/topology"
@@ -317,7 +318,7 @@ func TestCompareAttributesSimulatedNamespaces(t *testing.T) {
 	}
 	for obj, step := range map[string]string{
 		"pods demo/installer-3-master-0":                          translate.RuleDropStandaloneNode,
-		"networkpolicies.networking.k8s.io demo/default-deny-all": translate.RuleSelectorScope,
+		"networkpolicies.networking.k8s.io demo/default-deny-all": scope.Rule,
 		"services demo/web":                                       translate.ByAnnotationReferences,
 		"configmaps demo/config":                                  translate.ByPayloadServiceDNS,
 		"clusteroperators.config.openshift.io demo":               translate.ByStatusReferences,

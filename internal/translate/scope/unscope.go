@@ -1,4 +1,4 @@
-package translate
+package scope
 
 import (
 	"slices"
@@ -11,11 +11,11 @@ import (
 	"github.com/topolayer/topolayer/namespaces"
 )
 
-// unscope undoes scoper.scope on an object mapped back from the HCP namespace hcp: the
+// Unscope undoes Scoper.Scope on an object mapped back from the HCP namespace hcp: the
 // namespace and operator labels of its pods go, selectors lose the namespace requirement,
 // and peers and affinity terms rewritten to the HCP namespace name their standalone
 // namespaces again.
-func unscope(obj *yaml.RNode, group, resource, hcp string) error {
+func Unscope(obj *yaml.RNode, group, resource, hcp string) error {
 	sites, err := podspec.SitesIn(obj)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package translate
+package parallel
 
 import (
 	"fmt"
@@ -8,21 +8,15 @@ import (
 	"sync/atomic"
 )
 
-// workChunk is how many works a goroutine of forEach takes at a time: enough to make the
+// workChunk is how many indexes a goroutine of ForEach takes at a time: enough to make the
 // hand-out cheap, few enough to share the end of the list.
 const workChunk = 32
 
-// eachWork runs f on every work, as forEach does.
-func eachWork(works []*work, f func(*work)) {
-	forEach(len(works), func(i int) { f(works[i]) })
-}
-
-// forEach runs f(i) for every i below n, on as many goroutines as the Go runtime runs at once
-// (GOMAXPROCS), each taking the next chunk of indexes. f(i) changes only what is i's (a work,
-// a slot of a result) and reads the plan-wide state (the engine, the placement index), which
-// nothing changes meanwhile: the result does not depend on the order. A short run stays on the
+// ForEach runs f(i) for every i below n, on as many goroutines as the Go runtime runs at once
+// (GOMAXPROCS), each taking the next chunk of indexes. f(i) changes only what is i's (an
+// entry, a slot of a result) and reads shared state that nothing changes meanwhile: the result does not depend on the order. A short run stays on the
 // caller's goroutine.
-func forEach(n int, f func(i int)) {
+func ForEach(n int, f func(i int)) {
 	procs := min(runtime.GOMAXPROCS(0), n/workChunk)
 	if procs < 2 {
 		for i := range n {
@@ -63,7 +57,7 @@ func forEach(n int, f func(i int)) {
 	}
 }
 
-// goroutinePanic is a panic of one of forEach's goroutines, raised again in its caller: the
+// goroutinePanic is a panic of one of ForEach's goroutines, raised again in its caller: the
 // value and where it was raised.
 type goroutinePanic struct {
 	value any

@@ -1,4 +1,4 @@
-package translate
+package scope
 
 import (
 	"fmt"
@@ -13,12 +13,10 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/namespaces"
-	"github.com/topolayer/topolayer/routing"
 )
 
-// RuleSelectorScope names the changes that keep label selectors inside their simulated
+// Rule names the changes that keep label selectors inside their simulated
 // namespace (Change.By), and the warnings about selectors it cannot keep there.
 //
 // In standalone a label selector selects pods of its own namespace only; flattened into the
@@ -41,7 +39,7 @@ import (
 // before this rule cannot be updated to the narrowed selector; the API server refuses the
 // apply ("field is immutable"). Such an object has to be deleted and created again (the
 // plan shows the selector change, attributed to this rule, so the refusal is explained).
-const RuleSelectorScope = "hosted/selector-scope"
+const Rule = "hosted/selector-scope"
 
 // labelNamespaceName is the label the API server sets on every Namespace.
 const labelNamespaceName = "kubernetes.io/metadata.name"
@@ -213,17 +211,20 @@ func selectorSites(obj *yaml.RNode, group, resource string) []selectorSite {
 	return out
 }
 
-// scoper narrows the selectors of one object from simulated namespace ns.
-type scoper struct {
-	ns, hcp, operator string
-	// simulated says whether a standalone namespace is simulated in the HCP namespace.
-	simulated func(ns string) bool
-	warnings  []string
+// Scoper keeps the selectors of one object inside its simulated namespace (Rule): Namespace
+// is the object's standalone namespace, HCP the namespace it lands in, Operator the operator
+// that wrote it. It collects the warnings about selectors it leaves as they are.
+type Scoper struct {
+	Namespace, HCP, Operator string
+	// Simulated says whether a standalone namespace is simulated in the HCP namespace.
+	Simulated func(ns string) bool
+	// Warnings are the selectors Scope left as they are, and why.
+	Warnings []string
 }
 
-// scope labels obj's pods with their simulated namespace and operator, and narrows its
-// selectors (see RuleSelectorScope).
-func (s *scoper) scope(obj *yaml.RNode, group, resource string) error {
+// Scope labels obj's pods with their simulated namespace and operator, and narrows its
+// selectors (see Rule).
+func (s *Scoper) Scope(obj *yaml.RNode, group, resource string) error {
 	sites, err := podspec.SitesIn(obj)
 	if err != nil {
 		return err
@@ -237,7 +238,7 @@ func (s *scoper) scope(obj *yaml.RNode, group, resource string) error {
 		if err != nil {
 			return err
 		}
-		for _, kv := range [][2]string{{namespaces.LabelNamespace, s.ns}, {namespaces.LabelOperator, s.operator}} {
+		for _, kv := range [][2]string{{namespaces.LabelNamespace, s.Namespace}, {namespaces.LabelOperator, s.Operator}} {
 			if kv[1] == "" {
 				continue
 			}
@@ -254,16 +255,16 @@ func (s *scoper) scope(obj *yaml.RNode, group, resource string) error {
 	return nil
 }
 
-func (s *scoper) site(site selectorSite) error {
+func (s *Scoper) site(site selectorSite) error {
 	if site.plain {
 		sel, err := yamlnode.LookupCreate(site.parent, site.field)
 		if err != nil {
 			return err
 		}
-		return yamlnode.SetString(sel, yaml.NewStringRNode(s.ns).YNode(), namespaces.LabelNamespace)
+		return yamlnode.SetString(sel, yaml.NewStringRNode(s.Namespace).YNode(), namespaces.LabelNamespace)
 	}
 	if !site.peer {
-		return narrow(site.parent, site.field, []string{s.ns})
+		return narrow(site.parent, site.field, []string{s.Namespace})
 	}
 	nsSel := site.parent.Field("namespaceSelector")
 	nsList := site.parent.Field("namespaces")
@@ -275,7 +276,7 @@ func (s *scoper) site(site selectorSite) error {
 	}
 	switch {
 	case !hasNsSel && !hasNsList:
-		return narrow(site.parent, site.field, []string{s.ns})
+		return narrow(site.parent, site.field, []string{s.Namespace})
 	case hasNsSel && hasNsList:
 		s.warn(fmt.Sprintf("%s: selects by both namespaces and namespaceSelector; left as it is, it may reach pods outside its simulated namespaces", where))
 		return nil
@@ -293,7 +294,7 @@ func (s *scoper) site(site selectorSite) error {
 	}
 	var outside []string
 	for _, n := range names {
-		if !s.simulated(n) {
+		if !s.Simulated(n) {
 			outside = append(outside, n)
 		}
 	}
@@ -302,12 +303,12 @@ func (s *scoper) site(site selectorSite) error {
 		return nil
 	}
 	if hasNsList {
-		if err := site.parent.PipeE(yaml.SetField("namespaces", yaml.NewListRNode(s.hcp))); err != nil {
+		if err := site.parent.PipeE(yaml.SetField("namespaces", yaml.NewListRNode(s.HCP))); err != nil {
 			return err
 		}
 	} else {
 		sel := yaml.NewMapRNode(nil)
-		if err := sel.PipeE(yaml.SetField("matchLabels", yaml.NewMapRNode(&map[string]string{labelNamespaceName: s.hcp}))); err != nil {
+		if err := sel.PipeE(yaml.SetField("matchLabels", yaml.NewMapRNode(&map[string]string{labelNamespaceName: s.HCP}))); err != nil {
 			return err
 		}
 		if err := site.parent.PipeE(yaml.SetField("namespaceSelector", sel)); err != nil {
@@ -317,10 +318,10 @@ func (s *scoper) site(site selectorSite) error {
 	return narrow(site.parent, site.field, names)
 }
 
-func (s *scoper) warn(msg string) {
-	msg = RuleSelectorScope + ": " + msg
-	if !slices.Contains(s.warnings, msg) {
-		s.warnings = append(s.warnings, msg)
+func (s *Scoper) warn(msg string) {
+	msg = Rule + ": " + msg
+	if !slices.Contains(s.Warnings, msg) {
+		s.Warnings = append(s.Warnings, msg)
 	}
 }
 
@@ -394,47 +395,8 @@ func scalarList(n *yaml.Node) ([]string, bool) {
 	return out, true
 }
 
-// scopes says whether the selectors of an object placed as target on cluster are scoped to
-// its simulated namespace: it came from a namespace and lands in the HCP namespace. An
-// object whose standalone namespace is the HCP namespace itself is scoped like any other:
-// its selectors would otherwise reach the environment's own pods there.
-func (e Engine) scopes(cluster string, src, target contract.Identity) bool {
-	return e.HCPNamespace != "" && cluster == routing.ClusterManagement && target.Namespace == e.HCPNamespace &&
-		src.Namespace != ""
-}
-
-// simulatesNamespace says whether standalone namespace ns is simulated in the HCP namespace
-// for this operator: its objects land there, because the operator declares outputs in it
-// (Configuration or Management output-resources, or the supplement) or the plan places some
-// there. Other namespaces (openshift-dns, openshift-etcd) exist, if at all, as the management
-// cluster's own.
-func (e Engine) simulatesNamespace(r *renamer, ns string) bool {
-	if ns == "" || ns == e.HCPNamespace {
-		return false
-	}
-	for _, d := range []*contract.OutputResources{e.Declared, e.Supplement} {
-		if d == nil {
-			continue
-		}
-		for _, c := range []contract.Class{contract.ClassConfiguration, contract.ClassManagement} {
-			l := d.ForClass(c)
-			if slices.Contains(l.EventingNamespaces, ns) {
-				return true
-			}
-			for _, list := range [][]contract.ExactResourceID{l.ExactResources, l.GeneratedNameResources} {
-				for _, id := range list {
-					if id.Namespace == ns {
-						return true
-					}
-				}
-			}
-		}
-	}
-	return r.simulatesNamespace(ns)
-}
-
-// scopable says whether objects of group and resource have pods or selectors to scope.
-func scopable(group, resource string) bool {
+// Scopable says whether objects of group and resource have pods or selectors to scope.
+func Scopable(group, resource string) bool {
 	switch {
 	case group == "" && (resource == "pods" || resource == "services"),
 		group == "policy" && resource == "poddisruptionbudgets",

@@ -1,4 +1,4 @@
-package translate
+package scope
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/topolayer/topolayer/internal/parallel"
 	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/internal/translate/podspec"
 	"github.com/topolayer/topolayer/internal/translate/references"
@@ -23,8 +24,8 @@ import (
 	"github.com/topolayer/topolayer/routing"
 )
 
-// RuleScopeCheck names the plan warnings of CheckSimulatedNamespaces.
-const RuleScopeCheck = "hosted/scope-check"
+// RuleCheck names the plan warnings of Check.
+const RuleCheck = "hosted/scope-check"
 
 // Violation is one way a hosted object does not keep to its simulated namespace.
 type Violation struct {
@@ -34,26 +35,26 @@ type Violation struct {
 	Message string
 }
 
-// CheckSimulatedNamespaces checks the final objects of p that land in the HCP namespace hcp
+// Check checks the final objects of p that land in the HCP namespace hcp
 // of the management cluster: each label selector of an object from a simulated namespace
-// (see RuleSelectorScope) must require its simulated namespace's label, and select no pod
+// (see Rule) must require its simulated namespace's label, and select no pod
 // template of the plan from another simulated namespace nor any of others (the labels of
 // pods that are not in the plan: the hosted control plane's own components); a selector that
 // reaches other namespaces of the HCP namespace must name them. A preferred pod affinity term
 // that reaches no other namespace is not checked: it only makes the nodes of the pods it
 // selects, all of the same hosted control plane, more likely for the pod itself, which is how
 // HyperShift colocates the pods of one hosted control plane. No reference (a field of the
-// reference table, an annotation of annotationReferences, a Service DNS name in a ConfigMap
-// or Secret, an entry of statusReferences, in status writes too) may name a standalone
+// reference table, an annotation of references.Annotations, a Service DNS name in a ConfigMap
+// or Secret, an entry of references.Statuses, in status writes too) may name a standalone
 // identity the plan renamed or shadowed. discovery nil means
 // contract.DefaultDiscovery().
-func CheckSimulatedNamespaces(p *plans.Plan, hcp string, discovery *contract.Discovery, others ...map[string]string) []Violation {
-	return checkSimulatedNamespaces(p, nil, hcp, discovery, others...)
+func Check(p *plans.Plan, hcp string, discovery *contract.Discovery, others ...map[string]string) []Violation {
+	return CheckFinals(p, nil, hcp, discovery, others...)
 }
 
-// checkSimulatedNamespaces is CheckSimulatedNamespaces; finals, when not nil, are the final
+// CheckFinals is Check; finals, when not nil, are the final
 // objects of p's entries (nil where there is none), read instead of Entry.Object.
-func checkSimulatedNamespaces(p *plans.Plan, finals []*yaml.RNode, hcp string, discovery *contract.Discovery, others ...map[string]string) []Violation {
+func CheckFinals(p *plans.Plan, finals []*yaml.RNode, hcp string, discovery *contract.Discovery, others ...map[string]string) []Violation {
 	if discovery == nil {
 		discovery = contract.DefaultDiscovery()
 	}
@@ -70,11 +71,11 @@ func checkSimulatedNamespaces(p *plans.Plan, finals []*yaml.RNode, hcp string, d
 		out      []Violation
 		pods     []pod
 		objs     = map[int]*yaml.RNode{}
-		renamed  = map[nameKey]bool{}    // standalone names the plan changed
-		moved    = map[objectKey]bool{}  // standalone identities the plan placed under another
-		statuses = map[int]*yaml.RNode{} // objects that hold statusReferences
-		targets  = map[nameKey]bool{}    // names in the HCP namespace
-		simNames = map[string]bool{}     // simulated standalone namespaces
+		renamed  = map[nameKey]bool{}      // standalone names the plan changed
+		moved    = map[contract.Key]bool{} // standalone identities the plan placed under another
+		statuses = map[int]*yaml.RNode{}   // objects that hold references.Statuses
+		targets  = map[nameKey]bool{}      // names in the HCP namespace
+		simNames = map[string]bool{}       // simulated standalone namespaces
 	)
 	gkOf := func(id contract.Identity) schema.GroupKind {
 		kind, _ := discovery.KindForResource(id.GroupResource())
@@ -85,10 +86,10 @@ func checkSimulatedNamespaces(p *plans.Plan, finals []*yaml.RNode, hcp string, d
 			continue
 		}
 		targets[nameKey{gkOf(e.Target.Identity), e.Target.Name}] = true
-		if keyOf("", e.Source) != keyOf("", e.Target.Identity) && !e.Source.IsNamespace() {
-			moved[keyOf("", e.Source)] = true
+		if e.Source.Key() != e.Target.Identity.Key() && !e.Source.IsNamespace() {
+			moved[e.Source.Key()] = true
 		}
-		if e.Object != nil && holdsStatusReferences(e.Object.GroupVersionKind().GroupKind()) {
+		if e.Object != nil && references.HoldsStatus(e.Object.GroupVersionKind().GroupKind()) {
 			if obj, err := finalOf(p, finals, i); err != nil {
 				out = append(out, Violation{i, fmt.Sprintf("cannot read the object: %v", err)})
 			} else {
@@ -102,7 +103,7 @@ func checkSimulatedNamespaces(p *plans.Plan, finals []*yaml.RNode, hcp string, d
 		if e.Source.Name != e.Target.Name {
 			renamed[nameKey{gkOf(e.Source), e.Source.Name}] = true
 		}
-		if e.Object == nil || e.Action.IsStatus() || !scopeCheckReads(e.Object.GroupVersionKind().GroupKind(), e.Source) {
+		if e.Object == nil || e.Action.IsStatus() || !CheckReads(e.Object.GroupVersionKind().GroupKind(), e.Source) {
 			continue
 		}
 		obj, err := finalOf(p, finals, i)
@@ -160,7 +161,7 @@ func checkSimulatedNamespaces(p *plans.Plan, finals []*yaml.RNode, hcp string, d
 	// violations keep plan order.
 	checked := slices.Sorted(maps.Keys(objs))
 	found := make([][]Violation, len(checked))
-	forEach(len(checked), func(k int) {
+	parallel.ForEach(len(checked), func(k int) {
 		i := checked[k]
 		e, obj := p.Entries[i], objs[i]
 		bad := func(format string, args ...any) {
@@ -180,7 +181,7 @@ func checkSimulatedNamespaces(p *plans.Plan, finals []*yaml.RNode, hcp string, d
 				} else if ns := site.parent.Field("namespaceSelector"); ns != nil && !ns.Value.IsNil() {
 					names, ok = namespaceNames(ns.Value.YNode())
 					if !ok {
-						continue // selects namespaces by other labels: RuleSelectorScope warned
+						continue // selects namespaces by other labels: scope.Rule warned
 					}
 				} else {
 					ok, names = true, nil
@@ -190,7 +191,7 @@ func checkSimulatedNamespaces(p *plans.Plan, finals []*yaml.RNode, hcp string, d
 				case ok && slices.Equal(names, []string{hcp}):
 					allowed = nil // the selector must say which simulated namespaces
 				default:
-					continue // other namespaces of the management cluster: RuleSelectorScope warned
+					continue // other namespaces of the management cluster: scope.Rule warned
 				}
 			}
 			sel, required, err := siteSelector(site)
@@ -231,12 +232,12 @@ func checkSimulatedNamespaces(p *plans.Plan, finals []*yaml.RNode, hcp string, d
 	return out
 }
 
-// scopeCheckReads reports whether checkSimulatedNamespaces reads anything of an object of kind
+// CheckReads reports whether CheckFinals reads anything of an object of kind
 // gk written for the standalone object src: a selector or its pods' labels, a reference of the
 // reference table or the annotation table, Service DNS names in a ConfigMap or Secret, status
 // references. Of the others (events, most of what operators write) the check reads no tree,
 // and the engine keeps none.
-func scopeCheckReads(gk schema.GroupKind, src contract.Identity) bool {
+func CheckReads(gk schema.GroupKind, src contract.Identity) bool {
 	group, resource := src.Group, src.Resource
 	if podspec.MayHold(gk) || podspec.KnownPodBearing(group, resource) {
 		return true
@@ -245,12 +246,12 @@ func scopeCheckReads(gk schema.GroupKind, src contract.Identity) bool {
 	case group == "" && (resource == "pods" || resource == "services"),
 		group == "policy" && resource == "poddisruptionbudgets",
 		group == "networking.k8s.io" && resource == "networkpolicies",
-		gk == kindConfigMap || gk == kindSecret,
+		gk == references.KindConfigMap || gk == references.KindSecret,
 		references.HasReferrers(gk.Kind),
-		holdsStatusReferences(gk):
+		references.HoldsStatus(gk):
 		return true
 	}
-	return slices.ContainsFunc(annotationReferences, func(a AnnotationReference) bool { return a.Referrer == gk })
+	return slices.ContainsFunc(references.Annotations, func(a references.AnnotationReference) bool { return a.Referrer == gk })
 }
 
 func subset(a, b []string) bool {
@@ -330,7 +331,7 @@ func staleReferences(obj *yaml.RNode, hcp string, stale func(gk schema.GroupKind
 	gv, _ := schema.ParseGroupVersion(obj.GetApiVersion())
 	gk := schema.GroupKind{Group: gv.Group, Kind: obj.GetKind()}
 	var annotations map[string]string // read when a reference of the table is the object's
-	for _, a := range annotationReferences {
+	for _, a := range references.Annotations {
 		if a.Referrer != gk {
 			continue
 		}
@@ -341,11 +342,11 @@ func staleReferences(obj *yaml.RNode, hcp string, stale func(gk schema.GroupKind
 			out = append(out, fmt.Sprintf("annotation %s names %s %s, which the plan renamed", a.Annotation, a.To.Kind, name))
 		}
 	}
-	if gk == kindConfigMap || gk == kindSecret {
-		_ = rewriteData(obj, gk == kindSecret, func(text string) (string, bool) {
-			for _, m := range findServiceDNS(text) {
-				if simulated[m.namespace] {
-					out = append(out, fmt.Sprintf("names Service %s/%s by its standalone DNS name", m.namespace, m.name))
+	if gk == references.KindConfigMap || gk == references.KindSecret {
+		_ = references.RewriteData(obj, gk == references.KindSecret, func(text string) (string, bool) {
+			for _, m := range references.FindServiceDNS(text) {
+				if simulated[m.Namespace] {
+					out = append(out, fmt.Sprintf("names Service %s/%s by its standalone DNS name", m.Namespace, m.Name))
 				}
 			}
 			return text, false
@@ -363,19 +364,19 @@ func finalOf(p *plans.Plan, finals []*yaml.RNode, i int) (*yaml.RNode, error) {
 	return yaml.FromMap(p.Entries[i].Object.Object)
 }
 
-// staleStatusReferences lists the entries of obj's statusReferences that name a standalone
+// staleStatusReferences lists the entries of obj's references.Statuses that name a standalone
 // identity the plan placed under another (moved).
-func staleStatusReferences(obj *yaml.RNode, moved map[objectKey]bool) []string {
+func staleStatusReferences(obj *yaml.RNode, moved map[contract.Key]bool) []string {
 	gv, _ := schema.ParseGroupVersion(obj.GetApiVersion())
 	gk := schema.GroupKind{Group: gv.Group, Kind: obj.GetKind()}
 	if original, ok := namespaces.IsShadowGroup(gk.Group); ok {
 		gk.Group = original
 	}
 	var out []string
-	for path, l := range statusLists(obj, gk) {
-		for _, s := range statusEntries(l) {
-			if moved[keyOf("", s.id)] {
-				out = append(out, fmt.Sprintf("%s/%d names %s, which the plan placed under another identity", path, s.index, s.id))
+	for path, l := range references.StatusLists(obj, gk) {
+		for _, s := range references.StatusEntries(l) {
+			if moved[s.ID.Key()] {
+				out = append(out, fmt.Sprintf("%s/%d names %s, which the plan placed under another identity", path, s.Index, s.ID))
 			}
 		}
 	}

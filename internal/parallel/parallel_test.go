@@ -1,4 +1,4 @@
-package translate
+package parallel
 
 import (
 	"fmt"
@@ -8,14 +8,14 @@ import (
 	"testing"
 )
 
-// TestForEach: forEach runs f once for every index, on several goroutines or on the caller's
+// TestForEach: ForEach runs f once for every index, on several goroutines or on the caller's
 // for a short run, and a panic in one of its goroutines reaches the caller, as it would
 // without them, saying where it was raised.
 func TestForEach(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	for _, n := range []int{0, 1, workChunk, 2*workChunk + 1, 4096} {
 		counts := make([]atomic.Int32, n)
-		forEach(n, func(i int) { counts[i].Add(1) })
+		ForEach(n, func(i int) { counts[i].Add(1) })
 		for i := range counts {
 			if c := counts[i].Load(); c != 1 {
 				t.Fatalf("n %d: index %d ran %d times", n, i, c)
@@ -27,11 +27,11 @@ func TestForEach(t *testing.T) {
 		if v == nil {
 			t.Fatal("no panic reached the caller")
 		}
-		if s := fmt.Sprint(v); !strings.Contains(s, "entry 1000") || !strings.Contains(s, "foreach_test.go") {
+		if s := fmt.Sprint(v); !strings.Contains(s, "entry 1000") || !strings.Contains(s, "parallel_test.go") {
 			t.Fatalf("the panic says %q", s)
 		}
 	}()
-	forEach(4096, func(i int) {
+	ForEach(4096, func(i int) {
 		if i == 1000 {
 			panic(fmt.Sprintf("entry %d", i))
 		}
