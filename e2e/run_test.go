@@ -16,8 +16,6 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -31,6 +29,7 @@ import (
 	"github.com/topolayer/topolayer/config"
 	hypershift "github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/internal/e2e/cluster"
+	"github.com/topolayer/topolayer/internal/e2e/promtext"
 	"github.com/topolayer/topolayer/mom/manager"
 	"github.com/topolayer/topolayer/namespaces"
 )
@@ -151,8 +150,7 @@ func (p *runProcess) metrics(t *testing.T) map[string]*dto.MetricFamily {
 	if err != nil {
 		t.Fatalf("metrics: %v", err)
 	}
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(bytes.NewReader(body))
+	families, err := promtext.Parse(body)
 	if err != nil {
 		t.Fatalf("metrics: %v", err)
 	}
@@ -161,19 +159,7 @@ func (p *runProcess) metrics(t *testing.T) map[string]*dto.MetricFamily {
 
 // sum adds up the values of the samples of a counter or gauge whose labels include labels.
 func sum(families map[string]*dto.MetricFamily, name string, labels map[string]string) float64 {
-	var n float64
-	for _, m := range families[name].GetMetric() {
-		matched := 0
-		for _, l := range m.GetLabel() {
-			if v, ok := labels[l.GetName()]; ok && v == l.GetValue() {
-				matched++
-			}
-		}
-		if matched == len(labels) {
-			n += m.GetCounter().GetValue() + m.GetGauge().GetValue()
-		}
-	}
-	return n
+	return promtext.Sum(families, name, labels)
 }
 
 // runCounts are an operator's finished runs by trigger (start, change, own-writes, resync,
