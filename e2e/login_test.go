@@ -352,16 +352,7 @@ func TestLoginStandalone(t *testing.T) {
 		_, err := cs.CoreV1().Services(ns).Get(ctx, "oauth-openshift", metav1.GetOptions{})
 		return err == nil, err
 	})
-	serverSideApply(t, rc, []*unstructured.Unstructured{object(t, `
-apiVersion: route.openshift.io/v1
-kind: Route
-metadata: {name: oauth-openshift, namespace: openshift-authentication}
-status:
-  ingress:
-  - host: `+route+`
-    routerName: default
-    conditions: [{type: Admitted, status: "True", lastTransitionTime: "2026-01-01T00:00:00Z"}]
-`)}, "router", true)
+	admitOAuthRoute(t, rc, route)
 	svc, err := cs.CoreV1().Services(ns).Get(t.Context(), "oauth-openshift", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
