@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -10,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -30,6 +28,7 @@ import (
 	hypershift "github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/internal/e2e/cluster"
 	"github.com/topolayer/topolayer/internal/e2e/promtext"
+	"github.com/topolayer/topolayer/internal/syncbuf"
 	"github.com/topolayer/topolayer/mom/manager"
 	"github.com/topolayer/topolayer/namespaces"
 )
@@ -62,23 +61,12 @@ type runProcess struct {
 	cmd        *exec.Cmd
 	metricsURL string // the metrics endpoint's URL
 	stopped    bool
-	mu         sync.Mutex
-	log        bytes.Buffer
+	log        syncbuf.Buffer // the process's stdout and stderr
 	done       chan error
 }
 
-func (p *runProcess) Write(b []byte) (int, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.log.Write(b)
-}
-
 // Log returns what the process logged so far.
-func (p *runProcess) Log() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.log.String()
-}
+func (p *runProcess) Log() string { return p.log.String() }
 
 // startRun starts `topolayer run` with args; see startProcess.
 func startRun(t *testing.T, args ...string) *runProcess {
@@ -100,7 +88,7 @@ func startProcess(t *testing.T, bin string, args ...string) *runProcess {
 	_ = l.Close()
 	p := &runProcess{metricsURL: "http://" + addr + "/metrics", done: make(chan error, 1)}
 	p.cmd = exec.Command(bin, append(args, "--metrics-bind-address", addr, "--work-dir", t.TempDir())...)
-	p.cmd.Stdout, p.cmd.Stderr = p, p
+	p.cmd.Stdout, p.cmd.Stderr = &p.log, &p.log
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
