@@ -45,29 +45,10 @@ func caoBinary(t *testing.T) string {
 // replaces the example's HCP namespace.
 func seed(t *testing.T, cfg *rest.Config, dir, fieldManager, namespace string, status bool) []*unstructured.Unstructured {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join("..", "examples", "cluster-authentication-operator", "seed", dir, "*.yaml"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("seed %s: no files (%v)", dir, err)
-	}
-	var objs []*unstructured.Unstructured
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, doc := range strings.Split(string(data), "\n---\n") {
-			var m map[string]any
-			if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
-				t.Fatalf("%s: %v", f, err)
-			}
-			if len(m) == 0 {
-				continue
-			}
-			u := &unstructured.Unstructured{Object: m}
-			if namespace != "" && u.GetNamespace() != "" {
-				u.SetNamespace(namespace)
-			}
-			objs = append(objs, u)
+	objs := seedObjects(t, filepath.Join("..", "examples", "cluster-authentication-operator", "seed", dir))
+	for _, u := range objs {
+		if namespace != "" && u.GetNamespace() != "" {
+			u.SetNamespace(namespace)
 		}
 	}
 	return serverSideApply(t, cfg, objs, fieldManager, status)
