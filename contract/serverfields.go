@@ -14,15 +14,7 @@ func ServerSetFields() []string { return slices.Clone(serverSetFields) }
 // StripServerFields removes the server-set metadata fields (ServerSetFields) from an object
 // held as a map, such as unstructured.Unstructured's Object. It leaves deletionTimestamp and
 // the rest of the metadata alone.
-func StripServerFields(obj map[string]any) {
-	md, ok := obj["metadata"].(map[string]any)
-	if !ok {
-		return
-	}
-	for _, f := range serverSetFields {
-		delete(md, f)
-	}
-}
+func StripServerFields(obj map[string]any) { deleteMetadata(obj, serverSetFields) }
 
 // inputDropFields are the server-set fields an input directory does not keep (see
 // StripInputServerFields).
@@ -34,12 +26,15 @@ var inputDropFields = []string{"uid", "managedFields", "selfLink"}
 // selfLink. resourceVersion, generation and creationTimestamp stay, as a must-gather keeps
 // them: operators hash the resourceVersions of what their pods mount to roll them when it
 // changes, and compare generation with status.observedGeneration.
-func StripInputServerFields(obj map[string]any) {
+func StripInputServerFields(obj map[string]any) { deleteMetadata(obj, inputDropFields) }
+
+// deleteMetadata removes fields from the metadata of obj, when it has metadata.
+func deleteMetadata(obj map[string]any, fields []string) {
 	md, ok := obj["metadata"].(map[string]any)
 	if !ok {
 		return
 	}
-	for _, f := range inputDropFields {
+	for _, f := range fields {
 		delete(md, f)
 	}
 }

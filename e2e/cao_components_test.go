@@ -3,16 +3,13 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/topolayer/topolayer/config"
 	hypershift "github.com/topolayer/topolayer/hosted"
-	"github.com/topolayer/topolayer/internal/e2e/cluster"
 )
 
 // TestRealCAOComponentStatus runs the real cluster-authentication-operator through
@@ -22,18 +19,8 @@ import (
 // runs, and Available once the Deployment has rolled out (kubelet-less: its status written
 // as the deployment controller would, see rolledOut).
 func TestRealCAOComponentStatus(t *testing.T) {
-	bin := caoBinary(t)
-	own, _ := ownHostedControlPlane(t, "cao")
-	hcpNS := own.Topology.Hosted.Namespace
-	cfgFile := configWith(t, filepath.Join("cluster-authentication-operator", "hosted.yaml"), func(cfg *config.TopologyConfig) {
-		cfg.Topology.Hosted = withExampleHosted(own.Topology.Hosted, cfg.Topology.Hosted)
-		cfg.Operators[0].Command = []string{bin}
-	})
-	mgmt, guest := hosted.Config(cluster.Management), hosted.Config(cluster.Guest)
-	seed(t, guest, "guest", "installer", "", false)
-	seed(t, guest, "guest-status", "installer", "", true)
-	seed(t, mgmt, "management", "control-plane-operator", hcpNS, false)
-	seed(t, mgmt, "management-status", "router", hcpNS, true)
+	h := setUpCAOHosted(t, "cao", nil)
+	hcpNS, cfgFile, mgmt := h.hcpNS, h.cfgFile, h.mgmt
 
 	kubeDir := writeKubeconfigs(t, hosted)
 	start := time.Now()

@@ -174,19 +174,8 @@ func quietResyncs(t *testing.T, p *runProcess, op string, n float64, notBefore t
 // Then a login template's content changes, and the OAuth server's pods roll
 // (templateChangeRolls); then it is removed, and its copy deleted (templateRemovalDeletesCopy).
 func TestRealCAOIdle(t *testing.T) {
-	bin := caoBinary(t)
-	own, _ := ownHostedControlPlane(t, "cao-idle")
-	hcpNS := own.Topology.Hosted.Namespace
-	cfgFile := configWith(t, filepath.Join("cluster-authentication-operator", "hosted.yaml"), func(cfg *config.TopologyConfig) {
-		cfg.Topology.Hosted = withExampleHosted(own.Topology.Hosted, cfg.Topology.Hosted)
-		cfg.Operators[0].Command = []string{bin}
-		cfg.Operators[0].Resync = idleResync
-	})
-	mgmt, guest := hosted.Config(cluster.Management), hosted.Config(cluster.Guest)
-	seed(t, guest, "guest", "installer", "", false)
-	seed(t, guest, "guest-status", "installer", "", true)
-	seed(t, mgmt, "management", "control-plane-operator", hcpNS, false)
-	seed(t, mgmt, "management-status", "router", hcpNS, true)
+	h := setUpCAOHosted(t, "cao-idle", func(cfg *config.TopologyConfig) { cfg.Operators[0].Resync = idleResync })
+	hcpNS, cfgFile, mgmt, guest := h.hcpNS, h.cfgFile, h.mgmt, h.guest
 
 	kubeDir := writeKubeconfigs(t, hosted)
 	started := time.Now()

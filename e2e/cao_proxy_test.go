@@ -202,32 +202,22 @@ func checkProxyReachesOperand(t *testing.T, p *runProcess, cs kubernetes.Interfa
 // konnectivity HTTPS sidecar, which carries the proxy and trusts its CA. A change of the
 // proxy reaches it.
 func TestRealCAOProxy(t *testing.T) {
-	bin := caoBinary(t)
-	own, _ := ownHostedControlPlane(t, "cao-proxy")
-	hcpNS := own.Topology.Hosted.Namespace
-	cfgFile := configWith(t, filepath.Join("cluster-authentication-operator", "hosted.yaml"), func(cfg *config.TopologyConfig) {
-		cfg.Topology.Hosted = withExampleHosted(own.Topology.Hosted, cfg.Topology.Hosted)
-		cfg.Operators[0].Command = []string{bin}
-	})
-	mgmt, guest := hosted.Config(cluster.Management), hosted.Config(cluster.Guest)
-	seed(t, guest, "guest", "installer", "", false)
-	seed(t, guest, "guest-status", "installer", "", true)
-	seed(t, mgmt, "management", "control-plane-operator", hcpNS, false)
-	seed(t, mgmt, "management-status", "router", hcpNS, true)
+	h := setUpCAOHosted(t, "cao-proxy", nil)
+	hcpNS, cfgFile, mgmt, guest := h.hcpNS, h.cfgFile, h.mgmt, h.guest
 	ca, _, err := cert.GenerateSelfSignedCertKey("proxy.corp.example", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	first := clusterProxy{httpProxy: "http://proxy.corp.example:3128", httpsProxy: "https://proxy.corp.example:3129", noProxy: ".cluster.local,.svc,10.0.0.0/16"}
 	setClusterProxy(t, guest, first, ca)
-	setHCPProxy(t, mgmt, hcpNS, own.Topology.Hosted.HostedControlPlane, first, ca)
+	setHCPProxy(t, mgmt, hcpNS, h.hcp, first, ca)
 
 	kubeDir := writeKubeconfigs(t, hosted)
 	p := startRun(t, append([]string{"--config", cfgFile, "--leader-elect=false", "-v", "1"}, hostedKubeconfigFlags(kubeDir)...)...)
 	mgmtCS, _ := clients(t, mgmt)
 	checkProxyReachesOperand(t, p, mgmtCS, hcpNS, hcpNS, "openshift-authentication--oauth-openshift", proxyInKonnectivity, func(px clusterProxy) {
 		setClusterProxy(t, guest, px, nil)
-		setHCPProxy(t, mgmt, hcpNS, own.Topology.Hosted.HostedControlPlane, px, nil)
+		setHCPProxy(t, mgmt, hcpNS, h.hcp, px, nil)
 	}, first, ca)
 }
 

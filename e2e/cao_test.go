@@ -45,29 +45,10 @@ func caoBinary(t *testing.T) string {
 // replaces the example's HCP namespace.
 func seed(t *testing.T, cfg *rest.Config, dir, fieldManager, namespace string, status bool) []*unstructured.Unstructured {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join("..", "examples", "cluster-authentication-operator", "seed", dir, "*.yaml"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("seed %s: no files (%v)", dir, err)
-	}
-	var objs []*unstructured.Unstructured
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, doc := range strings.Split(string(data), "\n---\n") {
-			var m map[string]any
-			if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
-				t.Fatalf("%s: %v", f, err)
-			}
-			if len(m) == 0 {
-				continue
-			}
-			u := &unstructured.Unstructured{Object: m}
-			if namespace != "" && u.GetNamespace() != "" {
-				u.SetNamespace(namespace)
-			}
-			objs = append(objs, u)
+	objs := seedObjects(t, filepath.Join("..", "examples", "cluster-authentication-operator", "seed", dir))
+	for _, u := range objs {
+		if namespace != "" && u.GetNamespace() != "" {
+			u.SetNamespace(namespace)
 		}
 	}
 	return serverSideApply(t, cfg, objs, fieldManager, status)
@@ -113,6 +94,39 @@ func serverSideApply(t *testing.T, cfg *rest.Config, objs []*unstructured.Unstru
 
 func ptrTo[T any](v T) *T { return &v }
 
+// caoHosted is the setting the real CAO's hosted tests share: a HostedControlPlane of the
+// test's own (hcp in namespace hcpNS), the shipped hosted example's configuration running
+// the real CAO there (cfgFile), and the management and guest clusters seeded as the example
+// says; cr is the operator CR of the management seed.
+type caoHosted struct {
+	hcpNS, hcp, cfgFile string
+	mgmt, guest         *rest.Config
+	cr                  *unstructured.Unstructured
+}
+
+// setUpCAOHosted creates the HostedControlPlane name, writes the example's configuration for
+// it, edited further by edit when not nil, and seeds both clusters. It skips without the
+// real CAO.
+func setUpCAOHosted(t *testing.T, name string, edit func(*config.TopologyConfig)) caoHosted {
+	t.Helper()
+	bin := caoBinary(t)
+	own, _ := ownHostedControlPlane(t, name)
+	h := caoHosted{hcpNS: own.Topology.Hosted.Namespace, hcp: own.Topology.Hosted.HostedControlPlane,
+		mgmt: hosted.Config(cluster.Management), guest: hosted.Config(cluster.Guest)}
+	h.cfgFile = configWith(t, filepath.Join("cluster-authentication-operator", "hosted.yaml"), func(cfg *config.TopologyConfig) {
+		cfg.Topology.Hosted = withExampleHosted(own.Topology.Hosted, cfg.Topology.Hosted)
+		cfg.Operators[0].Command = []string{bin}
+		if edit != nil {
+			edit(cfg)
+		}
+	})
+	seed(t, h.guest, "guest", "installer", "", false)
+	seed(t, h.guest, "guest-status", "installer", "", true)
+	h.cr = seed(t, h.mgmt, "management", "control-plane-operator", h.hcpNS, false)[0]
+	seed(t, h.mgmt, "management-status", "router", h.hcpNS, true)
+	return h
+}
+
 // caoFirstRun bounds the wait for what the real CAO's first run writes: the examples draw 8
 // times in a run that follows a change (operators[].draws), the first run included, each
 // draw a run of CAO of a few seconds on a loaded machine.
@@ -125,25 +139,13 @@ const caoFirstRun = 3 * time.Minute
 // is adopted in place, the manager settles, and then, with nothing changing, it sends no
 // mutating request for a quiet window (TOPOLAYER_CAO_QUIET, default 2m).
 func TestRealCAOHosted(t *testing.T) {
-	bin := caoBinary(t)
 	quiet := caoQuiet(t)
-	own, _ := ownHostedControlPlane(t, "cao")
-	hcpNS := own.Topology.Hosted.Namespace
-	cfgFile := configWith(t, filepath.Join("cluster-authentication-operator", "hosted.yaml"), func(cfg *config.TopologyConfig) {
-		cfg.Topology.Hosted = withExampleHosted(own.Topology.Hosted, cfg.Topology.Hosted)
-		cfg.Operators[0].Command = []string{bin}
-		// With the example's resync (1m): CAO's controllers run in a random order, and a run
-		// that copies nothing for a new identity provider is not followed by another unless
-		// something triggers it. The quiet window counts mutating requests, which resync runs
-		// on unchanged inputs do not send (TestRealCAOIdle).
-	})
-
-	mgmt, guest := hosted.Config(cluster.Management), hosted.Config(cluster.Guest)
-	seed(t, guest, "guest", "installer", "", false)
-	seed(t, guest, "guest-status", "installer", "", true)
-	cr := seed(t, mgmt, "management", "control-plane-operator", hcpNS, false)[0]
-	seed(t, mgmt, "management-status", "router", hcpNS, true)
-	seed(t, mgmt, "management-status", "router", hcpNS, true)
+	// With the example's resync (1m): CAO's controllers run in a random order, and a run
+	// that copies nothing for a new identity provider is not followed by another unless
+	// something triggers it. The quiet window counts mutating requests, which resync runs
+	// on unchanged inputs do not send (TestRealCAOIdle).
+	h := setUpCAOHosted(t, "cao", nil)
+	hcpNS, cfgFile, mgmt, guest, cr := h.hcpNS, h.cfgFile, h.mgmt, h.guest, h.cr
 
 	// The OAuth server's serving certificate HyperShift provides (the example aliases CAO's
 	// to it); CAO's service CA check reads it.
@@ -646,17 +648,24 @@ spec:
 	deleteExisting(t, rc, residents)
 	resident := serverSideApply(t, rc, residents, caoResidentManager, false)
 	// The cluster's router admitted the operator's Route.
+	admitOAuthRoute(t, rc, "oauth-openshift.apps.example.devcluster.openshift.com")
+	return resident
+}
+
+// admitOAuthRoute writes, as the cluster's router, the status of an admitted Route
+// openshift-authentication/oauth-openshift (the OAuth server's) served at host.
+func admitOAuthRoute(t *testing.T, rc *rest.Config, host string) {
+	t.Helper()
 	serverSideApply(t, rc, []*unstructured.Unstructured{object(t, `
 apiVersion: route.openshift.io/v1
 kind: Route
 metadata: {name: oauth-openshift, namespace: openshift-authentication}
 status:
   ingress:
-  - host: oauth-openshift.apps.example.devcluster.openshift.com
+  - host: `+host+`
     routerName: default
     conditions: [{type: Admitted, status: "True", lastTransitionTime: "2026-01-01T00:00:00Z"}]
 `)}, "router", true)
-	return resident
 }
 
 // deleteExisting deletes each of objs that exists on the cluster marked with topolayer's

@@ -26,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	certutil "k8s.io/client-go/util/cert"
@@ -47,6 +48,19 @@ var loginResync = &metav1.Duration{Duration: 5 * time.Second}
 // challengingClient is the OAuth client command-line logins use: it answers a password
 // challenge (HTTP basic) with a token in the redirect, as `oc login -u` does.
 const challengingClient = "openshift-challenging-client"
+
+// createChallengingClient creates the OAuthClient challengingClient, which CAO does not
+// write offline, with its redirect to the OAuth server at the host route.
+func createChallengingClient(t *testing.T, dyn dynamic.Interface, route string) {
+	t.Helper()
+	if _, err := dyn.Resource(oauthClientsGVR).Create(t.Context(), &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "oauth.openshift.io/v1", "kind": "OAuthClient", "metadata": map[string]any{"name": challengingClient},
+		"grantMethod": "auto", "respondWithChallenges": true,
+		"redirectURIs": []any{"https://" + route + "/oauth/token/implicit"},
+	}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
 
 // login asks the OAuth server listening at addr (its Route's host, issuer) for a token with
 // the challenging client and HTTP basic credentials, as `oc login` does: the token from
@@ -259,13 +273,7 @@ func TestLoginHosted(t *testing.T) {
 	}
 	// What HyperShift's hosted-cluster-config-operator creates on the guest: the OAuth
 	// clients the command line logs in with (CAO's controller for them does not run offline).
-	if _, err := guestDyn.Resource(oauthClientsGVR).Create(t.Context(), &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "oauth.openshift.io/v1", "kind": "OAuthClient", "metadata": map[string]any{"name": challengingClient},
-		"grantMethod": "auto", "respondWithChallenges": true,
-		"redirectURIs": []any{"https://" + route + "/oauth/token/implicit"},
-	}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	createChallengingClient(t, guestDyn, route)
 
 	// What the guest's ingress operator publishes: the router certificates for the apps
 	// domain, which CAO copies for its OAuth server.
@@ -329,13 +337,7 @@ func TestLoginStandalone(t *testing.T) {
 		t.Fatal(err)
 	}
 	route := "oauth-openshift." + appsDomain
-	if _, err := dyn.Resource(oauthClientsGVR).Create(t.Context(), &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "oauth.openshift.io/v1", "kind": "OAuthClient", "metadata": map[string]any{"name": challengingClient},
-		"grantMethod": "auto", "respondWithChallenges": true,
-		"redirectURIs": []any{"https://" + route + "/oauth/token/implicit"},
-	}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	createChallengingClient(t, dyn, route)
 
 	kubeDir := t.TempDir()
 	if err := env.WriteKubeconfigs(kubeDir); err != nil {
@@ -352,16 +354,7 @@ func TestLoginStandalone(t *testing.T) {
 		_, err := cs.CoreV1().Services(ns).Get(ctx, "oauth-openshift", metav1.GetOptions{})
 		return err == nil, err
 	})
-	serverSideApply(t, rc, []*unstructured.Unstructured{object(t, `
-apiVersion: route.openshift.io/v1
-kind: Route
-metadata: {name: oauth-openshift, namespace: openshift-authentication}
-status:
-  ingress:
-  - host: `+route+`
-    routerName: default
-    conditions: [{type: Admitted, status: "True", lastTransitionTime: "2026-01-01T00:00:00Z"}]
-`)}, "router", true)
+	admitOAuthRoute(t, rc, route)
 	svc, err := cs.CoreV1().Services(ns).Get(t.Context(), "oauth-openshift", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)

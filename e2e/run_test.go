@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -10,14 +9,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -31,6 +27,8 @@ import (
 	"github.com/topolayer/topolayer/config"
 	hypershift "github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/internal/e2e/cluster"
+	"github.com/topolayer/topolayer/internal/e2e/promtext"
+	"github.com/topolayer/topolayer/internal/syncbuf"
 	"github.com/topolayer/topolayer/mom/manager"
 	"github.com/topolayer/topolayer/namespaces"
 )
@@ -63,23 +61,12 @@ type runProcess struct {
 	cmd        *exec.Cmd
 	metricsURL string // the metrics endpoint's URL
 	stopped    bool
-	mu         sync.Mutex
-	log        bytes.Buffer
+	log        syncbuf.Buffer // the process's stdout and stderr
 	done       chan error
 }
 
-func (p *runProcess) Write(b []byte) (int, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.log.Write(b)
-}
-
 // Log returns what the process logged so far.
-func (p *runProcess) Log() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.log.String()
-}
+func (p *runProcess) Log() string { return p.log.String() }
 
 // startRun starts `topolayer run` with args; see startProcess.
 func startRun(t *testing.T, args ...string) *runProcess {
@@ -101,7 +88,7 @@ func startProcess(t *testing.T, bin string, args ...string) *runProcess {
 	_ = l.Close()
 	p := &runProcess{metricsURL: "http://" + addr + "/metrics", done: make(chan error, 1)}
 	p.cmd = exec.Command(bin, append(args, "--metrics-bind-address", addr, "--work-dir", t.TempDir())...)
-	p.cmd.Stdout, p.cmd.Stderr = p, p
+	p.cmd.Stdout, p.cmd.Stderr = &p.log, &p.log
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -151,8 +138,7 @@ func (p *runProcess) metrics(t *testing.T) map[string]*dto.MetricFamily {
 	if err != nil {
 		t.Fatalf("metrics: %v", err)
 	}
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(bytes.NewReader(body))
+	families, err := promtext.Parse(body)
 	if err != nil {
 		t.Fatalf("metrics: %v", err)
 	}
@@ -161,19 +147,7 @@ func (p *runProcess) metrics(t *testing.T) map[string]*dto.MetricFamily {
 
 // sum adds up the values of the samples of a counter or gauge whose labels include labels.
 func sum(families map[string]*dto.MetricFamily, name string, labels map[string]string) float64 {
-	var n float64
-	for _, m := range families[name].GetMetric() {
-		matched := 0
-		for _, l := range m.GetLabel() {
-			if v, ok := labels[l.GetName()]; ok && v == l.GetValue() {
-				matched++
-			}
-		}
-		if matched == len(labels) {
-			n += m.GetCounter().GetValue() + m.GetGauge().GetValue()
-		}
-	}
-	return n
+	return promtext.Sum(families, name, labels)
 }
 
 // runCounts are an operator's finished runs by trigger (start, change, own-writes, resync,

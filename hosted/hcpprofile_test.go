@@ -7,10 +7,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"sigs.k8s.io/yaml"
 
 	"github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/routing"
@@ -27,19 +25,7 @@ import (
 func TestProfileReadsTheHostedControlPlane(t *testing.T) {
 	c := caoCase(t, "oauth-server-creation-minimal")
 	hcpObject := func(spec string, annotations map[string]string) *hosted.HostedControlPlane {
-		u := &unstructured.Unstructured{Object: map[string]any{}}
-		u.SetGroupVersionKind(hosted.HostedControlPlaneGVK())
-		u.SetNamespace(hcp)
-		u.SetName("example")
-		u.SetAnnotations(annotations)
-		if spec != "" {
-			var s map[string]any
-			if err := yaml.Unmarshal([]byte(spec), &s); err != nil {
-				t.Fatal(err)
-			}
-			u.Object["spec"] = s
-		}
-		h, err := hosted.ParseHostedControlPlane(u)
+		h, err := parseHCP(t, spec, annotations)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -108,20 +108,11 @@ func injectKonnectivity(spec *yaml.RNode, k KonnectivityProxy, image string) err
 		{"name": "konnectivity-proxy-cert", "secret": map[string]any{"secretName": KonnectivityClientSecret, "defaultMode": SecretVolumeDefaultMode}},
 		{"name": "konnectivity-proxy-ca", "configMap": map[string]any{"name": KonnectivityCAConfigMap}},
 	} {
-		volumes, err := spec.Pipe(yaml.LookupCreate(yaml.SequenceNode, "volumes"))
-		if err != nil {
-			return err
-		}
-		if existing, err := volumes.Pipe(yaml.MatchElement("name", v["name"].(string))); err != nil {
-			return err
-		} else if existing != nil {
-			continue
-		}
 		n, err := yaml.FromMap(v)
 		if err != nil {
 			return err
 		}
-		if err := volumes.PipeE(yaml.Append(n.YNode())); err != nil {
+		if _, err := appendUnlessMatched(spec, "volumes", "name", v["name"].(string), n); err != nil {
 			return err
 		}
 	}

@@ -45,6 +45,14 @@ configuration: {proxy: {httpProxy: "http://proxy:3128", httpsProxy: "https://pro
     {name: konnectivity-proxy-cert, secret: {secretName: konnectivity-client, defaultMode: 416}},
     {name: konnectivity-proxy-ca, configMap: {name: konnectivity-ca-bundle}}`
 	const bothMounts = `, {name: proxy-additional-trust-bundle, mountPath: /etc/pki/tls/certs/additional-ca-bundle.pem, subPath: additional-ca-bundle.pem}, {name: proxy-additional-trust-bundle, mountPath: /etc/pki/tls/certs/proxy-trusted-ca.pem, subPath: proxy-trusted-ca.pem}`
+	// bothBundles is the projected volume of the additional trust bundle and the proxy's CA.
+	const bothBundles = `,
+    {name: proxy-additional-trust-bundle, projected: {defaultMode: 420, sources: [
+      {configMap: {name: user-ca-bundle, items: [{key: ca-bundle.crt, path: additional-ca-bundle.pem}]}},
+      {configMap: {name: proxy-ca, items: [{key: ca-bundle.crt, path: proxy-trusted-ca.pem}]}}]}}`
+	// socks5Run is the SOCKS5 sidecar of a SOCKS5-only workload: no flags but "run".
+	const socks5Run = `{name: konnectivity-proxy-socks5, image: cpo, command: [/usr/bin/control-plane-operator, konnectivity-socks5-proxy],
+     args: [run]`
 	for _, tc := range []struct {
 		name string
 		hcp  string // the HCP's spec; "-" for no HCP
@@ -69,10 +77,7 @@ configuration: {proxy: {httpProxy: "http://proxy:3128", httpsProxy: "https://pro
 			ran: []string{"hypershift/konnectivity-proxy", "hypershift/konnectivity-hcp-proxy", "hypershift/konnectivity-hcp-trust-bundles"},
 			want: `{apiVersion: apps/v1, kind: Deployment, spec: {template: {spec: {
   containers: [{name: oauth-openshift}, ` + https(`, --http-proxy, "http://proxy:3128", --https-proxy, "https://proxy:3129", --no-proxy, "`+noProxy+`"`) + rest + bothMounts + `]}, ` + socks5Args + rest + bothMounts + `]}],
-  volumes: [` + volumes + `,
-    {name: proxy-additional-trust-bundle, projected: {defaultMode: 420, sources: [
-      {configMap: {name: user-ca-bundle, items: [{key: ca-bundle.crt, path: additional-ca-bundle.pem}]}},
-      {configMap: {name: proxy-ca, items: [{key: ca-bundle.crt, path: proxy-trusted-ca.pem}]}}]}}]}}}}`,
+  volumes: [` + volumes + bothBundles + `]}}}}`,
 		},
 		{
 			name: "an empty proxy: empty proxies, the default no-proxy list", hcp: "platform: {type: None}\nconfiguration: {proxy: {}}", k: dual,
@@ -85,19 +90,14 @@ configuration: {proxy: {httpProxy: "http://proxy:3128", httpsProxy: "https://pro
 			name: "a SOCKS5 sidecar takes the bundles, not the proxy", hcp: proxied, k: socks5,
 			ran: []string{"hypershift/konnectivity-proxy", "hypershift/konnectivity-hcp-trust-bundles"},
 			want: `{apiVersion: apps/v1, kind: Deployment, spec: {template: {spec: {
-  containers: [{name: oauth-openshift}, {name: konnectivity-proxy-socks5, image: cpo, command: [/usr/bin/control-plane-operator, konnectivity-socks5-proxy],
-     args: [run]` + rest + bothMounts + `]}],
-  volumes: [` + volumes + `,
-    {name: proxy-additional-trust-bundle, projected: {defaultMode: 420, sources: [
-      {configMap: {name: user-ca-bundle, items: [{key: ca-bundle.crt, path: additional-ca-bundle.pem}]}},
-      {configMap: {name: proxy-ca, items: [{key: ca-bundle.crt, path: proxy-trusted-ca.pem}]}}]}}]}}}}`,
+  containers: [{name: oauth-openshift}, ` + socks5Run + rest + bothMounts + `]}],
+  volumes: [` + volumes + bothBundles + `]}}}}`,
 		},
 		{
 			name: "the additional trust bundle alone", hcp: "additionalTrustBundle: {name: user-ca-bundle}", k: socks5,
 			ran: []string{"hypershift/konnectivity-proxy", "hypershift/konnectivity-hcp-trust-bundles"},
 			want: `{apiVersion: apps/v1, kind: Deployment, spec: {template: {spec: {
-  containers: [{name: oauth-openshift}, {name: konnectivity-proxy-socks5, image: cpo, command: [/usr/bin/control-plane-operator, konnectivity-socks5-proxy],
-     args: [run]` + rest + `, {name: proxy-additional-trust-bundle, mountPath: /etc/pki/tls/certs/additional-ca-bundle.pem, subPath: additional-ca-bundle.pem}]}],
+  containers: [{name: oauth-openshift}, ` + socks5Run + rest + `, {name: proxy-additional-trust-bundle, mountPath: /etc/pki/tls/certs/additional-ca-bundle.pem, subPath: additional-ca-bundle.pem}]}],
   volumes: [` + volumes + `,
     {name: proxy-additional-trust-bundle, projected: {defaultMode: 420, sources: [
       {configMap: {name: user-ca-bundle, items: [{key: ca-bundle.crt, path: additional-ca-bundle.pem}]}}]}}]}}}}`,

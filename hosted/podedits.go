@@ -69,20 +69,13 @@ func requestOverrides(spec *yaml.RNode, overrides map[string]map[string]string) 
 // readOnlyRootFilesystem makes every container's root filesystem read-only, with an emptyDir
 // at /tmp (HyperShift's tmp-dir), and says which local volumes may be evicted.
 func readOnlyRootFilesystem(spec, meta *yaml.RNode) error {
-	volumes, err := spec.Pipe(yaml.LookupCreate(yaml.SequenceNode, "volumes"))
+	tmp, err := yaml.Parse("{name: " + tmpDirVolume + ", emptyDir: {}}")
 	if err != nil {
 		return err
 	}
-	if v, err := volumes.Pipe(yaml.MatchElement("name", tmpDirVolume)); err != nil {
+	volumes, err := appendUnlessMatched(spec, "volumes", "name", tmpDirVolume, tmp)
+	if err != nil {
 		return err
-	} else if v == nil {
-		tmp, err := yaml.Parse("{name: " + tmpDirVolume + ", emptyDir: {}}")
-		if err != nil {
-			return err
-		}
-		if err := volumes.PipeE(yaml.Append(tmp.YNode())); err != nil {
-			return err
-		}
 	}
 	containers, err := spec.Pipe(yaml.Lookup("containers"))
 	if err != nil || containers == nil {
@@ -93,20 +86,12 @@ func readOnlyRootFilesystem(spec, meta *yaml.RNode) error {
 		return err
 	}
 	for _, c := range elems {
-		mounts, err := c.Pipe(yaml.LookupCreate(yaml.SequenceNode, "volumeMounts"))
+		mount, err := yaml.Parse("{name: " + tmpDirVolume + ", mountPath: /tmp}")
 		if err != nil {
 			return err
 		}
-		if m, err := mounts.Pipe(yaml.MatchElement("mountPath", "/tmp")); err != nil {
+		if _, err := appendUnlessMatched(c, "volumeMounts", "mountPath", "/tmp", mount); err != nil {
 			return err
-		} else if m == nil {
-			mount, err := yaml.Parse("{name: " + tmpDirVolume + ", mountPath: /tmp}")
-			if err != nil {
-				return err
-			}
-			if err := mounts.PipeE(yaml.Append(mount.YNode())); err != nil {
-				return err
-			}
 		}
 		if err := c.PipeE(yaml.LookupCreate(yaml.MappingNode, "securityContext"), yaml.SetField("readOnlyRootFilesystem", boolNode(true))); err != nil {
 			return err
@@ -123,6 +108,19 @@ func readOnlyRootFilesystem(spec, meta *yaml.RNode) error {
 		return nil
 	}
 	return meta.PipeE(yaml.LookupCreate(yaml.MappingNode, "annotations"), yaml.SetField(annotationSafeToEvictLocalVolumes, yaml.NewStringRNode(strings.Join(local, ","))))
+}
+
+// appendUnlessMatched appends elem to the list field of parent, creating the list, unless
+// an element of it already has field set to value; it returns the list.
+func appendUnlessMatched(parent *yaml.RNode, list, field, value string, elem *yaml.RNode) (*yaml.RNode, error) {
+	l, err := parent.Pipe(yaml.LookupCreate(yaml.SequenceNode, list))
+	if err != nil {
+		return nil, err
+	}
+	if existing, err := l.Pipe(yaml.MatchElement(field, value)); err != nil || existing != nil {
+		return l, err
+	}
+	return l, l.PipeE(yaml.Append(elem.YNode()))
 }
 
 func intNode(n int) *yaml.RNode {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,11 +11,11 @@ import (
 	"strings"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/topolayer/topolayer/internal/e2e/promtext"
 )
 
 // auditPolicy logs one line per request, when it is received, with its metadata.
@@ -100,29 +99,11 @@ func scrape(ctx context.Context, cfg *rest.Config) (map[string]*dto.MetricFamily
 	if err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := parser.TextToMetricFamilies(bytes.NewReader(body))
+	fams, err := promtext.Parse(body)
 	if err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
 	return fams, nil
-}
-
-// metricSum adds the samples of a counter or gauge whose labels include labels.
-func metricSum(fams map[string]*dto.MetricFamily, name string, labels map[string]string) float64 {
-	var n float64
-	for _, m := range fams[name].GetMetric() {
-		matched := 0
-		for _, l := range m.GetLabel() {
-			if v, ok := labels[l.GetName()]; ok && v == l.GetValue() {
-				matched++
-			}
-		}
-		if matched == len(labels) {
-			n += m.GetCounter().GetValue() + m.GetGauge().GetValue()
-		}
-	}
-	return n
 }
 
 // serverCounts are the API server's own counters at one moment (from /metrics).
@@ -136,9 +117,9 @@ func readServerCounts(ctx context.Context, cfg *rest.Config) (serverCounts, erro
 		return serverCounts{}, err
 	}
 	return serverCounts{
-		requests:    metricSum(f, "apiserver_request_total", nil),
-		lists:       metricSum(f, "apiserver_request_total", map[string]string{"verb": "LIST"}),
-		watchesOpen: metricSum(f, "apiserver_longrunning_requests", map[string]string{"verb": "WATCH"}),
+		requests:    promtext.Sum(f, "apiserver_request_total", nil),
+		lists:       promtext.Sum(f, "apiserver_request_total", map[string]string{"verb": "LIST"}),
+		watchesOpen: promtext.Sum(f, "apiserver_longrunning_requests", map[string]string{"verb": "WATCH"}),
 	}, nil
 }
 

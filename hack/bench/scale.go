@@ -22,6 +22,7 @@ import (
 
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/internal/e2e/cluster"
+	"github.com/topolayer/topolayer/internal/e2e/promtext"
 	"github.com/topolayer/topolayer/mom/manager"
 	"github.com/topolayer/topolayer/namespaces"
 
@@ -338,7 +339,7 @@ func scaleCounts(ctx context.Context, mgmt, guest *rest.Config) (float64, float6
 	if err != nil {
 		return 0, 0, fmt.Errorf("guest: %w", err)
 	}
-	return metricSum(m, "apiserver_request_total", nil), metricSum(g, "apiserver_request_total", nil), nil
+	return promtext.Sum(m, "apiserver_request_total", nil), promtext.Sum(g, "apiserver_request_total", nil), nil
 }
 
 // binarySize describes the size of a file, for the report.

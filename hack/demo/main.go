@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -20,8 +19,6 @@ import (
 
 	"github.com/go-logr/logr"
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -35,6 +32,7 @@ import (
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/e2e/cluster"
+	"github.com/topolayer/topolayer/internal/e2e/promtext"
 	"github.com/topolayer/topolayer/internal/translate"
 	"github.com/topolayer/topolayer/internal/translate/parity"
 	"github.com/topolayer/topolayer/internal/translate/plans"
@@ -409,8 +407,7 @@ func scrape(url string) (*metricValues, error) {
 	if err != nil {
 		return nil, err
 	}
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(bytes.NewReader(body))
+	families, err := promtext.Parse(body)
 	if err != nil {
 		return nil, err
 	}
@@ -419,19 +416,11 @@ func scrape(url string) (*metricValues, error) {
 
 // sum adds up the samples of a counter or gauge whose label has value ("" label: all).
 func (m *metricValues) sum(name, label, value string) float64 {
-	var n float64
-	for _, s := range m.families[name].GetMetric() {
-		match := label == ""
-		for _, l := range s.GetLabel() {
-			if l.GetName() == label && l.GetValue() == value {
-				match = true
-			}
-		}
-		if match {
-			n += s.GetCounter().GetValue() + s.GetGauge().GetValue()
-		}
+	var labels map[string]string
+	if label != "" {
+		labels = map[string]string{label: value}
 	}
-	return n
+	return promtext.Sum(m.families, name, labels)
 }
 
 // stopProcess ends a process with SIGTERM (SIGKILL after 30s) and waits for it.

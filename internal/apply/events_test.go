@@ -6,17 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/yaml"
 )
-
-func event(t *testing.T, doc string) *unstructured.Unstructured {
-	t.Helper()
-	u := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
-		t.Fatal(err)
-	}
-	return u
-}
 
 const caoEvent = `apiVersion: v1
 kind: Event
@@ -31,7 +21,7 @@ lastTimestamp: "2026-01-01T00:00:00Z"
 `
 
 func TestEventKey(t *testing.T) {
-	base := event(t, caoEvent)
+	base := obj(t, caoEvent)
 	cases := map[string]struct {
 		edit func(*unstructured.Unstructured)
 		same bool
@@ -65,8 +55,8 @@ func TestEventKey(t *testing.T) {
 }
 
 func TestFolded(t *testing.T) {
-	repeat := event(t, caoEvent)
-	desire := event(t, caoEvent)
+	repeat := obj(t, caoEvent)
+	desire := obj(t, caoEvent)
 	_ = unstructured.SetNestedField(desire.Object, "2026-01-05T00:00:00Z", "lastTimestamp")
 	for name, tc := range map[string]struct {
 		repeats   int

@@ -8,14 +8,33 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// liveOperatorCR is an operator CR as a previous run left it: conditions stamped at 10:00, a
-// set of scalars, and a map list keyed by name, recorded as such in managedFields.
-const liveOperatorCR = `
+// The operator CR of these tests, in parts: its head, the spec the operator applies (a set
+// of scalars, an atomic list and a map list keyed by name), and its conditions as a run at
+// 10:00 stamped them.
+const (
+	crHead = `
 apiVersion: operator.openshift.io/v1
 kind: Authentication
 metadata:
   name: cluster
-  resourceVersion: "5"
+`
+	crSpec = `spec:
+  finalizers: [a, b]
+  order: [a, b]
+  endpoints:
+  - {name: alpha, url: "https://alpha"}
+  - {name: beta, url: "https://beta"}
+`
+	crStatus = `status:
+  conditions:
+  - {type: Available, status: "True", reason: AsExpected, message: ok, lastTransitionTime: "2026-01-01T10:00:00Z"}
+  - {type: Degraded, status: "False", reason: AsExpected, message: "", lastTransitionTime: "2026-01-01T10:00:00Z"}
+`
+)
+
+// liveOperatorCR is the operator CR as a previous run left it: its spec and its conditions
+// stamped at 10:00, recorded as such in managedFields.
+const liveOperatorCR = crHead + `  resourceVersion: "5"
   managedFields:
   - manager: op
     operation: Apply
@@ -40,42 +59,13 @@ metadata:
         f:conditions:
           'k:{"type":"Available"}': {.: {}, f:type: {}, f:status: {}, f:reason: {}, f:message: {}, f:lastTransitionTime: {}}
           'k:{"type":"Degraded"}': {.: {}, f:type: {}, f:status: {}, f:reason: {}, f:message: {}, f:lastTransitionTime: {}}
-spec:
-  finalizers: [a, b]
-  order: [a, b]
-  endpoints:
-  - {name: alpha, url: "https://alpha"}
-  - {name: beta, url: "https://beta"}
-status:
-  conditions:
-  - {type: Available, status: "True", reason: AsExpected, message: ok, lastTransitionTime: "2026-01-01T10:00:00Z"}
-  - {type: Degraded, status: "False", reason: AsExpected, message: "", lastTransitionTime: "2026-01-01T10:00:00Z"}
-`
+` + crSpec + crStatus
 
 // restamped is what the operator's next offline run writes: the same conditions with --now.
-const restamped = `
-apiVersion: operator.openshift.io/v1
-kind: Authentication
-metadata:
-  name: cluster
-status:
-  conditions:
-  - {type: Available, status: "True", reason: AsExpected, message: ok, lastTransitionTime: "2026-01-01T11:00:00Z"}
-  - {type: Degraded, status: "False", reason: AsExpected, message: "", lastTransitionTime: "2026-01-01T11:00:00Z"}
-`
+var restamped = crHead + strings.ReplaceAll(crStatus, "T10:00:00Z", "T11:00:00Z")
 
-const appliedSpec = `
-apiVersion: operator.openshift.io/v1
-kind: Authentication
-metadata:
-  name: cluster
-spec:
-  finalizers: [a, b]
-  order: [a, b]
-  endpoints:
-  - {name: alpha, url: "https://alpha"}
-  - {name: beta, url: "https://beta"}
-`
+// appliedSpec is what the operator applies of its spec, unchanged.
+const appliedSpec = crHead + crSpec
 
 func TestSemanticNoOp(t *testing.T) {
 	live := obj(t, liveOperatorCR)
@@ -85,11 +75,7 @@ func TestSemanticNoOp(t *testing.T) {
 	}{
 		"condition times only moved": {body: restamped, subresource: "status", want: true},
 		"a condition type replaced":  {body: strings.Replace(strings.Replace(restamped, "type: Available", "type: X", 1), "type: Degraded", "type: Available", 1), subresource: "status"},
-		"conditions in another order": {body: `
-apiVersion: operator.openshift.io/v1
-kind: Authentication
-metadata: {name: cluster}
-status:
+		"conditions in another order": {body: crHead + `status:
   conditions:
   - {type: Degraded, status: "False", reason: AsExpected, message: "", lastTransitionTime: "2026-01-01T12:00:00Z"}
   - {type: Available, status: "True", reason: AsExpected, message: ok, lastTransitionTime: "2026-01-01T12:00:00Z"}
@@ -103,17 +89,8 @@ status:
 		"set changed":            {body: strings.Replace(appliedSpec, "finalizers: [a, b]", "finalizers: [b, c]", 1)},
 		"map list item replaced": {body: strings.Replace(strings.Replace(appliedSpec, "name: alpha, url: \"https://alpha\"", "name: z", 1), "name: beta, url: \"https://beta\"", "name: alpha, url: \"https://alpha\"", 1)},
 		"atomic list reordered":  {body: strings.Replace(appliedSpec, "order: [a, b]", "order: [b, a]", 1)},
-		"map list items swapped": {body: `
-apiVersion: operator.openshift.io/v1
-kind: Authentication
-metadata: {name: cluster}
-spec:
-  finalizers: [a, b]
-  order: [a, b]
-  endpoints:
-  - {name: beta, url: "https://beta"}
-  - {name: alpha, url: "https://alpha"}
-`, want: true},
+		"map list items swapped": {body: strings.Replace(appliedSpec, "  - {name: alpha, url: \"https://alpha\"}\n  - {name: beta, url: \"https://beta\"}\n",
+			"  - {name: beta, url: \"https://beta\"}\n  - {name: alpha, url: \"https://alpha\"}\n", 1), want: true},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if got := AppliedNoOp(obj(t, tc.body), live, "op", tc.subresource); got != tc.want {
@@ -215,11 +192,7 @@ spec:
 `
 	live := obj(t, shared)
 	onlyAvailable := strings.Replace(restamped, "  - {type: Degraded", "  #", 1)
-	progressing := `
-apiVersion: operator.openshift.io/v1
-kind: Authentication
-metadata: {name: cluster}
-status:
+	progressing := crHead + `status:
   conditions:
   - {type: Progressing, status: "False", lastTransitionTime: "2026-01-01T12:00:00Z"}
 `

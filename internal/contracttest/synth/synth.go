@@ -341,24 +341,25 @@ type: Opaque
 	return mutation(contract.ClassManagement, md(contract.ActionCreate, "", "v1", "secrets", n, name), body, "")
 }
 
+// alternatingClass puts mutation i of a shape on the Management side when i is even, on the
+// UserWorkload side when it is odd.
+func alternatingClass(i int) contract.Class {
+	if i%2 == 1 {
+		return contract.ClassUserWorkload
+	}
+	return contract.ClassManagement
+}
+
 func serviceAccount(i, _ int) contract.Mutation {
 	n := ns(i)
 	name := fmt.Sprintf("oauth-openshift-%d", i)
-	class := contract.ClassManagement
-	if i%2 == 1 {
-		class = contract.ClassUserWorkload
-	}
 	body := fmt.Sprintf("apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: %s\n  namespace: %s\n", name, n)
-	return mutation(class, md(contract.ActionCreate, "", "v1", "serviceaccounts", n, name), body, "")
+	return mutation(alternatingClass(i), md(contract.ActionCreate, "", "v1", "serviceaccounts", n, name), body, "")
 }
 
 func service(i, _ int) contract.Mutation {
 	n := ns(i)
 	name := fmt.Sprintf("oauth-openshift-%d", i)
-	class := contract.ClassManagement
-	if i%2 == 1 {
-		class = contract.ClassUserWorkload
-	}
 	body := fmt.Sprintf(`apiVersion: v1
 kind: Service
 metadata:
@@ -378,7 +379,7 @@ spec:
     app: oauth-openshift
   type: ClusterIP
 `, name, n)
-	return mutation(class, md(contract.ActionCreate, "", "v1", "services", n, name), body, "")
+	return mutation(alternatingClass(i), md(contract.ActionCreate, "", "v1", "services", n, name), body, "")
 }
 
 func networkPolicy(i, _ int) contract.Mutation {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
@@ -22,31 +23,29 @@ import (
 	"github.com/topolayer/topolayer/hosted/shadow"
 )
 
-func TestHostedControlPlaneCRDIsValid(t *testing.T) {
-	crd := HostedControlPlaneCRD()
+// checkHyperShiftCRD checks that crd is valid, named for gvr, namespaced, and serves gvr's
+// version with the status subresource; it returns that version.
+func checkHyperShiftCRD(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition, gvr schema.GroupVersionResource) apiextensionsv1.CustomResourceDefinitionVersion {
+	t.Helper()
 	if err := shadow.Validate(crd); err != nil {
 		t.Fatal(err)
 	}
-	if crd.Name != "hostedcontrolplanes.hypershift.openshift.io" || crd.Spec.Scope != apiextensionsv1.NamespaceScoped {
-		t.Errorf("name %s scope %s, want hostedcontrolplanes.hypershift.openshift.io Namespaced", crd.Name, crd.Spec.Scope)
+	if name := gvr.GroupResource().String(); crd.Name != name || crd.Spec.Scope != apiextensionsv1.NamespaceScoped {
+		t.Errorf("name %s scope %s, want %s Namespaced", crd.Name, crd.Spec.Scope, name)
 	}
-	if v := crd.Spec.Versions[0]; v.Name != hosted.HostedControlPlaneGVR().Version || v.Subresources == nil || v.Subresources.Status == nil {
-		t.Errorf("version %s subresources %+v, want %s with status", v.Name, v.Subresources, hosted.HostedControlPlaneGVR().Version)
+	v := crd.Spec.Versions[0]
+	if v.Name != gvr.Version || v.Subresources == nil || v.Subresources.Status == nil {
+		t.Errorf("version %s subresources %+v, want %s with status", v.Name, v.Subresources, gvr.Version)
 	}
+	return v
+}
+
+func TestHostedControlPlaneCRDIsValid(t *testing.T) {
+	checkHyperShiftCRD(t, HostedControlPlaneCRD(), hosted.HostedControlPlaneGVR())
 }
 
 func TestControlPlaneComponentCRDIsValid(t *testing.T) {
-	crd := ControlPlaneComponentCRD()
-	if err := shadow.Validate(crd); err != nil {
-		t.Fatal(err)
-	}
-	if crd.Name != "controlplanecomponents.hypershift.openshift.io" || crd.Spec.Scope != apiextensionsv1.NamespaceScoped {
-		t.Errorf("name %s scope %s, want controlplanecomponents.hypershift.openshift.io Namespaced", crd.Name, crd.Spec.Scope)
-	}
-	v := crd.Spec.Versions[0]
-	if v.Name != hosted.ControlPlaneComponentGVR().Version || v.Subresources == nil || v.Subresources.Status == nil {
-		t.Errorf("version %s subresources %+v, want %s with status", v.Name, v.Subresources, hosted.ControlPlaneComponentGVR().Version)
-	}
+	v := checkHyperShiftCRD(t, ControlPlaneComponentCRD(), hosted.ControlPlaneComponentGVR())
 	// HyperShift's status fields (api/hypershift/v1beta1/controlplanecomponent_types.go).
 	status := v.Schema.OpenAPIV3Schema.Properties["status"].Properties
 	for _, f := range []string{"conditions", "version", "resources", "observedGeneration"} {

@@ -88,62 +88,33 @@ func HostedControlPlaneCRD() *apiextensionsv1.CustomResourceDefinition {
 			AdditionalProperties: &apiextensionsv1.JSONSchemaPropsOrBool{Allows: true, Schema: &apiextensionsv1.JSONSchemaProps{Type: "string"}}}
 	}
 	toleration := anything("a toleration.")
-	gvr := hosted.HostedControlPlaneGVR()
-	return &apiextensionsv1.CustomResourceDefinition{
-		TypeMeta:   metav1.TypeMeta{APIVersion: apiextensionsv1.SchemeGroupVersion.String(), Kind: "CustomResourceDefinition"},
-		ObjectMeta: metav1.ObjectMeta{Name: gvr.Resource + "." + gvr.Group},
-		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
-			Group: gvr.Group,
-			Names: apiextensionsv1.CustomResourceDefinitionNames{
-				Kind:       hosted.HostedControlPlaneGVK().Kind,
-				ListKind:   hosted.HostedControlPlaneGVK().Kind + "List",
-				Plural:     gvr.Resource,
-				Singular:   "hostedcontrolplane",
-				ShortNames: []string{"hcp", "hcps"},
+	spec := apiextensionsv1.JSONSchemaProps{
+		Type: "object",
+		Properties: map[string]apiextensionsv1.JSONSchemaProps{
+			"configuration": anything("configuration holds the guest cluster's config.openshift.io settings."),
+			"pullSecret": {
+				Description: "pullSecret names the Secret, in the HostedControlPlane's namespace, that holds the pull secret.",
+				Type:        "object",
+				Properties:  map[string]apiextensionsv1.JSONSchemaProps{"name": {Type: "string"}},
 			},
-			Scope: apiextensionsv1.NamespaceScoped,
-			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
-				Name:    gvr.Version,
-				Served:  true,
-				Storage: true,
-				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
-					Description: "HostedControlPlane stands for a hosted control plane in its namespace (a minimal schema for topolayer's tests and dev environment).",
-					Type:        "object",
-					Properties: map[string]apiextensionsv1.JSONSchemaProps{
-						"apiVersion": {Type: "string"},
-						"kind":       {Type: "string"},
-						"metadata":   {Type: "object"},
-						"spec": {
-							Type: "object",
-							Properties: map[string]apiextensionsv1.JSONSchemaProps{
-								"configuration": anything("configuration holds the guest cluster's config.openshift.io settings."),
-								"pullSecret": {
-									Description: "pullSecret names the Secret, in the HostedControlPlane's namespace, that holds the pull secret.",
-									Type:        "object",
-									Properties:  map[string]apiextensionsv1.JSONSchemaProps{"name": {Type: "string"}},
-								},
-								"releaseImage": {Description: "releaseImage is the OpenShift release image of the hosted cluster.", Type: "string"},
-								"controllerAvailabilityPolicy": {
-									Description: "controllerAvailabilityPolicy is HighlyAvailable (the default) or SingleReplica: how many replicas the control plane's components run with.",
-									Type:        "string",
-									Enum:        []apiextensionsv1.JSON{{Raw: []byte(`"HighlyAvailable"`)}, {Raw: []byte(`"SingleReplica"`)}},
-								},
-								"nodeSelector": stringMap("nodeSelector is set on every control-plane pod."),
-								"labels":       stringMap("labels are set on every control-plane pod."),
-								"tolerations": {
-									Description: "tolerations are added to every control-plane pod's.",
-									Type:        "array",
-									Items:       &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &toleration},
-								},
-							},
-						},
-						"status": anything("status is written by the control-plane operator."),
-					},
-				}},
-				Subresources: &apiextensionsv1.CustomResourceSubresources{Status: &apiextensionsv1.CustomResourceSubresourceStatus{}},
-			}},
+			"releaseImage": {Description: "releaseImage is the OpenShift release image of the hosted cluster.", Type: "string"},
+			"controllerAvailabilityPolicy": {
+				Description: "controllerAvailabilityPolicy is HighlyAvailable (the default) or SingleReplica: how many replicas the control plane's components run with.",
+				Type:        "string",
+				Enum:        []apiextensionsv1.JSON{{Raw: []byte(`"HighlyAvailable"`)}, {Raw: []byte(`"SingleReplica"`)}},
+			},
+			"nodeSelector": stringMap("nodeSelector is set on every control-plane pod."),
+			"labels":       stringMap("labels are set on every control-plane pod."),
+			"tolerations": {
+				Description: "tolerations are added to every control-plane pod's.",
+				Type:        "array",
+				Items:       &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &toleration},
+			},
 		},
 	}
+	return hypershiftCRD(hosted.HostedControlPlaneGVR(), hosted.HostedControlPlaneGVK().Kind, "hostedcontrolplane", []string{"hcp", "hcps"},
+		"HostedControlPlane stands for a hosted control plane in its namespace (a minimal schema for topolayer's tests and dev environment).",
+		spec, anything("status is written by the control-plane operator."))
 }
 
 // ControlPlaneComponentCRD returns a minimal CRD for HyperShift's ControlPlaneComponent
@@ -175,6 +146,33 @@ func ControlPlaneComponentCRD() *apiextensionsv1.CustomResourceDefinition {
 		Required:   []string{"kind", "group", "name"},
 		Properties: map[string]apiextensionsv1.JSONSchemaProps{"kind": str, "group": str, "name": str},
 	}
+	status := apiextensionsv1.JSONSchemaProps{
+		Type: "object",
+		Properties: map[string]apiextensionsv1.JSONSchemaProps{
+			"conditions": {Type: "array", Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &condition},
+				XListType: &mapKey, XListMapKeys: []string{"type"}},
+			"version":            str,
+			"resources":          {Type: "array", Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &resource}, XListType: &atomic},
+			"observedGeneration": {Type: "integer", Format: "int64"},
+		},
+	}
+	crd := hypershiftCRD(gvr, kind, "controlplanecomponent", []string{"cpc", "cpcs"},
+		"ControlPlaneComponent specifies the state of a ControlPlane Component (HyperShift's status fields; a minimal schema for topolayer's tests and dev environment).",
+		apiextensionsv1.JSONSchemaProps{Type: "object"}, status)
+	crd.Spec.Versions[0].AdditionalPrinterColumns = []apiextensionsv1.CustomResourceColumnDefinition{
+		{Name: "Version", Type: "string", JSONPath: ".status.version"},
+		{Name: "Available", Type: "string", JSONPath: `.status.conditions[?(@.type=="Available")].status`},
+		{Name: "RolloutComplete", Type: "string", JSONPath: `.status.conditions[?(@.type=="RolloutComplete")].status`},
+		{Name: "Message", Type: "string", JSONPath: `.status.conditions[?(@.type=="Available")].message`},
+	}
+	return crd
+}
+
+// hypershiftCRD returns the CRD of a namespaced HyperShift kind: the resource gvr, its kind
+// (and kind+"List"), singular and short names, one served and stored version whose schema,
+// described by description, has the given spec and status beside apiVersion, kind and
+// metadata, and the status subresource.
+func hypershiftCRD(gvr schema.GroupVersionResource, kind, singular string, shortNames []string, description string, spec, status apiextensionsv1.JSONSchemaProps) *apiextensionsv1.CustomResourceDefinition {
 	return &apiextensionsv1.CustomResourceDefinition{
 		TypeMeta:   metav1.TypeMeta{APIVersion: apiextensionsv1.SchemeGroupVersion.String(), Kind: "CustomResourceDefinition"},
 		ObjectMeta: metav1.ObjectMeta{Name: gvr.Resource + "." + gvr.Group},
@@ -184,8 +182,8 @@ func ControlPlaneComponentCRD() *apiextensionsv1.CustomResourceDefinition {
 				Kind:       kind,
 				ListKind:   kind + "List",
 				Plural:     gvr.Resource,
-				Singular:   "controlplanecomponent",
-				ShortNames: []string{"cpc", "cpcs"},
+				Singular:   singular,
+				ShortNames: shortNames,
 			},
 			Scope: apiextensionsv1.NamespaceScoped,
 			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
@@ -193,32 +191,17 @@ func ControlPlaneComponentCRD() *apiextensionsv1.CustomResourceDefinition {
 				Served:  true,
 				Storage: true,
 				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
-					Description: "ControlPlaneComponent specifies the state of a ControlPlane Component (HyperShift's status fields; a minimal schema for topolayer's tests and dev environment).",
+					Description: description,
 					Type:        "object",
 					Properties: map[string]apiextensionsv1.JSONSchemaProps{
-						"apiVersion": str,
-						"kind":       str,
+						"apiVersion": {Type: "string"},
+						"kind":       {Type: "string"},
 						"metadata":   {Type: "object"},
-						"spec":       {Type: "object"},
-						"status": {
-							Type: "object",
-							Properties: map[string]apiextensionsv1.JSONSchemaProps{
-								"conditions": {Type: "array", Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &condition},
-									XListType: &mapKey, XListMapKeys: []string{"type"}},
-								"version":            str,
-								"resources":          {Type: "array", Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &resource}, XListType: &atomic},
-								"observedGeneration": {Type: "integer", Format: "int64"},
-							},
-						},
+						"spec":       spec,
+						"status":     status,
 					},
 				}},
 				Subresources: &apiextensionsv1.CustomResourceSubresources{Status: &apiextensionsv1.CustomResourceSubresourceStatus{}},
-				AdditionalPrinterColumns: []apiextensionsv1.CustomResourceColumnDefinition{
-					{Name: "Version", Type: "string", JSONPath: ".status.version"},
-					{Name: "Available", Type: "string", JSONPath: `.status.conditions[?(@.type=="Available")].status`},
-					{Name: "RolloutComplete", Type: "string", JSONPath: `.status.conditions[?(@.type=="RolloutComplete")].status`},
-					{Name: "Message", Type: "string", JSONPath: `.status.conditions[?(@.type=="Available")].message`},
-				},
 			}},
 		},
 	}

@@ -115,26 +115,17 @@ func diffClass(class contract.Class, expected, actual []contract.Mutation) []str
 		}
 		return set
 	}
-	missing, excess := setDifference(collect(expected), collect(actual))
-	byIdentity := func(a, b record) int { return cmp.Or(cmp.Compare(a.identity, b.identity), cmp.Compare(a.key, b.key)) }
-	slices.SortFunc(missing, byIdentity)
-	slices.SortFunc(excess, byIdentity)
-
-	var diffs []string
-	for _, e := range missing {
-		i := slices.IndexFunc(excess, func(a record) bool { return a.identity == e.identity })
-		if i < 0 {
-			diffs = append(diffs, fmt.Sprintf("missing: %s (expected %s)", e.identity, e.m.Path))
-			continue
-		}
-		a := excess[i]
-		excess = slices.Delete(excess, i, i+1)
-		diffs = append(diffs, fmt.Sprintf("differs: %s (expected %s, actual %s):\n%s", e.identity, e.m.Path, a.m.Path, indent(describe(e.m, a.m))))
-	}
-	for _, a := range excess {
-		diffs = append(diffs, fmt.Sprintf("unexpected: %s (actual %s):\n%s", a.identity, a.m.Path, indent(string(a.m.Body))))
-	}
-	return diffs
+	return setDiff[record]{
+		order:   func(a, b record) int { return cmp.Or(cmp.Compare(a.identity, b.identity), cmp.Compare(a.key, b.key)) },
+		same:    func(e, a record) bool { return a.identity == e.identity },
+		missing: func(e record) string { return fmt.Sprintf("missing: %s (expected %s)", e.identity, e.m.Path) },
+		differs: func(e, a record) string {
+			return fmt.Sprintf("differs: %s (expected %s, actual %s):\n%s", e.identity, e.m.Path, a.m.Path, indent(describe(e.m, a.m)))
+		},
+		unexpected: func(a record) string {
+			return fmt.Sprintf("unexpected: %s (actual %s):\n%s", a.identity, a.m.Path, indent(string(a.m.Body)))
+		},
+	}.diff(collect(expected), collect(actual))
 }
 
 // describe says how two mutations of the same object differ: metadata fields, then
@@ -193,9 +184,21 @@ func indent(s string) string {
 	return "    " + strings.ReplaceAll(s, "\n", "\n    ")
 }
 
-// setDifference returns what expected holds that actual lacks, and what actual holds beyond
-// expected: the two sides of comparing requests as sets.
-func setDifference[K comparable, V any](expected, actual map[K]V) (missing, excess []V) {
+// setDiff compares two sets of requests, keyed by everything compared. What expected
+// holds that actual lacks is missing, what actual holds beyond expected unexpected; a
+// missing request and the first unexpected one that is the same object (same) pair up as
+// one that differs. With both sides sorted by order, diff says, in the words of missing,
+// differs and unexpected, what is missing or differs, then what is left unexpected.
+type setDiff[V any] struct {
+	order      func(a, b V) int
+	same       func(e, a V) bool
+	missing    func(e V) string
+	differs    func(e, a V) string
+	unexpected func(a V) string
+}
+
+func (d setDiff[V]) diff(expected, actual map[string]V) []string {
+	var missing, excess []V
 	for k, v := range expected {
 		if _, ok := actual[k]; !ok {
 			missing = append(missing, v)
@@ -206,5 +209,21 @@ func setDifference[K comparable, V any](expected, actual map[K]V) (missing, exce
 			excess = append(excess, v)
 		}
 	}
-	return missing, excess
+	slices.SortFunc(missing, d.order)
+	slices.SortFunc(excess, d.order)
+	var diffs []string
+	for _, e := range missing {
+		i := slices.IndexFunc(excess, func(a V) bool { return d.same(e, a) })
+		if i < 0 {
+			diffs = append(diffs, d.missing(e))
+			continue
+		}
+		a := excess[i]
+		excess = slices.Delete(excess, i, i+1)
+		diffs = append(diffs, d.differs(e, a))
+	}
+	for _, a := range excess {
+		diffs = append(diffs, d.unexpected(a))
+	}
+	return diffs
 }

@@ -263,33 +263,27 @@ func diffUpstreamClass(class contract.Class, expected, actual []upstreamRequest)
 		}
 		return m
 	}
-	missing, excess := setDifference(index(expected), index(actual))
-	byKey := func(a, b upstreamRequest) int { return cmp.Compare(a.equalityKey, b.equalityKey) }
-	slices.SortFunc(missing, byKey)
-	slices.SortFunc(excess, byKey)
-	var diffs []string
-	for _, e := range missing {
-		i := slices.IndexFunc(excess, func(a upstreamRequest) bool { return a.lookupKey == e.lookupKey })
-		if i < 0 {
-			diffs = append(diffs, fmt.Sprintf("%s: missing: %s (expected %s)", class, e, e.bodyPath))
-			continue
-		}
-		a := excess[i]
-		excess = slices.Delete(excess, i, i+1)
-		var b strings.Builder
-		if e.kind != a.kind || e.kindGroup != a.kindGroup || e.kindVersion != a.kindVersion {
-			fmt.Fprintf(&b, "kind: expected %q, actual %q (a body in JSON has no kind for upstream)\n", e.kindGroup+"/"+e.kindVersion+"/"+e.kind, a.kindGroup+"/"+a.kindVersion+"/"+a.kind)
-		}
-		if !bytes.Equal(e.body, a.body) {
-			b.WriteString("body:\n" + unifiedDiff(e.body, a.body))
-		}
-		if !bytes.Equal(e.options, a.options) {
-			b.WriteString("options:\n" + unifiedDiff(e.options, a.options))
-		}
-		diffs = append(diffs, fmt.Sprintf("%s: differs: %s (expected %s, actual %s):\n%s", class, e, e.bodyPath, a.bodyPath, indent(b.String())))
-	}
-	for _, a := range excess {
-		diffs = append(diffs, fmt.Sprintf("%s: unexpected: %s (actual %s)", class, a, a.bodyPath))
-	}
-	return diffs
+	return setDiff[upstreamRequest]{
+		order: func(a, b upstreamRequest) int { return cmp.Compare(a.equalityKey, b.equalityKey) },
+		same:  func(e, a upstreamRequest) bool { return a.lookupKey == e.lookupKey },
+		missing: func(e upstreamRequest) string {
+			return fmt.Sprintf("%s: missing: %s (expected %s)", class, e, e.bodyPath)
+		},
+		differs: func(e, a upstreamRequest) string {
+			var b strings.Builder
+			if e.kind != a.kind || e.kindGroup != a.kindGroup || e.kindVersion != a.kindVersion {
+				fmt.Fprintf(&b, "kind: expected %q, actual %q (a body in JSON has no kind for upstream)\n", e.kindGroup+"/"+e.kindVersion+"/"+e.kind, a.kindGroup+"/"+a.kindVersion+"/"+a.kind)
+			}
+			if !bytes.Equal(e.body, a.body) {
+				b.WriteString("body:\n" + unifiedDiff(e.body, a.body))
+			}
+			if !bytes.Equal(e.options, a.options) {
+				b.WriteString("options:\n" + unifiedDiff(e.options, a.options))
+			}
+			return fmt.Sprintf("%s: differs: %s (expected %s, actual %s):\n%s", class, e, e.bodyPath, a.bodyPath, indent(b.String()))
+		},
+		unexpected: func(a upstreamRequest) string {
+			return fmt.Sprintf("%s: unexpected: %s (actual %s)", class, a, a.bodyPath)
+		},
+	}.diff(index(expected), index(actual))
 }

@@ -403,6 +403,16 @@ func TestExecOutputSize(t *testing.T) {
 	}
 }
 
+// dumpedEnv reads the variables the envdump operator printed, one NAME=value a line.
+func dumpedEnv(stdout string) map[string]string {
+	env := map[string]string{}
+	for line := range strings.Lines(stdout) {
+		k, v, _ := strings.Cut(strings.TrimSuffix(line, "\n"), "=")
+		env[k] = v
+	}
+	return env
+}
+
 func TestExecEnvironment(t *testing.T) {
 	// What a runner in a pod has, none of which may reach the operator.
 	parent := map[string]string{
@@ -432,11 +442,7 @@ func TestExecEnvironment(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Run: %v", err)
 			}
-			got := map[string]string{}
-			for line := range strings.Lines(res.Stdout) {
-				k, v, _ := strings.Cut(strings.TrimSuffix(line, "\n"), "=")
-				got[k] = v
-			}
+			got := dumpedEnv(res.Stdout)
 			home := got["HOME"]
 			want := map[string]string{"PATH": "/opt/operator/bin:/usr/bin:/bin", "HOME": home, "OPERATOR_MODE": "hosted"}
 			if mode.noNetNS != "" {
@@ -504,11 +510,7 @@ func TestExecRequestEnv(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Run: %v", err)
 			}
-			got := map[string]string{}
-			for line := range strings.Lines(res.Stdout) {
-				k, v, _ := strings.Cut(strings.TrimSuffix(line, "\n"), "=")
-				got[k] = v
-			}
+			got := dumpedEnv(res.Stdout)
 			want := map[string]string{"PATH": "/usr/bin:/bin", "HOME": got["HOME"]}
 			for k, v := range tc.want {
 				want[k] = v
