@@ -7,14 +7,14 @@ import (
 
 	"github.com/mitchellh/go-wordwrap"
 
-	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/declare"
 	"github.com/topolayer/topolayer/internal/translate/plans"
 )
 
 // writeDeclarations writes, after a table's rejected entries, the configuration snippet that
 // would place them (translate.Engine.Declarations), clearly marked as a proposal to review,
 // its notes and privileges, and the entries no declaration places. Nothing when d is nil.
-func writeDeclarations(w io.Writer, p *plans.Plan, d *translate.Declarations) error {
+func writeDeclarations(w io.Writer, p *plans.Plan, d *declare.Declarations) error {
 	if d.Empty() {
 		return nil
 	}

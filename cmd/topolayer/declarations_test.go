@@ -13,6 +13,7 @@ import (
 	"github.com/topolayer/topolayer/internal/configtest"
 	"github.com/topolayer/topolayer/internal/corpus"
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/declare"
 	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/topology"
@@ -88,8 +89,8 @@ func TestPlanDeclarations(t *testing.T) {
 
 			doc, _, _ := run(t, append(args, "-o", "yaml")...)
 			var got struct {
-				Entries      []plans.Entry           `json:"entries"`
-				Declarations *translate.Declarations `json:"declarations"`
+				Entries      []plans.Entry         `json:"entries"`
+				Declarations *declare.Declarations `json:"declarations"`
 			}
 			if err := yaml.Unmarshal([]byte(doc), &got); err != nil {
 				t.Fatal(err)

@@ -11,7 +11,7 @@ import (
 
 	"github.com/topolayer/topolayer/internal/apply"
 	"github.com/topolayer/topolayer/internal/mom/runner"
-	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/declare"
 	"github.com/topolayer/topolayer/internal/translate/plans"
 )
 
@@ -206,7 +206,7 @@ func (o *PlanOptions) Run(ctx context.Context) error {
 
 // declarations proposes the configuration snippet that would place what the plan refused for
 // want of a declaration; nil with --no-hints or when it refused nothing.
-func (o *PlanOptions) declarations(plan *plans.Plan) (*translate.Declarations, error) {
+func (o *PlanOptions) declarations(plan *plans.Plan) (*declare.Declarations, error) {
 	if o.NoHints || len(plan.Rejected()) == 0 {
 		return nil, nil
 	}

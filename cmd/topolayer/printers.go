@@ -14,6 +14,7 @@ import (
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/declare"
 	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/routing"
 )
@@ -26,7 +27,7 @@ const tableWidth = 160
 // planPrinter writes a plan in one format, with the declarations proposed for its refused
 // entries (nil: none). Tables write their rows to out and their notes (summary, warnings,
 // failures, declarations) to notes; the other formats write only to out.
-type planPrinter func(out, notes io.Writer, p *plans.Plan, d *translate.Declarations) error
+type planPrinter func(out, notes io.Writer, p *plans.Plan, d *declare.Declarations) error
 
 // planDocument is plan's -o json, yaml and jsonpath: the plan's own fields, and the
 // declarations proposed for its refused entries when there are any.
@@ -34,7 +35,7 @@ type planDocument struct {
 	*plans.Plan
 	// Declarations is the configuration snippet that would place what the plan refused, to
 	// review before adding it (translate.Engine.Declarations).
-	Declarations *translate.Declarations `json:"declarations,omitempty"`
+	Declarations *declare.Declarations `json:"declarations,omitempty"`
 }
 
 // planFormats are the values of plan's -o.
@@ -85,26 +86,26 @@ func newPlanPrinter(format string, noHeaders, noHints bool) (planPrinter, error)
 	switch format {
 	case "table", "wide":
 		v := tableView{Wide: format == "wide", NoHeaders: noHeaders, NoHints: noHints}
-		return func(out, notes io.Writer, p *plans.Plan, d *translate.Declarations) error {
+		return func(out, notes io.Writer, p *plans.Plan, d *declare.Declarations) error {
 			if err := v.print(out, notes, p, nil); err != nil {
 				return err
 			}
 			return writeDeclarations(notes, p, d)
 		}, nil
 	case "name":
-		return func(out, _ io.Writer, p *plans.Plan, _ *translate.Declarations) error {
+		return func(out, _ io.Writer, p *plans.Plan, _ *declare.Declarations) error {
 			return printPlanNames(out, p)
 		}, nil
 	case "json":
-		return func(out, _ io.Writer, p *plans.Plan, d *translate.Declarations) error {
+		return func(out, _ io.Writer, p *plans.Plan, d *declare.Declarations) error {
 			return printJSON(out, planDocument{p, d})
 		}, nil
 	case "yaml":
-		return func(out, _ io.Writer, p *plans.Plan, d *translate.Declarations) error {
+		return func(out, _ io.Writer, p *plans.Plan, d *declare.Declarations) error {
 			return printYAML(out, planDocument{p, d})
 		}, nil
 	case "dot":
-		return func(out, _ io.Writer, p *plans.Plan, _ *translate.Declarations) error {
+		return func(out, _ io.Writer, p *plans.Plan, _ *declare.Declarations) error {
 			return printPlanDot(out, p)
 		}, nil
 	}
@@ -113,7 +114,7 @@ func newPlanPrinter(format string, noHeaders, noHints bool) (planPrinter, error)
 		if err != nil {
 			return nil, err
 		}
-		return func(out, _ io.Writer, p *plans.Plan, d *translate.Declarations) error {
+		return func(out, _ io.Writer, p *plans.Plan, d *declare.Declarations) error {
 			return printJSONPath(out, jp, planDocument{p, d})
 		}, nil
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/configtest"
 	"github.com/topolayer/topolayer/internal/golden"
-	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/declare"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/topology"
 )
@@ -108,7 +108,7 @@ func TestDeclarations(t *testing.T) {
 			}
 			out := &contract.OutputDir{Mutations: tc.mutations}
 			plan := engine.Plan(out)
-			var d *translate.Declarations = engine.Declarations(plan)
+			var d *declare.Declarations = engine.Declarations(plan)
 			got, err := yaml.Marshal(d)
 			if err != nil {
 				t.Fatal(err)
@@ -155,19 +155,19 @@ func TestDeclarations(t *testing.T) {
 func TestNameFamilies(t *testing.T) {
 	tests := map[string]struct {
 		names []string
-		want  []translate.NameFamily
+		want  []declare.NameFamily
 	}{
-		"one name stays":          {names: []string{"v4-0-config-user-idp-0-file-data"}, want: []translate.NameFamily{{Name: "v4-0-config-user-idp-0-file-data", Members: []string{"v4-0-config-user-idp-0-file-data"}}}},
-		"an index family folds":   {names: []string{"v4-0-config-user-idp-1-file-data", "v4-0-config-user-idp-0-file-data", "v4-0-config-user-idp-0-file-data"}, want: []translate.NameFamily{{Name: "v4-0-config-user-idp-*-file-data", Members: []string{"v4-0-config-user-idp-0-file-data", "v4-0-config-user-idp-1-file-data"}}}},
-		"not only by an index":    {names: []string{"idp-a-file-data", "idp-b-file-data"}, want: []translate.NameFamily{{Name: "idp-a-file-data", Members: []string{"idp-a-file-data"}}, {Name: "idp-b-file-data", Members: []string{"idp-b-file-data"}}}},
-		"dots separate segments":  {names: []string{"a.0.b", "a.1.b", "c"}, want: []translate.NameFamily{{Name: "a.*.b", Members: []string{"a.0.b", "a.1.b"}}, {Name: "c", Members: []string{"c"}}}},
-		"the largest family wins": {names: []string{"x-0-y-0", "x-0-y-1", "x-0-y-2", "x-1-y-0"}, want: []translate.NameFamily{{Name: "x-0-y-*", Members: []string{"x-0-y-0", "x-0-y-1", "x-0-y-2"}}, {Name: "x-1-y-0", Members: []string{"x-1-y-0"}}}},
-		"two families":            {names: []string{"a-0-cert", "a-1-cert", "a-0-key", "a-1-key"}, want: []translate.NameFamily{{Name: "a-*-cert", Members: []string{"a-0-cert", "a-1-cert"}}, {Name: "a-*-key", Members: []string{"a-0-key", "a-1-key"}}}},
+		"one name stays":          {names: []string{"v4-0-config-user-idp-0-file-data"}, want: []declare.NameFamily{{Name: "v4-0-config-user-idp-0-file-data", Members: []string{"v4-0-config-user-idp-0-file-data"}}}},
+		"an index family folds":   {names: []string{"v4-0-config-user-idp-1-file-data", "v4-0-config-user-idp-0-file-data", "v4-0-config-user-idp-0-file-data"}, want: []declare.NameFamily{{Name: "v4-0-config-user-idp-*-file-data", Members: []string{"v4-0-config-user-idp-0-file-data", "v4-0-config-user-idp-1-file-data"}}}},
+		"not only by an index":    {names: []string{"idp-a-file-data", "idp-b-file-data"}, want: []declare.NameFamily{{Name: "idp-a-file-data", Members: []string{"idp-a-file-data"}}, {Name: "idp-b-file-data", Members: []string{"idp-b-file-data"}}}},
+		"dots separate segments":  {names: []string{"a.0.b", "a.1.b", "c"}, want: []declare.NameFamily{{Name: "a.*.b", Members: []string{"a.0.b", "a.1.b"}}, {Name: "c", Members: []string{"c"}}}},
+		"the largest family wins": {names: []string{"x-0-y-0", "x-0-y-1", "x-0-y-2", "x-1-y-0"}, want: []declare.NameFamily{{Name: "x-0-y-*", Members: []string{"x-0-y-0", "x-0-y-1", "x-0-y-2"}}, {Name: "x-1-y-0", Members: []string{"x-1-y-0"}}}},
+		"two families":            {names: []string{"a-0-cert", "a-1-cert", "a-0-key", "a-1-key"}, want: []declare.NameFamily{{Name: "a-*-cert", Members: []string{"a-0-cert", "a-1-cert"}}, {Name: "a-*-key", Members: []string{"a-0-key", "a-1-key"}}}},
 		"none":                    {},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			got := translate.NameFamilies(tc.names)
+			got := declare.NameFamilies(tc.names)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("NameFamilies(%q) (-want +got):\n%s", tc.names, diff)
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/topolayer/topolayer/hosted/guestidentity"
 	"github.com/topolayer/topolayer/internal/parallel"
 	"github.com/topolayer/topolayer/internal/translate/check"
+	"github.com/topolayer/topolayer/internal/translate/declare"
 	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/internal/translate/podspec"
 	"github.com/topolayer/topolayer/internal/translate/policy"
@@ -617,4 +618,13 @@ const (
 // eachWork runs f on every work, as parallel.ForEach does.
 func eachWork(works []*work, f func(*work)) {
 	parallel.ForEach(len(works), func(i int) { f(works[i]) })
+}
+
+// Declarations proposes, from a plan the engine made, the configuration snippet that would
+// place what it refused for want of a declaration (package declare), for a person to review.
+func (e Engine) Declarations(p *plans.Plan) *declare.Declarations {
+	return declare.Proposer{
+		Operator: e.Operator, Router: e.Router, Names: e.Names, Declared: e.Declared,
+		Supplement: e.Supplement, Policy: e.Policy, Containment: e.Containment,
+	}.Declarations(p)
 }

@@ -1,4 +1,4 @@
-package translate
+package declare
 
 import (
 	"cmp"
@@ -126,6 +126,24 @@ type declaration struct {
 	unspecified string
 }
 
+// Proposer proposes the declarations a plan lacks: what the engine that made the plan knows
+// of the operator and the topology.
+type Proposer struct {
+	// Operator names the operator.
+	Operator string
+	// Router places each mutation (the topology's routing table).
+	Router routing.Router
+	// Names maps standalone identities to target identities.
+	Names namespaces.Mapper
+	// Declared and Supplement are the operator's output-resources and the configuration's
+	// supplement to them.
+	Declared, Supplement *contract.OutputResources
+	// Policy and Containment are the operator's policy and the management cluster's
+	// allow-list.
+	Policy      *policy.Policy
+	Containment *policy.Containment
+}
+
 // Declarations proposes, from a plan the engine made, the configuration entries that would
 // place what it refused for want of a declaration (see Declarations), grouped per operator
 // and class and deduplicated; names of one family that differ only by an index become one
@@ -135,7 +153,7 @@ type declaration struct {
 // and the management cluster's allow-list accept. Nothing is proposed for what the allow-list of the shared
 // management cluster refuses, nor for a privileged object that would land there: those are
 // Unplaceable. It returns nil when the plan refused nothing of the kind.
-func (e Engine) Declarations(p *plans.Plan) *Declarations {
+func (e Proposer) Declarations(p *plans.Plan) *Declarations {
 	if p == nil {
 		return nil
 	}
@@ -190,7 +208,7 @@ func (e Engine) Declarations(p *plans.Plan) *Declarations {
 
 // chooseClass returns the class to declare an entry written under Unspecified in, the cluster
 // it lands on there, or why it lands nowhere.
-func (e Engine) chooseClass(p *plans.Plan, entry plans.Entry) (contract.Class, string, string) {
+func (e Proposer) chooseClass(p *plans.Plan, entry plans.Entry) (contract.Class, string, string) {
 	candidates := []contract.Class{}
 	if c, ok := siblingClass(p, entry); ok {
 		candidates = append(candidates, c)
@@ -258,7 +276,7 @@ func clusterName(cluster string) string {
 // placeable returns the cluster an object of class lands on once declared, or why it lands
 // nowhere: the routing rejects it, or the shared management cluster's allow-list refuses its
 // kind, or it is a privileged object that would land there.
-func (e Engine) placeable(class contract.Class, src contract.Identity) (string, string) {
+func (e Proposer) placeable(class contract.Class, src contract.Identity) (string, string) {
 	d := e.Router.Route(routing.Object{Class: class, Identity: src})
 	if d.Disposition == routing.Rejected {
 		return "", fmt.Sprintf("the routing rejects it (%s): %s", d.Rule, d.Reason)
@@ -291,14 +309,14 @@ func (e Engine) placeable(class contract.Class, src contract.Identity) (string, 
 
 // declares reports whether the operator's output-resources or the configuration's supplement
 // declare id in class, as a privileged object must be.
-func (e Engine) declares(class contract.Class, id contract.Identity) bool {
+func (e Proposer) declares(class contract.Class, id contract.Identity) bool {
 	return e.Declared != nil && e.Declared.ForClass(class).Matches(id) ||
 		e.Supplement != nil && e.Supplement.ForClass(class).Matches(id)
 }
 
 // policyLists reports whether the policy lists id, of class, among the operator's privileged
 // objects.
-func (e Engine) policyLists(class contract.Class, id contract.Identity) bool {
+func (e Proposer) policyLists(class contract.Class, id contract.Identity) bool {
 	if e.Policy == nil {
 		return true // no policy: nothing is refused as privileged
 	}
@@ -325,7 +343,7 @@ func privilegedKind(gr schema.GroupResource) string {
 
 // build fills the snippet and its notes from the declarations, grouped per operator and
 // class, deduplicated, sorted.
-func (e Engine) build(d *Declarations, decls []declaration) {
+func (e Proposer) build(d *Declarations, decls []declaration) {
 	type listKey struct {
 		operator string
 		class    contract.Class
