@@ -19,6 +19,7 @@ import (
 	"github.com/topolayer/topolayer/internal/golden"
 	"github.com/topolayer/topolayer/internal/translate"
 	"github.com/topolayer/topolayer/internal/translate/plans"
+	"github.com/topolayer/topolayer/internal/translate/recovery"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/topology"
@@ -136,7 +137,7 @@ func TestHostedCorpusPlacement(t *testing.T) {
 				switch {
 				case e.Disposition == routing.Rejected:
 					continue // checked above
-				case e.Rule == translate.RuleRecoveredDelete:
+				case e.Rule == recovery.Rule:
 					continue // a recovered Delete of an undeclared object: dropped, with a warning
 				case src.IsNamespace() && e.Class != contract.ClassUserWorkload:
 					if e.Disposition != routing.Absorbed {

@@ -12,9 +12,9 @@ import (
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/configtest"
 	"github.com/topolayer/topolayer/internal/corpus"
-	"github.com/topolayer/topolayer/internal/translate"
 	"github.com/topolayer/topolayer/internal/translate/declare"
 	"github.com/topolayer/topolayer/internal/translate/plans"
+	"github.com/topolayer/topolayer/internal/translate/recovery"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/topology"
 )
@@ -128,7 +128,7 @@ func TestPlanDeclarations(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i, e := range engine.Plan(dir).Entries {
-				if e.Rule == translate.RuleRecoveredDelete && e.Disposition == routing.Dropped {
+				if e.Rule == recovery.Rule && e.Disposition == routing.Dropped {
 					// A Delete recovered from a controller's refusal that matches no declared
 					// output: a warning, not a refusal, and nothing the snippet declares.
 					continue

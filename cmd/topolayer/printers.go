@@ -13,9 +13,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/internal/translate"
 	"github.com/topolayer/topolayer/internal/translate/declare"
 	"github.com/topolayer/topolayer/internal/translate/plans"
+	"github.com/topolayer/topolayer/internal/translate/recovery"
 	"github.com/topolayer/topolayer/routing"
 )
 
@@ -317,8 +317,8 @@ func rule(e plans.Entry) string {
 	if e.DeclaredBy != "" {
 		r += " (declared by " + e.DeclaredBy + ")"
 	}
-	if e.Provenance != "" && e.Rule != translate.RuleRecoveredDelete {
-		r += " (" + translate.RuleRecoveredDelete + ")"
+	if e.Provenance != "" && e.Rule != recovery.Rule {
+		r += " (" + recovery.Rule + ")"
 	}
 	return r
 }

@@ -14,8 +14,8 @@ import (
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/contracttest"
 	"github.com/topolayer/topolayer/internal/corpus"
-	"github.com/topolayer/topolayer/internal/translate"
 	"github.com/topolayer/topolayer/internal/translate/plans"
+	"github.com/topolayer/topolayer/internal/translate/recovery"
 	"github.com/topolayer/topolayer/routing"
 )
 
@@ -73,7 +73,7 @@ func TestStandalonePlanCorpus(t *testing.T) {
 					return false
 				}
 				recovered++
-				if e.Disposition != routing.Dropped || e.Rule != translate.RuleRecoveredDelete || len(e.Warnings) == 0 {
+				if e.Disposition != routing.Dropped || e.Rule != recovery.Rule || len(e.Warnings) == 0 {
 					t.Errorf("recovered %s: disposition %s, rule %s, warnings %q", e.Source, e.Disposition, e.Rule, e.Warnings)
 				}
 				return true

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/internal/translate"
 	"github.com/topolayer/topolayer/internal/translate/plans"
+	"github.com/topolayer/topolayer/internal/translate/recovery"
 	"github.com/topolayer/topolayer/routing"
 )
 
@@ -68,7 +68,7 @@ func TestLeftBehind(t *testing.T) {
 			name: "a member whose recovered Delete was not placed",
 			entries: []plans.Entry{
 				{Action: contract.ActionCreate, Source: secret("v4-0-config-user-idp-0-file-data")},
-				{Action: contract.ActionDelete, Source: secret("v4-0-config-user-idp-1-file-data"), Disposition: routing.Dropped, Rule: translate.RuleRecoveredDelete, Provenance: "recovered"},
+				{Action: contract.ActionDelete, Source: secret("v4-0-config-user-idp-1-file-data"), Disposition: routing.Dropped, Rule: recovery.Rule, Provenance: "recovered"},
 			},
 			want: []contract.Identity{secret("v4-0-config-user-idp-1-file-data")},
 		},

@@ -13,6 +13,7 @@ import (
 	"github.com/topolayer/topolayer/internal/translate/check"
 	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/internal/translate/policy"
+	"github.com/topolayer/topolayer/internal/translate/recovery"
 	"github.com/topolayer/topolayer/internal/translate/scope"
 	"github.com/topolayer/topolayer/internal/yamlnode"
 	"github.com/topolayer/topolayer/routing"
@@ -38,7 +39,7 @@ type Planner struct {
 	writes check.DuplicateWrites
 	// recovery gathers what AddControllerResults needs of the mutations added before it
 	// (RuleRecoveredDelete).
-	recovery recovery
+	recovery recovery.Log
 
 	// spill, when set (SpillTo), holds the plan.json form of the entries settled while
 	// adding; spilled says where each is, spillSummary counts them.
@@ -106,7 +107,7 @@ func (p *Planner) Add(m *contract.Mutation) { p.add(p.e.place(m)) }
 // add adds one placed mutation, as Add says.
 func (p *Planner) add(w *work) {
 	p.writes.Check(w)
-	p.recovery.note(w)
+	p.recovery.Note(w.m, w.entry.Source, w.src)
 	p.works = append(p.works, w)
 	if p.settled == nil || p.err != nil || !p.e.settlesAlone(w) {
 		return
@@ -341,4 +342,41 @@ func (p *Planner) complete() (*plans.Plan, []int) {
 		order = append(order, -(s + 1))
 	}
 	return plan, order
+}
+
+// AddControllerResults adds the Deletes recovered (recovery.Rule) from the error messages of
+// res and from the status conditions of the mutations added before, after every mutation of
+// the output directory res came with: its entries sort after the mutations of their class.
+// Engine.Plan calls it with the directory's controller-results.yaml; a streaming reader calls
+// it once, after contract.WalkOutputDir returned the document, and before Plan or
+// WritePlan. Each object is recovered once, from the first error that names it, at most
+// contract.MaxRefusedDeletes in all.
+func (p *Planner) AddControllerResults(res *contract.ControllerResults) {
+	added := false
+	for _, d := range p.recovery.Refusals(res) {
+		p.add(p.e.recoverDelete(d))
+		added = true
+	}
+	if added && p.settled == nil {
+		// Planning in memory keeps the works in the order they came: put the recovered
+		// ones in plan order, as a streaming planner's complete does.
+		slices.SortStableFunc(p.works, func(a, b *work) int { return planOrder(a.m.Class, a.m.Path, b.m.Class, b.m.Path) })
+	}
+}
+
+// recoverDelete returns the work of one refused Delete: placed as the operator's own Delete
+// would be, or dropped with a warning when it cannot be.
+func (e Engine) recoverDelete(d recovery.Refused) *work {
+	m, provenance, why := recovery.Delete(d, e.Discovery, e.Declared, e.Supplement)
+	if why != "" {
+		return &work{m: m, entry: plans.Entry{
+			Operator: e.Operator, Class: m.Class, Action: m.Metadata.Action, Source: d.Identity,
+			Disposition: routing.Dropped, Rule: recovery.Rule, Reason: why + ": not deleted",
+			Transforms: []string{}, SourcePath: m.Path, Provenance: provenance,
+			Warnings: []string{fmt.Sprintf("%s: controller %q deleted %s, which the contract cannot record; %s: not deleted", recovery.Rule, d.Controller, d.Identity, why)},
+		}}
+	}
+	w := e.place(m)
+	w.entry.Provenance = provenance
+	return w
 }

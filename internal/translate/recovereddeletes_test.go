@@ -12,6 +12,7 @@ import (
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/translate"
 	"github.com/topolayer/topolayer/internal/translate/plans"
+	"github.com/topolayer/topolayer/internal/translate/recovery"
 	"github.com/topolayer/topolayer/routing"
 )
 
@@ -120,7 +121,7 @@ func TestRecoveredDeletes(t *testing.T) {
 			want: []want{
 				{Class: contract.ClassManagement, Action: contract.ActionApply, Source: secret, Target: plans.Target{Cluster: "cluster", Identity: secret}, Disposition: routing.Apply, Rule: "standalone"},
 				{Class: contract.ClassUserWorkload, Action: contract.ActionApply, Source: written.Identity(), Target: plans.Target{Cluster: "cluster", Identity: written.Identity()}, Disposition: routing.Apply, Rule: "standalone"},
-				{Class: contract.ClassUnspecified, Action: contract.ActionDelete, Source: contract.Identity{Resource: "secrets", Namespace: ns, Name: login}, Disposition: routing.Dropped, Rule: translate.RuleRecoveredDelete, Provenance: provenance, Warnings: 1},
+				{Class: contract.ClassUnspecified, Action: contract.ActionDelete, Source: contract.Identity{Resource: "secrets", Namespace: ns, Name: login}, Disposition: routing.Dropped, Rule: recovery.Rule, Provenance: provenance, Warnings: 1},
 			},
 		},
 		"a refused Delete of a declared Secret, aggregated twice": {
@@ -144,7 +145,7 @@ func TestRecoveredDeletes(t *testing.T) {
 			messages: []string{refusedDelete(ns, "secrets", "v4-0-config-user-idp-0-file-data")},
 			want: []want{
 				{Class: contract.ClassUserWorkload, Action: contract.ActionApply, Source: written.Identity(), Target: plans.Target{Cluster: "cluster", Identity: written.Identity()}, Disposition: routing.Apply, Rule: "standalone"},
-				{Class: contract.ClassUnspecified, Action: contract.ActionDelete, Source: contract.Identity{Resource: "secrets", Namespace: ns, Name: "v4-0-config-user-idp-0-file-data"}, Disposition: routing.Dropped, Rule: translate.RuleRecoveredDelete, Provenance: provenance, Warnings: 1},
+				{Class: contract.ClassUnspecified, Action: contract.ActionDelete, Source: contract.Identity{Resource: "secrets", Namespace: ns, Name: "v4-0-config-user-idp-0-file-data"}, Disposition: routing.Dropped, Rule: recovery.Rule, Provenance: provenance, Warnings: 1},
 			},
 		},
 		"a resource discovery does not know": {
@@ -152,7 +153,7 @@ func TestRecoveredDeletes(t *testing.T) {
 			messages: []string{refusedDelete(ns, "widgets.example.com", "w")},
 			want: []want{
 				{Class: contract.ClassUserWorkload, Action: contract.ActionApply, Source: written.Identity(), Target: plans.Target{Cluster: "cluster", Identity: written.Identity()}, Disposition: routing.Apply, Rule: "standalone"},
-				{Class: contract.ClassUnspecified, Action: contract.ActionDelete, Source: contract.Identity{Group: "example.com", Resource: "widgets", Namespace: ns, Name: "w"}, Disposition: routing.Dropped, Rule: translate.RuleRecoveredDelete, Provenance: provenance, Warnings: 1},
+				{Class: contract.ClassUnspecified, Action: contract.ActionDelete, Source: contract.Identity{Group: "example.com", Resource: "widgets", Namespace: ns, Name: "w"}, Disposition: routing.Dropped, Rule: recovery.Rule, Provenance: provenance, Warnings: 1},
 			},
 		},
 		"another error recovers nothing": {

@@ -149,7 +149,7 @@ func (e Engine) Plan(out *contract.OutputDir) *plans.Plan {
 	parallel.ForEach(len(out.Mutations), func(i int) { p.works[i] = p.e.place(&out.Mutations[i]) })
 	for _, w := range p.works {
 		p.writes.Check(w)
-		p.recovery.note(w)
+		p.recovery.Note(w.m, w.entry.Source, w.src)
 	}
 	p.AddControllerResults(out.ControllerResults)
 	return p.Plan()
