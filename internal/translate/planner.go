@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -43,10 +44,9 @@ type Planner struct {
 
 	// spill, when set (SpillTo), holds the plan.json form of the entries settled while
 	// adding; spilled says where each is, spillSummary counts them.
-	spill        Spill
-	spilled      []spilled
-	spillBuf     []byte
-	spillOff     int64
+	spill        *plans.SpillWriter
+	spillFrom    io.ReaderAt
+	spilled      []plans.Spilled
 	spillSummary plans.Summary
 	// written are the standalone service accounts of the spilled entries that the plan
 	// writes (serviceAccountTokens and checkPatchEffects ask it only of service accounts).
@@ -138,7 +138,7 @@ func (p *Planner) add(w *work) {
 // until the plan is written (WritePlan), so that its memory grows with the entries a
 // plan-wide stage reads, not with the directory. Only a planner with a settled function
 // settles while adding; call SpillTo before the first Add. Rejected entries stay in memory.
-func (p *Planner) SpillTo(s Spill) { p.spill = s }
+func (p *Planner) SpillTo(s plans.Spill) { p.spill, p.spillFrom = plans.NewSpillWriter(s), s }
 
 // settlesAlone reports whether no later stage of the plan reads or changes w: the
 // standalone topology's engine writes it as the operator wrote it, under its own identity,
@@ -228,23 +228,23 @@ func (p *Planner) Plan() *plans.Plan {
 	}
 	kept := plan.Entries
 	plan.Entries = make([]plans.Entry, 0, len(order))
-	r := &spillReader{r: p.spill}
+	r := plans.NewSpillReader(p.spillFrom)
 	for _, ref := range order {
 		if ref >= 0 {
 			plan.Entries = append(plan.Entries, kept[ref])
 			continue
 		}
 		s := p.spilled[-ref-1]
-		js, err := r.entry(s)
+		js, err := r.Entry(s)
 		var e plans.Entry
 		if err == nil {
 			err = json.Unmarshal(js, &e)
 		}
 		if err != nil {
-			p.err = fmt.Errorf("%s: %w", s.path, err)
+			p.err = fmt.Errorf("%s: %w", s.Path, err)
 			return plan
 		}
-		e.SourcePath = s.path
+		e.SourcePath = s.Path
 		plan.Entries = append(plan.Entries, e)
 	}
 	return plan
@@ -259,12 +259,12 @@ func (p *Planner) WritePlan(w io.Writer) (*plans.Plan, error) {
 	if p.err != nil {
 		return nil, p.err
 	}
-	r := &spillReader{r: p.spill}
+	r := plans.NewSpillReader(p.spillFrom)
 	err := plans.WriteEntries(w, plan, len(order), func(i int) ([]byte, error) {
 		if ref := order[i]; ref >= 0 {
 			return plans.EntryJSON(&plan.Entries[ref])
 		}
-		return r.entry(p.spilled[-order[i]-1])
+		return r.Entry(p.spilled[-order[i]-1])
 	})
 	return plan, err
 }
@@ -274,11 +274,13 @@ func (p *Planner) WritePlan(w io.Writer) (*plans.Plan, error) {
 // Entries, or -(i+1) for the i-th spilled entry.
 func (p *Planner) complete() (*plans.Plan, []int) {
 	e, works := p.e, p.works
-	p.flushSpill()
+	if p.spill != nil && p.err == nil {
+		p.err = p.spill.Flush()
+	}
 	if p.settled != nil {
 		// A streaming reader adds mutations in the order it meets them.
 		slices.SortStableFunc(works, func(a, b *work) int { return planOrder(a.m.Class, a.m.Path, b.m.Class, b.m.Path) })
-		slices.SortStableFunc(p.spilled, func(a, b spilled) int { return planOrder(a.class, a.path, b.class, b.path) })
+		slices.SortStableFunc(p.spilled, func(a, b plans.Spilled) int { return planOrder(a.Class, a.Path, b.Class, b.Path) })
 	}
 	read := len(works) // the works the reader added; the stages below add some
 	e.placeGuestSubjects(works)
@@ -330,7 +332,7 @@ func (p *Planner) complete() (*plans.Plan, []int) {
 	for i, w := range works {
 		// The spilled entries go among the ones the reader added, in the directory's order,
 		// and before those the stages added.
-		for ; s < len(p.spilled) && (i >= read || planOrder(p.spilled[s].class, p.spilled[s].path, w.m.Class, w.m.Path) < 0); s++ {
+		for ; s < len(p.spilled) && (i >= read || planOrder(p.spilled[s].Class, p.spilled[s].Path, w.m.Class, w.m.Path) < 0); s++ {
 			order = append(order, -(s + 1))
 		}
 		p.settle(w)
@@ -379,4 +381,24 @@ func (e Engine) recoverDelete(d recovery.Refused) *work {
 	w := e.place(m)
 	w.entry.Provenance = provenance
 	return w
+}
+
+// planOrder orders entries as the source directory does: by class, then by path.
+func planOrder(classA contract.Class, pathA string, classB contract.Class, pathB string) int {
+	if c := cmp.Compare(slices.Index(contract.Classes(), classA), slices.Index(contract.Classes(), classB)); c != 0 {
+		return c
+	}
+	return cmp.Compare(pathA, pathB)
+}
+
+// spillWork writes a settled entry's plan.json form to the spill and forgets the work: the
+// plan keeps its place and summary only.
+func (p *Planner) spillWork(w *work) {
+	s, err := p.spill.Add(&w.entry, w.m.Class, w.m.Path)
+	if err != nil {
+		p.err = err
+		return
+	}
+	p.spilled = append(p.spilled, s)
+	p.spillSummary.Add(w.entry.Disposition)
 }
