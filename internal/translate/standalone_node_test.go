@@ -5,6 +5,7 @@ import (
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/nodemachinery"
 	"github.com/topolayer/topolayer/routing"
 )
 
@@ -118,10 +119,10 @@ func TestDropStandaloneNode(t *testing.T) {
 			if e.Disposition != want {
 				t.Fatalf("%s by %s (%s), want %s", e.Disposition, e.Rule, e.Reason, want)
 			}
-			if c.drop && (e.Rule != translate.RuleDropStandaloneNode || e.Reason == "") {
-				t.Errorf("rule %q reason %q, want %s and a reason", e.Rule, e.Reason, translate.RuleDropStandaloneNode)
+			if c.drop && (e.Rule != nodemachinery.Rule || e.Reason == "") {
+				t.Errorf("rule %q reason %q, want %s and a reason", e.Rule, e.Reason, nodemachinery.Rule)
 			}
-			if !c.drop && e.Rule == translate.RuleDropStandaloneNode {
+			if !c.drop && e.Rule == nodemachinery.Rule {
 				t.Errorf("placed by %s", e.Rule)
 			}
 			if d := translate.Standalone("op", nil).Plan(out).Entries[0].Disposition; d != routing.Apply {

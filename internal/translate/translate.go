@@ -15,6 +15,7 @@ import (
 	"github.com/topolayer/topolayer/internal/parallel"
 	"github.com/topolayer/topolayer/internal/translate/check"
 	"github.com/topolayer/topolayer/internal/translate/declare"
+	"github.com/topolayer/topolayer/internal/translate/nodemachinery"
 	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/internal/translate/podspec"
 	"github.com/topolayer/topolayer/internal/translate/policy"
@@ -627,4 +628,19 @@ func (e Engine) Declarations(p *plans.Plan) *declare.Declarations {
 		Operator: e.Operator, Router: e.Router, Names: e.Names, Declared: e.Declared,
 		Supplement: e.Supplement, Policy: e.Policy, Containment: e.Containment,
 	}.Declarations(p)
+}
+
+// dropStandaloneNode drops w when the engine places it on the management cluster of a
+// hosted control plane and it is standalone-node machinery (package nodemachinery).
+func (e Engine) dropStandaloneNode(w *work) bool {
+	if e.HCPNamespace == "" || w.entry.Target.Cluster != routing.ClusterManagement || w.entry.Disposition != routing.Apply {
+		return false
+	}
+	why := nodemachinery.Why(w)
+	if why == "" {
+		return false
+	}
+	w.entry.Disposition, w.entry.Rule, w.entry.Reason = routing.Dropped, nodemachinery.Rule, why
+	w.entry.Target = plans.Target{}
+	return true
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/internal/golden"
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/nodemachinery"
 	"github.com/topolayer/topolayer/internal/translate/parity"
 	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/internal/translate/scope"
@@ -317,7 +318,7 @@ func TestCompareAttributesSimulatedNamespaces(t *testing.T) {
 		}
 	}
 	for obj, step := range map[string]string{
-		"pods demo/installer-3-master-0":                          translate.RuleDropStandaloneNode,
+		"pods demo/installer-3-master-0":                          nodemachinery.Rule,
 		"networkpolicies.networking.k8s.io demo/default-deny-all": scope.Rule,
 		"services demo/web":                                       translate.ByAnnotationReferences,
 		"configmaps demo/config":                                  translate.ByPayloadServiceDNS,

@@ -1,8 +1,10 @@
-package translate
+package nodemachinery
 
 import (
 	"strconv"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/internal/translate/policy"
@@ -11,10 +13,9 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/topolayer/topolayer/contract"
-	"github.com/topolayer/topolayer/routing"
 )
 
-// RuleDropStandaloneNode drops, in the hosted topology, the machinery of static-pod operators
+// Rule drops, in the hosted topology, the machinery of static-pod operators
 // that only has a meaning on a standalone cluster's own nodes, as library-go's static-pod
 // controllers write it:
 //   - bare Pods bound to a node (spec.nodeName: installer, revision-pruner and guard pods);
@@ -32,7 +33,7 @@ import (
 // A hosted control plane runs its components as Deployments in the HCP namespace; there are
 // no control-plane nodes to install static pods on, and no installer to read a revision.
 // Other names that end in a number are not revisions and are placed as usual.
-const RuleDropStandaloneNode = "hosted/drop-standalone-node"
+const Rule = "hosted/drop-standalone-node"
 
 // Names and keys of library-go's static-pod revision controller.
 const (
@@ -45,24 +46,33 @@ const (
 	installerBindingSuffix   = "-installer"
 )
 
-// standaloneNodeMachinery says why the object of w is standalone-node machinery, or "".
-func standaloneNodeMachinery(w *work) string {
-	src := w.entry.Source
-	if w.src == nil {
+// Object is what the rule reads of a mutation: its entry (the standalone identity), the
+// mutation (its action), the object as the operator wrote it and as a YAML tree.
+type Object interface {
+	Entry() *plans.Entry
+	Mutation() *contract.Mutation
+	Source() *unstructured.Unstructured
+	Tree() *yaml.RNode
+}
+
+// Why says why the object of w is standalone-node machinery, or "".
+func Why(w Object) string {
+	src := w.Entry().Source
+	if w.Source() == nil {
 		// The prune controller deletes old revisions by their status ConfigMap (the copies
 		// it owns go with it).
-		if n, ok := revisionStatus(src); ok && w.m.Metadata.Action == contract.ActionDelete {
+		if n, ok := revisionStatus(src); ok && w.Mutation().Metadata.Action == contract.ActionDelete {
 			return "the deletion of static-pod revision " + n + ", which a hosted control plane never had"
 		}
 		return ""
 	}
 	switch {
 	case src.Group == "" && src.Resource == "pods":
-		if node, ok := yamlnode.StringAt(w.tree(), "spec", "nodeName"); ok && node != "" {
+		if node, ok := yamlnode.StringAt(w.Tree(), "spec", "nodeName"); ok && node != "" {
 			return "a Pod bound to node " + node + " of the standalone cluster (installer, pruner or guard pod); a hosted control plane has no such node"
 		}
 	case src.Group == "policy" && src.Resource == "poddisruptionbudgets" && strings.HasSuffix(src.Name, guardPDBSuffix):
-		if app, _ := yamlnode.StringAt(w.tree(), "spec", "selector", "matchLabels", guardPodLabel); app == guardPods {
+		if app, _ := yamlnode.StringAt(w.Tree(), "spec", "selector", "matchLabels", guardPodLabel); app == guardPods {
 			return "the PodDisruptionBudget of static-pod guard pods, which a hosted control plane does not run"
 		}
 	case src.Group == "" && src.Resource == "configmaps" && strings.HasPrefix(src.Name, revisionStatusPrefix):
@@ -70,18 +80,18 @@ func standaloneNodeMachinery(w *work) string {
 		if !ok {
 			return ""
 		}
-		data, _ := yamlnode.StringAt(w.tree(), "data", "revision")
-		if _, ready := w.tree().GetAnnotations()[annotationRevisionReady]; data == n || ready {
+		data, _ := yamlnode.StringAt(w.Tree(), "data", "revision")
+		if _, ready := w.Tree().GetAnnotations()[annotationRevisionReady]; data == n || ready {
 			return "static-pod revision " + n + " (the revision controller's status ConfigMap); a hosted control plane has no installer to read it"
 		}
 	case src.Group == "" && src.Resource == "serviceaccounts" && src.Name == installerSA:
 		return "the ServiceAccount of static-pod installer and pruner pods, which a hosted control plane does not run"
-	case src.Group == "" && src.Resource == "serviceaccounts" && src.Name == guardSA && w.tree().GetLabels()[guardPodLabel] == guardPods:
+	case src.Group == "" && src.Resource == "serviceaccounts" && src.Name == guardSA && w.Tree().GetLabels()[guardPodLabel] == guardPods:
 		return "the ServiceAccount of static-pod guard pods, which a hosted control plane does not run"
-	case src.Group == policy.GroupRBAC && src.Resource == "clusterrolebindings" && installerBinding(w.tree(), src.Name):
+	case src.Group == policy.GroupRBAC && src.Resource == "clusterrolebindings" && installerBinding(w.Tree(), src.Name):
 		return "the cluster-admin binding of static-pod installer pods, which a hosted control plane does not run"
 	case src.Group == "" && (src.Resource == "configmaps" || src.Resource == "secrets"):
-		if n, ok := revisionCopy(w.src.Object, src.Name); ok {
+		if n, ok := revisionCopy(w.Source().Object, src.Name); ok {
 			return "a copy of " + strings.TrimSuffix(src.Name, "-"+n) + " for static-pod revision " + n + " (owned by " + revisionStatusPrefix + n + "); a hosted control plane has no installer to read it"
 		}
 	}
@@ -142,7 +152,8 @@ func revisionCopy(obj map[string]any, name string) (string, bool) {
 	if _, err := strconv.ParseUint(n, 10, 31); err != nil {
 		return "", false
 	}
-	refs, _ := valueAt(obj, "metadata", "ownerReferences").([]any)
+	v, _, _ := unstructured.NestedFieldNoCopy(obj, "metadata", "ownerReferences")
+	refs, _ := v.([]any)
 	for _, ref := range refs {
 		r, _ := ref.(map[string]any)
 		if r["apiVersion"] == "v1" && r["kind"] == "ConfigMap" && r["name"] == revisionStatusPrefix+n {
@@ -150,19 +161,4 @@ func revisionCopy(obj map[string]any, name string) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-// dropStandaloneNode drops w when the engine places it on the management cluster of a
-// hosted control plane and it is standalone-node machinery.
-func (e Engine) dropStandaloneNode(w *work) bool {
-	if e.HCPNamespace == "" || w.entry.Target.Cluster != routing.ClusterManagement || w.entry.Disposition != routing.Apply {
-		return false
-	}
-	why := standaloneNodeMachinery(w)
-	if why == "" {
-		return false
-	}
-	w.entry.Disposition, w.entry.Rule, w.entry.Reason = routing.Dropped, RuleDropStandaloneNode, why
-	w.entry.Target = plans.Target{}
-	return true
 }
