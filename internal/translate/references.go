@@ -430,3 +430,34 @@ func (r *inverseRenamer) statusReferences(obj *yaml.RNode, ns string) error {
 	}
 	return nil
 }
+
+// outsideTarget is where an object outside the plan is expected, or why it cannot be mapped,
+// and the warning of a reference to it.
+type outsideTarget struct {
+	target  contract.Identity
+	err     error
+	warning string
+}
+
+// outsideTarget returns the target of src, an object outside the plan on the referrer's
+// cluster (the topology's name mapping), remembered for the plan.
+func (r *renamer) outsideTarget(src contract.Identity) outsideTarget {
+	var k objectKey
+	if r.outside != nil {
+		k = keyOf(r.from, src)
+		if v, ok := r.outside.Load(k); ok {
+			return v.(outsideTarget)
+		}
+	}
+	var t outsideTarget
+	t.target, t.err = r.engine.Names.ToTarget(r.from, src)
+	if t.err != nil {
+		t.warning = fmt.Sprintf("refers to %s, which cannot be mapped: %v", src, t.err)
+	} else {
+		t.warning = fmt.Sprintf("dangling reference: %s is not in the plan; it is expected as %s", src, t.target)
+	}
+	if r.outside != nil {
+		r.outside.Store(k, t)
+	}
+	return t
+}

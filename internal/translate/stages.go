@@ -16,6 +16,7 @@ import (
 
 	"github.com/topolayer/topolayer/internal/yamlnode"
 
+	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/topolayer/topolayer/contract"
@@ -405,4 +406,57 @@ func (e Engine) simulatesNamespace(r *renamer, ns string) bool {
 		}
 	}
 	return r.simulatesNamespace(ns)
+}
+
+// filterScope is where a scoped filter works on an object: the mapping's path, the keys, their
+// values there before the edit, and the edit.
+type filterScope struct {
+	path, keys []string
+	before     *yaml.Node
+	edit       func()
+}
+
+// scopeOf returns the scope of f on obj, with a copy of the values it may change; false when
+// f is not scoped on obj, or a node on the scope's path is neither a mapping nor missing (the
+// scope then says nothing of it).
+func scopeOf(f kio.Filter, obj *yaml.Node) (filterScope, bool) {
+	sf, ok := f.(transform.Scoped)
+	if !ok {
+		return filterScope{}, false
+	}
+	path, keys, edit, ok := sf.Scope(obj)
+	if !ok || len(path) == 0 {
+		return filterScope{}, false
+	}
+	at, ok := yamlnode.LookupNode(obj, path...)
+	if !ok || (at != nil && at.Kind != yaml.MappingNode) {
+		return filterScope{}, false
+	}
+	return filterScope{path: path, keys: keys, before: yamlnode.CopyTree(scopedKeys(at, keys)), edit: edit}, true
+}
+
+// changes returns the changes the filter made in obj: a diff of the scope's keys before and
+// after, which lists them as a diff of the whole object does (the mapping's keys in their
+// order, then those it gained).
+func (s filterScope) changes(obj *yaml.Node, by string) []plans.Change {
+	after, _ := yamlnode.LookupNode(obj, s.path...)
+	if after != nil && after.Kind != yaml.MappingNode {
+		after = nil
+	}
+	return plans.DiffAt(s.path, s.before, scopedKeys(after, s.keys), by, plans.ChangeTransformed)
+}
+
+// scopedKeys returns a mapping of the pairs of m whose key is one of keys, in m's order; nil
+// for a nil m.
+func scopedKeys(m *yaml.Node, keys []string) *yaml.Node {
+	if m == nil {
+		return nil
+	}
+	out := &yaml.Node{Kind: yaml.MappingNode, Tag: yaml.NodeTagMap}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if slices.Contains(keys, m.Content[i].Value) {
+			out.Content = append(out.Content, m.Content[i], m.Content[i+1])
+		}
+	}
+	return out
 }

@@ -2,12 +2,10 @@ package translate
 
 import (
 	"fmt"
-	"slices"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/topolayer/topolayer/contract"
@@ -19,7 +17,6 @@ import (
 	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/internal/translate/podspec"
 	"github.com/topolayer/topolayer/internal/translate/policy"
-	"github.com/topolayer/topolayer/internal/translate/transform"
 	"github.com/topolayer/topolayer/internal/yamlnode"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
@@ -373,37 +370,6 @@ type placements struct {
 	outside sync.Map // objectKey -> outsideTarget
 }
 
-// outsideTarget is where an object outside the plan is expected, or why it cannot be mapped,
-// and the warning of a reference to it.
-type outsideTarget struct {
-	target  contract.Identity
-	err     error
-	warning string
-}
-
-// outsideTarget returns the target of src, an object outside the plan on the referrer's
-// cluster (the topology's name mapping), remembered for the plan.
-func (r *renamer) outsideTarget(src contract.Identity) outsideTarget {
-	var k objectKey
-	if r.outside != nil {
-		k = keyOf(r.from, src)
-		if v, ok := r.outside.Load(k); ok {
-			return v.(outsideTarget)
-		}
-	}
-	var t outsideTarget
-	t.target, t.err = r.engine.Names.ToTarget(r.from, src)
-	if t.err != nil {
-		t.warning = fmt.Sprintf("refers to %s, which cannot be mapped: %v", src, t.err)
-	} else {
-		t.warning = fmt.Sprintf("dangling reference: %s is not in the plan; it is expected as %s", src, t.target)
-	}
-	if r.outside != nil {
-		r.outside.Store(k, t)
-	}
-	return t
-}
-
 // placed is where a source object lands.
 type placed struct {
 	cluster string
@@ -467,59 +433,6 @@ func (e Engine) rewrite(w *work, places *placements) {
 	tm.Body, tm.Object = nil, nil
 	w.entry.Mutation = &tm
 	w.final = obj
-}
-
-// filterScope is where a scoped filter works on an object: the mapping's path, the keys, their
-// values there before the edit, and the edit.
-type filterScope struct {
-	path, keys []string
-	before     *yaml.Node
-	edit       func()
-}
-
-// scopeOf returns the scope of f on obj, with a copy of the values it may change; false when
-// f is not scoped on obj, or a node on the scope's path is neither a mapping nor missing (the
-// scope then says nothing of it).
-func scopeOf(f kio.Filter, obj *yaml.Node) (filterScope, bool) {
-	sf, ok := f.(transform.Scoped)
-	if !ok {
-		return filterScope{}, false
-	}
-	path, keys, edit, ok := sf.Scope(obj)
-	if !ok || len(path) == 0 {
-		return filterScope{}, false
-	}
-	at, ok := yamlnode.LookupNode(obj, path...)
-	if !ok || (at != nil && at.Kind != yaml.MappingNode) {
-		return filterScope{}, false
-	}
-	return filterScope{path: path, keys: keys, before: yamlnode.CopyTree(scopedKeys(at, keys)), edit: edit}, true
-}
-
-// changes returns the changes the filter made in obj: a diff of the scope's keys before and
-// after, which lists them as a diff of the whole object does (the mapping's keys in their
-// order, then those it gained).
-func (s filterScope) changes(obj *yaml.Node, by string) []plans.Change {
-	after, _ := yamlnode.LookupNode(obj, s.path...)
-	if after != nil && after.Kind != yaml.MappingNode {
-		after = nil
-	}
-	return plans.DiffAt(s.path, s.before, scopedKeys(after, s.keys), by, plans.ChangeTransformed)
-}
-
-// scopedKeys returns a mapping of the pairs of m whose key is one of keys, in m's order; nil
-// for a nil m.
-func scopedKeys(m *yaml.Node, keys []string) *yaml.Node {
-	if m == nil {
-		return nil
-	}
-	out := &yaml.Node{Kind: yaml.MappingNode, Tag: yaml.NodeTagMap}
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if slices.Contains(keys, m.Content[i].Value) {
-			out.Content = append(out.Content, m.Content[i], m.Content[i+1])
-		}
-	}
-	return out
 }
 
 // setIdentity writes the target identity into the body: apiVersion (a shadow group), kind (a
