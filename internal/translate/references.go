@@ -188,7 +188,7 @@ func rewriteEventReferences(obj *yaml.RNode, discovery *contract.Discovery, reso
 
 // The steps that rewrite references outside the kind/field table (Change.By).
 const (
-	// ByAnnotationReferences rewrites the annotations of references.Annotations.
+	// ByAnnotationReferences rewrites the annotations of references.AnnotationsOf.
 	ByAnnotationReferences = "annotation-references"
 	// ByPayloadServiceDNS rewrites in-cluster Service DNS names inside ConfigMap and Secret
 	// data.
@@ -198,7 +198,7 @@ const (
 // everyNamespace returns the target of a reference to an object every namespace has, which
 // the plan does not contain: the same name in the referrer's target namespace.
 func (r *renamer) everyNamespace(src contract.Identity) (contract.Identity, bool) {
-	if src.Group != "" || src.Resource != "configmaps" || src.Namespace == "" || !slices.Contains(references.EveryNamespaceConfigMaps, src.Name) {
+	if src.Group != "" || src.Resource != "configmaps" || src.Namespace == "" || !references.InEveryNamespace(src.Name) {
 		return contract.Identity{}, false
 	}
 	if r.from != routing.ClusterManagement {
@@ -213,17 +213,17 @@ func (r *renamer) everyNamespace(src contract.Identity) (contract.Identity, bool
 }
 
 // rewriteOutsideTable rewrites, with r, the references obj holds outside the kind/field
-// table: the annotations of references.Annotations, and Service DNS names in the data of
+// table: the annotations of references.AnnotationsOf, and Service DNS names in the data of
 // ConfigMaps and Secrets. obj is in standalone form. Each change is passed to record.
 func (e Engine) rewriteOutsideTable(obj *yaml.RNode, r *renamer, record func([]plans.Change)) error {
 	gv, _ := schema.ParseGroupVersion(obj.GetApiVersion())
 	gk := schema.GroupKind{Group: gv.Group, Kind: obj.GetKind()}
-	if gk != references.KindService && gk != references.KindSecret && gk != references.KindConfigMap {
+	if gk != kindService && gk != kindSecret && gk != kindConfigMap {
 		return nil
 	}
 	ns := obj.GetNamespace()
 	annotations := obj.GetAnnotations()
-	for _, a := range references.Annotations {
+	for a := range references.AnnotationsOf(gk) {
 		name := annotations[a.Annotation]
 		if a.Referrer != gk || name == "" {
 			continue
@@ -237,11 +237,11 @@ func (e Engine) rewriteOutsideTable(obj *yaml.RNode, r *renamer, record func([]p
 		}
 		record([]plans.Change{{Path: yamlnode.Pointer([]string{"metadata", "annotations", a.Annotation}), From: name, To: renamed.Name, By: ByAnnotationReferences, Kind: plans.ChangeReference}})
 	}
-	if gk == references.KindService {
+	if gk == kindService {
 		return nil
 	}
 	// Changes are recorded per key, as the JSON value of the key (base64 in a Secret's data).
-	return references.RewriteDataRecorded(obj, gk == references.KindSecret, r.rewriteServiceDNS, func(path []string, from, to string) {
+	return references.RewriteDataRecorded(obj, gk == kindSecret, r.rewriteServiceDNS, func(path []string, from, to string) {
 		record([]plans.Change{{Path: yamlnode.Pointer(path), From: from, To: to, By: ByPayloadServiceDNS, Kind: plans.ChangeReference}})
 	})
 }
@@ -257,7 +257,7 @@ func (r *renamer) rewriteServiceDNS(text string) (string, bool) {
 		if !inPlan && !r.simulatesNamespace(m.Namespace) {
 			return "", "", false
 		}
-		target, _, ok := r.resolve(references.KindService, m.Namespace, m.Name)
+		target, _, ok := r.resolve(kindService, m.Namespace, m.Name)
 		if !ok || (target.Name == m.Name && target.Namespace == m.Namespace) {
 			return "", "", false
 		}
@@ -284,11 +284,11 @@ func (r *renamer) simulatesNamespace(ns string) bool {
 func (r *inverseRenamer) outsideTable(obj *yaml.RNode, ns string) error {
 	gv, _ := schema.ParseGroupVersion(obj.GetApiVersion())
 	gk := schema.GroupKind{Group: gv.Group, Kind: obj.GetKind()}
-	if gk != references.KindService && gk != references.KindSecret && gk != references.KindConfigMap {
+	if gk != kindService && gk != kindSecret && gk != kindConfigMap {
 		return nil
 	}
 	annotations := obj.GetAnnotations()
-	for _, a := range references.Annotations {
+	for a := range references.AnnotationsOf(gk) {
 		name := annotations[a.Annotation]
 		if a.Referrer != gk || name == "" {
 			continue
@@ -299,15 +299,15 @@ func (r *inverseRenamer) outsideTable(obj *yaml.RNode, ns string) error {
 			}
 		}
 	}
-	if gk == references.KindService {
+	if gk == kindService {
 		return nil
 	}
-	return references.RewriteData(obj, gk == references.KindSecret, func(text string) (string, bool) {
+	return references.RewriteData(obj, gk == kindSecret, func(text string) (string, bool) {
 		return references.ReplaceServiceDNS(text, func(m references.DNSMatch) (string, string, bool) {
 			if m.Namespace != ns {
 				return "", "", false
 			}
-			src, ok := r.lookup(references.KindService, m.Namespace, m.Name)
+			src, ok := r.lookup(kindService, m.Namespace, m.Name)
 			if !ok || src.Namespace == "" || (src.Namespace == m.Namespace && src.Name == m.Name) {
 				return "", "", false
 			}
@@ -316,10 +316,10 @@ func (r *inverseRenamer) outsideTable(obj *yaml.RNode, ns string) error {
 	})
 }
 
-// ByStatusReferences rewrites the entries of references.Statuses (Change.By).
+// ByStatusReferences rewrites the entries of references.StatusReference lists (Change.By).
 const ByStatusReferences = "status-references"
 
-// rewriteStatusReferences rewrites, with r, the entries of obj's references.Statuses that name
+// rewriteStatusReferences rewrites, with r, the entries of obj's references.StatusReference lists that name
 // an object the topology places, on the referrer's cluster, under another identity: an
 // object of the plan, or one the operator declares in a class placed there. A Namespace
 // stays as it is: the simulated namespace keeps its standalone name in what the operator
@@ -461,3 +461,10 @@ func (r *renamer) outsideTarget(src contract.Identity) outsideTarget {
 	}
 	return t
 }
+
+// The kinds whose references outside the kind/field table the renamer follows.
+var (
+	kindService   = schema.GroupKind{Kind: "Service"}
+	kindSecret    = schema.GroupKind{Kind: "Secret"}
+	kindConfigMap = schema.GroupKind{Kind: "ConfigMap"}
+)

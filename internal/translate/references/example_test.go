@@ -3,9 +3,10 @@ package references_test
 import (
 	"fmt"
 
-	"github.com/topolayer/topolayer/internal/translate/references"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/topolayer/topolayer/internal/translate/references"
 )
 
 // A Deployment moves into the hosted control plane's namespace: its ConfigMap follows it

@@ -6,11 +6,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/topolayer/topolayer/internal/translate/references"
 	kusttest_test "sigs.k8s.io/kustomize/api/testutils/kusttest"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/resid"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/topolayer/topolayer/internal/translate/references"
 )
 
 // kustomizeExclusions are the entries of kustomize's default nameReference configuration

@@ -2,7 +2,9 @@ package references
 
 import (
 	"encoding/base64"
+	"iter"
 	"regexp"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -23,12 +25,11 @@ type AnnotationReference struct {
 }
 
 var (
-	KindService   = schema.GroupKind{Kind: "Service"}
-	KindSecret    = schema.GroupKind{Kind: "Secret"}
-	KindConfigMap = schema.GroupKind{Kind: "ConfigMap"}
+	kindService = schema.GroupKind{Kind: "Service"}
+	kindSecret  = schema.GroupKind{Kind: "Secret"}
 )
 
-// Annotations are the annotations the engine follows like fields of the reference
+// annotations are the annotations the engine follows like fields of the reference
 // table: OpenShift's service-ca operator writes the serving certificate of a Service into the
 // Secret its serving-cert-secret-name annotation names, and records on that Secret the
 // Service it serves; Kubernetes' token controller fills a service-account-token Secret for
@@ -40,17 +41,17 @@ var (
 // name), openshift.io/owning-component (a product component), and library-go's
 // operator.openshift.io/dep-* keys on workloads (hashes of the objects they name: only
 // compared, never read back as names).
-var Annotations = []AnnotationReference{
-	{Referrer: KindService, Annotation: "service.beta.openshift.io/serving-cert-secret-name", To: KindSecret},
-	{Referrer: KindService, Annotation: "service.alpha.openshift.io/serving-cert-secret-name", To: KindSecret},
-	{Referrer: KindSecret, Annotation: "service.beta.openshift.io/originating-service-name", To: KindService},
-	{Referrer: KindSecret, Annotation: "service.alpha.openshift.io/originating-service-name", To: KindService},
-	{Referrer: KindSecret, Annotation: "kubernetes.io/service-account.name", To: schema.GroupKind{Kind: "ServiceAccount"}},
+var annotations = []AnnotationReference{
+	{Referrer: kindService, Annotation: "service.beta.openshift.io/serving-cert-secret-name", To: kindSecret},
+	{Referrer: kindService, Annotation: "service.alpha.openshift.io/serving-cert-secret-name", To: kindSecret},
+	{Referrer: kindSecret, Annotation: "service.beta.openshift.io/originating-service-name", To: kindService},
+	{Referrer: kindSecret, Annotation: "service.alpha.openshift.io/originating-service-name", To: kindService},
+	{Referrer: kindSecret, Annotation: "kubernetes.io/service-account.name", To: schema.GroupKind{Kind: "ServiceAccount"}},
 }
 
-// EveryNamespaceConfigMaps are the ConfigMaps that every namespace has: a reference to one
+// everyNamespaceConfigMaps are the ConfigMaps that every namespace has: a reference to one
 // means the copy in the namespace the referrer lands in, never a renamed object.
-var EveryNamespaceConfigMaps = []string{"kube-root-ca.crt", "openshift-service-ca.crt"}
+var everyNamespaceConfigMaps = []string{"kube-root-ca.crt", "openshift-service-ca.crt"}
 
 // serviceDNS matches <service>.<namespace>.svc, with .cluster.local or not.
 var serviceDNS = regexp.MustCompile(`[a-z0-9]([-a-z0-9]*[a-z0-9])?\.[a-z0-9]([-a-z0-9]*[a-z0-9])?\.svc(\.cluster\.local)?`)
@@ -169,3 +170,20 @@ func RewriteDataRecorded(obj *yaml.RNode, secret bool, f func(string) (string, b
 func RewriteData(obj *yaml.RNode, secret bool, f func(string) (string, bool)) error {
 	return RewriteDataRecorded(obj, secret, f, nil)
 }
+
+// AnnotationsOf returns the annotations of objects of kind gk that name another object
+// (Service serving-certificate Secrets, token Secrets' service accounts), in a stable order.
+func AnnotationsOf(gk schema.GroupKind) iter.Seq[AnnotationReference] {
+	return func(yield func(AnnotationReference) bool) {
+		for _, a := range annotations {
+			if a.Referrer == gk && !yield(a) {
+				return
+			}
+		}
+	}
+}
+
+// InEveryNamespace reports whether name is a ConfigMap every namespace has
+// (kube-root-ca.crt, openshift-service-ca.crt): a reference to one means the copy in the
+// referrer's own namespace.
+func InEveryNamespace(name string) bool { return slices.Contains(everyNamespaceConfigMaps, name) }

@@ -23,7 +23,7 @@ type StatusReference struct {
 	Path []string
 }
 
-// Statuses are the status lists the engine follows like fields of the reference
+// statuses are the status lists the engine follows like fields of the reference
 // table, in status writes (UpdateStatus, ApplyStatus, PatchStatus) and in whole objects:
 // a ClusterOperator's relatedObjects (what must-gather and the console follow), an
 // operator CR's generations (library-go's workload and static-pod controllers compare the
@@ -31,19 +31,19 @@ type StatusReference struct {
 // cluster Ingress's componentRoutes (CAO's custom-route controller names its Route there).
 // The componentRoutes' own namespace and name are not references: they match an entry of
 // spec.componentRoutes, which the cluster's administrator wrote.
-var Statuses = []StatusReference{
+var statuses = []StatusReference{
 	{Referrer: schema.GroupKind{Group: "config.openshift.io", Kind: "ClusterOperator"}, Path: []string{"status", "relatedObjects"}},
 	{Referrer: schema.GroupKind{Group: "operator.openshift.io"}, Path: []string{"status", "generations"}},
 	{Referrer: schema.GroupKind{Group: "config.openshift.io", Kind: "Ingress"}, Path: []string{"status", "componentRoutes", "*", "relatedObjects"}},
 }
 
 // HoldsStatus says whether objects of kind gk (a shadow group's, or its
-// original's) have Statuses.
+// original's) have statuses.
 func HoldsStatus(gk schema.GroupKind) bool {
 	if original, ok := namespaces.IsShadowGroup(gk.Group); ok {
 		gk.Group = original
 	}
-	for _, s := range Statuses {
+	for _, s := range statuses {
 		if s.Referrer.Group == gk.Group && (s.Referrer.Kind == "" || s.Referrer.Kind == gk.Kind) {
 			return true
 		}
@@ -51,11 +51,11 @@ func HoldsStatus(gk schema.GroupKind) bool {
 	return false
 }
 
-// StatusLists returns the lists of Statuses that obj, of kind gk, holds, by their
+// StatusLists returns the lists of statuses that obj, of kind gk, holds, by their
 // JSON pointers.
 func StatusLists(obj *yaml.RNode, gk schema.GroupKind) map[string]*yaml.RNode {
 	var out map[string]*yaml.RNode
-	for _, s := range Statuses {
+	for _, s := range statuses {
 		if s.Referrer.Group != gk.Group || (s.Referrer.Kind != "" && s.Referrer.Kind != gk.Kind) {
 			continue
 		}

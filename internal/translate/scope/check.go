@@ -44,8 +44,8 @@ type Violation struct {
 // that reaches no other namespace is not checked: it only makes the nodes of the pods it
 // selects, all of the same hosted control plane, more likely for the pod itself, which is how
 // HyperShift colocates the pods of one hosted control plane. No reference (a field of the
-// reference table, an annotation of references.Annotations, a Service DNS name in a ConfigMap
-// or Secret, an entry of references.Statuses, in status writes too) may name a standalone
+// reference table, an annotation of references.AnnotationsOf, a Service DNS name in a ConfigMap
+// or Secret, an entry of references.StatusReference lists, in status writes too) may name a standalone
 // identity the plan renamed or shadowed. discovery nil means
 // contract.DefaultDiscovery().
 func Check(p *plans.Plan, hcp string, discovery *contract.Discovery, others ...map[string]string) []Violation {
@@ -73,7 +73,7 @@ func CheckFinals(p *plans.Plan, finals []*yaml.RNode, hcp string, discovery *con
 		objs     = map[int]*yaml.RNode{}
 		renamed  = map[nameKey]bool{}      // standalone names the plan changed
 		moved    = map[contract.Key]bool{} // standalone identities the plan placed under another
-		statuses = map[int]*yaml.RNode{}   // objects that hold references.Statuses
+		statuses = map[int]*yaml.RNode{}   // objects that hold references.StatusReference lists
 		targets  = map[nameKey]bool{}      // names in the HCP namespace
 		simNames = map[string]bool{}       // simulated standalone namespaces
 	)
@@ -246,12 +246,17 @@ func CheckReads(gk schema.GroupKind, src contract.Identity) bool {
 	case group == "" && (resource == "pods" || resource == "services"),
 		group == "policy" && resource == "poddisruptionbudgets",
 		group == "networking.k8s.io" && resource == "networkpolicies",
-		gk == references.KindConfigMap || gk == references.KindSecret,
+		gk == schema.GroupKind{Kind: "ConfigMap"} || gk == schema.GroupKind{Kind: "Secret"},
 		references.HasReferrers(gk.Kind),
 		references.HoldsStatus(gk):
 		return true
 	}
-	return slices.ContainsFunc(references.Annotations, func(a references.AnnotationReference) bool { return a.Referrer == gk })
+	return func() bool {
+		for range references.AnnotationsOf(gk) {
+			return true
+		}
+		return false
+	}()
 }
 
 func subset(a, b []string) bool {
@@ -331,7 +336,7 @@ func staleReferences(obj *yaml.RNode, hcp string, stale func(gk schema.GroupKind
 	gv, _ := schema.ParseGroupVersion(obj.GetApiVersion())
 	gk := schema.GroupKind{Group: gv.Group, Kind: obj.GetKind()}
 	var annotations map[string]string // read when a reference of the table is the object's
-	for _, a := range references.Annotations {
+	for a := range references.AnnotationsOf(gk) {
 		if a.Referrer != gk {
 			continue
 		}
@@ -342,8 +347,8 @@ func staleReferences(obj *yaml.RNode, hcp string, stale func(gk schema.GroupKind
 			out = append(out, fmt.Sprintf("annotation %s names %s %s, which the plan renamed", a.Annotation, a.To.Kind, name))
 		}
 	}
-	if gk == references.KindConfigMap || gk == references.KindSecret {
-		_ = references.RewriteData(obj, gk == references.KindSecret, func(text string) (string, bool) {
+	if gk.Group == "" && (gk.Kind == "ConfigMap" || gk.Kind == "Secret") {
+		_ = references.RewriteData(obj, gk.Kind == "Secret", func(text string) (string, bool) {
 			for _, m := range references.FindServiceDNS(text) {
 				if simulated[m.Namespace] {
 					out = append(out, fmt.Sprintf("names Service %s/%s by its standalone DNS name", m.Namespace, m.Name))
@@ -364,7 +369,7 @@ func finalOf(p *plans.Plan, finals []*yaml.RNode, i int) (*yaml.RNode, error) {
 	return yaml.FromMap(p.Entries[i].Object.Object)
 }
 
-// staleStatusReferences lists the entries of obj's references.Statuses that name a standalone
+// staleStatusReferences lists the entries of obj's references.StatusReference lists that name a standalone
 // identity the plan placed under another (moved).
 func staleStatusReferences(obj *yaml.RNode, moved map[contract.Key]bool) []string {
 	gv, _ := schema.ParseGroupVersion(obj.GetApiVersion())
