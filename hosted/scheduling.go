@@ -11,6 +11,7 @@ import (
 
 	"github.com/topolayer/topolayer/internal/translate/podspec"
 	"github.com/topolayer/topolayer/internal/translate/transform"
+	"github.com/topolayer/topolayer/internal/yamlnode"
 )
 
 // isolation returns the opinions that place a component's pods near its hosted control
@@ -22,13 +23,11 @@ func isolation(resource string, o ComponentOptions, h *HostedControlPlane) []tra
 			return nodeAffinity(spec, hcpNamespace, h, o.requestServing(component))
 		}),
 		hcpNamespaceOpinion("colocation", resource, func(spec, _ *yaml.RNode, _, hcpNamespace string) error {
-			terms, err := yaml.FromMap(map[string]any{"t": []any{map[string]any{"weight": 100, "podAffinityTerm": map[string]any{
+			// Built as a tree, not through YAML text: every workload of every plan gets it.
+			terms := yamlnode.TreeOf(map[string]any{"t": []any{map[string]any{"weight": int64(100), "podAffinityTerm": map[string]any{
 				"labelSelector": map[string]any{"matchLabels": map[string]any{LabelHostedControlPlane: hcpNamespace}},
 				"topologyKey":   "kubernetes.io/hostname",
 			}}}})
-			if err != nil {
-				return err
-			}
 			return spec.PipeE(yaml.LookupCreate(yaml.MappingNode, "affinity", "podAffinity"),
 				yaml.SetField("preferredDuringSchedulingIgnoredDuringExecution", terms.Field("t").Value))
 		}),
@@ -44,15 +43,13 @@ func isolation(resource string, o ComponentOptions, h *HostedControlPlane) []tra
 // dedicated request-serving topology also tolerates and requires its cluster's
 // request-serving nodes, with the HostedControlPlane's additional node selector.
 func nodeAffinity(spec *yaml.RNode, hcpNamespace string, h *HostedControlPlane, requestServing bool) error {
-	terms, err := yaml.FromMap(map[string]any{"t": []any{
-		map[string]any{"weight": 50, "preference": map[string]any{"matchExpressions": []any{
+	// Built as a tree, not through YAML text: every workload of every plan gets it.
+	terms := yamlnode.TreeOf(map[string]any{"t": []any{
+		map[string]any{"weight": int64(50), "preference": map[string]any{"matchExpressions": []any{
 			map[string]any{"key": TaintControlPlane, "operator": "In", "values": []any{"true"}}}}},
-		map[string]any{"weight": 100, "preference": map[string]any{"matchExpressions": []any{
+		map[string]any{"weight": int64(100), "preference": map[string]any{"matchExpressions": []any{
 			map[string]any{"key": TaintCluster, "operator": "In", "values": []any{hcpNamespace}}}}},
 	}})
-	if err != nil {
-		return err
-	}
 	affinity, err := spec.Pipe(yaml.LookupCreate(yaml.MappingNode, "affinity", "nodeAffinity"))
 	if err != nil {
 		return err
