@@ -300,20 +300,6 @@ func serviceAccountOf(spec map[string]any) string {
 	return "default"
 }
 
-// valueAt returns the value at path in an unstructured object: nil where a mapping on the
-// way lacks the key or a value on the way is not a mapping.
-func valueAt(obj map[string]any, path ...string) any {
-	var v any = obj
-	for _, k := range path {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil
-		}
-		v = m[k]
-	}
-	return v
-}
-
 // moveToGuestAs places w on the guest under its standalone identity, by rule.
 func (e Engine) moveToGuestAs(w *work, rule, why string) {
 	e.moveToGuest(w, why)

@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/topolayer/topolayer/contract"
@@ -115,24 +116,12 @@ spec:
 				t.Errorf("the source changed: %v", src)
 			}
 			for _, path := range tc.shares {
-				g, s := lookup(got, path...), lookup(src, path...)
+				g, _, _ := unstructured.NestedFieldNoCopy(got, path...)
+				s, _, _ := unstructured.NestedFieldNoCopy(src, path...)
 				if reflect.ValueOf(g).UnsafePointer() != reflect.ValueOf(s).UnsafePointer() {
 					t.Errorf("%v: not shared with the source", path)
 				}
 			}
 		})
 	}
-}
-
-// lookup returns the value at path in obj, nil where there is none.
-func lookup(obj map[string]any, path ...string) any {
-	var v any = obj
-	for _, k := range path {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil
-		}
-		v = m[k]
-	}
-	return v
 }
