@@ -192,11 +192,13 @@ func (e Engine) finish(w *work) {
 	// transform.
 	e.checker.Object(w)
 	w.finished = true
-	if o := w.entry.Object; w.final != nil && o != nil && !scope.CheckReads(o.GroupVersionKind().GroupKind(), w.entry.Source) {
-		// No later stage reads the tree: the object is the entry's.
-		w.final = nil
+	if w.entry.Object != nil && !w.unchanged {
+		// The object is the entry's now: the trees go, so that a plan holds each object once
+		// until it is settled. What reads the final object later reads it parsed, or builds
+		// its tree again (the scope check, scope.CheckFinals); what reads the operator's
+		// object reads w.src, or builds its tree again (tree).
+		w.final, w.obj = nil, nil
 	}
-
 }
 
 // settle hands a final entry to the settled function and, once it has it, drops the

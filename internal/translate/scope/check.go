@@ -366,7 +366,7 @@ func finalOf(p *plans.Plan, finals []*yaml.RNode, i int) (*yaml.RNode, error) {
 	if finals != nil && finals[i] != nil {
 		return finals[i], nil
 	}
-	return yaml.FromMap(p.Entries[i].Object.Object)
+	return yamlnode.TreeOf(p.Entries[i].Object.Object), nil
 }
 
 // staleStatusReferences lists the entries of obj's references.StatusReference lists that name a standalone
