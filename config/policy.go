@@ -88,11 +88,7 @@ func (c *TopologyConfig) PolicyFor(operator string) *translate.Policy {
 func validatePolicy(cfg *TopologyConfig) field.ErrorList {
 	var errs field.ErrorList
 	base := field.NewPath("policy")
-	switch cfg.Policy.PodSecurity {
-	case translate.PodSecurityStrip, translate.PodSecurityReject:
-	default:
-		errs = append(errs, field.NotSupported(base.Child("podSecurity"), cfg.Policy.PodSecurity, []translate.PodSecurityMode{translate.PodSecurityStrip, translate.PodSecurityReject}))
-	}
+	errs = append(errs, oneOf(base.Child("podSecurity"), cfg.Policy.PodSecurity, translate.PodSecurityStrip, translate.PodSecurityReject)...)
 	names := map[string]int{}
 	for i, op := range cfg.Policy.Operators {
 		p := base.Child("operators").Index(i)
