@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/topolayer/topolayer/cmd/internal/cli"
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/internal/e2e/cluster"
 )
@@ -45,7 +46,7 @@ The binaries are built from the Go module proxy by hack/envtest-assets.sh the fi
 	cmd.SetOut(streams.Out)
 	cmd.SetErr(streams.ErrOut)
 	cmd.AddCommand(newCmdUp(streams), newCmdDown(streams), newCmdServe(streams))
-	markUsageErrors(cmd)
+	cli.MarkUsageErrors(cmd, nil)
 	return cmd
 }
 
@@ -91,7 +92,7 @@ devenv.log, and the servers' data. Stop them with down.`,
   kubectl --kubeconfig /tmp/devenv/guest.kubeconfig get users.user.openshift.io`,
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
-		RunE:         runCommand(o),
+		RunE:         cli.RunCommand(o),
 	}
 	cmd.Flags().StringVar(&o.Dir, "dir", o.Dir, "directory for the kubeconfigs, the log and the servers' data (created if needed)")
 	cmd.Flags().StringVar(&o.Topology, "topology", o.Topology, "hosted or standalone (default: --config's topology, else hosted)")
@@ -205,7 +206,7 @@ DIR itself unless it holds other files. It is a no-op on a directory with nothin
 		Example:      `  topolayer-devenv down --dir /tmp/devenv`,
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
-		RunE:         runCommand(o),
+		RunE:         cli.RunCommand(o),
 	}
 	cmd.Flags().StringVar(&o.Dir, "dir", o.Dir, "the directory given to up")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", o.Timeout, "how long the servers may take to stop before they are killed")
@@ -283,7 +284,7 @@ func newCmdServe(streams IOStreams) *cobra.Command {
 		Hidden:       true,
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
-		RunE:         runCommand(o),
+		RunE:         cli.RunCommand(o),
 	}
 	cmd.Flags().StringVar(&o.Dir, "dir", o.Dir, "the dev environment's directory (absolute)")
 	cmd.Flags().StringVar(&o.Topology, "topology", o.Topology, "hosted or standalone")

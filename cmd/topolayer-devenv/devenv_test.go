@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/topolayer/topolayer/cmd/internal/cli"
 	"github.com/topolayer/topolayer/config"
 )
 
@@ -91,10 +92,10 @@ func TestRunMainExitStatus(t *testing.T) {
 		args []string
 		want int
 	}{
-		{[]string{"--help"}, exitOK},
-		{[]string{"up"}, exitUsage},
-		{[]string{"up", "--no-such-flag"}, exitUsage},
-		{[]string{"down", "--dir", t.TempDir()}, exitOK},
+		{[]string{"--help"}, cli.ExitOK},
+		{[]string{"up"}, cli.ExitUsage},
+		{[]string{"up", "--no-such-flag"}, cli.ExitUsage},
+		{[]string{"down", "--dir", t.TempDir()}, cli.ExitOK},
 	}
 	for _, tc := range tests {
 		var out, errOut bytes.Buffer

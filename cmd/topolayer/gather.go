@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/topolayer/topolayer/cmd/internal/cli"
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/gather"
@@ -48,7 +49,7 @@ skipped. The directory appears whole or not at all.`,
     --input-resources /tmp/sample-input-resources.yaml --output-resources examples/outputs/sample-operator-output-resources.yaml \
     --management-kubeconfig /tmp/dev/management.kubeconfig --guest-kubeconfig /tmp/dev/guest.kubeconfig --to /tmp/sample-input`,
 		Args: cobra.NoArgs,
-		RunE: runCommand(o),
+		RunE: cli.RunCommand(o),
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.ConfigFile, "config", o.ConfigFile, "topology configuration file")

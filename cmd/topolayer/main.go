@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/topolayer/topolayer/cmd/internal/cli"
 	"github.com/topolayer/topolayer/internal/mom/runner"
 )
 
@@ -55,10 +56,10 @@ func runMain(streams IOStreams, args []string, signals <-chan os.Signal, grace t
 		if err != nil {
 			fmt.Fprintln(streams.ErrOut, "error:", err)
 		}
-		if exitStatus(err) == exitUsage {
+		if cli.ExitStatus(err) == cli.ExitUsage {
 			fmt.Fprintf(streams.ErrOut, "See '%s --help' for usage.\n", commandPath(root, args))
 		}
-		return exitStatus(err)
+		return cli.ExitStatus(err)
 	}
 	var sig os.Signal
 	select {
@@ -67,14 +68,14 @@ func runMain(streams IOStreams, args []string, signals <-chan os.Signal, grace t
 	case sig = <-signals:
 	}
 	cancel(fmt.Errorf("%s", sig))
-	status := signalStatus(sig)
+	status := cli.SignalStatus(sig)
 	if daemon {
 		select {
 		case err := <-done:
 			return exit(err)
 		case sig = <-signals:
 			fmt.Fprintf(streams.ErrOut, "error: %s again: exiting before the shutdown finished\n", sig)
-			return signalStatus(sig)
+			return cli.SignalStatus(sig)
 		}
 	}
 	select {
@@ -84,7 +85,7 @@ func runMain(streams IOStreams, args []string, signals <-chan os.Signal, grace t
 		fmt.Fprintf(streams.ErrOut, "error: %s: the command did not stop within %s; exiting\n", sig, grace)
 	case sig = <-signals:
 		fmt.Fprintf(streams.ErrOut, "error: %s again: exiting\n", sig)
-		status = signalStatus(sig)
+		status = cli.SignalStatus(sig)
 	}
 	return status
 }

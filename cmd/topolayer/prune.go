@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/topolayer/topolayer/cmd/internal/cli"
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/prune"
 )
@@ -52,7 +53,7 @@ all.`,
     --from ../shared/corpus/multi-operator-manager/pkg/library/libraryinputresources/test-data/indirect-references-01/input-dir \
     --to /tmp/pruned --overwrite`,
 		Args: cobra.NoArgs,
-		RunE: runCommand(o),
+		RunE: cli.RunCommand(o),
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.InputResourcesFile, "input-resources", o.InputResourcesFile, "the operator's input-resources document")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/topolayer/topolayer/cmd/internal/cli"
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/translate"
 	"github.com/topolayer/topolayer/routing"
@@ -44,7 +45,7 @@ it is written beside --to and renamed into place.`,
 		Example: `  # Standalone passthrough: the same bodies under <to>/cluster/
   topolayer translate --config examples/standalone.yaml --from examples/outputs/sample-operator --to /tmp/translated`,
 		Args: cobra.NoArgs,
-		RunE: runCommand(o),
+		RunE: cli.RunCommand(o),
 	}
 	addSourceFlags(cmd, &o.SourceOptions)
 	cmd.Flags().StringVar(&o.To, "to", o.To, "directory to write; must be absent or empty unless --overwrite")
