@@ -278,7 +278,7 @@ type ServeOptions struct {
 func newCmdServe(streams IOStreams) *cobra.Command {
 	o := &ServeOptions{IOStreams: streams}
 	cmd := &cobra.Command{
-		Annotations:  map[string]string{annotationDaemon: "true"},
+		Annotations:  map[string]string{cli.AnnotationDaemon: "true"},
 		Use:          "serve --dir DIR [--topology hosted|standalone] [--config FILE]",
 		Short:        "Serve a dev environment until SIGTERM (run by up, in the background)",
 		Hidden:       true,

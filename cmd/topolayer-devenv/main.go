@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/signal"
@@ -28,10 +27,6 @@ func main() {
 // IOStreams are the standard streams a command reads and writes; tests pass buffers.
 type IOStreams = cli.IOStreams
 
-// annotationDaemon marks a command whose normal end is a signal (serve): a clean shutdown
-// after one exits 0.
-const annotationDaemon = "topolayer.dev/daemon"
-
 // exitCodesHelp is the root command's description of the exit statuses.
 const exitCodesHelp = `Exit status:
   0        success
@@ -43,35 +38,20 @@ const exitCodesHelp = `Exit status:
 // runMain runs one command and returns the process's exit status. The first signal cancels
 // the command's context and the command is waited for; a second returns at once.
 func runMain(streams IOStreams, args []string, signals <-chan os.Signal) int {
-	ctx, cancel := context.WithCancelCause(context.Background())
-	defer cancel(nil)
 	root := NewRootCommand(streams)
-	root.SetArgs(args)
-	daemon := false
-	if c, _, err := root.Find(args); err == nil && c != nil {
-		daemon = c.Annotations[annotationDaemon] == "true"
-	}
-	done := make(chan error, 1)
-	go func() { done <- root.ExecuteContext(ctx) }()
-	exit := func(err error) int {
-		if err != nil {
-			fmt.Fprintln(streams.ErrOut, "error:", err)
-		}
-		if cli.ExitStatus(err) == cli.ExitUsage {
-			fmt.Fprintf(streams.ErrOut, "See '%s --help' for usage.\n", root.CommandPath())
-		}
-		return cli.ExitStatus(err)
-	}
+	x := cli.Start(root, args)
+	defer x.Stop(nil)
+	exit := func(err error) int { return cli.Exit(streams.ErrOut, root.CommandPath(), err) }
 	var sig os.Signal
 	select {
-	case err := <-done:
+	case err := <-x.Done:
 		return exit(err)
 	case sig = <-signals:
 	}
-	cancel(fmt.Errorf("%s", sig))
+	x.Stop(fmt.Errorf("%s", sig))
 	select {
-	case err := <-done:
-		if daemon {
+	case err := <-x.Done:
+		if x.Daemon {
 			return exit(err)
 		}
 		if err != nil {

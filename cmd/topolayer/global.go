@@ -35,7 +35,7 @@ func addGlobalFlags(root *cobra.Command, streams IOStreams) {
 	f.StringVar(&g.Context, "context", g.Context, "kubeconfig context (default: the current context); used by the commands that talk to a cluster")
 	f.IntVarP(&g.Verbosity, "v", "v", g.Verbosity, "log verbosity of the libraries topolayer uses (client-go, controller-runtime): 0 shows none of their logs, 1 and more show them")
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
-		if cmd.Annotations[annotationDaemon] == "true" {
+		if cmd.Annotations[cli.AnnotationDaemon] == "true" {
 			return nil // run sets its own logger, from --log-format and -v
 		}
 		v := g.Verbosity

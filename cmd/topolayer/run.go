@@ -43,7 +43,7 @@ type RunOptions struct {
 func NewCmdRun(streams IOStreams) *cobra.Command {
 	o := &RunOptions{IOStreams: streams, LeaderElect: true, LogFormat: "console"}
 	cmd := &cobra.Command{
-		Annotations: map[string]string{annotationDaemon: "true"},
+		Annotations: map[string]string{cli.AnnotationDaemon: "true"},
 		Use:         "run --config FILE (--kubeconfig FILE | --management-kubeconfig FILE --guest-kubeconfig FILE)",
 		Short:       "Run the configured operators whenever their inputs change, and apply their outputs",
 		Long: `run is the multi-operator manager: one process, one set of informers over the union of

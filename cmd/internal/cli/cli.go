@@ -118,3 +118,44 @@ func RunCommand(o Options) func(*cobra.Command, []string) error {
 		return o.Run(cmd.Context())
 	}
 }
+
+// AnnotationDaemon marks a command whose normal end is a signal (topolayer run,
+// topolayer-devenv serve): it shuts down gracefully, taking the time it needs, and a clean
+// shutdown exits 0.
+const AnnotationDaemon = "topolayer.dev/daemon"
+
+// Execution is a command line running in the background, as a main runs it: the main waits
+// for Done or a signal, whichever comes first.
+type Execution struct {
+	// Daemon is whether the command args call is annotated AnnotationDaemon.
+	Daemon bool
+	// Done receives the command's error when it returns.
+	Done <-chan error
+	// Stop cancels the command's context with a cause; call it once the command is done.
+	Stop context.CancelCauseFunc
+}
+
+// Start runs root with args in the background, under a context of its own.
+func Start(root *cobra.Command, args []string) Execution {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	root.SetArgs(args)
+	daemon := false
+	if c, _, err := root.Find(args); err == nil && c != nil {
+		daemon = c.Annotations[AnnotationDaemon] == "true"
+	}
+	done := make(chan error, 1)
+	go func() { done <- root.ExecuteContext(ctx) }()
+	return Execution{Daemon: daemon, Done: done, Stop: cancel}
+}
+
+// Exit reports err, when not nil, on w ("error: ..."; a usage error also names the help of
+// the command at path) and returns the exit status of a command that returned it.
+func Exit(w io.Writer, path string, err error) int {
+	if err != nil {
+		fmt.Fprintln(w, "error:", err)
+	}
+	if ExitStatus(err) == ExitUsage {
+		fmt.Fprintf(w, "See '%s --help' for usage.\n", path)
+	}
+	return ExitStatus(err)
+}
