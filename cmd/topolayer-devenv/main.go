@@ -42,13 +42,10 @@ func runMain(streams IOStreams, args []string, signals <-chan os.Signal) int {
 	x := cli.Start(root, args)
 	defer x.Stop(nil)
 	exit := func(err error) int { return cli.Exit(streams.ErrOut, root.CommandPath(), err) }
-	var sig os.Signal
-	select {
-	case err := <-x.Done:
+	sig, err := x.FirstSignal(signals)
+	if sig == nil {
 		return exit(err)
-	case sig = <-signals:
 	}
-	x.Stop(fmt.Errorf("%s", sig))
 	select {
 	case err := <-x.Done:
 		if x.Daemon {

@@ -39,13 +39,10 @@ func runMain(streams IOStreams, args []string, signals <-chan os.Signal, grace t
 	x := cli.Start(root, args)
 	defer x.Stop(nil)
 	exit := func(err error) int { return cli.Exit(streams.ErrOut, commandPath(root, args), err) }
-	var sig os.Signal
-	select {
-	case err := <-x.Done:
+	sig, err := x.FirstSignal(signals)
+	if sig == nil {
 		return exit(err)
-	case sig = <-signals:
 	}
-	x.Stop(fmt.Errorf("%s", sig))
 	status := cli.SignalStatus(sig)
 	if x.Daemon {
 		select {

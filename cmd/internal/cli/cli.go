@@ -148,6 +148,19 @@ func Start(root *cobra.Command, args []string) Execution {
 	return Execution{Daemon: daemon, Done: done, Stop: cancel}
 }
 
+// FirstSignal waits for the command to return or for a signal, whichever comes first. When
+// the command returned, it returns the command's error and no signal; else the signal, once
+// it canceled the command's context with the signal as the cause.
+func (x Execution) FirstSignal(signals <-chan os.Signal) (os.Signal, error) {
+	select {
+	case err := <-x.Done:
+		return nil, err
+	case sig := <-signals:
+		x.Stop(fmt.Errorf("%s", sig))
+		return sig, nil
+	}
+}
+
 // Exit reports err, when not nil, on w ("error: ..."; a usage error also names the help of
 // the command at path) and returns the exit status of a command that returned it.
 func Exit(w io.Writer, path string, err error) int {
