@@ -23,7 +23,7 @@ import (
 // NewRootCommand builds the topolayer-devenv command tree: up and down (and serve, hidden,
 // which up runs in the background).
 func NewRootCommand(streams IOStreams) *cobra.Command {
-	cmd := &cobra.Command{
+	cmd := cli.Root(&cobra.Command{
 		Use:   "topolayer-devenv",
 		Short: "Run local API servers to try topolayer on: a management and a guest cluster, or one cluster",
 		Long: `topolayer-devenv runs real kube-apiservers and etcd on loopback, in the background, and
@@ -39,12 +39,7 @@ The binaries are built from the Go module proxy by hack/envtest-assets.sh the fi
 (several minutes), unless KUBEBUILDER_ASSETS names them.
 
 ` + exitCodesHelp,
-		SilenceUsage:  true,
-		SilenceErrors: true,
-	}
-	cmd.SetIn(streams.In)
-	cmd.SetOut(streams.Out)
-	cmd.SetErr(streams.ErrOut)
+	}, streams)
 	cmd.AddCommand(newCmdUp(streams), newCmdDown(streams), newCmdServe(streams))
 	cli.MarkUsageErrors(cmd, nil)
 	return cmd

@@ -13,7 +13,7 @@ type IOStreams = cli.IOStreams
 
 // NewRootCommand builds the topolayer command tree.
 func NewRootCommand(streams IOStreams) *cobra.Command {
-	cmd := &cobra.Command{
+	cmd := cli.Root(&cobra.Command{
 		Use:   "topolayer",
 		Short: "Place MOM contract operator outputs in a standalone or hosted topology",
 		Long: `topolayer takes what an operator written for a standalone OpenShift cluster would write
@@ -23,12 +23,7 @@ the hosted control plane's namespace on the management cluster and in the guest 
 (HyperShift). It shows the plan before anything is written.
 
 ` + exitCodesHelp,
-		SilenceUsage:  true,
-		SilenceErrors: true,
-	}
-	cmd.SetIn(streams.In)
-	cmd.SetOut(streams.Out)
-	cmd.SetErr(streams.ErrOut)
+	}, streams)
 	cmd.AddCommand(
 		NewCmdPlan(streams),
 		NewCmdTranslate(streams),

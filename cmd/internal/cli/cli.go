@@ -21,6 +21,17 @@ type IOStreams struct {
 	ErrOut io.Writer
 }
 
+// Root makes cmd a binary's root command, reading and writing streams. Cobra prints neither
+// errors nor usage: the main reports the error with Exit.
+func Root(cmd *cobra.Command, streams IOStreams) *cobra.Command {
+	cmd.SilenceUsage = true
+	cmd.SilenceErrors = true
+	cmd.SetIn(streams.In)
+	cmd.SetOut(streams.Out)
+	cmd.SetErr(streams.ErrOut)
+	return cmd
+}
+
 // The exit statuses of every command; each binary's root help says what they mean for it.
 const (
 	// ExitOK: the command did what it was asked, and found nothing wrong.
