@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,17 +11,14 @@ import (
 	"time"
 
 	"github.com/topolayer/topolayer/cmd/internal/cli"
+	"github.com/topolayer/topolayer/cmd/internal/cli/clitest"
 	"github.com/topolayer/topolayer/config"
 )
 
 // runDevEnv executes `topolayer-devenv args...`.
 func runDevEnv(t *testing.T, args ...string) (string, string, error) {
 	t.Helper()
-	var out, errOut bytes.Buffer
-	root := NewRootCommand(IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
-	root.SetArgs(args)
-	err := root.Execute()
-	return out.String(), errOut.String(), err
+	return clitest.Execute(context.Background(), NewRootCommand, args...)
 }
 
 func TestDevEnvFlagErrors(t *testing.T) {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"net/http"
 	"net/http/httptest"
@@ -11,10 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/topolayer/topolayer/config/configtest"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/topolayer/topolayer/cmd/internal/cli/clitest"
+	"github.com/topolayer/topolayer/config/configtest"
 )
 
 // brokenConfigs are config's broken configurations: each file has one breakage, and its leading
@@ -101,9 +102,5 @@ func runWithTimeout(t *testing.T, d time.Duration, args ...string) (string, stri
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
-	var out, errOut bytes.Buffer
-	cmd := NewRootCommand(IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
-	cmd.SetArgs(args)
-	err := cmd.ExecuteContext(ctx)
-	return out.String(), errOut.String(), err
+	return clitest.Execute(ctx, NewRootCommand, args...)
 }
