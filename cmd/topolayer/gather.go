@@ -56,8 +56,7 @@ skipped. The directory appears whole or not at all.`,
 	f.StringVar(&o.InputResourcesFile, "input-resources", o.InputResourcesFile, "the operator's input-resources document")
 	f.StringVar(&o.OutputResourcesFile, "output-resources", o.OutputResourcesFile, "the operator's output-resources document (hosted: where its own outputs live)")
 	f.StringVar(&o.Operator, "operator", o.Operator, "the operator's name")
-	f.StringVar(&o.To, "to", o.To, "input directory to write; must be absent or empty unless --overwrite")
-	f.BoolVar(&o.Overwrite, "overwrite", o.Overwrite, "replace --to if it already has content")
+	addOutputDirFlags(cmd, &o.To, &o.Overwrite, "input directory")
 	addKubeconfigFlags(cmd, &o.ClusterOptions)
 	return cmd
 }

@@ -58,8 +58,7 @@ all.`,
 	f := cmd.Flags()
 	f.StringVar(&o.InputResourcesFile, "input-resources", o.InputResourcesFile, "the operator's input-resources document")
 	f.StringVar(&o.From, "from", o.From, "must-gather directory (the folder holding cluster-scoped-resources/ and namespaces/)")
-	f.StringVar(&o.To, "to", o.To, "input directory to write; must be absent or empty unless --overwrite")
-	f.BoolVar(&o.Overwrite, "overwrite", o.Overwrite, "replace --to if it already has content")
+	addOutputDirFlags(cmd, &o.To, &o.Overwrite, "input directory")
 	return cmd
 }
 

@@ -76,9 +76,8 @@ appears whole or not at all: it is written beside --to and renamed into place.`,
 		RunE:         cli.RunCommand(o),
 	}
 	cmd.Flags().StringArrayVar(&o.From, "from", o.From, "a CRD manifest file or directory (repeatable)")
-	cmd.Flags().StringVar(&o.To, "to", o.To, "directory to write; must be absent or empty unless --overwrite")
+	addOutputDirFlags(cmd, &o.To, &o.Overwrite, "directory")
 	cmd.Flags().StringSliceVar(&o.Names, "name", o.Names, "name of a CRD to shadow, e.g. authentications.operator.openshift.io (repeatable; default: every cluster-scoped CRD)")
-	cmd.Flags().BoolVar(&o.Overwrite, "overwrite", o.Overwrite, "replace --to if it already has content")
 	return cmd
 }
 

@@ -48,8 +48,7 @@ it is written beside --to and renamed into place.`,
 		RunE: cli.RunCommand(o),
 	}
 	addSourceFlags(cmd, &o.SourceOptions)
-	cmd.Flags().StringVar(&o.To, "to", o.To, "directory to write; must be absent or empty unless --overwrite")
-	cmd.Flags().BoolVar(&o.Overwrite, "overwrite", o.Overwrite, "replace --to if it already has content")
+	addOutputDirFlags(cmd, &o.To, &o.Overwrite, "directory")
 	cmd.Flags().StringVar(&o.NameKey, "metadata-name-key", o.NameKey, `spelling of the name key in metadata files: "name", or the legacy "mame"`)
 	return cmd
 }
