@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/topolayer/topolayer/config"
@@ -48,14 +47,7 @@ func TestEgressConfig(t *testing.T) {
 				}
 				return
 			}
-			if err == nil {
-				t.Fatalf("accepted:\n%s", tc.in)
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error does not say %q:\n%v", w, err)
-				}
-			}
+			wantRefused(t, err, tc.in, tc.want...)
 		})
 	}
 }

@@ -1,7 +1,6 @@
 package config_test
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/topolayer/topolayer/config"
@@ -53,14 +52,7 @@ func TestInputEnvConfig(t *testing.T) {
 				}
 				return
 			}
-			if err == nil {
-				t.Fatalf("accepted:\n%s", tc.in)
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error does not say %q:\n%v", w, err)
-				}
-			}
+			wantRefused(t, err, tc.in, tc.want...)
 		})
 	}
 }
@@ -104,14 +96,7 @@ func TestValidateInputEnv(t *testing.T) {
 				}
 				return
 			}
-			if err == nil {
-				t.Fatal("accepted")
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error does not say %q:\n%v", w, err)
-				}
-			}
+			wantRefused(t, err, tc.name, tc.want...)
 		})
 	}
 }

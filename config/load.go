@@ -211,11 +211,7 @@ func validateAliases(cfg *TopologyConfig) field.ErrorList {
 func validateRouting(cfg *TopologyConfig) field.ErrorList {
 	var errs field.ErrorList
 	base := field.NewPath("routing")
-	switch cfg.Routing.ClusterRBAC {
-	case routing.ConvertClusterRBAC, routing.RejectClusterRBAC:
-	default:
-		errs = append(errs, field.NotSupported(base.Child("clusterRBAC"), cfg.Routing.ClusterRBAC, []routing.ClusterRBACPolicy{routing.ConvertClusterRBAC, routing.RejectClusterRBAC}))
-	}
+	errs = append(errs, oneOf(base.Child("clusterRBAC"), cfg.Routing.ClusterRBAC, routing.ConvertClusterRBAC, routing.RejectClusterRBAC)...)
 	table := routing.Table{Rules: cfg.Routing.Rules}
 	errs = append(errs, table.FieldErrors(base.Child("rules"), cfg.Clusters())...)
 	for i, r := range cfg.Routing.Rules {
@@ -299,25 +295,33 @@ func validateResource(p *field.Path, group, resource string) field.ErrorList {
 }
 
 func dnsLabel(p *field.Path, v string) field.ErrorList {
+	return requiredName(p, v, validation.IsDNS1123Label)
+}
+
+func dnsSubdomain(p *field.Path, v string) field.ErrorList {
+	return requiredName(p, v, validation.IsDNS1123Subdomain)
+}
+
+// requiredName checks a name that must be set and pass check (one of the validation.IsDNS1123
+// functions): Required when empty, else one Invalid error for each message of check.
+func requiredName(p *field.Path, v string, check func(string) []string) field.ErrorList {
 	if v == "" {
 		return field.ErrorList{field.Required(p, "")}
 	}
 	var errs field.ErrorList
-	for _, msg := range validation.IsDNS1123Label(v) {
+	for _, msg := range check(v) {
 		errs = append(errs, field.Invalid(p, v, msg))
 	}
 	return errs
 }
 
-func dnsSubdomain(p *field.Path, v string) field.ErrorList {
-	if v == "" {
-		return field.ErrorList{field.Required(p, "")}
+// oneOf checks an enumerated field: nothing when v is among allowed, else a NotSupported
+// error that lists them.
+func oneOf[T ~string](p *field.Path, v T, allowed ...T) field.ErrorList {
+	if slices.Contains(allowed, v) {
+		return nil
 	}
-	var errs field.ErrorList
-	for _, msg := range validation.IsDNS1123Subdomain(v) {
-		errs = append(errs, field.Invalid(p, v, msg))
-	}
-	return errs
+	return field.ErrorList{field.NotSupported(p, v, allowed)}
 }
 
 // ShadowedRules returns a warning for each configured routing rule that ties with a

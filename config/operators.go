@@ -321,11 +321,7 @@ func validateOperators(cfg *TopologyConfig) field.ErrorList {
 				errs = append(errs, dnsSubdomain(pi.Child("serviceAccount"), name)...)
 			}
 		}
-		switch op.OnControllerFailure {
-		case ApplyOnControllerFailure, RefuseOnControllerFailure:
-		default:
-			errs = append(errs, field.NotSupported(pi.Child("onControllerFailure"), op.OnControllerFailure, []ControllerFailurePolicy{ApplyOnControllerFailure, RefuseOnControllerFailure}))
-		}
+		errs = append(errs, oneOf(pi.Child("onControllerFailure"), op.OnControllerFailure, ApplyOnControllerFailure, RefuseOnControllerFailure)...)
 		errs = append(errs, op.Supplements.validate(pi.Child("supplements"))...)
 		if op.Adopt != nil {
 			fp := pi.Child("adopt", "fieldManagers")

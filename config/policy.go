@@ -88,11 +88,7 @@ func (c *TopologyConfig) PolicyFor(operator string) *policy.Policy {
 func validatePolicy(cfg *TopologyConfig) field.ErrorList {
 	var errs field.ErrorList
 	base := field.NewPath("policy")
-	switch cfg.Policy.PodSecurity {
-	case policy.PodSecurityStrip, policy.PodSecurityReject:
-	default:
-		errs = append(errs, field.NotSupported(base.Child("podSecurity"), cfg.Policy.PodSecurity, []policy.PodSecurityMode{policy.PodSecurityStrip, policy.PodSecurityReject}))
-	}
+	errs = append(errs, oneOf(base.Child("podSecurity"), cfg.Policy.PodSecurity, policy.PodSecurityStrip, policy.PodSecurityReject)...)
 	names := map[string]int{}
 	for i, op := range cfg.Policy.Operators {
 		p := base.Child("operators").Index(i)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/topolayer/topolayer/cmd/internal/cli"
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/internal/e2e/cluster"
 )
@@ -22,7 +23,7 @@ import (
 // NewRootCommand builds the topolayer-devenv command tree: up and down (and serve, hidden,
 // which up runs in the background).
 func NewRootCommand(streams IOStreams) *cobra.Command {
-	cmd := &cobra.Command{
+	cmd := cli.Root(&cobra.Command{
 		Use:   "topolayer-devenv",
 		Short: "Run local API servers to try topolayer on: a management and a guest cluster, or one cluster",
 		Long: `topolayer-devenv runs real kube-apiservers and etcd on loopback, in the background, and
@@ -38,14 +39,9 @@ The binaries are built from the Go module proxy by hack/envtest-assets.sh the fi
 (several minutes), unless KUBEBUILDER_ASSETS names them.
 
 ` + exitCodesHelp,
-		SilenceUsage:  true,
-		SilenceErrors: true,
-	}
-	cmd.SetIn(streams.In)
-	cmd.SetOut(streams.Out)
-	cmd.SetErr(streams.ErrOut)
+	}, streams)
 	cmd.AddCommand(newCmdUp(streams), newCmdDown(streams), newCmdServe(streams))
-	markUsageErrors(cmd)
+	cli.MarkUsageErrors(cmd, nil)
 	return cmd
 }
 
@@ -91,7 +87,7 @@ devenv.log, and the servers' data. Stop them with down.`,
   kubectl --kubeconfig /tmp/devenv/guest.kubeconfig get users.user.openshift.io`,
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
-		RunE:         runCommand(o),
+		RunE:         cli.RunCommand(o),
 	}
 	cmd.Flags().StringVar(&o.Dir, "dir", o.Dir, "directory for the kubeconfigs, the log and the servers' data (created if needed)")
 	cmd.Flags().StringVar(&o.Topology, "topology", o.Topology, "hosted or standalone (default: --config's topology, else hosted)")
@@ -205,7 +201,7 @@ DIR itself unless it holds other files. It is a no-op on a directory with nothin
 		Example:      `  topolayer-devenv down --dir /tmp/devenv`,
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
-		RunE:         runCommand(o),
+		RunE:         cli.RunCommand(o),
 	}
 	cmd.Flags().StringVar(&o.Dir, "dir", o.Dir, "the directory given to up")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", o.Timeout, "how long the servers may take to stop before they are killed")
@@ -277,13 +273,13 @@ type ServeOptions struct {
 func newCmdServe(streams IOStreams) *cobra.Command {
 	o := &ServeOptions{IOStreams: streams}
 	cmd := &cobra.Command{
-		Annotations:  map[string]string{annotationDaemon: "true"},
+		Annotations:  map[string]string{cli.AnnotationDaemon: "true"},
 		Use:          "serve --dir DIR [--topology hosted|standalone] [--config FILE]",
 		Short:        "Serve a dev environment until SIGTERM (run by up, in the background)",
 		Hidden:       true,
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
-		RunE:         runCommand(o),
+		RunE:         cli.RunCommand(o),
 	}
 	cmd.Flags().StringVar(&o.Dir, "dir", o.Dir, "the dev environment's directory (absolute)")
 	cmd.Flags().StringVar(&o.Topology, "topology", o.Topology, "hosted or standalone")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,17 +10,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/topolayer/topolayer/cmd/internal/cli"
+	"github.com/topolayer/topolayer/cmd/internal/cli/clitest"
 	"github.com/topolayer/topolayer/config"
 )
 
 // runDevEnv executes `topolayer-devenv args...`.
 func runDevEnv(t *testing.T, args ...string) (string, string, error) {
 	t.Helper()
-	var out, errOut bytes.Buffer
-	root := NewRootCommand(IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
-	root.SetArgs(args)
-	err := root.Execute()
-	return out.String(), errOut.String(), err
+	return clitest.Execute(context.Background(), NewRootCommand, args...)
 }
 
 func TestDevEnvFlagErrors(t *testing.T) {
@@ -91,10 +90,10 @@ func TestRunMainExitStatus(t *testing.T) {
 		args []string
 		want int
 	}{
-		{[]string{"--help"}, exitOK},
-		{[]string{"up"}, exitUsage},
-		{[]string{"up", "--no-such-flag"}, exitUsage},
-		{[]string{"down", "--dir", t.TempDir()}, exitOK},
+		{[]string{"--help"}, cli.ExitOK},
+		{[]string{"up"}, cli.ExitUsage},
+		{[]string{"up", "--no-such-flag"}, cli.ExitUsage},
+		{[]string{"down", "--dir", t.TempDir()}, cli.ExitOK},
 	}
 	for _, tc := range tests {
 		var out, errOut bytes.Buffer

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/topolayer/topolayer/cmd/internal/cli"
 	"github.com/topolayer/topolayer/internal/apply"
 	"github.com/topolayer/topolayer/internal/translate/plans"
 )
@@ -68,7 +69,7 @@ yaml shows it, without managedFields).`,
     --output-resources examples/outputs/sample-operator-output-resources.yaml \
     --management-kubeconfig /tmp/dev/management.kubeconfig --guest-kubeconfig /tmp/dev/guest.kubeconfig -o yaml`,
 		Args: cobra.NoArgs,
-		RunE: runCommand(o),
+		RunE: cli.RunCommand(o),
 	}
 	addSourceFlags(cmd, &o.SourceOptions)
 	addClusterFlags(cmd, &o.ClusterOptions)
@@ -80,7 +81,7 @@ yaml shows it, without managedFields).`,
 func (o *ApplyOptions) Complete() error {
 	p, ok := applyPrinters[o.Output]
 	if !ok {
-		return usageErrorf("--output %q: must be table, json or yaml", o.Output)
+		return cli.UsageErrorf("--output %q: must be table, json or yaml", o.Output)
 	}
 	o.print = p
 	return nil

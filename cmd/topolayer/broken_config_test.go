@@ -1,12 +1,9 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -16,44 +13,14 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/topolayer/topolayer/cmd/internal/cli/clitest"
+	"github.com/topolayer/topolayer/config/configtest"
 )
 
 // brokenConfigs are config's broken configurations: each file has one breakage, and its leading
 // comments "# field: ..." and "# reason: ..." say what the error must name.
 const brokenConfigs = "../../config/testdata/broken"
-
-type brokenConfig struct {
-	file, field, reason string
-	hosted              bool
-}
-
-func readBrokenConfigs(t *testing.T) []brokenConfig {
-	t.Helper()
-	files, err := filepath.Glob(filepath.Join(brokenConfigs, "*.yaml"))
-	if err != nil || len(files) < 20 {
-		t.Fatalf("%s: %d files, want at least 20 (%v)", brokenConfigs, len(files), err)
-	}
-	var out []brokenConfig
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c := brokenConfig{file: f, hosted: bytes.Contains(data, []byte("type: Hosted"))}
-		for s := bufio.NewScanner(bytes.NewReader(data)); s.Scan(); {
-			if v, ok := strings.CutPrefix(s.Text(), "# field: "); ok {
-				c.field = v
-			} else if v, ok := strings.CutPrefix(s.Text(), "# reason: "); ok {
-				c.reason = v
-			}
-		}
-		if c.field == "" || c.reason == "" {
-			t.Fatalf("%s: no '# field:' or '# reason:' comment", f)
-		}
-		out = append(out, c)
-	}
-	return out
-}
 
 // countingServer is an API server that answers nothing and counts every request made to it,
 // with a kubeconfig that points at it.
@@ -99,21 +66,21 @@ func countingServer(t *testing.T) (kubeconfig string, requests *atomic.Int64) {
 // and run stops before it makes a single request to the clusters it was given.
 func TestBrokenConfigsRefused(t *testing.T) {
 	kubeconfig, requests := countingServer(t)
-	for _, c := range readBrokenConfigs(t) {
-		t.Run(filepath.Base(c.file), func(t *testing.T) {
+	for _, c := range configtest.BrokenConfigs(t, brokenConfigs) {
+		t.Run(filepath.Base(c.File), func(t *testing.T) {
 			clusters := []string{"--kubeconfig", kubeconfig}
-			if c.hosted {
+			if c.Hosted {
 				clusters = []string{"--management-kubeconfig", kubeconfig, "--guest-kubeconfig", kubeconfig}
 			}
 			for _, args := range [][]string{
-				{"validate", "--config", c.file},
-				append([]string{"run", "--config", c.file, "--work-dir", t.TempDir(), "--metrics-bind-address", "0"}, clusters...),
+				{"validate", "--config", c.File},
+				append([]string{"run", "--config", c.File, "--work-dir", t.TempDir(), "--metrics-bind-address", "0"}, clusters...),
 			} {
 				stdout, _, err := runWithTimeout(t, 30*time.Second, args...)
 				if err == nil {
 					t.Fatalf("%s: accepted:\n%s", args[0], stdout)
 				}
-				for _, want := range []string{c.file + ": ", c.field, c.reason} {
+				for _, want := range []string{c.File + ": ", c.Field, c.Reason} {
 					if !strings.Contains(err.Error(), want) {
 						t.Errorf("%s: the error does not say %q:\n%v", args[0], want, err)
 					}
@@ -135,9 +102,5 @@ func runWithTimeout(t *testing.T, d time.Duration, args ...string) (string, stri
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
-	var out, errOut bytes.Buffer
-	cmd := NewRootCommand(IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
-	cmd.SetArgs(args)
-	err := cmd.ExecuteContext(ctx)
-	return out.String(), errOut.String(), err
+	return clitest.Execute(ctx, NewRootCommand, args...)
 }

@@ -14,12 +14,8 @@ import (
 // TestCLIDocs checks that docs/cli.md is the reference of the current command tree; with
 // -update (go generate ./cmd/topolayer) it rewrites it.
 func TestCLIDocs(t *testing.T) {
-	var got bytes.Buffer
 	root := NewRootCommand(IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}})
-	if err := clidocs.Write(&got, "topolayer command-line reference", "go generate ./cmd/topolayer", root); err != nil {
-		t.Fatal(err)
-	}
-	golden.File(t, cliDocsPath, got.Bytes(), "go generate ./cmd/topolayer")
+	clidocs.Check(t, cliDocsPath, "topolayer command-line reference", "go generate ./cmd/topolayer", root)
 }
 
 // TestDocsPlanPictures checks the DOT sources of the plan pictures in docs/images against

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/topolayer/topolayer/cmd/internal/cli"
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/internal/apply"
 	"github.com/topolayer/topolayer/routing"
@@ -154,14 +155,14 @@ func (o *ClusterOptions) configs(topo *topology.Topology) (map[string]*rest.Conf
 	var errs []error
 	for _, c := range []string{routing.ClusterStandalone, routing.ClusterManagement, routing.ClusterGuest} {
 		if path, context := o.flags(c); (path != "" || context != "") && !slices.Contains(clusters, c) {
-			errs = append(errs, usageErrorf("--%s/--%s: the %s topology has no %s cluster", clusterFlags[c][0], clusterFlags[c][1], topo.Name(), c))
+			errs = append(errs, cli.UsageErrorf("--%s/--%s: the %s topology has no %s cluster", clusterFlags[c][0], clusterFlags[c][1], topo.Name(), c))
 		}
 	}
 	out := map[string]*rest.Config{}
 	for _, c := range clusters {
 		path, context := o.flags(c)
 		if path == "" && context == "" && len(clusters) > 1 {
-			errs = append(errs, usageErrorf("the %s topology needs --%s or --%s (its %s cluster)", topo.Name(), clusterFlags[c][0], clusterFlags[c][1], c))
+			errs = append(errs, cli.UsageErrorf("the %s topology needs --%s or --%s (its %s cluster)", topo.Name(), clusterFlags[c][0], clusterFlags[c][1], c))
 			continue
 		}
 		rc, err := loadKubeconfig(clusterFlags[c][0], path, context)

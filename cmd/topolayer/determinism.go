@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/topolayer/topolayer/cmd/internal/cli"
 	"github.com/topolayer/topolayer/internal/mom/determinism"
 	"github.com/topolayer/topolayer/internal/mom/runner"
 )
@@ -71,7 +72,7 @@ Determinism exits 1 when some controller's outputs differ between runs, 0 when n
     --input-dir examples/sample-operators/tests/sample-operator/defaults/input-dir \
     --now 2024-10-14T22:38:20Z --output-dir /tmp/determinism -o yaml`,
 		Args: cobra.NoArgs,
-		RunE: runCommand(o),
+		RunE: cli.RunCommand(o),
 	}
 	cmd.Flags().StringVar(&o.OperatorBinary, "operator-binary", o.OperatorBinary, "the operator's binary (a name without a slash is looked up in PATH)")
 	cmd.Flags().StringVar(&o.InputDir, "input-dir", o.InputDir, "the input directory every run reads")
@@ -92,7 +93,7 @@ func (o *TestDeterminismOptions) Complete() error {
 	}
 	t, err := time.Parse(time.RFC3339, o.Now)
 	if err != nil {
-		return usageErrorf("--now %q: not RFC 3339 (2024-10-14T22:38:20Z): %w", o.Now, err)
+		return cli.UsageErrorf("--now %q: not RFC 3339 (2024-10-14T22:38:20Z): %w", o.Now, err)
 	}
 	o.now = t
 	return nil

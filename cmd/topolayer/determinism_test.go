@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/topolayer/topolayer/cmd/internal/cli"
 	"github.com/topolayer/topolayer/internal/mom/determinism"
 )
 
@@ -35,8 +36,8 @@ func TestDeterminismFlags(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			status, _, errOut := runDeterminism(t, tc.args...)
-			if status != exitUsage || !strings.Contains(errOut, tc.want) {
-				t.Errorf("exit status %d, stderr %q; want %d and %q", status, errOut, exitUsage, tc.want)
+			if status != cli.ExitUsage || !strings.Contains(errOut, tc.want) {
+				t.Errorf("exit status %d, stderr %q; want %d and %q", status, errOut, cli.ExitUsage, tc.want)
 			}
 		})
 	}
@@ -47,8 +48,8 @@ func TestDeterminismSampleOperator(t *testing.T) {
 	bin := buildSampleOperators(t)
 	status, out, errOut := runDeterminism(t, "--operator-binary", filepath.Join(bin, "sample-operator"),
 		"--input-dir", exampleInputDir, "--runs", "3", "--now", "2024-10-14T22:38:20Z")
-	if status != exitOK {
-		t.Fatalf("exit status %d, want %d\nstdout:\n%s\nstderr:\n%s", status, exitOK, out, errOut)
+	if status != cli.ExitOK {
+		t.Fatalf("exit status %d, want %d\nstdout:\n%s\nstderr:\n%s", status, cli.ExitOK, out, errOut)
 	}
 	if want := "0 of 2 controllers differ across 3 runs (--now 2024-10-14T22:38:20Z)\n"; out != want {
 		t.Errorf("stdout %q, want %q", out, want)
@@ -96,8 +97,8 @@ func TestDeterminismCAO(t *testing.T) {
 	status, out, errOut := runDeterminism(t, "--operator-binary", cao, "--input-dir", in,
 		"--runs", strconv.Itoa(runs), "--now", "2025-08-07T22:38:20Z", "--controllers", "TODO-resourceSyncer,TODO-configObserver", "-o", "json")
 	t.Logf("%d runs in %s", runs, time.Since(start).Round(time.Millisecond))
-	if status != exitFailed {
-		t.Fatalf("exit status %d, want %d (a controller differs)\nstderr:\n%s", status, exitFailed, errOut)
+	if status != cli.ExitFailed {
+		t.Fatalf("exit status %d, want %d (a controller differs)\nstderr:\n%s", status, cli.ExitFailed, errOut)
 	}
 	var report determinism.Report
 	if err := json.Unmarshal([]byte(out), &report); err != nil {

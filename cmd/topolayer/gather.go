@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/topolayer/topolayer/cmd/internal/cli"
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/gather"
@@ -48,15 +49,14 @@ skipped. The directory appears whole or not at all.`,
     --input-resources /tmp/sample-input-resources.yaml --output-resources examples/outputs/sample-operator-output-resources.yaml \
     --management-kubeconfig /tmp/dev/management.kubeconfig --guest-kubeconfig /tmp/dev/guest.kubeconfig --to /tmp/sample-input`,
 		Args: cobra.NoArgs,
-		RunE: runCommand(o),
+		RunE: cli.RunCommand(o),
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.ConfigFile, "config", o.ConfigFile, "topology configuration file")
 	f.StringVar(&o.InputResourcesFile, "input-resources", o.InputResourcesFile, "the operator's input-resources document")
 	f.StringVar(&o.OutputResourcesFile, "output-resources", o.OutputResourcesFile, "the operator's output-resources document (hosted: where its own outputs live)")
 	f.StringVar(&o.Operator, "operator", o.Operator, "the operator's name")
-	f.StringVar(&o.To, "to", o.To, "input directory to write; must be absent or empty unless --overwrite")
-	f.BoolVar(&o.Overwrite, "overwrite", o.Overwrite, "replace --to if it already has content")
+	addOutputDirFlags(cmd, &o.To, &o.Overwrite, "input directory")
 	addKubeconfigFlags(cmd, &o.ClusterOptions)
 	return cmd
 }

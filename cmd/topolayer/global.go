@@ -12,6 +12,8 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/topolayer/topolayer/cmd/internal/cli"
 )
 
 // GlobalOptions are the flags every command takes, as kubectl's are: given before or after
@@ -33,7 +35,7 @@ func addGlobalFlags(root *cobra.Command, streams IOStreams) {
 	f.StringVar(&g.Context, "context", g.Context, "kubeconfig context (default: the current context); used by the commands that talk to a cluster")
 	f.IntVarP(&g.Verbosity, "v", "v", g.Verbosity, "log verbosity of the libraries topolayer uses (client-go, controller-runtime): 0 shows none of their logs, 1 and more show them")
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
-		if cmd.Annotations[annotationDaemon] == "true" {
+		if cmd.Annotations[cli.AnnotationDaemon] == "true" {
 			return nil // run sets its own logger, from --log-format and -v
 		}
 		v := g.Verbosity
@@ -67,7 +69,7 @@ func unknownCommand(cmd *cobra.Command, arg string) error {
 	if s := cmd.SuggestionsFor(arg); len(s) > 0 {
 		msg += "\n\nDid you mean this?\n\t" + strings.Join(s, "\n\t")
 	}
-	return usageError{errors.New(msg)}
+	return cli.AsUsage(errors.New(msg))
 }
 
 // suggestSubcommands makes every command with subcommands refuse an argument that names
@@ -102,7 +104,7 @@ func flagError(cmd *cobra.Command, err error) error {
 	msg := err.Error()
 	name, ok := strings.CutPrefix(msg, "unknown flag: --")
 	if !ok {
-		return asUsage(err)
+		return cli.AsUsage(err)
 	}
 	var best []string
 	min := 3
@@ -122,10 +124,10 @@ func flagError(cmd *cobra.Command, err error) error {
 		}
 	})
 	if len(best) == 0 {
-		return asUsage(err)
+		return cli.AsUsage(err)
 	}
 	sort.Strings(best)
-	return usageError{fmt.Errorf("%s\n\nDid you mean this?\n\t%s", msg, strings.Join(best, "\n\t"))}
+	return cli.UsageErrorf("%s\n\nDid you mean this?\n\t%s", msg, strings.Join(best, "\n\t"))
 }
 
 // distance is the Levenshtein distance of a and b.

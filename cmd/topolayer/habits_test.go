@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/topolayer/topolayer/cmd/internal/cli"
 )
 
 // runCLI runs the command line args as main does, and returns its exit status and streams.
@@ -32,8 +34,8 @@ func TestTyposAreUsageErrorsWithSuggestions(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			status, _, errOut := runCLI(t, tc.args...)
-			if status != exitUsage {
-				t.Errorf("exit status %d, want %d; stderr:\n%s", status, exitUsage, errOut)
+			if status != cli.ExitUsage {
+				t.Errorf("exit status %d, want %d; stderr:\n%s", status, cli.ExitUsage, errOut)
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(errOut, w) {
@@ -50,7 +52,7 @@ func TestTyposAreUsageErrorsWithSuggestions(t *testing.T) {
 // The root alone prints its help and succeeds, as kubectl does.
 func TestRootAlonePrintsHelp(t *testing.T) {
 	status, out, _ := runCLI(t)
-	if status != exitOK || !strings.Contains(out, "Available Commands") {
+	if status != cli.ExitOK || !strings.Contains(out, "Available Commands") {
 		t.Errorf("status %d, stdout:\n%s", status, out)
 	}
 }
@@ -62,21 +64,21 @@ func TestGlobalFlags(t *testing.T) {
 		{"version", "--kubeconfig", "k", "--context", "c", "-v", "2"},
 		{"-v=1", "validate", "--config", "../../examples/standalone.yaml"},
 	} {
-		if status, _, errOut := runCLI(t, args...); status != exitOK {
+		if status, _, errOut := runCLI(t, args...); status != cli.ExitOK {
 			t.Errorf("%q: status %d:\n%s", args, status, errOut)
 		}
 	}
 	// A command that talks to a cluster takes the global flag before its name as its own.
 	status, _, errOut := runCLI(t, "--kubeconfig", filepath.Join(t.TempDir(), "absent"), "plan",
 		"--config", "../../examples/standalone.yaml", "--from", "../../examples/outputs/sample-operator")
-	if status != exitFailed || !strings.Contains(errOut, "--kubeconfig") {
+	if status != cli.ExitFailed || !strings.Contains(errOut, "--kubeconfig") {
 		t.Errorf("status %d, want a failure naming --kubeconfig:\n%s", status, errOut)
 	}
 }
 
 func TestVersionClient(t *testing.T) {
 	status, out, errOut := runCLI(t, "version", "--client", "-o", "jsonpath={.module}")
-	if status != exitOK || out != "github.com/topolayer/topolayer" {
+	if status != cli.ExitOK || out != "github.com/topolayer/topolayer" {
 		t.Errorf("status %d, stdout %q, stderr %q", status, out, errOut)
 	}
 }
@@ -85,7 +87,7 @@ func TestPlanNameAndJSONPath(t *testing.T) {
 	plan := func(config string, o string) string {
 		t.Helper()
 		status, out, errOut := runCLI(t, "plan", "--config", "../../examples/"+config, "--from", "../../examples/outputs/sample-operator", "--operator", "sample-operator", "-o", o)
-		if status != exitOK {
+		if status != cli.ExitOK {
 			t.Fatalf("status %d:\n%s", status, errOut)
 		}
 		return out
@@ -110,7 +112,7 @@ func TestPlanNameAndJSONPath(t *testing.T) {
 	if got := plan("standalone.yaml", "jsonpath=.summary.rejected"); got != "0" {
 		t.Errorf("-o jsonpath=.summary.rejected: %q", got)
 	}
-	if status, _, errOut := runCLI(t, "plan", "--config", "x", "--from", "y", "-o", "jsonpath="); status != exitUsage {
+	if status, _, errOut := runCLI(t, "plan", "--config", "x", "--from", "y", "-o", "jsonpath="); status != cli.ExitUsage {
 		t.Errorf("empty jsonpath: status %d:\n%s", status, errOut)
 	}
 }
@@ -155,8 +157,8 @@ current-context: c
 		t.Fatal(err)
 	}
 	status, out, errOut := runCLI(t, "plan", "--config", "../../examples/standalone.yaml", "--from", "../../examples/outputs/sample-operator", "--kubeconfig", kubeconfig)
-	if status != exitFailed {
-		t.Errorf("status %d, want %d", status, exitFailed)
+	if status != cli.ExitFailed {
+		t.Errorf("status %d, want %d", status, cli.ExitFailed)
 	}
 	if strings.Contains(out, "LIVE") || strings.Contains(out, "valid") {
 		t.Errorf("stdout has live results of a server never reached:\n%s", out)

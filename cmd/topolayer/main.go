@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/topolayer/topolayer/cmd/internal/cli"
 	"github.com/topolayer/topolayer/internal/mom/runner"
 )
 
@@ -28,63 +28,39 @@ func main() {
 	os.Exit(runMain(IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}, os.Args[1:], signals, stopGrace))
 }
 
-// annotationDaemon marks a command whose normal end is a signal (run): it
-// shuts down gracefully, taking the time it needs, and a clean shutdown exits 0.
-const annotationDaemon = "topolayer.dev/daemon"
-
-// runMain runs one command and returns the process's exit status (exitStatus: 0, 1 when it
+// runMain runs one command and returns the process's exit status (cli.ExitStatus: 0, 1 when it
 // failed, 2 for a usage error), or 128 plus
 // the signal's number (130 for SIGINT, 143 for SIGTERM) when a signal came: the first cancels
 // the command's context, and the status is returned when the command returns or grace later,
-// whichever is first; a second signal returns it at once. A daemon (annotationDaemon) is
+// whichever is first; a second signal returns it at once. A daemon (cli.AnnotationDaemon) is
 // waited for without a limit after the first signal, and exits 0 when it stopped cleanly.
 func runMain(streams IOStreams, args []string, signals <-chan os.Signal, grace time.Duration) int {
-	ctx, cancel := context.WithCancelCause(context.Background())
-	defer cancel(nil)
 	root := NewRootCommand(streams)
-	root.SetArgs(args)
-	daemon := false
-	if c, _, err := root.Find(args); err == nil && c != nil {
-		daemon = c.Annotations[annotationDaemon] == "true"
-	}
-	done := make(chan error, 1)
-	go func() {
-		done <- root.ExecuteContext(ctx)
-	}()
-	exit := func(err error) int {
-		if err != nil {
-			fmt.Fprintln(streams.ErrOut, "error:", err)
-		}
-		if exitStatus(err) == exitUsage {
-			fmt.Fprintf(streams.ErrOut, "See '%s --help' for usage.\n", commandPath(root, args))
-		}
-		return exitStatus(err)
-	}
-	var sig os.Signal
-	select {
-	case err := <-done:
+	x := cli.Start(root, args)
+	defer x.Stop(nil)
+	exit := func(err error) int { return cli.Exit(streams.ErrOut, commandPath(root, args), err) }
+	sig, err := x.FirstSignal(signals)
+	if sig == nil {
 		return exit(err)
-	case sig = <-signals:
 	}
-	cancel(fmt.Errorf("%s", sig))
-	status := signalStatus(sig)
-	if daemon {
+	status := cli.SignalStatus(sig)
+	if x.Daemon {
 		select {
-		case err := <-done:
+		case err := <-x.Done:
 			return exit(err)
 		case sig = <-signals:
 			fmt.Fprintf(streams.ErrOut, "error: %s again: exiting before the shutdown finished\n", sig)
-			return signalStatus(sig)
+			return cli.SignalStatus(sig)
 		}
 	}
 	select {
-	case err := <-done:
+	case err := <-x.Done:
 		reportInterrupted(streams.ErrOut, sig, err)
 	case <-time.After(grace):
 		fmt.Fprintf(streams.ErrOut, "error: %s: the command did not stop within %s; exiting\n", sig, grace)
 	case sig = <-signals:
 		fmt.Fprintf(streams.ErrOut, "error: %s again: exiting\n", sig)
-		status = signalStatus(sig)
+		status = cli.SignalStatus(sig)
 	}
 	return status
 }

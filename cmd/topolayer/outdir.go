@@ -5,7 +5,17 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/spf13/cobra"
 )
+
+// addOutputDirFlags adds --to, the directory a command writes (what names what it holds,
+// e.g. "input directory"), and --overwrite, which lets it replace a directory with content:
+// the flags of replaceDir.
+func addOutputDirFlags(cmd *cobra.Command, to *string, overwrite *bool, what string) {
+	cmd.Flags().StringVar(to, "to", *to, what+" to write; must be absent or empty unless --overwrite")
+	cmd.Flags().BoolVar(overwrite, "overwrite", *overwrite, "replace --to if it already has content")
+}
 
 // replaceDir fills a fresh directory beside to, then renames it into place, so that to holds
 // either its old content or the whole new one, never a part. to must be absent or empty

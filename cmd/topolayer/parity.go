@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/topolayer/topolayer/cmd/internal/cli"
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/internal/fixtureparity"
 	"github.com/topolayer/topolayer/internal/translate/parity"
@@ -234,7 +235,7 @@ schema, so both sides are folded the same way and only the placement differs.`,
     --from ../shared/corpus/cluster-authentication-operator/test-data/apply-configuration/overall/oauth-server-creation-minimal/expected-output \
     --operator cluster-authentication-operator || test $? -eq 1`,
 		Args: cobra.NoArgs,
-		RunE: runCommand(o),
+		RunE: cli.RunCommand(o),
 	}
 	cmd.Flags().StringVar(&o.StandaloneConfig, "config-standalone", o.StandaloneConfig, "the standalone topology configuration (TopologyConfig)")
 	cmd.Flags().StringVar(&o.HostedConfig, "config-hosted", o.HostedConfig, "the hosted topology configuration (TopologyConfig)")
@@ -252,14 +253,14 @@ func (o *ParityOptions) Complete() error {
 	if o.HyperShiftFixtures != "" {
 		p, ok := fixturePrinters[o.Output]
 		if !ok {
-			return usageErrorf("--output %q: must be one of %s with --hypershift-fixtures", o.Output, formatNames(fixturePrinters))
+			return cli.UsageErrorf("--output %q: must be one of %s with --hypershift-fixtures", o.Output, formatNames(fixturePrinters))
 		}
 		o.printFixtures = p
 		return nil
 	}
 	p, ok := parityPrinters[o.Output]
 	if !ok {
-		return usageErrorf("--output %q: must be one of %s", o.Output, parityPrinterNames())
+		return cli.UsageErrorf("--output %q: must be one of %s", o.Output, parityPrinterNames())
 	}
 	o.print = p
 	return nil
@@ -270,7 +271,7 @@ func (o *ParityOptions) Validate() error {
 	if o.HyperShiftFixtures != "" {
 		errs := requiredFlags([]flagValue{{"--config-hosted", o.HostedConfig}, {"--from", o.From}, {"--operator", o.Operator}})
 		if o.StandaloneConfig != "" {
-			errs = append(errs, usageErrorf("--config-standalone: not used with --hypershift-fixtures, which compares the hosted placement with HyperShift's own"))
+			errs = append(errs, cli.UsageErrorf("--config-standalone: not used with --hypershift-fixtures, which compares the hosted placement with HyperShift's own"))
 		}
 		return errors.Join(errs...)
 	}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/util/jsonpath"
 	"sigs.k8s.io/yaml"
 
+	"github.com/topolayer/topolayer/cmd/internal/cli"
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/translate/declare"
 	"github.com/topolayer/topolayer/internal/translate/plans"
@@ -51,14 +52,14 @@ const jsonPathFormat = "jsonpath="
 func newJSONPath(format string) (*jsonpath.JSONPath, error) {
 	tmpl := strings.TrimPrefix(format, jsonPathFormat)
 	if tmpl == "" {
-		return nil, usageErrorf("--output %q: jsonpath= needs a template, such as jsonpath={.summary}", format)
+		return nil, cli.UsageErrorf("--output %q: jsonpath= needs a template, such as jsonpath={.summary}", format)
 	}
 	if !strings.Contains(tmpl, "{") {
 		tmpl = "{" + tmpl + "}"
 	}
 	jp := jsonpath.New("output").AllowMissingKeys(false)
 	if err := jp.Parse(tmpl); err != nil {
-		return nil, usageErrorf("--output %q: %v", format, err)
+		return nil, cli.UsageErrorf("--output %q: %v", format, err)
 	}
 	return jp, nil
 }
@@ -118,7 +119,7 @@ func newPlanPrinter(format string, noHeaders, noHints bool) (planPrinter, error)
 			return printJSONPath(out, jp, planDocument{p, d})
 		}, nil
 	}
-	return nil, usageErrorf("--output %q: must be one of %s", format, printerNames())
+	return nil, cli.UsageErrorf("--output %q: must be one of %s", format, printerNames())
 }
 
 // printJSON writes v as indented JSON.

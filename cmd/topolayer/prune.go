@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/topolayer/topolayer/cmd/internal/cli"
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/prune"
 )
@@ -52,13 +53,12 @@ all.`,
     --from ../shared/corpus/multi-operator-manager/pkg/library/libraryinputresources/test-data/indirect-references-01/input-dir \
     --to /tmp/pruned --overwrite`,
 		Args: cobra.NoArgs,
-		RunE: runCommand(o),
+		RunE: cli.RunCommand(o),
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.InputResourcesFile, "input-resources", o.InputResourcesFile, "the operator's input-resources document")
 	f.StringVar(&o.From, "from", o.From, "must-gather directory (the folder holding cluster-scoped-resources/ and namespaces/)")
-	f.StringVar(&o.To, "to", o.To, "input directory to write; must be absent or empty unless --overwrite")
-	f.BoolVar(&o.Overwrite, "overwrite", o.Overwrite, "replace --to if it already has content")
+	addOutputDirFlags(cmd, &o.To, &o.Overwrite, "input directory")
 	return cmd
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/topolayer/topolayer/cmd/internal/cli"
 	"github.com/topolayer/topolayer/internal/corpus"
 )
 
@@ -135,7 +136,7 @@ func TestPruneOcAdmMustGather(t *testing.T) {
 		t.Fatal(err)
 	}
 	status, stdout, stderr := runCLI(t, "prune", "--input-resources", ir, "--from", mg, "--to", filepath.Join(t.TempDir(), "out"))
-	if status != exitOK || !strings.HasPrefix(stdout, "pruned 1 objects into 1 files") {
+	if status != cli.ExitOK || !strings.HasPrefix(stdout, "pruned 1 objects into 1 files") {
 		t.Fatalf("status %d, stdout %q, stderr:\n%s", status, stdout, stderr)
 	}
 	for _, w := range []string{"reading the must-gather in " + image, "ignored 5 entries that are not resources:", "  event-filter.html\n", "  quay-io-image/namespaces/*/pods/ (2)\n", "  quay-io-image/version\n"} {

@@ -1,23 +1,19 @@
 package main
 
 import (
-	"context"
 	"errors"
-	"io"
 
 	"github.com/spf13/cobra"
+
+	"github.com/topolayer/topolayer/cmd/internal/cli"
 )
 
 // IOStreams are the standard streams a command reads and writes; tests pass buffers.
-type IOStreams struct {
-	In     io.Reader
-	Out    io.Writer
-	ErrOut io.Writer
-}
+type IOStreams = cli.IOStreams
 
 // NewRootCommand builds the topolayer command tree.
 func NewRootCommand(streams IOStreams) *cobra.Command {
-	cmd := &cobra.Command{
+	cmd := cli.Root(&cobra.Command{
 		Use:   "topolayer",
 		Short: "Place MOM contract operator outputs in a standalone or hosted topology",
 		Long: `topolayer takes what an operator written for a standalone OpenShift cluster would write
@@ -27,12 +23,7 @@ the hosted control plane's namespace on the management cluster and in the guest 
 (HyperShift). It shows the plan before anything is written.
 
 ` + exitCodesHelp,
-		SilenceUsage:  true,
-		SilenceErrors: true,
-	}
-	cmd.SetIn(streams.In)
-	cmd.SetOut(streams.Out)
-	cmd.SetErr(streams.ErrOut)
+	}, streams)
 	cmd.AddCommand(
 		NewCmdPlan(streams),
 		NewCmdTranslate(streams),
@@ -48,22 +39,9 @@ the hosted control plane's namespace on the management cluster and in the guest 
 	)
 	addGlobalFlags(cmd, streams)
 	suggestSubcommands(cmd)
-	markUsageErrors(cmd)
+	cli.MarkUsageErrors(cmd, flagError)
 	completeFlagValues(cmd)
 	return cmd
-}
-
-// options are a command's options in kubectl's pattern: Validate checks without side
-// effects, Run does the work; a completer's Complete first fills what the flags leave to
-// compute.
-type options interface {
-	Validate() error
-	Run(ctx context.Context) error
-}
-
-// completer is options with a Complete step.
-type completer interface {
-	Complete() error
 }
 
 // flagValue is a flag's name and the value it was given.
@@ -79,19 +57,4 @@ func requiredFlags(flags []flagValue) []error {
 		}
 	}
 	return errs
-}
-
-// runCommand is the RunE of a command whose options follow the pattern.
-func runCommand(o options) func(*cobra.Command, []string) error {
-	return func(cmd *cobra.Command, _ []string) error {
-		if c, ok := o.(completer); ok {
-			if err := c.Complete(); err != nil {
-				return err
-			}
-		}
-		if err := o.Validate(); err != nil {
-			return asUsage(err)
-		}
-		return o.Run(cmd.Context())
-	}
 }

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/topolayer/topolayer/cmd/internal/cli"
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/mom/manager"
 	"github.com/topolayer/topolayer/topology"
@@ -42,7 +43,7 @@ type RunOptions struct {
 func NewCmdRun(streams IOStreams) *cobra.Command {
 	o := &RunOptions{IOStreams: streams, LeaderElect: true, LogFormat: "console"}
 	cmd := &cobra.Command{
-		Annotations: map[string]string{annotationDaemon: "true"},
+		Annotations: map[string]string{cli.AnnotationDaemon: "true"},
 		Use:         "run --config FILE (--kubeconfig FILE | --management-kubeconfig FILE --guest-kubeconfig FILE)",
 		Short:       "Run the configured operators whenever their inputs change, and apply their outputs",
 		Long: `run is the multi-operator manager: one process, one set of informers over the union of
@@ -93,10 +94,10 @@ say why.`,
 // Complete loads the configuration and checks the flags against its topology.
 func (o *RunOptions) Complete() error {
 	if o.AsServiceAccount != "" {
-		return asUsage(errors.New("--as-service-account: run impersonates each operator's serviceAccount from the configuration instead"))
+		return cli.AsUsage(errors.New("--as-service-account: run impersonates each operator's serviceAccount from the configuration instead"))
 	}
 	if err := errors.Join(append(requiredFlags([]flagValue{{"--config", o.ConfigFile}}), o.validate())...); err != nil {
-		return asUsage(err)
+		return cli.AsUsage(err)
 	}
 	if _, err := newLogger(o.ErrOut, o.LogFormat, o.Verbosity); err != nil {
 		return err
@@ -182,7 +183,7 @@ func newLogger(w io.Writer, format string, verbosity int) (logr.Logger, error) {
 	case "json":
 		encoder = zap.JSONEncoder()
 	default:
-		return logr.Discard(), usageErrorf("--log-format %q: must be console or json", format)
+		return logr.Discard(), cli.UsageErrorf("--log-format %q: must be console or json", format)
 	}
 	return zap.New(zap.WriteTo(w), zap.Level(zapLevel(verbosity)), encoder), nil
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/topolayer/topolayer/cmd/internal/cli"
 )
 
 // TestRunLogFormats: console by default, one JSON object a line with --log-format json, and
@@ -29,7 +31,7 @@ func TestRunLogFormats(t *testing.T) {
 			}
 		})
 	}
-	if _, err := newLogger(&bytes.Buffer{}, "text", 0); exitStatus(err) != exitUsage {
+	if _, err := newLogger(&bytes.Buffer{}, "text", 0); cli.ExitStatus(err) != cli.ExitUsage {
 		t.Errorf("--log-format text: %v", err)
 	}
 	if f := NewCmdRun(IOStreams{}).Flags().Lookup("log-format"); f == nil || f.DefValue != "console" {

@@ -13,6 +13,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/topolayer/topolayer/cmd/internal/cli"
 	"github.com/topolayer/topolayer/hosted/shadow"
 )
 
@@ -72,12 +73,11 @@ appears whole or not at all: it is written beside --to and renamed into place.`,
   kubectl apply --server-side -f /tmp/scheduler-shadows`,
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
-		RunE:         runCommand(o),
+		RunE:         cli.RunCommand(o),
 	}
 	cmd.Flags().StringArrayVar(&o.From, "from", o.From, "a CRD manifest file or directory (repeatable)")
-	cmd.Flags().StringVar(&o.To, "to", o.To, "directory to write; must be absent or empty unless --overwrite")
+	addOutputDirFlags(cmd, &o.To, &o.Overwrite, "directory")
 	cmd.Flags().StringSliceVar(&o.Names, "name", o.Names, "name of a CRD to shadow, e.g. authentications.operator.openshift.io (repeatable; default: every cluster-scoped CRD)")
-	cmd.Flags().BoolVar(&o.Overwrite, "overwrite", o.Overwrite, "replace --to if it already has content")
 	return cmd
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io/fs"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/topolayer/topolayer/cmd/internal/cli/clitest"
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/contracttest"
 	"github.com/topolayer/topolayer/internal/corpus"
@@ -24,11 +26,7 @@ const standaloneConfig = "../../examples/standalone.yaml"
 // run executes the command line with args and returns stdout, stderr and the error.
 func run(t *testing.T, args ...string) (string, string, error) {
 	t.Helper()
-	var out, errOut bytes.Buffer
-	cmd := NewRootCommand(IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
-	cmd.SetArgs(args)
-	err := cmd.Execute()
-	return out.String(), errOut.String(), err
+	return clitest.Execute(context.Background(), NewRootCommand, args...)
 }
 
 // bodyFiles returns the body files below dir, relative to it.

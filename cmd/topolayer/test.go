@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/topolayer/topolayer/cmd/internal/cli"
 	"github.com/topolayer/topolayer/internal/mom/harness"
 )
 
@@ -54,7 +55,7 @@ from what the operator writes instead.`,
   # Regenerate their expected outputs after a deliberate change, then review the diff
   topolayer test --test-dir examples/sample-operators/tests/sample-operator --operator-command bin/sample-operator --update`,
 		Args: cobra.NoArgs,
-		RunE: runCommand(o),
+		RunE: cli.RunCommand(o),
 	}
 	cmd.AddCommand(NewCmdTestApplyConfiguration(streams), NewCmdTestDeterminism(streams))
 	cmd.Flags().StringVar(&o.TestDir, "test-dir", o.TestDir, "directory searched, at any depth, for tests (directories with a test.yaml)")
@@ -150,7 +151,7 @@ stray files, an empty options file), the test passes with a warning saying why.`
 		Example: `  # The sample operator's tests, as multi-operator-manager runs them (sample-operator on PATH: make build, then PATH=bin:$PATH)
   topolayer test apply-configuration --test-dir examples/sample-operators/tests/sample-operator --output-dir /tmp/test-output --preserve-policy KeepAlways`,
 		Args: cobra.NoArgs,
-		RunE: runCommand(o),
+		RunE: cli.RunCommand(o),
 	}
 	cmd.Flags().StringVar(&o.TestDir, "test-dir", o.TestDir, "the directory where the tests are stored (recursive)")
 	cmd.Flags().StringVar(&o.OutputDir, "output-dir", o.OutputDir, "the directory where the output is stored (removed first)")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/topolayer/topolayer/cmd/internal/cli"
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/translate"
 	"github.com/topolayer/topolayer/internal/translate/plans"
@@ -45,11 +46,10 @@ it is written beside --to and renamed into place.`,
 		Example: `  # Standalone passthrough: the same bodies under <to>/cluster/
   topolayer translate --config examples/standalone.yaml --from examples/outputs/sample-operator --to /tmp/translated`,
 		Args: cobra.NoArgs,
-		RunE: runCommand(o),
+		RunE: cli.RunCommand(o),
 	}
 	addSourceFlags(cmd, &o.SourceOptions)
-	cmd.Flags().StringVar(&o.To, "to", o.To, "directory to write; must be absent or empty unless --overwrite")
-	cmd.Flags().BoolVar(&o.Overwrite, "overwrite", o.Overwrite, "replace --to if it already has content")
+	addOutputDirFlags(cmd, &o.To, &o.Overwrite, "directory")
 	cmd.Flags().StringVar(&o.NameKey, "metadata-name-key", o.NameKey, `spelling of the name key in metadata files: "name", or the legacy "mame"`)
 	return cmd
 }

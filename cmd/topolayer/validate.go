@@ -14,6 +14,7 @@ import (
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/topolayer/topolayer/cmd/internal/cli"
 	"github.com/topolayer/topolayer/config"
 	"github.com/topolayer/topolayer/topology"
 )
@@ -70,7 +71,7 @@ listing the errors with their field paths and the warnings, also when the file i
 		Example: `  topolayer validate --config examples/hosted.yaml
   topolayer validate --config examples/hosted.yaml -o json`,
 		Args: cobra.NoArgs,
-		RunE: runCommand(o),
+		RunE: cli.RunCommand(o),
 	}
 	cmd.Flags().StringVar(&o.ConfigFile, "config", o.ConfigFile, "topology configuration file (TopologyConfig)")
 	cmd.Flags().StringVarP(&o.Output, "output", "o", o.Output, "output format: json|yaml (default: one line, and the errors)")

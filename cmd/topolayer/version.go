@@ -8,6 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/util/jsonpath"
+
+	"github.com/topolayer/topolayer/cmd/internal/cli"
 )
 
 // VersionInfo is what `topolayer version` reports: the module's version and the VCS
@@ -52,7 +54,7 @@ accepted and changes nothing.`,
   topolayer version --client -o json
   topolayer version -o jsonpath={.version}`,
 		Args: cobra.NoArgs,
-		RunE: runCommand(o),
+		RunE: cli.RunCommand(o),
 	}
 	cmd.Flags().StringVarP(&o.Output, "output", "o", o.Output, "output format: json|yaml|jsonpath= (default: one line)")
 	cmd.Flags().BoolVar(&o.Client, "client", o.Client, "print the client's version only (topolayer asks no server: the same output)")
@@ -69,7 +71,7 @@ func (o *VersionOptions) Validate() error {
 		o.jsonPath = jp
 		return err
 	}
-	return usageErrorf("--output %q: must be json, yaml or jsonpath=TEMPLATE", o.Output)
+	return cli.UsageErrorf("--output %q: must be json, yaml or jsonpath=TEMPLATE", o.Output)
 }
 
 // Run prints the version.

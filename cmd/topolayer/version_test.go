@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/topolayer/topolayer/cmd/internal/cli"
 	"github.com/topolayer/topolayer/internal/contracttest"
 )
 
@@ -57,16 +58,16 @@ func TestExitStatus(t *testing.T) {
 		args []string
 		want int
 	}{
-		"unknown flag":              {[]string{"plan", "--nope"}, exitUsage},
-		"missing flag":              {[]string{"plan"}, exitUsage},
-		"unknown output":            {[]string{"version", "-o", "xml"}, exitUsage},
-		"parity missing flag":       {[]string{"parity"}, exitUsage},
-		"apply conflicting flags":   {[]string{"apply", "--config", "x", "--from", "y", "--operator", "o", "--kubeconfig", "k", "--guest-kubeconfig", "g"}, exitUsage},
-		"an argument":               {[]string{"validate", "extra"}, exitUsage},
-		"missing file":              {[]string{"validate", "--config", "nope.yaml"}, exitFailed},
-		"a rejected entry":          {[]string{"plan", "--config", standaloneConfig, "--from", dir, "--output-resources", declFile}, exitFailed},
-		"version":                   {[]string{"version"}, exitOK},
-		"a plan with nothing amiss": {[]string{"plan", "--config", standaloneConfig, "--from", "../../examples/outputs/sample-operator"}, exitOK},
+		"unknown flag":              {[]string{"plan", "--nope"}, cli.ExitUsage},
+		"missing flag":              {[]string{"plan"}, cli.ExitUsage},
+		"unknown output":            {[]string{"version", "-o", "xml"}, cli.ExitUsage},
+		"parity missing flag":       {[]string{"parity"}, cli.ExitUsage},
+		"apply conflicting flags":   {[]string{"apply", "--config", "x", "--from", "y", "--operator", "o", "--kubeconfig", "k", "--guest-kubeconfig", "g"}, cli.ExitUsage},
+		"an argument":               {[]string{"validate", "extra"}, cli.ExitUsage},
+		"missing file":              {[]string{"validate", "--config", "nope.yaml"}, cli.ExitFailed},
+		"a rejected entry":          {[]string{"plan", "--config", standaloneConfig, "--from", dir, "--output-resources", declFile}, cli.ExitFailed},
+		"version":                   {[]string{"version"}, cli.ExitOK},
+		"a plan with nothing amiss": {[]string{"plan", "--config", standaloneConfig, "--from", "../../examples/outputs/sample-operator"}, cli.ExitOK},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -75,7 +76,7 @@ func TestExitStatus(t *testing.T) {
 			if got != tc.want {
 				t.Errorf("exit %d, want %d\n%s%s", got, tc.want, out.String(), errOut.String())
 			}
-			if got == exitUsage && !strings.Contains(errOut.String(), "--help' for usage") {
+			if got == cli.ExitUsage && !strings.Contains(errOut.String(), "--help' for usage") {
 				t.Errorf("a usage error does not point at --help:\n%s", errOut.String())
 			}
 		})
