@@ -42,13 +42,6 @@ func renamedAs(d *contract.Discovery, kind schema.GroupKind, target contract.Ide
 	return out
 }
 
-// rewriteReferences rewrites the references inside obj with the table of references; what the
-// renamer cannot place is left as it is (and reported by the renamer where it matters).
-func rewriteReferences(obj *yaml.RNode, r *renamer) error {
-	_, _, err := references.RewriteReferences(obj, r)
-	return err
-}
-
 // renamer answers, for a reference inside one object, where the referenced object lands.
 type renamer struct {
 	engine Engine

@@ -91,14 +91,6 @@ func (e *Checker) Object(w Write) {
 	e.checkPodSecurity(w)
 }
 
-// Tokens renames and checks the account of every service-account-token Secret of the plan
-// (RuleServiceAccountToken). It runs once every body is rewritten, before Object. written
-// holds the objects the plan writes besides writes' (a planner's spilled entries); it is
-// added to.
-func (e *Checker) Tokens(writes []Write, written map[contract.Key]bool) {
-	e.serviceAccountTokens(writes, written)
-}
-
 // Plan runs the checks that read the whole plan, once every write's object is checked:
 // what a patch makes of the object the plan writes before it, the RBAC containment (roles
 // are the roles the plan writes, WrittenRoles) and the RBAC ceiling.

@@ -3,7 +3,6 @@ package check
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -182,6 +181,3 @@ func reservedLabels(obj *unstructured.Unstructured, c *policy.Containment, allow
 	}
 	return ""
 }
-
-// dottedPath prints a field path as the API server's errors do.
-func dottedPath(path []string) string { return strings.Join(path, ".") }

@@ -8,8 +8,9 @@
 // ceiling, and the duplicate writes of one output. A refused write names its rule and why.
 //
 //	c := &check.Checker{Policy: p, Containment: allowList, Names: mapper}
+//	c.Tokens(writes, written) // token Secrets' accounts, once every body is rewritten
 //	for _, w := range writes {
-//		c.One(w) // refuses w (w.Reject) when its final object may not land
+//		c.Object(w) // refuses w (w.Reject) when its final object may not land
 //	}
-//	c.Plan(writes, written, roles)
+//	c.Plan(writes, written, check.WrittenRoles(writes))
 package check

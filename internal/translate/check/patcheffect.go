@@ -123,7 +123,7 @@ func patchBases(works []Write) map[Write]Write {
 // management cluster's allow-list (fields, reserved labels, a projected token), Pod Security,
 // and the account a service-account-token Secret names. A patch of an object the plan does
 // not write is judged at apply time, on what the server's dry-run of it returns
-// (AdmitPatched). written are the standalone objects the plan writes (serviceAccountTokens').
+// (AdmitPatched). written are the standalone objects the plan writes (Tokens').
 func (e *Checker) checkPatchEffects(works []Write, written map[contract.Key]bool) {
 	bases := patchBases(works)
 	if len(bases) == 0 {

@@ -38,7 +38,7 @@ func Writes(w Write) bool {
 	return (d == routing.Apply || d == routing.Absorbed) && w.Mutation().Metadata.Action != contract.ActionDelete
 }
 
-// MayCarryToken reports whether serviceAccountTokens reads w, a Secret: a Secret of type
+// MayCarryToken reports whether Tokens reads w, a Secret: a Secret of type
 // kubernetes.io/service-account-token, or a change other than a delete whose body names the
 // token's annotation.
 func MayCarryToken(w Write) bool {
@@ -69,14 +69,14 @@ func ServiceAccountID(namespace, name string) contract.Identity {
 	return contract.Identity{Version: "v1", Resource: "serviceaccounts", Namespace: namespace, Name: name}
 }
 
-// serviceAccountTokens rewrites the account annotation of every service-account-token Secret
-// the plan applies to the name its account lands as on the Secret's cluster, and rejects the
-// Secrets of accounts that are not the operator's, and patches that name the annotation of
-// Secrets the plan does not write earlier (those it does are judged by checkPatchEffects). It
-// runs once every body is rewritten, before the policy checks.
-// written holds the objects the plan writes besides works' (a planner's spilled entries); it
-// is added to.
-func (e *Checker) serviceAccountTokens(works []Write, written map[contract.Key]bool) {
+// Tokens renames and checks the account of every service-account-token Secret of the plan
+// (RuleServiceAccountToken): the annotation becomes the name its account lands as on the
+// Secret's cluster; the Secrets of accounts that are not the operator's are refused, and so
+// are patches that name the annotation of Secrets the plan does not write earlier (those it
+// does are judged by checkPatchEffects). It runs once every body is rewritten, before
+// Object. written holds the objects the plan writes besides works' (a planner's spilled
+// entries); it is added to.
+func (e *Checker) Tokens(works []Write, written map[contract.Key]bool) {
 	for _, w := range works {
 		if Writes(w) {
 			written[w.Entry().Source.Key()] = true

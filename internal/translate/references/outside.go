@@ -187,3 +187,9 @@ func AnnotationsOf(gk schema.GroupKind) iter.Seq[AnnotationReference] {
 // (kube-root-ca.crt, openshift-service-ca.crt): a reference to one means the copy in the
 // referrer's own namespace.
 func InEveryNamespace(name string) bool { return slices.Contains(everyNamespaceConfigMaps, name) }
+
+// HasAnnotations reports whether objects of kind gk have annotations that name another
+// object (AnnotationsOf).
+func HasAnnotations(gk schema.GroupKind) bool {
+	return slices.ContainsFunc(annotations, func(a AnnotationReference) bool { return a.Referrer == gk })
+}

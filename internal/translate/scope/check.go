@@ -248,15 +248,11 @@ func CheckReads(gk schema.GroupKind, src contract.Identity) bool {
 		group == "networking.k8s.io" && resource == "networkpolicies",
 		gk == schema.GroupKind{Kind: "ConfigMap"} || gk == schema.GroupKind{Kind: "Secret"},
 		references.HasReferrers(gk.Kind),
-		references.HoldsStatus(gk):
+		references.HoldsStatus(gk),
+		references.HasAnnotations(gk):
 		return true
 	}
-	return func() bool {
-		for range references.AnnotationsOf(gk) {
-			return true
-		}
-		return false
-	}()
+	return false
 }
 
 func subset(a, b []string) bool {
