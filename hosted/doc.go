@@ -9,7 +9,7 @@
 //   - guest identity's kubeconfig writer and refresher (hosted/guestidentity);
 //   - the comparison of what topolayer places with HyperShift's own rendering of the same
 //     operand, leaf by leaf, each difference named by a committed reason or unexplained
-//     (hosted/fixtureparity, `topolayer parity --hypershift-fixtures`);
+//     (internal/fixtureparity, `topolayer parity --hypershift-fixtures`);
 //   - the shadow CRDs of cluster-scoped Configuration and Management kinds (hosted/shadow)
 //     and the openshift/api manifests they are made from (hosted/openshiftapi).
 //

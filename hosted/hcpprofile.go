@@ -331,10 +331,16 @@ func (h *HostedControlPlane) replicas(component string, requestServing bool) int
 		return 1
 	case requestServing && h.Annotations[AnnotationTopology] == TopologyDedicatedRequestServing:
 		return 2
-	case component == "etcd" || slices.Contains(APICriticalComponents(), component):
+	case isAPICritical(component):
 		return 3
 	}
 	return 2
+}
+
+// isAPICritical reports whether HyperShift runs a component as etcd or an API-critical one:
+// with 3 replicas when highly available and a PodDisruptionBudget of its own.
+func isAPICritical(component string) bool {
+	return component == "etcd" || slices.Contains(APICriticalComponents(), component)
 }
 
 // PriorityClass returns the priority class HyperShift gives a component: by criticality,
@@ -359,7 +365,9 @@ func (h *HostedControlPlane) PriorityClass(component string) string {
 // the debug components scaled to zero (Deployments and StatefulSets), the priority class by
 // criticality with the HCP's overrides, the HCP's nodeSelector, tolerations and labels, the
 // release image and restart date annotations, a read-only root filesystem with a /tmp
-// emptyDir, and the HCP's resource request overrides; and the budget of every
+// emptyDir, and the HCP's resource request overrides; a PodDisruptionBudget beside each
+// Deployment or StatefulSet of etcd or an API-critical component, as HyperShift writes one
+// for each (hypershift/api-critical-pdb: a transform that adds); and the budget of every
 // PodDisruptionBudget by availability policy. c says which components serve requests.
 func hcpOpinions(h *HostedControlPlane, c ComponentOptions) []transform.Transform {
 	var out []transform.Transform
@@ -469,6 +477,19 @@ func hcpOpinions(h *HostedControlPlane, c ComponentOptions) []transform.Transfor
 				return requestOverrides(spec, overrides[component])
 			}))
 		}
+	}
+	for _, resource := range []string{"deployments", "statefulsets"} {
+		apps := "apps"
+		out = append(out, transform.Transform{
+			Name: ProfileHyperShift + "/api-critical-pdb", Cluster: routing.ClusterManagement,
+			Match: routing.Match{Group: &apps, Resource: resource},
+			Adds: func(c transform.Context, obj *yaml.RNode) (*yaml.RNode, error) {
+				if !isAPICritical(c.Source.Identity.Name) {
+					return nil, nil
+				}
+				return componentBudget(obj)
+			},
+		})
 	}
 	policy := "policy"
 	out = append(out, transform.Transform{

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/routing"
 )
@@ -192,4 +193,73 @@ func TestHostedControlPlaneEqual(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAPICriticalDisruptionBudget: HyperShift writes a PodDisruptionBudget for each
+// API-critical component; the profile adds one beside the real CAO's oauth-openshift
+// Deployment (an entry of its own, named by hypershift/api-critical-pdb, placed and scoped as
+// the Deployment is, its budget by availability policy), none beside a workload that is not
+// API-critical (CAO's oauth-apiserver, which writes its own), and none when the
+// configuration turns it off.
+func TestAPICriticalDisruptionBudget(t *testing.T) {
+	const rule = "hypershift/api-critical-pdb"
+	for _, tc := range []struct {
+		name, corpusCase, policy     string
+		disable                      bool
+		want                         bool
+		minAvailable, maxUnavailable string
+	}{
+		{name: "HighlyAvailable", corpusCase: "oauth-server-creation-minimal", policy: "HighlyAvailable", want: true, maxUnavailable: "1"},
+		{name: "SingleReplica", corpusCase: "oauth-server-creation-minimal", policy: "SingleReplica", want: true, minAvailable: "1"},
+		{name: "turned off", corpusCase: "oauth-server-creation-minimal", policy: "HighlyAvailable", disable: true},
+		{name: "not API-critical", corpusCase: "oauth-apiserver-creation-minimal", policy: "HighlyAvailable"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, err := parseHCP(t, "controllerAvailabilityPolicy: "+tc.policy, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := loadConfig(t)
+			if tc.disable {
+				cfg.Transforms.Disable = append(cfg.Transforms.Disable, rule)
+			}
+			var added []string
+			for _, e := range planCaseWithHCP(t, caoCase(t, tc.corpusCase), cfg, h).Entries {
+				if e.Rule != rule {
+					continue
+				}
+				added = append(added, e.Source.String())
+				want := contract.Identity{Group: "policy", Version: "v1", Resource: "poddisruptionbudgets", Namespace: "openshift-authentication", Name: "oauth-openshift"}
+				if e.Disposition != routing.Apply || e.Source != want || e.Target.Cluster != routing.ClusterManagement || e.Target.Identity.Name != "openshift-authentication--oauth-openshift" {
+					t.Fatalf("%s -> %s %s: %s (%s)", e.Source, e.Target.Cluster, e.Target.Identity, e.Disposition, e.Reason)
+				}
+				if !slices.Contains(e.Transforms, "hypershift/pdb-by-availability") {
+					t.Errorf("transforms %v lack the budget by availability", e.Transforms)
+				}
+				var pdb policyv1.PodDisruptionBudget
+				if err := runtime.DefaultUnstructuredConverter.FromUnstructured(e.Object.Object, &pdb); err != nil {
+					t.Fatal(err)
+				}
+				if got := intOrString(pdb.Spec.MinAvailable); got != tc.minAvailable {
+					t.Errorf("minAvailable %q, want %q", got, tc.minAvailable)
+				}
+				if got := intOrString(pdb.Spec.MaxUnavailable); got != tc.maxUnavailable {
+					t.Errorf("maxUnavailable %q, want %q", got, tc.maxUnavailable)
+				}
+				if sel := pdb.Spec.Selector; sel == nil || sel.MatchLabels["app"] != "oauth-openshift" || sel.MatchLabels["topolayer.dev/namespace"] != "openshift-authentication" {
+					t.Errorf("selector %v: not the Deployment's, scoped to its simulated namespace", sel)
+				}
+			}
+			if got := len(added) > 0; got != tc.want || len(added) > 1 {
+				t.Errorf("added %v, want one: %v", added, tc.want)
+			}
+		})
+	}
+}
+
+func intOrString(v *intstr.IntOrString) string {
+	if v == nil {
+		return ""
+	}
+	return v.String()
 }

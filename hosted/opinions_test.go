@@ -409,7 +409,7 @@ func TestProfileTransformNames(t *testing.T) {
 		"hypershift/drop-standalone-scheduling", "hypershift/pull-secret", "hypershift/restricted-security-context",
 		"hypershift/volume-default-modes", "hypershift/image-pull-policy", "hypershift/termination-message-policy", "hypershift/default-uid",
 		"hypershift/replicas-by-availability", "hypershift/debug-deployments", "hypershift/hcp-node-selector", "hypershift/hcp-tolerations",
-		"hypershift/resource-request-overrides", "hypershift/pdb-by-availability", "hypershift/drop-owner-references",
+		"hypershift/resource-request-overrides", "hypershift/api-critical-pdb", "hypershift/pdb-by-availability", "hypershift/drop-owner-references",
 		"hypershift/images-from-payload", "hypershift/konnectivity-proxy", "hypershift/konnectivity-hcp-proxy", "hypershift/konnectivity-hcp-trust-bundles", "hypershift/availability-prober", "hypershift/control-plane-node-affinity",
 		"hypershift/colocation", "hypershift/request-serving", "hypershift/multi-zone-spread",
 	} {

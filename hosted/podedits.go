@@ -36,6 +36,28 @@ func disruptionBudget(pdb *yaml.RNode, policy string) error {
 	return spec.PipeE(yaml.SetField("unhealthyPodEvictionPolicy", yaml.NewStringRNode("AlwaysAllow")))
 }
 
+// componentBudget returns the PodDisruptionBudget HyperShift writes for an API-critical
+// workload (its component's pdb.yaml): named as the workload, in its namespace, selecting
+// its pods with the workload's own selector; hypershift/pdb-by-availability sets its
+// budget. nil when the workload has no selector.
+func componentBudget(workload *yaml.RNode) (*yaml.RNode, error) {
+	selector, err := workload.Pipe(yaml.Lookup("spec", "selector"))
+	if err != nil || selector == nil {
+		return nil, err
+	}
+	pdb, err := yaml.Parse("apiVersion: policy/v1\nkind: PodDisruptionBudget\n")
+	if err != nil {
+		return nil, err
+	}
+	if err := pdb.SetName(workload.GetName()); err != nil {
+		return nil, err
+	}
+	if err := pdb.SetNamespace(workload.GetNamespace()); err != nil {
+		return nil, err
+	}
+	return pdb, pdb.PipeE(yaml.LookupCreate(yaml.MappingNode, "spec"), yaml.SetField("selector", selector.Copy()))
+}
+
 // requestOverrides sets the resource requests of the containers and init containers named in
 // overrides (container -> resource -> quantity), keeping their other requests; the request
 // of ResourceSwiftNIC sets its limit too, which the API server wants equal.

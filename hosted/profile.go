@@ -30,7 +30,8 @@ const ProfileHyperShift = "hypershift"
 // o.HostedControlPlane, the opinions that read it (replicas and rollout by availability
 // policy, debug components scaled to zero, priority class by criticality, the HCP's node
 // selector, tolerations, labels and annotations, a read-only root filesystem, resource
-// request overrides, PodDisruptionBudgets by availability policy), then the multi-zone spread
+// request overrides, a PodDisruptionBudget for each API-critical workload, the budgets by
+// availability policy), then the multi-zone spread
 // of the components o.Components names.
 func Profile(name string, o ProfileOptions) ([]transform.Transform, bool) {
 	if name != ProfileHyperShift {

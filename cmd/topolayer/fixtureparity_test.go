@@ -43,12 +43,12 @@ var fixtureVariants = []struct {
 // regression; one that raises it raises the floor.
 var fixtureFloor = map[string]map[string]struct{ deploymentEqual, equal int }{
 	"example": {
-		"default": {125, 188}, "TechPreviewNoUpgrade": {125, 188}, "IBMCloud": {124, 187},
-		"GCP": {133, 196}, "AROSwift": {125, 188}, "ModernTLS": {125, 188},
+		"default": {125, 193}, "TechPreviewNoUpgrade": {125, 193}, "IBMCloud": {124, 192},
+		"GCP": {133, 201}, "AROSwift": {125, 193}, "ModernTLS": {125, 193},
 	},
 	"component options": {
-		"default": {130, 193}, "TechPreviewNoUpgrade": {130, 193}, "IBMCloud": {128, 191},
-		"GCP": {138, 201}, "AROSwift": {130, 193}, "ModernTLS": {130, 193},
+		"default": {130, 198}, "TechPreviewNoUpgrade": {130, 198}, "IBMCloud": {128, 196},
+		"GCP": {138, 206}, "AROSwift": {130, 198}, "ModernTLS": {130, 198},
 	},
 }
 
@@ -141,6 +141,11 @@ func fixtureReport(t *testing.T, setup, fixtures, cfg, hcp, out, op string, runs
 	t.Log(line)
 	dep := 0
 	for _, o := range vr.Objects {
+		// HyperShift's PodDisruptionBudget: placed by the profile (hypershift/api-critical-pdb),
+		// equal but for named reasons.
+		if o.Pair == "pdb" && (o.Placed == "" || o.Counts.Unexplained() > 0) {
+			t.Errorf("%s: PodDisruptionBudget placed as %q with %d unexplained leaves", setup, o.Placed, o.Counts.Unexplained())
+		}
 		if o.Pair == "deployment" {
 			dep = o.Counts.Equal
 			if o.Placed == "" {

@@ -209,7 +209,7 @@ paired with the object the operator writes for it (the Deployment, the OsinServe
 parsed from its ConfigMap's data key, the audit policy, the session and template Secrets,
 the PodDisruptionBudget), both are flattened to leaf fields (lists keyed by name, volume
 mounts by mount path), and each leaf is equal, or missing, extra or different for a reason
-of the committed table (hosted/fixtureparity/reasons.yaml), or unexplained. -o table sums
+of the committed table (internal/fixtureparity/reasons.yaml), or unexplained. -o table sums
 up per pair and reason and lists the unexplained leaves, -o wide lists every leaf, -o json
 and yaml are for scripts; any unexplained leaf, or a rejected entry, fails the command.
 

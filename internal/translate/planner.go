@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/topolayer/topolayer/contract"
@@ -16,6 +17,7 @@ import (
 	"github.com/topolayer/topolayer/internal/translate/policy"
 	"github.com/topolayer/topolayer/internal/translate/recovery"
 	"github.com/topolayer/topolayer/internal/translate/scope"
+	"github.com/topolayer/topolayer/internal/translate/transform"
 	"github.com/topolayer/topolayer/internal/yamlnode"
 	"github.com/topolayer/topolayer/routing"
 )
@@ -287,6 +289,7 @@ func (p *Planner) complete() (*plans.Plan, []int) {
 	read := len(works) // the works the reader added; the stages below add some
 	e.placeGuestSubjects(works)
 	works = append(works, e.placeGuestIdentities(works)...)
+	works = append(works, e.addedWorks(works)...)
 	works = append(works, e.guestNamespaces(works)...)
 	places := &placements{index: e.checkCollisions(works)}
 	// Each entry's rewrite and checks read the plan-wide placement and change only the entry:
@@ -403,4 +406,87 @@ func (p *Planner) spillWork(w *work) {
 	}
 	p.spilled = append(p.spilled, s)
 	p.spillSummary.Add(w.entry.Disposition)
+}
+
+// AddedFieldManager is the field manager of the objects a transform adds beside the
+// operator's (transform.Transform.Adds): not the operator's writes, so that they do not take
+// its fields.
+const AddedFieldManager = "topolayer-profile"
+
+// addedWorks returns the entries of the objects the engine's transforms add beside the apply
+// entries they select (transform.Transform.Adds), each placed on the selected entry's
+// cluster under the mapped name of its standalone identity, in the selected entry's class,
+// and named by the transform as its rule. An object of an identity the plan writes already
+// (the operator's own) is not added; one the transform cannot build, or that it would put
+// in another namespace, is a rejected entry.
+func (e Engine) addedWorks(works []*work) []*work {
+	if len(e.composed.adds) == 0 {
+		return nil
+	}
+	written := map[contract.Key]bool{}
+	for _, w := range works {
+		written[w.entry.Source.Key()] = true
+	}
+	var out []*work
+	for _, w := range works {
+		if w.entry.Disposition != routing.Apply || w.src == nil || w.m.Metadata.Action.IsStatus() {
+			continue
+		}
+		for _, t := range e.composed.adds {
+			ctx := transform.Context{Source: w.object(), Cluster: w.entry.Target.Cluster, HCPNamespace: e.HCPNamespace, HostedControlPlane: e.HostedControlPlane}
+			if !t.Selects(ctx.Source, ctx.Cluster) {
+				continue
+			}
+			obj, err := t.Adds(ctx, w.tree())
+			if obj == nil && err == nil {
+				continue
+			}
+			aw := e.addedWork(w, t.Name, obj, err)
+			k := aw.entry.Source.Key()
+			if aw.entry.Disposition == routing.Apply && written[k] {
+				continue // the plan's own object of that identity wins
+			}
+			written[k] = true
+			out = append(out, aw)
+		}
+	}
+	return out
+}
+
+// addedWork is the entry of obj, which transform rule adds beside w's object (err: why it
+// could not).
+func (e Engine) addedWork(w *work, rule string, obj *yaml.RNode, err error) *work {
+	m := &contract.Mutation{Class: w.entry.Class}
+	m.Metadata.Action, m.Metadata.FieldManager = contract.ActionApply, AddedFieldManager
+	aw := &work{m: m, entry: plans.Entry{
+		Operator: e.Operator, Class: w.entry.Class, Action: m.Metadata.Action, Source: w.entry.Source,
+		Disposition: routing.Apply, Rule: rule,
+		Reason:     fmt.Sprintf("added beside %s by %s", w.entry.Source, rule),
+		Transforms: []string{}, Warnings: []string{},
+	}}
+	if err != nil {
+		return aw.reject(rule, err.Error())
+	}
+	gvk := schema.FromAPIVersionAndKind(obj.GetApiVersion(), obj.GetKind())
+	resource, ok := e.Discovery.ResourceFor(gvk)
+	if !ok {
+		return aw.reject(rule, fmt.Sprintf("it adds a %s, a kind discovery does not know", gvk))
+	}
+	id := contract.Identity{Group: gvk.Group, Version: gvk.Version, Resource: resource, Namespace: obj.GetNamespace(), Name: obj.GetName()}
+	aw.entry.Source = id
+	m.Metadata.SetIdentity(id)
+	if id.Namespace != w.entry.Source.Namespace || id.Name == "" {
+		return aw.reject(rule, fmt.Sprintf("it adds %s, outside the namespace of %s", id, w.entry.Source))
+	}
+	aw.obj = obj
+	if aw.src = yamlnode.Unstructured(obj); aw.src == nil {
+		return aw.reject(rule, "the added object is not an object")
+	}
+	m.Object = aw.src
+	target, err := e.Names.ToTarget(w.entry.Target.Cluster, id)
+	if err != nil {
+		return aw.reject(plans.RuleNameMapping, err.Error())
+	}
+	aw.entry.Target = plans.Target{Cluster: w.entry.Target.Cluster, Identity: target}
+	return aw
 }

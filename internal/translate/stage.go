@@ -150,6 +150,8 @@ type composition struct {
 	bodies bool
 	// records says the list records the standalone identity on every object.
 	records bool
+	// adds are the transforms that add objects beside those they select (Transform.Adds).
+	adds []transform.Transform
 }
 
 func compose(stages []Stage) composition {
@@ -160,6 +162,9 @@ func compose(stages []Stage) composition {
 		}
 		if _, ok := s.(RecordSource); ok {
 			c.records = true
+		}
+		if t, ok := s.(TransformStage); ok && t.Transform.Adds != nil {
+			c.adds = append(c.adds, t.Transform)
 		}
 	}
 	return c

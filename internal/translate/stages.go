@@ -329,7 +329,7 @@ func (TransformStage) ChangesBodies() bool { return true }
 // Rewrite implements Stage.
 func (s TransformStage) Rewrite(c *StageContext) ([]plans.Change, error) {
 	t := &s.Transform
-	if c.Status() || t.Match.Resource != "" && t.Match.Resource != c.w.entry.Source.Resource {
+	if t.Filter == nil || c.Status() || t.Match.Resource != "" && t.Match.Resource != c.w.entry.Source.Resource {
 		return nil, nil // most of the profile's transforms are for one kind of workload
 	}
 	ctx := c.Source()

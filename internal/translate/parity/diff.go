@@ -124,7 +124,7 @@ func formatPath(path []segment) string {
 }
 
 // ChildPath appends the map key k to a leaf path as the reports print it: ".k" where k is an
-// identifier, "[k]" where it is not, and k alone at the root. hosted/fixtureparity prints
+// identifier, "[k]" where it is not, and k alone at the root. internal/fixtureparity prints
 // its leaf paths with it.
 func ChildPath(path, k string) string {
 	switch {

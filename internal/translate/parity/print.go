@@ -94,7 +94,7 @@ const valueWidth = 80
 
 // Shorten keeps a printed value to one line of at most max runes: its line breaks written
 // as \n, and a longer value cut to end in "…". The parity reports print values with it, and
-// so does hosted/fixtureparity.
+// so does internal/fixtureparity.
 func Shorten(s string, max int) string {
 	s = strings.ReplaceAll(s, "\n", `\n`)
 	if r := []rune(s); len(r) > max {

@@ -31,8 +31,16 @@ type Transform struct {
 	Cluster string
 	// Match selects mutations by class, standalone identity and labels, as routing does.
 	Match routing.Match
-	// Filter returns the kio.Filter that changes one object.
+	// Filter returns the kio.Filter that changes one object; nil for a transform that only
+	// Adds.
 	Filter func(Context) (kio.Filter, error)
+	// Adds, when set, returns an object the transform writes beside each object it selects,
+	// in that object's standalone namespace, or nil for none: HyperShift's
+	// PodDisruptionBudget of an API-critical workload. It reads the selected object as the
+	// operator wrote it. The engine places the object where the selected one lands, unless
+	// the plan writes one of that identity itself, and rewrites it with every stage, as it
+	// rewrites the operator's objects; the entry names the transform as its rule.
+	Adds func(c Context, obj *yaml.RNode) (*yaml.RNode, error)
 	// Strips says the transform removes or overrides what the operator wrote to contain it
 	// (privileges, host access). A policy whose PodSecurity is PodSecurityReject runs no
 	// stripping transform: what would need one is refused instead.
