@@ -17,6 +17,7 @@ import (
 
 	"github.com/topolayer/topolayer/internal/translate/podspec"
 	"github.com/topolayer/topolayer/internal/translate/transform"
+	"github.com/topolayer/topolayer/internal/yamlnode"
 	"github.com/topolayer/topolayer/routing"
 )
 
@@ -440,12 +441,15 @@ func hcpOpinions(h *HostedControlPlane, c ComponentOptions) []transform.Transfor
 				return nil
 			})
 		}
-		add("hcp-labels-and-annotations", func(_, spec, meta *yaml.RNode, _ string) error {
-			labels := maps.Clone(h.Labels)
-			if labels == nil {
-				labels = map[string]string{}
+		add("hcp-labels-and-annotations", func(obj, spec, meta *yaml.RNode, _ string) error {
+			// The workload's own labels say the control-plane-operator manages it, as
+			// setDefaultOptions does: the HostedControlPlane's Degraded condition counts the
+			// unavailable replicas of the Deployments so labelled. The HCP's labels go on its
+			// pods.
+			if err := yamlnode.SetMetadataString(obj, "labels", LabelManagedBy, "control-plane-operator"); err != nil {
+				return err
 			}
-			labels[LabelManagedBy] = "control-plane-operator"
+			labels := h.Labels
 			for _, k := range slices.Sorted(maps.Keys(labels)) {
 				if err := meta.PipeE(yaml.LookupCreate(yaml.MappingNode, "labels"), yaml.SetField(k, yaml.NewStringRNode(labels[k]))); err != nil {
 					return err

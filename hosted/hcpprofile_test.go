@@ -97,8 +97,8 @@ func TestProfileReadsTheHostedControlPlane(t *testing.T) {
 			if tc.labelKey != "" && pod.Labels[tc.labelKey] == "" {
 				t.Errorf("pod labels %v lack the HCP's %s", pod.Labels, tc.labelKey)
 			}
-			if pod.Labels[hosted.LabelManagedBy] != "control-plane-operator" {
-				t.Errorf("pod labels %v lack %s", pod.Labels, hosted.LabelManagedBy)
+			if d.Labels[hosted.LabelManagedBy] != "control-plane-operator" || pod.Labels[hosted.LabelManagedBy] != "" {
+				t.Errorf("Deployment labels %v, pod labels %v: want %s on the Deployment alone, as HyperShift's", d.Labels, pod.Labels, hosted.LabelManagedBy)
 			}
 			if sc := pod.Spec.SecurityContext; tc.assignsNoUIDs != (sc != nil && sc.RunAsUser != nil && *sc.RunAsUser == hosted.DefaultSecurityContextUID) {
 				t.Errorf("pod security context %+v, want runAsUser %d: %v", sc, hosted.DefaultSecurityContextUID, tc.assignsNoUIDs)
