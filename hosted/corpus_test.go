@@ -248,8 +248,9 @@ func TestOAuthServerDeployment(t *testing.T) {
 		Spec struct {
 			Template struct {
 				Metadata struct {
-					Namespace string
-					Labels    map[string]string
+					Namespace   string
+					Labels      map[string]string
+					Annotations map[string]string
 				}
 				Spec struct {
 					ServiceAccountName string
@@ -334,7 +335,12 @@ podAffinity:
 	if _, asked := d.Metadata.Annotations[namespaces.AnnotationOwnerHCP]; len(spec.Tolerations) != 2 || len(spec.ImagePullSecrets) != 1 || asked {
 		t.Errorf("control-plane tolerations %v, pull secrets %v, owner annotation %q", spec.Tolerations, spec.ImagePullSecrets, d.Metadata.Annotations[namespaces.AnnotationOwnerHCP])
 	}
-	for _, want := range []string{"hypershift/drop-standalone-scheduling", "hypershift/drop-host-path-volumes", "hypershift/control-plane-labels", "hypershift/control-plane-scheduling"} {
+	// CAO asks the standalone cluster to run the pods on its management CPUs: the guest's
+	// partitioning, which is not the management cluster's.
+	if v, ok := d.Spec.Template.Metadata.Annotations[hosted.AnnotationWorkloadPartitioning]; ok {
+		t.Errorf("workload partitioning kept: %s", v)
+	}
+	for _, want := range []string{"hypershift/drop-standalone-scheduling", "hypershift/drop-workload-partitioning", "hypershift/drop-host-path-volumes", "hypershift/control-plane-labels", "hypershift/control-plane-scheduling"} {
 		if !strings.Contains(strings.Join(e.Transforms, " "), want) {
 			t.Errorf("plan does not list transform %s: %v", want, e.Transforms)
 		}

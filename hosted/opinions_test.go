@@ -406,7 +406,7 @@ func TestProfileTransformNames(t *testing.T) {
 		t.Fatal("no hypershift profile")
 	}
 	for _, want := range []string{
-		"hypershift/drop-standalone-scheduling", "hypershift/pull-secret", "hypershift/restricted-security-context",
+		"hypershift/drop-standalone-scheduling", "hypershift/drop-workload-partitioning", "hypershift/pull-secret", "hypershift/restricted-security-context",
 		"hypershift/volume-default-modes", "hypershift/image-pull-policy", "hypershift/termination-message-policy", "hypershift/default-uid",
 		"hypershift/replicas-by-availability", "hypershift/debug-deployments", "hypershift/hcp-node-selector", "hypershift/hcp-tolerations",
 		"hypershift/resource-request-overrides", "hypershift/api-critical-pdb", "hypershift/pdb-by-availability", "hypershift/drop-owner-references",

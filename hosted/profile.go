@@ -20,6 +20,12 @@ import (
 // ProfileHyperShift names the hypershift transform profile.
 const ProfileHyperShift = "hypershift"
 
+// AnnotationWorkloadPartitioning asks a standalone OpenShift cluster that partitions its
+// CPUs to run a pod on the CPUs it keeps for its own management workloads. It is the
+// guest's partitioning, not the management cluster's: hypershift/drop-workload-partitioning
+// removes it from the pods the profile places there.
+const AnnotationWorkloadPartitioning = "target.workload.openshift.io/management"
+
 // Profile returns the transforms of a built-in profile by name; false for an unknown one.
 // The hypershift profile is HyperShiftProfile, then the opinions of HyperShift's component
 // framework that read nothing of the HostedControlPlane (volume modes, image pull policy,
@@ -84,8 +90,8 @@ func ProfileNames() []string { return []string{ProfileHyperShift} }
 
 // HyperShiftProfile is the generic set of changes a standalone workload needs to run as part
 // of a hosted control plane, for every workload kind placed on the management cluster: its
-// standalone scheduling (nodeSelector, tolerations, affinity, priority class) and host-path
-// volumes go; the control-plane labels, tolerations, priority class and pull secret come.
+// standalone scheduling (nodeSelector, tolerations, affinity, priority class, the pods'
+// workload partitioning annotation) and host-path volumes go; the control-plane labels, tolerations, priority class and pull secret come.
 // Containment: every pod template and bare Pod is brought to Pod Security "restricted" by
 // named transforms: drop-host-path-volumes and the podsecurity.Edits strip
 // (Transform.Strips) what only a standalone node allows; restricted-security-context adds
@@ -103,6 +109,25 @@ func HyperShiftProfile() []transform.Transform {
 		}
 		add := func(name string, f func(transform.Context) (kio.Filter, error)) { addT(name, false, f) }
 		add("drop-standalone-scheduling", constEdit(path, map[string]any{"nodeSelector": nil, "tolerations": nil, "affinity": nil, "priorityClassName": nil}))
+		add("drop-workload-partitioning", func(transform.Context) (kio.Filter, error) {
+			return kio.FilterAll(yaml.FilterFunc(func(obj *yaml.RNode) (*yaml.RNode, error) {
+				meta, err := obj.Pipe(yaml.Lookup(append(slices.Clone(path), "metadata")...))
+				if err != nil || meta == nil {
+					return obj, err
+				}
+				annotations := meta.Field("annotations")
+				if annotations == nil || annotations.Value.Field(AnnotationWorkloadPartitioning) == nil {
+					return obj, nil
+				}
+				if err := annotations.Value.PipeE(yaml.Clear(AnnotationWorkloadPartitioning)); err != nil {
+					return nil, err
+				}
+				if len(annotations.Value.Content()) == 0 {
+					return obj, meta.PipeE(yaml.Clear("annotations")) // nothing else was there
+				}
+				return obj, nil
+			})), nil
+		})
 		addT("drop-host-path-volumes", true, func(transform.Context) (kio.Filter, error) {
 			return podsecurity.DropHostPathVolumes{PodTemplatePath: path}, nil
 		})
