@@ -37,8 +37,7 @@ const AnnotationWorkloadPartitioning = "target.workload.openshift.io/management"
 // policy, debug components scaled to zero, priority class by criticality, the HCP's node
 // selector, tolerations, labels and annotations, a read-only root filesystem, resource
 // request overrides, a PodDisruptionBudget for each API-critical workload, the budgets by
-// availability policy), then the multi-zone spread
-// of the components o.Components names.
+// availability policy), then the multi-zone spread of the components o.Components names.
 func Profile(name string, o ProfileOptions) ([]transform.Transform, bool) {
 	if name != ProfileHyperShift {
 		return nil, false
@@ -91,7 +90,8 @@ func ProfileNames() []string { return []string{ProfileHyperShift} }
 // HyperShiftProfile is the generic set of changes a standalone workload needs to run as part
 // of a hosted control plane, for every workload kind placed on the management cluster: its
 // standalone scheduling (nodeSelector, tolerations, affinity, priority class, the pods'
-// workload partitioning annotation) and host-path volumes go; the control-plane labels, tolerations, priority class and pull secret come.
+// workload partitioning annotation) and host-path volumes go; the control-plane labels,
+// tolerations, priority class and pull secret come.
 // Containment: every pod template and bare Pod is brought to Pod Security "restricted" by
 // named transforms: drop-host-path-volumes and the podsecurity.Edits strip
 // (Transform.Strips) what only a standalone node allows; restricted-security-context adds

@@ -40,6 +40,9 @@ func TestTransformAdds(t *testing.T) {
 		{name: "nothing to add", adds: func(transform.Context, *yaml.RNode) (*yaml.RNode, error) { return nil, nil }, none: true},
 		{name: "the operator writes it itself", adds: configMap("openshift-sample", "cm"), mutations: []contract.Mutation{own}, none: true},
 		{name: "another namespace", adds: configMap("kube-system", "cm"), reason: "outside the namespace of"},
+		{name: "no name", adds: func(transform.Context, *yaml.RNode) (*yaml.RNode, error) {
+			return yaml.Parse("apiVersion: v1\nkind: ConfigMap\nmetadata: {namespace: openshift-sample}\n")
+		}, reason: "a ConfigMap without a name"},
 		{name: "cannot build it", adds: func(transform.Context, *yaml.RNode) (*yaml.RNode, error) { return nil, errors.New("no selector") }, reason: "no selector"},
 		{name: "unknown kind", adds: func(transform.Context, *yaml.RNode) (*yaml.RNode, error) {
 			return yaml.Parse("apiVersion: example.com/v1\nkind: Unknown\nmetadata: {name: u, namespace: openshift-sample}\n")

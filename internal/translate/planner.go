@@ -475,7 +475,10 @@ func (e Engine) addedWork(w *work, rule string, obj *yaml.RNode, err error) *wor
 	id := contract.Identity{Group: gvk.Group, Version: gvk.Version, Resource: resource, Namespace: obj.GetNamespace(), Name: obj.GetName()}
 	aw.entry.Source = id
 	m.Metadata.SetIdentity(id)
-	if id.Namespace != w.entry.Source.Namespace || id.Name == "" {
+	switch {
+	case id.Name == "":
+		return aw.reject(rule, fmt.Sprintf("it adds a %s without a name", gvk.Kind))
+	case id.Namespace != w.entry.Source.Namespace:
 		return aw.reject(rule, fmt.Sprintf("it adds %s, outside the namespace of %s", id, w.entry.Source))
 	}
 	aw.obj = obj
