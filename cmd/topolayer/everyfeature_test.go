@@ -35,14 +35,7 @@ func TestCAOEveryFeature(t *testing.T) {
 	in, _ := caoInputWithEveryIdentityProvider(t, caoFixtureInput(t, base, "AWS", "Modern", ""))
 	withEveryConfigurationFeature(t, in)
 	// What CAO declares it writes: the plan places nothing privileged that it does not.
-	declared, err := exec.Command(cao, "output-resources").Output()
-	if err != nil {
-		t.Fatalf("%s output-resources: %v", cao, err)
-	}
-	outputResources := filepath.Join(t.TempDir(), "output-resources.yaml")
-	if err := os.WriteFile(outputResources, declared, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	outputResources := caoOutputResources(t, cao)
 
 	for name, cfgPath := range map[string]string{"hosted": caoHostedConfig, "standalone": caoStandaloneConfig} {
 		t.Run(name, func(t *testing.T) {
@@ -174,4 +167,19 @@ func withEveryConfigurationFeature(t *testing.T, in string) {
 	appendItems("configmaps.yaml", map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
 		"metadata": map[string]any{"name": "user-ca-bundle", "namespace": "openshift-config"},
 		"data":     map[string]any{"ca-bundle.crt": string(proxyCA)}})
+}
+
+// caoOutputResources writes what the cluster-authentication-operator binary cao declares it
+// writes (its output-resources) to a file and returns its path.
+func caoOutputResources(t *testing.T, cao string) string {
+	t.Helper()
+	declared, err := exec.Command(cao, "output-resources").Output()
+	if err != nil {
+		t.Fatalf("%s output-resources: %v", cao, err)
+	}
+	path := filepath.Join(t.TempDir(), "output-resources.yaml")
+	if err := os.WriteFile(path, declared, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
