@@ -13,6 +13,7 @@ import (
 	"github.com/topolayer/topolayer/internal/translate/podsecurity"
 	"github.com/topolayer/topolayer/internal/translate/podspec"
 	"github.com/topolayer/topolayer/internal/translate/transform"
+	"github.com/topolayer/topolayer/internal/yamlnode"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
 )
@@ -111,19 +112,16 @@ func HyperShiftProfile() []transform.Transform {
 		add("drop-standalone-scheduling", constEdit(path, map[string]any{"nodeSelector": nil, "tolerations": nil, "affinity": nil, "priorityClassName": nil}))
 		add("drop-workload-partitioning", func(transform.Context) (kio.Filter, error) {
 			return kio.FilterAll(yaml.FilterFunc(func(obj *yaml.RNode) (*yaml.RNode, error) {
-				meta, err := obj.Pipe(yaml.Lookup(append(slices.Clone(path), "metadata")...))
-				if err != nil || meta == nil {
+				meta := append(slices.Clone(path), "metadata")
+				annotations, err := yamlnode.Lookup(obj, append(meta, "annotations")...)
+				if err != nil || annotations == nil || annotations.Field(AnnotationWorkloadPartitioning) == nil {
 					return obj, err
 				}
-				annotations := meta.Field("annotations")
-				if annotations == nil || annotations.Value.Field(AnnotationWorkloadPartitioning) == nil {
-					return obj, nil
-				}
-				if err := annotations.Value.PipeE(yaml.Clear(AnnotationWorkloadPartitioning)); err != nil {
+				if err := yamlnode.ClearIf(obj, AnnotationWorkloadPartitioning, nil, append(meta, "annotations")...); err != nil {
 					return nil, err
 				}
-				if len(annotations.Value.Content()) == 0 {
-					return obj, meta.PipeE(yaml.Clear("annotations")) // nothing else was there
+				if len(annotations.Content()) == 0 { // nothing else was there
+					return obj, yamlnode.ClearIf(obj, "annotations", nil, meta...)
 				}
 				return obj, nil
 			})), nil
