@@ -340,7 +340,7 @@ podAffinity:
 	if v, ok := d.Spec.Template.Metadata.Annotations[hosted.AnnotationWorkloadPartitioning]; ok {
 		t.Errorf("workload partitioning kept: %s", v)
 	}
-	for _, want := range []string{"hypershift/drop-standalone-scheduling", "hypershift/drop-workload-partitioning", "hypershift/drop-host-path-volumes", "hypershift/control-plane-labels", "hypershift/control-plane-scheduling"} {
+	for _, want := range []string{"hypershift/drop-standalone-scheduling", "hypershift/drop-workload-partitioning", "hypershift/host-path-to-empty-dir", "hypershift/control-plane-labels", "hypershift/control-plane-scheduling"} {
 		if !strings.Contains(strings.Join(e.Transforms, " "), want) {
 			t.Errorf("plan does not list transform %s: %v", want, e.Transforms)
 		}

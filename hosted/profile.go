@@ -91,10 +91,11 @@ func ProfileNames() []string { return []string{ProfileHyperShift} }
 // HyperShiftProfile is the generic set of changes a standalone workload needs to run as part
 // of a hosted control plane, for every workload kind placed on the management cluster: its
 // standalone scheduling (nodeSelector, tolerations, affinity, priority class, the pods'
-// workload partitioning annotation) and host-path volumes go; the control-plane labels,
+// workload partitioning annotation) and the host paths of its volumes go; the control-plane labels,
 // tolerations, priority class and pull secret come.
 // Containment: every pod template and bare Pod is brought to Pod Security "restricted" by
-// named transforms: drop-host-path-volumes and the podsecurity.Edits strip
+// named transforms: host-path-to-empty-dir (the host's directory becomes the pod's own
+// scratch directory, under the same volume name) and the podsecurity.Edits strip
 // (Transform.Strips) what only a standalone node allows; restricted-security-context adds
 // what restricted needs. drop-owner-references removes the operator's ownerReferences from
 // every management object. The ownerReference to the HostedControlPlane is not a transform:
@@ -126,8 +127,8 @@ func HyperShiftProfile() []transform.Transform {
 				return obj, nil
 			})), nil
 		})
-		addT("drop-host-path-volumes", true, func(transform.Context) (kio.Filter, error) {
-			return podsecurity.DropHostPathVolumes{PodTemplatePath: path}, nil
+		addT("host-path-to-empty-dir", true, func(transform.Context) (kio.Filter, error) {
+			return podsecurity.HostPathToEmptyDir{PodTemplatePath: path}, nil
 		})
 		for _, t := range podsecurity.Edits() {
 			addT(t.Name, t.Strips, func(transform.Context) (kio.Filter, error) {
@@ -176,7 +177,7 @@ func constEdit(path []string, spec map[string]any) func(transform.Context) (kio.
 	return func(transform.Context) (kio.Filter, error) { return e, err }
 }
 
-// foundPodSpecStrip returns the Pod Security strip (drop-host-path-volumes and the
+// foundPodSpecStrip returns the Pod Security strip (host-path-to-empty-dir and the
 // podsecurity.Edits) of the kinds the profile does not name by resource: wherever package
 // podspec finds a pod spec in a management object (a ReplicationController, a PodTemplate, a
 // custom resource that embeds a pod template), but a shadow copy, which nothing runs.
@@ -194,7 +195,7 @@ func foundPodSpecStrip() []transform.Transform {
 		sites, err := podspec.FindNode(gk, obj.YNode())
 		return err != nil || slices.ContainsFunc(sites, func(s podspec.Site) bool { return s.Spec.Node(obj.YNode()) != nil })
 	}
-	edits := append([]podsecurity.Edit{{Name: "drop-host-path-volumes", Strips: true, Edit: podsecurity.DropHostPathVolumesEdit}}, podsecurity.Edits()...)
+	edits := append([]podsecurity.Edit{{Name: "host-path-to-empty-dir", Strips: true, Edit: podsecurity.HostPathToEmptyDirEdit}}, podsecurity.Edits()...)
 	out := make([]transform.Transform, 0, len(edits))
 	for _, e := range edits {
 		out = append(out, transform.Transform{Name: ProfileHyperShift + "/" + e.Name, Cluster: routing.ClusterManagement, Strips: e.Strips, Applies: applies,

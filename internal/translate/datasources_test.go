@@ -43,7 +43,7 @@ func TestVolumeDataSources(t *testing.T) {
 			"spec.dataSource: clones a VolumeSnapshot.snapshot.storage.k8s.io", nil},
 		{"the guest: the operator's own volumes", pvc(contract.ClassUserWorkload, "  dataSource: {apiGroup: snapshot.storage.k8s.io, kind: VolumeSnapshot, name: backup}\n"), "", nil},
 		{"a StatefulSet's claim templates and ephemeral volumes", statefulSet, "",
-			map[string]string{"spec.volumeClaimTemplates.0.spec.dataSourceRef.name": ns + "--seed", "spec.template.spec.volumes.0.ephemeral.volumeClaimTemplate.spec.dataSource.name": ns + "--seed"}},
+			map[string]string{"spec.volumeClaimTemplates.0.spec.dataSourceRef.name": ns + "--seed", "spec.template.spec.volumes.1.ephemeral.volumeClaimTemplate.spec.dataSource.name": ns + "--seed"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			wantRule := ""

@@ -9,7 +9,10 @@
 // /run, /tmp) are the written files: the process reads and writes nothing of the host's
 // there. An emptyDir mounted at /tmp itself (HyperShift's tmp-dir beside a read-only root
 // filesystem) is the exception: /tmp stays the host's, where podrun's own directory and the
-// binaries it links are.
+// binaries it links are. A container whose securityContext says readOnlyRootFilesystem sees
+// those directories read-only, as a kubelet's container sees its image, but for the mounts of
+// its emptyDir (and hostPath) volumes: an operand that writes outside its scratch volumes
+// fails here as it would on a node.
 //
 // It is not a container runtime: the process shares the host's network (it listens where
 // its own configuration says) and sees the rest of the host's filesystem read-only; the

@@ -130,6 +130,7 @@ func (p *Pod) start(ctx context.Context, o Options, c corev1.Container) error {
 		volumes[v.Name] = v
 	}
 	tops := map[string]bool{}
+	var writable []string // the mounts of emptyDir and hostPath volumes
 	for _, m := range c.VolumeMounts {
 		v, ok := volumes[m.Name]
 		if !ok {
@@ -150,6 +151,9 @@ func (p *Pod) start(ctx context.Context, o Options, c corev1.Container) error {
 			return fmt.Errorf("volumeMounts %s (%s): %w", m.Name, m.MountPath, err)
 		}
 		tops[top] = true
+		if (v.EmptyDir != nil || v.HostPath != nil) && !m.ReadOnly && m.SubPath == "" {
+			writable = append(writable, path.Clean(m.MountPath))
+		}
 	}
 	env, err := o.env(ctx, c)
 	if err != nil {
@@ -203,8 +207,20 @@ func (p *Pod) start(ctx context.Context, o Options, c corev1.Container) error {
 	// The wrapper mounts the written directories over the host's, in the process's own
 	// mount namespace (a user namespace's: nothing propagates back), then becomes the
 	// container's command.
-	script := `set -e; root="$1"; shift; for d in ` + strings.Join(dirs, " ") + `; do mount --bind "$root/$d" "/$d"; done; exec "$@"`
-	args := append([]string{"-c", script, "podrun", root}, expand(append(slices.Clone(c.Command), c.Args...), env)...)
+	// The scratch mounts, when the root filesystem is read-only, come as the wrapper's
+	// arguments between root and "--", never as script text.
+	var scratch []string
+	script := `set -e; root="$1"; shift; for d in ` + strings.Join(dirs, " ") + `; do mount --bind "$root/$d" "/$d"; done; `
+	if sc := c.SecurityContext; sc != nil && sc.ReadOnlyRootFilesystem != nil && *sc.ReadOnlyRootFilesystem {
+		// As a kubelet's: what the container's own filesystem holds is read-only, the
+		// scratch volumes it mounts are not. The written directories stand for the image's
+		// filesystem; they become read-only, and each scratch mount is bound writable again.
+		script += `for d in ` + strings.Join(dirs, " ") + `; do mount -o remount,bind,ro "/$d"; done; `
+		scratch = writable
+	}
+	script += `while [ "$1" != -- ]; do mount --bind "$root$1" "$1"; shift; done; shift; exec "$@"`
+	args := append([]string{"-c", script, "podrun", root}, scratch...)
+	args = append(append(args, "--"), expand(append(slices.Clone(c.Command), c.Args...), env)...)
 	cmd := exec.Command("/bin/sh", args...)
 	cmd.Env = env
 	cmd.Dir = "/"

@@ -3,7 +3,6 @@ package parity
 import (
 	"cmp"
 	"encoding/json"
-	"reflect"
 	"slices"
 	"strconv"
 
@@ -169,9 +168,13 @@ func jsonCopy(v any) (any, error) {
 	return out, err
 }
 
-// explains reports whether the predicted and hosted values agree at path.
+// explains reports whether the predicted and hosted values agree at path, by diff's rules: a
+// mapping left empty where the other side has none agrees (a replayed removal of a mapping's
+// last key leaves it empty).
 func explains(predicted, hosted map[string]any, path []segment) bool {
 	pv, pok := lookup(predicted, path)
 	hv, hok := lookup(hosted, path)
-	return pok == hok && reflect.DeepEqual(pv, hv)
+	var out []change
+	walkDiff(nil, pv, pok, hv, hok, &out)
+	return len(out) == 0
 }

@@ -56,7 +56,8 @@ const (
 
 // Diff records, as changes by and of kind, every place where after differs from before:
 // the smallest subtrees that differ, where mappings recurse key by key (a mapping one side
-// lacks is compared with an empty one, so that each key it brings is a change of its own) and
+// lacks is compared with an empty one, so that each key it brings is a change of its own; an
+// empty one it brings or takes is a change itself) and
 // sequences of equal length index by index. One walk of the two trees: linear in their size.
 func Diff(before, after *yaml.Node, by, kind string) []Change {
 	return DiffAt(nil, before, after, by, kind)
@@ -76,6 +77,10 @@ func DiffAt(path []string, before, after *yaml.Node, by, kind string) []Change {
 			// The same tree is the same value: skip the walk of its keys (most of an object
 			// is what a step left alone).
 			return
+		case a == nil && b.Kind == yaml.MappingNode && len(b.Content) == 0,
+			b == nil && a.Kind == yaml.MappingNode && len(a.Content) == 0:
+			// An empty mapping that comes or goes (emptyDir: {}) has no key to stand for it:
+			// it is a change of its own.
 		case a != nil && b != nil && a.Kind == yaml.MappingNode && b.Kind == yaml.MappingNode,
 			a == nil && b.Kind == yaml.MappingNode, b == nil && a.Kind == yaml.MappingNode:
 			walkMappings(path, a, b, walk)

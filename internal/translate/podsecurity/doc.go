@@ -1,6 +1,6 @@
 // Package podsecurity holds the Kubernetes Pod Security "restricted" rules the engine shares
 // between the strip and the check: the edits that bring a pod template to restricted (Edits,
-// run by the hypershift profile as named transforms through Filter, and DropHostPathVolumes),
+// run by the hypershift profile as named transforms through Filter, and HostPathToEmptyDir),
 // and the check of a template as it will be written (Reason, with the pod-security-admission
 // library's own evaluator).
 //

@@ -391,60 +391,39 @@ func Edits() []Edit {
 	}
 }
 
-// DropHostPathVolumes removes the hostPath volumes of a pod template and every container's
-// mounts of them, so that the API server still accepts the object.
-type DropHostPathVolumes struct {
+// HostPathToEmptyDir gives every hostPath volume of a pod template an emptyDir in place of
+// the host's directory: the volume keeps its name, so every container's mounts of it still
+// resolve, and a directory the operand writes (an audit log, a cache) stays writable beside a
+// read-only root filesystem, on the pod's own scratch space rather than the node's.
+type HostPathToEmptyDir struct {
 	// PodTemplatePath is the path of the pod template in the object.
 	PodTemplatePath []string `json:"podTemplatePath"`
 }
 
 // Filter implements kio.Filter.
-func (f DropHostPathVolumes) Filter(objs []*yaml.RNode) ([]*yaml.RNode, error) {
-	return Filter{PodTemplatePath: f.PodTemplatePath, Edit: func(_, spec *yaml.RNode) error {
-		return dropHostPathVolumes(spec)
-	}}.Filter(objs)
+func (f HostPathToEmptyDir) Filter(objs []*yaml.RNode) ([]*yaml.RNode, error) {
+	return Filter{PodTemplatePath: f.PodTemplatePath, Edit: HostPathToEmptyDirEdit}.Filter(objs)
 }
 
-// dropHostPathVolumes removes the hostPath volumes of a pod spec and the containers' and
-// init containers' mounts of them.
-func dropHostPathVolumes(spec *yaml.RNode) error {
+// HostPathToEmptyDirEdit is HostPathToEmptyDir as an Edit, for Found.
+func HostPathToEmptyDirEdit(_, spec *yaml.RNode) error {
 	volumes, err := yamlnode.Lookup(spec, "volumes")
 	if err != nil || volumes == nil {
 		return err
 	}
-	dropped := map[string]bool{}
 	elems, err := volumes.Elements()
 	if err != nil {
 		return err
 	}
 	for _, v := range elems {
-		if v.Field("hostPath") != nil {
-			dropped[yaml.GetValue(v.Field("name").Value)] = true
-		}
-	}
-	if len(dropped) == 0 {
-		return nil
-	}
-	if err := yamlnode.KeepElements(volumes, func(e *yaml.RNode) bool { return !dropped[yamlnode.FieldString(e, "name")] }); err != nil {
-		return err
-	}
-	for _, list := range []string{"containers", "initContainers"} {
-		containers, err := yamlnode.Lookup(spec, list)
-		if err != nil || containers == nil {
+		if v.Field("hostPath") == nil {
 			continue
 		}
-		cs, err := containers.Elements()
-		if err != nil {
+		if err := v.PipeE(yaml.Clear("hostPath")); err != nil {
 			return err
 		}
-		for _, c := range cs {
-			mounts, err := yamlnode.Lookup(c, "volumeMounts")
-			if err != nil || mounts == nil {
-				continue
-			}
-			if err := yamlnode.KeepElements(mounts, func(e *yaml.RNode) bool { return !dropped[yamlnode.FieldString(e, "name")] }); err != nil {
-				return err
-			}
+		if err := v.PipeE(yaml.SetField("emptyDir", yaml.NewMapRNode(nil))); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -483,9 +462,6 @@ func (f Found) Filter(objs []*yaml.RNode) ([]*yaml.RNode, error) {
 	})).Filter(objs)
 }
 
-// DropHostPathVolumesEdit is DropHostPathVolumes as an Edit, for Found.
-func DropHostPathVolumesEdit(_, spec *yaml.RNode) error { return dropHostPathVolumes(spec) }
-
 // GroupKindOf returns the group and kind of an object as its apiVersion and kind say.
 func GroupKindOf(o *yaml.RNode) schema.GroupKind {
 	return schema.FromAPIVersionAndKind(o.GetApiVersion(), o.GetKind()).GroupKind()
@@ -494,5 +470,5 @@ func GroupKindOf(o *yaml.RNode) schema.GroupKind {
 var (
 	_ kio.Filter = Found{}
 	_ kio.Filter = Filter{}
-	_ kio.Filter = DropHostPathVolumes{}
+	_ kio.Filter = HostPathToEmptyDir{}
 )
