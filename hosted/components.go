@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/topolayer/topolayer/internal/translate/transform"
@@ -15,7 +16,8 @@ import (
 // ComponentOptions are what HyperShift's control-plane components declare of themselves and
 // topolayer cannot read in an operator's output: the release payload's images, and, by the
 // workload's standalone name (its component), whether it serves requests, spreads across
-// zones, and gets the konnectivity sidecars and the availability prober. The zero value
+// zones, and gets the konnectivity sidecars, the availability prober and the audit-logs
+// sidecar. The zero value
 // declares nothing: the opinions that read these options do not run.
 type ComponentOptions struct {
 	// Images maps names of the release payload's images to their pull specs: a container's
@@ -38,6 +40,10 @@ type ComponentOptions struct {
 	// init container, until the guest API server is ready (availability-prober); needs
 	// Images[ImageAvailabilityProber].
 	AvailabilityProber []string `json:"availabilityProber,omitempty"`
+	// AuditLogs names the components whose audit log file (--audit-log-path) an audit-logs
+	// sidecar prints to the pod's log, as HyperShift's API servers' and OAuth server's do
+	// (audit-logs); needs Images[ImageCLI].
+	AuditLogs []string `json:"auditLogs,omitempty"`
 }
 
 // Names of the release payload's images the injected containers run.
@@ -73,7 +79,7 @@ func (o ComponentOptions) Validate(p *field.Path) field.ErrorList {
 	for _, l := range []struct {
 		name  string
 		names []string
-	}{{"requestServing", o.RequestServing}, {"multiZoneSpread", o.MultiZoneSpread}, {"availabilityProber", o.AvailabilityProber}} {
+	}{{"requestServing", o.RequestServing}, {"multiZoneSpread", o.MultiZoneSpread}, {"availabilityProber", o.AvailabilityProber}, {"auditLogs", o.AuditLogs}} {
 		for i, n := range l.names {
 			if n == "" {
 				errs = append(errs, field.Required(p.Child(l.name).Index(i), "a workload's standalone name"))
@@ -84,6 +90,9 @@ func (o ComponentOptions) Validate(p *field.Path) field.ErrorList {
 	}
 	if len(o.AvailabilityProber) > 0 && o.Images[ImageAvailabilityProber] == "" {
 		errs = append(errs, field.Required(p.Child("images").Key(ImageAvailabilityProber), "the availability prober's image"))
+	}
+	if len(o.AuditLogs) > 0 && o.Images[ImageCLI] == "" {
+		errs = append(errs, field.Required(p.Child("images").Key(ImageCLI), "the audit-logs sidecar's image"))
 	}
 	seen := map[string]bool{}
 	for i, k := range o.Konnectivity {
@@ -120,7 +129,8 @@ func (o ComponentOptions) requestServing(component string) bool {
 // componentInjections returns the opinions of HyperShift's component framework that change a
 // pod's containers as the ComponentOptions say, for one workload resource, in HyperShift's
 // order: the payload's images, the konnectivity sidecars (with what they take of h, the
-// HostedControlPlane, when known: konnectivityHCP), the availability prober.
+// HostedControlPlane, when known: konnectivityHCP), the availability prober, the audit-logs
+// sidecar.
 // guestServer is the guest API server's address as the pods of the HCP namespace reach it.
 func componentInjections(resource string, o ComponentOptions, guestServer string, h *HostedControlPlane) []transform.Transform {
 	var out []transform.Transform
@@ -130,12 +140,17 @@ func componentInjections(resource string, o ComponentOptions, guestServer string
 		}))
 	}
 	for _, k := range o.Konnectivity {
-		out = append(out, specOpinion("konnectivity-proxy", resource, k.Workload, func(_, spec *yaml.RNode, _ string) error {
-			if spec == nil {
-				return nil
-			}
-			return injectKonnectivity(spec, k, o.Images[ImageControlPlaneOperator])
-		}))
+		inject := func(hcpNamespace string) transform.Transform {
+			return specOpinion("konnectivity-proxy", resource, k.Workload, func(_, spec *yaml.RNode, _ string) error {
+				if spec == nil {
+					return nil
+				}
+				return injectKonnectivity(spec, k, o.Images[ImageControlPlaneOperator], hcpNamespace)
+			})
+		}
+		t := inject("")
+		t.Filter = func(c transform.Context) (kio.Filter, error) { return inject(c.HCPNamespace).Filter(c) }
+		out = append(out, t)
 		out = append(out, konnectivityHCP(resource, k, h)...)
 	}
 	for _, component := range o.AvailabilityProber {
@@ -144,6 +159,14 @@ func componentInjections(resource string, o ComponentOptions, guestServer string
 				return nil
 			}
 			return injectAvailabilityProber(spec, o.Images[ImageAvailabilityProber], strings.TrimSuffix(guestServer, "/")+"/readyz")
+		}))
+	}
+	for _, component := range o.AuditLogs {
+		out = append(out, specOpinion("audit-logs", resource, component, func(_, spec *yaml.RNode, _ string) error {
+			if spec == nil {
+				return nil
+			}
+			return injectAuditLogs(spec, o.Images[ImageCLI])
 		}))
 	}
 	return out

@@ -85,15 +85,21 @@ type ProxyEnv struct {
 	// Containers are the names of the containers that get it.
 	Containers []string `json:"containers,omitempty"`
 	// NoProxy are the hosts that bypass the proxies (NO_PROXY, comma-separated); none: NO_PROXY
-	// is left as the operator wrote it.
+	// is left as the operator wrote it. "$(HCP_NAMESPACE)" in a host stands for the
+	// namespace of the hosted control plane the workload lands in, so that one configuration
+	// names a Service's in-cluster host in every HostedControlPlane
+	// ("oauth-openshift.$(HCP_NAMESPACE).svc.cluster.local").
 	NoProxy []string `json:"noProxy,omitempty"`
 }
+
+// HCPNamespaceVariable stands, in ProxyEnv.NoProxy, for the hosted control plane's namespace.
+const HCPNamespaceVariable = "$(HCP_NAMESPACE)"
 
 // injectKonnectivity adds the konnectivity proxy sidecars of k to a pod spec, their volumes
 // when the pod has none of those names, and the proxy environment of k's containers (HyperShift's
 // injectKonnectivityContainer, with the environment its components' manifests set). A sidecar
 // of the same name is replaced.
-func injectKonnectivity(spec *yaml.RNode, k KonnectivityProxy, image string) error {
+func injectKonnectivity(spec *yaml.RNode, k KonnectivityProxy, image, hcpNamespace string) error {
 	for _, mode := range k.modes() {
 		if err := upsertElement(spec, "containers", konnectivityContainer(k, mode, image), false); err != nil {
 			return err
@@ -116,7 +122,7 @@ func injectKonnectivity(spec *yaml.RNode, k KonnectivityProxy, image string) err
 			return err
 		}
 	}
-	return proxyEnv(spec, k)
+	return proxyEnv(spec, k, hcpNamespace)
 }
 
 // The konnectivity sidecars' names, and what HyperShift mounts in them of the trust bundles
@@ -309,8 +315,9 @@ func konnectivityContainer(k KonnectivityProxy, mode KonnectivityMode, image str
 }
 
 // proxyEnv points the containers k.ProxyEnv names at the proxies of k: each variable is
-// replaced where the container has it, else appended.
-func proxyEnv(spec *yaml.RNode, k KonnectivityProxy) error {
+// replaced where the container has it, else appended. hcpNamespace replaces
+// HCPNamespaceVariable in NO_PROXY.
+func proxyEnv(spec *yaml.RNode, k KonnectivityProxy, hcpNamespace string) error {
 	portOf := func(p int32) string {
 		if p == 0 {
 			p = konnectivityDefaultPort
@@ -327,7 +334,8 @@ func proxyEnv(spec *yaml.RNode, k KonnectivityProxy) error {
 		vars = append(vars, env{"ALL_PROXY", "socks5://127.0.0.1:" + portOf(k.SOCKS5.ServingPort)})
 	}
 	if len(k.ProxyEnv.NoProxy) > 0 {
-		vars = append(vars, env{"NO_PROXY", strings.Join(k.ProxyEnv.NoProxy, ",")})
+		noProxy := strings.ReplaceAll(strings.Join(k.ProxyEnv.NoProxy, ","), HCPNamespaceVariable, hcpNamespace)
+		vars = append(vars, env{"NO_PROXY", noProxy})
 	}
 	containers, err := elements(spec, "containers")
 	if err != nil {

@@ -67,11 +67,12 @@ func ProfileTransformNames(name string) ([]string, bool) {
 		},
 	}
 	components := ComponentOptions{
-		Images:             map[string]string{ImageControlPlaneOperator: "i", ImageAvailabilityProber: "i"},
+		Images:             map[string]string{ImageControlPlaneOperator: "i", ImageAvailabilityProber: "i", ImageCLI: "i"},
 		RequestServing:     []string{"c"},
 		MultiZoneSpread:    []string{"c"},
 		Konnectivity:       []KonnectivityProxy{{Workload: "c", Mode: KonnectivityDual}},
 		AvailabilityProber: []string{"c"},
+		AuditLogs:          []string{"c"},
 	}
 	transforms, ok := Profile(name, ProfileOptions{HostedControlPlane: every, ManagementAssignsNoUIDs: true, Components: components})
 	if !ok {

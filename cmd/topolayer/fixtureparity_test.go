@@ -55,13 +55,13 @@ var fixtureFloor = map[string]map[string]struct{ deploymentEqual, equal int }{
 // fixtureComponentOptions are what HyperShift's control-plane-operator would pass for its
 // oauth-openshift component when it embeds topolayer, where they differ from the shipped
 // example: the release payload's images as its test's fake release provider names them (each
-// image by its component name), and the proxies' no-proxy list naming the fixtures' HCP
-// namespace. The shipped example already declares the konnectivity proxies, the OAuth
-// server's proxy environment and the availability prober, as HyperShift's component does.
+// image by its component name). The shipped example already declares the konnectivity
+// proxies, the OAuth server's proxy environment, the availability prober and the audit-logs
+// sidecar, as HyperShift's component does.
 func fixtureComponentOptions(o *hosted.ComponentOptions) {
 	yes := true
 	o.Images = map[string]string{}
-	for _, component := range []string{"oauth-server", "oauth-apiserver", "cluster-authentication-operator", hosted.ImageControlPlaneOperator, hosted.ImageAvailabilityProber} {
+	for _, component := range []string{"oauth-server", "oauth-apiserver", "cluster-authentication-operator", hosted.ImageControlPlaneOperator, hosted.ImageAvailabilityProber, hosted.ImageCLI} {
 		o.Images[component] = component
 	}
 	o.Konnectivity = []hosted.KonnectivityProxy{{
@@ -69,9 +69,10 @@ func fixtureComponentOptions(o *hosted.ComponentOptions) {
 		Mode:     hosted.KonnectivityDual,
 		HTTPS:    hosted.KonnectivityHTTPSOptions{ServingPort: 8092, ConnectDirectlyToCloudAPIs: &yes},
 		SOCKS5:   hosted.KonnectivitySOCKS5Options{ResolveFromGuestClusterDNS: &yes, ResolveFromManagementClusterDNS: &yes},
-		ProxyEnv: hosted.ProxyEnv{Containers: []string{"oauth-openshift"}, NoProxy: []string{"kube-apiserver", "audit-webhook", "oauth-openshift.hcp-namespace.svc.cluster.local"}},
+		ProxyEnv: hosted.ProxyEnv{Containers: []string{"oauth-openshift"}, NoProxy: []string{"kube-apiserver", "audit-webhook", "oauth-openshift.$(HCP_NAMESPACE).svc.cluster.local"}},
 	}}
 	o.AvailabilityProber = []string{"oauth-openshift"}
+	o.AuditLogs = []string{"oauth-openshift"}
 }
 
 // TestCAOFixtureParity runs the real cluster-authentication-operator offline, for each
