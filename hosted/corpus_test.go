@@ -324,8 +324,13 @@ podAffinity:
 	if spec.NodeSelector != nil || !cmp.Equal(spec.Affinity, hyperShiftAffinity) || spec.PriorityClassName != hosted.PriorityClassControlPlane {
 		t.Errorf("standalone scheduling kept: nodeSelector %v affinity %v priorityClass %q", spec.NodeSelector, spec.Affinity, spec.PriorityClassName)
 	}
-	if d.Spec.Template.Metadata.Labels[hosted.LabelHostedControlPlane] != hcp || d.Metadata.Labels[hosted.LabelControlPlaneComponent] != "oauth-openshift" {
-		t.Errorf("control-plane labels missing: %v / %v", d.Metadata.Labels, d.Spec.Template.Metadata.Labels)
+	// The component labels go on the pods, as HyperShift's setDefaultOptions puts them, not
+	// on the Deployment.
+	if pods := d.Spec.Template.Metadata.Labels; pods[hosted.LabelHostedControlPlane] != hcp || pods[hosted.LabelControlPlaneComponent] != "oauth-openshift" {
+		t.Errorf("control-plane labels missing on the pods: %v", pods)
+	}
+	if _, ok := d.Metadata.Labels[hosted.LabelControlPlaneComponent]; ok {
+		t.Errorf("component label on the Deployment itself: %v", d.Metadata.Labels)
 	}
 	if d.Spec.Template.Metadata.Namespace != "" && d.Spec.Template.Metadata.Namespace != hcp {
 		t.Errorf("pod template namespace %q", d.Spec.Template.Metadata.Namespace)

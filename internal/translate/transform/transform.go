@@ -89,7 +89,9 @@ func (DropOwnerReferences) Filter(objs []*yaml.RNode) ([]*yaml.RNode, error) {
 	})).Filter(objs)
 }
 
-// AddLabels sets labels on an object and on its pod template.
+// AddLabels sets labels on the pods an object makes: on its pod template when it has one (a
+// workload's own labels are left as they are, as HyperShift labels only its components'
+// pods), else on the object itself (a bare Pod).
 type AddLabels struct {
 	// PodTemplatePath is the path of the pod template; empty for objects without one.
 	PodTemplatePath []string `json:"podTemplatePath,omitempty"`
@@ -101,10 +103,10 @@ type AddLabels struct {
 func (f AddLabels) Filter(objs []*yaml.RNode) ([]*yaml.RNode, error) {
 	return kio.FilterAll(yaml.FilterFunc(func(o *yaml.RNode) (*yaml.RNode, error) {
 		for _, k := range slices.Sorted(maps.Keys(f.Labels)) { // deterministic output
-			if err := yamlnode.SetMetadataString(o, "labels", k, f.Labels[k]); err != nil {
-				return nil, fmt.Errorf("set label %q: %w", k, err)
-			}
 			if len(f.PodTemplatePath) == 0 {
+				if err := yamlnode.SetMetadataString(o, "labels", k, f.Labels[k]); err != nil {
+					return nil, fmt.Errorf("set label %q: %w", k, err)
+				}
 				continue
 			}
 			// As LookupCreate of the template's labels, then SetField.
