@@ -292,6 +292,14 @@ func TestLoginHosted(t *testing.T) {
 		return err == nil, err
 	})
 	settle(t, p, op)
+	// The pod runs as a kubelet would run it under HyperShift's opinions: a read-only root
+	// filesystem (podrun honours it), the audit log on the pod's own scratch volume where the
+	// standalone one had a host directory, printed by the audit-logs sidecar.
+	placed, err := mgmtCS.AppsV1().Deployments(hcpNS).Get(t.Context(), deployment, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	requireReadOnlyRootWithAuditLogs(t, placed.Spec.Template.Spec)
 
 	placedOAuthServer{
 		env: env, cluster: cluster.Guest, placedOn: mgmt,
@@ -385,6 +393,34 @@ func TestLoginStandalone(t *testing.T) {
 		identity:  "system:serviceaccount:openshift-authentication:oauth-openshift",
 		binary:    oauthServer,
 	}.loginAndLogout(t)
+}
+
+// requireReadOnlyRootWithAuditLogs holds that the OAuth server's container has a read-only
+// root filesystem, that the volume of its audit log is an emptyDir, and that the audit-logs
+// sidecar mounts that volume where the server writes.
+func requireReadOnlyRootWithAuditLogs(t *testing.T, spec corev1.PodSpec) {
+	t.Helper()
+	volumes := map[string]corev1.Volume{}
+	for _, v := range spec.Volumes {
+		volumes[v.Name] = v
+	}
+	mounts := map[string]map[string]string{} // container -> volume -> mount path
+	for _, c := range spec.Containers {
+		mounts[c.Name] = map[string]string{}
+		for _, m := range c.VolumeMounts {
+			mounts[c.Name][m.Name] = m.MountPath
+		}
+		if c.Name == "oauth-openshift" && (c.SecurityContext == nil || c.SecurityContext.ReadOnlyRootFilesystem == nil || !*c.SecurityContext.ReadOnlyRootFilesystem) {
+			t.Errorf("container oauth-openshift: the root filesystem is not read-only: %+v", c.SecurityContext)
+		}
+	}
+	at, ok := mounts["oauth-openshift"]["audit-dir"]
+	if v := volumes["audit-dir"]; !ok || v.EmptyDir == nil || v.HostPath != nil {
+		t.Errorf("the audit log's volume audit-dir: %+v, mounted at %q", v.VolumeSource, at)
+	}
+	if got := mounts["audit-logs"]["audit-dir"]; got != at {
+		t.Errorf("the audit-logs sidecar mounts audit-dir at %q, the server at %q", got, at)
+	}
 }
 
 // placedOAuthServer is an OAuth server topolayer placed, and the cluster its users log in to.

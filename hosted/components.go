@@ -103,6 +103,9 @@ func (o ComponentOptions) Validate(p *field.Path) field.ErrorList {
 			errs = append(errs, field.Duplicate(kp.Child("workload"), k.Workload))
 		}
 		seen[k.Workload] = true
+		if len(k.ProxyEnv.PlatformNoProxy) > 0 && len(k.ProxyEnv.NoProxy) == 0 {
+			errs = append(errs, field.Required(kp.Child("proxyEnv", "noProxy"), "platformNoProxy adds to noProxy"))
+		}
 		if !slices.Contains([]KonnectivityMode{KonnectivityHTTPS, KonnectivitySOCKS5, KonnectivityDual}, k.Mode) {
 			errs = append(errs, field.NotSupported(kp.Child("mode"), k.Mode, []KonnectivityMode{KonnectivityHTTPS, KonnectivitySOCKS5, KonnectivityDual}))
 		}
@@ -145,7 +148,11 @@ func componentInjections(resource string, o ComponentOptions, guestServer string
 				if spec == nil {
 					return nil
 				}
-				return injectKonnectivity(spec, k, o.Images[ImageControlPlaneOperator], hcpNamespace)
+				platform := ""
+				if h != nil {
+					platform = h.Platform
+				}
+				return injectKonnectivity(spec, k, o.Images[ImageControlPlaneOperator], hcpNamespace, platform)
 			})
 		}
 		t := inject("")

@@ -90,16 +90,20 @@ type ProxyEnv struct {
 	// names a Service's in-cluster host in every HostedControlPlane
 	// ("oauth-openshift.$(HCP_NAMESPACE).svc.cluster.local").
 	NoProxy []string `json:"noProxy,omitempty"`
+	// PlatformNoProxy adds hosts to NoProxy on the HostedControlPlane's platform (its
+	// spec.platform.type), as HyperShift's OAuth server bypasses the proxies for IBM Cloud's
+	// identity service there: {IBMCloud: [iam.cloud.ibm.com]}. Needs NoProxy.
+	PlatformNoProxy map[string][]string `json:"platformNoProxy,omitempty"`
 }
 
 // HCPNamespaceVariable stands, in ProxyEnv.NoProxy, for the hosted control plane's namespace.
-const HCPNamespaceVariable = "$(HCP_NAMESPACE)"
+const HCPNamespaceVariable = transform.HCPNamespaceVariable
 
 // injectKonnectivity adds the konnectivity proxy sidecars of k to a pod spec, their volumes
 // when the pod has none of those names, and the proxy environment of k's containers (HyperShift's
 // injectKonnectivityContainer, with the environment its components' manifests set). A sidecar
 // of the same name is replaced.
-func injectKonnectivity(spec *yaml.RNode, k KonnectivityProxy, image, hcpNamespace string) error {
+func injectKonnectivity(spec *yaml.RNode, k KonnectivityProxy, image, hcpNamespace, platform string) error {
 	for _, mode := range k.modes() {
 		if err := upsertElement(spec, "containers", konnectivityContainer(k, mode, image), false); err != nil {
 			return err
@@ -122,7 +126,7 @@ func injectKonnectivity(spec *yaml.RNode, k KonnectivityProxy, image, hcpNamespa
 			return err
 		}
 	}
-	return proxyEnv(spec, k, hcpNamespace)
+	return proxyEnv(spec, k, hcpNamespace, platform)
 }
 
 // The konnectivity sidecars' names, and what HyperShift mounts in them of the trust bundles
@@ -316,8 +320,9 @@ func konnectivityContainer(k KonnectivityProxy, mode KonnectivityMode, image str
 
 // proxyEnv points the containers k.ProxyEnv names at the proxies of k: each variable is
 // replaced where the container has it, else appended. hcpNamespace replaces
-// HCPNamespaceVariable in NO_PROXY.
-func proxyEnv(spec *yaml.RNode, k KonnectivityProxy, hcpNamespace string) error {
+// HCPNamespaceVariable in NO_PROXY; platform (the HostedControlPlane's, "" unknown) picks the
+// PlatformNoProxy hosts.
+func proxyEnv(spec *yaml.RNode, k KonnectivityProxy, hcpNamespace, platform string) error {
 	portOf := func(p int32) string {
 		if p == 0 {
 			p = konnectivityDefaultPort
@@ -334,7 +339,8 @@ func proxyEnv(spec *yaml.RNode, k KonnectivityProxy, hcpNamespace string) error 
 		vars = append(vars, env{"ALL_PROXY", "socks5://127.0.0.1:" + portOf(k.SOCKS5.ServingPort)})
 	}
 	if len(k.ProxyEnv.NoProxy) > 0 {
-		noProxy := strings.ReplaceAll(strings.Join(k.ProxyEnv.NoProxy, ","), HCPNamespaceVariable, hcpNamespace)
+		hosts := append(slices.Clone(k.ProxyEnv.NoProxy), k.ProxyEnv.PlatformNoProxy[platform]...)
+		noProxy := strings.ReplaceAll(strings.Join(hosts, ","), HCPNamespaceVariable, hcpNamespace)
 		vars = append(vars, env{"NO_PROXY", noProxy})
 	}
 	containers, err := elements(spec, "containers")

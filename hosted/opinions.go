@@ -28,13 +28,28 @@ type ProfileOptions struct {
 	// and the availability prober (ComponentOptions).
 	Components ComponentOptions
 	// GuestAPIServer is the guest API server's address as the pods of the HCP namespace
-	// reach it, which the availability prober waits for; default https://kube-apiserver:6443.
+	// reach it, which the availability prober waits for; default: the kube-apiserver
+	// Service's, by the HostedControlPlane's platform (HostedControlPlane.InClusterAPIServer).
 	GuestAPIServer string
 }
 
 // DefaultGuestAPIServer is the guest API server's address in an HCP namespace: its
 // kube-apiserver Service.
 const DefaultGuestAPIServer = "https://kube-apiserver:6443"
+
+// ibmCloudGuestAPIServer is that address on IBM Cloud, whose kube-apiserver Service serves
+// on port 2040 (HyperShift's InClusterKASURL).
+const ibmCloudGuestAPIServer = "https://kube-apiserver:2040"
+
+// InClusterAPIServer returns the guest API server's address as the pods of the HCP namespace
+// reach it, by the platform, as HyperShift's InClusterKASURL: DefaultGuestAPIServer, but on
+// IBM Cloud. A nil HostedControlPlane (not known) gives DefaultGuestAPIServer.
+func (h *HostedControlPlane) InClusterAPIServer() string {
+	if h != nil && h.Platform == "IBMCloud" {
+		return ibmCloudGuestAPIServer
+	}
+	return DefaultGuestAPIServer
+}
 
 // DefaultSecurityContextUID is the user HyperShift runs control-plane pods as where the
 // management cluster assigns none.
@@ -129,7 +144,7 @@ func podSpecOpinion(name, resource string, edit func(spec *yaml.RNode, component
 func frameworkOpinions(o ProfileOptions) []transform.Transform {
 	guestServer := o.GuestAPIServer
 	if guestServer == "" {
-		guestServer = DefaultGuestAPIServer
+		guestServer = o.HostedControlPlane.InClusterAPIServer()
 	}
 	var out []transform.Transform
 	for _, resource := range podspec.PodBearingResources() {

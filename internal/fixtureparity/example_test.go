@@ -20,7 +20,7 @@ spec: {replicas: 3, template: {spec: {containers: [{name: oauth-openshift, image
 		Identity: contract.Identity{Group: "apps", Resource: "deployments", Namespace: "hcp-namespace", Name: "openshift-authentication--oauth-openshift"},
 		Body: map[string]any{"kind": "Deployment", "metadata": map[string]any{"name": "openshift-authentication--oauth-openshift"},
 			"spec": map[string]any{"replicas": 3, "template": map[string]any{"spec": map[string]any{"containers": []any{
-				map[string]any{"name": "oauth-openshift", "image": "quay.io/openshift/origin-oauth-server:v4.2", "command": []any{"oauth-server"}},
+				map[string]any{"name": "oauth-openshift", "image": "quay.io/openshift/origin-oauth-server:v4.2", "workingDir": "/srv"},
 			}}}}},
 	}
 	v := fixtureparity.Compare("default", []fixtureparity.Fixture{fixture}, []parity.Object{placed}, fixtureparity.DefaultPairs(), fixtureparity.DefaultReasons())
@@ -33,8 +33,8 @@ spec: {replicas: 3, template: {spec: {containers: [{name: oauth-openshift, image
 	// different metadata.name
 	// missing   metadata.resourceVersion
 	// equal     spec.replicas
-	// extra     spec.template.spec.containers[name=oauth-openshift].command[0]
 	// different spec.template.spec.containers[name=oauth-openshift].image
 	// equal     spec.template.spec.containers[name=oauth-openshift].name
+	// extra     spec.template.spec.containers[name=oauth-openshift].workingDir
 	// fixture parity default: 6 fixture leaves, 7 in all: 3 equal, 3 explained, 1 unexplained (0 missing, 1 extra, 0 different); Deployment 50.0% equal
 }

@@ -174,22 +174,14 @@ func NewReport(variants ...VariantReport) *Report {
 func Compare(variant string, fixtures []Fixture, placed []parity.Object, pairs []Pair, reasons *Reasons) VariantReport {
 	v := VariantReport{Variant: variant, Objects: []ObjectReport{}}
 	used := map[int]bool{}
+	documents := documentPaths(fixtures, placed, pairs)
 	for _, p := range pairs {
 		fi := slices.IndexFunc(fixtures, func(f Fixture) bool { return f.Kind() == p.Kind && f.Name() == p.FixtureName })
 		if fi < 0 {
 			continue
 		}
 		used[fi] = true
-		var obj *parity.Object
-		for i := range placed {
-			o := &placed[i]
-			s := o.Source
-			if o.Cluster == routing.ClusterManagement && !o.Deleted && s.Group == p.Placed.Group && s.Resource == p.Placed.Resource &&
-				s.Namespace == p.Placed.Namespace && s.Name == p.Placed.Name {
-				obj = o
-			}
-		}
-		o := comparePair(p, fixtures[fi], obj, pairs, placed, reasons)
+		o := comparePair(p, fixtures[fi], placedObject(placed, p), pairs, placed, documents, reasons)
 		v.Counts.add(o.Counts)
 		if p.Kind == "Deployment" {
 			v.DeploymentEqual = o.Counts.EqualPercent()
@@ -204,17 +196,22 @@ func Compare(variant string, fixtures []Fixture, placed []parity.Object, pairs [
 	return v
 }
 
-// comparePair flattens both sides of one pair and classifies every leaf. Without a placed
-// object no reason applies: every leaf of the fixture is missing, unexplained.
-func comparePair(p Pair, f Fixture, obj *parity.Object, pairs []Pair, placed []parity.Object, reasons *Reasons) ObjectReport {
+// comparePair flattens both sides of one pair and classifies every leaf. A Deployment's
+// volumes are compared with the fixture volume each stands for (pairVolumes; documents are
+// the paths the paired configuration documents name). Without a placed object no reason
+// applies: every leaf of the fixture is missing, unexplained.
+func comparePair(p Pair, f Fixture, obj *parity.Object, pairs []Pair, placed []parity.Object, documents [2]map[string]string, reasons *Reasons) ObjectReport {
 	o := ObjectReport{Pair: p.Name, Fixture: f.Kind() + " " + f.Name(), FixtureFile: f.File, Leaves: []Leaf{}}
 	fixtureLeaves := Flatten(withDocuments(f.Object, p, false))
 	placedLeaves := map[string]any{}
+	names := pairedNames(pairs, placed)
 	if obj != nil {
 		o.Placed = obj.Cluster + ": " + obj.Identity.String()
 		placedLeaves = Flatten(withDocuments(obj.Body, p, true))
+		if p.Kind == "Deployment" {
+			placedLeaves = renameVolumes(placedLeaves, pairVolumes(readVolumeSide(f.Object), readVolumeSide(obj.Body), names, documents))
+		}
 	}
-	names := pairedNames(pairs, placed)
 	for _, path := range slices.Sorted(maps.Keys(union(fixtureLeaves, placedLeaves))) {
 		fv, inF := fixtureLeaves[path]
 		pv, inP := placedLeaves[path]

@@ -39,64 +39,31 @@ type Patch struct {
 	Document *Document `json:"document,omitempty"`
 }
 
-// Transform compiles the patch, checking that it parses.
+// HCPNamespaceVariable, in a patch's text, stands for the namespace of the hosted control
+// plane the object lands in ("" standalone), so that one configuration writes the in-cluster
+// host of a Service in every HostedControlPlane.
+const HCPNamespaceVariable = "$(HCP_NAMESPACE)"
+
+// Transform compiles the patch, checking that it parses. A patch whose text names
+// HCPNamespaceVariable is compiled again, with the namespace, for each object's context.
 func (p Patch) Transform() (Transform, error) {
-	var filter kio.Filter
-	set := 0
-	for _, v := range []string{p.StrategicMerge, p.JSON6902, p.Merge} {
-		if v != "" {
-			set++
-		}
+	filter, err := p.compile()
+	if err != nil {
+		return Transform{}, err
 	}
-	if p.Document != nil && p.Document.Key == "" {
-		return Transform{}, errors.New("document.key: the data key of the document to patch")
-	}
-	switch {
-	case set > 1:
-		return Transform{}, errors.New("set one of strategicMerge, json6902 and merge: not both, nor all three")
-	case p.Merge != "":
-		js, err := sigsyaml.YAMLToJSON([]byte(p.Merge))
-		if err != nil {
-			return Transform{}, fmt.Errorf("merge: %w", err)
-		}
-		if !json.Valid(js) || len(bytes.TrimSpace(js)) == 0 || bytes.TrimSpace(js)[0] != '{' {
-			return Transform{}, errors.New("merge: not a JSON or YAML mapping")
-		}
-		filter = mergePatch{patch: js}
-	case p.StrategicMerge != "":
-		node, err := yaml.Parse(p.StrategicMerge)
-		if err != nil {
-			return Transform{}, fmt.Errorf("strategicMerge: %w", err)
-		}
-		if node.YNode().Kind != yaml.MappingNode {
-			return Transform{}, errors.New("strategicMerge: not a YAML mapping")
-		}
-		filter = patchstrategicmerge.Filter{Patch: node}
-	case p.JSON6902 != "":
-		js, err := sigsyaml.YAMLToJSON([]byte(p.JSON6902))
-		if err != nil {
-			return Transform{}, fmt.Errorf("json6902: %w", err)
-		}
-		ops, err := jsonpatch.DecodePatch(js)
-		if err != nil {
-			return Transform{}, fmt.Errorf("json6902: %w", err)
-		}
-		for i, op := range ops {
-			switch op.Kind() {
-			case "add", "remove", "replace", "move", "copy", "test":
-			default:
-				return Transform{}, fmt.Errorf("json6902[%d].op: %q is not add, remove, replace, move, copy or test", i, op.Kind())
-			}
-			if _, err := op.Path(); err != nil {
-				return Transform{}, fmt.Errorf("json6902[%d].path: %w", i, err)
-			}
-		}
-		filter = patchjson6902.Filter{Patch: string(js)}
-	default:
-		return Transform{}, errors.New("set strategicMerge, json6902 or merge")
-	}
-	return Transform{Name: p.Name, Cluster: p.Cluster, Match: p.Match, Filter: func(Context) (kio.Filter, error) {
+	variable := strings.Contains(p.StrategicMerge+p.JSON6902+p.Merge, HCPNamespaceVariable)
+	return Transform{Name: p.Name, Cluster: p.Cluster, Match: p.Match, Filter: func(c Context) (kio.Filter, error) {
 		f := filter
+		if variable {
+			q := p
+			for _, text := range []*string{&q.StrategicMerge, &q.JSON6902, &q.Merge} {
+				*text = strings.ReplaceAll(*text, HCPNamespaceVariable, c.HCPNamespace)
+			}
+			var err error
+			if f, err = q.compile(); err != nil {
+				return nil, err
+			}
+		}
 		if smp, ok := f.(patchstrategicmerge.Filter); ok {
 			// The merge may move the patch's nodes into the object: each object gets a copy,
 			// so that no two objects (or two plans' goroutines) share them.
@@ -107,6 +74,65 @@ func (p Patch) Transform() (Transform, error) {
 		}
 		return f, nil
 	}}, nil
+}
+
+// compile parses the patch into its filter.
+func (p Patch) compile() (kio.Filter, error) {
+	var filter kio.Filter
+	set := 0
+	for _, v := range []string{p.StrategicMerge, p.JSON6902, p.Merge} {
+		if v != "" {
+			set++
+		}
+	}
+	if p.Document != nil && p.Document.Key == "" {
+		return nil, errors.New("document.key: the data key of the document to patch")
+	}
+	switch {
+	case set > 1:
+		return nil, errors.New("set one of strategicMerge, json6902 and merge: not both, nor all three")
+	case p.Merge != "":
+		js, err := sigsyaml.YAMLToJSON([]byte(p.Merge))
+		if err != nil {
+			return nil, fmt.Errorf("merge: %w", err)
+		}
+		if !json.Valid(js) || len(bytes.TrimSpace(js)) == 0 || bytes.TrimSpace(js)[0] != '{' {
+			return nil, errors.New("merge: not a JSON or YAML mapping")
+		}
+		filter = mergePatch{patch: js}
+	case p.StrategicMerge != "":
+		node, err := yaml.Parse(p.StrategicMerge)
+		if err != nil {
+			return nil, fmt.Errorf("strategicMerge: %w", err)
+		}
+		if node.YNode().Kind != yaml.MappingNode {
+			return nil, errors.New("strategicMerge: not a YAML mapping")
+		}
+		filter = patchstrategicmerge.Filter{Patch: node}
+	case p.JSON6902 != "":
+		js, err := sigsyaml.YAMLToJSON([]byte(p.JSON6902))
+		if err != nil {
+			return nil, fmt.Errorf("json6902: %w", err)
+		}
+		ops, err := jsonpatch.DecodePatch(js)
+		if err != nil {
+			return nil, fmt.Errorf("json6902: %w", err)
+		}
+		for i, op := range ops {
+			switch op.Kind() {
+			case "add", "remove", "replace", "move", "copy", "test":
+			default:
+				return nil, fmt.Errorf("json6902[%d].op: %q is not add, remove, replace, move, copy or test", i, op.Kind())
+			}
+			if _, err := op.Path(); err != nil {
+				return nil, fmt.Errorf("json6902[%d].path: %w", i, err)
+			}
+		}
+		filter = patchjson6902.Filter{Patch: string(js)}
+	default:
+		return nil, errors.New("set strategicMerge, json6902 or merge")
+	}
+	return filter, nil
 }
 
 // mergePatch applies a JSON merge patch (RFC 7386) to each object.
