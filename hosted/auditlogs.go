@@ -13,9 +13,9 @@ import (
 // ImageCLI names the release payload's image the audit-logs sidecar runs (its tail).
 const ImageCLI = "cli"
 
-// AuditLogsContainer is the name of the sidecar that copies a component's audit log to the
+// auditLogsContainer is the name of the sidecar that copies a component's audit log to the
 // pod's log.
-const AuditLogsContainer = "audit-logs"
+const auditLogsContainer = "audit-logs"
 
 // auditLogsScript follows the file named by its first argument from its first byte, by name
 // (a rotated log is followed to its successor), and stops when the pod does: a shell is PID 1
@@ -42,7 +42,7 @@ func injectAuditLogs(spec *yaml.RNode, image string) error {
 		return err
 	}
 	for _, c := range containers {
-		if name(c) == AuditLogsContainer {
+		if name(c) == auditLogsContainer {
 			continue
 		}
 		file, ok, err := auditLogPath(c)
@@ -60,11 +60,11 @@ func injectAuditLogs(spec *yaml.RNode, image string) error {
 			return fmt.Errorf("containers %q: --audit-log-path %s: %w", name(c), file, err)
 		}
 		return upsertElement(spec, "containers", map[string]any{
-			"name":            AuditLogsContainer,
+			"name":            auditLogsContainer,
 			"image":           image,
 			"imagePullPolicy": "IfNotPresent",
 			"command":         []any{"/bin/bash"},
-			"args":            []any{"-c", auditLogsScript, AuditLogsContainer, file},
+			"args":            []any{"-c", auditLogsScript, auditLogsContainer, file},
 			"resources":       map[string]any{"requests": map[string]any{"cpu": "5m", "memory": "10Mi"}},
 			"securityContext": restrictedContainerSecurityContext(),
 			"volumeMounts":    []any{map[string]any{"name": volume, "mountPath": mountPath}},

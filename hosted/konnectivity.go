@@ -96,9 +96,6 @@ type ProxyEnv struct {
 	PlatformNoProxy map[string][]string `json:"platformNoProxy,omitempty"`
 }
 
-// HCPNamespaceVariable stands, in ProxyEnv.NoProxy, for the hosted control plane's namespace.
-const HCPNamespaceVariable = transform.HCPNamespaceVariable
-
 // injectKonnectivity adds the konnectivity proxy sidecars of k to a pod spec, their volumes
 // when the pod has none of those names, and the proxy environment of k's containers (HyperShift's
 // injectKonnectivityContainer, with the environment its components' manifests set). A sidecar
@@ -320,7 +317,7 @@ func konnectivityContainer(k KonnectivityProxy, mode KonnectivityMode, image str
 
 // proxyEnv points the containers k.ProxyEnv names at the proxies of k: each variable is
 // replaced where the container has it, else appended. hcpNamespace replaces
-// HCPNamespaceVariable in NO_PROXY; platform (the HostedControlPlane's, "" unknown) picks the
+// transform.HCPNamespaceVariable in NO_PROXY; platform (the HostedControlPlane's, "" unknown) picks the
 // PlatformNoProxy hosts.
 func proxyEnv(spec *yaml.RNode, k KonnectivityProxy, hcpNamespace, platform string) error {
 	portOf := func(p int32) string {
@@ -340,7 +337,7 @@ func proxyEnv(spec *yaml.RNode, k KonnectivityProxy, hcpNamespace, platform stri
 	}
 	if len(k.ProxyEnv.NoProxy) > 0 {
 		hosts := append(slices.Clone(k.ProxyEnv.NoProxy), k.ProxyEnv.PlatformNoProxy[platform]...)
-		noProxy := strings.ReplaceAll(strings.Join(hosts, ","), HCPNamespaceVariable, hcpNamespace)
+		noProxy := strings.ReplaceAll(strings.Join(hosts, ","), transform.HCPNamespaceVariable, hcpNamespace)
 		vars = append(vars, env{"NO_PROXY", noProxy})
 	}
 	containers, err := elements(spec, "containers")
