@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/hosted"
@@ -130,4 +131,39 @@ func TestNoProxyNamesTheHCPNamespace(t *testing.T) {
 	if want := "kube-apiserver,oauth-openshift." + hcp + ".svc.cluster.local"; noProxy != want {
 		t.Errorf("NO_PROXY %q, want %q", noProxy, want)
 	}
+}
+
+// FuzzAuditLogsSidecar: whatever a container's arguments say, the audit-logs opinion adds a
+// sidecar whose one mount is a mount of the container's, or none, or refuses with an error;
+// it never panics, and the path is never in the script.
+func FuzzAuditLogsSidecar(f *testing.F) {
+	for _, seed := range []string{"--audit-log-path=/var/log/x/audit.log", "--audit-log-path /var/log/x/a", "--audit-log-path=-", "--audit-log-path=$(x)", "--audit-log-path", "--audit-log-path=/var/log/x/../../etc"} {
+		f.Add(seed)
+	}
+	o := hosted.ProfileOptions{Components: hosted.ComponentOptions{Images: map[string]string{hosted.ImageCLI: "cli"}, AuditLogs: []string{"oauth-openshift"}}}
+	f.Fuzz(func(t *testing.T, arg string) {
+		doc, err := sigsyaml.Marshal(map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "spec": map[string]any{"template": map[string]any{"spec": map[string]any{
+			"containers": []any{map[string]any{"name": "s", "args": []any{arg}, "volumeMounts": []any{map[string]any{"name": "logs", "mountPath": "/var/log/x"}}}},
+			"volumes":    []any{map[string]any{"name": "logs", "emptyDir": map[string]any{}}},
+		}}}})
+		if err != nil {
+			t.Skip()
+		}
+		got, err := runAuditLogs(t, o, string(doc))
+		if err != nil {
+			return
+		}
+		containers := got["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)
+		if len(containers) == 1 {
+			return
+		}
+		sidecar := containers[1].(map[string]any)
+		mounts := sidecar["volumeMounts"].([]any)
+		if m := mounts[0].(map[string]any); len(mounts) != 1 || m["name"] != "logs" || m["mountPath"] != "/var/log/x" {
+			t.Errorf("sidecar mounts %v", mounts)
+		}
+		if script := sidecar["args"].([]any)[1].(string); strings.Contains(script, "/var/log/x") {
+			t.Errorf("the path is in the script: %s", script)
+		}
+	})
 }
