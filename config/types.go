@@ -102,8 +102,11 @@ type HostedTopology struct {
 	// ServiceCA names the CA bundle, in the HCP namespace, that the operands' ConfigMaps
 	// asking OpenShift's service-ca operator for a service CA bundle (annotation
 	// service.beta.openshift.io/inject-cabundle or service.alpha.openshift.io/inject-cabundle)
-	// receive under service-ca.crt: the management cluster runs no service-ca operator.
-	// topolayer apply and each run of topolayer run fill them after applying (package
+	// receive under service-ca.crt: the guest's service-ca operator does not reach the
+	// management cluster, and the hypershift profile withholds the ask from the management
+	// cluster's own (hypershift/withhold-management-ca-requests, which records it under
+	// topolayer.dev/withheld). topolayer apply and each run of topolayer run fill them after
+	// applying (package
 	// hosted/serviceca). HyperShift's own oauth-openshift reads its master CA from
 	// oauth-master-ca-bundle, key ca.crt. Default: none, and such ConfigMaps stay empty.
 	ServiceCA *ServiceCA `json:"serviceCA,omitempty"`

@@ -30,6 +30,7 @@ import (
 	"github.com/topolayer/topolayer/contract"
 	hypershift "github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/internal/e2e/cluster"
+	"github.com/topolayer/topolayer/internal/translate/transform"
 )
 
 // attackerOperator is the operator the attacks write as: the configuration names no such
@@ -526,6 +527,32 @@ func TestAttackerTable(t *testing.T) {
 						}
 					}
 					t.Logf("%s: ownerReferences as landed: the management target's own %v", key, obj.GetOwnerReferences())
+				}
+			}},
+		{name: "asks to the management cluster's own service-ca and network operators: a serving certificate for a Service, its service CA and trust bundle in a ConfigMap",
+			mutations: []contract.Mutation{
+				// Headless: a cluster IP would be a change of its own (an IPAddress).
+				mutation(contract.ClassManagement, contract.ActionApply, "/v1/services", ns, "signed",
+					"apiVersion: v1\nkind: Service\nmetadata: {name: signed, namespace: "+ns+", annotations: {service.beta.openshift.io/serving-cert-secret-name: signed-cert}}\nspec: {clusterIP: None, ports: [{port: 443}]}\n"),
+				mutation(contract.ClassManagement, contract.ActionApply, "/v1/configmaps", ns, "bundles",
+					"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bundles, namespace: "+ns+", labels: {config.openshift.io/inject-trusted-cabundle: \"true\"}, annotations: {service.alpha.openshift.io/inject-cabundle: \"true\"}}\n"),
+			}, declared: true,
+			check: func(t *testing.T, landed map[string]*unstructured.Unstructured) {
+				if len(landed) != 2 {
+					t.Errorf("%d objects landed, want the Service and the ConfigMap", len(landed))
+				}
+				for key, obj := range landed {
+					for _, k := range hypershift.ServiceCARequestAnnotations() {
+						if v, ok := obj.GetAnnotations()[k]; ok {
+							t.Errorf("%s: annotation %s=%q landed on the management cluster", key, k, v)
+						}
+					}
+					if v, ok := obj.GetLabels()[hypershift.LabelInjectTrustedCABundle]; ok {
+						t.Errorf("%s: label %s=%q landed on the management cluster", key, hypershift.LabelInjectTrustedCABundle, v)
+					}
+					if _, _, ok := transform.Withheld(obj.GetAnnotations()); !ok {
+						t.Errorf("%s: no record of what was withheld: %v", key, obj.GetAnnotations())
+					}
 				}
 			}},
 		{name: "a Delete through an alias of HyperShift's serving certificate, its field manager adopted", config: aliases,

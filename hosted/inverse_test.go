@@ -10,6 +10,7 @@ import (
 	"github.com/topolayer/topolayer/internal/contracttest"
 	"github.com/topolayer/topolayer/internal/corpus"
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/transform"
 	"github.com/topolayer/topolayer/namespaces"
 )
 
@@ -65,4 +66,51 @@ func asMap(t *testing.T, data []byte) map[string]any {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// TestInverseRestoresWithheld translates every corpus case with the hypershift profile and
+// maps back each object from which hypershift/withhold-management-ca-requests withheld
+// labels or annotations: the operator reads its labels and annotations as it wrote them
+// (references mapped back too), so it has no cause to write them again on every run.
+func TestInverseRestoresWithheld(t *testing.T) {
+	cfg := loadConfig(t)
+	inv := translate.Inverse{Names: namespaces.Hosted{Namespace: hcp}}
+	restored := 0
+	for _, c := range corpus.Cases(t) {
+		t.Run(c.Name, func(t *testing.T) {
+			out, plan := planCaseWith(t, c, cfg, nil)
+			original := map[string][]byte{}
+			for _, m := range out.Mutations {
+				original[m.Path] = m.Body
+			}
+			for _, e := range plan.Entries {
+				if e.Object == nil || e.SourcePath == "" {
+					continue
+				}
+				if _, ok := e.Object.GetAnnotations()[transform.AnnotationWithheld]; !ok {
+					continue
+				}
+				obj, err := yaml.Parse(string(contracttest.Bytes(t, e.Mutation)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				back, _, _, err := inv.Object(e.Target.Cluster, e.Target.Identity, obj)
+				if err != nil {
+					t.Fatalf("%s: %v", e.Source, err)
+				}
+				want := asMap(t, original[e.SourcePath])["metadata"].(map[string]any)
+				got := asMap(t, []byte(back.MustString()))["metadata"].(map[string]any)
+				for _, field := range []string{"labels", "annotations"} {
+					if diff := cmp.Diff(want[field], got[field]); diff != "" {
+						t.Errorf("%s: metadata.%s mapped back (-want +got):\n%s", e.Source, field, diff)
+					}
+				}
+				restored++
+			}
+		})
+	}
+	if restored == 0 {
+		t.Error("the profile withheld nothing in the corpus")
+	}
+	t.Logf("%d objects with withheld keys mapped back", restored)
 }

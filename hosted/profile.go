@@ -101,6 +101,9 @@ func ProfileNames() []string { return []string{ProfileHyperShift} }
 // what restricted needs. drop-owner-references removes the operator's ownerReferences from
 // every management object. The ownerReference to the HostedControlPlane is not a transform:
 // the management target adds it (apply.Options.HostedControlPlane).
+// withhold-management-ca-requests keeps from every management object the keys that would ask
+// the management cluster's own OpenShift controllers for its CAs
+// (LabelInjectTrustedCABundle, ServiceCARequestAnnotations).
 func HyperShiftProfile() []transform.Transform {
 	var out []transform.Transform
 	for _, resource := range podspec.PodBearingResources() {
@@ -168,7 +171,35 @@ func HyperShiftProfile() []transform.Transform {
 	// ownerReference to another tenant's object would tie the object's lifetime to it.
 	out = append(out, transform.Transform{Name: ProfileHyperShift + "/drop-owner-references", Cluster: routing.ClusterManagement,
 		RemovesOwnerReferences: true, Filter: func(transform.Context) (kio.Filter, error) { return transform.DropOwnerReferences{}, nil }})
+	withhold := transform.Withhold{Labels: []string{LabelInjectTrustedCABundle}, Annotations: ServiceCARequestAnnotations()}
+	out = append(out, transform.Transform{Name: ProfileHyperShift + "/withhold-management-ca-requests", Cluster: routing.ClusterManagement,
+		Applies: withhold.Applies, Filter: func(transform.Context) (kio.Filter, error) { return withhold, nil }})
 	return out
+}
+
+// LabelInjectTrustedCABundle asks OpenShift's network operator to fill a ConfigMap with the
+// cluster's trusted CA bundle (key ca-bundle.crt). On the management cluster that is the
+// management cluster's trust, not the guest's: hypershift/withhold-management-ca-requests
+// keeps it from the ConfigMaps the profile places there, as HyperShift's own components
+// carry none. (The cluster-authentication-operator's OAuth server copies a non-empty bundle
+// into /etc/pki, which its read-only root filesystem there refuses: it would not start.)
+const LabelInjectTrustedCABundle = "config.openshift.io/inject-trusted-cabundle"
+
+// ServiceCARequestAnnotations are the annotations by which an object asks OpenShift's
+// service-ca operator for its service CA bundle (inject-cabundle) or a serving certificate
+// it signs (serving-cert-secret-name). On a management cluster that runs OpenShift, that
+// operator would answer with the management cluster's service CA, which the guest's clients
+// do not trust and which signs for the management cluster's own services:
+// hypershift/withhold-management-ca-requests keeps them from every object the profile
+// places there, recorded under transform.AnnotationWithheld. The inverse puts them back
+// for the operator to read; package serviceca fills the bundle from the HCP's CA
+// (topology.hosted.serviceCA), and a serving certificate comes from HyperShift's PKI under a
+// configured alias (namespaces.aliases).
+func ServiceCARequestAnnotations() []string {
+	return []string{
+		"service.beta.openshift.io/inject-cabundle", "service.alpha.openshift.io/inject-cabundle",
+		"service.beta.openshift.io/serving-cert-secret-name", "service.alpha.openshift.io/serving-cert-secret-name",
+	}
 }
 
 // constEdit returns the filter of a transform that makes the same pod spec edit on every

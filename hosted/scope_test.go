@@ -17,6 +17,7 @@ import (
 	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/internal/translate/references"
 	"github.com/topolayer/topolayer/internal/translate/scope"
+	"github.com/topolayer/topolayer/internal/translate/transform"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
 	"github.com/topolayer/topolayer/sdk"
@@ -35,8 +36,8 @@ var hcpPods = []map[string]string{
 
 // TestCorpusSimulatedNamespaces checks on every CAO corpus case that the translated objects
 // keep to their simulated namespaces: the plan-level check passes, the default-deny-all
-// policies select only their own namespace's pods, the serving-cert annotation names the
-// translated Secret, and the cliconfig's Service URLs name Services the plans place.
+// policies select only their own namespace's pods, the serving-cert annotation is withheld
+// from the management cluster and its record names the translated Secret, and the cliconfig's Service URLs name Services the plans place.
 func TestCorpusSimulatedNamespaces(t *testing.T) {
 	var seen simulatedSeen
 	for _, c := range corpus.Cases(t) {
@@ -148,8 +149,14 @@ func (s *simulatedSeen) check(t *testing.T, name string, out *contract.OutputDir
 		switch {
 		case e.Source.Resource == "services":
 			s.services[e.Target.Name+"."+e.Target.Namespace+".svc"] = true
+			// The request is withheld from the management cluster's own service-ca operator;
+			// the record the inverse reads names the translated Secret.
+			_, withheld, _ := transform.Withheld(e.Object.GetAnnotations())
 			for _, a := range []string{"service.alpha.openshift.io/serving-cert-secret-name", "service.beta.openshift.io/serving-cert-secret-name"} {
-				got, ok := e.Object.GetAnnotations()[a]
+				if v, ok := e.Object.GetAnnotations()[a]; ok {
+					t.Errorf("%s: %s=%q lands on the management cluster, where its service-ca operator would sign it", e.Source, a, v)
+				}
+				got, ok := withheld[a]
 				if !ok {
 					continue
 				}

@@ -7,9 +7,12 @@
 // service.beta.openshift.io/inject-cabundle (or its older service.alpha. form) set to
 // "true", and the service-ca operator adds the key service-ca.crt. The cluster-authentication
 // operator writes v4-0-config-system-service-ca so, checks that the key is there, and mounts
-// it into the OAuth server, whose config names it as its master CA. A management cluster
-// runs no service-ca operator, so the key never comes; HyperShift's own oauth-openshift reads
-// its master CA from oauth-master-ca-bundle (key ca.crt) instead. An Injector copies that
+// it into the OAuth server, whose config names it as its master CA. On the management
+// cluster the key never comes: the guest's service-ca operator does not reach it, and the
+// hypershift profile withholds the ask from the management cluster's own, whose CA the
+// guest does not use (the annotation is recorded under transform.AnnotationWithheld, which
+// AsksForBundle reads too). HyperShift's own oauth-openshift reads its master CA from
+// oauth-master-ca-bundle (key ca.crt) instead. An Injector copies that
 // bundle into the key.
 //
 // It fills only what is known to be an operand's: a ConfigMap of its namespace that asks

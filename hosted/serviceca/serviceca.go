@@ -14,6 +14,7 @@ import (
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/translate/plans"
+	"github.com/topolayer/topolayer/internal/translate/transform"
 	"github.com/topolayer/topolayer/routing"
 )
 
@@ -142,9 +143,14 @@ func AsksForBundle(cm *corev1.ConfigMap) bool {
 }
 
 // AsksForBundleAnnotations says whether a ConfigMap with these annotations asks for its
-// service CA bundle.
+// service CA bundle: itself, or in what the hypershift profile withheld from the management
+// cluster's own service-ca operator (transform.AnnotationWithheld).
 func AsksForBundleAnnotations(annotations map[string]string) bool {
-	return annotations[AnnotationInjectBeta] == "true" || annotations[AnnotationInjectAlpha] == "true"
+	asks := func(a map[string]string) bool {
+		return a[AnnotationInjectBeta] == "true" || a[AnnotationInjectAlpha] == "true"
+	}
+	_, withheld, _ := transform.Withheld(annotations)
+	return asks(annotations) || asks(withheld)
 }
 
 // managedBy says whether manager manages some field of cm.

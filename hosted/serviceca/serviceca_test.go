@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/topolayer/topolayer/internal/translate/transform"
 )
 
 const (
@@ -56,6 +58,12 @@ func TestInject(t *testing.T) {
 			names:   []string{"b"},
 			want:    []Filled{{Name: "b", Written: true}},
 			data:    map[string]map[string]string{"b": {"other": "x", KeyServiceCA: caPEM}},
+		},
+		"the ask withheld from the management cluster's own service-ca operator (the hypershift profile): filled": {
+			objects: []runtime.Object{source, configMap("k", map[string]string{transform.AnnotationWithheld: `{"annotations":{"` + AnnotationInjectBeta + `":"true"}}`}, nil, placer)},
+			names:   []string{"k"},
+			want:    []Filled{{Name: "k", Written: true}},
+			data:    map[string]map[string]string{"k": {KeyServiceCA: caPEM}},
 		},
 		"already filled: nothing written": {
 			objects: []runtime.Object{source, configMap("c", asksBeta, map[string]string{KeyServiceCA: caPEM}, placer)},

@@ -2,11 +2,13 @@ package translate
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/topolayer/topolayer/internal/translate/check"
 	"github.com/topolayer/topolayer/internal/translate/references"
 	"github.com/topolayer/topolayer/internal/translate/scope"
+	"github.com/topolayer/topolayer/internal/translate/transform"
 	"github.com/topolayer/topolayer/internal/yamlnode"
 	"github.com/topolayer/topolayer/routing"
 
@@ -33,7 +35,7 @@ type Inverse struct {
 var topolayerAnnotations = []string{
 	namespaces.AnnotationStandaloneGroup, namespaces.AnnotationStandaloneResource,
 	namespaces.AnnotationStandaloneNamespace, namespaces.AnnotationStandaloneName,
-	namespaces.AnnotationStandaloneGenerateName, namespaces.AnnotationOwnerHCP,
+	namespaces.AnnotationStandaloneGenerateName, namespaces.AnnotationOwnerHCP, transform.AnnotationWithheld,
 }
 
 // Object returns the standalone form of obj, an object read from cluster whose target
@@ -47,6 +49,9 @@ func (inv Inverse) Object(cluster string, id contract.Identity, obj *yaml.RNode)
 	src, err := inv.Names.ToSource(cluster, id, out.GetAnnotations())
 	if err != nil {
 		return nil, contract.Identity{}, nil, fmt.Errorf("%s: %w", id, err)
+	}
+	if err := restoreWithheld(out); err != nil {
+		return nil, contract.Identity{}, nil, fmt.Errorf("%s: %s: %w", id, transform.AnnotationWithheld, err)
 	}
 	r := &inverseRenamer{inv: inv, cluster: cluster}
 	if _, _, err := references.RewriteReferences(out, r); err != nil {
@@ -91,6 +96,30 @@ func (inv Inverse) Object(cluster string, id contract.Identity, obj *yaml.RNode)
 		return nil, contract.Identity{}, nil, err
 	}
 	return out, src, r.warnings, nil
+}
+
+// restoreWithheld puts back the labels and annotations a transform withheld from the cluster
+// (transform.Withhold), where the object does not set them itself: the operator wrote them.
+// Its references are mapped back after, like the object's own.
+func restoreWithheld(obj *yaml.RNode) error {
+	labels, annotations, ok := transform.Withheld(obj.GetAnnotations())
+	if !ok {
+		return nil
+	}
+	for _, kept := range []struct {
+		field  string
+		values map[string]string
+	}{{"labels", labels}, {"annotations", annotations}} {
+		for _, k := range slices.Sorted(maps.Keys(kept.values)) {
+			if _, set := yamlnode.MetadataString(obj, kept.field, k); set {
+				continue
+			}
+			if err := yamlnode.SetMetadataString(obj, kept.field, k, kept.values[k]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // removeMetadataKey deletes one key of metadata.labels or metadata.annotations, and the map
