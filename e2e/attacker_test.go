@@ -210,7 +210,7 @@ func TestAttackerTable(t *testing.T) {
 	aliasApply := mutation(contract.ClassManagement, contract.ActionApply, "/v1/secrets", ns, "serving-cert",
 		"apiVersion: v1\nkind: Secret\nmetadata: {name: serving-cert, namespace: "+ns+"}\ndata: {tls.crt: YXR0YWNrZXIncw==}\n")
 
-	hostile := "      hostPID: true\n      hostNetwork: true\n      hostIPC: true\n      nodeName: master-0\n" +
+	hostile := "      hostPID: true\n      hostNetwork: true\n      hostIPC: true\n      nodeName: master-0\n      runtimeClassName: performance-attacker\n" +
 		"      volumes: [{name: root, hostPath: {path: /}}]\n" +
 		"      containers:\n      - name: x\n        image: registry.example/x:1\n        volumeMounts: [{name: root, mountPath: /host}]\n" +
 		"        securityContext: {privileged: true, runAsUser: 0, capabilities: {add: [SYS_ADMIN]}}\n"
@@ -441,8 +441,8 @@ func TestAttackerTable(t *testing.T) {
 				t.Errorf("%s as it landed violates Pod Security restricted: %s", key, agg.ForbiddenDetail())
 			}
 			hostPaths := slices.ContainsFunc(spec.Volumes, func(v corev1.Volume) bool { return v.HostPath != nil })
-			if spec.NodeName != "" || hostPaths {
-				t.Errorf("%s kept nodeName %q or a hostPath volume: %v", key, spec.NodeName, spec.Volumes)
+			if spec.NodeName != "" || hostPaths || spec.RuntimeClassName != nil {
+				t.Errorf("%s kept nodeName %q, a runtime class %v or a hostPath volume: %v", key, spec.NodeName, spec.RuntimeClassName, spec.Volumes)
 			}
 			t.Logf("%s landed restricted: hostPID %v hostNetwork %v hostIPC %v, securityContext %+v", key, spec.HostPID, spec.HostNetwork, spec.HostIPC, spec.Containers[0].SecurityContext)
 		}

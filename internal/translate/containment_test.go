@@ -6,6 +6,7 @@ import (
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/podsecurity"
 	"github.com/topolayer/topolayer/internal/translate/policy"
 	"github.com/topolayer/topolayer/routing"
 )
@@ -27,6 +28,11 @@ func TestContainment(t *testing.T) {
 		"      containers:\n      - name: oauth\n        image: oauth\n        ports: [{containerPort: 6443, hostPort: 6443}]\n" +
 		"        securityContext: {privileged: true, runAsUser: 0, capabilities: {add: [SYS_ADMIN]}}\n")
 	compliant := workload("      containers:\n      - name: oauth\n        image: oauth\n")
+	// What asks the management cluster's container runtime for more: a handler of its
+	// choosing, a host device, no IRQ balancing on its CPUs.
+	runtime := workload("      runtimeClassName: performance-attacker\n      containers:\n      - name: oauth\n        image: oauth\n")
+	runtime.Body = []byte(strings.Replace(string(runtime.Body), "metadata: {labels: {app: oauth}}",
+		"metadata: {labels: {app: oauth}, annotations: {io.kubernetes.cri-o.Devices: /dev/fuse, irq-load-balancing.crio.io: disable, kept: x}}", 1))
 	binding := func(kind, subject string) contract.Mutation {
 		return policyMutation(contract.ActionApply, "rbac.authorization.k8s.io", "rolebindings", "openshift-config-managed", "reader",
 			"apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: reader, namespace: openshift-config-managed}\n"+
@@ -52,6 +58,10 @@ func TestContainment(t *testing.T) {
 			map[string]string{"oauth-openshift": policy.RulePodSecurity}, map[string]string{"oauth-openshift": "host"}, nil},
 		{"reject: a compliant-after-defaults workload passes", policy.PodSecurityReject, []contract.Mutation{compliant},
 			map[string]string{"oauth-openshift": "hosted/management"}, nil, nil},
+		{"strip: the runtime class and the runtime's annotations go", policy.PodSecurityStrip, []contract.Mutation{runtime},
+			map[string]string{"oauth-openshift": "hosted/management"}, nil, nil},
+		{"reject: the workload asking for a runtime class is refused, the field named", policy.PodSecurityReject, []contract.Mutation{runtime},
+			map[string]string{"oauth-openshift": policy.RulePodSecurity}, map[string]string{"oauth-openshift": "runtimeClassName"}, nil},
 		{"a binding of guest users and its Role land on the guest", policy.PodSecurityStrip, []contract.Mutation{readerRole, binding("Group", "system:authenticated")},
 			map[string]string{"reader": translate.RuleGuestSubjects}, nil, []string{"reader", "reader"}},
 		{"a service account binding stays on management", policy.PodSecurityStrip, []contract.Mutation{readerRole, binding("ServiceAccount", "oauth")},
@@ -77,7 +87,16 @@ func TestContainment(t *testing.T) {
 					continue
 				}
 				spec := e.Object.Object["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
-				for _, f := range []string{"hostPID", "hostNetwork", "nodeName"} {
+				annotations, _ := e.Object.Object["spec"].(map[string]any)["template"].(map[string]any)["metadata"].(map[string]any)["annotations"].(map[string]any)
+				for k := range annotations {
+					if podsecurity.IsRuntimeAnnotation(k) {
+						t.Errorf("the management pod template keeps the annotation %s", k)
+					}
+				}
+				if string(tc.mutations[0].Body) == string(runtime.Body) && annotations["kept"] != "x" {
+					t.Errorf("an annotation for no runtime went: %v", annotations)
+				}
+				for _, f := range []string{"hostPID", "hostNetwork", "nodeName", "runtimeClassName"} {
 					if _, has := spec[f]; has {
 						t.Errorf("the management pod template keeps %s", f)
 					}

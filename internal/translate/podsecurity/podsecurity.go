@@ -52,6 +52,14 @@ func Reason(obj map[string]any, site podspec.Site) string {
 	if tmpl.Spec.NodeName != "" {
 		problems = append(problems, fmt.Sprintf("%s.nodeName: %q binds the pod to a node of the shared management cluster", where, tmpl.Spec.NodeName))
 	}
+	if c := tmpl.Spec.RuntimeClassName; c != nil {
+		problems = append(problems, fmt.Sprintf("%s.runtimeClassName: %q picks a runtime handler of the shared management cluster's nodes", where, *c))
+	}
+	for _, k := range slices.Sorted(maps.Keys(tmpl.Annotations)) {
+		if IsRuntimeAnnotation(k) {
+			problems = append(problems, fmt.Sprintf("metadata.annotations[%s]: asks the shared management cluster's container runtime for what its handler allows", k))
+		}
+	}
 	if len(problems) == 0 {
 		return ""
 	}
@@ -191,6 +199,45 @@ func stripHostPorts(_, spec *yaml.RNode) error {
 
 // stripNodeName drops nodeName: the scheduler places control-plane pods.
 func stripNodeName(_, spec *yaml.RNode) error { return yamlnode.ClearIf(spec, "nodeName", nil) }
+
+// IsRuntimeAnnotation says whether a pod annotation is addressed to the node's container
+// runtime (CRI-O reads io.kubernetes.cri-o.* and the *.crio.io/ and *.cri-o.io/ keys its
+// handlers allow: devices, user namespaces, shared memory, CPU and IRQ balancing, CPU quotas
+// and power states). A control-plane pod on the shared management cluster asks its nodes for
+// none of them: HyperShift's components carry none.
+func IsRuntimeAnnotation(key string) bool {
+	prefix, _, named := strings.Cut(key, "/")
+	return strings.HasPrefix(key, "io.kubernetes.cri-o.") ||
+		named && (strings.HasSuffix(prefix, ".crio.io") || prefix == "crio.io" || strings.HasSuffix(prefix, ".cri-o.io") || prefix == "cri-o.io")
+}
+
+// stripRuntimeRequests drops what a pod asks of the node's container runtime: its
+// runtimeClassName (the handler the management cluster's nodes run it with: HyperShift's
+// components use the default) and the annotations the runtime reads (IsRuntimeAnnotation).
+func stripRuntimeRequests(meta, spec *yaml.RNode) error {
+	if err := yamlnode.ClearIf(spec, "runtimeClassName", nil); err != nil {
+		return err
+	}
+	if meta == nil {
+		return nil
+	}
+	annotations, err := yamlnode.Lookup(meta, "annotations")
+	if err != nil || annotations == nil {
+		return err
+	}
+	fields, err := annotations.Fields()
+	if err != nil {
+		return err
+	}
+	for _, k := range fields {
+		if IsRuntimeAnnotation(k) {
+			if _, err := annotations.Pipe(yaml.Clear(k)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
 
 // stripPrivilege drops what gives a container more than an unprivileged, non-root process:
 // privileged, allowPrivilegeEscalation true, added capabilities (but NET_BIND_SERVICE), a
@@ -377,8 +424,9 @@ type Edit struct {
 }
 
 // Edits returns the edits that bring a pod spec to Pod Security "restricted", in
-// order: drop-host-namespaces, drop-host-ports, drop-node-name, drop-privilege and
-// drop-unsafe-security-overrides strip what only a standalone node allows;
+// order: drop-host-namespaces, drop-host-ports, drop-node-name, drop-privilege,
+// drop-unsafe-security-overrides and drop-runtime-requests strip what only a standalone node
+// allows;
 // restricted-security-context adds what restricted needs.
 func Edits() []Edit {
 	return []Edit{
@@ -387,6 +435,7 @@ func Edits() []Edit {
 		{"drop-node-name", true, stripNodeName},
 		{"drop-privilege", true, stripPrivilege},
 		{"drop-unsafe-security-overrides", true, stripSecurityOverrides},
+		{"drop-runtime-requests", true, stripRuntimeRequests},
 		{"restricted-security-context", false, addRestricted},
 	}
 }

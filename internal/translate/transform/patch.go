@@ -110,29 +110,39 @@ func (p Patch) compile() (kio.Filter, error) {
 		}
 		filter = patchstrategicmerge.Filter{Patch: node}
 	case p.JSON6902 != "":
-		js, err := sigsyaml.YAMLToJSON([]byte(p.JSON6902))
+		js, _, err := decodeJSON6902(p.JSON6902)
 		if err != nil {
-			return nil, fmt.Errorf("json6902: %w", err)
-		}
-		ops, err := jsonpatch.DecodePatch(js)
-		if err != nil {
-			return nil, fmt.Errorf("json6902: %w", err)
-		}
-		for i, op := range ops {
-			switch op.Kind() {
-			case "add", "remove", "replace", "move", "copy", "test":
-			default:
-				return nil, fmt.Errorf("json6902[%d].op: %q is not add, remove, replace, move, copy or test", i, op.Kind())
-			}
-			if _, err := op.Path(); err != nil {
-				return nil, fmt.Errorf("json6902[%d].path: %w", i, err)
-			}
+			return nil, err
 		}
 		filter = patchjson6902.Filter{Patch: string(js)}
 	default:
 		return nil, errors.New("set strategicMerge, json6902 or merge")
 	}
 	return filter, nil
+}
+
+// decodeJSON6902 reads a JSON patch (RFC 6902) written in YAML or JSON: its JSON and its
+// operations, each a known op with a path.
+func decodeJSON6902(text string) ([]byte, jsonpatch.Patch, error) {
+	js, err := sigsyaml.YAMLToJSON([]byte(text))
+	if err != nil {
+		return nil, nil, fmt.Errorf("json6902: %w", err)
+	}
+	ops, err := jsonpatch.DecodePatch(js)
+	if err != nil {
+		return nil, nil, fmt.Errorf("json6902: %w", err)
+	}
+	for i, op := range ops {
+		switch op.Kind() {
+		case "add", "remove", "replace", "move", "copy", "test":
+		default:
+			return nil, nil, fmt.Errorf("json6902[%d].op: %q is not add, remove, replace, move, copy or test", i, op.Kind())
+		}
+		if _, err := op.Path(); err != nil {
+			return nil, nil, fmt.Errorf("json6902[%d].path: %w", i, err)
+		}
+	}
+	return js, ops, nil
 }
 
 // mergePatch applies a JSON merge patch (RFC 7386) to each object.
@@ -231,22 +241,15 @@ func (p Patch) IdentityFields() ([]string, error) {
 			}
 		}
 	case p.JSON6902 != "":
-		js, err := sigsyaml.YAMLToJSON([]byte(p.JSON6902))
+		_, ops, err := decodeJSON6902(p.JSON6902)
 		if err != nil {
-			return nil, fmt.Errorf("json6902: %w", err)
+			return nil, err
 		}
-		ops, err := jsonpatch.DecodePatch(js)
-		if err != nil {
-			return nil, fmt.Errorf("json6902: %w", err)
-		}
-		for i, op := range ops {
+		for _, op := range ops {
 			if op.Kind() == "test" {
 				continue
 			}
-			path, err := op.Path()
-			if err != nil {
-				return nil, fmt.Errorf("json6902[%d].path: %w", i, err)
-			}
+			path, _ := op.Path() // decodeJSON6902 checked it
 			add(path)
 			if op.Kind() == "move" {
 				if from, err := op.From(); err == nil {
