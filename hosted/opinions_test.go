@@ -412,6 +412,7 @@ func TestProfileTransformNames(t *testing.T) {
 		"hypershift/resource-request-overrides", "hypershift/api-critical-pdb", "hypershift/pdb-by-availability", "hypershift/drop-owner-references",
 		"hypershift/images-from-payload", "hypershift/konnectivity-proxy", "hypershift/konnectivity-hcp-proxy", "hypershift/konnectivity-hcp-trust-bundles", "hypershift/availability-prober", "hypershift/control-plane-node-affinity",
 		"hypershift/colocation", "hypershift/request-serving", "hypershift/multi-zone-spread",
+		"hypershift/drop-autoscaler-pinning", "hypershift/drop-runtime-requests", "hypershift/withhold-management-ca-requests",
 	} {
 		if !slices.Contains(names, want) {
 			t.Errorf("%s is not among %v", want, names)
@@ -422,5 +423,32 @@ func TestProfileTransformNames(t *testing.T) {
 	}
 	if _, ok := hosted.ProfileTransformNames("openshift"); ok {
 		t.Error("an unknown profile has names")
+	}
+}
+
+// TestAutoscalerPinning: a pod that tells the management cluster's autoscaler never to evict
+// it loses that annotation (any other value than "true"); its other annotations stay.
+func TestAutoscalerPinning(t *testing.T) {
+	id := contract.Identity{Group: "apps", Version: "v1", Resource: "deployments", Namespace: "openshift-authentication", Name: "oauth-openshift"}
+	deployment := func(annotations string) string {
+		return "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: oauth-openshift, namespace: openshift-authentication}\n" +
+			"spec:\n  template:\n    metadata: {labels: {app: oauth}" + annotations + "}\n    spec: {containers: [{name: c, image: i}]}\n"
+	}
+	tests := []struct{ name, in, want string }{
+		{"false: gone, and the mapping it was alone in", deployment(", annotations: {" + hosted.AnnotationSafeToEvict + ": 'false'}"), deployment("")},
+		{"false beside another: only it goes", deployment(", annotations: {" + hosted.AnnotationSafeToEvict + ": 'false', a: b}"), deployment(", annotations: {a: b}")},
+		{"true: kept", deployment(", annotations: {" + hosted.AnnotationSafeToEvict + ": 'true'}"), deployment(", annotations: {" + hosted.AnnotationSafeToEvict + ": 'true'}")},
+		{"none: untouched", deployment(""), deployment("")},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ran := runOpinion(t, hosted.ProfileOptions{}, "hypershift/drop-autoscaler-pinning", id, tc.in)
+			if ran != 1 {
+				t.Fatalf("%d transforms ran, want 1", ran)
+			}
+			if diff := cmp.Diff(yamlMap(t, tc.want), got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
 	}
 }

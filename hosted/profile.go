@@ -89,11 +89,19 @@ func ProfileTransformNames(name string) ([]string, bool) {
 // ProfileNames lists the built-in profiles.
 func ProfileNames() []string { return []string{ProfileHyperShift} }
 
+// AnnotationSafeToEvict set to "false" on a pod stops the management cluster's autoscaler
+// from removing the node the pod runs on. HyperShift wants its control-plane pods evictable
+// (it lists their scratch volumes in safe-to-evict-local-volumes, and its e2e checks every
+// pod): hypershift/drop-autoscaler-pinning removes any other value than "true" from the pods
+// the profile places there.
+const AnnotationSafeToEvict = "cluster-autoscaler.kubernetes.io/safe-to-evict"
+
 // HyperShiftProfile is the generic set of changes a standalone workload needs to run as part
 // of a hosted control plane, for every workload kind placed on the management cluster: its
 // standalone scheduling (nodeSelector, tolerations, affinity, priority class, the pods'
 // workload partitioning annotation) and the host paths of its volumes go; the control-plane labels,
-// tolerations, priority class and pull secret come.
+// tolerations, priority class and pull secret come. The pods' safe-to-evict "false", which
+// would pin a node of the shared management cluster, goes (hypershift/drop-autoscaler-pinning).
 // Containment: every pod template and bare Pod is brought to Pod Security "restricted" by
 // named transforms: host-path-to-empty-dir (the host's directory becomes the pod's own
 // scratch directory, under the same volume name) and the podsecurity.Edits strip
@@ -115,22 +123,8 @@ func HyperShiftProfile() []transform.Transform {
 		}
 		add := func(name string, f func(transform.Context) (kio.Filter, error)) { addT(name, false, f) }
 		add("drop-standalone-scheduling", constEdit(path, map[string]any{"nodeSelector": nil, "tolerations": nil, "affinity": nil, "priorityClassName": nil}))
-		add("drop-workload-partitioning", func(transform.Context) (kio.Filter, error) {
-			return kio.FilterAll(yaml.FilterFunc(func(obj *yaml.RNode) (*yaml.RNode, error) {
-				meta := append(slices.Clone(path), "metadata")
-				annotations, err := yamlnode.Lookup(obj, append(meta, "annotations")...)
-				if err != nil || annotations == nil || annotations.Field(AnnotationWorkloadPartitioning) == nil {
-					return obj, err
-				}
-				if err := yamlnode.ClearIf(obj, AnnotationWorkloadPartitioning, nil, append(meta, "annotations")...); err != nil {
-					return nil, err
-				}
-				if len(annotations.Content()) == 0 { // nothing else was there
-					return obj, yamlnode.ClearIf(obj, "annotations", nil, meta...)
-				}
-				return obj, nil
-			})), nil
-		})
+		add("drop-workload-partitioning", dropPodAnnotation(path, AnnotationWorkloadPartitioning, nil))
+		add("drop-autoscaler-pinning", dropPodAnnotation(path, AnnotationSafeToEvict, func(v string) bool { return v == "true" }))
 		addT("host-path-to-empty-dir", true, func(transform.Context) (kio.Filter, error) {
 			return podsecurity.HostPathToEmptyDir{PodTemplatePath: path}, nil
 		})
@@ -200,6 +194,27 @@ func ServiceCARequestAnnotations() []string {
 		"service.beta.openshift.io/inject-cabundle", "service.alpha.openshift.io/inject-cabundle",
 		"service.beta.openshift.io/serving-cert-secret-name", "service.alpha.openshift.io/serving-cert-secret-name",
 	}
+}
+
+// dropPodAnnotation returns the filter of a transform that removes the annotation key from
+// the pods of the object whose pod template is at path, unless keep (when not nil) accepts
+// its value; an annotations mapping left empty goes.
+func dropPodAnnotation(path []string, key string, keep func(string) bool) func(transform.Context) (kio.Filter, error) {
+	meta := append(slices.Clone(path), "metadata")
+	f := kio.FilterAll(yaml.FilterFunc(func(obj *yaml.RNode) (*yaml.RNode, error) {
+		annotations, err := yamlnode.Lookup(obj, append(meta, "annotations")...)
+		if err != nil || annotations == nil || annotations.Field(key) == nil {
+			return obj, err
+		}
+		if err := yamlnode.ClearIf(obj, key, keep, append(meta, "annotations")...); err != nil {
+			return nil, err
+		}
+		if len(annotations.Content()) == 0 { // nothing else was there
+			return obj, yamlnode.ClearIf(obj, "annotations", nil, meta...)
+		}
+		return obj, nil
+	}))
+	return func(transform.Context) (kio.Filter, error) { return f, nil }
 }
 
 // constEdit returns the filter of a transform that makes the same pod spec edit on every
