@@ -165,6 +165,11 @@ func HyperShiftProfile() []transform.Transform {
 	// ownerReference to another tenant's object would tie the object's lifetime to it.
 	out = append(out, transform.Transform{Name: ProfileHyperShift + "/drop-owner-references", Cluster: routing.ClusterManagement,
 		RemovesOwnerReferences: true, Filter: func(transform.Context) (kio.Filter, error) { return transform.DropOwnerReferences{}, nil }})
+	for _, resource := range []string{"servicemonitors", "podmonitors"} {
+		group := "monitoring.coreos.com"
+		out = append(out, transform.Transform{Name: ProfileHyperShift + "/monitor-own-namespace", Cluster: routing.ClusterManagement,
+			Match: routing.Match{Group: &group, Resource: resource}, Filter: monitorOwnNamespace})
+	}
 	withhold := transform.Withhold{Labels: []string{LabelInjectTrustedCABundle}, Annotations: ServiceCARequestAnnotations()}
 	out = append(out, transform.Transform{Name: ProfileHyperShift + "/withhold-management-ca-requests", Cluster: routing.ClusterManagement,
 		Applies: withhold.Applies, Filter: func(transform.Context) (kio.Filter, error) { return withhold, nil }})
@@ -194,6 +199,26 @@ func ServiceCARequestAnnotations() []string {
 		"service.beta.openshift.io/inject-cabundle", "service.alpha.openshift.io/inject-cabundle",
 		"service.beta.openshift.io/serving-cert-secret-name", "service.alpha.openshift.io/serving-cert-secret-name",
 	}
+}
+
+// monitorOwnNamespace is the filter of hypershift/monitor-own-namespace: a ServiceMonitor or
+// PodMonitor that names its own standalone namespace in spec.namespaceSelector.matchNames
+// scrapes its namespace in the HCP namespace, where it lands (the management cluster's
+// Prometheus scrapes no other: policy/management-fields).
+func monitorOwnNamespace(c transform.Context) (kio.Filter, error) {
+	own := c.Source.Identity.Namespace
+	return kio.FilterAll(yaml.FilterFunc(func(obj *yaml.RNode) (*yaml.RNode, error) {
+		names, err := yamlnode.Lookup(obj, "spec", "namespaceSelector", "matchNames")
+		if err != nil || names == nil || names.YNode().Kind != yaml.SequenceNode || own == "" || c.HCPNamespace == "" {
+			return obj, err
+		}
+		for _, n := range names.YNode().Content {
+			if n.Kind == yaml.ScalarNode && n.Value == own {
+				n.Value = c.HCPNamespace
+			}
+		}
+		return obj, nil
+	})), nil
 }
 
 // dropPodAnnotation returns the filter of a transform that removes the annotation key from

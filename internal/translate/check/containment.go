@@ -71,6 +71,9 @@ func (e *Checker) managementObject(target contract.Identity, obj *unstructured.U
 	if why := managementFields(obj, target, max, e.ManagementAPI, o); why != "" {
 		return policy.RuleManagementFields, why
 	}
+	if why := e.monitorFields(obj, target); why != "" {
+		return policy.RuleManagementFields, why
+	}
 	if why := reservedLabels(obj, c, allow.Labels); why != "" {
 		return policy.RuleReservedLabels, why + "; the configuration can let this operator set it (policy.operators[].management.labels)"
 	}

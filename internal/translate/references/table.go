@@ -83,6 +83,7 @@ const (
 	refGroupScheduling    = "scheduling.k8s.io"
 	refGroupNode          = "node.k8s.io"
 	refGroupRoute         = "route.openshift.io"
+	refGroupMonitoring    = "monitoring.coreos.com"
 )
 
 // referenceTable is built once and never changed; ReferenceTable hands out copies.
@@ -118,6 +119,17 @@ func refInPodSpecs(paths ...string) []types.FieldSpec {
 // refInContainers returns a container field for containers and init containers.
 func refInContainers(path string) []string {
 	return []string{"containers/" + path, "initContainers/" + path}
+}
+
+// refInMonitors returns the given fields of a scrape endpoint for the Prometheus operator's
+// ServiceMonitor (spec.endpoints) and PodMonitor (spec.podMetricsEndpoints): the Secrets and
+// ConfigMaps of the monitor's namespace its scrape authenticates or verifies with.
+func refInMonitors(paths ...string) []types.FieldSpec {
+	out := make([]types.FieldSpec, 0, 2*len(paths))
+	for _, p := range paths {
+		out = append(out, refSpec(refGroupMonitoring, "ServiceMonitor", "spec/endpoints/"+p), refSpec(refGroupMonitoring, "PodMonitor", "spec/podMetricsEndpoints/"+p))
+	}
+	return out
 }
 
 // refRBACRules are the resourceNames of Role and ClusterRole rules; see NameReference.
@@ -158,6 +170,7 @@ func buildReferenceTable() []NameReference {
 			[]types.FieldSpec{
 				refSpec(refGroupCore, "Node", "spec/configSource/configMap"), // {namespace, name}
 			},
+			refInMonitors("oauth2/clientId/configMap/name", "tlsConfig/ca/configMap/name", "tlsConfig/cert/configMap/name"),
 			refRBACRules(),
 		),
 		refRow(refGroupCore, "Secret", "secrets", refNamespaced,
@@ -182,6 +195,8 @@ func buildReferenceTable() []NameReference {
 				refSpec(refGroupCore, "ServiceAccount", "secrets"), // object references
 				refSpec(refGroupRoute, "Route", "spec/tls/externalCertificate/name"),
 			},
+			refInMonitors("bearerTokenSecret/name", "basicAuth/username/name", "basicAuth/password/name", "authorization/credentials/name",
+				"oauth2/clientSecret/name", "oauth2/clientId/secret/name", "tlsConfig/ca/secret/name", "tlsConfig/cert/secret/name", "tlsConfig/keySecret/name"),
 			refRBACRules(),
 		),
 		refRow(refGroupCore, "ServiceAccount", "serviceaccounts", refNamespaced,

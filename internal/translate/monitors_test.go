@@ -1,0 +1,112 @@
+package translate_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/hosted"
+	"github.com/topolayer/topolayer/internal/translate/policy"
+	"github.com/topolayer/topolayer/namespaces"
+	"github.com/topolayer/topolayer/routing"
+)
+
+// TestMonitorsOnManagement: the management cluster's Prometheus scrapes with what a
+// ServiceMonitor or PodMonitor names, so one lands only when it scrapes its own namespace
+// with the operator's own credentials: its own namespace in namespaceSelector becomes the
+// HCP namespace and its Secrets are renamed like every reference; another namespace, a file
+// of Prometheus, a proxy, a relabeled address or a Secret of the environment is refused,
+// the field named.
+func TestMonitorsOnManagement(t *testing.T) {
+	const hcp = "clusters-example"
+	engine := profileEngine(hcp, &policy.Policy{PodSecurity: policy.PodSecurityStrip})
+	engine.Containment, engine.HCPNamespace = hosted.Containment(hcp), hcp // as the hosted topology composes it
+	// HyperShift's serving certificate, which the operator reads under its standalone name
+	// (namespaces.aliases): read-only, as the topology makes every alias.
+	serving := contract.Identity{Resource: "secrets", Namespace: "openshift-authentication-operator", Name: "serving-cert"}
+	engine.Names = namespaces.Hosted{Namespace: hcp, Aliases: []namespaces.Alias{{Source: serving, Name: "oauth-server-crt"}}}
+	engine.Containment.ReadOnly = []contract.Identity{{Resource: "secrets", Namespace: hcp, Name: "oauth-server-crt"}}
+	monitor := func(resource, kind, list, spec string) contract.Mutation {
+		return policyMutation(contract.ActionApply, "monitoring.coreos.com", resource, "openshift-authentication-operator", "metrics",
+			"apiVersion: monitoring.coreos.com/v1\nkind: "+kind+"\nmetadata: {name: metrics, namespace: openshift-authentication-operator}\n"+
+				"spec:\n  selector: {matchLabels: {app: operator}}\n"+spec+"  "+list+":\n  - port: https\n    scheme: https\n")
+	}
+	sm := func(spec, endpoint string) contract.Mutation {
+		m := monitor("servicemonitors", "ServiceMonitor", "endpoints", spec)
+		m.Body = append(m.Body, []byte(endpoint)...)
+		return m
+	}
+	pm := func(endpoint string) contract.Mutation {
+		m := monitor("podmonitors", "PodMonitor", "podMetricsEndpoints", "")
+		m.Body = append(m.Body, []byte(endpoint)...)
+		return m
+	}
+	tests := []struct {
+		name string
+		m    contract.Mutation
+		// refused is part of the reason; "" means it lands.
+		refused string
+		// want are fields of the landed object (dotted path = value).
+		want map[string]string
+	}{
+		{"its own namespace and Secret: lands, in the HCP namespace, the Secret renamed",
+			sm("  namespaceSelector: {matchNames: [openshift-authentication-operator]}\n", "    bearerTokenSecret: {name: metrics-token, key: token}\n"), "",
+			map[string]string{"spec.namespaceSelector.matchNames.0": hcp, "spec.endpoints.0.bearerTokenSecret.name": "openshift-authentication-operator--metrics-token"}},
+		{"no namespaceSelector, a CA from its own ConfigMap: lands", sm("", "    tlsConfig: {ca: {configMap: {name: ca, key: ca.crt}}}\n"), "",
+			map[string]string{"spec.endpoints.0.tlsConfig.ca.configMap.name": "openshift-authentication-operator--ca"}},
+		{"every namespace", sm("  namespaceSelector: {any: true}\n", ""), "spec.namespaceSelector.any", nil},
+		{"another namespace", sm("  namespaceSelector: {matchNames: [openshift-etcd]}\n", ""), `spec.namespaceSelector.matchNames[0]: "openshift-etcd"`, nil},
+		{"Prometheus's own token", sm("", "    bearerTokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token\n"), "spec.endpoints[0].bearerTokenFile", nil},
+		{"Prometheus's client key", pm("    tlsConfig: {keyFile: /etc/prometheus/secrets/metrics-client-certs/tls.key}\n"), "spec.podMetricsEndpoints[0].tlsConfig.keyFile", nil},
+		{"HyperShift's serving certificate, through its alias, as the client certificate", sm("", "    tlsConfig: {keySecret: {name: serving-cert, key: tls.key}}\n"),
+			`spec.endpoints[0].tlsConfig.keySecret.name: secrets "oauth-server-crt" is the environment's own object`, nil},
+		{"a proxy", sm("", "    proxyUrl: http://attacker.example:3128\n"), "spec.endpoints[0].proxyUrl", nil},
+		{"the scrape pointed at another address", pm("    relabelings: [{targetLabel: __address__, replacement: 'kube-apiserver:6443'}]\n"), "relabelings[0].targetLabel: __address__", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := engine.Plan(&contract.OutputDir{Mutations: []contract.Mutation{tc.m}})
+			if len(p.Entries) != 1 {
+				t.Fatalf("%d entries", len(p.Entries))
+			}
+			e := p.Entries[0]
+			if tc.refused != "" {
+				if e.Disposition != routing.Rejected || e.Rule != policy.RuleManagementFields || !strings.Contains(e.Reason, tc.refused) {
+					t.Errorf("%s (%s): %s; want refused by %s naming %q", e.Disposition, e.Rule, e.Reason, policy.RuleManagementFields, tc.refused)
+				}
+				return
+			}
+			if e.Disposition != routing.Apply || e.Target.Cluster != routing.ClusterManagement {
+				t.Fatalf("%s on %s (%s): %s", e.Disposition, e.Target.Cluster, e.Rule, e.Reason)
+			}
+			for path, want := range tc.want {
+				if got := field(e.Object.Object, strings.Split(path, ".")); got != want {
+					t.Errorf("%s = %q, want %q", path, got, want)
+				}
+			}
+		})
+	}
+}
+
+// field returns the string at path in an unstructured value, a number stepping into a list.
+func field(v any, path []string) string {
+	for _, p := range path {
+		switch c := v.(type) {
+		case map[string]any:
+			v = c[p]
+		case []any:
+			i := 0
+			for _, r := range p {
+				i = i*10 + int(r-'0')
+			}
+			if i >= len(c) {
+				return ""
+			}
+			v = c[i]
+		default:
+			return ""
+		}
+	}
+	s, _ := v.(string)
+	return s
+}
