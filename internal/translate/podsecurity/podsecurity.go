@@ -218,6 +218,12 @@ func stripRuntimeRequests(meta, spec *yaml.RNode) error {
 	if err := yamlnode.ClearIf(spec, "runtimeClassName", nil); err != nil {
 		return err
 	}
+	return dropAnnotations(meta, func(k, _ string) bool { return IsRuntimeAnnotation(k) })
+}
+
+// dropAnnotations removes from the pod template metadata meta (nil: none) the annotations
+// drop says go, given their key and value.
+func dropAnnotations(meta *yaml.RNode, drop func(key, value string) bool) error {
 	if meta == nil {
 		return nil
 	}
@@ -230,7 +236,7 @@ func stripRuntimeRequests(meta, spec *yaml.RNode) error {
 		return err
 	}
 	for _, k := range fields {
-		if IsRuntimeAnnotation(k) {
+		if drop(k, yamlnode.FieldString(annotations, k)) {
 			if _, err := annotations.Pipe(yaml.Clear(k)); err != nil {
 				return err
 			}
@@ -333,35 +339,17 @@ func stripSecurityOverrides(meta, spec *yaml.RNode) error {
 			return err
 		}
 	}
-	if meta == nil {
-		return nil
-	}
-	annotations, err := yamlnode.Lookup(meta, "annotations")
-	if err != nil || annotations == nil {
-		return err
-	}
-	fields, err := annotations.Fields()
-	if err != nil {
-		return err
-	}
-	for _, k := range fields {
-		v := yamlnode.FieldString(annotations, k)
-		drop := false
+	return dropAnnotations(meta, func(k, v string) bool {
 		switch {
 		case k == "openshift.io/required-scc":
-			drop = !slices.Contains([]string{"restricted", "restricted-v2"}, v)
+			return !slices.Contains([]string{"restricted", "restricted-v2"}, v)
 		case strings.HasPrefix(k, "container.apparmor.security.beta.kubernetes.io/"):
-			drop = v != "runtime/default" && !strings.HasPrefix(v, "localhost/")
+			return v != "runtime/default" && !strings.HasPrefix(v, "localhost/")
 		case k == "seccomp.security.alpha.kubernetes.io/pod" || strings.HasPrefix(k, "container.seccomp.security.alpha.kubernetes.io/"):
-			drop = v != "runtime/default" && v != "docker/default" && !strings.HasPrefix(v, "localhost/")
+			return v != "runtime/default" && v != "docker/default" && !strings.HasPrefix(v, "localhost/")
 		}
-		if drop {
-			if _, err := annotations.Pipe(yaml.Clear(k)); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+		return false
+	})
 }
 
 func profileType(n *yaml.RNode, path ...string) string {
