@@ -54,6 +54,8 @@ func TestMonitorsOnManagement(t *testing.T) {
 			map[string]string{"spec.namespaceSelector.matchNames.0": hcp, "spec.endpoints.0.bearerTokenSecret.name": "openshift-authentication-operator--metrics-token"}},
 		{"no namespaceSelector, a CA from its own ConfigMap: lands", sm("", "    tlsConfig: {ca: {configMap: {name: ca, key: ca.crt}}}\n"), "",
 			map[string]string{"spec.endpoints.0.tlsConfig.ca.configMap.name": "openshift-authentication-operator--ca"}},
+		{"the namespace's service CA to verify the target: lands, the name kept (every namespace has one)", sm("", "    tlsConfig: {ca: {configMap: {name: openshift-service-ca.crt, key: service-ca.crt}}}\n"), "",
+			map[string]string{"spec.endpoints.0.tlsConfig.ca.configMap.name": "openshift-service-ca.crt"}},
 		{"every namespace", sm("  namespaceSelector: {any: true}\n", ""), "spec.namespaceSelector.any", nil},
 		{"another namespace", sm("  namespaceSelector: {matchNames: [openshift-etcd]}\n", ""), `spec.namespaceSelector.matchNames[0]: "openshift-etcd"`, nil},
 		{"Prometheus's own token", sm("", "    bearerTokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token\n"), "spec.endpoints[0].bearerTokenFile", nil},

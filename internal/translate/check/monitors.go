@@ -29,9 +29,10 @@ var monitorFiles = [][]string{
 var monitorProxies = [][]string{{"proxyUrl"}, {"proxyURL"}, {"proxyFromEnvironment"}, {"proxyConnectHeader"}}
 
 // monitorReferences are the fields of a scrape endpoint that name a Secret or ConfigMap
-// whose content the Prometheus that scrapes it sends to the target (or trusts it with): in
-// the monitor's namespace, the HCP namespace, where HyperShift's own certificates and
-// kubeconfigs are too.
+// whose content the Prometheus that scrapes it sends to the target: in the monitor's
+// namespace, the HCP namespace, where HyperShift's own certificates and kubeconfigs are too.
+// The CA it verifies the target with (tlsConfig.ca) is not among them: a CA is sent nowhere,
+// and the namespace's own (openshift-service-ca.crt, HyperShift's root CA) may serve.
 var monitorReferences = []struct {
 	resource string
 	path     []string
@@ -43,8 +44,6 @@ var monitorReferences = []struct {
 	{"secrets", []string{"oauth2", "clientSecret"}},
 	{"secrets", []string{"oauth2", "clientId", "secret"}},
 	{"configmaps", []string{"oauth2", "clientId", "configMap"}},
-	{"secrets", []string{"tlsConfig", "ca", "secret"}},
-	{"configmaps", []string{"tlsConfig", "ca", "configMap"}},
 	{"secrets", []string{"tlsConfig", "cert", "secret"}},
 	{"configmaps", []string{"tlsConfig", "cert", "configMap"}},
 	{"secrets", []string{"tlsConfig", "keySecret"}},
