@@ -44,7 +44,9 @@ func ControlPlaneComponents() []string {
 // ReplicaSets, ReplicationControllers, PodTemplates, HostedControlPlanes and every other
 // HyperShift kind). Labels: every hypershift.openshift.io/ key but those the hypershift
 // profile sets itself, and HyperShift's component names as values of `app` and
-// LabelControlPlaneComponent.
+// LabelControlPlaneComponent. Requests: the keys by which an object asks the management
+// cluster's own controllers for its CAs (LabelInjectTrustedCABundle,
+// ServiceCARequestAnnotations), which the hypershift profile withholds.
 func Containment(hcpNamespace string) *policy.Containment {
 	kind := func(group, resource string) routing.Match {
 		return routing.Match{Group: &group, Resource: resource}
@@ -63,8 +65,10 @@ func Containment(hcpNamespace string) *policy.Containment {
 			kind("monitoring.coreos.com", "servicemonitors"), kind("monitoring.coreos.com", "podmonitors"),
 			kind("monitoring.coreos.com", "prometheusrules"),
 		},
-		MaxReplicas: DefaultMaxReplicas,
-		Reserved:    []policy.Label{{Key: "hypershift.openshift.io/"}},
+		MaxReplicas:        DefaultMaxReplicas,
+		RequestLabels:      []string{LabelInjectTrustedCABundle},
+		RequestAnnotations: ServiceCARequestAnnotations(),
+		Reserved:           []policy.Label{{Key: "hypershift.openshift.io/"}},
 		Own: []policy.Label{
 			{Key: LabelHostedControlPlane, Value: hcpNamespace},
 			{Key: LabelControlPlaneComponent},

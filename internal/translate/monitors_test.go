@@ -6,6 +6,7 @@ import (
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/hosted"
+	"github.com/topolayer/topolayer/internal/translate"
 	"github.com/topolayer/topolayer/internal/translate/policy"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
@@ -111,4 +112,56 @@ func field(v any, path []string) string {
 	}
 	s, _ := v.(string)
 	return s
+}
+
+// TestManagementCARequests: an object asks the management cluster's own controllers for its
+// CAs only through keys the hypershift profile withholds; a patch that adds one, or an
+// object no profile changed, is refused with the key named.
+func TestManagementCARequests(t *testing.T) {
+	const hcp = "clusters-example"
+	withProfile := profileEngine(hcp, &policy.Policy{PodSecurity: policy.PodSecurityStrip})
+	withoutProfile := hostedEngine(hcp)
+	for _, e := range []*translate.Engine{&withProfile, &withoutProfile} {
+		e.Containment, e.HCPNamespace = hosted.Containment(hcp), hcp
+	}
+	configMap := func(meta string) contract.Mutation {
+		return policyMutation(contract.ActionApply, "", "configmaps", "openshift-authentication", "trusted-ca",
+			"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: trusted-ca, namespace: openshift-authentication"+meta+"}\n")
+	}
+	patch := policyMutation(contract.ActionPatch, "", "configmaps", "openshift-authentication", "trusted-ca",
+		`{"metadata":{"labels":{"config.openshift.io/inject-trusted-cabundle":"true"}}}`)
+	patch.Metadata.PatchType = contract.PatchTypeMerge
+	patch.Path = "zz-patch" // after the Apply, in plan order
+	tests := []struct {
+		name      string
+		engine    translate.Engine
+		mutations []contract.Mutation
+		// refused is part of the reason of the last entry; "" means every entry lands.
+		refused string
+	}{
+		{"the label, with the profile: withheld, lands", withProfile, []contract.Mutation{configMap(", labels: {config.openshift.io/inject-trusted-cabundle: 'true'}")}, ""},
+		{"a merge patch adding it after: refused", withProfile, []contract.Mutation{configMap(""), patch}, "metadata.labels[config.openshift.io/inject-trusted-cabundle]"},
+		{"the service CA annotation, without the profile: refused", withoutProfile,
+			[]contract.Mutation{configMap(", annotations: {service.beta.openshift.io/inject-cabundle: 'true'}")}, "metadata.annotations[service.beta.openshift.io/inject-cabundle]"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := tc.engine.Plan(&contract.OutputDir{Mutations: tc.mutations})
+			last := p.Entries[len(p.Entries)-1]
+			if tc.refused == "" {
+				for _, e := range p.Entries {
+					if e.Disposition != routing.Apply {
+						t.Errorf("%s: %s (%s): %s", e.Source, e.Disposition, e.Rule, e.Reason)
+					}
+				}
+				if _, ok := last.Object.GetLabels()[hosted.LabelInjectTrustedCABundle]; ok {
+					t.Errorf("the label landed: %v", last.Object.GetLabels())
+				}
+				return
+			}
+			if last.Disposition != routing.Rejected || last.Rule != policy.RuleManagementFields || !strings.Contains(last.Reason, tc.refused) {
+				t.Errorf("%s (%s): %s; want refused by %s naming %q", last.Disposition, last.Rule, last.Reason, policy.RuleManagementFields, tc.refused)
+			}
+		})
+	}
 }

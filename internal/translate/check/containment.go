@@ -74,6 +74,9 @@ func (e *Checker) managementObject(target contract.Identity, obj *unstructured.U
 	if why := e.monitorFields(obj, target); why != "" {
 		return policy.RuleManagementFields, why
 	}
+	if why := requests(obj, c); why != "" {
+		return policy.RuleManagementFields, why
+	}
 	if why := reservedLabels(obj, c, allow.Labels); why != "" {
 		return policy.RuleReservedLabels, why + "; the configuration can let this operator set it (policy.operators[].management.labels)"
 	}
@@ -135,6 +138,23 @@ func managementFields(obj *unstructured.Unstructured, target contract.Identity, 
 					return fmt.Sprintf("%s.volumes[%d].projected.sources[%d].serviceAccountToken: a pod on the management cluster may not mount a management API token unless the configuration lists its workload (topology.hosted.guestIdentity.managementAPI)",
 						site.Spec, i, j)
 				}
+			}
+		}
+	}
+	return ""
+}
+
+// requests returns why obj asks the management cluster's own controllers to act for it (a
+// key of c.RequestLabels or c.RequestAnnotations in its metadata), "" when it asks nothing.
+func requests(obj *unstructured.Unstructured, c *policy.Containment) string {
+	for _, m := range []struct {
+		field string
+		keys  []string
+		has   map[string]string
+	}{{"labels", c.RequestLabels, obj.GetLabels()}, {"annotations", c.RequestAnnotations, obj.GetAnnotations()}} {
+		for _, k := range m.keys {
+			if v, ok := m.has[k]; ok {
+				return fmt.Sprintf("metadata.%s[%s]: %q asks the management cluster's own controllers to act for the object with the management cluster's CAs (the hypershift profile withholds it from what it places)", m.field, k, v)
 			}
 		}
 	}

@@ -51,6 +51,13 @@ type Containment struct {
 	// name (namespaces.aliases) and that the environment owns: any write of one is refused
 	// (RuleReadOnly). Identities without version.
 	ReadOnly []contract.Identity
+	// RequestLabels and RequestAnnotations are the keys of an object's metadata that ask the
+	// management cluster's own controllers to act for it (fill a CA bundle with the
+	// management cluster's, sign a serving certificate): an object that carries one as it
+	// will be written is refused (RuleManagementFields). The hypershift profile withholds
+	// them from what it places; what still carries one is a patch that adds it, or an object
+	// no profile changed.
+	RequestLabels, RequestAnnotations []string
 }
 
 // Label is a label key and value; an empty value stands for any.
