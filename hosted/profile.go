@@ -225,13 +225,15 @@ func monitorOwnNamespace(c transform.Context) (kio.Filter, error) {
 // the pods of the object whose pod template is at path, unless keep (when not nil) accepts
 // its value; an annotations mapping left empty goes.
 func dropPodAnnotation(path []string, key string, keep func(string) bool) func(transform.Context) (kio.Filter, error) {
-	meta := append(slices.Clone(path), "metadata")
+	// Both paths are built once and only read: the filter runs on every core at once.
+	meta := slices.Concat(path, []string{"metadata"})
+	annotationsPath := slices.Concat(meta, []string{"annotations"})
 	f := kio.FilterAll(yaml.FilterFunc(func(obj *yaml.RNode) (*yaml.RNode, error) {
-		annotations, err := yamlnode.Lookup(obj, append(meta, "annotations")...)
+		annotations, err := yamlnode.Lookup(obj, annotationsPath...)
 		if err != nil || annotations == nil || annotations.Field(key) == nil {
 			return obj, err
 		}
-		if err := yamlnode.ClearIf(obj, key, keep, append(meta, "annotations")...); err != nil {
+		if err := yamlnode.ClearIf(obj, key, keep, annotationsPath...); err != nil {
 			return nil, err
 		}
 		if len(annotations.Content()) == 0 { // nothing else was there
