@@ -80,7 +80,7 @@ func (e *Checker) monitorFields(obj *unstructured.Unstructured, target contract.
 		at := fmt.Sprintf("spec.%s[%d]", list, i)
 		for _, f := range slices.Concat(monitorFiles, monitorProxies) {
 			if _, found, _ := unstructured.NestedFieldNoCopy(m, f...); found {
-				return fmt.Sprintf("%s.%s: the management cluster's Prometheus would read its own files or use a proxy of the operator's choosing for this scrape", at, joinPath(f))
+				return fmt.Sprintf("%s.%s: the management cluster's Prometheus would read its own files or use a proxy of the operator's choosing for this scrape", at, strings.Join(f, "."))
 			}
 		}
 		relabelings, _, _ := unstructured.NestedSlice(m, "relabelings")
@@ -95,7 +95,7 @@ func (e *Checker) monitorFields(obj *unstructured.Unstructured, target contract.
 				continue
 			}
 			if why := e.operatorsOwn(target.Namespace, ref.resource, name); why != "" {
-				return fmt.Sprintf("%s.%s.name: %s %q %s", at, joinPath(ref.path), ref.resource, name, why)
+				return fmt.Sprintf("%s.%s.name: %s %q %s", at, strings.Join(ref.path, "."), ref.resource, name, why)
 			}
 		}
 	}
@@ -119,6 +119,3 @@ func (e *Checker) operatorsOwn(ns, resource, name string) string {
 	}
 	return ""
 }
-
-// joinPath writes a field path as dotted text.
-func joinPath(path []string) string { return strings.Join(path, ".") }

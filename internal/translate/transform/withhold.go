@@ -57,7 +57,7 @@ func (w Withhold) Applies(obj *yaml.RNode) bool {
 		m := yamlnode.MappingValue(meta, field)
 		return m != nil && m.Kind == yaml.MappingNode && slices.ContainsFunc(keys, func(k string) bool { return yamlnode.HasKey(m, k) })
 	}
-	return has("labels", w.Labels) || has("annotations", append(slices.Clip(w.Annotations), AnnotationWithheld))
+	return has("labels", w.Labels) || has("annotations", w.Annotations) || has("annotations", []string{AnnotationWithheld})
 }
 
 // Scope implements Scoped: the filter changes metadata's labels and annotations only.
