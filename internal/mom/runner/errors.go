@@ -61,7 +61,9 @@ type CrashError struct {
 	Err error
 }
 
-// Error implements error. It quotes the last line of stderr.
+// Error implements error. It quotes the line of stderr that says why the operator ended:
+// a Go program's crash header ("panic: ...", "fatal error: ...", "SIGSEGV: ..."), or else
+// the last line.
 func (e *CrashError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "operator %q: %s: ", e.Operator, e.Command)
@@ -73,7 +75,7 @@ func (e *CrashError) Error() string {
 	if e.MemoryLimit > 0 {
 		fmt.Fprintf(&b, " (memory limit of %d bytes reached?)", e.MemoryLimit)
 	}
-	if line := lastLine(e.Stderr); line != "" {
+	if line := lastWords(e.Stderr); line != "" {
 		fmt.Fprintf(&b, ": %s", line)
 	}
 	return b.String()
@@ -145,4 +147,63 @@ func lastLine(s string) string {
 		s = s[:512] + "…"
 	}
 	return s
+}
+
+// lastWords returns the line of an operator's stderr that says why it ended. A Go program
+// that crashes ends its stderr with goroutine stacks and, for a fault, a register dump
+// ("gs 0x0"); the header before them says what happened. Other programs' last line does.
+func lastWords(stderr string) string {
+	if i := goCrashHeader(stderr); i >= 0 {
+		return lastLine(firstLine(stderr[i:]))
+	}
+	return lastLine(stderr)
+}
+
+// firstLine returns s up to its first newline.
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// goCrashHeader returns the offset of the last line of stderr that begins a Go runtime
+// crash report: a panic, a fatal error, or a fault the runtime could not turn into a panic
+// ("SIGSEGV: segmentation violation" followed by "PC=..."), or -1.
+func goCrashHeader(stderr string) int {
+	at := -1
+	for off := 0; off < len(stderr); {
+		line := firstLine(stderr[off:])
+		if strings.HasPrefix(line, "panic: ") || strings.HasPrefix(line, "fatal error: ") || isRuntimeFault(line, stderr[off+len(line):]) {
+			at = off
+		}
+		off += len(line) + 1
+	}
+	return at
+}
+
+// isRuntimeFault reports whether line is the header the Go runtime prints for a signal it
+// cannot turn into a panic ("SIGSEGV: segmentation violation"), rest being what follows.
+func isRuntimeFault(line, rest string) bool {
+	name, _, ok := strings.Cut(line, ": ")
+	return ok && strings.HasPrefix(name, "SIG") && strings.HasPrefix(rest, "\nPC=")
+}
+
+// looksLikeOOM reports whether an operator's stderr reads like an allocation failure: Go's
+// "fatal error: runtime: out of memory", C's ENOMEM, C++'s and Python's errors, or a Go
+// runtime fault at address zero. The last is how a Go 1.26 program can end at an
+// address-space limit: its garbage collector does not check every allocation it makes for
+// itself (the span queues of runtime/mgcmark_greenteagc.go), and faults on the nil one.
+func looksLikeOOM(stderr string) bool {
+	for _, s := range []string{"out of memory", "cannot allocate memory", "std::bad_alloc", "MemoryError", "failed to reserve"} {
+		if strings.Contains(stderr, s) {
+			return true
+		}
+	}
+	i := goCrashHeader(stderr)
+	if i < 0 {
+		return false
+	}
+	header, rest, _ := strings.Cut(stderr[i:], "\n")
+	return isRuntimeFault(header, "\n"+rest) && strings.Contains(firstLine(rest), " addr=0x0")
 }

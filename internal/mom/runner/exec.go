@@ -272,17 +272,6 @@ func (o outcome) err(p process, l Limits) error {
 	return ce
 }
 
-// looksLikeOOM reports whether the tail of an operator's stderr reads like an allocation
-// failure (Go's "fatal error: runtime: out of memory", C's ENOMEM, ...).
-func looksLikeOOM(stderr string) bool {
-	for _, s := range []string{"out of memory", "cannot allocate memory", "std::bad_alloc", "MemoryError", "failed to reserve"} {
-		if strings.Contains(stderr, s) {
-			return true
-		}
-	}
-	return false
-}
-
 // environ builds the command's environment: Exec.Env, then the run's variables (extra).
 // proxy sets the refusing proxy variables, with NO_PROXY set to noProxy; replaced names the
 // variables of extra they replaced.
