@@ -197,7 +197,7 @@ func (e Engine) finish(w *work) {
 	if w.entry.Object != nil && !w.unchanged {
 		// The object is the entry's now: the trees go, so that a plan holds each object once
 		// until it is settled. What reads the final object later reads it parsed, or builds
-		// its tree again (the scope check, scope.CheckFinals); what reads the operator's
+		// its tree again (the scope check, scope.Check); what reads the operator's
 		// object reads w.src, or builds its tree again (tree).
 		w.final, w.obj = nil, nil
 	}
@@ -292,17 +292,22 @@ func (p *Planner) complete() (*plans.Plan, []int) {
 	works = append(works, e.addedWorks(works)...)
 	works = append(works, e.guestNamespaces(works)...)
 	places := &placements{index: e.checkCollisions(works)}
-	// Each entry's rewrite and checks read the plan-wide placement and change only the entry:
-	// they run on every core.
-	eachWork(works, func(w *work) {
-		if w.entry.Disposition == routing.Apply && !w.finished {
-			e.rewrite(w, places)
-		}
-	})
 	writes := make([]check.Write, len(works))
 	for i, w := range works {
 		writes[i] = w
 	}
+	// Each entry's rewrite and checks read the plan-wide placement and change only the entry:
+	// they run on every core. An entry the token check does not read is finished as soon as
+	// it is rewritten, so that the plan never holds the rewritten trees of all its objects.
+	waits := check.WaitsForTokens(writes)
+	eachWork(works, func(w *work) {
+		if w.entry.Disposition == routing.Apply && !w.finished {
+			e.rewrite(w, places)
+		}
+		if !w.finished && !waits(w) {
+			e.finish(w)
+		}
+	})
 	e.checker.Tokens(writes, p.written)
 	eachWork(works, func(w *work) {
 		if !w.finished {
@@ -322,13 +327,7 @@ func (p *Planner) complete() (*plans.Plan, []int) {
 		for _, w := range works {
 			draft.Entries = append(draft.Entries, w.entry)
 		}
-		finals := make([]*yaml.RNode, len(works))
-		for i, w := range works {
-			if w.entry.Disposition == routing.Apply {
-				finals[i] = w.finalTree()
-			}
-		}
-		for _, v := range scope.CheckFinals(draft, finals, e.HCPNamespace, e.Discovery) {
+		for _, v := range scope.Check(draft, e.HCPNamespace, e.Discovery) {
 			works[v.Entry].entry.Warnings = append(works[v.Entry].entry.Warnings, scope.RuleCheck+": "+v.Message)
 		}
 	}

@@ -69,6 +69,30 @@ func ServiceAccountID(namespace, name string) contract.Identity {
 	return contract.Identity{Version: "v1", Resource: "serviceaccounts", Namespace: namespace, Name: name}
 }
 
+// WaitsForTokens returns, for the writes of a plan, whether Tokens reads a write as Object
+// may change it: its disposition (a service account it writes, a patch and the object the
+// patch is judged against, what is not applied) or its object (a Secret). Object must run on
+// those after Tokens; the others may be finished, and their trees let go, as soon as they are
+// rewritten.
+func WaitsForTokens(works []Write) func(Write) bool {
+	patched := map[targetKey]bool{}
+	for _, w := range works {
+		if !w.Mutation().Metadata.Action.CarriesObject() {
+			patched[targetKey{w.Entry().Target.Cluster, w.Entry().Target.Identity.Key()}] = true
+		}
+	}
+	return func(w Write) bool {
+		e := w.Entry()
+		switch {
+		case e.Disposition != routing.Apply || !w.Mutation().Metadata.Action.CarriesObject():
+			return true
+		case e.Source.Group == "" && (e.Source.Resource == "serviceaccounts" || e.Source.Resource == "secrets"):
+			return true
+		}
+		return patched[targetKey{e.Target.Cluster, e.Target.Identity.Key()}]
+	}
+}
+
 // Tokens renames and checks the account of every service-account-token Secret of the plan
 // (RuleServiceAccountToken): the annotation becomes the name its account lands as on the
 // Secret's cluster; the Secrets of accounts that are not the operator's are refused, and so

@@ -2,7 +2,6 @@ package scope
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -49,12 +48,6 @@ type Violation struct {
 // identity the plan renamed or shadowed. discovery nil means
 // contract.DefaultDiscovery().
 func Check(p *plans.Plan, hcp string, discovery *contract.Discovery, others ...map[string]string) []Violation {
-	return CheckFinals(p, nil, hcp, discovery, others...)
-}
-
-// CheckFinals is Check; finals, when not nil, are the final
-// objects of p's entries (nil where there is none), read instead of Entry.Object.
-func CheckFinals(p *plans.Plan, finals []*yaml.RNode, hcp string, discovery *contract.Discovery, others ...map[string]string) []Violation {
 	if discovery == nil {
 		discovery = contract.DefaultDiscovery()
 	}
@@ -69,11 +62,11 @@ func CheckFinals(p *plans.Plan, finals []*yaml.RNode, hcp string, discovery *con
 	}
 	var (
 		out      []Violation
-		pods     []pod
-		objs     = map[int]*yaml.RNode{}
+		checked  []int                     // entries whose selectors and references are checked
+		runs     []int                     // among them, those that may hold pod templates
+		statuses []int                     // entries that hold references.StatusReference lists
 		renamed  = map[nameKey]bool{}      // standalone names the plan changed
 		moved    = map[contract.Key]bool{} // standalone identities the plan placed under another
-		statuses = map[int]*yaml.RNode{}   // objects that hold references.StatusReference lists
 		targets  = map[nameKey]bool{}      // names in the HCP namespace
 		simNames = map[string]bool{}       // simulated standalone namespaces
 	)
@@ -81,6 +74,8 @@ func CheckFinals(p *plans.Plan, finals []*yaml.RNode, hcp string, discovery *con
 		kind, _ := discovery.KindForResource(id.GroupResource())
 		return schema.GroupKind{Group: id.Group, Kind: kind}
 	}
+	// This pass reads identities only. The objects' trees are built where they are read, one
+	// object at a time on each core: the check never holds the trees of a whole plan.
 	for i, e := range p.Entries {
 		if e.Disposition != routing.Apply || e.Target.Cluster != routing.ClusterManagement || e.Target.Namespace != hcp {
 			continue
@@ -90,11 +85,7 @@ func CheckFinals(p *plans.Plan, finals []*yaml.RNode, hcp string, discovery *con
 			moved[e.Source.Key()] = true
 		}
 		if e.Object != nil && references.HoldsStatus(e.Object.GroupVersionKind().GroupKind()) {
-			if obj, err := finalOf(p, finals, i); err != nil {
-				out = append(out, Violation{i, fmt.Sprintf("cannot read the object: %v", err)})
-			} else {
-				statuses[i] = obj
-			}
+			statuses = append(statuses, i)
 		}
 		if e.Source.Namespace == "" || e.Source.Namespace == hcp {
 			continue
@@ -106,26 +97,30 @@ func CheckFinals(p *plans.Plan, finals []*yaml.RNode, hcp string, discovery *con
 		if e.Object == nil || e.Action.IsStatus() || !CheckReads(e.Object.GroupVersionKind().GroupKind(), e.Source) {
 			continue
 		}
-		obj, err := finalOf(p, finals, i)
-		if err != nil {
-			out = append(out, Violation{i, fmt.Sprintf("cannot read the object: %v", err)})
-			continue
+		checked = append(checked, i)
+		if gvk := e.Object.GroupVersionKind(); podspec.RunsPods(gvk.Group, gvk.GroupKind()) {
+			runs = append(runs, i)
 		}
-		objs[i] = obj
-		sites, _ := podspec.SitesIn(obj) // the policy refused an object beyond the search's bounds
+	}
+	// The labels of the plan's pod templates, in plan order, read from the objects.
+	var pods []pod
+	for _, i := range runs {
+		obj := p.Entries[i].Object
+		sites, _ := podspec.SitesOf(obj) // the policy refused an object beyond the search's bounds
 		for _, site := range sites {
 			meta, ok := site.Metadata()
 			if !ok {
 				continue
 			}
 			set := labels.Set{}
-			if m := meta.Child("labels").Node(obj.YNode()); m != nil && m.Kind == yaml.MappingNode {
-				_ = yaml.NewRNode(m).VisitFields(func(n *yaml.MapNode) error {
-					set[n.Key.YNode().Value] = n.Value.YNode().Value
-					return nil
-				})
+			if m, ok := meta.Child("labels").Get(obj.Object).(map[string]any); ok {
+				for k, v := range m {
+					if v != nil {
+						set[k] = fmt.Sprint(v) // a string, unless the policy refuses the object
+					}
+				}
 			}
-			pods = append(pods, pod{ns: e.Source.Namespace, labels: set, entry: i})
+			pods = append(pods, pod{ns: p.Entries[i].Source.Namespace, labels: set, entry: i})
 		}
 	}
 	// The pod templates by the value of their namespace label: a selector that requires the
@@ -152,18 +147,17 @@ func CheckFinals(p *plans.Plan, finals []*yaml.RNode, hcp string, discovery *con
 		}
 		return out
 	}
-	for _, i := range slices.Sorted(maps.Keys(statuses)) {
-		for _, msg := range staleStatusReferences(statuses[i], moved) {
+	for _, i := range statuses {
+		for _, msg := range staleStatusReferences(treeOf(p, i), moved) {
 			out = append(out, Violation{i, msg})
 		}
 	}
 	// Each object's selectors and references are checked on their own, on every core; the
 	// violations keep plan order.
-	checked := slices.Sorted(maps.Keys(objs))
 	found := make([][]Violation, len(checked))
 	parallel.ForEach(len(checked), func(k int) {
 		i := checked[k]
-		e, obj := p.Entries[i], objs[i]
+		e, obj := p.Entries[i], treeOf(p, i)
 		bad := func(format string, args ...any) {
 			found[k] = append(found[k], Violation{i, fmt.Sprintf(format, args...)})
 		}
@@ -232,7 +226,7 @@ func CheckFinals(p *plans.Plan, finals []*yaml.RNode, hcp string, discovery *con
 	return out
 }
 
-// CheckReads reports whether CheckFinals reads anything of an object of kind
+// CheckReads reports whether Check reads anything of an object of kind
 // gk written for the standalone object src: a selector or its pods' labels, a reference of the
 // reference table or the annotation table, Service DNS names in a ConfigMap or Secret, status
 // references. Of the others (events, most of what operators write) the check reads no tree,
@@ -356,13 +350,9 @@ func staleReferences(obj *yaml.RNode, hcp string, stale func(gk schema.GroupKind
 	return out
 }
 
-// finalOf returns the final object of entry i of p, which has an Object: finals[i] when
-// finals has it, else the entry's Object read as YAML.
-func finalOf(p *plans.Plan, finals []*yaml.RNode, i int) (*yaml.RNode, error) {
-	if finals != nil && finals[i] != nil {
-		return finals[i], nil
-	}
-	return yamlnode.TreeOf(p.Entries[i].Object.Object), nil
+// treeOf returns the object of entry i of p, which has one, as a YAML tree of its own.
+func treeOf(p *plans.Plan, i int) *yaml.RNode {
+	return yamlnode.TreeOf(p.Entries[i].Object.Object)
 }
 
 // staleStatusReferences lists the entries of obj's references.StatusReference lists that name a standalone
