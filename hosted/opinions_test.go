@@ -412,7 +412,7 @@ func TestProfileTransformNames(t *testing.T) {
 		"hypershift/resource-request-overrides", "hypershift/api-critical-pdb", "hypershift/pdb-by-availability", "hypershift/drop-owner-references",
 		"hypershift/images-from-payload", "hypershift/konnectivity-proxy", "hypershift/konnectivity-hcp-proxy", "hypershift/konnectivity-hcp-trust-bundles", "hypershift/availability-prober", "hypershift/control-plane-node-affinity",
 		"hypershift/colocation", "hypershift/request-serving", "hypershift/multi-zone-spread",
-		"hypershift/drop-autoscaler-pinning", "hypershift/drop-runtime-requests", "hypershift/withhold-management-ca-requests",
+		"hypershift/drop-autoscaler-pinning", "hypershift/drop-runtime-requests", "hypershift/withhold-management-ca-requests", "hypershift/monitor-own-namespace", "hypershift/monitor-own-targets",
 	} {
 		if !slices.Contains(names, want) {
 			t.Errorf("%s is not among %v", want, names)

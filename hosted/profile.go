@@ -168,7 +168,9 @@ func HyperShiftProfile() []transform.Transform {
 	for _, resource := range []string{"servicemonitors", "podmonitors"} {
 		group := "monitoring.coreos.com"
 		out = append(out, transform.Transform{Name: ProfileHyperShift + "/monitor-own-namespace", Cluster: routing.ClusterManagement,
-			Match: routing.Match{Group: &group, Resource: resource}, Filter: monitorOwnNamespace})
+			Match: routing.Match{Group: &group, Resource: resource}, Filter: monitorOwnNamespace},
+			transform.Transform{Name: ProfileHyperShift + "/monitor-own-targets", Cluster: routing.ClusterManagement,
+				Match: routing.Match{Group: &group, Resource: resource}, Filter: monitorOwnTargets})
 	}
 	withhold := transform.Withhold{Labels: []string{LabelInjectTrustedCABundle}, Annotations: ServiceCARequestAnnotations()}
 	out = append(out, transform.Transform{Name: ProfileHyperShift + "/withhold-management-ca-requests", Cluster: routing.ClusterManagement,
@@ -218,6 +220,21 @@ func monitorOwnNamespace(c transform.Context) (kio.Filter, error) {
 			}
 		}
 		return obj, nil
+	})), nil
+}
+
+// monitorOwnTargets is the filter of hypershift/monitor-own-targets: a ServiceMonitor or
+// PodMonitor selects, in the HCP namespace, only the Services and pods of its operator, which
+// carry its name (namespaces.LabelOperator); the hosted control plane's own components there
+// carry none. Without it, the operator's monitor would have the management cluster's
+// Prometheus scrape HyperShift's components with the operator's endpoint settings
+// (policy/management-fields refuses a monitor that does not require the label).
+func monitorOwnTargets(c transform.Context) (kio.Filter, error) {
+	return kio.FilterAll(yaml.FilterFunc(func(obj *yaml.RNode) (*yaml.RNode, error) {
+		if c.Operator == "" {
+			return obj, nil
+		}
+		return obj, yamlnode.SetString(obj, yaml.NewStringRNode(c.Operator).YNode(), "spec", "selector", "matchLabels", namespaces.LabelOperator)
 	})), nil
 }
 

@@ -1,6 +1,7 @@
 package translate_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -86,6 +87,73 @@ func TestMonitorsOnManagement(t *testing.T) {
 				if got := field(e.Object.Object, strings.Split(path, ".")); got != want {
 					t.Errorf("%s = %q, want %q", path, got, want)
 				}
+			}
+			// hypershift/monitor-own-targets: its operator's Services or pods alone.
+			labels := field(e.Object.Object, []string{"spec", "selector", "matchLabels", "app"}) + "," +
+				field(e.Object.Object, []string{"spec", "selector", "matchLabels", namespaces.LabelOperator})
+			if labels != "operator,op" {
+				t.Errorf("spec.selector.matchLabels app,%s = %s, want operator,op", namespaces.LabelOperator, labels)
+			}
+		})
+	}
+}
+
+// TestMonitorSelectsItsOperators: in the HCP namespace a monitor selects only its
+// operator's Services or pods, which carry the operator label; HyperShift's own components
+// there carry none. The profile adds the label to the selector; a patch that takes it out
+// or names another operator, or a monitor placed without the profile, is refused.
+func TestMonitorSelectsItsOperators(t *testing.T) {
+	const hcp = "clusters-example"
+	withProfile := profileEngine(hcp, &policy.Policy{PodSecurity: policy.PodSecurityStrip})
+	withoutProfile := hostedEngine(hcp)
+	for _, e := range []*translate.Engine{&withProfile, &withoutProfile} {
+		e.Containment, e.HCPNamespace = hosted.Containment(hcp), hcp
+	}
+	monitor := func(selector string) contract.Mutation {
+		return policyMutation(contract.ActionApply, "monitoring.coreos.com", "servicemonitors", "openshift-authentication-operator", "metrics",
+			"apiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nmetadata: {name: metrics, namespace: openshift-authentication-operator}\n"+
+				"spec:\n"+selector+"  endpoints:\n  - port: https\n")
+	}
+	patch := func(body string) contract.Mutation {
+		m := policyMutation(contract.ActionPatch, "monitoring.coreos.com", "servicemonitors", "openshift-authentication-operator", "metrics", body)
+		m.Metadata.PatchType = contract.PatchTypeMerge
+		m.Path = "zz-patch" // after the Apply, in plan order
+		return m
+	}
+	tests := []struct {
+		name      string
+		engine    translate.Engine
+		mutations []contract.Mutation
+		// refused is part of the reason of the last entry; "" means every entry lands.
+		refused string
+	}{
+		{"no selector (every Service of the namespace): narrowed to the operator's, lands", withProfile, []contract.Mutation{monitor("")}, ""},
+		{"HyperShift's kube-apiserver by its labels: narrowed to the operator's, lands", withProfile,
+			[]contract.Mutation{monitor("  selector: {matchLabels: {app: kube-apiserver}}\n")}, ""},
+		{"a patch that takes the label out: refused", withProfile,
+			[]contract.Mutation{monitor(""), patch(`{"spec":{"selector":{"matchLabels":{"topolayer.dev/operator":null}}}}`)}, "spec.selector.matchLabels[topolayer.dev/operator]"},
+		{"a patch that names another operator: refused", withProfile,
+			[]contract.Mutation{monitor(""), patch(`{"spec":{"selector":{"matchLabels":{"topolayer.dev/operator":"other"}}}}`)}, `"other" is not the operator "op"`},
+		{"without the profile: refused", withoutProfile, []contract.Mutation{monitor("")}, "spec.selector.matchLabels[topolayer.dev/operator]"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := tc.engine.Plan(&contract.OutputDir{Mutations: tc.mutations})
+			last := p.Entries[len(p.Entries)-1]
+			if tc.refused != "" {
+				if last.Disposition != routing.Rejected || last.Rule != policy.RuleManagementFields || !strings.Contains(last.Reason, tc.refused) {
+					t.Errorf("%s (%s): %s; want refused by %s naming %q", last.Disposition, last.Rule, last.Reason, policy.RuleManagementFields, tc.refused)
+				}
+				return
+			}
+			if last.Disposition != routing.Apply {
+				t.Fatalf("%s (%s): %s", last.Disposition, last.Rule, last.Reason)
+			}
+			if got := field(last.Object.Object, []string{"spec", "selector", "matchLabels", namespaces.LabelOperator}); got != "op" {
+				t.Errorf("spec.selector.matchLabels[%s] = %q, want op", namespaces.LabelOperator, got)
+			}
+			if !slices.Contains(last.Transforms, hosted.ProfileHyperShift+"/monitor-own-targets") {
+				t.Errorf("transforms %v, want %s/monitor-own-targets named", last.Transforms, hosted.ProfileHyperShift)
 			}
 		})
 	}

@@ -432,7 +432,7 @@ func (e Engine) addedWorks(works []*work) []*work {
 			continue
 		}
 		for _, t := range e.composed.adds {
-			ctx := transform.Context{Source: w.object(), Cluster: w.entry.Target.Cluster, HCPNamespace: e.HCPNamespace, HostedControlPlane: e.HostedControlPlane}
+			ctx := transform.Context{Source: w.object(), Cluster: w.entry.Target.Cluster, HCPNamespace: e.HCPNamespace, HostedControlPlane: e.HostedControlPlane, Operator: e.Operator}
 			if !t.Selects(ctx.Source, ctx.Cluster) {
 				continue
 			}

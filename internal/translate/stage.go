@@ -78,7 +78,7 @@ func (c *StageContext) Status() bool { return c.w.m.Metadata.Action.IsStatus() }
 // Source returns the entry's standalone identity, labels and class, as routing matches them.
 func (c *StageContext) Source() transform.Context {
 	if !c.sourced {
-		c.source = transform.Context{Source: c.w.object(), Cluster: c.w.entry.Target.Cluster, HCPNamespace: c.engine.HCPNamespace, HostedControlPlane: c.engine.HostedControlPlane}
+		c.source = transform.Context{Source: c.w.object(), Cluster: c.w.entry.Target.Cluster, HCPNamespace: c.engine.HCPNamespace, HostedControlPlane: c.engine.HostedControlPlane, Operator: c.engine.Operator}
 		c.sourced = true
 	}
 	return c.source

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
 )
 
@@ -52,7 +53,9 @@ var monitorReferences = []struct {
 // monitorFields returns why a ServiceMonitor or PodMonitor may not land on the management
 // cluster at target as it is: "" when it may. The management cluster's Prometheus scrapes
 // with what the monitor names, so a monitor may scrape only its own namespace
-// (spec.namespaceSelector absent, or naming the HCP namespace alone), read no file of that
+// (spec.namespaceSelector absent, or naming the HCP namespace alone) and there only its
+// operator's Services or pods (spec.selector requires namespaces.LabelOperator to be the
+// operator, as hypershift/monitor-own-targets writes), read no file of that
 // Prometheus, use no proxy, not point the scrape at another address (a relabeling whose
 // target is __address__), and name as credentials only Secrets and ConfigMaps the operator
 // placed (its own names in a simulated namespace, not the environment's, not an alias).
@@ -73,6 +76,9 @@ func (e *Checker) monitorFields(obj *unstructured.Unstructured, target contract.
 				return fmt.Sprintf("spec.namespaceSelector.matchNames[%d]: %q is not the monitor's own namespace %s", i, n, target.Namespace)
 			}
 		}
+	}
+	if own, _, _ := unstructured.NestedString(u, "spec", "selector", "matchLabels", namespaces.LabelOperator); own != e.Operator || own == "" {
+		return fmt.Sprintf("spec.selector.matchLabels[%s]: %q is not the operator %q: the management cluster's Prometheus would scrape the Services and pods of the hosted control plane's own components; a monitor selects its operator's own", namespaces.LabelOperator, own, e.Operator)
 	}
 	endpoints, _, _ := unstructured.NestedSlice(u, "spec", list)
 	for i, ep := range endpoints {

@@ -20,6 +20,8 @@ type Context struct {
 	Cluster string
 	// HCPNamespace and HostedControlPlane name the hosted control plane ("" when standalone).
 	HCPNamespace, HostedControlPlane string
+	// Operator names the operator that wrote the object.
+	Operator string
 }
 
 // Transform is one declarative change to the object bodies its selectors pick. It runs after
