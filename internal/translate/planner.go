@@ -306,6 +306,12 @@ func (p *Planner) complete() (*plans.Plan, []int) {
 		}
 		if !w.finished && !waits(w) {
 			e.finish(w)
+			if p.settled != nil && !readsSourceLater(w) {
+				// Nothing reads the operator's object of this entry again (a settled
+				// function drops it when the entry is settled): it goes now.
+				w.m.DropContent()
+				w.src, w.obj = nil, nil
+			}
 		}
 	})
 	e.checker.Tokens(writes, p.written)
@@ -348,6 +354,16 @@ func (p *Planner) complete() (*plans.Plan, []int) {
 		order = append(order, -(s + 1))
 	}
 	return plan, order
+}
+
+// readsSourceLater reports whether a check of the whole plan reads the operator's object of
+// a finished entry the token check does not wait for: the RBAC checks read a binding's
+// roleRef as the operator wrote it.
+func readsSourceLater(w *work) bool {
+	if w.entry.Source.Group == policy.GroupRBAC || w.entry.Target.Group == policy.GroupRBAC {
+		return true
+	}
+	return w.entry.Object != nil && w.entry.Object.GroupVersionKind().Group == policy.GroupRBAC
 }
 
 // AddControllerResults adds the Deletes recovered (recovery.Rule) from the error messages of

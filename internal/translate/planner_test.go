@@ -30,18 +30,22 @@ import (
 func TestPlannerStreams(t *testing.T) {
 	for _, tc := range []struct {
 		name, config string
+		mix          synth.Mix
 		spill        bool
 		wantEarly    bool
 	}{
-		{"standalone", standaloneConfig, false, true},
-		{"hosted", hostedConfig, false, false},
-		{"standalone, spilled", standaloneConfig, true, true},
-		{"hosted, spilled", hostedConfig, true, false},
+		{"standalone", standaloneConfig, synth.CAO(), false, true},
+		{"hosted", hostedConfig, synth.CAO(), false, false},
+		{"standalone, spilled", standaloneConfig, synth.CAO(), true, true},
+		{"hosted, spilled", hostedConfig, synth.CAO(), true, false},
+		// Every workload with an account, RBAC and events of its own: the hosted planner
+		// drops the operator's objects of what no later check reads as it finishes them.
+		{"hosted, guest identities", hostedConfig, synth.GuestIdentities(), false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			engine := syntheticEngine(t, tc.config)
 			dir := filepath.Join(t.TempDir(), "out")
-			if err := synth.Write(dir, 500); err != nil {
+			if err := tc.mix.Write(dir, 500); err != nil {
 				t.Fatal(err)
 			}
 			out, err := contract.ReadOutputDir(dir, contract.ReadOptions{})
@@ -282,5 +286,42 @@ func TestPlannerSpillsRoles(t *testing.T) {
 				t.Errorf("rejected %v, want the bindings of broad subjects to the escalating role and to one outside the plan", rejected)
 			}
 		})
+	}
+}
+
+// TestPlannerKeepsWhatPlanChecksRead: the hosted planner lets go of the operator's object of
+// an entry as soon as it is finished, unless a check of the whole plan reads it later: a
+// binding renamed into the HCP namespace is bindable by the role it named as the operator
+// wrote it (the RBAC ceiling's checkBinding), which the streamed plan decides as
+// Engine.Plan does.
+func TestPlannerKeepsWhatPlanChecksRead(t *testing.T) {
+	const hcp = "clusters-example"
+	engine := hostedEngine(hcp)
+	engine.Policy = &policy.Policy{RBAC: &policy.RBACCeiling{Rules: operatorCeiling.Rules,
+		BindableRoles: []policy.RoleRef{{Kind: policy.KindRole, Namespace: "openshift-sample", Name: "reader"}}}}
+	mutations := func() []contract.Mutation {
+		return []contract.Mutation{
+			roleBinding("openshift-sample", "reads", "Role", "reader"),
+			policyMutation(contract.ActionApply, "", "configmaps", "openshift-sample", "settings",
+				"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: openshift-sample}\n"),
+		}
+	}
+	want := engine.Plan(&contract.OutputDir{Mutations: mutations()})
+	streamed := mutations()
+	p := engine.Planner(func(*plans.Entry) error { return nil })
+	for i := range streamed {
+		p.Add(&streamed[i])
+	}
+	got := p.Plan()
+	for i, e := range got.Entries {
+		if e.Disposition != routing.Apply {
+			t.Errorf("%s: %s by %s: %s; want it applied", e.Source, e.Disposition, e.Rule, e.Reason)
+		}
+		if w := want.Entries[i]; e.Disposition != w.Disposition || e.Reason != w.Reason {
+			t.Errorf("%s: streamed %s (%s), Engine.Plan %s (%s)", e.Source, e.Disposition, e.Reason, w.Disposition, w.Reason)
+		}
+	}
+	if streamed[1].Object != nil || streamed[1].Body != nil {
+		t.Error("the ConfigMap's content is still held after it was finished")
 	}
 }
