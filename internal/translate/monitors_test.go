@@ -8,6 +8,7 @@ import (
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/internal/translate/policy"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
@@ -75,9 +76,7 @@ func TestMonitorsOnManagement(t *testing.T) {
 			}
 			e := p.Entries[0]
 			if tc.refused != "" {
-				if e.Disposition != routing.Rejected || e.Rule != policy.RuleManagementFields || !strings.Contains(e.Reason, tc.refused) {
-					t.Errorf("%s (%s): %s; want refused by %s naming %q", e.Disposition, e.Rule, e.Reason, policy.RuleManagementFields, tc.refused)
-				}
+				wantManagementFieldsRefusal(t, e, tc.refused)
 				return
 			}
 			if e.Disposition != routing.Apply || e.Target.Cluster != routing.ClusterManagement {
@@ -103,22 +102,14 @@ func TestMonitorsOnManagement(t *testing.T) {
 // there carry none. The profile adds the label to the selector; a patch that takes it out
 // or names another operator, or a monitor placed without the profile, is refused.
 func TestMonitorSelectsItsOperators(t *testing.T) {
-	const hcp = "clusters-example"
-	withProfile := profileEngine(hcp, &policy.Policy{PodSecurity: policy.PodSecurityStrip})
-	withoutProfile := hostedEngine(hcp)
-	for _, e := range []*translate.Engine{&withProfile, &withoutProfile} {
-		e.Containment, e.HCPNamespace = hosted.Containment(hcp), hcp
-	}
+	withProfile, withoutProfile := containedEngines("clusters-example")
 	monitor := func(selector string) contract.Mutation {
 		return policyMutation(contract.ActionApply, "monitoring.coreos.com", "servicemonitors", "openshift-authentication-operator", "metrics",
 			"apiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nmetadata: {name: metrics, namespace: openshift-authentication-operator}\n"+
 				"spec:\n"+selector+"  endpoints:\n  - port: https\n")
 	}
 	patch := func(body string) contract.Mutation {
-		m := policyMutation(contract.ActionPatch, "monitoring.coreos.com", "servicemonitors", "openshift-authentication-operator", "metrics", body)
-		m.Metadata.PatchType = contract.PatchTypeMerge
-		m.Path = "zz-patch" // after the Apply, in plan order
-		return m
+		return mergePatchAfter("monitoring.coreos.com", "servicemonitors", "openshift-authentication-operator", "metrics", body)
 	}
 	tests := []struct {
 		name      string
@@ -141,9 +132,7 @@ func TestMonitorSelectsItsOperators(t *testing.T) {
 			p := tc.engine.Plan(&contract.OutputDir{Mutations: tc.mutations})
 			last := p.Entries[len(p.Entries)-1]
 			if tc.refused != "" {
-				if last.Disposition != routing.Rejected || last.Rule != policy.RuleManagementFields || !strings.Contains(last.Reason, tc.refused) {
-					t.Errorf("%s (%s): %s; want refused by %s naming %q", last.Disposition, last.Rule, last.Reason, policy.RuleManagementFields, tc.refused)
-				}
+				wantManagementFieldsRefusal(t, last, tc.refused)
 				return
 			}
 			if last.Disposition != routing.Apply {
@@ -186,20 +175,13 @@ func field(v any, path []string) string {
 // CAs only through keys the hypershift profile withholds; a patch that adds one, or an
 // object no profile changed, is refused with the key named.
 func TestManagementCARequests(t *testing.T) {
-	const hcp = "clusters-example"
-	withProfile := profileEngine(hcp, &policy.Policy{PodSecurity: policy.PodSecurityStrip})
-	withoutProfile := hostedEngine(hcp)
-	for _, e := range []*translate.Engine{&withProfile, &withoutProfile} {
-		e.Containment, e.HCPNamespace = hosted.Containment(hcp), hcp
-	}
+	withProfile, withoutProfile := containedEngines("clusters-example")
 	configMap := func(meta string) contract.Mutation {
 		return policyMutation(contract.ActionApply, "", "configmaps", "openshift-authentication", "trusted-ca",
 			"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: trusted-ca, namespace: openshift-authentication"+meta+"}\n")
 	}
-	patch := policyMutation(contract.ActionPatch, "", "configmaps", "openshift-authentication", "trusted-ca",
+	patch := mergePatchAfter("", "configmaps", "openshift-authentication", "trusted-ca",
 		`{"metadata":{"labels":{"config.openshift.io/inject-trusted-cabundle":"true"}}}`)
-	patch.Metadata.PatchType = contract.PatchTypeMerge
-	patch.Path = "zz-patch" // after the Apply, in plan order
 	tests := []struct {
 		name      string
 		engine    translate.Engine
@@ -227,9 +209,36 @@ func TestManagementCARequests(t *testing.T) {
 				}
 				return
 			}
-			if last.Disposition != routing.Rejected || last.Rule != policy.RuleManagementFields || !strings.Contains(last.Reason, tc.refused) {
-				t.Errorf("%s (%s): %s; want refused by %s naming %q", last.Disposition, last.Rule, last.Reason, policy.RuleManagementFields, tc.refused)
-			}
+			wantManagementFieldsRefusal(t, last, tc.refused)
 		})
+	}
+}
+
+// containedEngines returns the hosted engines of operator "op" for HCP namespace hcp under
+// the management cluster's containment, as the hosted topology composes it: with the
+// hypershift profile (Pod Security stripped) and without a profile.
+func containedEngines(hcp string) (withProfile, withoutProfile translate.Engine) {
+	withProfile = profileEngine(hcp, &policy.Policy{PodSecurity: policy.PodSecurityStrip})
+	withoutProfile = hostedEngine(hcp)
+	for _, e := range []*translate.Engine{&withProfile, &withoutProfile} {
+		e.Containment, e.HCPNamespace = hosted.Containment(hcp), hcp
+	}
+	return withProfile, withoutProfile
+}
+
+// mergePatchAfter is a merge patch of an object, after the object's Apply in plan order.
+func mergePatchAfter(group, resource, ns, name, body string) contract.Mutation {
+	m := policyMutation(contract.ActionPatch, group, resource, ns, name, body)
+	m.Metadata.PatchType = contract.PatchTypeMerge
+	m.Path = "zz-patch"
+	return m
+}
+
+// wantManagementFieldsRefusal fails t unless e is refused by policy/management-fields, its
+// reason naming refused.
+func wantManagementFieldsRefusal(t *testing.T, e plans.Entry, refused string) {
+	t.Helper()
+	if e.Disposition != routing.Rejected || e.Rule != policy.RuleManagementFields || !strings.Contains(e.Reason, refused) {
+		t.Errorf("%s (%s): %s; want refused by %s naming %q", e.Disposition, e.Rule, e.Reason, policy.RuleManagementFields, refused)
 	}
 }
