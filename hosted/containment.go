@@ -38,11 +38,15 @@ func ControlPlaneComponents() []string {
 // Kinds: the objects a control-plane component is made of — its workload (Deployment,
 // StatefulSet, Job, CronJob, a Pod), its configuration (ConfigMap, Secret), its identity
 // (ServiceAccount, Role, RoleBinding), its Service, PodDisruptionBudget and NetworkPolicy
-// (selectors scoped to its simulated namespace), a claim, a Lease, events, and monitoring.
-// Not on it: what reaches beyond the namespace or the tenant's share (Endpoints and
-// EndpointSlices, Ingresses and Routes, ResourceQuotas and LimitRanges, DaemonSets,
-// ReplicaSets, ReplicationControllers, PodTemplates, HostedControlPlanes and every other
-// HyperShift kind). Labels: every hypershift.openshift.io/ key but those the hypershift
+// (selectors scoped to its simulated namespace), a claim, a Lease, events, and the monitors
+// that scrape it (ServiceMonitor, PodMonitor). Not on it: what reaches beyond the namespace
+// or the tenant's share (Endpoints and EndpointSlices, Ingresses and Routes, ResourceQuotas
+// and LimitRanges, DaemonSets, ReplicaSets, ReplicationControllers, PodTemplates,
+// PrometheusRules, HostedControlPlanes and every other HyperShift kind). A PrometheusRule in
+// the HCP namespace is evaluated by the management cluster's own Prometheus (HyperShift
+// labels the namespace openshift.io/cluster-monitoring) over every tenant's series, and its
+// alerts go to that cluster's Alertmanager: the configuration may allow an operator's,
+// reviewed (policy.operators[].management.kinds). Labels: every hypershift.openshift.io/ key but those the hypershift
 // profile sets itself, and HyperShift's component names as values of `app` and
 // LabelControlPlaneComponent. Requests: the keys by which an object asks the management
 // cluster's own controllers for its CAs (LabelInjectTrustedCABundle,
@@ -63,7 +67,6 @@ func Containment(hcpNamespace string) *policy.Containment {
 			kind("coordination.k8s.io", "leases"),
 			kind("events.k8s.io", "events"),
 			kind("monitoring.coreos.com", "servicemonitors"), kind("monitoring.coreos.com", "podmonitors"),
-			kind("monitoring.coreos.com", "prometheusrules"),
 		},
 		MaxReplicas:        DefaultMaxReplicas,
 		RequestLabels:      []string{LabelInjectTrustedCABundle},

@@ -242,3 +242,36 @@ func wantManagementFieldsRefusal(t *testing.T, e plans.Entry, refused string) {
 		t.Errorf("%s (%s): %s; want refused by %s naming %q", e.Disposition, e.Rule, e.Reason, policy.RuleManagementFields, refused)
 	}
 }
+
+// TestPrometheusRulesOnManagement: a PrometheusRule placed in the HCP namespace would be
+// evaluated by the management cluster's own Prometheus over every tenant's series, its
+// alerts sent to that cluster's Alertmanager: it is not on the allow-list, and lands only
+// where the configuration allows it for the operator, reviewed.
+func TestPrometheusRulesOnManagement(t *testing.T) {
+	withProfile, _ := containedEngines("clusters-example")
+	allowed := withProfile
+	group := "monitoring.coreos.com"
+	allowed.Policy = &policy.Policy{PodSecurity: policy.PodSecurityStrip,
+		Management: &policy.ManagementAllowance{Kinds: []routing.Match{{Group: &group, Resource: "prometheusrules"}}}}
+	rule := policyMutation(contract.ActionApply, group, "prometheusrules", "openshift-authentication-operator", "alerts",
+		"apiVersion: monitoring.coreos.com/v1\nkind: PrometheusRule\nmetadata: {name: alerts, namespace: openshift-authentication-operator}\n"+
+			"spec:\n  groups:\n  - name: page\n    rules:\n    - alert: KubeAPIDown\n      expr: vector(1)\n      labels: {severity: critical, namespace: openshift-kube-apiserver}\n")
+	for _, tc := range []struct {
+		name    string
+		engine  translate.Engine
+		refused bool
+	}{
+		{"by default: refused", withProfile, true},
+		{"allowed for the operator: lands", allowed, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := tc.engine.Plan(&contract.OutputDir{Mutations: []contract.Mutation{rule}}).Entries[0]
+			switch {
+			case tc.refused && (e.Disposition != routing.Rejected || e.Rule != policy.RuleManagementKind || !strings.Contains(e.Reason, "prometheusrules.monitoring.coreos.com is not on the management cluster's allow-list")):
+				t.Errorf("%s (%s): %s; want refused by %s", e.Disposition, e.Rule, e.Reason, policy.RuleManagementKind)
+			case !tc.refused && (e.Disposition != routing.Apply || e.Target.Cluster != routing.ClusterManagement):
+				t.Errorf("%s on %s (%s): %s; want it applied on the management cluster", e.Disposition, e.Target.Cluster, e.Rule, e.Reason)
+			}
+		})
+	}
+}
