@@ -174,19 +174,21 @@ func goCrashHeader(stderr string) int {
 	at := -1
 	for off := 0; off < len(stderr); {
 		line := firstLine(stderr[off:])
-		if strings.HasPrefix(line, "panic: ") || strings.HasPrefix(line, "fatal error: ") || isRuntimeFault(line, stderr[off+len(line):]) {
+		next := min(off+len(line)+1, len(stderr))
+		if strings.HasPrefix(line, "panic: ") || strings.HasPrefix(line, "fatal error: ") || isRuntimeFault(line, firstLine(stderr[next:])) {
 			at = off
 		}
-		off += len(line) + 1
+		off = next
 	}
 	return at
 }
 
 // isRuntimeFault reports whether line is the header the Go runtime prints for a signal it
-// cannot turn into a panic ("SIGSEGV: segmentation violation"), rest being what follows.
-func isRuntimeFault(line, rest string) bool {
+// cannot turn into a panic ("SIGSEGV: segmentation violation"), next being the line after
+// it ("PC=... addr=...").
+func isRuntimeFault(line, next string) bool {
 	name, _, ok := strings.Cut(line, ": ")
-	return ok && strings.HasPrefix(name, "SIG") && strings.HasPrefix(rest, "\nPC=")
+	return ok && strings.HasPrefix(name, "SIG") && strings.HasPrefix(next, "PC=")
 }
 
 // looksLikeOOM reports whether an operator's stderr reads like an allocation failure: Go's
@@ -205,5 +207,6 @@ func looksLikeOOM(stderr string) bool {
 		return false
 	}
 	header, rest, _ := strings.Cut(stderr[i:], "\n")
-	return isRuntimeFault(header, "\n"+rest) && strings.Contains(firstLine(rest), " addr=0x0")
+	next := firstLine(rest)
+	return isRuntimeFault(header, next) && strings.Contains(next, " addr=0x0")
 }
