@@ -66,6 +66,7 @@ func TestMonitorsOnManagement(t *testing.T) {
 		{"HyperShift's serving certificate, through its alias, as the client certificate", sm("", "    tlsConfig: {keySecret: {name: serving-cert, key: tls.key}}\n"),
 			`spec.endpoints[0].tlsConfig.keySecret.name: secrets "oauth-server-crt" is the environment's own object`, nil},
 		{"a proxy", sm("", "    proxyUrl: http://attacker.example:3128\n"), "spec.endpoints[0].proxyUrl", nil},
+		{"a scrape class of Prometheus's, with its client certificate", sm("  scrapeClass: tls-client-cert\n", ""), "spec.scrapeClass", nil},
 		{"the scrape pointed at another address", pm("    relabelings: [{targetLabel: __address__, replacement: 'kube-apiserver:6443'}]\n"), "relabelings[0].targetLabel: __address__", nil},
 	}
 	for _, tc := range tests {

@@ -56,7 +56,7 @@ var monitorReferences = []struct {
 // (spec.namespaceSelector absent, or naming the HCP namespace alone) and there only its
 // operator's Services or pods (spec.selector requires namespaces.LabelOperator to be the
 // operator, as hypershift/monitor-own-targets writes), read no file of that
-// Prometheus, use no proxy, not point the scrape at another address (a relabeling whose
+// Prometheus nor take a scrape class of its (spec.scrapeClass), use no proxy, not point the scrape at another address (a relabeling whose
 // target is __address__), and name as credentials only Secrets and ConfigMaps the operator
 // placed (its own names in a simulated namespace, not the environment's, not an alias).
 // What is not known safe is refused.
@@ -76,6 +76,9 @@ func (e *Checker) monitorFields(obj *unstructured.Unstructured, target contract.
 				return fmt.Sprintf("spec.namespaceSelector.matchNames[%d]: %q is not the monitor's own namespace %s", i, n, target.Namespace)
 			}
 		}
+	}
+	if _, found, _ := unstructured.NestedFieldNoCopy(u, "spec", "scrapeClass"); found {
+		return "spec.scrapeClass: a scrape class of the management cluster's Prometheus brings its TLS and authorization settings, its own files among them, to this scrape"
 	}
 	if own, _, _ := unstructured.NestedString(u, "spec", "selector", "matchLabels", namespaces.LabelOperator); own != e.Operator || own == "" {
 		return fmt.Sprintf("spec.selector.matchLabels[%s]: %q is not the operator %q: the management cluster's Prometheus would scrape the Services and pods of the hosted control plane's own components; a monitor selects its operator's own", namespaces.LabelOperator, own, e.Operator)
