@@ -82,6 +82,43 @@ func TestAuditLogsSidecar(t *testing.T) {
 	}
 }
 
+// TestAuditLogsFollowTheAuditProfile: the sidecar follows the HostedControlPlane's audit
+// profile (spec.configuration.apiServer.audit.profile) as HyperShift's oauth-openshift does:
+// with None the server logs nothing and HyperShift removes the sidecar, so the opinion does
+// not run; any other profile, or none named (the API's default), keeps it.
+func TestAuditLogsFollowTheAuditProfile(t *testing.T) {
+	const in = `{apiVersion: apps/v1, kind: Deployment, spec: {template: {spec: {
+  containers: [{name: s, args: [--audit-log-path=/var/log/oauth-server/audit.log], volumeMounts: [{name: audit-dir, mountPath: /var/log/oauth-server}]}],
+  volumes: [{name: audit-dir, emptyDir: {}}]}}}}`
+	id := contract.Identity{Group: "apps", Version: "v1", Resource: "deployments", Namespace: "openshift-authentication", Name: "oauth-openshift"}
+	for _, tc := range []struct {
+		name, spec string
+		sidecar    bool
+	}{
+		{"no configuration", "", true},
+		{"the default profile", "{configuration: {apiServer: {audit: {profile: Default}}}}", true},
+		{"request bodies", "{configuration: {apiServer: {audit: {profile: AllRequestBodies}}}}", true},
+		{"None", "{configuration: {apiServer: {audit: {profile: None}}}}", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, err := parseHCP(t, tc.spec, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := hosted.ProfileOptions{HostedControlPlane: h,
+				Components: hosted.ComponentOptions{Images: map[string]string{hosted.ImageCLI: "quay.io/cli"}, AuditLogs: []string{"oauth-openshift"}}}
+			got, ran := runOpinion(t, o, "hypershift/audit-logs", id, in)
+			containers := got["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)
+			if want := map[bool]int{true: 1, false: 0}[tc.sidecar]; ran != want {
+				t.Errorf("hypershift/audit-logs ran %d times, want %d", ran, want)
+			}
+			if want := map[bool]int{true: 2, false: 1}[tc.sidecar]; len(containers) != want {
+				t.Errorf("%d containers, want %d: %v", len(containers), want, containers)
+			}
+		})
+	}
+}
+
 // runAuditLogs runs hypershift/audit-logs on a Deployment oauth-openshift and returns it.
 func runAuditLogs(t *testing.T, o hosted.ProfileOptions, in string) (map[string]any, error) {
 	t.Helper()

@@ -133,7 +133,8 @@ func (o ComponentOptions) requestServing(component string) bool {
 // pod's containers as the ComponentOptions say, for one workload resource, in HyperShift's
 // order: the payload's images, the konnectivity sidecars (with what they take of h, the
 // HostedControlPlane, when known: konnectivityHCP), the availability prober, the audit-logs
-// sidecar.
+// sidecar (none when h's audit profile is None: the server logs nothing, and HyperShift
+// removes the sidecar then).
 // guestServer is the guest API server's address as the pods of the HCP namespace reach it.
 func componentInjections(resource string, o ComponentOptions, guestServer string, h *HostedControlPlane) []transform.Transform {
 	var out []transform.Transform
@@ -168,13 +169,15 @@ func componentInjections(resource string, o ComponentOptions, guestServer string
 			return injectAvailabilityProber(spec, o.Images[ImageAvailabilityProber], strings.TrimSuffix(guestServer, "/")+"/readyz")
 		}))
 	}
-	for _, component := range o.AuditLogs {
-		out = append(out, specOpinion("audit-logs", resource, component, func(_, spec *yaml.RNode, _ string) error {
-			if spec == nil {
-				return nil
-			}
-			return injectAuditLogs(spec, o.Images[ImageCLI])
-		}))
+	if h == nil || h.AuditProfile != auditProfileNone {
+		for _, component := range o.AuditLogs {
+			out = append(out, specOpinion("audit-logs", resource, component, func(_, spec *yaml.RNode, _ string) error {
+				if spec == nil {
+					return nil
+				}
+				return injectAuditLogs(spec, o.Images[ImageCLI])
+			}))
+		}
 	}
 	return out
 }

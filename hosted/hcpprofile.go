@@ -57,6 +57,10 @@ type HostedControlPlane struct {
 	// AdditionalTrustBundle is the name of spec.additionalTrustBundle, a ConfigMap of the HCP
 	// namespace whose ca-bundle.crt the konnectivity proxies trust; "" when the HCP has none.
 	AdditionalTrustBundle string
+	// AuditProfile is spec.configuration.apiServer.audit.profile, the guest's audit policy
+	// profile; the API's default, Default, when the HCP names none. With None, HyperShift
+	// runs no audit-logs sidecar.
+	AuditProfile string
 }
 
 // Proxy is what the profile reads of a HostedControlPlane's spec.configuration.proxy.
@@ -68,6 +72,13 @@ type Proxy struct {
 	// the proxy's CA; "" for none.
 	TrustedCA string
 }
+
+// auditProfileNone is the audit profile that logs nothing (config.openshift.io/v1
+// NoneAuditProfileType); auditProfileDefault the API's default.
+const (
+	auditProfileNone    = "None"
+	auditProfileDefault = "Default"
+)
 
 // Availability policies of a HostedControlPlane.
 const (
@@ -159,8 +170,14 @@ func ParseHostedControlPlane(obj *unstructured.Unstructured) (*HostedControlPlan
 	if h.Tolerations, _, err = unstructured.NestedSlice(obj.Object, "spec", "tolerations"); err != nil {
 		return nil, fail("tolerations", err)
 	}
+	if h.AuditProfile, _, err = unstructured.NestedString(obj.Object, "spec", "configuration", "apiServer", "audit", "profile"); err != nil {
+		return nil, fail("configuration.apiServer.audit.profile", err)
+	}
 	if h.AvailabilityPolicy == "" {
 		h.AvailabilityPolicy = HighlyAvailable
+	}
+	if h.AuditProfile == "" {
+		h.AuditProfile = auditProfileDefault
 	}
 	if _, err := h.RequestOverrides(); err != nil {
 		return nil, fmt.Errorf("HostedControlPlane %s/%s: %w", h.Namespace, h.Name, err)

@@ -185,6 +185,7 @@ func TestHostedControlPlaneEqual(t *testing.T) {
 			h.Tolerations = []any{map[string]any{"key": "j"}}
 			return h
 		}(), false},
+		{"another audit profile", base(), func() *hosted.HostedControlPlane { h := base(); h.AuditProfile = "None"; return h }(), false},
 		{"an annotation", base(), func() *hosted.HostedControlPlane { h := base(); h.Annotations = map[string]string{"x": "y"}; return h }(), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
