@@ -115,6 +115,9 @@ func validatePolicy(cfg *TopologyConfig) field.ErrorList {
 			if m.MaxReplicas < 0 {
 				errs = append(errs, field.Invalid(mp.Child("maxReplicas"), m.MaxReplicas, "must not be negative"))
 			}
+			if m.MaxScratch != nil && m.MaxScratch.Sign() <= 0 {
+				errs = append(errs, field.Invalid(mp.Child("maxScratch"), m.MaxScratch.String(), "must be positive: a pod's scratch volumes on the management cluster are always bounded"))
+			}
 		}
 		if c := op.RBACCeiling; c != nil {
 			errs = append(errs, validateCeiling(p.Child("rbacCeiling"), c)...)

@@ -313,6 +313,8 @@ func TestAttackerTable(t *testing.T) {
 		"spec:\n  replicas: 1\n  selector: {app: root-rc}\n  template:\n    metadata: {labels: {app: root-rc}}\n    spec:\n"+hostile)
 	podTemplate := plainObj("/v1/podtemplates", "PodTemplate", "root-template",
 		"template:\n  metadata: {labels: {app: root-template}}\n  spec:\n"+indent(strings.ReplaceAll(hostile, "      ", ""), "    "))
+	diskFiller := named("disk-filler")
+	diskFiller.Body = []byte(strings.Replace(string(diskFiller.Body), "    spec:\n", "    spec:\n      volumes: [{name: fill, emptyDir: {sizeLimit: 1Ti}}]\n", 1))
 	projected := named("token-reader")
 	projected.Body = []byte(strings.Replace(string(projected.Body), "    spec:\n", "    spec:\n      volumes: [{name: token, projected: {sources: [{serviceAccountToken: {path: token}}]}}]\n", 1))
 
@@ -604,6 +606,8 @@ func TestAttackerTable(t *testing.T) {
 			refused: []string{"policy/management-fields", "spec.volumeName"}},
 		{name: "a Deployment of 100,000 replicas", mutations: []contract.Mutation{scaled(100000)}, declared: true,
 			refused: []string{"policy/management-fields", "spec.replicas: 100000 is over the management cluster's bound of 3"}},
+		{name: "a Deployment filling its node's disk through a scratch volume of 1Ti", mutations: []contract.Mutation{diskFiller}, declared: true,
+			refused: []string{"policy/management-fields", "emptyDir sizeLimits add up to 1Ti, over the management cluster's bound of 2Gi"}},
 		{name: "an Ingress claiming another tenant's host", mutations: []contract.Mutation{plainObj("networking.k8s.io/v1/ingresses", "Ingress", "steal-host", "spec: {rules: [{host: console.clusters-other.example}]}\n")}, declared: true,
 			refused: []string{"policy/management-kind", "ingresses.networking.k8s.io"}},
 		{name: "a second HostedControlPlane", mutations: []contract.Mutation{plainObj("hypershift.openshift.io/v1beta1/hostedcontrolplanes", "HostedControlPlane", "second", "spec: {}\n")}, declared: true,

@@ -78,6 +78,20 @@ func injectAuditLogs(spec *yaml.RNode, image string) error {
 // inside a start script's text.
 func auditLogPath(c *yaml.RNode) (string, bool, error) {
 	const flag = "--audit-log-path"
+	v, ok, err := flagValue(c, flag)
+	if err != nil || !ok {
+		return "", false, err
+	}
+	if v != "-" && !path.IsAbs(v) {
+		return "", false, fmt.Errorf("%s %q: not an absolute path", flag, v)
+	}
+	return path.Clean(v), true, nil
+}
+
+// flagValue returns the value of the first flag among a container's command and arguments,
+// as separate words ("--flag=V", "--flag V") or inside a start script's text, without the
+// quotes a script puts around it.
+func flagValue(c *yaml.RNode, flag string) (string, bool, error) {
 	var words []string
 	for _, list := range []string{"command", "args"} {
 		items, err := elements(c, list)
@@ -98,11 +112,7 @@ func auditLogPath(c *yaml.RNode) (string, bool, error) {
 		default:
 			continue
 		}
-		v = strings.Trim(v, `"'`)
-		if v != "-" && !path.IsAbs(v) {
-			return "", false, fmt.Errorf("%s %q: not an absolute path", flag, v)
-		}
-		return path.Clean(v), true, nil
+		return strings.Trim(v, `"'`), true, nil
 	}
 	return "", false, nil
 }

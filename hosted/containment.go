@@ -50,7 +50,8 @@ func ControlPlaneComponents() []string {
 // profile sets itself, and HyperShift's component names as values of `app` and
 // LabelControlPlaneComponent. Requests: the keys by which an object asks the management
 // cluster's own controllers for its CAs (LabelInjectTrustedCABundle,
-// ServiceCARequestAnnotations), which the hypershift profile withholds.
+// ServiceCARequestAnnotations), which the hypershift profile withholds. Bounds: replicas
+// (DefaultMaxReplicas) and each pod's scratch volumes (DefaultMaxScratch).
 func Containment(hcpNamespace string) *policy.Containment {
 	kind := func(group, resource string) routing.Match {
 		return routing.Match{Group: &group, Resource: resource}
@@ -69,6 +70,7 @@ func Containment(hcpNamespace string) *policy.Containment {
 			kind("monitoring.coreos.com", "servicemonitors"), kind("monitoring.coreos.com", "podmonitors"),
 		},
 		MaxReplicas:        DefaultMaxReplicas,
+		MaxScratch:         DefaultMaxScratch,
 		RequestLabels:      []string{LabelInjectTrustedCABundle},
 		RequestAnnotations: ServiceCARequestAnnotations(),
 		Reserved:           []policy.Label{{Key: "hypershift.openshift.io/"}},

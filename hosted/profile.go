@@ -47,7 +47,9 @@ func Profile(name string, o ProfileOptions) ([]transform.Transform, bool) {
 	if o.HostedControlPlane != nil {
 		out = append(out, hcpOpinions(o.HostedControlPlane, o.Components)...)
 	}
-	return append(out, spreadOpinions(o)...), true
+	out = append(out, spreadOpinions(o)...)
+	// Last: the scratch volumes every opinion before it added are bounded too.
+	return append(out, boundScratch()...), true
 }
 
 // ProfileTransformNames returns, sorted, the name of every transform a built-in profile
@@ -268,17 +270,16 @@ func constEdit(path []string, spec map[string]any) func(transform.Context) (kio.
 	return func(transform.Context) (kio.Filter, error) { return e, err }
 }
 
-// foundPodSpecStrip returns the Pod Security strip (host-path-to-empty-dir and the
-// podsecurity.Edits) of the kinds the profile does not name by resource: wherever package
-// podspec finds a pod spec in a management object (a ReplicationController, a PodTemplate, a
-// custom resource that embeds a pod template), but a shadow copy, which nothing runs.
-func foundPodSpecStrip() []transform.Transform {
+// holdsUnnamedPodSpec returns whether a management object holds a pod spec of a kind the
+// profile does not name by resource (podspec.PodBearingResources), and is not a shadow copy,
+// which nothing runs.
+func holdsUnnamedPodSpec() func(obj *yaml.RNode) bool {
 	named := map[schema.GroupKind]bool{}
 	for _, gk := range podspec.KnownKinds() {
 		resource := strings.ToLower(gk.Kind) + "s"
 		named[gk] = podspec.IsPodBearing(resource) && podspec.WorkloadGroup(resource) == gk.Group
 	}
-	applies := func(obj *yaml.RNode) bool {
+	return func(obj *yaml.RNode) bool {
 		gk := podsecurity.GroupKindOf(obj)
 		if _, shadow := namespaces.IsShadowGroup(gk.Group); shadow || named[gk] || !podspec.MayHold(gk) {
 			return false
@@ -286,6 +287,14 @@ func foundPodSpecStrip() []transform.Transform {
 		sites, err := podspec.FindNode(gk, obj.YNode())
 		return err != nil || slices.ContainsFunc(sites, func(s podspec.Site) bool { return s.Spec.Node(obj.YNode()) != nil })
 	}
+}
+
+// foundPodSpecStrip returns the Pod Security strip (host-path-to-empty-dir and the
+// podsecurity.Edits) of the kinds the profile does not name by resource: wherever package
+// podspec finds a pod spec in a management object (a ReplicationController, a PodTemplate, a
+// custom resource that embeds a pod template), but a shadow copy, which nothing runs.
+func foundPodSpecStrip() []transform.Transform {
+	applies := holdsUnnamedPodSpec()
 	edits := append([]podsecurity.Edit{{Name: "host-path-to-empty-dir", Strips: true, Edit: podsecurity.HostPathToEmptyDirEdit}}, podsecurity.Edits()...)
 	out := make([]transform.Transform, 0, len(edits))
 	for _, e := range edits {

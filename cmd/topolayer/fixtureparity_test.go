@@ -40,15 +40,17 @@ var fixtureVariants = []struct {
 // fixtureFloor is what each variant reaches today (TestCAOFixtureParity), with the shipped
 // example and with HyperShift's component options (fixtureComponentOptions): the equal
 // leaves of the fixture Deployment and of all pairs. A change that lowers one is a
-// regression; one that raises it raises the floor.
+// regression unless it says why: hypershift/bound-scratch lowered each by 2, the empty
+// emptyDirs (logs, tmp-dir) HyperShift writes and topolayer bounds on the shared management
+// cluster (reasons.yaml: bounded-scratch). One that raises it raises the floor.
 var fixtureFloor = map[string]map[string]struct{ deploymentEqual, equal int }{
 	"example": {
-		"default": {144, 213}, "TechPreviewNoUpgrade": {144, 213}, "IBMCloud": {144, 213},
-		"GCP": {154, 223}, "AROSwift": {144, 213}, "ModernTLS": {144, 213},
+		"default": {142, 211}, "TechPreviewNoUpgrade": {142, 211}, "IBMCloud": {142, 211},
+		"GCP": {152, 221}, "AROSwift": {142, 211}, "ModernTLS": {142, 211},
 	},
 	"component options": {
-		"default": {149, 218}, "TechPreviewNoUpgrade": {149, 218}, "IBMCloud": {149, 218},
-		"GCP": {159, 228}, "AROSwift": {149, 218}, "ModernTLS": {149, 218},
+		"default": {147, 216}, "TechPreviewNoUpgrade": {147, 216}, "IBMCloud": {147, 216},
+		"GCP": {157, 226}, "AROSwift": {147, 216}, "ModernTLS": {147, 216},
 	},
 }
 

@@ -68,7 +68,14 @@ func (e *Checker) managementObject(target contract.Identity, obj *unstructured.U
 	if allow.MaxReplicas > 0 {
 		max = allow.MaxReplicas
 	}
+	maxScratch := c.MaxScratch
+	if allow.MaxScratch != nil {
+		maxScratch = allow.MaxScratch.Value()
+	}
 	if why := managementFields(obj, target, max, e.ManagementAPI, o); why != "" {
+		return policy.RuleManagementFields, why
+	}
+	if why := scratch(obj, target, maxScratch); why != "" {
 		return policy.RuleManagementFields, why
 	}
 	if why := e.monitorFields(obj, target); why != "" {

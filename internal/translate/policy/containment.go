@@ -3,6 +3,8 @@ package policy
 import (
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/resource"
+
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/routing"
 )
@@ -16,7 +18,8 @@ const (
 	// RuleManagementFields rejects an allowed kind whose fields reach beyond the HCP
 	// namespace or the tenant's share: a Service that is not a ClusterIP one (externalIPs,
 	// NodePort, LoadBalancer, ExternalName, a fixed cluster IP), a claim binding a named
-	// volume, replicas over the bound, a pod that mounts a management API token.
+	// volume, replicas over the bound, a pod that mounts a management API token, a pod whose
+	// scratch volumes (emptyDir) are not bounded (Containment.MaxScratch).
 	RuleManagementFields = "policy/management-fields"
 	// RuleReservedLabels rejects an object that sets a label the environment's own selectors,
 	// Services and NetworkPolicies use in the HCP namespace (Containment.Reserved), unless
@@ -39,6 +42,12 @@ type Containment struct {
 	Kinds []routing.Match
 	// MaxReplicas bounds a workload's replicas (and a Job's parallelism).
 	MaxReplicas int64
+	// MaxScratch, when positive, bounds in bytes what a pod's scratch volumes may hold on its
+	// node: every emptyDir of a pod on the management cluster must set a sizeLimit (the
+	// kubelet evicts the pod whose volume grows past it), and the pod's limits together may
+	// not exceed MaxScratch. Without it a pod could fill the disk (or, with medium Memory,
+	// the memory) of a node other tenants' control planes share.
+	MaxScratch int64
 	// Reserved are the labels the environment's selectors use: a key (any value) when Value
 	// is "", else that key with that value. A label key ending in '/' reserves every key
 	// with that prefix.
@@ -91,4 +100,7 @@ type ManagementAllowance struct {
 	Labels []Label `json:"labels,omitempty"`
 	// MaxReplicas, when set, replaces the allow-list's bound.
 	MaxReplicas int64 `json:"maxReplicas,omitempty"`
+	// MaxScratch, when set, replaces the allow-list's bound on a pod's scratch volumes
+	// (Containment.MaxScratch).
+	MaxScratch *resource.Quantity `json:"maxScratch,omitempty"`
 }

@@ -1,0 +1,113 @@
+package hosted
+
+import (
+	"fmt"
+	"strconv"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/topolayer/topolayer/internal/translate/podsecurity"
+	"github.com/topolayer/topolayer/internal/translate/podspec"
+	"github.com/topolayer/topolayer/internal/translate/transform"
+	"github.com/topolayer/topolayer/routing"
+)
+
+// Bounds of a pod's scratch volumes on the management cluster (policy.Containment.MaxScratch).
+const (
+	// DefaultMaxScratch bounds the sum of the sizeLimits of one pod's emptyDir volumes.
+	DefaultMaxScratch = 2 << 30
+	// defaultScratch is the sizeLimit hypershift/bound-scratch gives an emptyDir that has none,
+	// beyond what an audit log kept in it needs.
+	defaultScratch = 256 << 20
+	// mebibyte is the unit of --audit-log-maxsize (k8s.io/apiserver's log rotation counts
+	// megabytes of 1024×1024 bytes).
+	mebibyte = 1 << 20
+)
+
+// boundScratch returns hypershift/bound-scratch: every emptyDir of a pod the profile places
+// on the management cluster that sets no sizeLimit gets one, so that the kubelet evicts the
+// pod that fills it rather than let it fill a node other tenants' control planes share
+// (policy/management-fields refuses an unbounded one). The limit is defaultScratch, plus,
+// for the volume that holds an audit log the server rotates (--audit-log-path with
+// --audit-log-maxsize and --audit-log-maxbackup), the files it keeps: HyperShift's own
+// servers keep 1 backup of 10 MiB, CAO's OAuth server 10 of 100 MiB. It runs after every
+// other opinion: on the workloads by resource, and on every other kind
+// that holds pod specs but a shadow copy, which nothing runs.
+func boundScratch() []transform.Transform {
+	const name = ProfileHyperShift + "/bound-scratch"
+	edit := func(_, spec *yaml.RNode) error { return boundScratchVolumes(spec) }
+	var out []transform.Transform
+	for _, resource := range podspec.PodBearingResources() {
+		group := podspec.WorkloadGroup(resource)
+		path, _ := podspec.PodTemplatePath(resource)
+		out = append(out, transform.Transform{Name: name, Cluster: routing.ClusterManagement, Match: routing.Match{Group: &group, Resource: resource},
+			Filter: func(transform.Context) (kio.Filter, error) {
+				return podsecurity.Filter{PodTemplatePath: path, Edit: edit}, nil
+			}})
+	}
+	return append(out, transform.Transform{Name: name, Cluster: routing.ClusterManagement, Applies: holdsUnnamedPodSpec(),
+		Filter: func(transform.Context) (kio.Filter, error) { return podsecurity.Found{Edit: edit}, nil }})
+}
+
+// boundScratchVolumes sets the sizeLimit of each emptyDir of a pod spec that has none.
+func boundScratchVolumes(spec *yaml.RNode) error {
+	logs := map[string]int64{} // volume -> bytes of audit log kept in it
+	for _, list := range []string{"initContainers", "containers"} {
+		containers, err := elements(spec, list)
+		if err != nil {
+			return err
+		}
+		for _, c := range containers {
+			file, ok, err := auditLogPath(c)
+			if err != nil || !ok || file == "-" {
+				continue // a path the audit-logs opinion refuses bounds nothing here
+			}
+			volume, _, err := mountHolding(c, file)
+			if err != nil {
+				continue
+			}
+			logs[volume] += auditLogRetention(c)
+		}
+	}
+	volumes, err := elements(spec, "volumes")
+	if err != nil {
+		return err
+	}
+	for _, v := range volumes {
+		dir := v.Field("emptyDir")
+		if dir == nil || dir.Value.YNode().Kind != yaml.MappingNode || dir.Value.Field("sizeLimit") != nil {
+			continue
+		}
+		limit := resource.NewQuantity(defaultScratch+logs[name(v)], resource.BinarySI)
+		if err := dir.Value.PipeE(yaml.SetField("sizeLimit", yaml.NewStringRNode(limit.String()))); err != nil {
+			return fmt.Errorf("volumes %q: emptyDir.sizeLimit: %w", name(v), err)
+		}
+	}
+	return nil
+}
+
+// auditLogRetention returns the bytes of audit log a container keeps, by its flags: the file
+// being written and its backups, each up to --audit-log-maxsize MiB; 0 when it rotates
+// without a bound on its backups (no --audit-log-maxbackup, or 0: every backup kept) or not
+// at all (no --audit-log-maxsize): defaultScratch bounds it then, and the pod is evicted when
+// it grows past.
+func auditLogRetention(c *yaml.RNode) int64 {
+	number := func(flag string) int64 {
+		v, ok, err := flagValue(c, flag)
+		if err != nil || !ok {
+			return 0
+		}
+		n, err := strconv.ParseInt(v, 10, 32)
+		if err != nil || n < 0 {
+			return 0
+		}
+		return n
+	}
+	size, backups := number("--audit-log-maxsize"), number("--audit-log-maxbackup")
+	if size == 0 || backups == 0 {
+		return 0
+	}
+	return (backups + 1) * size * mebibyte
+}
