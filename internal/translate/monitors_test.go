@@ -130,14 +130,9 @@ func TestMonitorSelectsItsOperators(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p := tc.engine.Plan(&contract.OutputDir{Mutations: tc.mutations})
-			last := p.Entries[len(p.Entries)-1]
-			if tc.refused != "" {
-				wantManagementFieldsRefusal(t, last, tc.refused)
+			last, landed := landsOnManagement(t, tc.engine, tc.mutations, tc.refused)
+			if !landed {
 				return
-			}
-			if last.Disposition != routing.Apply {
-				t.Fatalf("%s (%s): %s", last.Disposition, last.Rule, last.Reason)
 			}
 			if got := field(last.Object.Object, []string{"spec", "selector", "matchLabels", namespaces.LabelOperator}); got != "op" {
 				t.Errorf("spec.selector.matchLabels[%s] = %q, want op", namespaces.LabelOperator, got)
@@ -233,6 +228,25 @@ func mergePatchAfter(group, resource, ns, name, body string) contract.Mutation {
 	m.Metadata.PatchType = contract.PatchTypeMerge
 	m.Path = "zz-patch"
 	return m
+}
+
+// landsOnManagement plans mutations with e and returns the last entry, and whether it
+// landed. With refused, it fails t unless policy/management-fields refused that entry for a
+// reason naming refused; without, unless every entry lands on the management cluster.
+func landsOnManagement(t *testing.T, e translate.Engine, mutations []contract.Mutation, refused string) (plans.Entry, bool) {
+	t.Helper()
+	p := e.Plan(&contract.OutputDir{Mutations: mutations})
+	last := p.Entries[len(p.Entries)-1]
+	if refused != "" {
+		wantManagementFieldsRefusal(t, last, refused)
+		return last, false
+	}
+	for _, en := range p.Entries {
+		if en.Disposition != routing.Apply || en.Target.Cluster != routing.ClusterManagement {
+			t.Fatalf("%s: %s on %s (%s): %s", en.Source, en.Disposition, en.Target.Cluster, en.Rule, en.Reason)
+		}
+	}
+	return last, true
 }
 
 // wantManagementFieldsRefusal fails t unless e is refused by policy/management-fields, its

@@ -10,7 +10,6 @@ import (
 	"github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/internal/translate"
 	"github.com/topolayer/topolayer/internal/translate/policy"
-	"github.com/topolayer/topolayer/routing"
 )
 
 // TestScratchOnManagement: a pod on the shared management cluster may not fill its node's
@@ -76,16 +75,9 @@ func TestScratchOnManagement(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p := tc.engine.Plan(&contract.OutputDir{Mutations: tc.mutations})
-			last := p.Entries[len(p.Entries)-1]
-			if tc.refused != "" {
-				wantManagementFieldsRefusal(t, last, tc.refused)
+			last, landed := landsOnManagement(t, tc.engine, tc.mutations, tc.refused)
+			if !landed {
 				return
-			}
-			for _, e := range p.Entries {
-				if e.Disposition != routing.Apply || e.Target.Cluster != routing.ClusterManagement {
-					t.Fatalf("%s: %s on %s (%s): %s", e.Source, e.Disposition, e.Target.Cluster, e.Rule, e.Reason)
-				}
 			}
 			volumes, _, _ := unstructured.NestedSlice(last.Object.Object, "spec", "template", "spec", "volumes")
 			got := map[string]string{}
