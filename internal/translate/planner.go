@@ -193,12 +193,16 @@ func (e Engine) finish(w *work) {
 	// Policy is the last stage: it checks the objects as they will be written, after every
 	// transform.
 	e.checker.Object(w)
+	if w.final != nil && e.HCPNamespace != "" {
+		// What the plan-wide scope check reads of the object, while its tree is at hand.
+		w.facts = scope.ReadFacts(w.final, &w.entry, e.HCPNamespace)
+	}
 	w.finished = true
 	if w.entry.Object != nil && !w.unchanged {
 		// The object is the entry's now: the trees go, so that a plan holds each object once
-		// until it is settled. What reads the final object later reads it parsed, or builds
-		// its tree again (the scope check, scope.Check); what reads the operator's
-		// object reads w.src, or builds its tree again (tree).
+		// until it is settled. What reads the final object later reads it parsed, or its facts
+		// (the scope check, read above); what reads the operator's object reads w.src, or
+		// builds its tree again (tree).
 		w.final, w.obj = nil, nil
 	}
 }
@@ -330,10 +334,12 @@ func (p *Planner) complete() (*plans.Plan, []int) {
 	}
 	if e.HCPNamespace != "" {
 		draft := &plans.Plan{Entries: make([]plans.Entry, 0, len(works))}
-		for _, w := range works {
+		facts := make([]*scope.Facts, len(works))
+		for i, w := range works {
 			draft.Entries = append(draft.Entries, w.entry)
+			facts[i], w.facts = w.facts, nil
 		}
-		for _, v := range scope.Check(draft, e.HCPNamespace, e.Discovery) {
+		for _, v := range scope.CheckFacts(draft, facts, e.HCPNamespace, e.Discovery) {
 			works[v.Entry].entry.Warnings = append(works[v.Entry].entry.Warnings, scope.RuleCheck+": "+v.Message)
 		}
 	}

@@ -1,6 +1,7 @@
 package translate_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -14,7 +15,9 @@ import (
 	"github.com/topolayer/topolayer/internal/contracttest"
 	"github.com/topolayer/topolayer/internal/translate"
 	"github.com/topolayer/topolayer/internal/translate/scope"
+	"github.com/topolayer/topolayer/internal/translate/transform"
 	"github.com/topolayer/topolayer/namespaces"
+	"github.com/topolayer/topolayer/routing"
 )
 
 const scopeHCP = "clusters-example"
@@ -406,5 +409,61 @@ func TestScopePreferredPodAffinity(t *testing.T) {
 				t.Errorf("violations %q do not say %q", joined, c.want)
 			}
 		})
+	}
+}
+
+// TestScopeCheckFacts: the planner's scope check reads each final object's facts from the
+// engine's own tree (scope.ReadFacts) instead of building the tree again; its warnings are
+// those scope.Check finds on the finished plan, for selectors, table references, annotations
+// of the table, and Service DNS names, each undone here by a configured patch.
+func TestScopeCheckFacts(t *testing.T) {
+	patch := func(name, group, resource, ops string) transform.Transform {
+		tr, err := transform.Patch{Name: name, Cluster: routing.ClusterManagement, Match: routing.Match{Group: &group, Resource: resource, Namespace: "demo"}, JSON6902: ops}.Transform()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tr
+	}
+	e := hostedEngine(scopeHCP,
+		patch("standalone-volume", "apps", "deployments", `[{"op": "replace", "path": "/spec/template/spec/volumes/0/configMap/name", "value": "settings"}]`),
+		patch("unscoped-service", "", "services", `[{"op": "replace", "path": "/spec/selector", "value": {"app": "web"}}]`),
+		patch("standalone-url", "", "configmaps", `[{"op": "add", "path": "/data/url", "value": "https://web.demo.svc:8443"}]`),
+	)
+	e.HCPNamespace = scopeHCP
+	out := &contract.OutputDir{Mutations: []contract.Mutation{
+		scopeMutation(t, "", "configmaps", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: demo}\ndata: {k: v}\n"),
+		scopeMutation(t, "apps", "deployments", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: demo}\nspec:\n"+
+			"  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n"+
+			"      volumes: [{name: c, configMap: {name: settings}}]\n      containers: [{name: web, image: web}]\n"),
+		scopeMutation(t, "", "services", "apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: demo}\nspec: {selector: {app: web}, ports: [{port: 8443}]}\n"),
+		scopeMutation(t, "apps", "deployments", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: other, namespace: elsewhere}\nspec:\n"+
+			"  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers: [{name: web, image: web}]\n"),
+	}}
+	plan := e.Plan(out)
+	var warned, checked []string
+	for _, en := range plan.Entries {
+		for _, w := range en.Warnings {
+			if msg, ok := strings.CutPrefix(w, scope.RuleCheck+": "); ok {
+				warned = append(warned, en.Source.String()+": "+msg)
+			}
+		}
+	}
+	for _, v := range scope.Check(plan, scopeHCP, nil) {
+		checked = append(checked, plan.Entries[v.Entry].Source.String()+": "+v.Message)
+	}
+	slices.Sort(warned)
+	slices.Sort(checked)
+	if diff := cmp.Diff(checked, warned); diff != "" {
+		t.Errorf("the planner's warnings (+) are not scope.Check's on the finished plan (-):\n%s", diff)
+	}
+	for _, want := range []string{
+		"names a standalone identity the plan renamed: spec.template.spec.volumes[0].configMap.name: ConfigMap " + scopeHCP + "/settings",
+		"spec.selector: does not keep to simulated namespace demo",
+		"spec.selector: selects the pods of deployments.apps elsewhere/other from simulated namespace elsewhere",
+		"names Service demo/web by its standalone DNS name",
+	} {
+		if !slices.ContainsFunc(warned, func(w string) bool { return strings.Contains(w, want) }) {
+			t.Errorf("no warning %q among:\n%s", want, strings.Join(warned, "\n"))
+		}
 	}
 }

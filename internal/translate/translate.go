@@ -17,6 +17,7 @@ import (
 	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/internal/translate/podspec"
 	"github.com/topolayer/topolayer/internal/translate/policy"
+	"github.com/topolayer/topolayer/internal/translate/scope"
 	"github.com/topolayer/topolayer/internal/yamlnode"
 	"github.com/topolayer/topolayer/namespaces"
 	"github.com/topolayer/topolayer/routing"
@@ -134,6 +135,9 @@ type work struct {
 	// tokenless marks the renamed service account of RuleGuestIdentity on the management
 	// cluster: its token is not mounted into pods.
 	tokenless bool
+	// facts are what the scope check reads of the final object (scope.ReadFacts), read from
+	// its tree before the tree goes; nil where it reads nothing or the tree was not built.
+	facts *scope.Facts
 }
 
 // Plan translates every mutation of out, and the Deletes recovered from its

@@ -99,43 +99,12 @@ var (
 // malformed: not a mapping, a field of the table that holds neither a name nor an object
 // reference, or YAML aliases that loop or expand too far. obj is then left unchanged.
 func RewriteReferences(obj *yaml.RNode, r Renamer) (changed, dangling []string, err error) {
-	if obj.IsNil() {
-		return nil, nil, nil
+	refs, err := collect(obj)
+	if err != nil || len(refs) == 0 {
+		return nil, nil, err
 	}
-	if k := obj.YNode().Kind; k != yaml.MappingNode {
-		return nil, nil, fmt.Errorf("rewrite references: expected an object, found a YAML %s", yamlnode.KindName(k))
-	}
-	rfs := nameReferrers[obj.GetKind()]
-	if len(rfs) == 0 {
-		return nil, nil, nil
-	}
-	if err := refCheckAliases(obj.YNode()); err != nil {
-		return nil, nil, fmt.Errorf("rewrite references: %w", err)
-	}
-	c := refCollector{obj: obj}
-	group, version := resid.ParseGroupVersion(obj.GetApiVersion())
-	for _, rf := range rfs {
-		if (rf.spec.Group != "" && rf.spec.Group != group) || (rf.spec.Version != "" && rf.spec.Version != version) {
-			continue // as the filter's isMatchGVK (the kind matches: nameReferrers is by kind)
-		}
-		if nodes, ok := fieldSpecTargets(obj.YNode(), rf.parts, nil); ok && c.visitAll(rf, nodes) == nil {
-			continue
-		}
-		// kustomize's filter where the walk is not sure to find what it finds, or a visit
-		// fails: it words the error. It visits again what the walk visited, which changes
-		// nothing (a reference is recorded once per row).
-		f := fieldspec.Filter{FieldSpec: rf.spec, SetValue: func(n *yaml.RNode) error { return c.visit(rf, n) }}
-		if _, err := f.Filter(obj); err != nil {
-			return nil, nil, fmt.Errorf("rewrite references: field %s: %w", rf.path, err)
-		}
-	}
-	if len(c.refs) == 0 {
-		return nil, nil, nil
-	}
-	c.locate()
-
 	ns := obj.GetNamespace()
-	for _, ref := range c.refs {
+	for _, ref := range refs {
 		var (
 			query   Reference
 			renamed Renamed
@@ -156,6 +125,77 @@ func RewriteReferences(obj *yaml.RNode, r Renamer) (changed, dangling []string, 
 		}
 	}
 	return changed, dangling, nil
+}
+
+// Named is one reference an object holds in a field of the reference table (Names).
+type Named struct {
+	// Queries are what RewriteReferences asks its Renamer about the reference: one per kind
+	// it may be of, in table order, until one is answered.
+	Queries []Reference
+	// Dangling is how RewriteReferences lists the reference when none is answered.
+	Dangling string
+}
+
+// Names lists, in document order, the references obj holds that RewriteReferences would
+// ask about, without asking or changing anything: for a check that answers them later,
+// once it knows every name. Its errors are RewriteReferences's.
+func Names(obj *yaml.RNode) ([]Named, error) {
+	refs, err := collect(obj)
+	if err != nil || len(refs) == 0 {
+		return nil, err
+	}
+	ns := obj.GetNamespace()
+	out := make([]Named, len(refs))
+	for i, ref := range refs {
+		var last Reference // what RewriteReferences describes: the last question it asked
+		out[i].Queries = make([]Reference, len(ref.to))
+		for j, to := range ref.to {
+			out[i].Queries[j] = ref.query(to, ns)
+			last = out[i].Queries[j]
+		}
+		out[i].Dangling = ref.loc + ": " + ref.describeDangling(last)
+	}
+	return out, nil
+}
+
+// collect finds the references obj holds in the fields of the reference table, in document
+// order: none for an object whose kind names nothing; an error for one that is malformed.
+func collect(obj *yaml.RNode) ([]*nameRef, error) {
+	if obj.IsNil() {
+		return nil, nil
+	}
+	if k := obj.YNode().Kind; k != yaml.MappingNode {
+		return nil, fmt.Errorf("rewrite references: expected an object, found a YAML %s", yamlnode.KindName(k))
+	}
+	rfs := nameReferrers[obj.GetKind()]
+	if len(rfs) == 0 {
+		return nil, nil
+	}
+	if err := refCheckAliases(obj.YNode()); err != nil {
+		return nil, fmt.Errorf("rewrite references: %w", err)
+	}
+	c := refCollector{obj: obj}
+	group, version := resid.ParseGroupVersion(obj.GetApiVersion())
+	for _, rf := range rfs {
+		if (rf.spec.Group != "" && rf.spec.Group != group) || (rf.spec.Version != "" && rf.spec.Version != version) {
+			continue // as the filter's isMatchGVK (the kind matches: nameReferrers is by kind)
+		}
+		if nodes, ok := fieldSpecTargets(obj.YNode(), rf.parts, nil); ok && c.visitAll(rf, nodes) == nil {
+			continue
+		}
+		// kustomize's filter where the walk is not sure to find what it finds, or a visit
+		// fails: it words the error. It visits again what the walk visited, which changes
+		// nothing (a reference is recorded once per row).
+		f := fieldspec.Filter{FieldSpec: rf.spec, SetValue: func(n *yaml.RNode) error { return c.visit(rf, n) }}
+		if _, err := f.Filter(obj); err != nil {
+			return nil, fmt.Errorf("rewrite references: field %s: %w", rf.path, err)
+		}
+	}
+	if len(c.refs) == 0 {
+		return nil, nil
+	}
+	c.locate()
+	return c.refs, nil
 }
 
 // query is the question asked of the Renamer for the candidate kind to.

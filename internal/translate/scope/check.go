@@ -3,7 +3,6 @@ package scope
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/topolayer/topolayer/internal/parallel"
 	"github.com/topolayer/topolayer/internal/translate/plans"
@@ -48,6 +47,13 @@ type Violation struct {
 // identity the plan renamed or shadowed. discovery nil means
 // contract.DefaultDiscovery().
 func Check(p *plans.Plan, hcp string, discovery *contract.Discovery, others ...map[string]string) []Violation {
+	return CheckFacts(p, nil, hcp, discovery, others...)
+}
+
+// CheckFacts is Check with the facts of the plan's objects the engine read already: facts[i]
+// those of entry i (ReadFacts); where it has none, the entry's object is read from a tree
+// built for it.
+func CheckFacts(p *plans.Plan, facts []*Facts, hcp string, discovery *contract.Discovery, others ...map[string]string) []Violation {
 	if discovery == nil {
 		discovery = contract.DefaultDiscovery()
 	}
@@ -74,8 +80,8 @@ func Check(p *plans.Plan, hcp string, discovery *contract.Discovery, others ...m
 		kind, _ := discovery.KindForResource(id.GroupResource())
 		return schema.GroupKind{Group: id.Group, Kind: kind}
 	}
-	// This pass reads identities only. The objects' trees are built where they are read, one
-	// object at a time on each core: the check never holds the trees of a whole plan.
+	// This pass reads identities only. The objects' facts are read where no engine read them,
+	// one object at a time on each core: the check never holds the trees of a whole plan.
 	for i, e := range p.Entries {
 		if e.Disposition != routing.Apply || e.Target.Cluster != routing.ClusterManagement || e.Target.Namespace != hcp {
 			continue
@@ -84,17 +90,17 @@ func Check(p *plans.Plan, hcp string, discovery *contract.Discovery, others ...m
 		if e.Source.Key() != e.Target.Identity.Key() && !e.Source.IsNamespace() {
 			moved[e.Source.Key()] = true
 		}
-		if e.Object != nil && references.HoldsStatus(e.Object.GroupVersionKind().GroupKind()) {
+		if e.Source.Namespace != "" && e.Source.Namespace != hcp {
+			simNames[e.Source.Namespace] = true
+			if e.Source.Name != e.Target.Name {
+				renamed[nameKey{gkOf(e.Source), e.Source.Name}] = true
+			}
+		}
+		status, check := reads(&p.Entries[i], hcp)
+		if status {
 			statuses = append(statuses, i)
 		}
-		if e.Source.Namespace == "" || e.Source.Namespace == hcp {
-			continue
-		}
-		simNames[e.Source.Namespace] = true
-		if e.Source.Name != e.Target.Name {
-			renamed[nameKey{gkOf(e.Source), e.Source.Name}] = true
-		}
-		if e.Object == nil || e.Action.IsStatus() || !CheckReads(e.Object.GroupVersionKind().GroupKind(), e.Source) {
+		if !check {
 			continue
 		}
 		checked = append(checked, i)
@@ -102,6 +108,10 @@ func Check(p *plans.Plan, hcp string, discovery *contract.Discovery, others ...m
 			runs = append(runs, i)
 		}
 	}
+	// The facts of the entries read, on every core where the engine did not read them.
+	all := make([]*Facts, len(p.Entries))
+	read := slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(statuses), checked...))))
+	parallel.ForEach(len(read), func(k int) { all[read[k]] = factsOf(p, facts, read[k], hcp) })
 	// The labels of the plan's pod templates, in plan order, read from the objects.
 	var pods []pod
 	for _, i := range runs {
@@ -148,72 +158,37 @@ func Check(p *plans.Plan, hcp string, discovery *contract.Discovery, others ...m
 		return out
 	}
 	for _, i := range statuses {
-		for _, msg := range staleStatusReferences(treeOf(p, i), moved) {
+		for _, msg := range all[i].staleStatus(moved) {
 			out = append(out, Violation{i, msg})
 		}
 	}
-	// Each object's selectors and references are checked on their own, on every core; the
+	// Each object's selectors and references are judged on their own, on every core; the
 	// violations keep plan order.
 	found := make([][]Violation, len(checked))
 	parallel.ForEach(len(checked), func(k int) {
 		i := checked[k]
-		e, obj := p.Entries[i], treeOf(p, i)
 		bad := func(format string, args ...any) {
 			found[k] = append(found[k], Violation{i, fmt.Sprintf(format, args...)})
 		}
-		for _, site := range selectorSites(obj, e.Source.Group, e.Source.Resource) {
-			if site.soft && ownNamespaceOnly(site.parent) {
-				continue // draws the pod to the nodes of its own hosted control plane's pods, and nothing to them: the hypershift profile's colocation selects that whole control plane
+		for _, f := range all[i].selectors {
+			for _, msg := range f.bad {
+				bad("%s", msg)
 			}
-			where := strings.Join(site.path, ".")
-			allowed := []string{e.Source.Namespace}
-			if site.peer {
-				var names []string
-				ok := false
-				if nl := site.parent.Field("namespaces"); nl != nil && len(nl.Value.YNode().Content) > 0 {
-					names, ok = scalarList(nl.Value.YNode())
-				} else if ns := site.parent.Field("namespaceSelector"); ns != nil && !ns.Value.IsNil() {
-					names, ok = namespaceNames(ns.Value.YNode())
-					if !ok {
-						continue // selects namespaces by other labels: scope.Rule warned
-					}
-				} else {
-					ok, names = true, nil
-				}
-				switch {
-				case ok && names == nil:
-				case ok && slices.Equal(names, []string{hcp}):
-					allowed = nil // the selector must say which simulated namespaces
-				default:
-					continue // other namespaces of the management cluster: scope.Rule warned
-				}
-			}
-			sel, required, err := siteSelector(site)
-			if err != nil {
-				bad("%s: %v", where, err)
+			if f.sel == nil {
 				continue
 			}
-			if sel == nil {
-				continue // selects nothing
-			}
-			if allowed == nil {
-				allowed = required
-			}
-			if len(required) == 0 || !subset(required, allowed) {
-				bad("%s: does not keep to simulated namespace %s (%s is not required to be one of %s)", where, strings.Join(allowed, ", "), namespaces.LabelNamespace, strings.Join(allowed, ", "))
-			}
-			for _, pd := range podsFor(required) {
-				if !slices.Contains(allowed, pd.ns) && sel.Matches(pd.labels) {
-					bad("%s: selects the pods of %s from simulated namespace %s", where, p.Entries[pd.entry].Source, pd.ns)
+			for _, pd := range podsFor(f.required) {
+				if !slices.Contains(f.allowed, pd.ns) && f.sel.Matches(pd.labels) {
+					bad("%s: selects the pods of %s from simulated namespace %s", f.where, p.Entries[pd.entry].Source, pd.ns)
 				}
 			}
 			for _, o := range others {
-				if sel.Matches(labels.Set(o)) {
-					bad("%s: selects a pod outside the plan labelled %s", where, labels.Set(o))
+				if f.sel.Matches(labels.Set(o)) {
+					bad("%s: selects a pod outside the plan labelled %s", f.where, labels.Set(o))
 				}
 			}
 		}
-		for _, msg := range staleReferences(obj, hcp, func(gk schema.GroupKind, name string) bool {
+		for _, msg := range all[i].staleReferences(hcp, func(gk schema.GroupKind, name string) bool {
 			k := nameKey{gk, name}
 			return renamed[k] && !targets[k]
 		}, simNames) {
@@ -308,71 +283,6 @@ func siteSelector(site selectorSite) (labels.Selector, []string, error) {
 		}
 	}
 	return sel, nil, nil
-}
-
-// staleReferences lists the references of obj, an object in the HCP namespace hcp, that name
-// a standalone identity the plan renamed (stale says which), and the Service DNS names that
-// name a Service in a simulated standalone namespace.
-func staleReferences(obj *yaml.RNode, hcp string, stale func(gk schema.GroupKind, name string) bool, simulated map[string]bool) []string {
-	var out []string
-	// The renamer answers "unchanged" or "unknown": obj is not modified, so no copy is needed.
-	if _, dangling, err := references.RewriteReferences(obj, references.RenamerFunc(func(ref references.Reference) (references.Renamed, bool) {
-		return references.Renamed{}, !(ref.Namespace == hcp || ref.Namespace == "") || !stale(ref.Kind, ref.Name)
-	})); err == nil {
-		for _, d := range dangling {
-			out = append(out, "names a standalone identity the plan renamed: "+d)
-		}
-	}
-	gv, _ := schema.ParseGroupVersion(obj.GetApiVersion())
-	gk := schema.GroupKind{Group: gv.Group, Kind: obj.GetKind()}
-	var annotations map[string]string // read when a reference of the table is the object's
-	for a := range references.AnnotationsOf(gk) {
-		if a.Referrer != gk {
-			continue
-		}
-		if annotations == nil {
-			annotations = obj.GetAnnotations()
-		}
-		if name := annotations[a.Annotation]; name != "" && stale(a.To, name) {
-			out = append(out, fmt.Sprintf("annotation %s names %s %s, which the plan renamed", a.Annotation, a.To.Kind, name))
-		}
-	}
-	if gk.Group == "" && (gk.Kind == "ConfigMap" || gk.Kind == "Secret") {
-		_ = references.RewriteData(obj, gk.Kind == "Secret", func(text string) (string, bool) {
-			for _, m := range references.FindServiceDNS(text) {
-				if simulated[m.Namespace] {
-					out = append(out, fmt.Sprintf("names Service %s/%s by its standalone DNS name", m.Namespace, m.Name))
-				}
-			}
-			return text, false
-		})
-	}
-	return out
-}
-
-// treeOf returns the object of entry i of p, which has one, as a YAML tree of its own.
-func treeOf(p *plans.Plan, i int) *yaml.RNode {
-	return yamlnode.TreeOf(p.Entries[i].Object.Object)
-}
-
-// staleStatusReferences lists the entries of obj's references.StatusReference lists that name a standalone
-// identity the plan placed under another (moved).
-func staleStatusReferences(obj *yaml.RNode, moved map[contract.Key]bool) []string {
-	gv, _ := schema.ParseGroupVersion(obj.GetApiVersion())
-	gk := schema.GroupKind{Group: gv.Group, Kind: obj.GetKind()}
-	if original, ok := namespaces.IsShadowGroup(gk.Group); ok {
-		gk.Group = original
-	}
-	var out []string
-	for path, l := range references.StatusLists(obj, gk) {
-		for _, s := range references.StatusEntries(l) {
-			if moved[s.ID.Key()] {
-				out = append(out, fmt.Sprintf("%s/%d names %s, which the plan placed under another identity", path, s.Index, s.ID))
-			}
-		}
-	}
-	slices.Sort(out)
-	return out
 }
 
 // ownNamespaceOnly reports whether the affinity term term selects pods of its pod's own
