@@ -204,6 +204,7 @@ func (e Engine) finish(w *work) {
 		// (the scope check, read above); what reads the operator's object reads w.src, or
 		// builds its tree again (tree).
 		w.final, w.obj = nil, nil
+		w.releaseTree()
 	}
 }
 

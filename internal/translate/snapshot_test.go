@@ -120,6 +120,38 @@ func TestTreeOf(t *testing.T) {
 	}
 }
 
+// TestTreeBuffer: a TreeBuffer builds the tree TreeOf builds, each time in the memory of the
+// last once it is Reset, larger or smaller; a tree still in use is not built over (TreeOf
+// before Reset panics), and what a tree was changed to does not leak into the next.
+func TestTreeBuffer(t *testing.T) {
+	var buf yamlnode.TreeBuffer
+	for _, v := range []map[string]any{
+		{"m": map[string]any{"z": "1", "a": []any{"x", map[string]any{"k": "v"}, []any{}, nil}}, "l": []any{}, "e": map[string]any{}},
+		{"a": "x"},
+		{"a": "x", "b": true, "c": int64(1), "d": 1.5, "e": nil, "f": 3, "g": []any{"1", "2", "3"}, "h": map[string]any{"i": map[string]any{"j": "k"}}},
+		{},
+	} {
+		tree := buf.TreeOf(v)
+		if d := yamlnodetest.NodeDiffExact(yamlnode.NodeOf(v), tree.YNode(), ""); d != "" {
+			t.Errorf("%v: %s", v, d)
+		}
+		// A stage appends to the tree and changes its values.
+		tree.YNode().Content = append(tree.YNode().Content, yamlnode.NodeOf("added"), yamlnode.NodeOf("x"))
+		for _, n := range tree.YNode().Content {
+			n.Value += "-changed"
+		}
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Error("TreeOf before Reset did not panic")
+				}
+			}()
+			buf.TreeOf(v)
+		}()
+		buf.Reset()
+	}
+}
+
 // TestShortTag: shortTag is yaml.Node.ShortTag.
 func TestShortTag(t *testing.T) {
 	for _, n := range []*yaml.Node{

@@ -188,7 +188,10 @@ func (e *Engine) rewriteBody(w *work, places *placements) (*yaml.RNode, error) {
 	if w.obj != nil {
 		c.obj, c.snap.copy = yaml.NewRNode(yamlnode.CopyTree(w.obj.YNode())), w.obj.YNode()
 	} else {
-		c.obj = yamlnode.TreeOf(w.src.Object)
+		// The tree becomes the entry's final one, which finish drops: its memory goes back
+		// then (releaseTree).
+		w.treeBuf = treeBuffers.Get().(*yamlnode.TreeBuffer)
+		c.obj = w.treeBuf.TreeOf(w.src.Object)
 	}
 	if w.entry.Changes == nil && e.composed.records {
 		// The identity, the source annotations and the operator label are most of an
@@ -268,6 +271,19 @@ func (s *snapshot) diff(before, obj *yaml.Node, by, kind string) []plans.Change 
 	}
 	s.synced = false
 	return plans.Diff(before, obj, by, kind)
+}
+
+// treeBuffers are the memory of the final trees no entry holds at the moment.
+var treeBuffers = sync.Pool{New: func() any { return &yamlnode.TreeBuffer{} }}
+
+// releaseTree hands the memory of w's final tree, when rewriteBody built it, to the next
+// rewrite: finish calls it once the tree is dropped and nothing holds a node of it.
+func (w *work) releaseTree() {
+	if w.treeBuf != nil {
+		w.treeBuf.Reset()
+		treeBuffers.Put(w.treeBuf)
+		w.treeBuf = nil
+	}
 }
 
 // arenas are the node arenas of the snapshots no rewrite uses at the moment.

@@ -138,6 +138,8 @@ type work struct {
 	// facts are what the scope check reads of the final object (scope.ReadFacts), read from
 	// its tree before the tree goes; nil where it reads nothing or the tree was not built.
 	facts *scope.Facts
+	// treeBuf is the memory of final when rewriteBody built it from src (releaseTree).
+	treeBuf *yamlnode.TreeBuffer
 }
 
 // Plan translates every mutation of out, and the Deletes recovered from its

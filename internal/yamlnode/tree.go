@@ -117,6 +117,45 @@ func TreeOf(v map[string]any) *yaml.RNode {
 	return yaml.NewRNode(b.node(v))
 }
 
+// TreeBuffer is the memory of the trees TreeOf builds, for a caller that is done with each
+// tree before it builds the next: Reset hands the nodes, content and key slices of the last
+// tree to the next one. The zero value is ready; nothing may hold a node of its tree after
+// Reset (values read from it, strings among them, stay valid).
+type TreeBuffer struct {
+	b    treeBuilder
+	used bool
+}
+
+// TreeOf is TreeOf, built in b's memory. Call Reset before the next.
+func (t *TreeBuffer) TreeOf(v map[string]any) *yaml.RNode {
+	if t.used {
+		panic("yamlnode: TreeBuffer.TreeOf before Reset")
+	}
+	t.used = true
+	var size treeSize
+	size.add(v)
+	t.b.nodes = reuse(t.b.nodes, size.nodes)
+	t.b.refs = reuse(t.b.refs, size.refs)
+	t.b.keys = reuse(t.b.keys, size.keys)
+	return yaml.NewRNode(t.b.node(v))
+}
+
+// Reset ends the last tree: its memory goes to the next.
+func (t *TreeBuffer) Reset() {
+	clear(t.b.nodes)
+	clear(t.b.refs)
+	clear(t.b.keys)
+	t.b.nodes, t.b.refs, t.b.keys, t.used = t.b.nodes[:0], t.b.refs[:0], t.b.keys[:0], false
+}
+
+// reuse returns s emptied when it holds n, else a new slice that does.
+func reuse[T any](s []T, n int) []T {
+	if cap(s) >= n {
+		return s[:0]
+	}
+	return make([]T, 0, n)
+}
+
 // treeSize counts what the tree of a value holds.
 type treeSize struct{ nodes, refs, keys int }
 
