@@ -156,3 +156,21 @@ func FuzzFind(f *testing.F) {
 		}
 	})
 }
+
+// TestKnownPodBearing: a resource is pod-bearing when it is the lower-case plural of a
+// known kind of the same group, spelled exactly so.
+func TestKnownPodBearing(t *testing.T) {
+	for _, tc := range []struct {
+		group, resource string
+		want            bool
+	}{
+		{"apps", "deployments", true}, {"", "pods", true}, {"batch", "cronjobs", true},
+		{"", "replicationcontrollers", true}, {"apps", "replicasets", true},
+		{"apps", "Deployments", false}, {"apps", "deployment", false}, {"", "deployments", false},
+		{"apps", "deploymentss", false}, {"", "", false}, {"", "s", false}, {"", "configmaps", false},
+	} {
+		if got := KnownPodBearing(tc.group, tc.resource); got != tc.want {
+			t.Errorf("KnownPodBearing(%q, %q) = %t, want %t", tc.group, tc.resource, got, tc.want)
+		}
+	}
+}

@@ -1,8 +1,6 @@
 package podspec
 
 import (
-	"strings"
-
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -13,8 +11,10 @@ import (
 // KnownPodBearing reports whether group and resource are a built-in pod-bearing kind's
 // (Known): pods, podtemplates, replicationcontrollers and the workloads.
 func KnownPodBearing(group, resource string) bool {
-	for _, gk := range KnownKinds() {
-		if gk.Group == group && strings.ToLower(gk.Kind)+"s" == resource {
+	// Asked for every object of a plan: the kinds are read in place, without a copy.
+	n := len(resource) - 1
+	for gk := range known {
+		if gk.Group == group && n == len(gk.Kind) && resource[n] == 's' && lowerOf(gk.Kind, resource[:n]) {
 			return true
 		}
 	}
@@ -52,4 +52,22 @@ func SitesIn(obj *yaml.RNode) ([]Site, error) {
 		return nil, nil
 	}
 	return FindNode(gk, obj.YNode())
+}
+
+// lowerOf reports whether s is kind in lower case (strings.ToLower(kind) == s, for the ASCII
+// names of kinds), without building the lower-case string.
+func lowerOf(kind, s string) bool {
+	if len(kind) != len(s) {
+		return false
+	}
+	for i := 0; i < len(kind); i++ {
+		c := kind[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != s[i] {
+			return false
+		}
+	}
+	return true
 }
