@@ -80,6 +80,24 @@ func TestSetHelpersMatchKyaml(t *testing.T) {
 					}},
 				{"label", func(o *yaml.RNode) error { return o.PipeE(yaml.SetLabel("k", v)) },
 					func(o *yaml.RNode) error { return yamlnode.SetMetadataString(o, "labels", "k", v) }},
+				{"annotations at once, one twice", func(o *yaml.RNode) error {
+					for _, kv := range [][2]string{{"k", v}, {"new", "x"}, {"k", v + "2"}, {"other", v}} {
+						if err := o.PipeE(yaml.SetAnnotation(kv[0], kv[1])); err != nil {
+							return err
+						}
+					}
+					return nil
+				}, func(o *yaml.RNode) error {
+					return yamlnode.SetMetadataStrings(o, "annotations", []string{"k", "new", "k", "other"}, []string{v, "x", v + "2", v})
+				}},
+				{"labels at once", func(o *yaml.RNode) error {
+					if err := o.PipeE(yaml.SetLabel("k", v)); err != nil {
+						return err
+					}
+					return o.PipeE(yaml.SetLabel("a", v))
+				}, func(o *yaml.RNode) error {
+					return yamlnode.SetMetadataStrings(o, "labels", []string{"k", "a"}, []string{v, v})
+				}},
 				{"name", func(o *yaml.RNode) error { return o.SetName(v) },
 					func(o *yaml.RNode) error {
 						return yamlnode.SetString(o, &yaml.Node{Kind: yaml.ScalarNode, Value: v}, "metadata", "name")

@@ -219,27 +219,35 @@ func (RecordSource) Rewrite(c *StageContext) ([]plans.Change, error) {
 	}
 	changes := c.Scratch()
 	err := c.Edit(func(obj *yaml.RNode) error {
-		set := func(field, k, v string) error {
-			var from any
-			if old, ok := yamlnode.MetadataString(obj, field, k); ok {
-				if old == v {
-					return nil
+		// The keys of a field that change, set at once.
+		set := func(field string, keys, values []string) error {
+			var ks, vs []string
+			for i, k := range keys {
+				var from any
+				if old, ok := yamlnode.MetadataString(obj, field, k); ok {
+					if old == values[i] {
+						continue
+					}
+					from = old
 				}
-				from = old
+				ks, vs = append(ks, k), append(vs, values[i])
+				changes = append(changes, plans.Change{Path: "/metadata/" + field + "/" + yamlnode.PointerEscape(k), From: from, To: values[i], By: plans.ByAnnotate, Kind: plans.ChangeRecorded, Detail: detailRecorded})
 			}
-			if err := yamlnode.SetMetadataString(obj, field, k, v); err != nil {
-				return err
+			if len(ks) == 0 {
+				return nil
 			}
-			changes = append(changes, plans.Change{Path: "/metadata/" + field + "/" + yamlnode.PointerEscape(k), From: from, To: v, By: plans.ByAnnotate, Kind: plans.ChangeRecorded, Detail: detailRecorded})
-			return nil
+			return yamlnode.SetMetadataStrings(obj, field, ks, vs)
 		}
 		annotations := namespaces.SourceAnnotations(c.w.entry.Source)
-		for _, k := range slices.Sorted(maps.Keys(annotations)) {
-			if err := set("annotations", k, annotations[k]); err != nil {
-				return err
-			}
+		keys := slices.Sorted(maps.Keys(annotations))
+		values := make([]string, len(keys))
+		for i, k := range keys {
+			values[i] = annotations[k]
 		}
-		return set("labels", namespaces.LabelOperator, c.engine.Operator)
+		if err := set("annotations", keys, values); err != nil {
+			return err
+		}
+		return set("labels", []string{namespaces.LabelOperator}, []string{c.engine.Operator})
 	})
 	if err != nil {
 		return nil, err

@@ -244,6 +244,12 @@ func LookupCreate(n *yaml.RNode, path ...string) (*yaml.RNode, error) {
 // an annotation first drops an empty annotations mapping, and then an empty metadata. Where
 // metadata or the field is there but not a mapping, kyaml's filter f does it.
 func SetMetadataString(obj *yaml.RNode, field, key, value string) error {
+	return SetMetadataStrings(obj, field, []string{key}, []string{value})
+}
+
+// SetMetadataStrings sets metadata.<field>.<keys[i]> of obj to values[i], in order, each as
+// SetMetadataString sets it; the nodes of the keys it adds are made at once.
+func SetMetadataStrings(obj *yaml.RNode, field string, keys, values []string) error {
 	root := obj.YNode()
 	meta := MappingValue(root, "metadata")
 	var m *yaml.Node
@@ -251,10 +257,16 @@ func SetMetadataString(obj *yaml.RNode, field, key, value string) error {
 		m = MappingValue(meta, field)
 	}
 	if root.Kind != yaml.MappingNode || (meta != nil && meta.Kind != yaml.MappingNode) || (m != nil && m.Kind != yaml.MappingNode) {
-		if field == yaml.AnnotationsField {
-			return obj.PipeE(yaml.SetAnnotation(key, value))
+		for i, k := range keys {
+			var f yaml.Filter = yaml.SetLabel(k, values[i])
+			if field == yaml.AnnotationsField {
+				f = yaml.SetAnnotation(k, values[i])
+			}
+			if err := obj.PipeE(f); err != nil {
+				return err
+			}
 		}
-		return obj.PipeE(yaml.SetLabel(key, value))
+		return nil
 	}
 	if field == yaml.AnnotationsField {
 		if m != nil && len(m.Content) == 0 {
@@ -265,9 +277,25 @@ func SetMetadataString(obj *yaml.RNode, field, key, value string) error {
 		}
 	}
 	m, _ = MappingAt(root, "metadata", field)
-	v := yaml.NewStringRNode(value).YNode()
-	v.Style = yaml.SingleQuotedStyle
-	SetScalar(m, key, v)
+	added := 0
+	for _, k := range keys {
+		if MappingValue(m, k) == nil {
+			added++
+		}
+	}
+	// The keys and values it adds, in one allocation; the mapping grown once.
+	nodes := make([]yaml.Node, 0, 2*added)
+	m.Content = slices.Grow(m.Content, 2*added)
+	for i, k := range keys {
+		v := yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagString, Value: values[i], Style: yaml.SingleQuotedStyle}
+		if old := MappingValue(m, k); old != nil {
+			v.Style = old.Style
+			*old = v
+			continue
+		}
+		nodes = append(nodes, yaml.Node{Kind: yaml.ScalarNode, Value: k}, v)
+		m.Content = append(m.Content, &nodes[len(nodes)-2], &nodes[len(nodes)-1])
+	}
 	return nil
 }
 
