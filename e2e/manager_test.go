@@ -2,11 +2,13 @@ package e2e
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -214,4 +216,52 @@ func runUntilCleanup(t *testing.T, ctx context.Context, mgr ctrl.Manager) {
 			t.Errorf("manager: %v", err)
 		}
 	})
+}
+
+// TestManagerRemovesItsWorkDir: a manager given no work directory makes a temporary one,
+// keeps its operators' last runs there while it runs (their inputs hold the Secrets they
+// read), and removes it when it stops.
+func TestManagerRemovesItsWorkDir(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp) // where os.MkdirTemp makes the manager's directory
+	cfg := managedHostedControlPlane(t, "workdir")
+	hcpNS := cfg.Topology.Hosted.Namespace
+	sfx := uniqueSuffix(t)
+	op := "echo-" + sfx
+	var runs atomic.Int64
+
+	mgr := newManager(t, hosted.Config(cluster.Management), hcpNS)
+	if _, err := manager.AddToManager(t.Context(), mgr, manager.EmbedOptions{Topology: mustTopology(t, cfg),
+		Clusters: map[string]*rest.Config{cluster.Guest: hosted.Config(cluster.Guest)}, Operators: []manager.Operator{echoOperator(op, "settings-"+sfx, &runs)},
+		Registerer: prometheus.NewRegistry()}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	stopped := false
+	t.Cleanup(func() {
+		if !stopped {
+			stop()
+			<-done
+		}
+	})
+
+	var dirs []string
+	if err := poll(t.Context(), 100*time.Millisecond, 30*time.Second, func(context.Context) (bool, error) {
+		var err error
+		dirs, err = filepath.Glob(filepath.Join(tmp, "topolayer-runs-*", op, manager.LastSucceeded, "input"))
+		return len(dirs) == 1, err
+	}); err != nil {
+		t.Fatalf("no last run of %s under %s: %v (runs: %d)", op, tmp, err, runs.Load())
+	}
+	stop()
+	stopped = true
+	if err := <-done; err != nil {
+		t.Errorf("manager: %v", err)
+	}
+	left, err := filepath.Glob(filepath.Join(tmp, "topolayer-runs-*"))
+	if err != nil || len(left) != 0 {
+		t.Errorf("after the manager stopped, %v remain (%v); want its work directory %s removed", left, err, filepath.Dir(filepath.Dir(filepath.Dir(dirs[0]))))
+	}
 }

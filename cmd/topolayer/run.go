@@ -86,7 +86,7 @@ say why.`,
 	cmd.Flags().StringVar(&o.ProbeAddress, "health-probe-bind-address", "0", `address of the /healthz and /readyz endpoints ("0" turns them off)`)
 	cmd.Flags().StringVar(&o.PprofAddress, "pprof-bind-address", "0", `address of Go's /debug/pprof endpoints, to see where memory and CPU go (for example 127.0.0.1:6060; "0" turns them off)`)
 	cmd.Flags().BoolVar(&o.LeaderElect, "leader-elect", true, "elect a leader with a Lease, so that one replica runs at a time (also manager.leaderElection)")
-	cmd.Flags().StringVar(&o.WorkDir, "work-dir", "", "directory of the runs' input and output directories (default: manager.workDir, else a temporary directory)")
+	cmd.Flags().StringVar(&o.WorkDir, "work-dir", "", "directory of the runs' input and output directories (default: manager.workDir, else a temporary directory removed when it stops)")
 	cmd.Flags().IntVarP(&o.Verbosity, "v", "v", 0, "log verbosity")
 	return cmd
 }

@@ -80,7 +80,9 @@ type Options struct {
 	// (ResultWaiting).
 	Late map[string]string
 	// WorkDir holds the runs' input and output directories; each run's are removed after
-	// it, the last failed run's are kept for inspection.
+	// it, the last failed run's are kept for inspection. "" means a temporary directory the
+	// Manager removes when Start returns: the runs' inputs hold the Secrets the operators
+	// read, which must not outlive the process.
 	WorkDir string
 	// Scheduler bounds the runs; its Registerer and Observer are set by the Manager.
 	Scheduler scheduler.Options
@@ -133,6 +135,9 @@ type Manager struct {
 	// statusWriter writes the status objects.
 	statusWriter statusWriter
 
+	// ownWorkDir says New made opts.WorkDir, and Start removes it when it returns.
+	ownWorkDir bool
+
 	// refresher rewrites the guest kubeconfig Secrets before their tokens expire.
 	refresher *guestidentity.Refresher
 
@@ -179,19 +184,25 @@ type heldChange struct {
 // New asks every operator for its declarations, builds their engines and targets, and
 // reports the objects that two operators declare they write (as errors: a conflict refuses
 // to start). It does not start anything.
-func New(ctx context.Context, opts Options) (*Manager, error) {
+func New(ctx context.Context, opts Options) (_ *Manager, err error) {
 	if opts.Topology == nil {
 		return nil, errors.New("manager: a topology is required")
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if opts.WorkDir == "" {
-		dir, err := os.MkdirTemp("", "topolayer-runs-")
-		if err != nil {
-			return nil, err
+	ownWorkDir := opts.WorkDir == ""
+	if ownWorkDir {
+		dir, mkErr := os.MkdirTemp("", "topolayer-runs-")
+		if mkErr != nil {
+			return nil, mkErr
 		}
 		opts.WorkDir = dir
+		defer func() {
+			if err != nil {
+				_ = os.RemoveAll(dir)
+			}
+		}()
 	}
 	topo := opts.Topology
 	if opts.Clusters[topo.Home()] == nil {
@@ -206,7 +217,7 @@ func New(ctx context.Context, opts Options) (*Manager, error) {
 	if opts.RefreshClock == nil {
 		opts.RefreshClock = clock.RealClock{}
 	}
-	m := &Manager{opts: opts, log: logr.FromContextOrDiscard(ctx).WithName("manager"), topo: topo, status: topo.Status(),
+	m := &Manager{opts: opts, ownWorkDir: ownWorkDir, log: logr.FromContextOrDiscard(ctx).WithName("manager"), topo: topo, status: topo.Status(),
 		ops: map[string]*operatorState{}, ix: index.New(), writes: index.NewWrites(),
 		informed: map[string]*informed{}, refresher: guestidentity.NewRefresher(opts.RefreshClock),
 		lateConfigs: map[string]*rest.Config{}, connectSignal: make(chan struct{}, 1)}
@@ -363,5 +374,11 @@ func (m *Manager) Start(ctx context.Context) error {
 	m.log.Info("running operators", "operators", m.order, "workDir", m.opts.WorkDir)
 	err := m.scheduler.Start(ctx)
 	m.flushAll(context.WithoutCancel(ctx))
+	if m.ownWorkDir {
+		// Every run has ended: nothing reads or writes the directory any more.
+		if rmErr := os.RemoveAll(m.opts.WorkDir); rmErr != nil {
+			m.log.Error(rmErr, "removing the work directory", "workDir", m.opts.WorkDir)
+		}
+	}
 	return err
 }
