@@ -72,10 +72,12 @@ func (e *Checker) managementObject(target contract.Identity, obj *unstructured.U
 	if allow.MaxScratch != nil {
 		maxScratch = allow.MaxScratch.Value()
 	}
-	if why := managementFields(obj, target, max, e.ManagementAPI, o); why != "" {
+	// The pod specs the three checks below read, found once.
+	sites, sitesErr := podspec.SitesOf(obj)
+	if why := managementFields(obj, sites, sitesErr, target, max, e.ManagementAPI, o); why != "" {
 		return policy.RuleManagementFields, why
 	}
-	if why := scratch(obj, target, maxScratch); why != "" {
+	if why := scratch(obj, sites, target, maxScratch); why != "" {
 		return policy.RuleManagementFields, why
 	}
 	if why := e.monitorFields(obj, target); why != "" {
@@ -84,14 +86,15 @@ func (e *Checker) managementObject(target contract.Identity, obj *unstructured.U
 	if why := requests(obj, c); why != "" {
 		return policy.RuleManagementFields, why
 	}
-	if why := reservedLabels(obj, c, allow.Labels); why != "" {
+	if why := reservedLabels(obj, sites, c, allow.Labels); why != "" {
 		return policy.RuleReservedLabels, why + "; the configuration can let this operator set it (policy.operators[].management.labels)"
 	}
 	return "", ""
 }
 
 // managementFields returns why an allowed object may not land as it is: "" when it may.
-func managementFields(obj *unstructured.Unstructured, target contract.Identity, maxReplicas int64, managementAPI func(routing.Object) bool, o routing.Object) string {
+// sites are obj's pod specs (podspec.SitesOf), err why they could not be found.
+func managementFields(obj *unstructured.Unstructured, sites []podspec.Site, err error, target contract.Identity, maxReplicas int64, managementAPI func(routing.Object) bool, o routing.Object) string {
 	u := obj.Object
 	switch {
 	case target.Group == "" && target.Resource == "services":
@@ -116,7 +119,6 @@ func managementFields(obj *unstructured.Unstructured, target contract.Identity, 
 			return fmt.Sprintf("spec.volumeName: binds the named volume %s, which may be another tenant's", v)
 		}
 	}
-	sites, err := podspec.SitesOf(obj)
 	if err != nil {
 		return err.Error()
 	}
@@ -168,9 +170,9 @@ func requests(obj *unstructured.Unstructured, c *policy.Containment) string {
 	return ""
 }
 
-// reservedLabels returns the first reserved label obj sets on itself or its pods, as "" when
-// none, skipping the topology's own and those allowed.
-func reservedLabels(obj *unstructured.Unstructured, c *policy.Containment, allowed []policy.Label) string {
+// reservedLabels returns the first reserved label obj sets on itself or its pods (sites, its
+// pod specs), as "" when none, skipping the topology's own and those allowed.
+func reservedLabels(obj *unstructured.Unstructured, sites []podspec.Site, c *policy.Containment, allowed []policy.Label) string {
 	check := func(at string, labels map[string]any) string {
 		keys := make([]string, 0, len(labels))
 		for k := range labels {
@@ -198,8 +200,7 @@ func reservedLabels(obj *unstructured.Unstructured, c *policy.Containment, allow
 	if why := check("metadata.labels", labels); why != "" {
 		return why
 	}
-	sites, _ := podspec.SitesOf(obj) // an object beyond the search's bounds is refused by managementFields
-	for _, site := range sites {
+	for _, site := range sites { // an object beyond the search's bounds is refused by managementFields
 		meta, ok := site.Metadata()
 		if !ok || len(site.Template) == 0 {
 			continue // a Pod's labels are its own

@@ -11,19 +11,15 @@ import (
 	"github.com/topolayer/topolayer/namespaces"
 )
 
-// scratch returns why the pods of obj, as it will be on the management cluster, may hold more
-// on their node than max bytes of scratch space: an emptyDir volume without a sizeLimit (the
-// kubelet bounds nothing then), a sizeLimit that is not a quantity, or limits that together
-// exceed max. "" when they keep to it, when max is 0 (no bound), or for a shadow copy at
-// target. The writable root filesystem and container logs are the kubelet's and the
-// read-only-root opinion's to bound.
-func scratch(obj *unstructured.Unstructured, target contract.Identity, max int64) string {
+// scratch returns why the pods of obj, as it will be on the management cluster (sites, its
+// pod specs: podspec.SitesOf), may hold more on their node than max bytes of scratch space:
+// an emptyDir volume without a sizeLimit (the kubelet bounds nothing then), a sizeLimit that
+// is not a quantity, or limits that together exceed max. "" when they keep to it, when max is
+// 0 (no bound), or for a shadow copy at target. The writable root filesystem and container
+// logs are the kubelet's and the read-only-root opinion's to bound.
+func scratch(obj *unstructured.Unstructured, sites []podspec.Site, target contract.Identity, max int64) string {
 	if _, shadow := namespaces.IsShadowGroup(target.Group); shadow || max <= 0 {
 		return "" // nothing runs a shadow copy's pods
-	}
-	sites, err := podspec.SitesOf(obj)
-	if err != nil {
-		return err.Error()
 	}
 	bound := resource.NewQuantity(max, resource.BinarySI)
 	for _, site := range sites {
