@@ -1,11 +1,13 @@
 package translate
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -31,13 +33,24 @@ import (
 // see settlesAlone): settled is
 // called with it and its body, object and metadata file are dropped (and the entry's
 // Mutation and Object: the plan keeps what plan.json shows), so that a directory of any size
-// is planned in bounded memory. Every other entry is settled by Plan, in plan order. A
-// Planner is used once, by one goroutine.
+// is planned in bounded memory. Every other entry is settled by Plan: as soon as the
+// rewrite of the whole plan has finished it, when the checks of the whole plan read neither
+// its object nor its operator's (not RBAC, not waiting for the token check, its scope facts
+// read), in no particular order and then, with a spill, spilled (see settleShared); the rest
+// in plan order. A Planner is used once, by one goroutine.
 type Planner struct {
 	e       Engine
 	works   []*work
 	settled func(*plans.Entry) error
 	err     error
+	// mu serializes the settled function, the spill and err while the plan-wide rewrite
+	// settles entries on every core (settleShared).
+	mu sync.Mutex
+	// late are the entries the plan-wide rewrite spilled (settleShared), in no order; they
+	// join spilled, after the others, once the plan is complete. lateWarnings are the
+	// warnings spilled entries gained after they were spilled, by their index in spilled.
+	late         []plans.Spilled
+	lateWarnings map[int][]string
 	// writes finds the mutations that write an object twice (check.RuleDuplicateWrite).
 	writes check.DuplicateWrites
 	// recovery gathers what AddControllerResults needs of the mutations added before it
@@ -223,6 +236,45 @@ func (p *Planner) settle(w *work) {
 	w.src, w.obj, w.final, w.entry.Object, w.entry.Mutation = nil, nil, nil, nil, nil
 }
 
+// settleShared is settle for the rewrite that runs on every core: one entry at a time
+// reaches the settled function, in no particular order. With a spill, the entry's plan.json
+// form goes there too (rejected entries stay), and the work keeps only what the checks of
+// the whole plan read of it; the warnings the scope check gives it later are kept beside
+// (Planner.lateWarnings).
+func (p *Planner) settleShared(w *work) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.settle(w)
+	if p.spill == nil || !w.settled || p.err != nil || w.entry.Disposition == routing.Rejected {
+		return
+	}
+	s, err := p.spill.Add(&w.entry, w.m.Class, w.m.Path)
+	if err != nil {
+		p.err = err
+		return
+	}
+	p.late = append(p.late, s)
+	w.spilledLate = len(p.late)
+	w.entry.Changes, w.entry.Warnings, w.entry.Transforms, w.entry.Reason = nil, nil, nil, ""
+}
+
+// spilledJSON returns the plan.json form of the i-th spilled entry, with the warnings it
+// gained after it was spilled.
+func (p *Planner) spilledJSON(r *plans.SpillReader, i int) ([]byte, error) {
+	js, err := r.Entry(p.spilled[i])
+	if err != nil || len(p.lateWarnings[i]) == 0 {
+		return js, err
+	}
+	var e plans.Entry
+	d := json.NewDecoder(bytes.NewReader(js))
+	d.UseNumber() // the values of its changes come back as they were written
+	if err := d.Decode(&e); err != nil {
+		return nil, fmt.Errorf("%s: %w", p.spilled[i].Path, err)
+	}
+	e.Warnings = append(e.Warnings, p.lateWarnings[i]...)
+	return plans.EntryJSON(&e)
+}
+
 // Err returns the first error of the settled function; the planner settles nothing after it.
 func (p *Planner) Err() error { return p.err }
 
@@ -244,7 +296,7 @@ func (p *Planner) Plan() *plans.Plan {
 			continue
 		}
 		s := p.spilled[-ref-1]
-		js, err := r.Entry(s)
+		js, err := p.spilledJSON(r, -ref-1)
 		var e plans.Entry
 		if err == nil {
 			err = json.Unmarshal(js, &e)
@@ -273,7 +325,7 @@ func (p *Planner) WritePlan(w io.Writer) (*plans.Plan, error) {
 		if ref := order[i]; ref >= 0 {
 			return plans.EntryJSON(&plan.Entries[ref])
 		}
-		return r.Entry(p.spilled[-order[i]-1])
+		return p.spilledJSON(r, -order[i]-1)
 	})
 	return plan, err
 }
@@ -316,6 +368,13 @@ func (p *Planner) complete() (*plans.Plan, []int) {
 				// function drops it when the entry is settled): it goes now.
 				w.m.DropContent()
 				w.src, w.obj = nil, nil
+				if e.HCPNamespace == "" || w.facts != nil || !scope.Reads(&w.entry, e.HCPNamespace) {
+					// Nor its final object: the scope check reads its facts, the other
+					// checks of the whole plan read only the entries that wait for the
+					// token check or are RBAC's. It is settled now, so that the plan never
+					// holds the final objects of all its entries.
+					p.settleShared(w)
+				}
 			}
 		}
 	})
@@ -344,22 +403,40 @@ func (p *Planner) complete() (*plans.Plan, []int) {
 			works[v.Entry].entry.Warnings = append(works[v.Entry].entry.Warnings, scope.RuleCheck+": "+v.Message)
 		}
 	}
+	if p.spill != nil && p.err == nil {
+		p.err = p.spill.Flush() // what the rewrite spilled
+	}
 	order := make([]int, 0, len(works)+len(p.spilled))
-	s := 0
+	s, early := 0, len(p.spilled)
 	for i, w := range works {
 		// The spilled entries go among the ones the reader added, in the directory's order,
 		// and before those the stages added.
-		for ; s < len(p.spilled) && (i >= read || planOrder(p.spilled[s].Class, p.spilled[s].Path, w.m.Class, w.m.Path) < 0); s++ {
+		for ; s < early && (i >= read || planOrder(p.spilled[s].Class, p.spilled[s].Path, w.m.Class, w.m.Path) < 0); s++ {
 			order = append(order, -(s + 1))
+		}
+		works[i] = nil // the entry is in the plan now: let the work go
+		if w.spilledLate > 0 {
+			// Spilled by the plan-wide rewrite: it goes in its place, and what the scope
+			// check warned of it since beside it.
+			at := early + w.spilledLate - 1
+			if len(w.entry.Warnings) > 0 {
+				if p.lateWarnings == nil {
+					p.lateWarnings = map[int][]string{}
+				}
+				p.lateWarnings[at] = w.entry.Warnings
+			}
+			order = append(order, -(at + 1))
+			continue
 		}
 		p.settle(w)
 		plan.Entries = append(plan.Entries, w.entry)
-		order = append(order, i)
-		works[i] = nil // the entry is in the plan now: let the work go
+		order = append(order, len(plan.Entries)-1)
 	}
-	for ; s < len(p.spilled); s++ {
+	for ; s < early; s++ {
 		order = append(order, -(s + 1))
 	}
+	p.spilled = append(p.spilled, p.late...)
+	p.late = nil
 	return plan, order
 }
 

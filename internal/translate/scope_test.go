@@ -1,6 +1,8 @@
 package translate_test
 
 import (
+	"bytes"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -14,6 +16,7 @@ import (
 	"github.com/topolayer/topolayer/hosted"
 	"github.com/topolayer/topolayer/internal/contracttest"
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/internal/translate/scope"
 	"github.com/topolayer/topolayer/internal/translate/transform"
 	"github.com/topolayer/topolayer/namespaces"
@@ -430,16 +433,18 @@ func TestScopeCheckFacts(t *testing.T) {
 		patch("standalone-url", "", "configmaps", `[{"op": "add", "path": "/data/url", "value": "https://web.demo.svc:8443"}]`),
 	)
 	e.HCPNamespace = scopeHCP
-	out := &contract.OutputDir{Mutations: []contract.Mutation{
-		scopeMutation(t, "", "configmaps", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: demo}\ndata: {k: v}\n"),
-		scopeMutation(t, "apps", "deployments", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: demo}\nspec:\n"+
-			"  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n"+
-			"      volumes: [{name: c, configMap: {name: settings}}]\n      containers: [{name: web, image: web}]\n"),
-		scopeMutation(t, "", "services", "apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: demo}\nspec: {selector: {app: web}, ports: [{port: 8443}]}\n"),
-		scopeMutation(t, "apps", "deployments", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: other, namespace: elsewhere}\nspec:\n"+
-			"  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers: [{name: web, image: web}]\n"),
-	}}
-	plan := e.Plan(out)
+	newOut := func() *contract.OutputDir {
+		return &contract.OutputDir{Mutations: []contract.Mutation{
+			scopeMutation(t, "", "configmaps", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: demo}\ndata: {k: v}\n"),
+			scopeMutation(t, "apps", "deployments", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: demo}\nspec:\n"+
+				"  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n"+
+				"      volumes: [{name: c, configMap: {name: settings}}]\n      containers: [{name: web, image: web}]\n"),
+			scopeMutation(t, "", "services", "apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: demo}\nspec: {selector: {app: web}, ports: [{port: 8443}]}\n"),
+			scopeMutation(t, "apps", "deployments", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: other, namespace: elsewhere}\nspec:\n"+
+				"  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers: [{name: web, image: web}]\n"),
+		}}
+	}
+	plan := e.Plan(newOut())
 	var warned, checked []string
 	for _, en := range plan.Entries {
 		for _, w := range en.Warnings {
@@ -455,6 +460,46 @@ func TestScopeCheckFacts(t *testing.T) {
 	slices.Sort(checked)
 	if diff := cmp.Diff(checked, warned); diff != "" {
 		t.Errorf("the planner's warnings (+) are not scope.Check's on the finished plan (-):\n%s", diff)
+	}
+	// A streaming planner settles the entries that nothing but the scope check reads as it
+	// finishes them, drops their objects and, with a spill, spills them: the check reads
+	// their facts, and warns the same, in plan.json too.
+	var wantJSON bytes.Buffer
+	if err := plans.WriteJSON(&wantJSON, plan); err != nil {
+		t.Fatal(err)
+	}
+	for _, spill := range []bool{false, true} {
+		streaming := func() *translate.Planner {
+			p := e.Planner(func(*plans.Entry) error { return nil })
+			if spill {
+				f, err := os.CreateTemp(t.TempDir(), "spill")
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { f.Close() })
+				p.SpillTo(f)
+			}
+			for _, m := range newOut().Mutations {
+				p.Add(&m)
+			}
+			return p
+		}
+		streamed := streaming().Plan()
+		if len(streamed.Entries) != len(plan.Entries) {
+			t.Fatalf("spill %v: the streaming planner's plan has %d entries, Engine.Plan's %d", spill, len(streamed.Entries), len(plan.Entries))
+		}
+		for i, en := range streamed.Entries {
+			if diff := cmp.Diff(plan.Entries[i].Warnings, en.Warnings); diff != "" {
+				t.Errorf("spill %v: %s: the streaming planner's warnings (+) are not Engine.Plan's (-):\n%s", spill, en.Source, diff)
+			}
+		}
+		var gotJSON bytes.Buffer
+		if _, err := streaming().WritePlan(&gotJSON); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(wantJSON.String(), gotJSON.String()); diff != "" {
+			t.Errorf("spill %v: the streaming planner's plan.json (+) is not Engine.Plan's (-):\n%s", spill, diff)
+		}
 	}
 	for _, want := range []string{
 		"names a standalone identity the plan renamed: spec.template.spec.volumes[0].configMap.name: ConfigMap " + scopeHCP + "/settings",

@@ -138,6 +138,9 @@ type work struct {
 	// facts are what the scope check reads of the final object (scope.ReadFacts), read from
 	// its tree before the tree goes; nil where it reads nothing or the tree was not built.
 	facts *scope.Facts
+	// spilledLate is, for an entry the plan-wide rewrite settled and spilled, its place
+	// among those (Planner.late) plus one; 0 for the others.
+	spilledLate int
 	// treeBuf is the memory of final when rewriteBody built it from src (releaseTree).
 	treeBuf *yamlnode.TreeBuffer
 }

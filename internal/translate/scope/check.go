@@ -96,7 +96,14 @@ func CheckFacts(p *plans.Plan, facts []*Facts, hcp string, discovery *contract.D
 				renamed[nameKey{gkOf(e.Source), e.Source.Name}] = true
 			}
 		}
-		status, check := reads(&p.Entries[i], hcp)
+		var status, check, runsPods bool
+		if f := factsAt(facts, i); e.Object == nil && f != nil {
+			// The engine dropped the object once it read its facts.
+			status, check, runsPods = f.readsStatus, f.readsChecked, f.runsPods
+		} else if status, check = reads(&p.Entries[i], hcp); check {
+			gvk := e.Object.GroupVersionKind()
+			runsPods = podspec.RunsPods(gvk.Group, gvk.GroupKind())
+		}
 		if status {
 			statuses = append(statuses, i)
 		}
@@ -104,7 +111,7 @@ func CheckFacts(p *plans.Plan, facts []*Facts, hcp string, discovery *contract.D
 			continue
 		}
 		checked = append(checked, i)
-		if gvk := e.Object.GroupVersionKind(); podspec.RunsPods(gvk.Group, gvk.GroupKind()) {
+		if runsPods {
 			runs = append(runs, i)
 		}
 	}
@@ -115,21 +122,7 @@ func CheckFacts(p *plans.Plan, facts []*Facts, hcp string, discovery *contract.D
 	// The labels of the plan's pod templates, in plan order, read from the objects.
 	var pods []pod
 	for _, i := range runs {
-		obj := p.Entries[i].Object
-		sites, _ := podspec.SitesOf(obj) // the policy refused an object beyond the search's bounds
-		for _, site := range sites {
-			meta, ok := site.Metadata()
-			if !ok {
-				continue
-			}
-			set := labels.Set{}
-			if m, ok := meta.Child("labels").Get(obj.Object).(map[string]any); ok {
-				for k, v := range m {
-					if v != nil {
-						set[k] = fmt.Sprint(v) // a string, unless the policy refuses the object
-					}
-				}
-			}
+		for _, set := range all[i].pods {
 			pods = append(pods, pod{ns: p.Entries[i].Source.Namespace, labels: set, entry: i})
 		}
 	}

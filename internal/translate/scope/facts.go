@@ -5,12 +5,14 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/translate/plans"
+	"github.com/topolayer/topolayer/internal/translate/podspec"
 	"github.com/topolayer/topolayer/internal/translate/references"
 	"github.com/topolayer/topolayer/internal/yamlnode"
 	"github.com/topolayer/topolayer/namespaces"
@@ -23,6 +25,13 @@ import (
 // decides once it knows the whole plan. The engine reads them while it still holds the
 // object's tree (ReadFacts), so that the check builds no tree again.
 type Facts struct {
+	// readsStatus and readsChecked say what Check reads of the entry (reads), so that it
+	// judges an entry whose object the engine dropped once it read its facts.
+	readsStatus, readsChecked bool
+	// pods are the labels of the object's pod templates, in the order of its pod specs, when
+	// Check reads its selectors and its kind runs pods.
+	pods        []labels.Set
+	runsPods    bool
 	selectors   []selectorFact
 	references  []references.Named
 	annotations []annotationName
@@ -71,6 +80,37 @@ func reads(e *plans.Entry, hcp string) (status, checked bool) {
 	return status, checked
 }
 
+// Reads reports whether Check reads entry e, with its final object, placed in the HCP
+// namespace hcp: an entry it does not read may drop its object before the plan is checked;
+// one it reads keeps it, or its facts (ReadFacts).
+func Reads(e *plans.Entry, hcp string) bool {
+	status, checked := reads(e, hcp)
+	return status || checked
+}
+
+// podLabels returns the labels of the pod templates of obj, one set for each of its pod
+// specs that has metadata, in the order of its pod specs.
+func podLabels(obj *unstructured.Unstructured) []labels.Set {
+	var out []labels.Set
+	sites, _ := podspec.SitesOf(obj) // the policy refused an object beyond the search's bounds
+	for _, site := range sites {
+		meta, ok := site.Metadata()
+		if !ok {
+			continue
+		}
+		set := labels.Set{}
+		if m, ok := meta.Child("labels").Get(obj.Object).(map[string]any); ok {
+			for k, v := range m {
+				if v != nil {
+					set[k] = fmt.Sprint(v) // a string, unless the policy refuses the object
+				}
+			}
+		}
+		out = append(out, set)
+	}
+	return out
+}
+
 // ReadFacts reads the facts of obj, the tree of e's final object, that Check reads of an
 // entry placed in the HCP namespace hcp; nil when it reads none. obj is not changed.
 func ReadFacts(obj *yaml.RNode, e *plans.Entry, hcp string) *Facts {
@@ -78,7 +118,12 @@ func ReadFacts(obj *yaml.RNode, e *plans.Entry, hcp string) *Facts {
 	if !status && !checked {
 		return nil
 	}
-	f := &Facts{}
+	f := &Facts{readsStatus: status, readsChecked: checked}
+	if checked {
+		if gvk := e.Object.GroupVersionKind(); podspec.RunsPods(gvk.Group, gvk.GroupKind()) {
+			f.runsPods, f.pods = true, podLabels(e.Object)
+		}
+	}
 	if status {
 		f.status = statusNames(obj)
 	}
@@ -192,11 +237,19 @@ func statusNames(obj *yaml.RNode) []statusName {
 	return out
 }
 
+// factsAt returns facts[i], nil when the engine read none for entry i.
+func factsAt(facts []*Facts, i int) *Facts {
+	if i < len(facts) {
+		return facts[i]
+	}
+	return nil
+}
+
 // factsOf returns the facts of entry i of p: facts[i] when the engine read them, else read
 // from a tree of the entry's object built for it.
 func factsOf(p *plans.Plan, facts []*Facts, i int, hcp string) *Facts {
-	if i < len(facts) && facts[i] != nil {
-		return facts[i]
+	if f := factsAt(facts, i); f != nil {
+		return f
 	}
 	f := ReadFacts(yamlnode.TreeOf(p.Entries[i].Object.Object), &p.Entries[i], hcp)
 	if f == nil {
