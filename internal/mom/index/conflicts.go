@@ -2,6 +2,8 @@ package index
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 
 	"github.com/topolayer/topolayer/contract"
@@ -78,12 +80,7 @@ func conflicts(writers map[contract.Key]map[string]bool, ids map[contract.Key]co
 		if len(ops) < 2 {
 			continue
 		}
-		c := Conflict{Identity: ids[k]}
-		for op := range ops {
-			c.Operators = append(c.Operators, op)
-		}
-		sort.Strings(c.Operators)
-		out = append(out, c)
+		out = append(out, Conflict{Identity: ids[k], Operators: slices.Sorted(maps.Keys(ops))})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Identity.String() < out[j].Identity.String() })
 	return out

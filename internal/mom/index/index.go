@@ -2,6 +2,7 @@ package index
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"sync"
@@ -203,10 +204,7 @@ func Scopes(inputs map[string]*contract.InputResources) []Scope {
 		if nss[AllNamespaces] {
 			s.Namespaces = []string{AllNamespaces}
 		} else {
-			for ns := range nss {
-				s.Namespaces = append(s.Namespaces, ns)
-			}
-			sort.Strings(s.Namespaces)
+			s.Namespaces = slices.Sorted(maps.Keys(nss))
 		}
 		out = append(out, s)
 	}
