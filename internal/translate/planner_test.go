@@ -171,32 +171,10 @@ func TestPlannerSpillsServiceAccounts(t *testing.T) {
 	engine.Policy = &policy.Policy{}
 	want := engine.Plan(&contract.OutputDir{Mutations: slices.Clone(ms)})
 
-	early := map[string]bool{}
-	adding := true
-	p := engine.Planner(func(e *plans.Entry) error {
-		if adding {
-			early[e.Source.Name] = true
-		}
-		return nil
-	})
-	f, err := os.CreateTemp(t.TempDir(), "spill")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	p.SpillTo(f)
-	for i := len(ms) - 1; i >= 0; i-- { // the account after the Secrets that name it
-		m := ms[i]
-		p.Add(&m)
-	}
-	adding = false
-	got := p.Plan()
-	if err := p.Err(); err != nil {
-		t.Fatal(err)
-	}
-	gotJSON, _ := json.Marshal(got)
-	wantJSON, _ := json.Marshal(want)
-	if string(gotJSON) != string(wantJSON) {
+	reversed := slices.Clone(ms)
+	slices.Reverse(reversed) // the account after the Secrets that name it
+	got, early := planSpilled(t, engine, reversed)
+	if gotJSON, wantJSON := planJSON(got), planJSON(want); gotJSON != wantJSON {
 		t.Fatalf("the spilled plan differs from Engine.Plan's:\n got %s\nwant %s", gotJSON, wantJSON)
 	}
 	wantDisposition := map[string]routing.Disposition{"a-token": routing.Apply, "b-token": routing.Rejected, "opaque": routing.Apply, "patched": routing.Rejected, "sample": routing.Apply}
@@ -241,35 +219,12 @@ func TestPlannerSpillsRoles(t *testing.T) {
 			engine.Policy = tc.policy
 			want := engine.Plan(&contract.OutputDir{Mutations: slices.Clone(ms)})
 			for _, order := range []string{"forward", "reverse"} {
-				early := map[string]bool{}
-				adding := true
-				p := engine.Planner(func(e *plans.Entry) error {
-					if adding {
-						early[e.Source.Name] = true
-					}
-					return nil
-				})
-				f, err := os.CreateTemp(t.TempDir(), "spill")
-				if err != nil {
-					t.Fatal(err)
+				ordered := slices.Clone(ms)
+				if order == "reverse" {
+					slices.Reverse(ordered)
 				}
-				defer f.Close()
-				p.SpillTo(f)
-				for i := range ms {
-					m := ms[i]
-					if order == "reverse" {
-						m = ms[len(ms)-1-i]
-					}
-					p.Add(&m)
-				}
-				adding = false
-				got := p.Plan()
-				if err := p.Err(); err != nil {
-					t.Fatal(err)
-				}
-				gotJSON, _ := json.Marshal(got)
-				wantJSON, _ := json.Marshal(want)
-				if string(gotJSON) != string(wantJSON) {
+				got, early := planSpilled(t, engine, ordered)
+				if gotJSON, wantJSON := planJSON(got), planJSON(want); gotJSON != wantJSON {
 					t.Fatalf("%s: the spilled plan differs from Engine.Plan's:\n got %s\nwant %s", order, gotJSON, wantJSON)
 				}
 				if !maps.Equal(early, tc.wantEarly) {
@@ -287,6 +242,42 @@ func TestPlannerSpillsRoles(t *testing.T) {
 			}
 		})
 	}
+}
+
+// planSpilled feeds ms, in their order, to a planner of engine that spills to a temporary
+// file, and returns its plan and the names of the entries it settled while adding.
+func planSpilled(t *testing.T, engine translate.Engine, ms []contract.Mutation) (*plans.Plan, map[string]bool) {
+	t.Helper()
+	early := map[string]bool{}
+	adding := true
+	p := engine.Planner(func(e *plans.Entry) error {
+		if adding {
+			early[e.Source.Name] = true
+		}
+		return nil
+	})
+	f, err := os.CreateTemp(t.TempDir(), "spill")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p.SpillTo(f)
+	for i := range ms {
+		m := ms[i]
+		p.Add(&m)
+	}
+	adding = false
+	got := p.Plan()
+	if err := p.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return got, early
+}
+
+// planJSON is a plan as json.Marshal writes it, to compare two plans whole.
+func planJSON(plan *plans.Plan) string {
+	b, _ := json.Marshal(plan)
+	return string(b)
 }
 
 // TestPlannerKeepsWhatPlanChecksRead: the hosted planner lets go of the operator's object of

@@ -1,7 +1,6 @@
 package translate_test
 
 import (
-	"encoding/json"
 	"os"
 	"slices"
 	"testing"
@@ -204,10 +203,8 @@ func TestRecoveredDeletes(t *testing.T) {
 				if err := p.Err(); err != nil {
 					t.Fatal(err)
 				}
-				a, _ := json.Marshal(plan)
-				b, _ := json.Marshal(streamed)
-				if string(a) != string(b) {
-					t.Errorf("spill %v: the streamed plan differs:\n got %s\nwant %s", spill, b, a)
+				if got, want := planJSON(streamed), planJSON(plan); got != want {
+					t.Errorf("spill %v: the streamed plan differs:\n got %s\nwant %s", spill, got, want)
 				}
 				if settled != len(streamed.Entries) {
 					t.Errorf("spill %v: %d entries settled, the plan has %d", spill, settled, len(streamed.Entries))
