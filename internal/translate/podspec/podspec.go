@@ -208,21 +208,17 @@ func MayHold(gk schema.GroupKind) bool {
 // walk that visits a mapping's keys sorted (FindNode: in the document's order). It returns ErrTooComplex (wrapped, with where)
 // for an object beyond the search's bounds.
 func Find(gk schema.GroupKind, obj map[string]any) ([]Site, error) {
-	if s, ok := Known(gk); ok {
-		return []Site{s}, nil
-	}
-	if !Schemaless(gk) {
-		return nil, nil
-	}
-	w := &walker{}
-	if err := w.walk(obj, nil); err != nil {
-		return nil, err
-	}
-	return w.found, nil
+	return find(gk, func(w *walker) error { return w.walk(obj, nil) })
 }
 
 // FindNode is Find on a YAML tree.
 func FindNode(gk schema.GroupKind, obj *yaml.Node) ([]Site, error) {
+	return find(gk, func(w *walker) error { return w.walkNode(obj, nil) })
+}
+
+// find returns the one site of a known pod-bearing kind, none for another built-in kind, and
+// for a custom resource what walk finds in the object.
+func find(gk schema.GroupKind, walk func(*walker) error) ([]Site, error) {
 	if s, ok := Known(gk); ok {
 		return []Site{s}, nil
 	}
@@ -230,7 +226,7 @@ func FindNode(gk schema.GroupKind, obj *yaml.Node) ([]Site, error) {
 		return nil, nil
 	}
 	w := &walker{}
-	if err := w.walkNode(obj, nil); err != nil {
+	if err := walk(w); err != nil {
 		return nil, err
 	}
 	return w.found, nil
