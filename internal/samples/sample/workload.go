@@ -11,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	appsac "k8s.io/client-go/applyconfigurations/apps/v1"
@@ -22,6 +21,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/topolayer/topolayer/internal/samples/internal/namespace"
 )
 
 // configHashAnnotation on the pod template rolls the operand out when its message changes.
@@ -87,14 +88,8 @@ func (r *WorkloadReconciler) Reconcile(ctx context.Context, _ reconcile.Request)
 		return reconcile.Result{}, err
 	}
 
-	ns := &corev1.Namespace{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Name: OperandNamespace}, ns); apierrors.IsNotFound(err) {
-		ns = &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: OperandNamespace}}
-		if err := r.Client.Create(ctx, ns); err != nil {
-			return reconcile.Result{}, fmt.Errorf("create namespace %s: %w", OperandNamespace, err)
-		}
-	} else if err != nil {
-		return reconcile.Result{}, fmt.Errorf("get namespace %s: %w", OperandNamespace, err)
+	if err := namespace.Ensure(ctx, r.Client, OperandNamespace); err != nil {
+		return reconcile.Result{}, err
 	}
 
 	existing := &appsv1.Deployment{}

@@ -8,7 +8,6 @@ import (
 	configv1 "github.com/openshift/api/config/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	coreac "k8s.io/client-go/applyconfigurations/core/v1"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/samples/internal/clusteroperator"
+	"github.com/topolayer/topolayer/internal/samples/internal/namespace"
 	"github.com/topolayer/topolayer/sdk"
 )
 
@@ -124,14 +124,8 @@ func (r *AuditConfigReconciler) Reconcile(ctx context.Context, _ reconcile.Reque
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	ns := &corev1.Namespace{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Name: AuditConfigNamespace}, ns); apierrors.IsNotFound(err) {
-		ns = &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: AuditConfigNamespace}}
-		if err := r.Client.Create(ctx, ns); err != nil {
-			return reconcile.Result{}, fmt.Errorf("create namespace %s: %w", AuditConfigNamespace, err)
-		}
-	} else if err != nil {
-		return reconcile.Result{}, fmt.Errorf("get namespace %s: %w", AuditConfigNamespace, err)
+	if err := namespace.Ensure(ctx, r.Client, AuditConfigNamespace); err != nil {
+		return reconcile.Result{}, err
 	}
 	writes := []runtime.ApplyConfiguration{
 		coreac.ConfigMap(AuditConfigName, AuditConfigNamespace).WithData(map[string]string{"profile": profile, "policy.yaml": policy}),
