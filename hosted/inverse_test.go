@@ -7,9 +7,11 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/topolayer/topolayer/contract"
 	"github.com/topolayer/topolayer/internal/contracttest"
 	"github.com/topolayer/topolayer/internal/corpus"
 	"github.com/topolayer/topolayer/internal/translate"
+	"github.com/topolayer/topolayer/internal/translate/plans"
 	"github.com/topolayer/topolayer/internal/translate/transform"
 	"github.com/topolayer/topolayer/namespaces"
 )
@@ -35,14 +37,7 @@ func TestInverseUndoesTranslation(t *testing.T) {
 					// no original to compare with.
 					continue
 				}
-				obj, err := yaml.Parse(string(contracttest.Bytes(t, e.Mutation)))
-				if err != nil {
-					t.Fatal(err)
-				}
-				back, src, warnings, err := inv.Object(e.Target.Cluster, e.Target.Identity, obj)
-				if err != nil {
-					t.Fatalf("%s: %v", e.Source, err)
-				}
+				back, src, warnings := mapBack(t, inv, e)
 				if len(warnings) > 0 {
 					t.Errorf("%s: %v", e.Source, warnings)
 				}
@@ -57,6 +52,21 @@ func TestInverseUndoesTranslation(t *testing.T) {
 		})
 	}
 	t.Logf("%d objects mapped back", checked)
+}
+
+// mapBack maps the object of a planned entry back with inv, to what the operator reads: the
+// object, the identity it had and the warnings.
+func mapBack(t *testing.T, inv translate.Inverse, e plans.Entry) (*yaml.RNode, contract.Identity, []string) {
+	t.Helper()
+	obj, err := yaml.Parse(string(contracttest.Bytes(t, e.Mutation)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, src, warnings, err := inv.Object(e.Target.Cluster, e.Target.Identity, obj)
+	if err != nil {
+		t.Fatalf("%s: %v", e.Source, err)
+	}
+	return back, src, warnings
 }
 
 func asMap(t *testing.T, data []byte) map[string]any {
@@ -90,14 +100,7 @@ func TestInverseRestoresWithheld(t *testing.T) {
 				if _, ok := e.Object.GetAnnotations()[transform.AnnotationWithheld]; !ok {
 					continue
 				}
-				obj, err := yaml.Parse(string(contracttest.Bytes(t, e.Mutation)))
-				if err != nil {
-					t.Fatal(err)
-				}
-				back, _, _, err := inv.Object(e.Target.Cluster, e.Target.Identity, obj)
-				if err != nil {
-					t.Fatalf("%s: %v", e.Source, err)
-				}
+				back, _, _ := mapBack(t, inv, e)
 				want := asMap(t, original[e.SourcePath])["metadata"].(map[string]any)
 				got := asMap(t, []byte(back.MustString()))["metadata"].(map[string]any)
 				for _, field := range []string{"labels", "annotations"} {
