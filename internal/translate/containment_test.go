@@ -20,9 +20,7 @@ func TestContainment(t *testing.T) {
 		return profileEngine(hcp, &policy.Policy{PodSecurity: mode})
 	}
 	workload := func(spec string) contract.Mutation {
-		return policyMutation(contract.ActionApply, "apps", "deployments", "openshift-authentication", "oauth-openshift",
-			"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: oauth-openshift, namespace: openshift-authentication}\n"+
-				"spec:\n  selector: {matchLabels: {app: oauth}}\n  template:\n    metadata: {labels: {app: oauth}}\n    spec:\n"+spec)
+		return deploymentMutation("openshift-authentication", "oauth-openshift", "oauth", spec)
 	}
 	privileged := workload("      hostPID: true\n      hostNetwork: true\n      nodeName: master-0\n" +
 		"      containers:\n      - name: oauth\n        image: oauth\n        ports: [{containerPort: 6443, hostPort: 6443}]\n" +

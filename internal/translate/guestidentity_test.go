@@ -27,18 +27,9 @@ func TestGuestIdentity(t *testing.T) {
 	deployment := func(sa string) contract.Mutation {
 		saField := ""
 		if sa != "" {
-			saField = "\n      serviceAccountName: " + sa
+			saField = "      serviceAccountName: " + sa + "\n"
 		}
-		return policyMutation(contract.ActionApply, "apps", "deployments", "demo", "web", `
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web, namespace: demo}
-spec:
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:`+saField+`
-      initContainers: [{name: init, image: busybox}]
+		return deploymentMutation("demo", "web", "web", saField+`      initContainers: [{name: init, image: busybox}]
       containers:
       - name: web
         image: web
@@ -276,16 +267,7 @@ func TestGuestKubeconfigSecretName(t *testing.T) {
 // Secret of an account that is not the operator's is still refused.
 func TestGuestIdentityTokenSecret(t *testing.T) {
 	const hcp = "clusters-example"
-	deployment := policyMutation(contract.ActionApply, "apps", "deployments", "demo", "web", `
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web, namespace: demo}
-spec:
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      serviceAccountName: web
+	deployment := deploymentMutation("demo", "web", "web", `      serviceAccountName: web
       volumes: [{name: token, secret: {secretName: web-token}}, {name: config, configMap: {name: web}}]
       containers:
       - name: web

@@ -21,6 +21,14 @@ func policyMutation(action contract.Action, group, resource, ns, name, body stri
 	return m
 }
 
+// deploymentMutation is an Apply of Deployment ns/name on the management cluster, its selector
+// and pod template labelled app: app; podSpec holds the pod spec's fields, indented six spaces.
+func deploymentMutation(ns, name, app, podSpec string) contract.Mutation {
+	return policyMutation(contract.ActionApply, "apps", "deployments", ns, name,
+		"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: "+name+", namespace: "+ns+"}\n"+
+			"spec:\n  selector: {matchLabels: {app: "+app+"}}\n  template:\n    metadata: {labels: {app: "+app+"}}\n    spec:\n"+podSpec)
+}
+
 func role(ns, name, rules string) contract.Mutation {
 	return policyMutation(contract.ActionApply, "rbac.authorization.k8s.io", "roles", ns, name,
 		"apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: "+name+", namespace: "+ns+"}\nrules:\n"+rules)

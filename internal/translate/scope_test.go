@@ -48,12 +48,7 @@ func scopeMutation(t *testing.T, group, resource, body string) contract.Mutation
 func namespaceObjects(t *testing.T, ns string) []contract.Mutation {
 	meta := "metadata: {name: x, namespace: " + ns + "}\n"
 	return []contract.Mutation{
-		scopeMutation(t, "apps", "deployments", "apiVersion: apps/v1\nkind: Deployment\n"+meta+`spec:
-  selector: {matchLabels: {app: x}}
-  template:
-    metadata: {labels: {app: x}}
-    spec:
-      containers: [{name: x, image: x}]
+		deploymentMutation(ns, "x", "x", `      containers: [{name: x, image: x}]
       topologySpreadConstraints: [{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: x}}}]
 `),
 		scopeMutation(t, "", "services", "apiVersion: v1\nkind: Service\n"+meta+"spec: {selector: {app: x}, ports: [{port: 80}]}\n"),
@@ -264,15 +259,7 @@ func TestScopeSelectors(t *testing.T) {
 // TestEveryNamespaceConfigMaps: a projected kube-root-ca.crt keeps its name in the HCP
 // namespace; a ConfigMap of the plan is renamed.
 func TestEveryNamespaceConfigMaps(t *testing.T) {
-	d := scopeMutation(t, "apps", "deployments", `apiVersion: apps/v1
-kind: Deployment
-metadata: {name: d, namespace: a}
-spec:
-  selector: {matchLabels: {app: d}}
-  template:
-    metadata: {labels: {app: d}}
-    spec:
-      containers: [{name: d, image: d}]
+	d := deploymentMutation("a", "d", "d", `      containers: [{name: d, image: d}]
       volumes:
       - name: token
         projected: {sources: [{configMap: {name: kube-root-ca.crt}}, {configMap: {name: openshift-service-ca.crt}}]}
@@ -436,12 +423,9 @@ func TestScopeCheckFacts(t *testing.T) {
 	newOut := func() *contract.OutputDir {
 		return &contract.OutputDir{Mutations: []contract.Mutation{
 			scopeMutation(t, "", "configmaps", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: demo}\ndata: {k: v}\n"),
-			scopeMutation(t, "apps", "deployments", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: demo}\nspec:\n"+
-				"  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n"+
-				"      volumes: [{name: c, configMap: {name: settings}}]\n      containers: [{name: web, image: web}]\n"),
+			deploymentMutation("demo", "web", "web", "      volumes: [{name: c, configMap: {name: settings}}]\n      containers: [{name: web, image: web}]\n"),
 			scopeMutation(t, "", "services", "apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: demo}\nspec: {selector: {app: web}, ports: [{port: 8443}]}\n"),
-			scopeMutation(t, "apps", "deployments", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: other, namespace: elsewhere}\nspec:\n"+
-				"  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers: [{name: web, image: web}]\n"),
+			deploymentMutation("elsewhere", "other", "web", "      containers: [{name: web, image: web}]\n"),
 		}}
 	}
 	plan := e.Plan(newOut())

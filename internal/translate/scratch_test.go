@@ -28,10 +28,8 @@ func TestScratchOnManagement(t *testing.T) {
 	big := resource.MustParse("200Gi")
 	widened.Policy = &policy.Policy{PodSecurity: policy.PodSecurityStrip, Management: &policy.ManagementAllowance{MaxScratch: &big}}
 	deployment := func(args, volumes string) contract.Mutation {
-		return policyMutation(contract.ActionApply, "apps", "deployments", "openshift-authentication", "server",
-			"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: server, namespace: openshift-authentication}\n"+
-				"spec:\n  selector: {matchLabels: {app: oauth}}\n  template:\n    metadata: {labels: {app: oauth}}\n    spec:\n"+
-				"      containers:\n      - name: server\n        image: server\n        args: "+args+"\n"+
+		return deploymentMutation("openshift-authentication", "server", "oauth",
+			"      containers:\n      - name: server\n        image: server\n        args: "+args+"\n"+
 				"        volumeMounts: [{name: audit-dir, mountPath: /var/log/oauth-server}]\n"+
 				"      volumes: "+volumes+"\n")
 	}
