@@ -245,24 +245,9 @@ func TestApplyConflict(t *testing.T) {
 
 	// A second, harmless entry first in the plan: validation must stop it too.
 	other := mutation(contract.ClassManagement, contract.ActionCreate, "/v1/configmaps", "openshift-sample", "apply-conflict-other", configMap("apply-conflict-other", "k: v"))
-	plan = hostedPlan(t, e2eOperator, nil, other, m)
-	counter := &mutatingCounter{}
-	res, err := apply.ApplyPlan(t.Context(), plan, hostedTargets(t, e2eOperator, counter))
-	var ce *apply.ConflictError
-	if !errors.As(err, &ce) {
-		t.Fatalf("err = %v, want a *ConflictError", err)
-	}
-	t.Logf("refused: %v", ce)
+	ce := applyRefused(t, hostedPlan(t, e2eOperator, nil, other, m))
 	if ce.LiveOperator != "someone-else" {
 		t.Errorf("conflict reports operator %q", ce.LiveOperator)
-	}
-	if n := counter.n.Load(); n != 0 {
-		t.Errorf("%d mutating requests sent, want 0", n)
-	}
-	for _, r := range res {
-		if r.Status == apply.StatusApplied {
-			t.Errorf("%s was applied", r.Identity)
-		}
 	}
 	after, err := ri.Get(t.Context(), id.Name, metav1.GetOptions{})
 	if err != nil {
@@ -344,6 +329,24 @@ func TestApplyGuestNamespaceConflict(t *testing.T) {
 		theirs,
 		mutation(contract.ClassUserWorkload, contract.ActionCreate, "/v1/configmaps", ns, "last", body("last", "k: v")),
 	)
+	applyRefused(t, plan)
+	after, err := ri.Get(t.Context(), "theirs", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.GetResourceVersion() != before.GetResourceVersion() {
+		t.Errorf("their object was touched")
+	}
+	if _, err := ri.Get(t.Context(), "first", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the entry before the conflict was written: err = %v", err)
+	}
+}
+
+// applyRefused applies plan on the hosted targets and checks that validation refuses it
+// with a *apply.ConflictError before any write: the error says nothing was written, no
+// mutating request is sent and no entry is applied. It returns the conflict.
+func applyRefused(t *testing.T, plan *plans.Plan) *apply.ConflictError {
+	t.Helper()
 	counter := &mutatingCounter{}
 	res, err := apply.ApplyPlan(t.Context(), plan, hostedTargets(t, e2eOperator, counter))
 	var ce *apply.ConflictError
@@ -362,14 +365,5 @@ func TestApplyGuestNamespaceConflict(t *testing.T) {
 			t.Errorf("%s was applied", r.Identity)
 		}
 	}
-	after, err := ri.Get(t.Context(), "theirs", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if after.GetResourceVersion() != before.GetResourceVersion() {
-		t.Errorf("their object was touched")
-	}
-	if _, err := ri.Get(t.Context(), "first", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-		t.Errorf("the entry before the conflict was written: err = %v", err)
-	}
+	return ce
 }
