@@ -145,12 +145,14 @@ func refScaleTarget() []types.FieldSpec {
 	return []types.FieldSpec{refSpec(refGroupAutoscaling, "HorizontalPodAutoscaler", "spec/scaleTargetRef")}
 }
 
+// refRow is the row of one kind: the fields that name its objects, then the resourceNames of
+// RBAC rules, which may name an object of any kind of the table.
 func refRow(group, kind, resource string, clusterScoped bool, specs ...[]types.FieldSpec) NameReference {
 	return NameReference{
 		Kind:          schema.GroupKind{Group: group, Kind: kind},
 		Resource:      resource,
 		ClusterScoped: clusterScoped,
-		FieldSpecs:    slices.Concat(specs...),
+		FieldSpecs:    append(slices.Concat(specs...), refRBACRules()...),
 	}
 }
 
@@ -171,7 +173,6 @@ func buildReferenceTable() []NameReference {
 				refSpec(refGroupCore, "Node", "spec/configSource/configMap"), // {namespace, name}
 			},
 			refInMonitors("oauth2/clientId/configMap/name", "tlsConfig/ca/configMap/name", "tlsConfig/cert/configMap/name"),
-			refRBACRules(),
 		),
 		refRow(refGroupCore, "Secret", "secrets", refNamespaced,
 			refInPodSpecs(slices.Concat(
@@ -197,7 +198,6 @@ func buildReferenceTable() []NameReference {
 			},
 			refInMonitors("bearerTokenSecret/name", "basicAuth/username/name", "basicAuth/password/name", "authorization/credentials/name",
 				"oauth2/clientSecret/name", "oauth2/clientId/secret/name", "tlsConfig/ca/secret/name", "tlsConfig/cert/secret/name", "tlsConfig/keySecret/name"),
-			refRBACRules(),
 		),
 		refRow(refGroupCore, "ServiceAccount", "serviceaccounts", refNamespaced,
 			refInPodSpecs("serviceAccountName", "serviceAccount"),
@@ -205,20 +205,17 @@ func buildReferenceTable() []NameReference {
 				refSpec(refGroupRBAC, "RoleBinding", "subjects"), // {kind: ServiceAccount, namespace, name}
 				refSpec(refGroupRBAC, "ClusterRoleBinding", "subjects"),
 			},
-			refRBACRules(),
 		),
 		refRow(refGroupRBAC, "Role", "roles", refNamespaced,
 			[]types.FieldSpec{
 				refSpec(refGroupRBAC, "RoleBinding", "roleRef"), // {apiGroup, kind: Role, name}
 			},
-			refRBACRules(),
 		),
 		refRow(refGroupRBAC, "ClusterRole", "clusterroles", refClusterScoped,
 			[]types.FieldSpec{
 				refSpec(refGroupRBAC, "RoleBinding", "roleRef"), // {apiGroup, kind: ClusterRole, name}
 				refSpec(refGroupRBAC, "ClusterRoleBinding", "roleRef"),
 			},
-			refRBACRules(),
 		),
 		refRow(refGroupCore, "Service", "services", refNamespaced,
 			[]types.FieldSpec{
@@ -234,7 +231,6 @@ func buildReferenceTable() []NameReference {
 				refSpec(refGroupRoute, "Route", "spec/to"), // {kind: Service, name}
 				refSpec(refGroupRoute, "Route", "spec/alternateBackends"),
 			},
-			refRBACRules(),
 		),
 		refRow(refGroupCore, "PersistentVolumeClaim", "persistentvolumeclaims", refNamespaced,
 			refInPodSpecs(
@@ -249,13 +245,11 @@ func buildReferenceTable() []NameReference {
 				refSpec(refGroupApps, "StatefulSet", "spec/volumeClaimTemplates/spec/dataSource"),
 				refSpec(refGroupApps, "StatefulSet", "spec/volumeClaimTemplates/spec/dataSourceRef"),
 			},
-			refRBACRules(),
 		),
 		refRow(refGroupCore, "PersistentVolume", "persistentvolumes", refClusterScoped,
 			[]types.FieldSpec{
 				refSpec(refGroupCore, "PersistentVolumeClaim", "spec/volumeName"),
 			},
-			refRBACRules(),
 		),
 		refRow(refGroupStorage, "StorageClass", "storageclasses", refClusterScoped,
 			[]types.FieldSpec{
@@ -264,37 +258,31 @@ func buildReferenceTable() []NameReference {
 				refSpec(refGroupApps, "StatefulSet", "spec/volumeClaimTemplates/spec/storageClassName"),
 			},
 			refInPodSpecs("volumes/ephemeral/volumeClaimTemplate/spec/storageClassName"),
-			refRBACRules(),
 		),
 		refRow(refGroupScheduling, "PriorityClass", "priorityclasses", refClusterScoped,
 			refInPodSpecs("priorityClassName"),
-			refRBACRules(),
 		),
 		refRow(refGroupNode, "RuntimeClass", "runtimeclasses", refClusterScoped,
 			refInPodSpecs("runtimeClassName"),
-			refRBACRules(),
 		),
 		refRow(refGroupNetworking, "IngressClass", "ingressclasses", refClusterScoped,
 			[]types.FieldSpec{
 				refSpec(refGroupNetworking, "Ingress", "spec/ingressClassName"),
 			},
-			refRBACRules(),
 		),
 		refRow(refGroupAdmission, "ValidatingAdmissionPolicy", "validatingadmissionpolicies", refClusterScoped,
 			[]types.FieldSpec{
 				refSpec(refGroupAdmission, "ValidatingAdmissionPolicyBinding", "spec/policyName"),
 			},
-			refRBACRules(),
 		),
 		refRow(refGroupAdmission, "MutatingAdmissionPolicy", "mutatingadmissionpolicies", refClusterScoped,
 			[]types.FieldSpec{
 				refSpec(refGroupAdmission, "MutatingAdmissionPolicyBinding", "spec/policyName"),
 			},
-			refRBACRules(),
 		),
-		refRow(refGroupApps, "Deployment", "deployments", refNamespaced, refScaleTarget(), refRBACRules()),
-		refRow(refGroupApps, "ReplicaSet", "replicasets", refNamespaced, refScaleTarget(), refRBACRules()),
-		refRow(refGroupApps, "StatefulSet", "statefulsets", refNamespaced, refScaleTarget(), refRBACRules()),
-		refRow(refGroupCore, "ReplicationController", "replicationcontrollers", refNamespaced, refScaleTarget(), refRBACRules()),
+		refRow(refGroupApps, "Deployment", "deployments", refNamespaced, refScaleTarget()),
+		refRow(refGroupApps, "ReplicaSet", "replicasets", refNamespaced, refScaleTarget()),
+		refRow(refGroupApps, "StatefulSet", "statefulsets", refNamespaced, refScaleTarget()),
+		refRow(refGroupCore, "ReplicationController", "replicationcontrollers", refNamespaced, refScaleTarget()),
 	}
 }
