@@ -16,7 +16,6 @@ import (
 	"github.com/topolayer/topolayer/internal/fixtureparity"
 	"github.com/topolayer/topolayer/internal/translate/parity"
 	"github.com/topolayer/topolayer/internal/translate/plans"
-	"github.com/topolayer/topolayer/topology"
 )
 
 // ParityOptions are the options of `topolayer parity`.
@@ -305,22 +304,9 @@ func (o *ParityOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("--config-standalone %s: %w", o.StandaloneConfig, err)
 	}
-	hcfg, err := config.Load(o.HostedConfig)
+	_, htopo, err := loadTopology("--config-hosted", o.HostedConfig, o.HostedControlPlaneFile)
 	if err != nil {
-		return fmt.Errorf("--config-hosted: %w", err)
-	}
-	htopo, err := topology.New(hcfg)
-	if err != nil {
-		return fmt.Errorf("--config-hosted %s: %w", o.HostedConfig, err)
-	}
-	if o.HostedControlPlaneFile != "" {
-		h, err := readHostedControlPlane(o.HostedControlPlaneFile)
-		if err != nil {
-			return fmt.Errorf("--hosted-control-plane: %w", err)
-		}
-		if htopo, err = htopo.WithHostedControlPlane(h); err != nil {
-			return fmt.Errorf("--hosted-control-plane %s: %w", o.HostedControlPlaneFile, err)
-		}
+		return err
 	}
 	he, err := htopo.Engine(o.Operator, src.declared)
 	if err != nil {

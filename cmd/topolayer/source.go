@@ -68,22 +68,9 @@ func (o *SourceOptions) load(ctx context.Context) error {
 // loadConfig reads the configuration and the declarations, and returns how the output
 // directory is to be read.
 func (o *SourceOptions) loadConfig() (contract.ReadOptions, error) {
-	cfg, err := config.Load(o.ConfigFile)
-	if err != nil {
-		return contract.ReadOptions{}, fmt.Errorf("--config: %w", err)
-	}
-	o.cfg = cfg
-	if o.topo, err = topology.New(cfg); err != nil {
-		return contract.ReadOptions{}, fmt.Errorf("--config %s: %w", o.ConfigFile, err)
-	}
-	if o.HostedControlPlaneFile != "" {
-		h, err := readHostedControlPlane(o.HostedControlPlaneFile)
-		if err != nil {
-			return contract.ReadOptions{}, fmt.Errorf("--hosted-control-plane: %w", err)
-		}
-		if o.topo, err = o.topo.WithHostedControlPlane(h); err != nil {
-			return contract.ReadOptions{}, fmt.Errorf("--hosted-control-plane %s: %w", o.HostedControlPlaneFile, err)
-		}
+	var err error
+	if o.cfg, o.topo, err = loadTopology("--config", o.ConfigFile, o.HostedControlPlaneFile); err != nil {
+		return contract.ReadOptions{}, err
 	}
 	if o.OutputResourcesFile != "" {
 		data, err := os.ReadFile(o.OutputResourcesFile)
@@ -99,6 +86,31 @@ func (o *SourceOptions) loadConfig() (contract.ReadOptions, error) {
 		return contract.ReadOptions{}, err
 	}
 	return contract.ReadOptions{MaxTotalSize: limit}, nil
+}
+
+// loadTopology reads the topology configuration that flag (--config, --config-hosted) names
+// and builds its topology, given the HostedControlPlane of hcpFile (--hosted-control-plane)
+// when that is not empty. Its errors name the flag.
+func loadTopology(flag, file, hcpFile string) (*config.TopologyConfig, *topology.Topology, error) {
+	cfg, err := config.Load(file)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", flag, err)
+	}
+	topo, err := topology.New(cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s %s: %w", flag, file, err)
+	}
+	if hcpFile == "" {
+		return cfg, topo, nil
+	}
+	h, err := readHostedControlPlane(hcpFile)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--hosted-control-plane: %w", err)
+	}
+	if topo, err = topo.WithHostedControlPlane(h); err != nil {
+		return nil, nil, fmt.Errorf("--hosted-control-plane %s: %w", hcpFile, err)
+	}
+	return cfg, topo, nil
 }
 
 // errEmptyOutputDir refuses an output directory with neither a mutation nor
