@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/topolayer/topolayer/cmd/internal/cli"
+	"github.com/topolayer/topolayer/internal/contracttest"
 	"github.com/topolayer/topolayer/internal/corpus"
 )
 
@@ -63,12 +64,7 @@ func TestPruneMalformed(t *testing.T) {
 	dir := t.TempDir()
 	write := func(rel, content string) string {
 		p := filepath.Join(dir, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeFile(t, p, content, 0o644)
 		return p
 	}
 	good := write("good.yaml", `applyConfigurationResources: {exactResources: [{group: "", version: v1, resource: configmaps, namespace: a, name: x}]}`)
@@ -122,15 +118,7 @@ func TestPruneOcAdmMustGather(t *testing.T) {
 		"quay-io-image/namespaces/a/pods/p/c/c/logs/current.log": "log\n",
 		"quay-io-image/namespaces/b/pods/p/c/c/logs/current.log": "log\n",
 	}
-	for rel, data := range files {
-		p := filepath.Join(mg, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	contracttest.WriteFiles(t, mg, files)
 	ir := filepath.Join(t.TempDir(), "input-resources.yaml")
 	if err := os.WriteFile(ir, []byte("applyConfigurationResources:\n  exactResources:\n  - {version: v1, resource: configmaps, namespace: a, name: c}\n"), 0o644); err != nil {
 		t.Fatal(err)

@@ -1,10 +1,10 @@
 package golden_test
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/topolayer/topolayer/internal/contracttest"
 	"github.com/topolayer/topolayer/internal/golden"
 )
 
@@ -22,14 +22,9 @@ func TestUnchanged(t *testing.T) {
 	for name, files := range tests {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
+			contracttest.WriteFiles(t, dir, files)
 			for p, content := range files {
 				path := filepath.Join(dir, filepath.FromSlash(p))
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-					t.Fatal(err)
-				}
 				golden.File(t, path, []byte(content), "go test ./internal/golden -update")
 			}
 			golden.Dir(t, dir, dir, "go test ./internal/golden -update")
