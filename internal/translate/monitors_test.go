@@ -112,13 +112,7 @@ func TestMonitorSelectsItsOperators(t *testing.T) {
 	patch := func(body string) contract.Mutation {
 		return mergePatchAfter("monitoring.coreos.com", "servicemonitors", "openshift-authentication-operator", "metrics", body)
 	}
-	tests := []struct {
-		name      string
-		engine    translate.Engine
-		mutations []contract.Mutation
-		// refused is part of the reason of the last entry; "" means every entry lands.
-		refused string
-	}{
+	tests := []landsCase{
 		{"no selector (every Service of the namespace): narrowed to the operator's, lands", withProfile, []contract.Mutation{monitor("")}, ""},
 		{"HyperShift's kube-apiserver by its labels: narrowed to the operator's, lands", withProfile,
 			[]contract.Mutation{monitor("  selector: {matchLabels: {app: kube-apiserver}}\n")}, ""},
@@ -178,13 +172,7 @@ func TestManagementCARequests(t *testing.T) {
 	}
 	patch := mergePatchAfter("", "configmaps", "openshift-authentication", "trusted-ca",
 		`{"metadata":{"labels":{"config.openshift.io/inject-trusted-cabundle":"true"}}}`)
-	tests := []struct {
-		name      string
-		engine    translate.Engine
-		mutations []contract.Mutation
-		// refused is part of the reason of the last entry; "" means every entry lands.
-		refused string
-	}{
+	tests := []landsCase{
 		{"the label, with the profile: withheld, lands", withProfile, []contract.Mutation{configMap(", labels: {config.openshift.io/inject-trusted-cabundle: 'true'}")}, ""},
 		{"a merge patch adding it after: refused", withProfile, []contract.Mutation{configMap(""), patch}, "metadata.labels[config.openshift.io/inject-trusted-cabundle]"},
 		{"the service CA annotation, without the profile: refused", withoutProfile,
@@ -192,20 +180,13 @@ func TestManagementCARequests(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p := tc.engine.Plan(&contract.OutputDir{Mutations: tc.mutations})
-			last := p.Entries[len(p.Entries)-1]
-			if tc.refused == "" {
-				for _, e := range p.Entries {
-					if e.Disposition != routing.Apply {
-						t.Errorf("%s: %s (%s): %s", e.Source, e.Disposition, e.Rule, e.Reason)
-					}
-				}
-				if _, ok := last.Object.GetLabels()[hosted.LabelInjectTrustedCABundle]; ok {
-					t.Errorf("the label landed: %v", last.Object.GetLabels())
-				}
+			last, landed := landsOnManagement(t, tc.engine, tc.mutations, tc.refused)
+			if !landed {
 				return
 			}
-			wantManagementFieldsRefusal(t, last, tc.refused)
+			if _, ok := last.Object.GetLabels()[hosted.LabelInjectTrustedCABundle]; ok {
+				t.Errorf("the label landed: %v", last.Object.GetLabels())
+			}
 		})
 	}
 }
@@ -228,6 +209,16 @@ func mergePatchAfter(group, resource, ns, name, body string) contract.Mutation {
 	m.Metadata.PatchType = contract.PatchTypeMerge
 	m.Path = "zz-patch"
 	return m
+}
+
+// landsCase is a case for landsOnManagement: mutations planned with engine, either all
+// landing on the management cluster or the last refused by policy/management-fields.
+type landsCase struct {
+	name      string
+	engine    translate.Engine
+	mutations []contract.Mutation
+	// refused is part of the reason of the last entry; "" means every entry lands.
+	refused string
 }
 
 // landsOnManagement plans mutations with e and returns the last entry, and whether it
