@@ -19,9 +19,6 @@ import (
 // loopback: without egress it fails on the provider, and NetworkNeeds names the address;
 // with the provider's address in Egress it reads the document and succeeds.
 func TestCAOOpenIDEgress(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the cluster-authentication-operator")
-	}
 	cao, corpusInput := caoAndConfigObserverInput(t)
 	in, issuer := caoInputWithEveryIdentityProvider(t, corpusInput)
 	u, err := url.Parse(issuer)

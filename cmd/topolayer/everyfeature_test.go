@@ -24,9 +24,6 @@ import (
 // everything CAO wrote with the shipped hosted and standalone examples: each places every
 // output, nothing Unspecified and nothing refused.
 func TestCAOEveryFeature(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the cluster-authentication-operator")
-	}
 	cao, _ := caoAndConfigObserverInput(t)
 	base := filepath.Join(os.Getenv("TOPOLAYER_CORPUS"), "cluster-authentication-operator", "test-data", "apply-configuration", "overall", "oauth-server-creation-minimal", "input-dir")
 	if !isDirectory(base) {

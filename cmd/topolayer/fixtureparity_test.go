@@ -87,9 +87,6 @@ func fixtureComponentOptions(o *hosted.ComponentOptions) {
 // `topolayer parity --hypershift-fixtures` on everything it wrote, with the shipped hosted
 // example for that HostedControlPlane, and logs the report's figures per variant.
 func TestCAOFixtureParity(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the cluster-authentication-operator")
-	}
 	cao, _ := caoAndConfigObserverInput(t)
 	corpusRoot := os.Getenv("TOPOLAYER_CORPUS")
 	fixtures := filepath.Join(corpusRoot, "hypershift-oauth-openshift")

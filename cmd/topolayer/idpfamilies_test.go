@@ -61,9 +61,6 @@ var caoIdentityProviders = []struct {
 // standalone, with nothing rejected as Unspecified: its supplements declare the copies'
 // families by name pattern.
 func TestCAOIdentityProviderFamilies(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the cluster-authentication-operator")
-	}
 	cao, corpusInput := caoAndConfigObserverInput(t)
 	in, _ := caoInputWithEveryIdentityProvider(t, corpusInput)
 
