@@ -136,8 +136,7 @@ func pairOutputs(inputDir, trigger, sfx string) (*contract.OutputDir, error) {
 	}
 	var ms []contract.Mutation
 	for _, name := range []string{"a-" + sfx, "b-" + sfx} {
-		body := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + ", namespace: openshift-fault}\ndata: {value: \"" + value + "\"}\n"
-		ms = append(ms, mutation(contract.ClassManagement, contract.ActionApply, "/v1/configmaps", "openshift-fault", name, body))
+		ms = append(ms, valueConfigMap("openshift-fault", name, value))
 	}
 	return &contract.OutputDir{Mutations: ms}, nil
 }

@@ -30,17 +30,12 @@ func configMapOperator(op, namespace, name string, reads bool, data func(read st
 		inputs.ApplyConfigurationResources.ExactResources = []contract.ExactResourceID{id}
 	}
 	outputs := &contract.OutputResources{ManagementResources: contract.OutputResourceList{ExactResources: []contract.ExactResourceID{id}}}
-	fn := func(ctx context.Context, req runner.Request) error {
-		read, err := inputValue(req.InputDir, name, "")
-		if err != nil {
-			return err
-		}
-		body := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + ", namespace: " + namespace + "}\ndata: {value: \"" + data(read) + "\"}\n"
-		ms := []contract.Mutation{mutation(contract.ClassManagement, contract.ActionApply, "/v1/configmaps", namespace, name, body)}
+	fn := fromValue(name, "", func(read string) []contract.Mutation {
+		m := valueConfigMap(namespace, name, data(read))
 		// Forced, as operators apply: the object is taken back from whoever edited it.
-		ms[0].Options = []byte("force: true\n")
-		return contract.WriteOutputDir(req.OutputDir, &contract.OutputDir{Mutations: ms}, contract.WriteOptions{})
-	}
+		m.Options = []byte("force: true\n")
+		return []contract.Mutation{m}
+	})
 	return manager.Operator{Name: op, Runner: &runner.InProcess{Name: op, Func: fn, Inputs: inputs, Outputs: outputs}}
 }
 

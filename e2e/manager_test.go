@@ -40,19 +40,16 @@ func echoOperator(name, settings string, runs *atomic.Int64) manager.Operator {
 			{ResourceTypeIdentifier: contract.ResourceTypeIdentifier{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"}, Name: name},
 		}},
 	}
-	fn := func(ctx context.Context, req runner.Request) error {
-		runs.Add(1)
-		value, err := inputValue(req.InputDir, settings, "unset")
-		if err != nil {
-			return err
-		}
-		ms := []contract.Mutation{
-			mutation(contract.ClassManagement, contract.ActionApply, "/v1/configmaps", "openshift-echo", name,
-				"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: "+name+", namespace: openshift-echo}\ndata: {value: \""+value+"\"}\n"),
+	echo := fromValue(settings, "unset", func(value string) []contract.Mutation {
+		return []contract.Mutation{
+			valueConfigMap("openshift-echo", name, value),
 			mutation(contract.ClassUserWorkload, contract.ActionApply, "rbac.authorization.k8s.io/v1/clusterroles", "", name,
 				"apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: "+name+"}\nrules:\n- apiGroups: [\"\"]\n  resources: [configmaps]\n  verbs: [get]\n"),
 		}
-		return contract.WriteOutputDir(req.OutputDir, &contract.OutputDir{Mutations: ms}, contract.WriteOptions{})
+	})
+	fn := func(ctx context.Context, req runner.Request) error {
+		runs.Add(1)
+		return echo(ctx, req)
 	}
 	return manager.Operator{Name: name, Runner: &runner.InProcess{Name: name, Func: fn, Inputs: inputs, Outputs: outputs}}
 }
@@ -73,6 +70,26 @@ func inputValue(dir, name, def string) (string, error) {
 		}
 	}
 	return def, nil
+}
+
+// fromValue is the run of an in-process operator whose outputs follow one value: it reads
+// the value of the ConfigMap named name in its input directory (def without one, see
+// inputValue) and writes the mutations write computes from it.
+func fromValue(name, def string, write func(value string) []contract.Mutation) func(context.Context, runner.Request) error {
+	return func(_ context.Context, req runner.Request) error {
+		value, err := inputValue(req.InputDir, name, def)
+		if err != nil {
+			return err
+		}
+		return contract.WriteOutputDir(req.OutputDir, &contract.OutputDir{Mutations: write(value)}, contract.WriteOptions{})
+	}
+}
+
+// valueConfigMap is the Management Apply of the ConfigMap namespace/name holding value as
+// data.value, what the in-process operators of these tests write.
+func valueConfigMap(namespace, name, value string) contract.Mutation {
+	return mutation(contract.ClassManagement, contract.ActionApply, "/v1/configmaps", namespace, name,
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: "+name+", namespace: "+namespace+"}\ndata: {value: \""+value+"\"}\n")
 }
 
 // TestManagerHosted runs two in-process operators through manager.AddToManager on a hosted

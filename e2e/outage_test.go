@@ -143,22 +143,17 @@ func guestWriterOperator(op, settings string) manager.Operator {
 			{ResourceTypeIdentifier: contract.ResourceTypeIdentifier{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"}, Name: op},
 		}},
 	}
-	fn := func(ctx context.Context, req runner.Request) error {
-		v, err := inputValue(req.InputDir, settings, "unset")
-		if err != nil {
-			return err
-		}
+	fn := fromValue(settings, "unset", func(v string) []contract.Mutation {
 		ms := []contract.Mutation{
-			mutation(contract.ClassManagement, contract.ActionApply, "/v1/configmaps", "openshift-mirror", op,
-				"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: "+op+", namespace: openshift-mirror}\ndata: {value: \""+v+"\"}\n"),
+			valueConfigMap("openshift-mirror", op, v),
 			mutation(contract.ClassUserWorkload, contract.ActionApply, "rbac.authorization.k8s.io/v1/clusterroles", "", op,
 				"apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: "+op+", annotations: {topolayer.dev/value: \""+v+"\"}}\nrules: []\n"),
 		}
 		for i := range ms {
 			ms[i].Options = []byte("force: true\n") // take fields back from whoever edited them
 		}
-		return contract.WriteOutputDir(req.OutputDir, &contract.OutputDir{Mutations: ms}, contract.WriteOptions{})
-	}
+		return ms
+	})
 	return manager.Operator{Name: op, Runner: &runner.InProcess{Name: op, Func: fn, Inputs: inputs, Outputs: outputs}}
 }
 
