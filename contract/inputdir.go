@@ -124,12 +124,7 @@ type inputReader struct {
 func (ir *inputReader) readNamespaces(dir string) {
 	for _, ns := range ir.subdirs(dir) {
 		nsDir := path.Join(dir, ns.Name())
-		entries, err := fs.ReadDir(ir.fsys, nsDir)
-		if err != nil {
-			ir.fail(nsDir, "", "", err)
-			continue
-		}
-		for _, e := range entries {
+		for _, e := range ir.readDir(nsDir) {
 			rel := path.Join(nsDir, e.Name())
 			if e.Name() == ns.Name()+".yaml" {
 				if obj := ir.readObjectFile(rel, e, "", "namespaces", ""); obj != nil {
@@ -158,12 +153,7 @@ func (ir *inputReader) readGroupDirs(dir, namespace string) {
 
 // readResources reads one group folder: list files and per-object folders.
 func (ir *inputReader) readResources(dir, group, namespace string) {
-	entries, err := fs.ReadDir(ir.fsys, dir)
-	if err != nil {
-		ir.fail(dir, "", "", err)
-		return
-	}
-	for _, e := range entries {
+	for _, e := range ir.readDir(dir) {
 		rel := path.Join(dir, e.Name())
 		if e.IsDir() {
 			ir.readPerObject(rel, group, e.Name(), namespace)
@@ -179,13 +169,8 @@ func (ir *inputReader) readResources(dir, group, namespace string) {
 }
 
 func (ir *inputReader) readPerObject(dir, group, resource, namespace string) {
-	entries, err := fs.ReadDir(ir.fsys, dir)
-	if err != nil {
-		ir.fail(dir, "", "", err)
-		return
-	}
 	key := scopeKey{group, resource, namespace}
-	for _, e := range entries {
+	for _, e := range ir.readDir(dir) {
 		rel := path.Join(dir, e.Name())
 		obj := ir.readObjectFile(rel, e, group, resource, namespace)
 		if obj == nil {

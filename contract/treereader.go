@@ -212,12 +212,7 @@ func readLimited(root *os.Root, rel string, limit int64) ([]byte, error) {
 
 // readActions reads every action folder below base.
 func (r *treeReader) readActions(base string, class Class) {
-	entries, err := fs.ReadDir(r.fsys, base)
-	if err != nil {
-		r.fail(base, "", "", err)
-		return
-	}
-	for _, e := range entries {
+	for _, e := range r.readDir(base) {
 		rel := path.Join(base, e.Name())
 		if !Action(e.Name()).Valid() {
 			r.fail(rel, "", "", fmt.Errorf("unknown action folder %q (want one of %v)", e.Name(), actions))
@@ -258,13 +253,19 @@ func (r *treeReader) readGroups(dir string, class Class, action Action, namespac
 	}
 }
 
-// subdirs lists the entries of dir, all of which must be directories.
-func (r *treeReader) subdirs(dir string) []fs.DirEntry {
+// readDir lists the entries of dir, or records why it cannot and returns none.
+func (r *treeReader) readDir(dir string) []fs.DirEntry {
 	entries, err := fs.ReadDir(r.fsys, dir)
 	if err != nil {
 		r.fail(dir, "", "", err)
 		return nil
 	}
+	return entries
+}
+
+// subdirs lists the entries of dir, all of which must be directories.
+func (r *treeReader) subdirs(dir string) []fs.DirEntry {
+	entries := r.readDir(dir)
 	out := entries[:0:0]
 	for _, e := range entries {
 		if r.checkDir(path.Join(dir, e.Name()), e) {
@@ -283,14 +284,9 @@ type record struct {
 // readResourceDir pairs body, metadata and options files in one resource folder and reads each
 // mutation. where carries the group, resource and namespace that the folder path implies.
 func (r *treeReader) readResourceDir(dir string, class Class, action Action, where Identity) {
-	entries, err := fs.ReadDir(r.fsys, dir)
-	if err != nil {
-		r.fail(dir, "", "", err)
-		return
-	}
 	records := map[string]*record{}
 	var keys []string
-	for _, e := range entries {
+	for _, e := range r.readDir(dir) {
 		rel := path.Join(dir, e.Name())
 		if !r.checkRegular(rel, e) {
 			continue
