@@ -187,13 +187,8 @@ func (ir *inputReader) readPerObject(dir, group, resource, namespace string) {
 }
 
 func (ir *inputReader) readObjectFile(rel string, e fs.DirEntry, group, resource, namespace string) *InputObject {
-	data, ok := ir.readFile(rel, e)
+	u, ok := readParsed(ir.treeReader, rel, e, decodeObject)
 	if !ok {
-		return nil
-	}
-	u, err := decodeObject(data)
-	if err != nil {
-		ir.fail(rel, "", "", err)
 		return nil
 	}
 	if u.IsList() {
@@ -209,13 +204,8 @@ func (ir *inputReader) readObjectFile(rel string, e fs.DirEntry, group, resource
 }
 
 func (ir *inputReader) readListFile(rel string, e fs.DirEntry, group, resource, namespace string) {
-	data, ok := ir.readFile(rel, e)
+	u, ok := readParsed(ir.treeReader, rel, e, decodeObject)
 	if !ok {
-		return
-	}
-	u, err := decodeObject(data)
-	if err != nil {
-		ir.fail(rel, "", "", err)
 		return
 	}
 	if !strings.HasSuffix(u.GetKind(), "List") {

@@ -116,13 +116,8 @@ func WalkOutputDir(ctx context.Context, dir string, opts ReadOptions, visit func
 				r.readActions(name, Class(name))
 			}
 		case name == ControllerResultsFile:
-			data, ok := r.readFile(name, e)
+			res, ok := readParsed(r, name, e, ParseControllerResults)
 			if !ok {
-				continue
-			}
-			res, err := ParseControllerResults(data)
-			if err != nil {
-				r.fail(name, "", "", err)
 				continue
 			}
 			out.ControllerResults, out.HasControllerResults = res, true

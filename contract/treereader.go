@@ -141,6 +141,21 @@ func (r *treeReader) readFile(rel string, e fs.DirEntry) ([]byte, bool) {
 	return data, true
 }
 
+// readParsed reads one regular file and parses it with parse, or records why it cannot.
+func readParsed[T any](r *treeReader, rel string, e fs.DirEntry, parse func([]byte) (T, error)) (T, bool) {
+	var zero T
+	data, ok := r.readFile(rel, e)
+	if !ok {
+		return zero, false
+	}
+	v, err := parse(data)
+	if err != nil {
+		r.fail(rel, "", "", err)
+		return zero, false
+	}
+	return v, true
+}
+
 // errStopped marks a read skipped after the reader stopped; it is never reported.
 var errStopped = errors.New("stopped")
 
