@@ -187,8 +187,8 @@ func (e Engine) placeGuestIdentities(works []*work) []*work {
 // no binding left on the management cluster refers to.
 func (e Engine) guestRBAC(works []*work, isGuest func(saKey, contract.Class) bool) {
 	type roleKey struct{ kind, namespace, name string }
-	refOf := func(w *work) (roleKey, bool) {
-		ref := w.tree().Field("roleRef")
+	refOf := func(w *work, tree *yaml.RNode) (roleKey, bool) {
+		ref := tree.Field("roleRef")
 		if ref == nil {
 			return roleKey{}, false
 		}
@@ -203,9 +203,10 @@ func (e Engine) guestRBAC(works []*work, isGuest func(saKey, contract.Class) boo
 		if !placedOn(w, routing.ClusterManagement) || !isBinding(w.entry.Source) || w.src == nil {
 			continue
 		}
-		ref, hasRef := refOf(w)
+		tree := w.readTree()
+		ref, hasRef := refOf(w, tree)
 		anyGuest, anyManagement := false, false
-		for _, k := range serviceAccountSubjects(w.tree(), w.entry.Source.Namespace) {
+		for _, k := range serviceAccountSubjects(tree, w.entry.Source.Namespace) {
 			if isGuest(k, w.entry.Class) {
 				anyGuest = true
 			} else {
@@ -324,7 +325,10 @@ func (e Engine) serviceAccountWork(w, own *work, k saKey, cluster, why string) *
 	var obj *yaml.RNode
 	var bare map[string]any
 	if own != nil && own.src != nil {
-		from, obj = own, yaml.NewRNode(yamlnode.CopyTree(own.tree().YNode()))
+		from, obj = own, own.readTree()
+		if own.obj != nil {
+			obj = yaml.NewRNode(yamlnode.CopyTree(obj.YNode())) // the operator's tree: not to be changed
+		}
 		id.Version = own.entry.Source.Version
 	} else {
 		// The tree a parse of the object's YAML gives, as the engine builds trees (keys in order).
@@ -461,11 +465,15 @@ func (e Engine) placeGuestSubjects(works []*work) {
 	type roleKey struct{ namespace, name string }
 	moved := map[roleKey]bool{}
 	for _, w := range works {
-		if !placedOn(w, routing.ClusterManagement) || !isBinding(w.entry.Source) || w.src == nil || !bindsUsersOrGroups(w.tree()) {
+		if !placedOn(w, routing.ClusterManagement) || !isBinding(w.entry.Source) || w.src == nil {
+			continue
+		}
+		tree := w.readTree()
+		if !bindsUsersOrGroups(tree) {
 			continue
 		}
 		e.moveToGuest(w, "its subjects are users or groups, who act on the guest")
-		if ref := w.tree().Field("roleRef"); ref != nil && yaml.GetValue(ref.Value.Field("kind").Value) == "Role" {
+		if ref := tree.Field("roleRef"); ref != nil && yaml.GetValue(ref.Value.Field("kind").Value) == "Role" {
 			moved[roleKey{w.entry.Source.Namespace, yaml.GetValue(ref.Value.Field("name").Value)}] = true
 		}
 	}

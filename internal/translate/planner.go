@@ -531,12 +531,16 @@ func (e Engine) addedWorks(works []*work) []*work {
 		if w.entry.Disposition != routing.Apply || w.src == nil || w.m.Metadata.Action.IsStatus() {
 			continue
 		}
+		var tree *yaml.RNode
 		for _, t := range e.composed.adds {
 			ctx := transform.Context{Source: w.object(), Cluster: w.entry.Target.Cluster, HCPNamespace: e.HCPNamespace, HostedControlPlane: e.HostedControlPlane, Operator: e.Operator}
 			if !t.Selects(ctx.Source, ctx.Cluster) {
 				continue
 			}
-			obj, err := t.Adds(ctx, w.tree())
+			if tree == nil {
+				tree = w.readTree()
+			}
+			obj, err := t.Adds(ctx, tree)
 			if obj == nil && err == nil {
 				continue
 			}
