@@ -325,10 +325,7 @@ func (e Engine) serviceAccountWork(w, own *work, k saKey, cluster, why string) *
 	var obj *yaml.RNode
 	var bare map[string]any
 	if own != nil && own.src != nil {
-		from, obj = own, own.readTree()
-		if own.obj != nil {
-			obj = yaml.NewRNode(yamlnode.CopyTree(obj.YNode())) // the operator's tree: not to be changed
-		}
+		from, obj = own, own.ownTree()
 		id.Version = own.entry.Source.Version
 	} else {
 		// The tree a parse of the object's YAML gives, as the engine builds trees (keys in order).

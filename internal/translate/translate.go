@@ -353,15 +353,24 @@ func (w *work) tree() *yaml.RNode {
 	return w.obj
 }
 
-// readTree returns src as a YAML tree for a caller that reads it once, or changes its own
-// copy: the tree tree built when there is one, else one built for the caller alone and not
-// kept, so that a plan-wide stage reading every object of a kind (the bindings, the service
-// accounts) does not hold their trees until the rewrite. nil when the action carries no object.
+// readTree returns src as a YAML tree for a caller that reads it once: the tree tree built
+// when there is one, else one built for the caller alone and not kept, so that a plan-wide
+// stage reading every object of a kind (the bindings, the service accounts) does not hold
+// their trees until the rewrite. nil when the action carries no object.
 func (w *work) readTree() *yaml.RNode {
 	if w.obj != nil || w.src == nil {
 		return w.obj
 	}
 	return yamlnode.TreeOf(w.src.Object)
+}
+
+// ownTree returns a tree of src that the caller may change: a copy of the tree tree built,
+// or one built for the caller alone.
+func (w *work) ownTree() *yaml.RNode {
+	if w.obj != nil {
+		return yaml.NewRNode(yamlnode.CopyTree(w.obj.YNode()))
+	}
+	return w.readTree()
 }
 
 // finalTree returns the target object of an apply entry as a YAML tree: the rewritten one,

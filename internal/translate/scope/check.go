@@ -69,7 +69,6 @@ func CheckFacts(p *plans.Plan, facts []*Facts, hcp string, discovery *contract.D
 	var (
 		out      []Violation
 		checked  []int                     // entries whose selectors and references are checked
-		runs     []int                     // among them, those that may hold pod templates
 		statuses []int                     // entries that hold references.StatusReference lists
 		renamed  = map[nameKey]bool{}      // standalone names the plan changed
 		moved    = map[contract.Key]bool{} // standalone identities the plan placed under another
@@ -96,13 +95,10 @@ func CheckFacts(p *plans.Plan, facts []*Facts, hcp string, discovery *contract.D
 				renamed[nameKey{gkOf(e.Source), e.Source.Name}] = true
 			}
 		}
-		var status, check, runsPods bool
+		status, check := reads(&p.Entries[i], hcp)
 		if f := factsAt(facts, i); e.Object == nil && f != nil {
 			// The engine dropped the object once it read its facts.
-			status, check, runsPods = f.readsStatus, f.readsChecked, f.runsPods
-		} else if status, check = reads(&p.Entries[i], hcp); check {
-			gvk := e.Object.GroupVersionKind()
-			runsPods = podspec.RunsPods(gvk.Group, gvk.GroupKind())
+			status, check = f.readsStatus, f.readsChecked
 		}
 		if status {
 			statuses = append(statuses, i)
@@ -111,17 +107,14 @@ func CheckFacts(p *plans.Plan, facts []*Facts, hcp string, discovery *contract.D
 			continue
 		}
 		checked = append(checked, i)
-		if runsPods {
-			runs = append(runs, i)
-		}
 	}
 	// The facts of the entries read, on every core where the engine did not read them.
 	all := make([]*Facts, len(p.Entries))
 	read := slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(statuses), checked...))))
 	parallel.ForEach(len(read), func(k int) { all[read[k]] = factsOf(p, facts, read[k], hcp) })
-	// The labels of the plan's pod templates, in plan order, read from the objects.
+	// The labels of the plan's pod templates, in plan order, from the facts of the objects.
 	var pods []pod
-	for _, i := range runs {
+	for _, i := range checked {
 		for _, set := range all[i].pods {
 			pods = append(pods, pod{ns: p.Entries[i].Source.Namespace, labels: set, entry: i})
 		}

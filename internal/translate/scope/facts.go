@@ -31,7 +31,6 @@ type Facts struct {
 	// pods are the labels of the object's pod templates, in the order of its pod specs, when
 	// Check reads its selectors and its kind runs pods.
 	pods        []labels.Set
-	runsPods    bool
 	selectors   []selectorFact
 	references  []references.Named
 	annotations []annotationName
@@ -121,7 +120,7 @@ func ReadFacts(obj *yaml.RNode, e *plans.Entry, hcp string) *Facts {
 	f := &Facts{readsStatus: status, readsChecked: checked}
 	if checked {
 		if gvk := e.Object.GroupVersionKind(); podspec.RunsPods(gvk.Group, gvk.GroupKind()) {
-			f.runsPods, f.pods = true, podLabels(e.Object)
+			f.pods = podLabels(e.Object)
 		}
 	}
 	if status {
