@@ -225,6 +225,10 @@ func noProxy(endpoints []Endpoint) string {
 // egressDialTimeout bounds the runner's connection to an allowed endpoint.
 const egressDialTimeout = 30 * time.Second
 
+// refuseWait bounds how long a refused connection waits for the operator's first bytes
+// before it is reset; a protocol where the server speaks first waits this long.
+const refuseWait = time.Second
+
 // egressProxy accepts the connections the operator makes in its sandbox (on listeners the
 // sandbox's init created there and handed over) and, for each whose destination is
 // allowed, connects to that destination from the runner's network and copies both ways.
@@ -307,8 +311,14 @@ func (p *egressProxy) forward(ctx context.Context, in net.Conn) {
 	dst := local.AddrPort()
 	dst = netip.AddrPortFrom(dst.Addr().Unmap(), dst.Port())
 	// A connection that does not go through is reset, as a refused connect would be: the
-	// operator sees "connection reset by peer", not an empty answer.
+	// operator sees "connection reset by peer", not an empty answer. The reset waits for
+	// the operator's first bytes (for at most refuseWait): a reset that meets the
+	// operator's write is reported by that write, and its read then ends as if the
+	// connection were closed cleanly ("EOF"). Once the request is written, the reset is
+	// reported by the read, the one call left.
 	reset := func() {
+		_ = in.SetReadDeadline(time.Now().Add(refuseWait))
+		_, _ = in.Read(make([]byte, 512))
 		if tc, ok := in.(*net.TCPConn); ok {
 			_ = tc.SetLinger(0)
 		}

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -118,10 +119,10 @@ func mustEndpoint(t *testing.T, s string) Endpoint {
 // name the runner resolves), refused otherwise, also when the port is allowed for another
 // address.
 // connectionReset is what the operator's HTTP client reports of a connection the sandbox's
-// proxy resets: "connection reset by peer", or "broken pipe" when a write of its request
-// meets the reset first; which one depends on timing. Either way the connection was refused
-// at once, not answered.
-const connectionReset = "connection reset by peer|broken pipe"
+// proxy resets. The proxy resets only once the request is written, so the client's read
+// meets the reset, not its write (which would report it, or "broken pipe", and leave the
+// read an "EOF").
+const connectionReset = "connection reset by peer"
 
 func TestExecEgress(t *testing.T) {
 	var served atomic.Int32
@@ -245,5 +246,54 @@ func TestRunInitOutsideTheSandbox(t *testing.T) {
 	code := RunInit([]string{`{"routes":["198.51.100.0/24"],"listen":["0.0.0.0:1"]}`, "--", "/bin/true"})
 	if code != initExit {
 		t.Errorf("RunInit = %d, want %d", code, initExit)
+	}
+}
+
+// TestEgressProxyRefuses checks how the proxy refuses a connection it does not allow: it
+// waits for the client's request, so the client's write succeeds and its read is reset,
+// however late the request comes (within refuseWait), or at once if the server would have
+// spoken first.
+func TestEgressProxyRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		delay   time.Duration
+		request bool
+	}{
+		{"request at once", 0, true},
+		{"request late", 200 * time.Millisecond, true},
+		{"no request", 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var refused atomic.Int32
+			p := newEgressProxy("test", nil, func(msg string, _ ...any) {
+				if strings.HasPrefix(msg, "egress refused") {
+					refused.Add(1)
+				}
+			})
+			p.serve(context.Background(), ln)
+			defer p.close()
+			c, err := net.Dial("tcp", ln.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			time.Sleep(tc.delay)
+			if tc.request {
+				if _, err := c.Write([]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n")); err != nil {
+					t.Fatalf("write: %v, want the request written", err)
+				}
+			}
+			_ = c.SetReadDeadline(time.Now().Add(refuseWait + 10*time.Second))
+			if _, err := c.Read(make([]byte, 1)); !errors.Is(err, syscall.ECONNRESET) {
+				t.Errorf("read: %v, want connection reset by peer", err)
+			}
+			if refused.Load() != 1 {
+				t.Errorf("refusals logged: %d, want 1", refused.Load())
+			}
+		})
 	}
 }
