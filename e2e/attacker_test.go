@@ -315,6 +315,13 @@ func TestAttackerTable(t *testing.T) {
 		"template:\n  metadata: {labels: {app: root-template}}\n  spec:\n"+indent(strings.ReplaceAll(hostile, "      ", ""), "    "))
 	diskFiller := named("disk-filler")
 	diskFiller.Body = []byte(strings.Replace(string(diskFiller.Body), "    spec:\n", "    spec:\n      volumes: [{name: fill, emptyDir: {sizeLimit: 1Ti}}]\n", 1))
+	volume := func(name, v string) contract.Mutation {
+		m := named(name)
+		m.Body = []byte(strings.Replace(string(m.Body), "    spec:\n", "    spec:\n      volumes: ["+v+"]\n", 1))
+		return m
+	}
+	inlineCSI := volume("cloud-secrets", "{name: cloud, csi: {driver: secrets-store.csi.k8s.io, readOnly: true, volumeAttributes: {secretProviderClass: management-cloud}}}")
+	ephemeralClaim := volume("big-claim", "{name: big, ephemeral: {volumeClaimTemplate: {spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 10Ti}}}}}}")
 	projected := named("token-reader")
 	projected.Body = []byte(strings.Replace(string(projected.Body), "    spec:\n", "    spec:\n      volumes: [{name: token, projected: {sources: [{serviceAccountToken: {path: token}}]}}]\n", 1))
 
@@ -608,6 +615,10 @@ func TestAttackerTable(t *testing.T) {
 			refused: []string{"policy/management-fields", "spec.replicas: 100000 is over the management cluster's bound of 3"}},
 		{name: "a Deployment filling its node's disk through a scratch volume of 1Ti", mutations: []contract.Mutation{diskFiller}, declared: true,
 			refused: []string{"policy/management-fields", "emptyDir sizeLimits add up to 1Ti, over the management cluster's bound of 2Gi"}},
+		{name: "an inline CSI volume of the management cluster's secrets-store driver", mutations: []contract.Mutation{inlineCSI}, declared: true,
+			refused: []string{"policy/management-fields", "spec.template.spec.volumes[0].csi: a pod on the shared management cluster may mount configMap, secret, downwardAPI, projected, emptyDir and persistentVolumeClaim volumes"}},
+		{name: "a generic ephemeral volume of 10Ti", mutations: []contract.Mutation{ephemeralClaim}, declared: true,
+			refused: []string{"policy/management-fields", "spec.template.spec.volumes[0].ephemeral: "}},
 		{name: "an Ingress claiming another tenant's host", mutations: []contract.Mutation{plainObj("networking.k8s.io/v1/ingresses", "Ingress", "steal-host", "spec: {rules: [{host: console.clusters-other.example}]}\n")}, declared: true,
 			refused: []string{"policy/management-kind", "ingresses.networking.k8s.io"}},
 		{name: "a second HostedControlPlane", mutations: []contract.Mutation{plainObj("hypershift.openshift.io/v1beta1/hostedcontrolplanes", "HostedControlPlane", "second", "spec: {}\n")}, declared: true,

@@ -72,9 +72,12 @@ func (e *Checker) managementObject(target contract.Identity, obj *unstructured.U
 	if allow.MaxScratch != nil {
 		maxScratch = allow.MaxScratch.Value()
 	}
-	// The pod specs the three checks below read, found once.
+	// The pod specs the checks below read, found once.
 	sites, sitesErr := podspec.SitesOf(obj)
 	if why := managementFields(obj, sites, sitesErr, target, max, e.ManagementAPI, o); why != "" {
+		return policy.RuleManagementFields, why
+	}
+	if why := volumeSources(obj, sites, target); why != "" {
 		return policy.RuleManagementFields, why
 	}
 	if why := scratch(obj, sites, target, maxScratch); why != "" {

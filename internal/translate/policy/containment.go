@@ -18,8 +18,10 @@ const (
 	// RuleManagementFields rejects an allowed kind whose fields reach beyond the HCP
 	// namespace or the tenant's share: a Service that is not a ClusterIP one (externalIPs,
 	// NodePort, LoadBalancer, ExternalName, a fixed cluster IP), a claim binding a named
-	// volume, replicas over the bound, a pod that mounts a management API token, a pod whose
-	// scratch volumes (emptyDir) are not bounded (Containment.MaxScratch).
+	// volume, replicas over the bound, a pod that mounts a management API token, a pod that
+	// mounts a volume source not known safe there (an inline CSI volume, a generic ephemeral
+	// volume, a node's or a network's storage), a pod whose scratch volumes (emptyDir) are not
+	// bounded (Containment.MaxScratch).
 	RuleManagementFields = "policy/management-fields"
 	// RuleReservedLabels rejects an object that sets a label the environment's own selectors,
 	// Services and NetworkPolicies use in the HCP namespace (Containment.Reserved), unless

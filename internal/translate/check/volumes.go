@@ -1,0 +1,53 @@
+package check
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/internal/translate/podspec"
+	"github.com/topolayer/topolayer/namespaces"
+)
+
+// managementVolumeSource says whether a pod on the shared management cluster may use a
+// volume of this source: what a control-plane component is made of (its configuration and
+// Secrets, its own metadata, its bounded scratch space, its claims in the HCP namespace).
+// Not known safe there, and so refused: an inline CSI volume (csi), whose driver runs with
+// the node's and the driver's own credentials (a secrets-store driver reads the management
+// cluster's cloud secrets); a generic ephemeral volume (ephemeral), whose claim the
+// management cluster's storage provisions without any bound; and every node or network
+// source (hostPath, nfs, iscsi, ...), which Pod Security restricted refuses too.
+func managementVolumeSource(source string) bool {
+	switch source {
+	case "configMap", "secret", "downwardAPI", "projected", "emptyDir", "persistentVolumeClaim":
+		return true
+	}
+	return false
+}
+
+// volumeSources returns why a pod of obj, as it will be on the management cluster at target
+// (sites, its pod specs: podspec.SitesOf), uses a volume source managementVolumeSource does
+// not allow, naming the field; "" when it uses none, or for a shadow copy at target.
+func volumeSources(obj *unstructured.Unstructured, sites []podspec.Site, target contract.Identity) string {
+	if _, shadow := namespaces.IsShadowGroup(target.Group); shadow {
+		return "" // nothing runs a shadow copy's pods
+	}
+	for _, site := range sites {
+		spec, _ := site.Spec.Get(obj.Object).(map[string]any)
+		volumes, _, _ := unstructured.NestedSlice(spec, "volumes")
+		for i, v := range volumes {
+			m, _ := v.(map[string]any)
+			for _, source := range slices.Sorted(maps.Keys(m)) {
+				if source == "name" || managementVolumeSource(source) {
+					continue
+				}
+				return fmt.Sprintf("%s.volumes[%d].%s: a pod on the shared management cluster may mount configMap, secret, downwardAPI, projected, emptyDir and persistentVolumeClaim volumes; a %s volume is not known safe there",
+					site.Spec, i, source, source)
+			}
+		}
+	}
+	return ""
+}
