@@ -77,7 +77,7 @@ func (e *Checker) managementObject(target contract.Identity, obj *unstructured.U
 	if why := managementFields(obj, sites, sitesErr, target, max, e.ManagementAPI, o); why != "" {
 		return policy.RuleManagementFields, why
 	}
-	if why := volumeSources(obj, sites, target); why != "" {
+	if why := volumeSources(obj, sites, target, e.Policy != nil); why != "" {
 		return policy.RuleManagementFields, why
 	}
 	if why := scratch(obj, sites, target, maxScratch); why != "" {

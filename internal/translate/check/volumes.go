@@ -28,10 +28,24 @@ func managementVolumeSource(source string) bool {
 	return false
 }
 
+// restrictedVolumeSource says whether Pod Security's restricted level allows a volume of
+// this source (k8s.io/pod-security-admission's restrictedVolumes check): the sources a pod
+// may use when Pod Security is checked, of which managementVolumeSource allows all but csi
+// and ephemeral.
+func restrictedVolumeSource(source string) bool {
+	switch source {
+	case "configMap", "csi", "downwardAPI", "emptyDir", "ephemeral", "persistentVolumeClaim", "projected", "secret":
+		return true
+	}
+	return false
+}
+
 // volumeSources returns why a pod of obj, as it will be on the management cluster at target
 // (sites, its pod specs: podspec.SitesOf), uses a volume source managementVolumeSource does
-// not allow, naming the field; "" when it uses none, or for a shadow copy at target.
-func volumeSources(obj *unstructured.Unstructured, sites []podspec.Site, target contract.Identity) string {
+// not allow, naming the field; "" when it uses none, or for a shadow copy at target. With
+// podSecurity (the policy checks Pod Security after this check) a source restricted refuses
+// too is left to that check, which names every field restricted forbids.
+func volumeSources(obj *unstructured.Unstructured, sites []podspec.Site, target contract.Identity, podSecurity bool) string {
 	if _, shadow := namespaces.IsShadowGroup(target.Group); shadow {
 		return "" // nothing runs a shadow copy's pods
 	}
@@ -41,7 +55,7 @@ func volumeSources(obj *unstructured.Unstructured, sites []podspec.Site, target 
 		for i, v := range volumes {
 			m, _ := v.(map[string]any)
 			for _, source := range slices.Sorted(maps.Keys(m)) {
-				if source == "name" || managementVolumeSource(source) {
+				if source == "name" || managementVolumeSource(source) || podSecurity && !restrictedVolumeSource(source) {
 					continue
 				}
 				return fmt.Sprintf("%s.volumes[%d].%s: a pod on the shared management cluster may mount configMap, secret, downwardAPI, projected, emptyDir and persistentVolumeClaim volumes; a %s volume is not known safe there",
