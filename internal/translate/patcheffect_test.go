@@ -33,7 +33,7 @@ func TestPatchEffects(t *testing.T) {
 			"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: "+ns+"}\n"+
 				"spec:\n  replicas: 1\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n"+
 				"      volumes: [{name: config, configMap: {name: settings}}]\n"+
-				"      containers: [{name: web, image: web, securityContext: {allowPrivilegeEscalation: false, runAsNonRoot: true, capabilities: {drop: [ALL]}, seccompProfile: {type: RuntimeDefault}}}]\n"),
+				"      containers: [{name: web, image: web, securityContext: {allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: {drop: [ALL]}, seccompProfile: {type: RuntimeDefault}}}]\n"),
 		"secrets": policyMutation(contract.ActionApply, "", "secrets", ns, "creds",
 			"apiVersion: v1\nkind: Secret\nmetadata: {name: creds, namespace: "+ns+"}\ndata: {a: Yg==}\n"),
 	}

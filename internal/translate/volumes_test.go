@@ -16,7 +16,7 @@ func TestVolumeSourcesOnManagement(t *testing.T) {
 	withProfile, withoutProfile := containedEngines(hcp)
 	deployment := func(volumes string) contract.Mutation {
 		return deploymentMutation("openshift-authentication", "server", "oauth",
-			"      containers:\n      - name: server\n        image: server\n      volumes: "+volumes+"\n")
+			"      containers:\n      - name: server\n        image: server\n        securityContext: {readOnlyRootFilesystem: true}\n      volumes: "+volumes+"\n")
 	}
 	const known = "[{name: config, configMap: {name: config}}, {name: serving, secret: {secretName: serving}}, " +
 		"{name: info, downwardAPI: {items: [{path: labels, fieldRef: {fieldPath: metadata.labels}}]}}, " +

@@ -6,8 +6,9 @@
 // depth. The search is one walk over the object, bounded in depth and size (MaxDepth,
 // MaxValues): a body beyond them is refused, not searched in part.
 //
-// It does not judge what it finds: package podsecurity checks and strips a pod spec, the
-// engine (package translate) scopes, renames and contains it.
+// It also reads what the kubelet bounds a pod's local storage by (StorageOf, WritableRoots,
+// EphemeralStorageLimit). It does not judge what it finds: package podsecurity checks and
+// strips a pod spec, the engine (package translate) scopes, renames and contains it.
 //
 //	sites, err := podspec.Find(schema.GroupKind{Group: "apps", Kind: "Deployment"}, obj)
 //	for _, s := range sites {
