@@ -19,11 +19,7 @@ import (
 // which the configuration may widen for one operator.
 func TestScratchOnManagement(t *testing.T) {
 	const hcp = "clusters-example"
-	transforms, _ := hosted.Profile(hosted.ProfileHyperShift, hosted.ProfileOptions{})
-	withProfile := hostedEngine(hcp, transforms...)
-	withProfile.Policy = &policy.Policy{PodSecurity: policy.PodSecurityStrip}
-	_, withoutProfile := containedEngines(hcp)
-	withProfile.Containment, withProfile.HCPNamespace = hosted.Containment(hcp), hcp
+	withProfile, withoutProfile := boundedEngines(hcp)
 	widened := withProfile
 	big := resource.MustParse("200Gi")
 	widened.Policy = &policy.Policy{PodSecurity: policy.PodSecurityStrip, Management: &policy.ManagementAllowance{MaxScratch: &big}}
@@ -102,12 +98,7 @@ func TestScratchOnManagement(t *testing.T) {
 // that keeps to its volumes' bounds. Judged as it will be written, also when a patch takes
 // the limit away.
 func TestWritableLayerOnManagement(t *testing.T) {
-	const hcp = "clusters-example"
-	transforms, _ := hosted.Profile(hosted.ProfileHyperShift, hosted.ProfileOptions{})
-	withProfile := hostedEngine(hcp, transforms...)
-	withProfile.Policy = &policy.Policy{PodSecurity: policy.PodSecurityStrip}
-	withProfile.Containment, withProfile.HCPNamespace = hosted.Containment(hcp), hcp
-	_, withoutProfile := containedEngines(hcp)
+	withProfile, withoutProfile := boundedEngines("clusters-example")
 	deployment := func(containers string) contract.Mutation {
 		return deploymentMutation("openshift-authentication", "server", "oauth", containers)
 	}
@@ -173,4 +164,16 @@ func TestWritableLayerOnManagement(t *testing.T) {
 			}
 		})
 	}
+}
+
+// boundedEngines returns operator "op"'s hosted engines for HCP namespace hcp under the
+// allow-list, stripping to Pod Security restricted: with the whole hypershift profile a user
+// gets without a HostedControlPlane (hypershift/bound-scratch included), and without it.
+func boundedEngines(hcp string) (withProfile, withoutProfile translate.Engine) {
+	transforms, _ := hosted.Profile(hosted.ProfileHyperShift, hosted.ProfileOptions{})
+	withProfile = hostedEngine(hcp, transforms...)
+	withProfile.Policy = &policy.Policy{PodSecurity: policy.PodSecurityStrip}
+	withProfile.Containment, withProfile.HCPNamespace = hosted.Containment(hcp), hcp
+	_, withoutProfile = containedEngines(hcp)
+	return withProfile, withoutProfile
 }
