@@ -225,18 +225,35 @@ func noProxy(endpoints []Endpoint) string {
 // egressDialTimeout bounds the runner's connection to an allowed endpoint.
 const egressDialTimeout = 30 * time.Second
 
-// refuseWait bounds how long a refused connection waits for the operator's first bytes
-// before it is reset; a protocol where the server speaks first waits this long.
-const refuseWait = time.Second
+// Limits of one operator's egress proxy, which runs in the runner's process: an operator
+// that opens connections without end costs the runner at most maxEgressConns of them at a
+// time (two descriptors and two goroutines each), and at most maxRefusedWaiting of those
+// wait refuseWait for a request.
+const (
+	// refuseWait bounds how long a refused connection waits for the operator's first
+	// bytes before it is reset; a protocol where the server speaks first waits this long.
+	refuseWait = time.Second
+	// maxEgressConns bounds the connections from the sandbox the proxy holds at a time;
+	// one more is reset at once.
+	maxEgressConns = 256
+	// maxRefusedWaiting bounds the refused connections that wait for their request; one
+	// more is reset at once.
+	maxRefusedWaiting = 32
+)
 
 // egressProxy accepts the connections the operator makes in its sandbox (on listeners the
 // sandbox's init created there and handed over) and, for each whose destination is
 // allowed, connects to that destination from the runner's network and copies both ways.
-// Any other connection is closed at once.
+// Any other connection is reset.
 type egressProxy struct {
 	allow allowedTo
 	op    string
 	log   func(msg string, kv ...any)
+	// slots and waiting hold a token per connection from the sandbox the proxy holds, and
+	// per refused connection that waits for its request (the limits above; tests make
+	// them small).
+	slots, waiting chan struct{}
+	refuseWait     time.Duration
 
 	mu     sync.Mutex
 	conns  map[net.Conn]struct{}
@@ -246,7 +263,10 @@ type egressProxy struct {
 }
 
 func newEgressProxy(op string, allow allowedTo, log func(string, ...any)) *egressProxy {
-	return &egressProxy{allow: allow, op: op, log: log, conns: map[net.Conn]struct{}{}}
+	return &egressProxy{
+		allow: allow, op: op, log: log, conns: map[net.Conn]struct{}{},
+		slots: make(chan struct{}, maxEgressConns), waiting: make(chan struct{}, maxRefusedWaiting), refuseWait: refuseWait,
+	}
 }
 
 // serve accepts on ln until the proxy is closed.
@@ -266,7 +286,17 @@ func (p *egressProxy) serve(ctx context.Context, ln net.Listener) {
 				c.Close()
 				return
 			}
-			p.wg.Go(func() { p.forward(ctx, c) })
+			select {
+			case p.slots <- struct{}{}:
+				p.wg.Go(func() {
+					defer func() { <-p.slots }()
+					p.forward(ctx, c)
+				})
+			default:
+				p.log("egress refused: too many connections", "limit", cap(p.slots))
+				p.untrack(c)
+				resetNow(c)
+			}
 		}
 	}()
 }
@@ -315,23 +345,27 @@ func (p *egressProxy) forward(ctx context.Context, in net.Conn) {
 	// the operator's first bytes (for at most refuseWait): a reset that meets the
 	// operator's write is reported by that write, and its read then ends as if the
 	// connection were closed cleanly ("EOF"). Once the request is written, the reset is
-	// reported by the read, the one call left.
+	// reported by the read, the one call left. Beyond maxRefusedWaiting waiting, the
+	// reset is at once.
 	reset := func() {
-		_ = in.SetReadDeadline(time.Now().Add(refuseWait))
-		_, _ = in.Read(make([]byte, 512))
-		if tc, ok := in.(*net.TCPConn); ok {
-			_ = tc.SetLinger(0)
+		select {
+		case p.waiting <- struct{}{}:
+			_ = in.SetReadDeadline(time.Now().Add(p.refuseWait))
+			_, _ = in.Read(make([]byte, 512))
+			<-p.waiting
+		default:
 		}
+		resetNow(in)
 	}
 	if !p.allow.allows(dst) {
-		reset()
 		p.log("egress refused: not in operators[].egress", "endpoint", dst.String())
+		reset()
 		return
 	}
 	out, err := (&net.Dialer{Timeout: egressDialTimeout}).DialContext(ctx, "tcp", dst.String())
 	if err != nil {
-		reset()
 		p.log("egress failed", "endpoint", dst.String(), "error", err.Error())
+		reset()
 		return
 	}
 	if !p.trackConn(out) {
@@ -345,6 +379,14 @@ func (p *egressProxy) forward(ctx context.Context, in net.Conn) {
 	copies.Go(func() { pipe(out, in) })
 	copies.Go(func() { pipe(in, out) })
 	copies.Wait()
+}
+
+// resetNow makes the close of c that follows a reset (SO_LINGER 0), and closes it.
+func resetNow(c net.Conn) {
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetLinger(0)
+	}
+	_ = c.Close()
 }
 
 // pipe copies src to dst, then half-closes dst's write side.

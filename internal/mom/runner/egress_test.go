@@ -297,3 +297,63 @@ func TestEgressProxyRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestEgressProxyLimits checks that an operator opening connections without end costs the
+// runner a bounded number of them: past the proxy's limits (here small; refusals wait a
+// minute), a connection is reset at once, and the ones already held are kept.
+func TestEgressProxyLimits(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		slots, waiting int
+		wantLog        string
+	}{
+		{"refusals waiting for their request", 4, 2, ""},
+		{"connections held", 2, 4, "egress refused: too many connections"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var logged atomic.Int32
+			p := newEgressProxy("test", nil, func(msg string, _ ...any) {
+				if tc.wantLog != "" && msg == tc.wantLog {
+					logged.Add(1)
+				}
+			})
+			p.slots, p.waiting, p.refuseWait = make(chan struct{}, tc.slots), make(chan struct{}, tc.waiting), time.Minute
+			p.serve(context.Background(), ln)
+			defer p.close()
+			held := min(tc.slots, tc.waiting)
+			for range held {
+				c, err := net.Dial("tcp", ln.Addr().String())
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close()
+			}
+			// The held connections are waiting before the next one comes.
+			for deadline := time.Now().Add(30 * time.Second); len(p.waiting) < held; time.Sleep(10 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("%d connections waiting, want %d", len(p.waiting), held)
+				}
+			}
+			// Reset at once: the connect itself may already meet the reset.
+			c, err := net.Dial("tcp", ln.Addr().String())
+			if err == nil {
+				defer c.Close()
+				_ = c.SetReadDeadline(time.Now().Add(30 * time.Second))
+				_, err = c.Read(make([]byte, 1))
+			}
+			if !errors.Is(err, syscall.ECONNRESET) {
+				t.Errorf("past the limit: %v, want connection reset by peer at once", err)
+			}
+			if len(p.waiting) != held {
+				t.Errorf("%d connections waiting after the one past the limit, want %d still", len(p.waiting), held)
+			}
+			if tc.wantLog != "" && logged.Load() != 1 {
+				t.Errorf("%q logged %d times, want 1", tc.wantLog, logged.Load())
+			}
+		})
+	}
+}
