@@ -40,11 +40,7 @@ func scratch(obj *unstructured.Unstructured, sites []podspec.Site, target contra
 			if !ok || raw == nil {
 				return fmt.Sprintf("%s: unset: a scratch volume on the shared management cluster must be bounded (the hypershift profile sets it: hypershift/bound-scratch)", at)
 			}
-			text, ok := raw.(string)
-			if !ok {
-				text = fmt.Sprint(raw) // a bare number of bytes
-			}
-			q, err := resource.ParseQuantity(text)
+			q, text, err := podspec.QuantityOf(raw)
 			if err != nil || q.Sign() <= 0 {
 				return fmt.Sprintf("%s: %q is not a positive quantity", at, text)
 			}

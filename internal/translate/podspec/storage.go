@@ -63,11 +63,7 @@ func StorageOf(spec map[string]any) (*corev1.PodSpec, error) {
 			if res, ok := m["resources"].(map[string]any); ok {
 				if limits, ok := res["limits"].(map[string]any); ok {
 					if raw, ok := limits[string(corev1.ResourceEphemeralStorage)]; ok && raw != nil {
-						text, ok := raw.(string)
-						if !ok {
-							text = fmt.Sprint(raw) // a bare number of bytes
-						}
-						q, err := resource.ParseQuantity(text)
+						q, text, err := QuantityOf(raw)
 						if err != nil || q.Sign() < 0 {
 							return nil, fmt.Errorf("%s[%d].resources.limits.ephemeral-storage: %q is not a quantity", list, i, text)
 						}
@@ -86,4 +82,16 @@ func StorageOf(spec map[string]any) (*corev1.PodSpec, error) {
 		}
 	}
 	return out, nil
+}
+
+// QuantityOf parses a quantity as an unstructured object holds it: a string ("64Mi"), or a
+// bare number (of bytes, of cores) that a YAML or JSON document gave without quotes. It
+// returns the text it parsed, for a message.
+func QuantityOf(raw any) (resource.Quantity, string, error) {
+	text, ok := raw.(string)
+	if !ok {
+		text = fmt.Sprint(raw)
+	}
+	q, err := resource.ParseQuantity(text)
+	return q, text, err
 }

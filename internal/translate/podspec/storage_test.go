@@ -57,3 +57,26 @@ func TestStorage(t *testing.T) {
 		})
 	}
 }
+
+func TestQuantityOf(t *testing.T) {
+	for _, tc := range []struct {
+		raw  any
+		want string // "" for an error
+	}{
+		{"64Mi", "64Mi"},
+		{int64(1048576), "1Mi"},
+		{1.5, "1500m"},
+		{"64 Mi", ""},
+		{map[string]any{}, ""},
+	} {
+		q, text, err := podspec.QuantityOf(tc.raw)
+		switch {
+		case tc.want == "" && err == nil:
+			t.Errorf("QuantityOf(%#v) = %s, want an error", tc.raw, q.String())
+		case tc.want != "" && (err != nil || q.Cmp(resource.MustParse(tc.want)) != 0):
+			t.Errorf("QuantityOf(%#v) = %s, %v, want %s", tc.raw, q.String(), err, tc.want)
+		case text == "":
+			t.Errorf("QuantityOf(%#v): no text for a message", tc.raw)
+		}
+	}
+}
