@@ -118,6 +118,9 @@ func validatePolicy(cfg *TopologyConfig) field.ErrorList {
 			if m.MaxScratch != nil && m.MaxScratch.Sign() <= 0 {
 				errs = append(errs, field.Invalid(mp.Child("maxScratch"), m.MaxScratch.String(), "must be positive: a pod's scratch volumes on the management cluster are always bounded"))
 			}
+			if m.MaxClaim != nil && m.MaxClaim.Sign() <= 0 {
+				errs = append(errs, field.Invalid(mp.Child("maxClaim"), m.MaxClaim.String(), "must be positive: a claim's storage on the management cluster is always bounded"))
+			}
 		}
 		if c := op.RBACCeiling; c != nil {
 			errs = append(errs, validateCeiling(p.Child("rbacCeiling"), c)...)

@@ -100,3 +100,25 @@ func TestPolicyOnTheSampleOutputs(t *testing.T) {
 		})
 	}
 }
+
+// TestManagementBoundsMustBePositive: a bound of the management cluster's allow-list that a
+// configuration widens for one operator stays a bound; the error names the field.
+func TestManagementBoundsMustBePositive(t *testing.T) {
+	for _, tc := range []struct{ management, want string }{
+		{"{maxReplicas: -1}", "policy.operators[0].management.maxReplicas: Invalid value: -1: must not be negative"},
+		{"{maxScratch: 0}", `policy.operators[0].management.maxScratch: Invalid value: "0": must be positive`},
+		{"{maxClaim: 0}", `policy.operators[0].management.maxClaim: Invalid value: "0": must be positive`},
+		{"{maxClaim: -1Gi}", `policy.operators[0].management.maxClaim: Invalid value: "-1Gi": must be positive`},
+		{"{maxClaim: 20Gi, maxScratch: 4Gi}", ""},
+	} {
+		t.Run(tc.management, func(t *testing.T) {
+			_, err := config.Parse([]byte(header + "policy:\n  operators:\n  - name: sample-operator\n    management: " + tc.management + "\n"))
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("Parse: %v, want no error", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("Parse: %v, want an error naming %q", err, tc.want)
+			}
+		})
+	}
+}

@@ -51,7 +51,8 @@ func ControlPlaneComponents() []string {
 // LabelControlPlaneComponent. Requests: the keys by which an object asks the management
 // cluster's own controllers for its CAs (LabelInjectTrustedCABundle,
 // ServiceCARequestAnnotations), which the hypershift profile withholds. Bounds: replicas
-// (DefaultMaxReplicas) and each pod's scratch volumes (DefaultMaxScratch).
+// (DefaultMaxReplicas), each pod's scratch volumes (DefaultMaxScratch) and each claim's
+// storage (DefaultMaxClaim).
 func Containment(hcpNamespace string) *policy.Containment {
 	kind := func(group, resource string) routing.Match {
 		return routing.Match{Group: &group, Resource: resource}
@@ -71,6 +72,7 @@ func Containment(hcpNamespace string) *policy.Containment {
 		},
 		MaxReplicas:        DefaultMaxReplicas,
 		MaxScratch:         DefaultMaxScratch,
+		MaxClaim:           DefaultMaxClaim,
 		RequestLabels:      []string{LabelInjectTrustedCABundle},
 		RequestAnnotations: ServiceCARequestAnnotations(),
 		Reserved:           []policy.Label{{Key: "hypershift.openshift.io/"}},

@@ -15,10 +15,16 @@ import (
 	"github.com/topolayer/topolayer/routing"
 )
 
-// Bounds of a pod's scratch volumes on the management cluster (policy.Containment.MaxScratch).
+// Bounds of a pod's scratch volumes and of a claim's storage on the management cluster
+// (policy.Containment.MaxScratch, MaxClaim).
 const (
 	// DefaultMaxScratch bounds the sum of the sizeLimits of one pod's emptyDir volumes.
 	DefaultMaxScratch = 2 << 30
+	// DefaultMaxClaim bounds the storage of one claim (policy.Containment.MaxClaim): 8 GiB,
+	// the volume HyperShift gives a hosted control plane's own etcd by default
+	// (DefaultPersistentVolumeEtcdStorageSize in its API). No operand's claim is known
+	// safe beyond what the control plane's database holds.
+	DefaultMaxClaim = 8 << 30
 	// defaultScratch is the sizeLimit hypershift/bound-scratch gives an emptyDir that has none,
 	// beyond what an audit log kept in it needs.
 	defaultScratch = 256 << 20

@@ -83,6 +83,13 @@ func (e *Checker) managementObject(target contract.Identity, obj *unstructured.U
 	if why := scratch(obj, sites, target, maxScratch); why != "" {
 		return policy.RuleManagementFields, why
 	}
+	maxClaim := c.MaxClaim
+	if allow.MaxClaim != nil {
+		maxClaim = allow.MaxClaim.Value()
+	}
+	if why := claims(obj, target, maxClaim); why != "" {
+		return policy.RuleManagementFields, why
+	}
 	if why := e.monitorFields(obj, target); why != "" {
 		return policy.RuleManagementFields, why
 	}

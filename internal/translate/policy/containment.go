@@ -21,7 +21,7 @@ const (
 	// volume, replicas over the bound, a pod that mounts a management API token, a pod that
 	// mounts a volume source not known safe there (an inline CSI volume, a generic ephemeral
 	// volume, a node's or a network's storage), a pod whose scratch volumes (emptyDir) are not
-	// bounded (Containment.MaxScratch).
+	// bounded (Containment.MaxScratch), a claim whose storage is not (Containment.MaxClaim).
 	RuleManagementFields = "policy/management-fields"
 	// RuleReservedLabels rejects an object that sets a label the environment's own selectors,
 	// Services and NetworkPolicies use in the HCP namespace (Containment.Reserved), unless
@@ -50,6 +50,11 @@ type Containment struct {
 	// not exceed MaxScratch. Without it a pod could fill the disk (or, with medium Memory,
 	// the memory) of a node other tenants' control planes share.
 	MaxScratch int64
+	// MaxClaim, when positive, bounds in bytes the storage one claim may ask of the
+	// management cluster: a PersistentVolumeClaim's and each StatefulSet volume claim
+	// template's resources.requests.storage (required) and resources.limits.storage. Without
+	// it an operand could take the storage its tenants' control planes share.
+	MaxClaim int64
 	// Reserved are the labels the environment's selectors use: a key (any value) when Value
 	// is "", else that key with that value. A label key ending in '/' reserves every key
 	// with that prefix.
@@ -105,4 +110,7 @@ type ManagementAllowance struct {
 	// MaxScratch, when set, replaces the allow-list's bound on a pod's scratch volumes
 	// (Containment.MaxScratch).
 	MaxScratch *resource.Quantity `json:"maxScratch,omitempty"`
+	// MaxClaim, when set, replaces the allow-list's bound on one claim's storage
+	// (Containment.MaxClaim).
+	MaxClaim *resource.Quantity `json:"maxClaim,omitempty"`
 }
