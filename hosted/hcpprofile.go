@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"sigs.k8s.io/kustomize/kyaml/kio"
@@ -41,6 +42,9 @@ type HostedControlPlane struct {
 	Annotations map[string]string
 	// ReleaseImage is spec.releaseImage, recorded on every control-plane pod.
 	ReleaseImage string
+	// Owner is the ownerReference a management target gives every object it writes whole
+	// in the namespace (OwnerReference).
+	Owner *metav1.OwnerReference
 	// Platform is spec.platform.type (AWS, OpenStack, KubeVirt, ...): zones are spread over
 	// by preference alone on OpenStack and KubeVirt.
 	Platform string
@@ -127,7 +131,7 @@ func ParseHostedControlPlane(obj *unstructured.Unstructured) (*HostedControlPlan
 	if gvk := obj.GroupVersionKind(); gvk.GroupKind() != HostedControlPlaneGVK().GroupKind() {
 		return nil, fmt.Errorf("%s %s/%s is not a HostedControlPlane", gvk.Kind, obj.GetNamespace(), obj.GetName())
 	}
-	h := &HostedControlPlane{Namespace: obj.GetNamespace(), Name: obj.GetName(), Annotations: obj.GetAnnotations()}
+	h := &HostedControlPlane{Namespace: obj.GetNamespace(), Name: obj.GetName(), Annotations: obj.GetAnnotations(), Owner: OwnerReference(obj)}
 	fail := func(field string, err error) error {
 		return fmt.Errorf("HostedControlPlane %s/%s: spec.%s: %w", h.Namespace, h.Name, field, err)
 	}

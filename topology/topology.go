@@ -170,6 +170,16 @@ func (t *Topology) HostedControlPlane() (contract.Identity, bool) {
 	return *t.hcp, true
 }
 
+// Owner returns the ownerReference the management target gives what it writes in the HCP
+// namespace, of the HostedControlPlane the topology was given (WithHostedControlPlane); nil
+// without one (ResolveOwner reads it from the management cluster).
+func (t *Topology) Owner() *metav1.OwnerReference {
+	if t.hcpSpec == nil {
+		return nil
+	}
+	return t.hcpSpec.Owner
+}
+
 // LeaderElection returns the namespace and name of the Lease that elects one replica of
 // topolayer run among those of this topology.
 func (t *Topology) LeaderElection() (namespace, name string) {

@@ -10,12 +10,16 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/topolayer/topolayer/cmd/internal/cli"
 	"github.com/topolayer/topolayer/config"
+	"github.com/topolayer/topolayer/internal/apply"
 	"github.com/topolayer/topolayer/internal/fixtureparity"
 	"github.com/topolayer/topolayer/internal/translate/parity"
 	"github.com/topolayer/topolayer/internal/translate/plans"
+	"github.com/topolayer/topolayer/routing"
+	"github.com/topolayer/topolayer/topology"
 )
 
 // ParityOptions are the options of `topolayer parity`.
@@ -361,6 +365,7 @@ func (o *ParityOptions) runFixtures(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("--from %s: %w", o.From, err)
 	}
+	asWritten(placed, src.topo)
 	v := fixtureparity.Compare(o.HyperShiftFixtures, fixtures, placed, fixtureparity.DefaultPairs(), fixtureparity.DefaultReasons())
 	report := fixtureparity.NewReport(v)
 	if err := o.printFixtures(o.Out, report); err != nil {
@@ -371,4 +376,26 @@ func (o *ParityOptions) runFixtures(ctx context.Context) error {
 		errs = append(errs, fmt.Errorf("--config-hosted: %w", err))
 	}
 	return errors.Join(errs...)
+}
+
+// asWritten makes the placed objects what the management target writes: those it writes
+// whole in the HCP namespace (apply.OwnedByHostedControlPlane) get the HostedControlPlane's
+// ownerReference, as HyperShift's own objects carry one. Without the HostedControlPlane
+// (--hosted-control-plane) they are left as planned.
+func asWritten(placed []parity.Object, topo *topology.Topology) {
+	owner := topo.Owner()
+	hcp, ok := topo.HostedControlPlane()
+	if owner == nil || !ok {
+		return
+	}
+	for i := range placed {
+		p := &placed[i]
+		if p.Cluster != routing.ClusterManagement || p.Body == nil || p.Identity.Namespace == "" {
+			continue // only namespaced objects are owned
+		}
+		obj := &unstructured.Unstructured{Object: p.Body}
+		if apply.OwnedByHostedControlPlane(slices.ContainsFunc(p.Actions, apply.WritesWhole), p.Identity.Namespace, obj.GetKind(), hcp.Namespace) {
+			apply.SetOwner(obj, owner)
+		}
+	}
 }

@@ -157,23 +157,28 @@ func (w *writer) finish(obj *unstructured.Unstructured) {
 			obj.SetAnnotations(ann)
 		}
 	}
-	if w.ownedByHostedControlPlane() {
-		setOwner(obj, w.t.opts.HostedControlPlane)
+	if o := w.t.opts; o.HostedControlPlane != nil && w.namespaced &&
+		OwnedByHostedControlPlane(WritesWhole(w.m.Metadata.Action), w.m.Metadata.Namespace, w.gvk.Kind, o.Namespace) {
+		SetOwner(obj, o.HostedControlPlane)
 	}
 }
 
-// ownedByHostedControlPlane reports whether the target's HostedControlPlane owns the object
-// written: a namespaced object of the target's namespace, written whole (Create, Update,
-// Apply; not a status write), and not an Event.
-func (w *writer) ownedByHostedControlPlane() bool {
-	o := w.t.opts
-	switch w.m.Metadata.Action {
+// WritesWhole reports whether a write of action writes the whole object (Create, Update,
+// Apply), not a patch or its status.
+func WritesWhole(action contract.Action) bool {
+	switch action {
 	case contract.ActionCreate, contract.ActionUpdate, contract.ActionApply:
-	default:
-		return false
+		return true
 	}
-	return o.HostedControlPlane != nil && o.Namespace != "" && w.namespaced &&
-		w.m.Metadata.Namespace == o.Namespace && w.gvk.Kind != "Event"
+	return false
+}
+
+// OwnedByHostedControlPlane reports whether a management target of the HCP namespace
+// hcpNamespace (Options.Namespace) makes its HostedControlPlane an owner of an object it
+// writes: an object of that namespace (namespace), written whole (WritesWhole), and not an
+// Event. The target then adds the reference (Options.HostedControlPlane, SetOwner).
+func OwnedByHostedControlPlane(whole bool, namespace, kind, hcpNamespace string) bool {
+	return whole && hcpNamespace != "" && namespace == hcpNamespace && kind != "Event"
 }
 
 // decide reads the live object (or takes the one the target's last write left, see
@@ -362,9 +367,9 @@ func stripServerFields(obj *unstructured.Unstructured) {
 	}
 }
 
-// setOwner adds owner to the ownerReferences of obj, or replaces the reference to the same
+// SetOwner adds owner to the ownerReferences of obj, or replaces the reference to the same
 // object.
-func setOwner(obj *unstructured.Unstructured, owner *metav1.OwnerReference) {
+func SetOwner(obj *unstructured.Unstructured, owner *metav1.OwnerReference) {
 	refs := obj.GetOwnerReferences()
 	for i, r := range refs {
 		if r.UID == owner.UID || (r.APIVersion == owner.APIVersion && r.Kind == owner.Kind && r.Name == owner.Name) {

@@ -30,6 +30,9 @@ type Object struct {
 	// PendingPatches are Patch and PatchStatus bodies that could not be applied offline
 	// (their base is not known without the live object), in the order they were folded.
 	PendingPatches []string `json:"pendingPatches,omitempty"`
+	// Actions are the actions of the mutations folded into it, in fold order: what a
+	// writer of the object decides by (the management target owns what it writes whole).
+	Actions []contract.Action `json:"-"`
 }
 
 // foldOrder is the order in which the mutations of one object are folded into its final
@@ -99,6 +102,7 @@ func sortObjects(objs []Object) {
 
 // fold applies one mutation to the object's state.
 func (o *Object) fold(action contract.Action, m *contract.Mutation) error {
+	o.Actions = append(o.Actions, action)
 	switch action {
 	case contract.ActionDelete:
 		o.Deleted, o.Body = true, nil
