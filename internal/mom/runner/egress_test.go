@@ -264,19 +264,8 @@ func TestEgressProxyRefuses(t *testing.T) {
 		{"no request", 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			var refused atomic.Int32
-			p := newEgressProxy("test", nil, func(msg string, _ ...any) {
-				if strings.HasPrefix(msg, "egress refused") {
-					refused.Add(1)
-				}
-			})
-			p.serve(context.Background(), ln)
-			defer p.close()
-			c, err := net.Dial("tcp", ln.Addr().String())
+			_, addr, refused := startRefusing(t, nil, func(msg string) bool { return strings.HasPrefix(msg, "egress refused") })
+			c, err := net.Dial("tcp", addr)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -311,22 +300,12 @@ func TestEgressProxyLimits(t *testing.T) {
 		{"connections held", 2, 4, "egress refused: too many connections"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			var logged atomic.Int32
-			p := newEgressProxy("test", nil, func(msg string, _ ...any) {
-				if tc.wantLog != "" && msg == tc.wantLog {
-					logged.Add(1)
-				}
-			})
-			p.slots, p.waiting, p.refuseWait = make(chan struct{}, tc.slots), make(chan struct{}, tc.waiting), time.Minute
-			p.serve(context.Background(), ln)
-			defer p.close()
+			p, addr, logged := startRefusing(t, func(p *egressProxy) {
+				p.slots, p.waiting, p.refuseWait = make(chan struct{}, tc.slots), make(chan struct{}, tc.waiting), time.Minute
+			}, func(msg string) bool { return tc.wantLog != "" && msg == tc.wantLog })
 			held := min(tc.slots, tc.waiting)
 			for range held {
-				c, err := net.Dial("tcp", ln.Addr().String())
+				c, err := net.Dial("tcp", addr)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -339,7 +318,7 @@ func TestEgressProxyLimits(t *testing.T) {
 				}
 			}
 			// Reset at once: the connect itself may already meet the reset.
-			c, err := net.Dial("tcp", ln.Addr().String())
+			c, err := net.Dial("tcp", addr)
 			if err == nil {
 				defer c.Close()
 				_ = c.SetReadDeadline(time.Now().Add(30 * time.Second))
@@ -356,4 +335,27 @@ func TestEgressProxyLimits(t *testing.T) {
 			}
 		})
 	}
+}
+
+// startRefusing starts a proxy that allows nothing on a loopback listener, after setup (nil:
+// the proxy's defaults), and closes it when the test ends. It returns the proxy, its address
+// and the count of the messages it logged that counted says.
+func startRefusing(t *testing.T, setup func(*egressProxy), counted func(msg string) bool) (*egressProxy, string, *atomic.Int32) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n atomic.Int32
+	p := newEgressProxy("test", nil, func(msg string, _ ...any) {
+		if counted(msg) {
+			n.Add(1)
+		}
+	})
+	if setup != nil {
+		setup(p)
+	}
+	p.serve(context.Background(), ln)
+	t.Cleanup(p.close)
+	return p, ln.Addr().String(), &n
 }
