@@ -11,7 +11,8 @@ import (
 
 // TestClaimsOnManagement: a claim on the shared management cluster asks for bounded
 // storage, as it will be written: a PersistentVolumeClaim and each volume claim template of
-// a StatefulSet request at most the allow-list's bound (8Gi, HyperShift's own etcd volume),
+// a StatefulSet (each, and together: what one replica claims) request at most the
+// allow-list's bound (8Gi, HyperShift's own etcd volume),
 // with or without the profile, also when a patch grows it; the configuration may widen the
 // bound for one operator.
 func TestClaimsOnManagement(t *testing.T) {
@@ -47,7 +48,9 @@ func TestClaimsOnManagement(t *testing.T) {
 		{"a claim without a request", withProfile, []contract.Mutation{pvc("{}")}, "spec.resources.requests.storage: unset"},
 		{"a claim of no quantity", withProfile, []contract.Mutation{pvc("{requests: {storage: lots}}")}, `spec.resources.requests.storage: "lots" is not a positive quantity`},
 		{"a claim the configuration widened the bound for", widened, []contract.Mutation{pvc("{requests: {storage: 50Gi}}")}, ""},
-		{"a StatefulSet's claim templates within the bound", withProfile, []contract.Mutation{statefulSet("{requests: {storage: 8Gi}}")}, ""},
+		{"a StatefulSet's claim templates within the bound", withProfile, []contract.Mutation{statefulSet("{requests: {storage: 7Gi}}")}, ""},
+		{"a StatefulSet's claim templates, each within the bound, over it together", withProfile, []contract.Mutation{statefulSet("{requests: {storage: 8Gi}}")},
+			"spec.volumeClaimTemplates: the claims of one replica request 9Gi together, over the management cluster's bound of 8Gi"},
 		{"a StatefulSet claiming 10Ti per replica", withProfile, []contract.Mutation{statefulSet("{requests: {storage: 10Ti}}")},
 			"spec.volumeClaimTemplates[1].spec.resources.requests.storage: 10Ti"},
 		{"a patch growing a claim to 10Ti (judged on what it makes)", withProfile, []contract.Mutation{
