@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -191,10 +192,49 @@ func ScalarValue(n *yaml.Node) (any, error) {
 	return unstructuredScalar(n, v)
 }
 
-// scalar decodes one scalar: a string as it is, anything else through yaml.v3.
+// ShortTag returns n.ShortTag() without the work yaml.v3 does where less decides: a tag in
+// the short "!!" form is its own, and a plain scalar without a tag is a string when its
+// first character hints at no other type (yaml.v3's resolve table: a sign, a digit or a dot
+// may begin a number) or it begins with a letter but is not one of the words yaml.v3 reads
+// as a boolean or null. yaml.v3's resolve boxes the value it returns: one allocation for
+// each scalar of each walk over an object.
+func ShortTag(n *yaml.Node) string {
+	if strings.HasPrefix(n.Tag, "!!") {
+		return n.Tag
+	}
+	if n.Kind != yaml.ScalarNode || n.Tag != "" || n.Style != 0 || n.Value == "" {
+		return n.ShortTag()
+	}
+	switch c := n.Value[0]; {
+	case strings.IndexByte("+-.0123456789", c) >= 0:
+		return n.ShortTag()
+	case strings.IndexByte("yYnNtTfFoO~", c) >= 0:
+		switch n.Value {
+		case "true", "True", "TRUE", "false", "False", "FALSE", "null", "Null", "NULL", "~":
+			return n.ShortTag()
+		}
+	}
+	return yaml.NodeTagString
+}
+
+// scalar decodes one scalar: a string as it is, an integer, boolean or null tagged so and
+// written as JSON writes it directly, anything else through yaml.v3.
 func scalar(n *yaml.Node) (any, error) {
-	if n.ShortTag() == yaml.NodeTagString {
+	switch ShortTag(n) {
+	case yaml.NodeTagString:
 		return n.Value, nil
+	case yaml.NodeTagInt:
+		if i, ok := decimal(n.Value); ok {
+			return i, nil
+		}
+	case yaml.NodeTagBool:
+		if n.Value == "true" || n.Value == "false" {
+			return n.Value == "true", nil
+		}
+	case yaml.NodeTagNull:
+		if n.Value == "null" {
+			return nil, nil
+		}
 	}
 	var v any
 	if err := n.Decode(&v); err != nil {
@@ -225,10 +265,27 @@ func unstructuredScalar(n *yaml.Node, v any) (any, error) {
 	return v, nil
 }
 
+// decimal parses an integer written as JSON writes one (an optional minus, no leading zero),
+// which yaml.v3 decodes to the same value; false for any other spelling (0x1f, 010, 1_000,
+// +1), left to yaml.v3.
+func decimal(s string) (int64, bool) {
+	digits := strings.TrimPrefix(s, "-")
+	if digits == "" || (len(digits) > 1 && digits[0] == '0') {
+		return 0, false
+	}
+	for i := 0; i < len(digits); i++ {
+		if digits[i] < '0' || digits[i] > '9' {
+			return 0, false
+		}
+	}
+	i, err := strconv.ParseInt(s, 10, 64)
+	return i, err == nil
+}
+
 // isStringMap reports whether every key of a mapping is a string or a merge key.
 func isStringMap(n *yaml.Node) bool {
 	for i := 0; i < len(n.Content); i += 2 {
-		if t := n.Content[i].ShortTag(); t != yaml.NodeTagString && t != nodeTagMerge {
+		if t := ShortTag(n.Content[i]); t != yaml.NodeTagString && t != nodeTagMerge {
 			return false
 		}
 	}
@@ -333,7 +390,7 @@ func (d *bodyDecoder) key(n *yaml.Node, stringify bool) (string, error) {
 	if n.Kind != yaml.ScalarNode {
 		return "", fmt.Errorf("line %d: invalid map key: a %s", n.Line, n.ShortTag())
 	}
-	if n.ShortTag() == yaml.NodeTagString || stringify {
+	if ShortTag(n) == yaml.NodeTagString || stringify {
 		return n.Value, nil
 	}
 	return "", fmt.Errorf("line %d: mapping key %q is a %s, not a string", n.Line, n.Value, n.ShortTag())

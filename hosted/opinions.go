@@ -10,6 +10,7 @@ import (
 
 	"github.com/topolayer/topolayer/internal/translate/podspec"
 	"github.com/topolayer/topolayer/internal/translate/transform"
+	"github.com/topolayer/topolayer/internal/yamlnode"
 	"github.com/topolayer/topolayer/routing"
 )
 
@@ -80,11 +81,11 @@ func workloadOpinion(name, resource string, edit podEdit) transform.Transform {
 		Filter: func(c transform.Context) (kio.Filter, error) {
 			component := c.Source.Identity.Name
 			return kio.FilterAll(yaml.FilterFunc(func(obj *yaml.RNode) (*yaml.RNode, error) {
-				spec, err := obj.Pipe(yaml.LookupCreate(yaml.MappingNode, append(slices.Clone(path), "spec")...))
+				spec, err := yamlnode.LookupCreate(obj, append(slices.Clone(path), "spec")...)
 				if err != nil {
 					return nil, err
 				}
-				meta, err := obj.Pipe(yaml.LookupCreate(yaml.MappingNode, append(slices.Clone(path), "metadata")...))
+				meta, err := yamlnode.LookupCreate(obj, append(slices.Clone(path), "metadata")...)
 				if err != nil {
 					return nil, err
 				}
@@ -106,7 +107,7 @@ func specOpinion(name, resource, component string, edit func(obj, spec *yaml.RNo
 		Filter: func(c transform.Context) (kio.Filter, error) {
 			component := c.Source.Identity.Name
 			return kio.FilterAll(yaml.FilterFunc(func(obj *yaml.RNode) (*yaml.RNode, error) {
-				spec, err := obj.Pipe(yaml.Lookup(append(slices.Clone(path), "spec")...))
+				spec, err := yamlnode.Lookup(obj, append(slices.Clone(path), "spec")...)
 				if err != nil {
 					return nil, err
 				}
@@ -271,7 +272,7 @@ func defaultUID(spec *yaml.RNode, component string) error {
 
 // elements returns the elements of the sequence field of node; none when it has none.
 func elements(node *yaml.RNode, field string) ([]*yaml.RNode, error) {
-	list, err := node.Pipe(yaml.Lookup(field))
+	list, err := yamlnode.Lookup(node, field)
 	if err != nil || list == nil || list.YNode().Kind != yaml.SequenceNode {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/topolayer/topolayer/internal/translate/podsecurity"
 	"github.com/topolayer/topolayer/internal/translate/podspec"
 	"github.com/topolayer/topolayer/internal/translate/transform"
+	"github.com/topolayer/topolayer/internal/yamlnode"
 	"github.com/topolayer/topolayer/routing"
 )
 
@@ -197,10 +198,10 @@ func storageFields(spec *yaml.RNode) map[string]any {
 		items := make([]any, 0, len(containers))
 		for _, c := range containers {
 			m := map[string]any{"name": name(c)}
-			if ro, _ := c.Pipe(yaml.Lookup("securityContext", "readOnlyRootFilesystem")); ro != nil {
+			if ro, _ := yamlnode.Lookup(c, "securityContext", "readOnlyRootFilesystem"); ro != nil {
 				m["securityContext"] = map[string]any{"readOnlyRootFilesystem": ro.YNode().Value == "true"}
 			}
-			if limit, _ := c.Pipe(yaml.Lookup("resources", "limits", string(corev1.ResourceEphemeralStorage))); limit != nil {
+			if limit, _ := yamlnode.Lookup(c, "resources", "limits", string(corev1.ResourceEphemeralStorage)); limit != nil {
 				m["resources"] = map[string]any{"limits": map[string]any{string(corev1.ResourceEphemeralStorage): limit.YNode().Value}}
 			}
 			items = append(items, m)

@@ -73,7 +73,7 @@ var _ kio.Filter = Mount{}
 // Filter implements kio.Filter.
 func (f Mount) Filter(objs []*yaml.RNode) ([]*yaml.RNode, error) {
 	return kio.FilterAll(yaml.FilterFunc(func(o *yaml.RNode) (*yaml.RNode, error) {
-		spec, err := o.Pipe(yaml.LookupCreate(yaml.MappingNode, append(slices.Clone(f.PodTemplatePath), "spec")...))
+		spec, err := yamlnode.LookupCreate(o, append(slices.Clone(f.PodTemplatePath), "spec")...)
 		if err != nil {
 			return nil, fmt.Errorf("%s: pod spec: %w", Rule, err)
 		}

@@ -151,19 +151,3 @@ func TestTreeBuffer(t *testing.T) {
 		buf.Reset()
 	}
 }
-
-// TestShortTag: shortTag is yaml.Node.ShortTag.
-func TestShortTag(t *testing.T) {
-	for _, n := range []*yaml.Node{
-		{Kind: yaml.ScalarNode, Tag: "!!str", Value: "1"}, {Kind: yaml.ScalarNode, Tag: "!!int", Value: "1"},
-		{Kind: yaml.ScalarNode, Tag: "!!null", Value: "null"}, {Kind: yaml.ScalarNode, Value: "1"},
-		{Kind: yaml.ScalarNode, Value: "1", Style: yaml.DoubleQuotedStyle}, {Kind: yaml.ScalarNode, Tag: "!", Value: "x"},
-		{Kind: yaml.ScalarNode, Tag: "tag:yaml.org,2002:str", Value: "x"}, {Kind: yaml.ScalarNode, Tag: "!custom", Value: "x"},
-		{Kind: yaml.ScalarNode, Tag: "!!str", Value: "x", Style: yaml.SingleQuotedStyle}, {Kind: yaml.MappingNode},
-		{Kind: yaml.SequenceNode, Tag: "!!seq"}, {Kind: yaml.ScalarNode, Tag: "!!binary", Value: "eA=="},
-	} {
-		if got, want := yamlnode.ShortTag(n), n.ShortTag(); got != want {
-			t.Errorf("%+v: %q, want %q", n, got, want)
-		}
-	}
-}

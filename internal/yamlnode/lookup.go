@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/topolayer/topolayer/contract"
 )
 
 // MappingKeys finds the values of a mapping's keys: by scanning a small mapping, through an
@@ -85,19 +87,10 @@ func Deref(n *yaml.Node) *yaml.Node {
 			return nil
 		}
 	}
-	if n != nil && n.Kind == yaml.ScalarNode && ShortTag(n) == yaml.NodeTagNull {
+	if n != nil && n.Kind == yaml.ScalarNode && contract.ShortTag(n) == yaml.NodeTagNull {
 		return nil
 	}
 	return n
-}
-
-// ShortTag is n.ShortTag(), without its work for the tags the engine's trees hold: a tag in
-// the short "!!" form is its own short tag.
-func ShortTag(n *yaml.Node) string {
-	if strings.HasPrefix(n.Tag, "!!") {
-		return n.Tag
-	}
-	return n.ShortTag()
 }
 
 // Lookup is kyaml's Lookup (n.Pipe(yaml.Lookup(path...))) without its filter chain where the
@@ -335,7 +328,7 @@ func SetIfAbsent(n *yaml.RNode, field string, value *yaml.RNode, path ...string)
 	if existing, err := Lookup(n, append(slices.Clone(path), field)...); err != nil || existing != nil {
 		return err
 	}
-	parent, err := n.Pipe(yaml.LookupCreate(yaml.MappingNode, path...))
+	parent, err := LookupCreate(n, path...)
 	if err != nil {
 		return err
 	}

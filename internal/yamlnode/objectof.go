@@ -92,7 +92,7 @@ func shared(n *yaml.Node, old any) (v any, same, ok bool) {
 		}
 		for i := 0; i < len(n.Content); i += 2 {
 			k := n.Content[i]
-			if k.Kind != yaml.ScalarNode || (k.Tag != yaml.NodeTagString && (k.ShortTag() != yaml.NodeTagString || k.Value == "<<")) {
+			if k.Kind != yaml.ScalarNode || (contract.ShortTag(k) != yaml.NodeTagString || k.Value == "<<") {
 				return nil, false, false // a key that is not a string, or may be a merge key
 			}
 			oc, found := om[k.Value]

@@ -24,7 +24,7 @@ func Equal(a, b *yaml.Node) bool {
 	}
 	switch a.Kind {
 	case yaml.ScalarNode:
-		return a.Value == b.Value && ShortTag(a) == ShortTag(b)
+		return a.Value == b.Value && contract.ShortTag(a) == contract.ShortTag(b)
 	case yaml.SequenceNode:
 		if len(a.Content) != len(b.Content) {
 			return false
@@ -72,7 +72,7 @@ func Value(n *yaml.Node) any {
 		}
 		return l
 	}
-	switch ShortTag(n) {
+	switch contract.ShortTag(n) {
 	case yaml.NodeTagNull:
 		return nil
 	case yaml.NodeTagInt:
