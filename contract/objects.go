@@ -400,16 +400,26 @@ func (d *bodyDecoder) key(n *yaml.Node, stringify bool) (string, error) {
 // the first to set a key winning and the merging mapping's own keys winning over all.
 func (d *bodyDecoder) merge(parent, merge *yaml.Node, out map[string]any, merged map[string]bool, stringify bool) error {
 	if merged == nil {
+		// yaml.v3 keeps out a merged key that the merging mapping has already, comparing the
+		// mapping's own keys as the values they are with the merged keys as the strings they
+		// become: an own key that is not a string (0) keeps out no merged key (0, which
+		// becomes "0" and replaces the own key's value).
 		merged = make(map[string]bool, len(parent.Content)/2)
 		for i := 0; i < len(parent.Content); i += 2 {
-			if isMerge(parent.Content[i]) {
+			k := parent.Content[i]
+			if isMerge(k) {
 				continue
 			}
-			key, err := d.key(parent.Content[i], stringify)
+			key, err := d.key(k, stringify)
 			if err != nil {
 				return err
 			}
-			merged[key] = true
+			if k.Kind == yaml.AliasNode && k.Alias != nil {
+				k = k.Alias
+			}
+			if ShortTag(k) == yaml.NodeTagString {
+				merged[key] = true
+			}
 		}
 	}
 	one := func(m *yaml.Node) error {
