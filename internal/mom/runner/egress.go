@@ -61,6 +61,8 @@ func ParseEndpoint(s string) (Endpoint, error) {
 		}
 		e.Prefix = pre
 	default:
+		// A name's final dot is the root's: "10.0.0.1." is the address 10.0.0.1.
+		host = strings.TrimSuffix(host, ".")
 		if addr, err := netip.ParseAddr(host); err == nil {
 			if addr.IsUnspecified() || addr.Zone() != "" {
 				return Endpoint{}, fmt.Errorf("%q: %s is not an address of one host", s, addr)
@@ -68,7 +70,7 @@ func ParseEndpoint(s string) (Endpoint, error) {
 			e.Prefix = netip.PrefixFrom(addr.Unmap(), addr.Unmap().BitLen())
 			break
 		}
-		name := strings.ToLower(strings.TrimSuffix(host, "."))
+		name := strings.ToLower(host)
 		if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
 			return Endpoint{}, fmt.Errorf("%q: host %q: %s", s, host, strings.Join(errs, "; "))
 		}
