@@ -239,7 +239,8 @@ func (RecordSource) Rewrite(c *StageContext) ([]plans.Change, error) {
 			return yamlnode.SetMetadataStrings(obj, field, ks, vs)
 		}
 		annotations := namespaces.SourceAnnotations(c.w.entry.Source)
-		keys := slices.Sorted(maps.Keys(annotations))
+		keys := slices.AppendSeq(make([]string, 0, len(annotations)), maps.Keys(annotations))
+		slices.Sort(keys)
 		values := make([]string, len(keys))
 		for i, k := range keys {
 			values[i] = annotations[k]

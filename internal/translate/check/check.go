@@ -99,3 +99,19 @@ func (e *Checker) Plan(writes []Write, written map[contract.Key]bool, roles map[
 	e.checkRBACContainment(writes, roles)
 	e.checkRBAC(writes)
 }
+
+// listAt returns the list at path in obj, nil where there is none or it is not a list, as
+// unstructured.NestedSlice does, without its deep copy: the checks only read it.
+func listAt(obj map[string]any, path ...string) []any {
+	v, _, _ := unstructured.NestedFieldNoCopy(obj, path...)
+	l, _ := v.([]any)
+	return l
+}
+
+// mappingAt returns the mapping at path in obj, and whether there is one, as
+// unstructured.NestedMap does, without its deep copy: the checks only read it.
+func mappingAt(obj map[string]any, path ...string) (map[string]any, bool) {
+	v, _, _ := unstructured.NestedFieldNoCopy(obj, path...)
+	m, ok := v.(map[string]any)
+	return m, ok
+}

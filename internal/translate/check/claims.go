@@ -27,12 +27,12 @@ func claims(obj *unstructured.Unstructured, target contract.Identity, max int64)
 	bound := resource.NewQuantity(max, resource.BinarySI)
 	switch {
 	case target.Group == "" && target.Resource == "persistentvolumeclaims":
-		spec, _, _ := unstructured.NestedMap(obj.Object, "spec")
+		spec, _ := mappingAt(obj.Object, "spec")
 		_, why := claimStorage("spec", spec, bound)
 		return why
 	case target.Group == "apps" && target.Resource == "statefulsets":
 		// Each replica claims every template: together they are what one replica asks.
-		templates, _, _ := unstructured.NestedSlice(obj.Object, "spec", "volumeClaimTemplates")
+		templates := listAt(obj.Object, "spec", "volumeClaimTemplates")
 		var sum resource.Quantity
 		for i, t := range templates {
 			m, _ := t.(map[string]any)

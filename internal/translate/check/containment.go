@@ -112,13 +112,13 @@ func managementFields(obj *unstructured.Unstructured, sites []podspec.Site, err 
 		if typ != "" && typ != "ClusterIP" {
 			return fmt.Sprintf("spec.type: %s reaches beyond the HCP namespace; only ClusterIP Services are allowed", typ)
 		}
-		if ips, _, _ := unstructured.NestedSlice(u, "spec", "externalIPs"); len(ips) > 0 {
+		if ips := listAt(u, "spec", "externalIPs"); len(ips) > 0 {
 			return "spec.externalIPs: a Service may not claim external addresses"
 		}
 		if ip, _, _ := unstructured.NestedString(u, "spec", "clusterIP"); ip != "" && ip != "None" {
 			return fmt.Sprintf("spec.clusterIP: %s fixes an address of the shared cluster; leave it to the API server (or None)", ip)
 		}
-		ports, _, _ := unstructured.NestedSlice(u, "spec", "ports")
+		ports := listAt(u, "spec", "ports")
 		for i, p := range ports {
 			if m, ok := p.(map[string]any); ok && m["nodePort"] != nil {
 				return fmt.Sprintf("spec.ports[%d].nodePort: a Service may not open a port on the management cluster's nodes", i)
@@ -148,10 +148,10 @@ func managementFields(obj *unstructured.Unstructured, sites []podspec.Site, err 
 	}
 	for _, site := range sites {
 		spec, _ := site.Spec.Get(u).(map[string]any)
-		volumes, _, _ := unstructured.NestedSlice(spec, "volumes")
+		volumes := listAt(spec, "volumes")
 		for i, v := range volumes {
 			m, _ := v.(map[string]any)
-			sources, _, _ := unstructured.NestedSlice(m, "projected", "sources")
+			sources := listAt(m, "projected", "sources")
 			for j, s := range sources {
 				if sm, ok := s.(map[string]any); ok && sm["serviceAccountToken"] != nil {
 					return fmt.Sprintf("%s.volumes[%d].projected.sources[%d].serviceAccountToken: a pod on the management cluster may not mount a management API token unless the configuration lists its workload (topology.hosted.guestIdentity.managementAPI)",
@@ -206,7 +206,7 @@ func reservedLabels(obj *unstructured.Unstructured, sites []podspec.Site, c *pol
 		}
 		return ""
 	}
-	labels, _, _ := unstructured.NestedMap(obj.Object, "metadata", "labels")
+	labels, _ := mappingAt(obj.Object, "metadata", "labels")
 	if why := check("metadata.labels", labels); why != "" {
 		return why
 	}

@@ -66,7 +66,7 @@ func (e *Checker) monitorFields(obj *unstructured.Unstructured, target contract.
 		return ""
 	}
 	u := obj.Object
-	if sel, found, _ := unstructured.NestedMap(u, "spec", "namespaceSelector"); found {
+	if sel, found := mappingAt(u, "spec", "namespaceSelector"); found {
 		if everyNamespace, _ := sel["any"].(bool); everyNamespace {
 			return "spec.namespaceSelector.any: the management cluster's Prometheus would scrape every namespace; a monitor scrapes its own"
 		}
@@ -83,7 +83,7 @@ func (e *Checker) monitorFields(obj *unstructured.Unstructured, target contract.
 	if own, _, _ := unstructured.NestedString(u, "spec", "selector", "matchLabels", namespaces.LabelOperator); own != e.Operator || own == "" {
 		return fmt.Sprintf("spec.selector.matchLabels[%s]: %q is not the operator %q: the management cluster's Prometheus would scrape the Services and pods of the hosted control plane's own components; a monitor selects its operator's own", namespaces.LabelOperator, own, e.Operator)
 	}
-	endpoints, _, _ := unstructured.NestedSlice(u, "spec", list)
+	endpoints := listAt(u, "spec", list)
 	for i, ep := range endpoints {
 		m, _ := ep.(map[string]any)
 		at := fmt.Sprintf("spec.%s[%d]", list, i)
@@ -92,7 +92,7 @@ func (e *Checker) monitorFields(obj *unstructured.Unstructured, target contract.
 				return fmt.Sprintf("%s.%s: the management cluster's Prometheus would read its own files or use a proxy of the operator's choosing for this scrape", at, strings.Join(f, "."))
 			}
 		}
-		relabelings, _, _ := unstructured.NestedSlice(m, "relabelings")
+		relabelings := listAt(m, "relabelings")
 		for j, r := range relabelings {
 			if rm, _ := r.(map[string]any); rm["targetLabel"] == "__address__" {
 				return fmt.Sprintf("%s.relabelings[%d].targetLabel: __address__ points the scrape, with its credentials, at another address", at, j)

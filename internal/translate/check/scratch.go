@@ -26,7 +26,7 @@ func scratch(obj *unstructured.Unstructured, sites []podspec.Site, target contra
 	bound := resource.NewQuantity(max, resource.BinarySI)
 	for _, site := range sites {
 		spec, _ := site.Spec.Get(obj.Object).(map[string]any)
-		volumes, _, _ := unstructured.NestedSlice(spec, "volumes")
+		volumes := listAt(spec, "volumes")
 		var sum resource.Quantity
 		for i, v := range volumes {
 			m, _ := v.(map[string]any)

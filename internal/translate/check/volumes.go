@@ -51,7 +51,7 @@ func volumeSources(obj *unstructured.Unstructured, sites []podspec.Site, target 
 	}
 	for _, site := range sites {
 		spec, _ := site.Spec.Get(obj.Object).(map[string]any)
-		volumes, _, _ := unstructured.NestedSlice(spec, "volumes")
+		volumes := listAt(spec, "volumes")
 		for i, v := range volumes {
 			m, _ := v.(map[string]any)
 			for _, source := range slices.Sorted(maps.Keys(m)) {
