@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/topolayer/topolayer/internal/yamltag"
 )
 
 // NodeJSON writes a parsed object as JSON with the meaning kyaml's RNode.MarshalJSON gives it
@@ -192,35 +194,10 @@ func ScalarValue(n *yaml.Node) (any, error) {
 	return unstructuredScalar(n, v)
 }
 
-// ShortTag returns n.ShortTag() without the work yaml.v3 does where less decides: a tag in
-// the short "!!" form is its own, and a plain scalar without a tag is a string when its
-// first character hints at no other type (yaml.v3's resolve table: a sign, a digit or a dot
-// may begin a number) or it begins with a letter but is not one of the words yaml.v3 reads
-// as a boolean or null. yaml.v3's resolve boxes the value it returns: one allocation for
-// each scalar of each walk over an object.
-func ShortTag(n *yaml.Node) string {
-	if strings.HasPrefix(n.Tag, "!!") {
-		return n.Tag
-	}
-	if n.Kind != yaml.ScalarNode || n.Tag != "" || n.Style != 0 || n.Value == "" {
-		return n.ShortTag()
-	}
-	switch c := n.Value[0]; {
-	case strings.IndexByte("+-.0123456789", c) >= 0:
-		return n.ShortTag()
-	case strings.IndexByte("yYnNtTfFoO~", c) >= 0:
-		switch n.Value {
-		case "true", "True", "TRUE", "false", "False", "FALSE", "null", "Null", "NULL", "~":
-			return n.ShortTag()
-		}
-	}
-	return yaml.NodeTagString
-}
-
 // scalar decodes one scalar: a string as it is, an integer, boolean or null tagged so and
 // written as JSON writes it directly, anything else through yaml.v3.
 func scalar(n *yaml.Node) (any, error) {
-	switch ShortTag(n) {
+	switch yamltag.Of(n) {
 	case yaml.NodeTagString:
 		return n.Value, nil
 	case yaml.NodeTagInt:
@@ -285,7 +262,7 @@ func decimal(s string) (int64, bool) {
 // isStringMap reports whether every key of a mapping is a string or a merge key.
 func isStringMap(n *yaml.Node) bool {
 	for i := 0; i < len(n.Content); i += 2 {
-		if t := ShortTag(n.Content[i]); t != yaml.NodeTagString && t != nodeTagMerge {
+		if t := yamltag.Of(n.Content[i]); t != yaml.NodeTagString && t != nodeTagMerge {
 			return false
 		}
 	}
@@ -390,7 +367,7 @@ func (d *bodyDecoder) key(n *yaml.Node, stringify bool) (string, error) {
 	if n.Kind != yaml.ScalarNode {
 		return "", fmt.Errorf("line %d: invalid map key: a %s", n.Line, n.ShortTag())
 	}
-	if ShortTag(n) == yaml.NodeTagString || stringify {
+	if yamltag.Of(n) == yaml.NodeTagString || stringify {
 		return n.Value, nil
 	}
 	return "", fmt.Errorf("line %d: mapping key %q is a %s, not a string", n.Line, n.Value, n.ShortTag())
@@ -417,7 +394,7 @@ func (d *bodyDecoder) merge(parent, merge *yaml.Node, out map[string]any, merged
 			if k.Kind == yaml.AliasNode && k.Alias != nil {
 				k = k.Alias
 			}
-			if ShortTag(k) == yaml.NodeTagString {
+			if yamltag.Of(k) == yaml.NodeTagString {
 				merged[key] = true
 			}
 		}

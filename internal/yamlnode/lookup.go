@@ -8,7 +8,7 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/internal/yamltag"
 )
 
 // MappingKeys finds the values of a mapping's keys: by scanning a small mapping, through an
@@ -87,7 +87,7 @@ func Deref(n *yaml.Node) *yaml.Node {
 			return nil
 		}
 	}
-	if n != nil && n.Kind == yaml.ScalarNode && contract.ShortTag(n) == yaml.NodeTagNull {
+	if n != nil && n.Kind == yaml.ScalarNode && yamltag.Of(n) == yaml.NodeTagNull {
 		return nil
 	}
 	return n

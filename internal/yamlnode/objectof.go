@@ -4,6 +4,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/internal/yamltag"
 )
 
 // ObjectOf returns the unstructured form of obj, the final tree of an object the engine built
@@ -92,7 +93,7 @@ func shared(n *yaml.Node, old any) (v any, same, ok bool) {
 		}
 		for i := 0; i < len(n.Content); i += 2 {
 			k := n.Content[i]
-			if k.Kind != yaml.ScalarNode || (contract.ShortTag(k) != yaml.NodeTagString || k.Value == "<<") {
+			if k.Kind != yaml.ScalarNode || yamltag.Of(k) != yaml.NodeTagString || k.Value == "<<" {
 				return nil, false, false // a key that is not a string, or may be a merge key
 			}
 			oc, found := om[k.Value]

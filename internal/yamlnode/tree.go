@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/internal/yamltag"
 )
 
 // Equal compares two nodes as JSON values.
@@ -24,7 +25,7 @@ func Equal(a, b *yaml.Node) bool {
 	}
 	switch a.Kind {
 	case yaml.ScalarNode:
-		return a.Value == b.Value && contract.ShortTag(a) == contract.ShortTag(b)
+		return a.Value == b.Value && yamltag.Of(a) == yamltag.Of(b)
 	case yaml.SequenceNode:
 		if len(a.Content) != len(b.Content) {
 			return false
@@ -72,7 +73,7 @@ func Value(n *yaml.Node) any {
 		}
 		return l
 	}
-	switch contract.ShortTag(n) {
+	switch yamltag.Of(n) {
 	case yaml.NodeTagNull:
 		return nil
 	case yaml.NodeTagInt:
