@@ -145,29 +145,44 @@ func listStrategy(apiVersion, kind string, path []string) (bool, []string) {
 		s := v.(strategy)
 		return s.merges, s.keys
 	}
-	var s strategy
-	if apiVersion != "" && kind != "" {
-		rs := openapi.SchemaForResourceType(yaml.TypeMeta{APIVersion: apiVersion, Kind: kind})
-		for _, p := range path {
-			if rs == nil {
-				break
-			}
-			if p == "[]" {
-				rs = rs.Elements()
-			} else {
-				rs = rs.Field(p)
-			}
-		}
-		if rs != nil {
-			ps, _ := rs.PatchStrategyAndKey()
-			if slices.Contains(strings.Split(ps, ","), "merge") {
-				s.merges = true
-				_, s.keys = rs.PatchStrategyAndKeyList()
-			}
-		}
+	s, ok := tableStrategy(apiVersion, kind, path)
+	if !ok && apiVersion != "" && kind != "" {
+		s = schemaStrategy(apiVersion, kind, path)
 	}
 	listStrategies.Store(key, s)
 	return s.merges, s.keys
+}
+
+// schemaStrategy is listStrategy's answer from kyaml's schema itself, which it parses whole on
+// the first call.
+func schemaStrategy(apiVersion, kind string, path []string) strategy {
+	var s strategy
+	rs := openapi.SchemaForResourceType(yaml.TypeMeta{APIVersion: apiVersion, Kind: kind})
+	for _, p := range path {
+		if rs == nil {
+			break
+		}
+		if p == "[]" {
+			rs = rs.Elements()
+		} else {
+			rs = rs.Field(p)
+		}
+	}
+	if rs != nil {
+		s = resourceStrategy(rs)
+	}
+	return s
+}
+
+// resourceStrategy is the merge strategy of one node of kyaml's schema.
+func resourceStrategy(rs *openapi.ResourceSchema) strategy {
+	var s strategy
+	ps, _ := rs.PatchStrategyAndKey()
+	if slices.Contains(strings.Split(ps, ","), "merge") {
+		s.merges = true
+		_, s.keys = rs.PatchStrategyAndKeyList()
+	}
+	return s
 }
 
 // strategy is a list's merge strategy (listStrategy).
