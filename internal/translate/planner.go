@@ -123,6 +123,13 @@ func (p *Planner) Add(m *contract.Mutation) { p.add(p.e.place(m)) }
 func (p *Planner) add(w *work) {
 	p.writes.Check(w)
 	p.recovery.Note(w.m, w.entry.Source, w.src)
+	if p.settled != nil && p.e.composed.bodies && w.src != nil {
+		// An engine with body stages rewrites every object from its parsed form (rewrite),
+		// and the settled function writes only what the rewrite made: the body file's bytes
+		// are read no more. They go now, not when the entry is settled after the plan-wide
+		// stages, so that the plan does not hold every object twice until then.
+		w.m.Body = nil
+	}
 	p.works = append(p.works, w)
 	if p.settled == nil || p.err != nil || !p.e.settlesAlone(w) {
 		return

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	rbacv1 "k8s.io/api/rbac/v1"
 
 	"github.com/topolayer/topolayer/contract"
@@ -75,12 +76,32 @@ func TestPlannerStreams(t *testing.T) {
 				rand.New(rand.NewPCG(1, 2)).Shuffle(len(streamed), func(i, j int) { streamed[i], streamed[j] = streamed[j], streamed[i] })
 				return streamed
 			}
+			key := func(e *plans.Entry) string {
+				return e.SourcePath + " " + e.Source.String() + " " + string(e.Action) + " " + e.Target.Cluster + " " + e.Rule
+			}
+			// The files a writer writes: the target mutation's body, by entry.
+			bodies := func(e *plans.Entry, into map[string]string) {
+				if e.Disposition != routing.Apply || e.Mutation == nil {
+					return
+				}
+				b, err := e.Mutation.Bytes()
+				if err != nil {
+					t.Fatalf("%s: %v", key(e), err)
+				}
+				into[key(e)] = string(b)
+			}
+			wantBodies := map[string]string{}
+			for i := range wantPlan.Entries {
+				bodies(&wantPlan.Entries[i], wantBodies)
+			}
 			settled := map[string]int{}
+			gotBodies := map[string]string{}
 			early := 0
 			adding := true
 			newPlanner := func() *translate.Planner {
 				p := engine.Planner(func(e *plans.Entry) error {
-					settled[e.SourcePath+" "+e.Source.String()+" "+string(e.Action)+" "+e.Target.Cluster+" "+e.Rule]++
+					settled[key(e)]++
+					bodies(e, gotBodies)
 					if adding {
 						early++
 					}
@@ -119,6 +140,9 @@ func TestPlannerStreams(t *testing.T) {
 			}
 			if len(settled) != len(plan.Entries) {
 				t.Errorf("%d entries settled, the plan has %d", len(settled), len(plan.Entries))
+			}
+			if diff := cmp.Diff(wantBodies, gotBodies); diff != "" {
+				t.Errorf("the settled bodies differ from Engine.Plan's (-want +got):\n%s", diff)
 			}
 			if early > 0 != tc.wantEarly {
 				t.Errorf("%d entries settled while adding; want some: %v", early, tc.wantEarly)
