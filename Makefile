@@ -51,8 +51,9 @@ test: lint compat ## run every test (lint, compat at both dependency sets, then 
 	@[[ -n "$$KUBEBUILDER_ASSETS" ]] || { echo "make: hack/envtest-assets.sh found no kube-apiserver and etcd (see above)" >&2; exit 1; }
 	$(GO) test -count=1 -timeout 60m ./...
 	$(GO) -C hack test -count=1 ./...
-	@# The hosted engine plans on every core: its parallel plan under the race detector.
-	$(GO) test -count=1 -race -run 'TestParallelPlan' ./internal/translate
+	@# The hosted engine plans on every core: its parallel plan, and the streaming planner that
+	@# parses parked bodies again in its parallel rewrite, under the race detector.
+	$(GO) test -count=1 -race -run 'TestParallelPlan|TestPlannerStreams' ./internal/translate
 
 # What an embedder imports must build and pass its unit tests at the oldest versions go.mod
 # requires (an embedder such as HyperShift pins those or newer) and at the newest releases.

@@ -26,14 +26,13 @@ import (
 
 // Planner plans an output directory one mutation at a time, for a reader that streams it
 // (contract.WalkOutputDir): Engine.Plan is Add for each mutation, AddControllerResults, then
-// Plan. With a settled
-// function, an entry that no later stage reads or changes is settled as soon as it is added
-// (an object the standalone topology writes as the operator wrote it, and not one of the
-// kinds the plan-wide checks read: bindings, roles under an RBAC ceiling, token Secrets;
-// see settlesAlone): settled is
-// called with it and its body, object and metadata file are dropped (and the entry's
-// Mutation and Object: the plan keeps what plan.json shows), so that a directory of any size
-// is planned in bounded memory. Every other entry is settled by Plan: as soon as the
+// Plan. With a settled function, an entry that no later stage reads or changes is settled as
+// soon as it is added (an object the standalone topology writes as the operator wrote it,
+// and not one of the kinds the plan-wide checks read: bindings, roles under an RBAC ceiling,
+// token Secrets; see settlesAlone): settled is called with it and its body, object and
+// metadata file are dropped (and the entry's Mutation and Object: the plan keeps what
+// plan.json shows), so that a directory of any size is planned in bounded memory. The other
+// entries keep one form of their object until the rewrite (Engine.holdOnce). Every other entry is settled by Plan: as soon as the
 // rewrite of the whole plan has finished it, when the checks of the whole plan read neither
 // its object nor its operator's (not RBAC, not waiting for the token check, its scope facts
 // read), in no particular order and then, with a spill, spilled (see settleShared); the rest
@@ -123,12 +122,8 @@ func (p *Planner) Add(m *contract.Mutation) { p.add(p.e.place(m)) }
 func (p *Planner) add(w *work) {
 	p.writes.Check(w)
 	p.recovery.Note(w.m, w.entry.Source, w.src)
-	if p.settled != nil && p.e.composed.bodies && w.src != nil {
-		// An engine with body stages rewrites every object from its parsed form (rewrite),
-		// and the settled function writes only what the rewrite made: the body file's bytes
-		// are read no more. They go now, not when the entry is settled after the plan-wide
-		// stages, so that the plan does not hold every object twice until then.
-		w.m.Body = nil
+	if p.settled != nil && p.e.composed.bodies {
+		p.e.holdOnce(w) // the settled function writes only what the rewrite makes
 	}
 	p.works = append(p.works, w)
 	if p.settled == nil || p.err != nil || !p.e.settlesAlone(w) {
@@ -195,8 +190,8 @@ func (e Engine) finish(w *work) {
 	case w.entry.Disposition != routing.Apply:
 	case w.final != nil:
 		var src map[string]any
-		if w.src != nil {
-			src = w.src.Object
+		if o := w.source(); o != nil {
+			src = o.Object
 		}
 		obj, err := yamlnode.ObjectOf(w.final.YNode(), src)
 		if err != nil {

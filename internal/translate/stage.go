@@ -1,19 +1,21 @@
 package translate
 
 import (
+	"fmt"
 	"sync"
 
-	"github.com/topolayer/topolayer/internal/translate/plans"
-	"github.com/topolayer/topolayer/internal/translate/policy"
-	"github.com/topolayer/topolayer/internal/translate/transform"
-
-	"github.com/topolayer/topolayer/internal/yamlnode"
-
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/topolayer/topolayer/contract"
+	"github.com/topolayer/topolayer/internal/translate/plans"
+	"github.com/topolayer/topolayer/internal/translate/podspec"
+	"github.com/topolayer/topolayer/internal/translate/policy"
+	"github.com/topolayer/topolayer/internal/translate/transform"
+	"github.com/topolayer/topolayer/internal/yamlnode"
 	"github.com/topolayer/topolayer/namespaces"
+	"github.com/topolayer/topolayer/routing"
 )
 
 // Stage is one step of the rewrite of an entry's object, as a kio filter is one step of a
@@ -288,3 +290,65 @@ func (w *work) releaseTree() {
 
 // arenas are the node arenas of the snapshots no rewrite uses at the moment.
 var arenas = sync.Pool{New: func() any { return &yamlnode.Arena{} }}
+
+// holdOnce keeps one form of an object-bearing entry's object while a streaming planner
+// holds it for the plan-wide stages, for an engine with body stages: those rewrite every
+// object from its parsed form, and the planner's settled function writes only what the
+// rewrite made, so the body file's bytes are not read for themselves. An entry that no
+// plan-wide stage reads (parkable) keeps the bytes, the smaller form, and is parsed again
+// when it is rewritten (source); any other keeps the parsed object.
+func (e Engine) holdOnce(w *work) {
+	switch {
+	case w.src == nil:
+	case e.parkable(w):
+		w.src, w.m.Object, w.parked = nil, nil, true
+	default:
+		w.m.Body = nil
+	}
+}
+
+// parkable reports whether the stages that read the whole plan before the rewrite read
+// nothing of w's object: it is no RBAC object, Secret, ServiceAccount or Namespace (the guest
+// identity, guest subject and guest namespace stages read those), has no pod spec
+// (placeGuestIdentities reads every pod spec) and no transform adds an object beside it
+// (addedWorks). Those stages pass over an entry without src, as over one without an object.
+func (e Engine) parkable(w *work) bool {
+	src := w.entry.Source
+	switch {
+	case w.entry.Disposition != routing.Apply || w.obj != nil || len(w.m.Body) == 0:
+		return false
+	case src.Group == policy.GroupRBAC:
+		return false
+	case src.Group == "" && (src.Resource == "secrets" || src.Resource == "serviceaccounts" || src.Resource == "namespaces"):
+		return false
+	}
+	if sites, err := podspec.SitesOf(w.src); err != nil || len(sites) > 0 {
+		return false
+	}
+	for _, t := range e.composed.adds {
+		for _, cluster := range []string{routing.ClusterManagement, routing.ClusterGuest} {
+			if t.Selects(w.object(), cluster) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// source returns the operator's object, parsing the body again where it was parked
+// (holdOnce); nil for patches and deletes. The bytes parsed when they were read, so they
+// parse again; should they not, the entry is rejected.
+func (w *work) source() *unstructured.Unstructured {
+	if !w.parked {
+		return w.src
+	}
+	w.parked = false
+	obj, err := contract.ParseObject(w.m.Body)
+	if err != nil {
+		w.reject(plans.RuleBody, fmt.Sprintf("parse body again: %v", err))
+		return nil
+	}
+	w.src = &unstructured.Unstructured{Object: obj}
+	w.m.Body, w.m.Object = nil, w.src
+	return w.src
+}

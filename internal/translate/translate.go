@@ -112,8 +112,11 @@ type work struct {
 	m     *contract.Mutation
 	entry plans.Entry
 	// src is the object of an object-bearing action as the operator wrote it (the reader's
-	// parse, shared: never changed); nil for patches and deletes.
+	// parse, shared: never changed); nil for patches and deletes, and while parked.
 	src *unstructured.Unstructured
+	// parked says src went after placement and the body file's bytes stand for it until the
+	// rewrite parses them again (source; Engine.holdOnce).
+	parked bool
 	// obj is src as a YAML tree, built when first needed (tree); most entries of a
 	// standalone plan never need it.
 	obj *yaml.RNode
@@ -306,7 +309,7 @@ func (w *work) Entry() *plans.Entry { return &w.entry }
 func (w *work) Mutation() *contract.Mutation { return w.m }
 
 // Source returns the object as the operator wrote it; nil for patches and deletes.
-func (w *work) Source() *unstructured.Unstructured { return w.src }
+func (w *work) Source() *unstructured.Unstructured { return w.source() }
 
 // Tree returns the operator's object as a YAML tree (tree).
 func (w *work) Tree() *yaml.RNode { return w.tree() }
@@ -338,8 +341,8 @@ func (w *work) reject(rule, reason string) *work {
 
 func (w *work) object() routing.Object {
 	o := routing.Object{Class: w.entry.Class, Identity: w.entry.Source}
-	if w.src != nil {
-		o.Labels = w.src.GetLabels()
+	if src := w.source(); src != nil {
+		o.Labels = src.GetLabels()
 	}
 	return o
 }
@@ -347,8 +350,8 @@ func (w *work) object() routing.Object {
 // tree returns src as a YAML tree, building it when first asked; nil when the action carries
 // no object. It is the operator's object: callers that change it copy it first.
 func (w *work) tree() *yaml.RNode {
-	if w.obj == nil && w.src != nil {
-		w.obj = yamlnode.TreeOf(w.src.Object)
+	if src := w.source(); w.obj == nil && src != nil {
+		w.obj = yamlnode.TreeOf(src.Object)
 	}
 	return w.obj
 }
@@ -358,7 +361,7 @@ func (w *work) tree() *yaml.RNode {
 // stage reading every object of a kind (the bindings, the service accounts) does not hold
 // their trees until the rewrite. nil when the action carries no object.
 func (w *work) readTree() *yaml.RNode {
-	if w.obj != nil || w.src == nil {
+	if src := w.source(); w.obj != nil || src == nil {
 		return w.obj
 	}
 	return yamlnode.TreeOf(w.src.Object)
@@ -440,16 +443,20 @@ func (e Engine) checkCollisions(works []*work) map[objectKey]placed {
 // transforms in the body of object-bearing actions, metadata for all. It records the final
 // object and every change made to it in the entry.
 func (e Engine) rewrite(w *work, places *placements) {
+	src := w.source() // parsed again, where it was parked
+	if w.entry.Disposition != routing.Apply {
+		return // the parked body did not parse again
+	}
 	tm := *w.m
 	tm.Class = w.entry.Class // a mutation written under Unspecified, placed by the supplement
 	tm.Metadata.SetIdentity(w.entry.Target.Identity)
 	tm.Path, tm.Prefix = "", ""
-	if w.src == nil || (!e.composed.bodies && w.entry.Target.Identity == w.entry.Source) {
+	if src == nil || (!e.composed.bodies && w.entry.Target.Identity == w.entry.Source) {
 		if tm.Metadata.Identity() == w.m.Identity() {
 			tm.Prefix = w.m.Prefix // nothing changed: keep the file name too
 		}
 		w.entry.Mutation = &tm
-		w.unchanged = w.src != nil
+		w.unchanged = src != nil
 		return
 	}
 	obj, err := e.rewriteBody(w, places)
