@@ -86,8 +86,10 @@ fuzz: ## run every fuzz target for FUZZTIME each (default 60s)
 soak: ## run topolayer for SOAK (default 10m) under random input churn: goroutines and heap within 10%, final state = a fresh run's
 	TOPOLAYER_SOAK=$(or $(SOAK),10m) KUBEBUILDER_ASSETS=$$(./hack/envtest-assets.sh) $(GO) test ./e2e/ -run '^TestSoak$$' -count=1 -v -timeout 40m
 
-lint: ## gofmt and go vet, of both modules (topolayer and hack)
+lint: ## gofmt, go vet and the length of source files, of both modules (topolayer and hack)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	@# A file a newcomer reads whole: no non-test Go file over 600 lines.
+	@out=$$(git ls-files '*.go' ':!:*_test.go' | xargs wc -l | awk '$$2 != "total" && $$1 > 600'); if [ -n "$$out" ]; then echo "Go files over 600 lines:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) -C hack vet ./...
 
