@@ -31,12 +31,12 @@ import (
 // and not one of the kinds the plan-wide checks read: bindings, roles under an RBAC ceiling,
 // token Secrets; see settlesAlone): settled is called with it and its body, object and
 // metadata file are dropped (and the entry's Mutation and Object: the plan keeps what
-// plan.json shows), so that a directory of any size is planned in bounded memory. The other
-// entries keep one form of their object until the rewrite (Engine.holdOnce). Every other entry is settled by Plan: as soon as the
-// rewrite of the whole plan has finished it, when the checks of the whole plan read neither
-// its object nor its operator's (not RBAC, not waiting for the token check, its scope facts
-// read), in no particular order and then, with a spill, spilled (see settleShared); the rest
-// in plan order. A Planner is used once, by one goroutine.
+// plan.json shows), so that a directory of any size is planned in bounded memory. Every other
+// entry holds its object in one form until its rewrite (Engine.holdOnce), and is settled by
+// Plan: as soon as the rewrite of the whole plan has finished it, when the checks of the
+// whole plan read neither its object nor its operator's (not RBAC, not waiting for the token
+// check, its scope facts read), in no particular order and then, with a spill, spilled (see
+// settleShared); the rest in plan order. A Planner is used once, by one goroutine.
 type Planner struct {
 	e       Engine
 	works   []*work
