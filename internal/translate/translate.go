@@ -361,10 +361,11 @@ func (w *work) tree() *yaml.RNode {
 // stage reading every object of a kind (the bindings, the service accounts) does not hold
 // their trees until the rewrite. nil when the action carries no object.
 func (w *work) readTree() *yaml.RNode {
-	if src := w.source(); w.obj != nil || src == nil {
+	src := w.source()
+	if w.obj != nil || src == nil {
 		return w.obj
 	}
-	return yamlnode.TreeOf(w.src.Object)
+	return yamlnode.TreeOf(src.Object)
 }
 
 // ownTree returns a tree of src that the caller may change: a copy of the tree tree built,

@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
 
 	"sigs.k8s.io/kustomize/kyaml/openapi"
@@ -64,12 +65,8 @@ func tableStrategy(apiVersion, kind string, path []string) (strategy, bool) {
 	}
 	n, ok := t.Types[apiVersion+" "+kind]
 	if !ok {
-		for _, k := range t.Kinds {
-			if k == kind {
-				return strategy{}, true // a covered kind of an apiVersion the schema lacks
-			}
-		}
-		return strategy{}, false
+		// A covered kind of an apiVersion the schema lacks has no strategy.
+		return strategy{}, slices.Contains(t.Kinds, kind)
 	}
 	for _, p := range path {
 		switch child, ok := n.Fields[p]; {
