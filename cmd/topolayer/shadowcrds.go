@@ -56,8 +56,10 @@ which must be cluster-scoped. A CRD defined in two files (openshift/api has one 
 feature set) must be picked by file.
 
 A shadow drops short names, categories and any conversion webhook; a webhook-converted CRD
-keeps only its storage version. Every shadow is validated as the API server would validate
-it before anything is written. Files are named <shadow CRD name>.yaml; the directory
+keeps only its storage version. Before anything is written, every shadow is checked as the
+API server would check what a shadow changes: its names, group, scope, versions, conversion
+and structural schemas (CEL rules and defaults are the original's, checked again when the
+shadow is installed). Files are named <shadow CRD name>.yaml; the directory
 appears whole or not at all: it is written beside --to and renamed into place.`,
 		Example: `  # The shadows of an operator CR, ClusterOperator and a config singleton from openshift/api
   # (run inside the topolayer repository, where go list finds the openshift/api module)

@@ -18,7 +18,7 @@
 //	if err != nil { ... }
 //	s, err := shadow.CRD(crds[0]) // errors unless crds[0] is cluster-scoped
 //	if err != nil { ... }
-//	if err := shadow.Validate(s); err != nil { ... } // as the API server would on create
+//	if err := shadow.Validate(s); err != nil { ... } // what the API server checks of what a shadow changes
 //	err = shadow.WriteCRD(dir, s) // dir/<plural>.<group>.shadow.topolayer.dev.yaml
 //
 // Built-in cluster-scoped kinds, which have no CRD to start from (core nodes,

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/install"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -141,6 +142,14 @@ func emptyDocument(doc []byte) (bool, error) {
 	}
 	return bytes.Equal(bytes.TrimSpace(js), []byte("null")), nil
 }
+
+// apiextensionsScheme knows the CRD types, for the strict decoder. It is built once, never
+// modified afterwards, and is not the global scheme.
+var apiextensionsScheme = sync.OnceValue(func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	install.Install(s)
+	return s
+})
 
 // strictDecoder decodes YAML or JSON as it is, without defaulting or conversion, and fails
 // on unknown or duplicate fields, naming their paths.

@@ -128,9 +128,7 @@ func TestCRDOpenShiftAPI(t *testing.T) {
 			if diff := cmp.Diff(before, orig); diff != "" {
 				t.Errorf("CRD modified its input (-before +after):\n%s", diff)
 			}
-			if err := Validate(s); err != nil {
-				t.Errorf("shadow is not valid: %v", err)
-			}
+			checkValid(t, s)
 			if s.Name != tc.wantShadow || s.Spec.Group != namespaces.ShadowGroup(orig.Spec.Group) || s.Name != s.Spec.Names.Plural+"."+s.Spec.Group {
 				t.Errorf("name %q, group %q; want %q in group %q", s.Name, s.Spec.Group, tc.wantShadow, namespaces.ShadowGroup(orig.Spec.Group))
 			}
@@ -209,9 +207,7 @@ func TestCRDMetadata(t *testing.T) {
 	if len(rules) != 1 || rules[0].Rule != "self.metadata.name == 'cluster'" {
 		t.Errorf("name-pinning rule not kept: %+v", rules)
 	}
-	if err := Validate(s); err != nil {
-		t.Error(err)
-	}
+	checkValid(t, s)
 }
 
 // TestCRDConversion: a shadow serves no conversion webhook; without it, only the storage
@@ -254,7 +250,7 @@ func TestCRDConversion(t *testing.T) {
 	}
 	for tn, tc := range tests {
 		t.Run(tn, func(t *testing.T) {
-			if err := Validate(tc.in); err != nil {
+			if err := serverValidate(tc.in); err != nil {
 				t.Fatalf("input is not valid: %v", err)
 			}
 			s, err := CRD(tc.in)
@@ -277,9 +273,7 @@ func TestCRDConversion(t *testing.T) {
 			if diff := cmp.Diff(&apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.NoneConverter}, s.Spec.Conversion); diff != "" {
 				t.Errorf("conversion (-want +got):\n%s", diff)
 			}
-			if err := Validate(s); err != nil {
-				t.Error(err)
-			}
+			checkValid(t, s)
 		})
 	}
 }
@@ -392,9 +386,7 @@ func TestGenericCRD(t *testing.T) {
 	for tn, tc := range tests {
 		t.Run(tn, func(t *testing.T) {
 			s := GenericCRD(tc.gvk, tc.plural)
-			if err := Validate(s); err != nil {
-				t.Fatal(err)
-			}
+			checkValid(t, s)
 			if s.Name != tc.wantName || s.Spec.Scope != apiextensionsv1.NamespaceScoped || s.Spec.Names.Kind != tc.gvk.Kind {
 				t.Errorf("name %q, scope %q, kind %q", s.Name, s.Spec.Scope, s.Spec.Names.Kind)
 			}
