@@ -38,7 +38,8 @@ type Discovery struct {
 }
 
 // ParseDiscovery decodes one or more APIGroupDiscoveryList documents into a Discovery. Later
-// documents add to earlier ones.
+// documents add to earlier ones. A version or a resource without a name is an error naming
+// the document and its place.
 func ParseDiscovery(docs ...[]byte) (*Discovery, error) {
 	d := &Discovery{
 		byGVR:  map[schema.GroupVersionResource]DiscoveredResource{},
@@ -54,9 +55,15 @@ func ParseDiscovery(docs ...[]byte) (*Discovery, error) {
 		if err := yaml.Unmarshal(doc, &list); err != nil {
 			return nil, fmt.Errorf("discovery document %d: %w", i, err)
 		}
-		for _, g := range list.Items {
-			for _, v := range g.Versions {
-				for _, r := range v.Resources {
+		for gi, g := range list.Items {
+			for vi, v := range g.Versions {
+				if v.Version == "" {
+					return nil, fmt.Errorf("discovery document %d: items[%d] (group %q): versions[%d].version: empty", i, gi, g.Name, vi)
+				}
+				for ri, r := range v.Resources {
+					if r.Resource == "" {
+						return nil, fmt.Errorf("discovery document %d: items[%d] (group %q): versions[%d] (%s): resources[%d].resource: empty", i, gi, g.Name, vi, v.Version, ri)
+					}
 					gvr := schema.GroupVersionResource{Group: g.Name, Version: v.Version, Resource: r.Resource}
 					kind := ""
 					if r.ResponseKind != nil {

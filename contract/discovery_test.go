@@ -1,6 +1,7 @@
 package contract
 
 import (
+	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -43,6 +44,26 @@ items:
 			got, ok := tc.d.PreferredVersion(tc.gr)
 			if got != tc.want || ok != tc.wantOK {
 				t.Errorf("PreferredVersion(%s) = %q, %v; want %q, %v", tc.gr, got, ok, tc.want, tc.wantOK)
+			}
+		})
+	}
+}
+
+// TestParseDiscoveryRefuses: a document that does not decode, or names a version or a
+// resource with nothing, is an error naming the document and the place.
+func TestParseDiscoveryRefuses(t *testing.T) {
+	for name, tc := range map[string]struct {
+		doc, want string
+	}{
+		"not a list":    {doc: "items: 3", want: "discovery document 0: "},
+		"no version":    {doc: "items: [{metadata: {name: apps}, versions: [{resources: [{resource: deployments}]}]}]", want: `discovery document 0: items[0] (group "apps"): versions[0].version: empty`},
+		"no resource":   {doc: "items: [{metadata: {name: apps}, versions: [{version: v1, resources: [{resource: deployments}, {responseKind: {kind: Deployment}}]}]}]", want: `discovery document 0: items[0] (group "apps"): versions[0] (v1): resources[1].resource: empty`},
+		"core, no name": {doc: "items: [{versions: [{version: v1, resources: [{resource: \"\"}]}]}]", want: `items[0] (group ""): versions[0] (v1): resources[0].resource: empty`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := ParseDiscovery([]byte(tc.doc))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want one containing %q", err, tc.want)
 			}
 		})
 	}
