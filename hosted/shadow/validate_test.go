@@ -70,24 +70,42 @@ func TestValidateAgreesWithServer(t *testing.T) {
 		wantField  string // in Validate's error; empty: Validate accepts
 		serverOnly bool
 	}{
-		"valid":                       {mutate: func(*apiextensionsv1.CustomResourceDefinition) {}},
-		"name not plural.group":       {mutate: func(s *apiextensionsv1.CustomResourceDefinition) { s.Name = "gadgets." + s.Spec.Group }, wantField: "metadata.name"},
-		"label value too long":        {mutate: func(s *apiextensionsv1.CustomResourceDefinition) { s.Labels[LabelShadowOf] = strings.Repeat("a", 64) }, wantField: "metadata.labels"},
-		"group too long":              {mutate: func(s *apiextensionsv1.CustomResourceDefinition) { s.Spec.Group = strings.Repeat("a", 250) + ".dev"; s.Name = "widgets." + s.Spec.Group }, wantField: "spec.group"},
-		"scope":                       {mutate: func(s *apiextensionsv1.CustomResourceDefinition) { s.Spec.Scope = "Everywhere" }, wantField: "spec.scope"},
-		"upper-case plural":           {mutate: func(s *apiextensionsv1.CustomResourceDefinition) { s.Spec.Names.Plural = "Widgets"; s.Name = "Widgets." + s.Spec.Group }, wantField: "spec.names.plural"},
-		"kind equals listKind":        {mutate: func(s *apiextensionsv1.CustomResourceDefinition) { s.Spec.Names.ListKind = s.Spec.Names.Kind }, wantField: "spec.names.listKind"},
-		"short name":                  {mutate: func(s *apiextensionsv1.CustomResourceDefinition) { s.Spec.Names.ShortNames = []string{"w_1"} }, wantField: "spec.names.shortNames[0]"},
-		"no storage version":          {mutate: func(s *apiextensionsv1.CustomResourceDefinition) { s.Spec.Versions[0].Storage = false }, wantField: "spec.versions"},
-		"version name":                {mutate: func(s *apiextensionsv1.CustomResourceDefinition) { s.Spec.Versions[0].Name = "V1" }, wantField: "spec.versions[0].name"},
-		"no schema":                   {mutate: func(s *apiextensionsv1.CustomResourceDefinition) { s.Spec.Versions[0].Schema = nil }, wantField: "spec.versions[0].schema.openAPIV3Schema"},
-		"root not an object":          {mutate: func(s *apiextensionsv1.CustomResourceDefinition) { schema(s).Type = "string"; schema(s).Properties = nil; schema(s).XValidations = nil }, wantField: "spec.versions[0].schema.openAPIV3Schema.type"},
-		"not structural":              {mutate: func(s *apiextensionsv1.CustomResourceDefinition) { p := schema(s).Properties["spec"]; p.Type = ""; schema(s).Properties["spec"] = p }, wantField: "spec.versions[0].schema.openAPIV3Schema.properties[spec].type"},
-		"preserveUnknownFields":       {mutate: func(s *apiextensionsv1.CustomResourceDefinition) { s.Spec.PreserveUnknownFields = true }, wantField: "spec.preserveUnknownFields"},
-		"conversion strategy":         {mutate: func(s *apiextensionsv1.CustomResourceDefinition) { s.Spec.Conversion.Strategy = "Magic" }, wantField: "spec.conversion.strategy"},
-		"webhook without its config":  {mutate: func(s *apiextensionsv1.CustomResourceDefinition) { s.Spec.Conversion.Strategy = apiextensionsv1.WebhookConverter }, wantField: "spec.conversion.webhook"},
+		"valid":                 {mutate: func(*apiextensionsv1.CustomResourceDefinition) {}},
+		"name not plural.group": {mutate: func(s *apiextensionsv1.CustomResourceDefinition) { s.Name = "gadgets." + s.Spec.Group }, wantField: "metadata.name"},
+		"label value too long":  {mutate: func(s *apiextensionsv1.CustomResourceDefinition) { s.Labels[LabelShadowOf] = strings.Repeat("a", 64) }, wantField: "metadata.labels"},
+		"group too long": {mutate: func(s *apiextensionsv1.CustomResourceDefinition) {
+			s.Spec.Group = strings.Repeat("a", 250) + ".dev"
+			s.Name = "widgets." + s.Spec.Group
+		}, wantField: "spec.group"},
+		"scope": {mutate: func(s *apiextensionsv1.CustomResourceDefinition) { s.Spec.Scope = "Everywhere" }, wantField: "spec.scope"},
+		"upper-case plural": {mutate: func(s *apiextensionsv1.CustomResourceDefinition) {
+			s.Spec.Names.Plural = "Widgets"
+			s.Name = "Widgets." + s.Spec.Group
+		}, wantField: "spec.names.plural"},
+		"kind equals listKind": {mutate: func(s *apiextensionsv1.CustomResourceDefinition) { s.Spec.Names.ListKind = s.Spec.Names.Kind }, wantField: "spec.names.listKind"},
+		"short name":           {mutate: func(s *apiextensionsv1.CustomResourceDefinition) { s.Spec.Names.ShortNames = []string{"w_1"} }, wantField: "spec.names.shortNames[0]"},
+		"no storage version":   {mutate: func(s *apiextensionsv1.CustomResourceDefinition) { s.Spec.Versions[0].Storage = false }, wantField: "spec.versions"},
+		"version name":         {mutate: func(s *apiextensionsv1.CustomResourceDefinition) { s.Spec.Versions[0].Name = "V1" }, wantField: "spec.versions[0].name"},
+		"no schema":            {mutate: func(s *apiextensionsv1.CustomResourceDefinition) { s.Spec.Versions[0].Schema = nil }, wantField: "spec.versions[0].schema.openAPIV3Schema"},
+		"root not an object": {mutate: func(s *apiextensionsv1.CustomResourceDefinition) {
+			schema(s).Type = "string"
+			schema(s).Properties = nil
+			schema(s).XValidations = nil
+		}, wantField: "spec.versions[0].schema.openAPIV3Schema.type"},
+		"not structural": {mutate: func(s *apiextensionsv1.CustomResourceDefinition) {
+			p := schema(s).Properties["spec"]
+			p.Type = ""
+			schema(s).Properties["spec"] = p
+		}, wantField: "spec.versions[0].schema.openAPIV3Schema.properties[spec].type"},
+		"preserveUnknownFields": {mutate: func(s *apiextensionsv1.CustomResourceDefinition) { s.Spec.PreserveUnknownFields = true }, wantField: "spec.preserveUnknownFields"},
+		"conversion strategy":   {mutate: func(s *apiextensionsv1.CustomResourceDefinition) { s.Spec.Conversion.Strategy = "Magic" }, wantField: "spec.conversion.strategy"},
+		"webhook without its config": {mutate: func(s *apiextensionsv1.CustomResourceDefinition) {
+			s.Spec.Conversion.Strategy = apiextensionsv1.WebhookConverter
+		}, wantField: "spec.conversion.webhook"},
 		"CEL rule that does not compile": {
-			mutate:     func(s *apiextensionsv1.CustomResourceDefinition) { schema(s).XValidations[0].Rule = "self.metadata.name ==" },
+			mutate: func(s *apiextensionsv1.CustomResourceDefinition) {
+				schema(s).XValidations[0].Rule = "self.metadata.name =="
+			},
 			serverOnly: true,
 		},
 	}
