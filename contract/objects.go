@@ -367,7 +367,14 @@ func (d *bodyDecoder) key(n *yaml.Node, stringify bool) (string, error) {
 	if n.Kind != yaml.ScalarNode {
 		return "", fmt.Errorf("line %d: invalid map key: a %s", n.Line, n.ShortTag())
 	}
-	if yamltag.Of(n) == yaml.NodeTagString || stringify {
+	switch tag := yamltag.Of(n); {
+	case tag == yaml.NodeTagString:
+		return n.Value, nil
+	case tag == yaml.NodeTagNull:
+		// yaml.v3 (and so kyaml) drops an entry whose key is null, the API server refuses
+		// it: a field named ~ or null is written quoted.
+		return "", fmt.Errorf("line %d: mapping key %q is null, not a string", n.Line, n.Value)
+	case stringify:
 		return n.Value, nil
 	}
 	return "", fmt.Errorf("line %d: mapping key %q is a %s, not a string", n.Line, n.Value, n.ShortTag())

@@ -30,6 +30,11 @@ func TestParseObject(t *testing.T) {
 		{name: "a scalar", body: "x\n", wantErr: "not an object"},
 		{name: "NaN", body: "a: .nan\n", wantErr: "not a number JSON can hold"},
 		{name: "not YAML", body: "a: [\n", wantErr: "did not find"},
+		{name: "a number key, written as text", body: "1: a\n", want: map[string]any{"1": "a"}},
+		{name: "a null key", body: "~: a\n", wantErr: `line 1: mapping key "~" is null, not a string`},
+		{name: "a null key, spelt null", body: "kind: x\nnull: a\n", wantErr: `line 2: mapping key "null" is null, not a string`},
+		{name: "a quoted null key", body: "'~': a\n", want: map[string]any{"~": "a"}},
+		{name: "a null key, nested", body: "a: {~: 1}\n", wantErr: "not strings"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := contract.ParseObject([]byte(tc.body))
