@@ -280,6 +280,11 @@ func (m *Mutation) DropContent() {
 	m.Body, m.Object, m.Options, m.read = nil, nil, nil, nil
 }
 
+// ForgetMetadataFile drops the metadata file as the reader read it, for a caller that
+// changes the identity the metadata names (a writer then encodes the metadata anew, as it
+// would anyway) and holds m a while: a planner holding every mutation of a directory.
+func (m *Mutation) ForgetMetadataFile() { m.read = nil }
+
 // metadataBytes returns the metadata file of m with the name key spelled key: the file as it
 // was read while the metadata is unchanged, else encoded anew.
 func (m *Mutation) metadataBytes(key NameKey) ([]byte, error) {

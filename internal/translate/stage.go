@@ -298,6 +298,11 @@ var arenas = sync.Pool{New: func() any { return &yamlnode.Arena{} }}
 // plan-wide stage reads (parkable) keeps the bytes, the smaller form, and is parsed again
 // when it is rewritten (source); any other keeps the parsed object.
 func (e Engine) holdOnce(w *work) {
+	if w.entry.Disposition != routing.Apply || w.entry.Target.Identity != w.entry.Source {
+		// What the plan writes of it names another identity, or it writes nothing: the
+		// metadata file as read is never written again.
+		w.m.ForgetMetadataFile()
+	}
 	switch {
 	case w.src == nil:
 	case e.parkable(w):
