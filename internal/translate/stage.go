@@ -296,11 +296,11 @@ var arenas = sync.Pool{New: func() any { return &yamlnode.Arena{} }}
 // object from its parsed form, and the planner's settled function writes only what the
 // rewrite made, so the body file's bytes are not read for themselves. An entry that no
 // plan-wide stage reads (parkable) keeps the bytes, the smaller form, and is parsed again
-// when it is rewritten (source); any other keeps the parsed object.
+// when it is rewritten (source); any other keeps the parsed object. The metadata file as
+// read goes too when the plan never writes it again: the entry writes nothing, or writes
+// under another identity, whose metadata is encoded anew.
 func (e Engine) holdOnce(w *work) {
 	if w.entry.Disposition != routing.Apply || w.entry.Target.Identity != w.entry.Source {
-		// What the plan writes of it names another identity, or it writes nothing: the
-		// metadata file as read is never written again.
 		w.m.ForgetMetadataFile()
 	}
 	switch {
